@@ -1,0 +1,456 @@
+//! `CpuMask`: the kernel's `struct cpumask`, sized from the machine.
+//!
+//! ```text
+//!   bit:   0 1 2 3 4 5 6 7 ...           nr_cpu_ids-1
+//!          1 1 1 1 0 0 0 0 ...            0      list "0-3"   hex "0000000f"
+//! ```
+//!
+//! Verbs follow `include/linux/cpumask.h` (`cpumask_test_cpu`, `cpumask_weight`,
+//! `cpumask_first`, `for_each_cpu_wrap`, ...). Formatting follows lib/vsprintf.c:
+//! `%*pbl` ([`CpuMask::to_list`]) and `%*pb` ([`CpuMask::to_hex`]), both taking the
+//! width from `nr_cpu_ids` as `cpumask_pr_args()` does.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The largest machine schedlab models (the kernel's default `NR_CPUS` on x86 is 8192;
+/// we keep memory and drawing bounded).
+pub const MAX_CPUS: u32 = 4096;
+
+/// A logical CPU number, as Linux enumerates it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CpuId(pub u32);
+
+impl CpuId {
+    #[inline]
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl TryFrom<usize> for CpuId {
+    type Error = CpuMaskError;
+    fn try_from(value: usize) -> Result<Self, Self::Error> {
+        if value >= MAX_CPUS as usize {
+            return Err(CpuMaskError::TooLarge { cpu: value as u64 });
+        }
+        Ok(CpuId(value as u32))
+    }
+}
+
+impl fmt::Display for CpuId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CpuMaskError {
+    #[error("CPU {cpu} is out of range: this machine has CPUs 0-{last}")]
+    OutOfRange { cpu: u64, last: u32 },
+    #[error("CPU {cpu} is beyond the {MAX_CPUS}-CPU limit")]
+    TooLarge { cpu: u64 },
+    #[error("cannot read CPU list {text:?}: {why}")]
+    BadList { text: String, why: String },
+}
+
+/// A set of CPUs of one machine (`nr_cpu_ids` bits).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct CpuMask {
+    nr_cpu_ids: u32,
+    words: Vec<u64>,
+}
+
+impl CpuMask {
+    /// An empty mask for a machine of `nr_cpu_ids` CPUs (`cpumask_clear`).
+    pub fn new(nr_cpu_ids: u32) -> Self {
+        let n_words = (nr_cpu_ids as usize).div_ceil(64);
+        CpuMask {
+            nr_cpu_ids,
+            words: vec![0; n_words],
+        }
+    }
+
+    /// Every CPU of the machine (`cpumask_setall`).
+    pub fn full(nr_cpu_ids: u32) -> Self {
+        let mut m = Self::new(nr_cpu_ids);
+        for c in 0..nr_cpu_ids {
+            m.set_cpu(CpuId(c));
+        }
+        m
+    }
+
+    /// `cpumask_of(cpu)`.
+    pub fn of(nr_cpu_ids: u32, cpu: CpuId) -> Self {
+        let mut m = Self::new(nr_cpu_ids);
+        m.set_cpu(cpu);
+        m
+    }
+
+    pub fn from_cpus(nr_cpu_ids: u32, cpus: impl IntoIterator<Item = CpuId>) -> Self {
+        let mut m = Self::new(nr_cpu_ids);
+        for c in cpus {
+            m.set_cpu(c);
+        }
+        m
+    }
+
+    #[inline]
+    pub fn nr_cpu_ids(&self) -> u32 {
+        self.nr_cpu_ids
+    }
+
+    /// `cpumask_test_cpu()`. CPUs beyond the mask read as clear.
+    #[inline]
+    pub fn test_cpu(&self, cpu: CpuId) -> bool {
+        let i = cpu.idx();
+        i < self.nr_cpu_ids as usize && self.words[i / 64] & (1u64 << (i % 64)) != 0
+    }
+
+    /// `cpumask_set_cpu()`. Panics on a CPU beyond the mask: callers hold validated ids.
+    #[inline]
+    pub fn set_cpu(&mut self, cpu: CpuId) {
+        let i = cpu.idx();
+        assert!(i < self.nr_cpu_ids as usize, "cpu {i} beyond cpumask");
+        self.words[i / 64] |= 1u64 << (i % 64);
+    }
+
+    /// `cpumask_clear_cpu()`.
+    #[inline]
+    pub fn clear_cpu(&mut self, cpu: CpuId) {
+        let i = cpu.idx();
+        if i < self.nr_cpu_ids as usize {
+            self.words[i / 64] &= !(1u64 << (i % 64));
+        }
+    }
+
+    /// `cpumask_weight()`.
+    pub fn weight(&self) -> u32 {
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// `cpumask_empty()`.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// `cpumask_first()`, `None` where the kernel returns `nr_cpu_ids`.
+    pub fn first(&self) -> Option<CpuId> {
+        self.next_from(0)
+    }
+
+    /// The first set CPU `>= from` (`cpumask_next(from - 1)`).
+    pub fn next_from(&self, from: u32) -> Option<CpuId> {
+        if from >= self.nr_cpu_ids {
+            return None;
+        }
+        let mut wi = (from / 64) as usize;
+        let mut w = self.words[wi] & (!0u64 << (from % 64));
+        loop {
+            if w != 0 {
+                let c = wi as u32 * 64 + w.trailing_zeros();
+                return (c < self.nr_cpu_ids).then_some(CpuId(c));
+            }
+            wi += 1;
+            if wi >= self.words.len() {
+                return None;
+            }
+            w = self.words[wi];
+        }
+    }
+
+    /// `cpumask_and()` into a new mask.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = self.clone();
+        m.and_assign(other);
+        m
+    }
+
+    pub fn and_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= *b;
+        }
+    }
+
+    /// `cpumask_or()` into a new mask.
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut m = self.clone();
+        m.or_assign(other);
+        m
+    }
+
+    pub fn or_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= *b;
+        }
+    }
+
+    /// `cpumask_andnot()`: self \ other.
+    pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+        let mut m = self.clone();
+        m.andnot_assign(other);
+        m
+    }
+
+    pub fn andnot_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= !*b;
+        }
+    }
+
+    /// `cpumask_subset(self, other)`: every CPU of self is in other.
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.words
+            .iter()
+            .zip(&other.words)
+            .all(|(a, b)| a & !b == 0)
+    }
+
+    /// `cpumask_intersects()`.
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+
+    /// `for_each_cpu()`.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            mask: self,
+            next: 0,
+            end: self.nr_cpu_ids,
+        }
+    }
+
+    /// `for_each_cpu_wrap(cpu, mask, start)`: the CPUs `>= start` in order, then those
+    /// below `start`. The kernel's select_idle_cpu() passes `target + 1`, so `target`
+    /// itself comes last.
+    pub fn iter_wrap(&self, start: u32) -> impl Iterator<Item = CpuId> + '_ {
+        let start = if start >= self.nr_cpu_ids { 0 } else { start };
+        Iter {
+            mask: self,
+            next: start,
+            end: self.nr_cpu_ids,
+        }
+        .chain(Iter {
+            mask: self,
+            next: 0,
+            end: start,
+        })
+    }
+
+    /// The kernel's `%*pbl` format: `0-3,8,10-11`; empty mask prints nothing.
+    pub fn to_list(&self) -> String {
+        let mut out = String::new();
+        let mut it = self.iter().peekable();
+        while let Some(start) = it.next() {
+            let mut end = start;
+            while let Some(&n) = it.peek() {
+                if n.0 == end.0 + 1 {
+                    end = n;
+                    it.next();
+                } else {
+                    break;
+                }
+            }
+            if !out.is_empty() {
+                out.push(',');
+            }
+            if start == end {
+                out.push_str(&start.0.to_string());
+            } else {
+                out.push_str(&format!("{}-{}", start.0, end.0));
+            }
+        }
+        out
+    }
+
+    /// The kernel's `%*pb` format (lib/vsprintf.c bitmap_string()): 32-bit chunks,
+    /// most significant first, comma separated; the top chunk is only as wide as the
+    /// bits it holds (`nr_cpu_ids % 32`).
+    pub fn to_hex(&self) -> String {
+        const CHUNK: u32 = 32;
+        let nr_bits = self.nr_cpu_ids.max(1);
+        let mut chunksz = nr_bits % CHUNK;
+        if chunksz == 0 {
+            chunksz = CHUNK;
+        }
+        let mut out = String::new();
+        let mut i = nr_bits.div_ceil(CHUNK) * CHUNK;
+        while i >= CHUNK {
+            i -= CHUNK;
+            let word = self.words.get((i / 64) as usize).copied().unwrap_or(0);
+            let chunkmask = ((1u64 << chunksz) - 1) as u32;
+            let val = ((word >> (i % 64)) as u32) & chunkmask;
+            if !out.is_empty() {
+                out.push(',');
+            }
+            let width = chunksz.div_ceil(4) as usize;
+            out.push_str(&format!("{val:0width$x}"));
+            chunksz = CHUNK;
+        }
+        out
+    }
+
+    /// Parses the kernel list format (`0-3,8`, also `0-7:2` strides as
+    /// bitmap_parselist() accepts). Whitespace around the list is ignored.
+    pub fn parse_list(nr_cpu_ids: u32, text: &str) -> Result<CpuMask, CpuMaskError> {
+        let mut m = CpuMask::new(nr_cpu_ids);
+        let bad = |why: &str| CpuMaskError::BadList {
+            text: text.to_string(),
+            why: why.to_string(),
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Ok(m);
+        }
+        for part in trimmed.split(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(bad("empty element between commas"));
+            }
+            let (range, stride) = match part.split_once(':') {
+                Some((r, s)) => {
+                    let s: u64 = s
+                        .parse()
+                        .map_err(|_| bad(&format!("stride {s:?} is not a number")))?;
+                    if s == 0 {
+                        return Err(bad("stride must be at least 1"));
+                    }
+                    (r, s)
+                }
+                None => (part, 1),
+            };
+            let (lo, hi) = match range.split_once('-') {
+                Some((a, b)) => (a, b),
+                None => (range, range),
+            };
+            let lo: u64 = lo
+                .trim()
+                .parse()
+                .map_err(|_| bad(&format!("{lo:?} is not a CPU number")))?;
+            let hi: u64 = hi
+                .trim()
+                .parse()
+                .map_err(|_| bad(&format!("{hi:?} is not a CPU number")))?;
+            if hi < lo {
+                return Err(bad(&format!("range {lo}-{hi} runs backwards")));
+            }
+            if hi >= nr_cpu_ids as u64 {
+                return Err(CpuMaskError::OutOfRange {
+                    cpu: hi,
+                    last: nr_cpu_ids.saturating_sub(1),
+                });
+            }
+            let mut c = lo;
+            while c <= hi {
+                m.set_cpu(CpuId(c as u32));
+                c += stride;
+            }
+        }
+        Ok(m)
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({})", self.to_list())
+    }
+}
+
+impl fmt::Display for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_list())
+    }
+}
+
+/// Iterator over the set CPUs of a mask in `[next, end)`.
+pub struct Iter<'a> {
+    mask: &'a CpuMask,
+    next: u32,
+    end: u32,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = CpuId;
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        let c = self.mask.next_from(self.next)?;
+        if c.0 >= self.end {
+            self.next = self.end;
+            return None;
+        }
+        self.next = c.0 + 1;
+        Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn mask(n: u32, cpus: &[u32]) -> CpuMask {
+        CpuMask::from_cpus(n, cpus.iter().map(|&c| CpuId(c)))
+    }
+
+    #[test]
+    fn list_format_matches_kernel() {
+        assert_eq!(mask(96, &[0, 1, 2, 3, 8]).to_list(), "0-3,8");
+        assert_eq!(mask(24, &[0, 2, 3, 4, 23]).to_list(), "0,2-4,23");
+        assert_eq!(mask(24, &[]).to_list(), "");
+    }
+
+    #[test]
+    fn hex_format_matches_kernel_schedstat() {
+        // From kunpeng920_noNUMA_debugfs_sched_domains_v5.18.txt (96 CPUs).
+        assert_eq!(mask(96, &[0, 1, 2, 3]).to_hex(), "00000000,00000000,0000000f");
+        assert_eq!(
+            CpuMask::full(96).to_hex(),
+            "ffffffff,ffffffff,ffffffff".to_string()
+        );
+        // The top chunk is as wide as the bits it holds.
+        assert_eq!(CpuMask::full(24).to_hex(), "ffffff");
+        assert_eq!(mask(40, &[39]).to_hex(), "80,00000000");
+        assert_eq!(mask(8, &[0]).to_hex(), "01");
+    }
+
+    #[test]
+    fn wrap_iteration_visits_start_first_and_wraps() {
+        let m = mask(8, &[1, 3, 5, 7]);
+        let order: Vec<u32> = m.iter_wrap(4).map(|c| c.0).collect();
+        assert_eq!(order, vec![5, 7, 1, 3]);
+        let order: Vec<u32> = m.iter_wrap(8).map(|c| c.0).collect();
+        assert_eq!(order, vec![1, 3, 5, 7]);
+    }
+
+    #[test]
+    fn parse_list_round_trips_and_rejects_bad_input() {
+        let m = CpuMask::parse_list(128, "0-3,8,64-127:2").unwrap();
+        assert_eq!(m.weight(), 4 + 1 + 32);
+        assert_eq!(CpuMask::parse_list(128, &m.to_list()).unwrap(), m);
+        assert!(matches!(
+            CpuMask::parse_list(8, "0-8"),
+            Err(CpuMaskError::OutOfRange { cpu: 8, last: 7 })
+        ));
+        assert!(CpuMask::parse_list(8, "3-1").is_err());
+        assert!(CpuMask::parse_list(8, "a").is_err());
+        assert!(CpuMask::parse_list(8, "1,,2").is_err());
+    }
+
+    #[test]
+    fn set_algebra() {
+        let a = mask(70, &[0, 1, 65]);
+        let b = mask(70, &[1, 65, 69]);
+        assert_eq!(a.and(&b), mask(70, &[1, 65]));
+        assert_eq!(a.or(&b), mask(70, &[0, 1, 65, 69]));
+        assert_eq!(a.andnot(&b), mask(70, &[0]));
+        assert!(mask(70, &[1]).is_subset(&a));
+        assert!(!b.is_subset(&a));
+        assert_eq!(b.first(), Some(CpuId(1)));
+        assert_eq!(b.next_from(66), Some(CpuId(69)));
+        assert_eq!(b.weight(), 3);
+    }
+}

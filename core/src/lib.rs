@@ -1,0 +1,9 @@
+//! schedlab-core: the Linux scheduler's sched-domain building and wake-up CPU
+//! selection, mirrored function by function, for machines you may not have.
+//!
+//! Pure Rust: no clocks, no OS randomness, no threads; builds for the host and wasm32.
+
+pub mod cpumask;
+pub mod release;
+
+pub mod topology;

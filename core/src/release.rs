@@ -1,0 +1,190 @@
+//! Mainline kernel releases schedlab models, and what changed in each that the
+//! sched-domain code can see.
+//!
+//! ```text
+//!  5.12 ── 5.13 ── ... ── 5.16 ── ... ── 6.0 ── ... ── 6.6 ── 6.7 ── ... ── 6.9 ── ... ── 6.12
+//!          │              │              │             │      │              │
+//!          │              │              │             │      │              └ SD_SHARE_PKG_RESOURCES → SD_SHARE_LLC
+//!          │              │              │             │      └ SD_CLUSTER, DIE → PKG, sched_cluster_active (seed 01)
+//!          │              │              │             └ group flags aligned on degeneration; CLS on hybrid x86
+//!          │              │              └ arm64 cpu_clustergroup_mask limited to the coregroup
+//!          │              └ CLS level (CONFIG_SCHED_CLUSTER)
+//!          └ NUMA diameter > 2 group fix, sched/ debugfs, sched_verbose, !SMT idle-core gate (seed 02)
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// A mainline release `major.minor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Release {
+    pub major: u8,
+    pub minor: u8,
+}
+
+impl Release {
+    pub const fn new(major: u8, minor: u8) -> Self {
+        Release { major, minor }
+    }
+
+    pub const OLDEST: Release = Release::new(5, 12);
+    pub const NEWEST: Release = Release::new(6, 12);
+    /// The release the pseudocode spec describes.
+    pub const DEFAULT: Release = Release::new(6, 8);
+
+    /// Every modelled release, oldest first.
+    pub fn all() -> Vec<Release> {
+        let mut v: Vec<Release> = (12..=19).map(|m| Release::new(5, m)).collect();
+        v.extend((0..=12).map(|m| Release::new(6, m)));
+        v
+    }
+
+    /// 585b6d2723dc "sched/topology: fix the issue groups don't span domain->span for
+    /// NUMA diameter > 2" (v5.13).
+    pub fn has_numa_diameter_fix(self) -> bool {
+        self >= Release::new(5, 13)
+    }
+
+    /// Sched-domain tunables moved from /proc/sys/kernel/sched_domain to
+    /// /sys/kernel/debug/sched/domains in v5.13.
+    pub fn has_debugfs_domains(self) -> bool {
+        self >= Release::new(5, 13)
+    }
+
+    /// Since v5.13 sched_domain_debug() prints only with the `sched_verbose` boot
+    /// parameter (before: `sched_debug`).
+    pub fn has_sched_verbose(self) -> bool {
+        self >= Release::new(5, 13)
+    }
+
+    /// The CLS level (CONFIG_SCHED_CLUSTER), v5.16.
+    pub fn has_cls_level(self) -> bool {
+        self >= Release::new(5, 16)
+    }
+
+    /// SD_ASYM_CPUCAPACITY_FULL, v5.16.
+    pub fn has_asym_cpucapacity_full(self) -> bool {
+        self >= Release::new(5, 16)
+    }
+
+    /// "arch_topology: Limit span of cpu_clustergroup_mask()" (v6.0): MC widens to the
+    /// cluster when the cluster holds it, and CLS then shrinks to the SMT mask.
+    pub fn has_arm64_cluster_limit(self) -> bool {
+        self >= Release::new(6, 0)
+    }
+
+    /// x86 skips the CLS level on hybrid parts until "sched/x86: Add cluster topology to
+    /// hybrid CPU" (v6.6).
+    pub fn x86_cls_on_hybrid(self) -> bool {
+        self >= Release::new(6, 6)
+    }
+
+    /// 4efcc8bc7e08 "sched/topology: Align group flags when removing degenerate domain"
+    /// (v6.6). Before it, only SD_SHARE_CPUCAPACITY was OR-ed into the first group.
+    pub fn aligns_group_flags(self) -> bool {
+        self >= Release::new(6, 6)
+    }
+
+    /// 995998ebdebd "x86/sched: Remove SD_ASYM_PACKING from the SMT domain flags" (v6.5).
+    pub fn x86_smt_has_asym_packing(self) -> bool {
+        self < Release::new(6, 5)
+    }
+
+    /// SD_CLUSTER, sched_cluster_active, sd_share_id and the DIE → PKG rename (v6.7,
+    /// seed 01 1/3).
+    pub fn has_sd_cluster(self) -> bool {
+        self >= Release::new(6, 7)
+    }
+
+    /// SD_SHARE_PKG_RESOURCES was renamed SD_SHARE_LLC in v6.9.
+    pub fn has_sd_share_llc_name(self) -> bool {
+        self >= Release::new(6, 9)
+    }
+
+    /// debugfs `level` file: 287372fa "sched/debug: Dump domains' level" (v6.3) and
+    /// `groups_flags`: ed74cc4995d3 "sched/debug: Dump domains' sched group flags" (v6.3).
+    pub fn has_debugfs_level(self) -> bool {
+        self >= Release::new(6, 3)
+    }
+
+    /// The top non-NUMA level's name: DIE until v6.6, PKG from v6.7.
+    pub fn name_of_top_level(self) -> &'static str {
+        if self.has_sd_cluster() {
+            "PKG"
+        } else {
+            "DIE"
+        }
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl From<Release> for String {
+    fn from(r: Release) -> String {
+        r.to_string()
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ReleaseError {
+    #[error("cannot read kernel release {0:?}: write it as MAJOR.MINOR, e.g. 6.8")]
+    Syntax(String),
+    #[error("kernel {0} is not modelled: schedlab covers {oldest} to {newest}", oldest = Release::OLDEST, newest = Release::NEWEST)]
+    OutOfRange(Release),
+}
+
+impl FromStr for Release {
+    type Err = ReleaseError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().trim_start_matches('v');
+        let mut parts = t.split('.');
+        let major = parts.next().and_then(|p| p.parse::<u8>().ok());
+        let minor = parts.next().and_then(|p| p.parse::<u8>().ok());
+        // A stable suffix (6.8.12) is accepted and ignored: domain code does not change
+        // within a stable series in ways schedlab models.
+        let rest_ok = parts.all(|p| p.parse::<u16>().is_ok());
+        match (major, minor, rest_ok) {
+            (Some(major), Some(minor), true) => {
+                let r = Release { major, minor };
+                if r < Release::OLDEST || r > Release::NEWEST || (major == 5 && minor > 19) {
+                    return Err(ReleaseError::OutOfRange(r));
+                }
+                Ok(r)
+            }
+            _ => Err(ReleaseError::Syntax(s.to_string())),
+        }
+    }
+}
+
+impl TryFrom<String> for Release {
+    type Error = ReleaseError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn parses_and_rejects() {
+        assert_eq!("6.8".parse::<Release>().unwrap(), Release::new(6, 8));
+        assert_eq!("v5.13.4".parse::<Release>().unwrap(), Release::new(5, 13));
+        assert!(matches!("6.13".parse::<Release>(), Err(ReleaseError::OutOfRange(_))));
+        assert!(matches!("5.11".parse::<Release>(), Err(ReleaseError::OutOfRange(_))));
+        assert!(matches!("5.20".parse::<Release>(), Err(ReleaseError::OutOfRange(_))));
+        assert!(matches!("six".parse::<Release>(), Err(ReleaseError::Syntax(_))));
+        assert_eq!(Release::all().len(), 21);
+    }
+}

@@ -1,0 +1,376 @@
+//! The machine model: what the kernel's topology code sees of a machine.
+//!
+//! ```text
+//!  package ─┬─ NUMA node ─┬─ LLC ─┬─ cluster ─┬─ core ─┬─ SMT thread (logical CPU)
+//!           │             │       │           │        └─ SMT thread
+//!           │             │       │           └─ core ...
+//!           │             │       └─ cluster ...  (arm64: PPTT cluster; x86: CPUs sharing an L2)
+//!           │             └─ LLC ...
+//!           └─ node ...            + SLIT: node_distance(a, b)
+//! ```
+//!
+//! The canonical form is flat: one [`CpuTopo`] per logical CPU carrying the ids the
+//! kernel derives for it (`topology_core_id`, `cpu_clustergroup_mask`/L2 id, `cpu_llc_id`,
+//! `cpu_to_node`, `topology_physical_package_id`). Every sibling mask is "the CPUs with
+//! the same id", which is how drivers/base/arch_topology.c and arch/x86/kernel/smpboot.c
+//! build them. [`MachineSpec`] is the hierarchical description presets and JSON files use.
+
+pub mod presets;
+pub mod spec;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
+
+pub use spec::{MachineSpec, Numbering};
+
+/// A NUMA node id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u16);
+
+impl TryFrom<usize> for NodeId {
+    type Error = TopologyError;
+    fn try_from(value: usize) -> Result<Self, Self::Error> {
+        u16::try_from(value)
+            .map(NodeId)
+            .map_err(|_| TopologyError::TooManyNodes { nodes: value })
+    }
+}
+
+/// Which architecture's topology code builds the domain levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// `default_topology[]` with drivers/base/arch_topology.c masks.
+    Arm64,
+    /// `build_sched_topology()` in arch/x86/kernel/smpboot.c.
+    X86,
+}
+
+impl Arch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::Arm64 => "arm64",
+            Arch::X86 => "x86",
+        }
+    }
+}
+
+/// The Kconfig options that decide which levels exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KernelConfig {
+    /// CONFIG_NUMA. Off: one node spans the machine and no NODE/NUMA levels exist.
+    pub numa: bool,
+    /// CONFIG_SCHED_SMT.
+    pub sched_smt: bool,
+    /// CONFIG_SCHED_CLUSTER (default y on x86; no default on arm64, distros for
+    /// Kunpeng enable it).
+    pub sched_cluster: bool,
+    /// CONFIG_SCHED_MC.
+    pub sched_mc: bool,
+}
+
+impl KernelConfig {
+    /// What a distribution kernel for a server enables.
+    pub const SERVER: KernelConfig = KernelConfig {
+        numa: true,
+        sched_smt: true,
+        sched_cluster: true,
+        sched_mc: true,
+    };
+}
+
+/// One logical CPU and the ids the kernel keeps for it. Ids are machine-global.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTopo {
+    /// `topology_physical_package_id()`.
+    pub package: u32,
+    /// `cpu_to_node()`.
+    pub node: NodeId,
+    /// `cpu_llc_id` / cache index3 id: CPUs with the same id share the LLC.
+    pub llc: u32,
+    /// arm64: PPTT cluster id; x86: L2 id (`cpu_l2c_id`).
+    pub cluster: u32,
+    /// A machine-global core id: CPUs with the same id are SMT siblings.
+    pub core: u32,
+    /// `arch_scale_cpu_capacity()`, 1024 on symmetric machines.
+    pub capacity: u32,
+    /// x86 ITMT priority (hybrid parts), 0 when absent. Drives SD_ASYM_PACKING.
+    pub asym_prio: u32,
+}
+
+/// A whole machine as the scheduler's topology code sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub name: String,
+    pub description: String,
+    pub arch: Arch,
+    /// X86_FEATURE_HYBRID_CPU (Alder Lake and later client parts).
+    #[serde(default)]
+    pub hybrid: bool,
+    pub config: KernelConfig,
+    /// Indexed by logical CPU number.
+    pub cpus: Vec<CpuTopo>,
+    /// SLIT: `node_distance(a, b)`, square, diagonal 10.
+    pub numa_distance: Vec<Vec<u8>>,
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum TopologyError {
+    #[error("the machine has no CPUs: give at least one package with one core")]
+    NoCpus,
+    #[error("the machine has {cpus} CPUs; schedlab models at most {MAX_CPUS}")]
+    TooManyCpus { cpus: u64 },
+    #[error("{nodes} NUMA nodes is more than the kernel's limit of 1024 (MAX_NUMNODES)")]
+    TooManyNodes { nodes: usize },
+    #[error("{what} must be at least 1, got 0")]
+    ZeroCount { what: &'static str },
+    #[error("cluster size {cluster} does not divide {llc} cores per LLC")]
+    ClusterDoesNotDivide { cluster: u32, llc: u32 },
+    #[error("{inner} of {inner_size} does not divide {outer} of {outer_size}")]
+    DoesNotDivide {
+        inner: &'static str,
+        inner_size: u32,
+        outer: &'static str,
+        outer_size: u32,
+    },
+    #[error("the NUMA distance table has {rows} rows but the machine has {nodes} nodes")]
+    SlitWrongSize { rows: usize, nodes: usize },
+    #[error("the NUMA distance table is not square: row {row} has {len} entries, expected {expected}")]
+    SlitNotSquare {
+        row: usize,
+        len: usize,
+        expected: usize,
+    },
+    #[error("node_distance({node}, {node}) is {value}; a node's distance to itself must be 10 (LOCAL_DISTANCE)")]
+    SlitDiagonal { node: usize, value: u8 },
+    #[error("node_distance({a}, {b}) = {ab} but node_distance({b}, {a}) = {ba}; the scheduler's NUMA levels need a symmetric table")]
+    SlitAsymmetric { a: usize, b: usize, ab: u8, ba: u8 },
+    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 255)")]
+    SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
+    #[error("CPU {cpu}: {what}")]
+    Inconsistent { cpu: u32, what: String },
+    #[error("unknown machine preset {name:?}; known presets: {known}")]
+    UnknownPreset { name: String, known: String },
+    #[error("node {node} has no CPUs; schedlab models only nodes with CPUs")]
+    EmptyNode { node: u16 },
+}
+
+impl Machine {
+    /// `nr_cpu_ids`.
+    pub fn nr_cpus(&self) -> u32 {
+        self.cpus.len() as u32
+    }
+
+    pub fn nr_nodes(&self) -> usize {
+        self.numa_distance.len()
+    }
+
+    pub fn topo(&self, cpu: CpuId) -> &CpuTopo {
+        &self.cpus[cpu.idx()]
+    }
+
+    fn mask_where(&self, pred: impl Fn(&CpuTopo) -> bool) -> CpuMask {
+        let mut m = CpuMask::new(self.nr_cpus());
+        for (i, t) in self.cpus.iter().enumerate() {
+            if pred(t) {
+                m.set_cpu(CpuId(i as u32));
+            }
+        }
+        m
+    }
+
+    /// Every CPU (`cpu_online_mask` with everything online).
+    pub fn all_cpus(&self) -> CpuMask {
+        CpuMask::full(self.nr_cpus())
+    }
+
+    /// `topology_sibling_cpumask()` / `cpu_smt_mask()`.
+    pub fn smt_mask(&self, cpu: CpuId) -> CpuMask {
+        let t = self.topo(cpu);
+        self.mask_where(|o| o.core == t.core)
+    }
+
+    /// `cluster_sibling` on arm64, `cpu_l2c_shared_mask()` on x86.
+    pub fn cluster_mask(&self, cpu: CpuId) -> CpuMask {
+        let t = self.topo(cpu);
+        self.mask_where(|o| o.cluster == t.cluster)
+    }
+
+    /// `llc_sibling` / `cpu_llc_shared_mask()`.
+    pub fn llc_mask(&self, cpu: CpuId) -> CpuMask {
+        let t = self.topo(cpu);
+        self.mask_where(|o| o.llc == t.llc)
+    }
+
+    /// `core_sibling` / `topology_core_cpumask()`: the CPUs of the package.
+    pub fn package_mask(&self, cpu: CpuId) -> CpuMask {
+        let t = self.topo(cpu);
+        self.mask_where(|o| o.package == t.package)
+    }
+
+    /// `cpumask_of_node(cpu_to_node(cpu))`; with CONFIG_NUMA=n every CPU.
+    pub fn node_mask(&self, cpu: CpuId) -> CpuMask {
+        if !self.config.numa {
+            return self.all_cpus();
+        }
+        self.node_cpus(self.topo(cpu).node)
+    }
+
+    /// `cpumask_of_node(node)`.
+    pub fn node_cpus(&self, node: NodeId) -> CpuMask {
+        self.mask_where(|o| o.node == node)
+    }
+
+    /// `node_distance(a, b)`.
+    pub fn node_distance(&self, a: NodeId, b: NodeId) -> u8 {
+        self.numa_distance[a.0 as usize][b.0 as usize]
+    }
+
+    /// The number of SMT threads of the CPU's core.
+    pub fn smt_threads(&self, cpu: CpuId) -> u32 {
+        self.smt_mask(cpu).weight()
+    }
+
+    /// Whether any core has two or more threads (`sched_smt_present`, given
+    /// CONFIG_SCHED_SMT).
+    pub fn has_smt(&self) -> bool {
+        let mut seen = std::collections::HashMap::new();
+        self.cpus.iter().any(|t| {
+            let n = seen.entry(t.core).or_insert(0u32);
+            *n += 1;
+            *n > 1
+        })
+    }
+
+    /// Checks what the kernel (or schedlab) relies on. The messages say what to change.
+    pub fn validate(&self) -> Result<(), TopologyError> {
+        let n = self.cpus.len();
+        if n == 0 {
+            return Err(TopologyError::NoCpus);
+        }
+        if n > MAX_CPUS as usize {
+            return Err(TopologyError::TooManyCpus { cpus: n as u64 });
+        }
+        validate_slit(&self.numa_distance)?;
+        let nodes = self.numa_distance.len();
+        for (i, t) in self.cpus.iter().enumerate() {
+            if t.node.0 as usize >= nodes {
+                return Err(TopologyError::Inconsistent {
+                    cpu: i as u32,
+                    what: format!(
+                        "is on node {} but the distance table has only {} nodes",
+                        t.node.0, nodes
+                    ),
+                });
+            }
+            if t.capacity == 0 || t.capacity > 1024 {
+                return Err(TopologyError::Inconsistent {
+                    cpu: i as u32,
+                    what: format!("capacity {} must be within 1-1024", t.capacity),
+                });
+            }
+        }
+        for node in 0..nodes {
+            if !self.cpus.iter().any(|t| t.node.0 as usize == node) {
+                return Err(TopologyError::EmptyNode { node: node as u16 });
+            }
+        }
+        // Nesting: SMT siblings share a cluster, cluster siblings share an LLC, LLC
+        // siblings share a package. (An LLC may span nodes: AMD NPS>1 and Intel SNC
+        // without the SNC LLC split are both real; the kernel copes through
+        // topology_span_sane() and the arch masks.)
+        let mut first_of = std::collections::HashMap::new();
+        for (i, t) in self.cpus.iter().enumerate() {
+            let checks: [(&str, u32, u32, &str); 3] = [
+                ("core", t.core, t.cluster, "cluster"),
+                ("cluster", t.cluster, t.llc, "LLC"),
+                ("LLC", t.llc, t.package, "package"),
+            ];
+            for (inner, id, outer_id, outer) in checks {
+                let key = (inner, id);
+                match first_of.get(&key) {
+                    None => {
+                        first_of.insert(key, (i, outer_id));
+                    }
+                    Some(&(j, o)) if o != outer_id => {
+                        return Err(TopologyError::Inconsistent {
+                            cpu: i as u32,
+                            what: format!(
+                                "{inner} {id} spans two {outer}s (CPU {j} is in {outer} {o}, CPU {i} in {outer} {outer_id})"
+                            ),
+                        });
+                    }
+                    Some(_) => {}
+                }
+            }
+            let key = ("core-node", t.core);
+            match first_of.get(&key) {
+                None => {
+                    first_of.insert(key, (i, t.node.0 as u32));
+                }
+                Some(&(j, o)) if o != t.node.0 as u32 => {
+                    return Err(TopologyError::Inconsistent {
+                        cpu: i as u32,
+                        what: format!(
+                            "SMT siblings on different nodes (CPU {j} on node {o}, CPU {i} on node {})",
+                            t.node.0
+                        ),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser need it.
+pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
+    let n = d.len();
+    if n == 0 {
+        return Err(TopologyError::ZeroCount {
+            what: "the number of NUMA nodes",
+        });
+    }
+    if n > 1024 {
+        return Err(TopologyError::TooManyNodes { nodes: n });
+    }
+    for (i, row) in d.iter().enumerate() {
+        if row.len() != n {
+            return Err(TopologyError::SlitNotSquare {
+                row: i,
+                len: row.len(),
+                expected: n,
+            });
+        }
+    }
+    for i in 0..n {
+        if d[i][i] != 10 {
+            return Err(TopologyError::SlitDiagonal {
+                node: i,
+                value: d[i][i],
+            });
+        }
+        for j in 0..n {
+            if i != j && d[i][j] <= 10 {
+                return Err(TopologyError::SlitRemoteTooSmall {
+                    a: i,
+                    b: j,
+                    value: d[i][j],
+                });
+            }
+            if d[i][j] != d[j][i] {
+                return Err(TopologyError::SlitAsymmetric {
+                    a: i,
+                    b: j,
+                    ab: d[i][j],
+                    ba: d[j][i],
+                });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! The hierarchical machine description used by presets and JSON machine files.
+//!
+//! A regular machine is described by counts (`packages`, `nodes_per_package`,
+//! `llcs_per_node`, `cores_per_llc`, `cores_per_cluster`, `threads_per_core`) and a
+//! CPU numbering; an irregular one (hybrid parts, partial captures) lists its CPUs.
+//! Both produce a validated [`Machine`].
+
+use serde::{Deserialize, Serialize};
+
+use super::{Arch, CpuTopo, KernelConfig, Machine, NodeId, TopologyError};
+use crate::cpumask::MAX_CPUS;
+
+/// How Linux numbers the SMT threads of a regular machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Numbering {
+    /// Threads of a core are adjacent: core c has CPUs `c*T .. c*T+T-1` (arm64 servers,
+    /// Alder Lake P-cores).
+    #[default]
+    Linear,
+    /// The first thread of every core in the machine, then the second threads: on an
+    /// N-CPU SMT2 machine CPU n and n+N/2 are siblings (x86 servers: EPYC, Xeon).
+    SmtSplit,
+}
+
+/// One CPU of an explicitly listed machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    pub cpu: u32,
+    #[serde(default)]
+    pub package: u32,
+    #[serde(default)]
+    pub node: u16,
+    #[serde(default)]
+    pub llc: u32,
+    /// Defaults to the core id (no cluster above the core).
+    #[serde(default)]
+    pub cluster: Option<u32>,
+    /// Defaults to the CPU number (no SMT).
+    #[serde(default)]
+    pub core: Option<u32>,
+    #[serde(default = "default_capacity")]
+    pub capacity: u32,
+    #[serde(default)]
+    pub asym_prio: u32,
+}
+
+fn default_capacity() -> u32 {
+    1024
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A machine description (the JSON machine-file schema; see README).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub arch: Arch,
+    #[serde(default)]
+    pub hybrid: bool,
+    /// Kconfig; defaults to [`KernelConfig::SERVER`].
+    #[serde(default)]
+    pub config: Option<KernelConfig>,
+    #[serde(default)]
+    pub packages: Option<u32>,
+    #[serde(default = "one")]
+    pub nodes_per_package: u32,
+    #[serde(default = "one")]
+    pub llcs_per_node: u32,
+    #[serde(default)]
+    pub cores_per_llc: Option<u32>,
+    /// Cores sharing a cluster (arm64 PPTT cluster, x86 L2). 1 = no cluster.
+    #[serde(default = "one")]
+    pub cores_per_cluster: u32,
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    #[serde(default)]
+    pub numbering: Numbering,
+    /// SLIT. Defaults to 10 locally, 12 between nodes of a package, 20 across packages.
+    #[serde(default)]
+    pub numa_distance: Option<Vec<Vec<u8>>>,
+    /// An explicit CPU list instead of the counts above.
+    #[serde(default)]
+    pub cpus: Option<Vec<CpuSpec>>,
+}
+
+impl MachineSpec {
+    /// A regular machine with default Kconfig and SLIT; adjust fields afterwards.
+    #[allow(clippy::too_many_arguments)]
+    pub fn regular(
+        name: &str,
+        description: &str,
+        arch: Arch,
+        packages: u32,
+        nodes_per_package: u32,
+        llcs_per_node: u32,
+        cores_per_llc: u32,
+        cores_per_cluster: u32,
+        threads_per_core: u32,
+        numbering: Numbering,
+    ) -> Self {
+        MachineSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            arch,
+            hybrid: false,
+            config: None,
+            packages: Some(packages),
+            nodes_per_package,
+            llcs_per_node,
+            cores_per_llc: Some(cores_per_llc),
+            cores_per_cluster,
+            threads_per_core,
+            numbering,
+            numa_distance: None,
+            cpus: None,
+        }
+    }
+
+    /// Builds and validates the machine.
+    pub fn build(&self) -> Result<Machine, TopologyError> {
+        let config = self.config.unwrap_or(KernelConfig::SERVER);
+        let (cpus, nodes) = match &self.cpus {
+            Some(list) => self.explicit_cpus(list)?,
+            None => self.regular_cpus()?,
+        };
+        let numa_distance = match &self.numa_distance {
+            Some(d) => {
+                if d.len() != nodes {
+                    return Err(TopologyError::SlitWrongSize {
+                        rows: d.len(),
+                        nodes,
+                    });
+                }
+                d.clone()
+            }
+            None => default_slit(&cpus, nodes),
+        };
+        let m = Machine {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            arch: self.arch,
+            hybrid: self.hybrid,
+            config,
+            cpus,
+            numa_distance,
+        };
+        m.validate()?;
+        Ok(m)
+    }
+
+    fn regular_cpus(&self) -> Result<(Vec<CpuTopo>, usize), TopologyError> {
+        let packages = self.packages.ok_or(TopologyError::ZeroCount {
+            what: "packages (or an explicit \"cpus\" list)",
+        })?;
+        let cores_per_llc = self.cores_per_llc.ok_or(TopologyError::ZeroCount {
+            what: "cores_per_llc",
+        })?;
+        for (what, v) in [
+            ("packages", packages),
+            ("nodes_per_package", self.nodes_per_package),
+            ("llcs_per_node", self.llcs_per_node),
+            ("cores_per_llc", cores_per_llc),
+            ("cores_per_cluster", self.cores_per_cluster),
+            ("threads_per_core", self.threads_per_core),
+        ] {
+            if v == 0 {
+                return Err(TopologyError::ZeroCount { what });
+            }
+        }
+        if cores_per_llc % self.cores_per_cluster != 0 {
+            return Err(TopologyError::ClusterDoesNotDivide {
+                cluster: self.cores_per_cluster,
+                llc: cores_per_llc,
+            });
+        }
+        let n_cpus = [
+            packages,
+            self.nodes_per_package,
+            self.llcs_per_node,
+            cores_per_llc,
+            self.threads_per_core,
+        ]
+        .iter()
+        .try_fold(1u64, |acc, &v| acc.checked_mul(v as u64))
+        .unwrap_or(u64::MAX);
+        if n_cpus > MAX_CPUS as u64 {
+            return Err(TopologyError::TooManyCpus { cpus: n_cpus });
+        }
+        let n_cpus = n_cpus as u32;
+        let n_cores = n_cpus / self.threads_per_core;
+        let nodes = (packages * self.nodes_per_package) as usize;
+        let mut cpus = vec![None; n_cpus as usize];
+        for core in 0..n_cores {
+            let llc = core / cores_per_llc;
+            let node = llc / self.llcs_per_node;
+            let package = node / self.nodes_per_package;
+            let cluster = core / self.cores_per_cluster;
+            for thread in 0..self.threads_per_core {
+                let cpu = match self.numbering {
+                    Numbering::Linear => core * self.threads_per_core + thread,
+                    Numbering::SmtSplit => thread * n_cores + core,
+                };
+                cpus[cpu as usize] = Some(CpuTopo {
+                    package,
+                    node: NodeId(node as u16),
+                    llc,
+                    cluster,
+                    core,
+                    capacity: 1024,
+                    asym_prio: 0,
+                });
+            }
+        }
+        let cpus = cpus.into_iter().map(|c| c.expect("every CPU numbered")).collect();
+        Ok((cpus, nodes))
+    }
+
+    fn explicit_cpus(&self, list: &[CpuSpec]) -> Result<(Vec<CpuTopo>, usize), TopologyError> {
+        if list.is_empty() {
+            return Err(TopologyError::NoCpus);
+        }
+        if list.len() > MAX_CPUS as usize {
+            return Err(TopologyError::TooManyCpus {
+                cpus: list.len() as u64,
+            });
+        }
+        let n = list.len();
+        let mut cpus: Vec<Option<CpuTopo>> = vec![None; n];
+        for c in list {
+            let idx = c.cpu as usize;
+            if idx >= n {
+                return Err(TopologyError::Inconsistent {
+                    cpu: c.cpu,
+                    what: format!(
+                        "CPU numbers must run 0-{} without gaps ({} CPUs listed)",
+                        n - 1,
+                        n
+                    ),
+                });
+            }
+            if cpus[idx].is_some() {
+                return Err(TopologyError::Inconsistent {
+                    cpu: c.cpu,
+                    what: "is listed twice".to_string(),
+                });
+            }
+            let core = c.core.unwrap_or(c.cpu);
+            cpus[idx] = Some(CpuTopo {
+                package: c.package,
+                node: NodeId(c.node),
+                llc: c.llc,
+                cluster: c.cluster.unwrap_or(core),
+                core,
+                capacity: c.capacity,
+                asym_prio: c.asym_prio,
+            });
+        }
+        let cpus: Vec<CpuTopo> = cpus.into_iter().map(|c| c.expect("checked")).collect();
+        let nodes = cpus.iter().map(|c| c.node.0 as usize + 1).max().unwrap_or(1);
+        Ok((cpus, nodes))
+    }
+}
+
+/// 10 locally, 12 between nodes of one package, 20 across packages: the common shape of
+/// firmware SLITs on two-socket servers.
+fn default_slit(cpus: &[CpuTopo], nodes: usize) -> Vec<Vec<u8>> {
+    let mut pkg_of = vec![u32::MAX; nodes];
+    for c in cpus {
+        if let Some(p) = pkg_of.get_mut(c.node.0 as usize) {
+            *p = c.package;
+        }
+    }
+    (0..nodes)
+        .map(|a| {
+            (0..nodes)
+                .map(|b| {
+                    if a == b {
+                        10
+                    } else if pkg_of[a] == pkg_of[b] {
+                        12
+                    } else {
+                        20
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
