@@ -1,0 +1,86 @@
+//! The pickers: machine preset, kernel release and CPU.
+
+use schedlab_core::cpumask::CpuId;
+use schedlab_core::release::Release;
+use schedlab_core::topology::presets::{self, PRESETS};
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::state::{Action, AppContext};
+
+/// The value of the `<select>` an event came from.
+fn select_value(e: &Event) -> Option<String> {
+    e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
+}
+
+#[function_component(Controls)]
+pub fn controls() -> Html {
+    let Some(state) = use_context::<AppContext>() else {
+        return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
+    };
+
+    let on_preset = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            if let Some(name) = select_value(&e) {
+                state.dispatch(Action::SelectPreset(name));
+            }
+        })
+    };
+    let on_release = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(release)) = select_value(&e).map(|v| v.parse::<Release>()) {
+                state.dispatch(Action::SelectRelease(release));
+            }
+        })
+    };
+    let on_cpu = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(cpu)) = select_value(&e).map(|v| v.parse::<u32>()) {
+                state.dispatch(Action::SelectCpu(CpuId(cpu)));
+            }
+        })
+    };
+
+    let nr_cpus = state.machine().map_or(0, |m| m.nr_cpus());
+    let summary = presets::preset(&state.preset).map(|p| (p.summary, p.source));
+
+    html! {
+        <section class="controls" aria-label="controls">
+            <label>
+                <span>{ "Machine" }</span>
+                <select id="preset" onchange={on_preset}>
+                    { for PRESETS.iter().map(|p| html! {
+                        <option value={p.name} selected={p.name == state.preset}>{ p.name }</option>
+                    }) }
+                </select>
+            </label>
+            <label>
+                <span>{ "Kernel" }</span>
+                <select id="release" onchange={on_release}>
+                    { for Release::all().into_iter().map(|r| html! {
+                        <option value={r.to_string()} selected={r == state.release}>
+                            { format!("v{r}") }
+                        </option>
+                    }) }
+                </select>
+            </label>
+            <label>
+                <span>{ "CPU" }</span>
+                <select id="cpu" onchange={on_cpu}>
+                    { for (0..nr_cpus).map(|c| html! {
+                        <option value={c.to_string()} selected={c == state.cpu.0}>{ c }</option>
+                    }) }
+                </select>
+            </label>
+            if let Some((summary, source)) = summary {
+                <p class="preset-summary">
+                    { summary }
+                    <span class="source">{ format!("Source: {source}") }</span>
+                </p>
+            }
+        </section>
+    }
+}

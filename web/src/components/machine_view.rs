@@ -1,0 +1,196 @@
+//! The machine drawn as nested boxes, the way the topology code sees it:
+//!
+//! ```text
+//!  ┌ package 0 ─────────────────────────────────────────┐
+//!  │ ┌ node 0 · LLC ──────────────┐ ┌ node 1 · LLC ─────┐ │
+//!  │ │ ┌ cluster ┐ ┌ cluster ┐    │ │ ...               │ │
+//!  │ │ │ 0 1 2 3 │ │ 4 5 6 7 │ …  │ │                   │ │
+//! ```
+//!
+//! A level with a single child is folded into its parent's label, and a cluster is
+//! drawn only where it groups some but not all of an LLC's cores, so small and flat
+//! machines do not drown in boxes. Cores with SMT siblings get a box of threads.
+
+use std::rc::Rc;
+
+use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::topology::Machine;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub machine: Rc<Machine>,
+    pub selected: CpuId,
+    /// CPUs to shade, e.g. the span of the domain level under the pointer.
+    #[prop_or_default]
+    pub highlight: Option<CpuMask>,
+    pub on_select: Callback<CpuId>,
+}
+
+/// Children grouped by an id, in order of first appearance (CPU numbering need not
+/// follow the hierarchy: SMT siblings are often n and n + cores).
+struct Level<T> {
+    id: u32,
+    children: Vec<T>,
+}
+
+fn child<T>(levels: &mut Vec<Level<T>>, id: u32) -> &mut Vec<T> {
+    let pos = match levels.iter().position(|l| l.id == id) {
+        Some(pos) => pos,
+        None => {
+            levels.push(Level {
+                id,
+                children: Vec::new(),
+            });
+            levels.len() - 1
+        }
+    };
+    &mut levels[pos].children
+}
+
+type Cores = Vec<Level<CpuId>>;
+type Clusters = Vec<Level<Level<CpuId>>>;
+type Llcs = Vec<Level<Level<Level<CpuId>>>>;
+type Nodes = Vec<Level<Level<Level<Level<CpuId>>>>>;
+type Packages = Vec<Level<Level<Level<Level<Level<CpuId>>>>>>;
+
+/// package → node → LLC → cluster → core → CPU.
+fn layout(m: &Machine) -> Packages {
+    let mut packages: Packages = Vec::new();
+    for (idx, t) in m.cpus.iter().enumerate() {
+        let Ok(cpu) = CpuId::try_from(idx) else {
+            continue;
+        };
+        let nodes: &mut Nodes = child(&mut packages, t.package);
+        let llcs: &mut Llcs = child(nodes, u32::from(t.node.0));
+        let clusters: &mut Clusters = child(llcs, t.llc);
+        let cores: &mut Cores = child(clusters, t.cluster);
+        child(cores, t.core).push(cpu);
+    }
+    packages
+}
+
+fn list(nr_cpus: u32, cpus: impl IntoIterator<Item = CpuId>) -> String {
+    CpuMask::from_cpus(nr_cpus, cpus).to_list()
+}
+
+#[function_component(MachineView)]
+pub fn machine_view(props: &Props) -> Html {
+    let m = &props.machine;
+    let nr = m.nr_cpus();
+    let packages = layout(m);
+
+    let cpu_button = |cpu: CpuId| -> Html {
+        let t = m.topo(cpu);
+        let mut class = classes!("cpu");
+        if cpu == props.selected {
+            class.push("selected");
+        }
+        if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
+            class.push("in-span");
+        }
+        let title = format!(
+            "CPU {} · core {} · cluster {} · LLC {} · node {} · package {} · capacity {}",
+            cpu.0, t.core, t.cluster, t.llc, t.node.0, t.package, t.capacity
+        );
+        let on_select = props.on_select.clone();
+        let onclick = Callback::from(move |_: MouseEvent| on_select.emit(cpu));
+        html! {
+            <button {class} {title} {onclick} data-cpu={cpu.0.to_string()}>{ cpu.0 }</button>
+        }
+    };
+
+    let core_box = |core: &Level<CpuId>| -> Html {
+        if core.children.len() == 1 {
+            cpu_button(core.children[0])
+        } else {
+            html! {
+                <div class="core smt" title={format!("core {}: SMT siblings", core.id)}>
+                    { for core.children.iter().map(|&c| cpu_button(c)) }
+                </div>
+            }
+        }
+    };
+
+    let llc_box = |llc: &Level<Level<Level<CpuId>>>, label: String| -> Html {
+        let n_cores: usize = llc.children.iter().map(|c| c.children.len()).sum();
+        let cpus = llc
+            .children
+            .iter()
+            .flat_map(|cluster| cluster.children.iter())
+            .flat_map(|core| core.children.iter().copied());
+        let clusters = llc.children.iter().map(|cluster| {
+            let n = cluster.children.len();
+            if n > 1 && n < n_cores {
+                let ccpus = cluster
+                    .children
+                    .iter()
+                    .flat_map(|c| c.children.iter().copied());
+                html! {
+                    <div class="box cluster">
+                        <div class="box-label">
+                            { format!("cluster {}", cluster.id) }
+                            <span class="mask">{ list(nr, ccpus) }</span>
+                        </div>
+                        <div class="cores">{ for cluster.children.iter().map(core_box) }</div>
+                    </div>
+                }
+            } else {
+                html! { { for cluster.children.iter().map(core_box) } }
+            }
+        });
+        html! {
+            <div class="box llc">
+                <div class="box-label">
+                    { label }
+                    <span class="mask">{ list(nr, cpus) }</span>
+                </div>
+                <div class="cores">{ for clusters }</div>
+            </div>
+        }
+    };
+
+    let node_box = |node: &Level<Level<Level<Level<CpuId>>>>, prefix: String| -> Html {
+        if node.children.len() == 1 {
+            let llc = &node.children[0];
+            return llc_box(llc, format!("{prefix}node {} · LLC {}", node.id, llc.id));
+        }
+        html! {
+            <div class="box node">
+                <div class="box-label">{ format!("{prefix}node {}", node.id) }</div>
+                <div class="children">
+                    { for node.children.iter().map(|llc| llc_box(llc, format!("LLC {}", llc.id))) }
+                </div>
+            </div>
+        }
+    };
+
+    let package_box = |pkg: &Level<Level<Level<Level<Level<CpuId>>>>>| -> Html {
+        if pkg.children.len() == 1 {
+            return node_box(&pkg.children[0], format!("package {} · ", pkg.id));
+        }
+        html! {
+            <div class="box package">
+                <div class="box-label">{ format!("package {}", pkg.id) }</div>
+                <div class="children">
+                    { for pkg.children.iter().map(|n| node_box(n, String::new())) }
+                </div>
+            </div>
+        }
+    };
+
+    html! {
+        <div class="machine">
+            <h2>
+                { m.name.clone() }
+                <span class="sub">
+                    { format!(" · {} CPUs · {} · {} NUMA node{}",
+                        nr, m.arch.as_str(), m.nr_nodes(), if m.nr_nodes() == 1 { "" } else { "s" }) }
+                </span>
+            </h2>
+            <p class="description">{ m.description.clone() }</p>
+            <div class="packages">{ for packages.iter().map(package_box) }</div>
+            <p class="hint">{ "Click a CPU to show its sched domains." }</p>
+        </div>
+    }
+}
