@@ -5,5 +5,5 @@
 
 pub mod cpumask;
 pub mod release;
-
+pub mod sched_domain;
 pub mod topology;

@@ -1,1 +1,163 @@
-fn main() {}
+//! `schedlab`: the command-line face of schedlab-core.
+//!
+//! ```text
+//! schedlab machines
+//! schedlab domains --machine kunpeng920-6426 --kernel 6.8 --cpu 0 --format dmesg
+//! ```
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::release::Release;
+use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig};
+use schedlab_core::topology::{presets, Machine};
+
+#[derive(Parser)]
+#[command(
+    name = "schedlab",
+    version,
+    about = "Linux sched domains and wake-up placement, for machines you may not have"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the preset machines.
+    Machines,
+    /// Print the sched domains Linux builds for a machine, as the kernel prints them.
+    Domains(DomainsArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DomainFormat {
+    /// sched_verbose "CPUn attaching sched-domain(s):" blocks.
+    Dmesg,
+    /// grep . /sys/kernel/debug/sched/domains/cpuN/domain*/{name,flags,level}
+    Debugfs,
+    /// /proc/schedstat cpuN and domainN lines.
+    Schedstat,
+    /// Everything schedlab knows, as JSON.
+    Json,
+}
+
+#[derive(clap::Args)]
+struct DomainsArgs {
+    /// A preset name (see `schedlab machines`) or a machine file (JSON spec, `lscpu -p`
+    /// or `lscpu -e` output, optionally followed by `numactl -H` output).
+    #[arg(long, short)]
+    machine: String,
+    /// Mainline release whose domain code to mirror (5.12 to 6.12).
+    #[arg(long, short, default_value = "6.8")]
+    kernel: String,
+    /// relax_domain_level (-1 = default).
+    #[arg(long, allow_hyphen_values = true)]
+    relax_domain_level: Option<i32>,
+    /// Only this CPU.
+    #[arg(long)]
+    cpu: Option<u32>,
+    /// CPUs to take offline first, as a kernel CPU list (e.g. `1` or `8-15`).
+    #[arg(long)]
+    offline: Option<String>,
+    #[arg(long, short, value_enum, default_value = "dmesg")]
+    format: DomainFormat,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("schedlab: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<String, String> {
+    match cli.command {
+        Command::Machines => Ok(machines()),
+        Command::Domains(a) => domains(a),
+    }
+}
+
+fn machines() -> String {
+    let width = presets::PRESETS
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for p in presets::PRESETS {
+        let m = p.machine();
+        out.push_str(&format!(
+            "{:width$}  {:>4} CPUs  {}\n",
+            p.name,
+            m.nr_cpus(),
+            p.summary
+        ));
+    }
+    out
+}
+
+/// A preset name, or a file in any format the importers read.
+fn load_machine(arg: &str) -> Result<Machine, String> {
+    if let Some(p) = presets::preset(arg) {
+        return p.spec().build().map_err(|e| e.to_string());
+    }
+    let text = std::fs::read_to_string(arg).map_err(|e| {
+        format!(
+            "{arg:?} is neither a preset ({}) nor a readable file: {e}",
+            presets::PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
+    let spec: schedlab_core::topology::MachineSpec =
+        serde_json::from_str(&text).map_err(|e| format!("{arg}: {e}"))?;
+    spec.build().map_err(|e| format!("{arg}: {e}"))
+}
+
+fn domains(a: DomainsArgs) -> Result<String, String> {
+    let machine = load_machine(&a.machine)?;
+    let release: Release = a.kernel.parse().map_err(|e| format!("{e}"))?;
+    let mut cfg = BuildConfig::new(release);
+    cfg.relax_domain_level = a.relax_domain_level;
+    if let Some(off) = &a.offline {
+        cfg.offline = Some(
+            CpuMask::parse_list(machine.nr_cpus(), off).map_err(|e| format!("--offline: {e}"))?,
+        );
+    }
+    let cpu = match a.cpu {
+        Some(c) if c >= machine.nr_cpus() => {
+            return Err(format!(
+                "--cpu {c}: {} has CPUs 0-{}",
+                machine.name,
+                machine.nr_cpus() - 1
+            ))
+        }
+        Some(c) => Some(CpuId(c)),
+        None => None,
+    };
+    let sd = build_sched_domains(&machine, &cfg).map_err(|e| e.to_string())?;
+    if let Some(c) = cpu {
+        if sd.try_cpu(c).is_none() {
+            return Err(format!("--cpu {}: that CPU is offline", c.0));
+        }
+    }
+    Ok(match a.format {
+        DomainFormat::Dmesg => format::dmesg(&sd, cpu),
+        DomainFormat::Debugfs => format::debugfs(&sd, cpu),
+        DomainFormat::Schedstat => format::schedstat(&sd, cpu),
+        DomainFormat::Json => format::json(&sd, cpu) + "\n",
+    })
+}

@@ -131,6 +131,7 @@ fn epyc9654(packages: u32) -> MachineSpec {
         // node_reclaim_distance = 32 (arch/x86/kernel/cpu/amd.c).
         s.numa_distance = Some(vec![vec![10, 32], vec![32, 10]]);
     }
+    s.node_reclaim_distance = Some(32);
     s
 }
 
@@ -224,6 +225,7 @@ fn alderlake_8p8e() -> MachineSpec {
         threads_per_core: 1,
         numbering: Numbering::Linear,
         numa_distance: None,
+        node_reclaim_distance: None,
         cpus: Some(cpus),
     }
 }
@@ -317,7 +319,11 @@ pub fn machine(name: &str) -> Result<Machine, TopologyError> {
         Some(p) => p.spec().build(),
         None => Err(TopologyError::UnknownPreset {
             name: name.to_string(),
-            known: PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+            known: PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         }),
     }
 }
@@ -332,7 +338,10 @@ mod tests {
     #[test]
     fn every_preset_builds_and_validates() {
         for p in PRESETS {
-            let m = p.spec().build().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            let m = p
+                .spec()
+                .build()
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert_eq!(m.name, p.name);
         }
     }

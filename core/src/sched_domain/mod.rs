@@ -1,0 +1,234 @@
+//! Sched domains as `build_sched_domains()` (kernel/sched/topology.c) builds them.
+//!
+//! ```text
+//!  CPU0 (kunpeng920-6426, 6.8, after degeneration)
+//!   domain-3  NUMA  0-127      groups {0-63} {64-127}
+//!   domain-2  NUMA  0-63       groups {0-31} {32-63}
+//!   domain-1  MC    0-31       groups {0-3} {4-7} ... {28-31}     <- sd_llc
+//!   domain-0  CLS   0-3        groups {0} {1} {2} {3}             <- SD_CLUSTER: sd_share_id
+//! ```
+//!
+//! The build runs in the kernel's phases: topology levels for the arch
+//! ([`levels`]), per-CPU domains bottom-up (`build_sched_domain()` / `sd_init()`),
+//! groups (`build_sched_groups()` / `build_overlap_sched_groups()`), group capacity
+//! (`init_sched_groups_capacity()`, CPUs in descending order), then
+//! `cpu_attach_domain()` per CPU (degeneration) and `update_top_cache_domain()`.
+//! Shared kernel objects (sched_group, sched_group_capacity) live in arenas so that
+//! their sharing between CPUs, and the side effects of degeneration on them, are the
+//! kernel's.
+
+mod build;
+pub mod flags;
+pub mod format;
+pub mod levels;
+
+use serde::{Serialize, Serializer};
+use thiserror::Error;
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::release::Release;
+use crate::topology::Machine;
+
+pub use build::build_sched_domains;
+pub use flags::SdFlags;
+
+/// What `build_sched_domains()` is asked to build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildConfig {
+    pub release: Release,
+    /// `relax_domain_level` (boot parameter or cpuset attribute); `None` = -1.
+    pub relax_domain_level: Option<i32>,
+    /// CPUs that are offline (hotplugged out). They are left out of `cpu_map` and of
+    /// every topology mask, as the arch code clears them on offline.
+    pub offline: Option<CpuMask>,
+}
+
+impl BuildConfig {
+    pub fn new(release: Release) -> Self {
+        BuildConfig {
+            release,
+            relax_domain_level: None,
+            offline: None,
+        }
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum DomainError {
+    /// `topology_span_sane()` failed: the kernel refuses to build domains.
+    #[error("sched domain topology is broken at level {level}: CPU {a}'s span {span_a} and CPU {b}'s span {span_b} overlap without being equal (topology_span_sane() fails, the kernel attaches no domains)")]
+    SpanInsane {
+        level: String,
+        a: u32,
+        b: u32,
+        span_a: String,
+        span_b: String,
+    },
+    #[error("every CPU is offline: at least one CPU must stay online")]
+    NoOnlineCpus,
+    #[error("offline mask is for a {mask}-CPU machine but this one has {machine} CPUs")]
+    OfflineMaskSize { mask: u32, machine: u32 },
+    #[error(
+        "relax_domain_level {0} is out of range: use -1 (default) to {max}",
+        max = 5
+    )]
+    RelaxOutOfRange(i32),
+}
+
+/// A `struct sched_group` as one CPU's domain sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchedGroup {
+    /// `sg->sgc->id`: the CPU whose per-CPU sched_group_capacity the group uses.
+    pub id: CpuId,
+    #[serde(serialize_with = "ser_mask")]
+    pub span: CpuMask,
+    /// `group_balance_mask()`; equal to the span except for overlapping NUMA groups.
+    #[serde(serialize_with = "ser_mask")]
+    pub balance_mask: CpuMask,
+    /// `sgc->capacity` after `init_sched_groups_capacity()`.
+    pub capacity: u64,
+    /// `sg->flags`: the child domain's flags (after degeneration side effects).
+    pub flags: SdFlags,
+    /// `sg->cores`: distinct SMT cores in the span.
+    pub cores: u32,
+    /// `sg->asym_prefer_cpu` on SD_ASYM_PACKING domains.
+    pub asym_prefer_cpu: Option<CpuId>,
+}
+
+/// A `struct sched_domain` of one CPU, after `cpu_attach_domain()`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchedDomain {
+    /// `sd->name`: SMT, CLS, MC, DIE/PKG, NODE, NUMA.
+    pub name: &'static str,
+    /// `sd->level`: the level as built, before degenerate levels were removed.
+    pub level: u32,
+    #[serde(serialize_with = "ser_mask")]
+    pub span: CpuMask,
+    pub span_weight: u32,
+    pub flags: SdFlags,
+    /// Groups in the kernel's circular-list order; the first holds this CPU.
+    pub groups: Vec<SchedGroup>,
+    pub imbalance_pct: u32,
+    pub cache_nice_tries: u32,
+    pub min_interval: u32,
+    pub max_interval: u32,
+    pub busy_factor: u32,
+    /// Index of the topology level (into [`SchedDomains::levels`]).
+    pub tl: usize,
+}
+
+/// Identifies a `struct sched_domain_shared`: the per-CPU object of the first CPU of
+/// the span at the level that published it (`sdd->sds` of `sd_id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct SharedId {
+    pub tl: usize,
+    pub cpu: CpuId,
+}
+
+/// One CPU's attached hierarchy and the per-CPU pointers `update_top_cache_domain()`
+/// publishes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CpuDomains {
+    pub cpu: CpuId,
+    /// Bottom-up, after degeneration (`rq->sd` and its parents). Empty when the
+    /// kernel attaches a NULL domain (single-CPU machine).
+    pub domains: Vec<SchedDomain>,
+    /// Index into `domains` of `sd_llc`.
+    pub sd_llc: Option<usize>,
+    pub sd_llc_id: CpuId,
+    pub sd_llc_size: u32,
+    pub sd_llc_shared: Option<SharedId>,
+    /// `sd_share_id` (v6.7+): cluster id on cluster machines, else the LLC id. On older
+    /// releases it is reported equal to `sd_llc_id`, which is what
+    /// `cpus_share_resources()` would have meant.
+    pub sd_share_id: CpuId,
+    /// `sd_l2c_id` / `sd_l2c_size` from seed 03 (RFC, not merged): first CPU and weight
+    /// of `topology_cluster_cpumask()`.
+    pub sd_l2c_id: CpuId,
+    pub sd_l2c_size: u32,
+    /// Index of `sd_numa` (lowest SD_NUMA domain).
+    pub sd_numa: Option<usize>,
+    pub sd_asym_packing: Option<usize>,
+    pub sd_asym_cpucapacity: Option<usize>,
+}
+
+impl CpuDomains {
+    /// `per_cpu(sd_llc, cpu)`.
+    pub fn llc(&self) -> Option<&SchedDomain> {
+        self.sd_llc.map(|i| &self.domains[i])
+    }
+
+    /// `lowest_flag_domain(cpu, flag)`.
+    pub fn lowest_flag_domain(&self, flag: SdFlags) -> Option<usize> {
+        self.domains.iter().position(|d| d.flags.contains(flag))
+    }
+}
+
+/// A topology level (`struct sched_domain_topology_level`) as built.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LevelInfo {
+    pub name: &'static str,
+    /// SDTL_OVERLAP (NUMA levels above NODE).
+    pub overlap: bool,
+    /// `tl->numa_level` for NODE/NUMA levels.
+    pub numa_level: Option<usize>,
+    /// `sched_domains_numa_distance[numa_level]`.
+    pub numa_distance: Option<u8>,
+}
+
+/// The result of `build_sched_domains()` for the whole machine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchedDomains {
+    pub machine: String,
+    pub release: Release,
+    #[serde(serialize_with = "ser_mask")]
+    pub cpu_map: CpuMask,
+    pub levels: Vec<LevelInfo>,
+    /// Indexed by CPU; `None` for offline CPUs.
+    pub cpus: Vec<Option<CpuDomains>>,
+    /// `sched_smt_present`.
+    pub sched_smt_present: bool,
+    /// `sched_cluster_active` (v6.7+; always false before).
+    pub sched_cluster_active: bool,
+    /// `sched_asym_cpucapacity`.
+    pub sched_asym_cpucapacity: bool,
+    /// Lines the kernel prints while building (e.g. "BUG: arch topology borken").
+    pub build_messages: Vec<String>,
+}
+
+impl SchedDomains {
+    /// The CPU's domains; panics on an offline CPU (callers iterate `cpu_map`).
+    pub fn cpu(&self, cpu: CpuId) -> &CpuDomains {
+        self.cpus[cpu.idx()]
+            .as_ref()
+            .expect("domains are only asked of online CPUs")
+    }
+
+    pub fn try_cpu(&self, cpu: CpuId) -> Option<&CpuDomains> {
+        self.cpus.get(cpu.idx()).and_then(|c| c.as_ref())
+    }
+
+    /// `cpus_share_cache(a, b)`.
+    pub fn cpus_share_cache(&self, a: CpuId, b: CpuId) -> bool {
+        a == b || self.cpu(a).sd_llc_id == self.cpu(b).sd_llc_id
+    }
+
+    /// `cpus_share_resources(a, b)` (v6.7+, seed 01 1/3).
+    pub fn cpus_share_resources(&self, a: CpuId, b: CpuId) -> bool {
+        a == b || self.cpu(a).sd_share_id == self.cpu(b).sd_share_id
+    }
+
+    /// `cpus_share_l2c(a, b)` (seed 03, RFC).
+    pub fn cpus_share_l2c(&self, a: CpuId, b: CpuId) -> bool {
+        a == b || self.cpu(a).sd_l2c_id == self.cpu(b).sd_l2c_id
+    }
+
+    /// Builds the domains of a machine with the given config (convenience).
+    pub fn build(machine: &Machine, config: &BuildConfig) -> Result<SchedDomains, DomainError> {
+        build_sched_domains(machine, config)
+    }
+}
+
+fn ser_mask<S: Serializer>(m: &CpuMask, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&m.to_list())
+}

@@ -1,0 +1,235 @@
+//! Invariants of the sched-domain builder on random valid machines.
+
+use proptest::prelude::*;
+use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::release::Release;
+use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SdFlags};
+use schedlab_core::topology::spec::{MachineSpec, Numbering};
+use schedlab_core::topology::{Arch, KernelConfig, TopologyError};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// A random symmetric SLIT with 10 on the diagonal.
+fn slit(nodes: usize, values: &[u8]) -> Vec<Vec<u8>> {
+    let mut d = vec![vec![10u8; nodes]; nodes];
+    let mut k = 0;
+    for a in 0..nodes {
+        for b in a + 1..nodes {
+            let v = 11 + values[k % values.len()] % 40;
+            k += 1;
+            d[a][b] = v;
+            d[b][a] = v;
+        }
+    }
+    d
+}
+
+prop_compose! {
+    fn machine_spec()(
+        arm in any::<bool>(),
+        packages in 1u32..=2,
+        nodes_per_package in 1u32..=2,
+        llcs_per_node in 1u32..=3,
+        cluster in prop::sample::select(vec![1u32, 2, 4]),
+        clusters_per_llc in 1u32..=3,
+        threads in 1u32..=2,
+        smt_split in any::<bool>(),
+        numa in any::<bool>(),
+        cls in any::<bool>(),
+        dist in prop::collection::vec(any::<u8>(), 6),
+    ) -> MachineSpec {
+        let mut s = MachineSpec::regular(
+            "random", "",
+            if arm { Arch::Arm64 } else { Arch::X86 },
+            packages, nodes_per_package, llcs_per_node,
+            cluster * clusters_per_llc, cluster, threads,
+            if smt_split { Numbering::SmtSplit } else { Numbering::Linear },
+        );
+        let nodes = (packages * nodes_per_package) as usize;
+        s.numa_distance = Some(slit(nodes, &dist));
+        s.config = Some(KernelConfig { numa, sched_cluster: cls, ..KernelConfig::SERVER });
+        s
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn domains_nest_and_groups_partition(
+        spec in machine_spec(),
+        release_idx in 0usize..21,
+        offline_bits in any::<u64>(),
+    ) {
+        let m = spec.build().expect("generated machines are valid");
+        let release = Release::all()[release_idx];
+        let n = m.nr_cpus();
+        let mut offline = CpuMask::new(n);
+        for c in 0..n.min(64) {
+            if offline_bits & (1 << c) != 0 && c % 3 == 1 {
+                offline.set_cpu(CpuId(c));
+            }
+        }
+        let mut cfg = BuildConfig::new(release);
+        cfg.offline = Some(offline.clone());
+        let sd = match build_sched_domains(&m, &cfg) {
+            Ok(sd) => sd,
+            // Random SLITs can make a non-overlapping level's masks overlap; the kernel
+            // refuses those too. Anything else is a bug.
+            Err(e) => { prop_assert!(e.to_string().contains("topology is broken"), "{e}"); return Ok(()); }
+        };
+        let online = CpuMask::full(n).andnot(&offline);
+        for cpu in online.iter() {
+            let cd = sd.cpu(cpu);
+            let mut prev: Option<&CpuMask> = None;
+            for d in &cd.domains {
+                prop_assert!(d.span.test_cpu(cpu), "{} span {} lacks cpu {}", d.name, d.span, cpu);
+                prop_assert!(d.span.is_subset(&online));
+                if let Some(p) = prev {
+                    prop_assert!(p.is_subset(&d.span), "child {} not in {}", p, d.span);
+                }
+                prev = Some(&d.span);
+                prop_assert!(d.groups[0].span.test_cpu(cpu), "first group of {} lacks cpu", d.name);
+                let mut union = CpuMask::new(n);
+                for g in &d.groups {
+                    if !d.flags.contains(SdFlags::OVERLAP) {
+                        prop_assert!(!union.intersects(&g.span), "groups overlap in {}", d.name);
+                    }
+                    prop_assert!(g.balance_mask.is_subset(&g.span));
+                    union.or_assign(&g.span);
+                }
+                if !d.flags.contains(SdFlags::OVERLAP) || release.has_numa_diameter_fix() {
+                    prop_assert_eq!(&union, &d.span, "groups of {} do not cover it", d.name);
+                }
+            }
+            if let Some(top) = cd.domains.last() {
+                prop_assert_eq!(&top.span, &online);
+            }
+            // sd_llc_id: the first CPU of the LLC span, shared by every CPU in it.
+            match cd.llc() {
+                Some(llc) => {
+                    prop_assert_eq!(cd.sd_llc_id, llc.span.first().unwrap());
+                    prop_assert_eq!(cd.sd_llc_size, llc.span.weight());
+                    for o in llc.span.iter() {
+                        prop_assert_eq!(sd.cpu(o).sd_llc_id, cd.sd_llc_id);
+                        prop_assert!(sd.cpus_share_cache(cpu, o));
+                    }
+                }
+                None => prop_assert_eq!(cd.sd_llc_id, cpu),
+            }
+            // sd_share_id: within the LLC, and shared by the cluster domain's span.
+            let share_id = cd.sd_share_id;
+            prop_assert_eq!(sd.cpu(share_id).sd_llc_id, cd.sd_llc_id);
+            if let Some(i) = cd.lowest_flag_domain(SdFlags::CLUSTER) {
+                for o in cd.domains[i].span.iter() {
+                    prop_assert!(sd.cpus_share_resources(cpu, o));
+                }
+            }
+        }
+        // Every format renders without panicking.
+        let _ = format::dmesg(&sd, None);
+        let _ = format::debugfs(&sd, None);
+        let _ = format::schedstat(&sd, None);
+        let _ = format::json(&sd, None);
+    }
+}
+
+#[test]
+fn invalid_machines_get_actionable_errors() {
+    let mut s = MachineSpec::regular("bad", "", Arch::Arm64, 1, 1, 1, 24, 5, 1, Numbering::Linear);
+    let e = s.build().unwrap_err();
+    assert_eq!(
+        e,
+        TopologyError::ClusterDoesNotDivide {
+            cluster: 5,
+            llc: 24
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "cluster size 5 does not divide 24 cores per LLC"
+    );
+
+    s = MachineSpec::regular(
+        "big",
+        "",
+        Arch::X86,
+        2,
+        1,
+        1,
+        2048,
+        1,
+        2,
+        Numbering::SmtSplit,
+    );
+    assert!(matches!(
+        s.build(),
+        Err(TopologyError::TooManyCpus { cpus: 8192 })
+    ));
+
+    s = MachineSpec::regular("none", "", Arch::X86, 1, 1, 1, 0, 1, 1, Numbering::Linear);
+    assert!(matches!(s.build(), Err(TopologyError::ZeroCount { .. })));
+
+    s = MachineSpec::regular("slit", "", Arch::X86, 2, 1, 1, 4, 1, 1, Numbering::Linear);
+    s.numa_distance = Some(vec![vec![10, 20], vec![20]]);
+    assert!(matches!(
+        s.build(),
+        Err(TopologyError::SlitNotSquare { row: 1, .. })
+    ));
+    s.numa_distance = Some(vec![vec![10, 20], vec![21, 10]]);
+    assert!(matches!(
+        s.build(),
+        Err(TopologyError::SlitAsymmetric { .. })
+    ));
+    s.numa_distance = Some(vec![vec![11, 20], vec![20, 10]]);
+    let e = s.build().unwrap_err();
+    assert!(e.to_string().contains("must be 10"), "{e}");
+    s.numa_distance = Some(vec![vec![10]]);
+    assert!(matches!(
+        s.build(),
+        Err(TopologyError::SlitWrongSize { rows: 1, nodes: 2 })
+    ));
+}
+
+#[test]
+fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
+    // arm64: node0 = 0-3, node1 = 4-7, an LLC 2-5 straddling them. CPU0's coregroup is
+    // its LLC {0,1}; CPU2's LLC is not inside its node, so its coregroup is the node
+    // {0-3}: the MC masks overlap without being equal.
+    let cpus = (0..8u32)
+        .map(|cpu| schedlab_core::topology::spec::CpuSpec {
+            cpu,
+            package: 0,
+            node: (cpu / 4) as u16,
+            llc: match cpu {
+                0 | 1 => 0,
+                2..=5 => 1,
+                _ => 2,
+            },
+            cluster: None,
+            core: None,
+            capacity: 1024,
+            asym_prio: 0,
+        })
+        .collect();
+    let spec = MachineSpec {
+        name: "straddle".into(),
+        description: String::new(),
+        arch: Arch::Arm64,
+        hybrid: false,
+        config: None,
+        packages: None,
+        nodes_per_package: 1,
+        llcs_per_node: 1,
+        cores_per_llc: None,
+        cores_per_cluster: 1,
+        threads_per_core: 1,
+        numbering: Numbering::Linear,
+        numa_distance: None,
+        node_reclaim_distance: None,
+        cpus: Some(cpus),
+    };
+    let m = spec.build().unwrap();
+    let e = build_sched_domains(&m, &BuildConfig::new(Release::DEFAULT)).unwrap_err();
+    assert!(e.to_string().contains("level MC"), "{e}");
+}
