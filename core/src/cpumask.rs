@@ -406,7 +406,10 @@ mod tests {
     #[test]
     fn hex_format_matches_kernel_schedstat() {
         // From kunpeng920_noNUMA_debugfs_sched_domains_v5.18.txt (96 CPUs).
-        assert_eq!(mask(96, &[0, 1, 2, 3]).to_hex(), "00000000,00000000,0000000f");
+        assert_eq!(
+            mask(96, &[0, 1, 2, 3]).to_hex(),
+            "00000000,00000000,0000000f"
+        );
         assert_eq!(
             CpuMask::full(96).to_hex(),
             "ffffffff,ffffffff,ffffffff".to_string()

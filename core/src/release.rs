@@ -181,10 +181,22 @@ mod tests {
     fn parses_and_rejects() {
         assert_eq!("6.8".parse::<Release>().unwrap(), Release::new(6, 8));
         assert_eq!("v5.13.4".parse::<Release>().unwrap(), Release::new(5, 13));
-        assert!(matches!("6.13".parse::<Release>(), Err(ReleaseError::OutOfRange(_))));
-        assert!(matches!("5.11".parse::<Release>(), Err(ReleaseError::OutOfRange(_))));
-        assert!(matches!("5.20".parse::<Release>(), Err(ReleaseError::OutOfRange(_))));
-        assert!(matches!("six".parse::<Release>(), Err(ReleaseError::Syntax(_))));
+        assert!(matches!(
+            "6.13".parse::<Release>(),
+            Err(ReleaseError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            "5.11".parse::<Release>(),
+            Err(ReleaseError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            "5.20".parse::<Release>(),
+            Err(ReleaseError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            "six".parse::<Release>(),
+            Err(ReleaseError::Syntax(_))
+        ));
         assert_eq!(Release::all().len(), 21);
     }
 }

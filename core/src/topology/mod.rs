@@ -115,6 +115,18 @@ pub struct Machine {
     pub cpus: Vec<CpuTopo>,
     /// SLIT: `node_distance(a, b)`, square, diagonal 10.
     pub numa_distance: Vec<Vec<u8>>,
+    /// `node_reclaim_distance`: RECLAIM_DISTANCE (30), or 32 on AMD Zen
+    /// (arch/x86/kernel/cpu/amd.c). NUMA levels farther than this lose
+    /// SD_WAKE_AFFINE and SD_BALANCE_EXEC/FORK in sd_init().
+    #[serde(default = "default_reclaim_distance")]
+    pub node_reclaim_distance: u8,
+}
+
+/// RECLAIM_DISTANCE in include/linux/topology.h.
+pub const RECLAIM_DISTANCE: u8 = 30;
+
+fn default_reclaim_distance() -> u8 {
+    RECLAIM_DISTANCE
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -138,7 +150,9 @@ pub enum TopologyError {
     },
     #[error("the NUMA distance table has {rows} rows but the machine has {nodes} nodes")]
     SlitWrongSize { rows: usize, nodes: usize },
-    #[error("the NUMA distance table is not square: row {row} has {len} entries, expected {expected}")]
+    #[error(
+        "the NUMA distance table is not square: row {row} has {len} entries, expected {expected}"
+    )]
     SlitNotSquare {
         row: usize,
         len: usize,

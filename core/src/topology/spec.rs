@@ -85,6 +85,9 @@ pub struct MachineSpec {
     /// SLIT. Defaults to 10 locally, 12 between nodes of a package, 20 across packages.
     #[serde(default)]
     pub numa_distance: Option<Vec<Vec<u8>>>,
+    /// `node_reclaim_distance`; defaults to RECLAIM_DISTANCE (30). AMD Zen uses 32.
+    #[serde(default)]
+    pub node_reclaim_distance: Option<u8>,
     /// An explicit CPU list instead of the counts above.
     #[serde(default)]
     pub cpus: Option<Vec<CpuSpec>>,
@@ -119,6 +122,7 @@ impl MachineSpec {
             threads_per_core,
             numbering,
             numa_distance: None,
+            node_reclaim_distance: None,
             cpus: None,
         }
     }
@@ -150,6 +154,9 @@ impl MachineSpec {
             config,
             cpus,
             numa_distance,
+            node_reclaim_distance: self
+                .node_reclaim_distance
+                .unwrap_or(super::RECLAIM_DISTANCE),
         };
         m.validate()?;
         Ok(m)
@@ -218,7 +225,10 @@ impl MachineSpec {
                 });
             }
         }
-        let cpus = cpus.into_iter().map(|c| c.expect("every CPU numbered")).collect();
+        let cpus = cpus
+            .into_iter()
+            .map(|c| c.expect("every CPU numbered"))
+            .collect();
         Ok((cpus, nodes))
     }
 
@@ -263,7 +273,11 @@ impl MachineSpec {
             });
         }
         let cpus: Vec<CpuTopo> = cpus.into_iter().map(|c| c.expect("checked")).collect();
-        let nodes = cpus.iter().map(|c| c.node.0 as usize + 1).max().unwrap_or(1);
+        let nodes = cpus
+            .iter()
+            .map(|c| c.node.0 as usize + 1)
+            .max()
+            .unwrap_or(1);
         Ok((cpus, nodes))
     }
 }
