@@ -15,6 +15,7 @@
 //! the same id", which is how drivers/base/arch_topology.c and arch/x86/kernel/smpboot.c
 //! build them. [`MachineSpec`] is the hierarchical description presets and JSON files use.
 
+pub mod import;
 pub mod presets;
 pub mod spec;
 
@@ -23,6 +24,7 @@ use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
 
+pub use import::{load_machine, ImportError, ImportHint};
 pub use spec::{MachineSpec, Numbering};
 
 /// A NUMA node id.

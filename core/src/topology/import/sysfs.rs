@@ -1,0 +1,282 @@
+//! A sysfs topology dump: one row per CPU holding the files of
+//! `/sys/devices/system/cpu/cpuN/topology/`, plus optional node and cache rows.
+//!
+//! ```text
+//! # cpu physical_package_id die_id cluster_id core_id thread_siblings_list cluster_cpus_list core_siblings_list die_cpus_list package_cpus_list
+//! cpu0 36 -1 138 0 0 0-3 0-63 0 0-63
+//! node0 cpulist=0-31 distance=10 16 32 33
+//! cpu0 index3 level=3 type=Unified size=32768K shared_cpu_list=0-31
+//! ```
+//!
+//! A dump like this comes out of a shell loop such as
+//! `for c in /sys/devices/system/cpu/cpu[0-9]*; do echo $(basename $c) $(cat $c/topology/{physical_package_id,...}); done`.
+//! The `# cpu ...` comment names the columns (any order, any subset); without it the
+//! order above is assumed.
+//!
+//! Grouping uses the sibling lists, not the ids: firmware ids (`cluster_id` 65535 on
+//! x86, PPTT offsets like 138 on arm64) say nothing the lists do not.
+//! - core = `thread_siblings_list` (or `core_cpus_list`), else the CPU alone;
+//! - cluster = `cluster_cpus_list`, else the core;
+//! - package = `package_cpus_list` / `core_siblings_list` / `physical_package_id`;
+//! - LLC = `shared_cpu_list` of the highest cache level among the cache rows. CPUs no
+//!   cache row covers get their package ∩ node, which is what arm64's
+//!   `cpu_coregroup_mask()` falls back to without cache information.
+
+use std::collections::HashMap;
+
+use super::{
+    arch_or_default, is_number, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu,
+};
+use crate::cpumask::{CpuMask, MAX_CPUS};
+
+const DEFAULT_COLUMNS: [&str; 10] = [
+    "cpu",
+    "physical_package_id",
+    "die_id",
+    "cluster_id",
+    "core_id",
+    "thread_siblings_list",
+    "cluster_cpus_list",
+    "core_siblings_list",
+    "die_cpus_list",
+    "package_cpus_list",
+];
+
+/// `cpu12 ...`
+pub(crate) fn is_cpu_row(line: &str) -> bool {
+    cpu_number(line.split_whitespace().next().unwrap_or("")).is_some()
+}
+
+fn cpu_number(word: &str) -> Option<&str> {
+    word.strip_prefix("cpu").filter(|n| is_number(n))
+}
+
+fn bad(line: usize, what: impl Into<String>) -> ImportError {
+    ImportError::BadLine {
+        line,
+        what: what.into(),
+    }
+}
+
+/// A CPU list normalised to the kernel's own spelling, so `0-3` and `0,1,2,3` match.
+fn list_key(line: usize, column: &str, text: &str) -> Result<String, ImportError> {
+    CpuMask::parse_list(MAX_CPUS, text)
+        .map(|m| m.to_list())
+        .map_err(|e| ImportError::BadField {
+            line,
+            column: column.to_string(),
+            value: format!("{text} ({e})"),
+            expected: "a CPU list like 0-3,8",
+        })
+}
+
+pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportError> {
+    let mut columns: Vec<String> = DEFAULT_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let mut topo_rows: Vec<(usize, u32, Vec<&str>)> = Vec::new();
+    let mut llc_lists: Vec<(usize, u32, &str)> = Vec::new(); // (line, level, list)
+    let mut node_cpus: Vec<(u32, Vec<u32>)> = Vec::new();
+    let mut dist_rows: Vec<(usize, u32, Vec<u8>)> = Vec::new();
+    for &(n, l) in lines {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(c) = t.strip_prefix('#') {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            if words.first() == Some(&"cpu") && words.len() > 1 {
+                columns = words.iter().map(|s| s.to_string()).collect();
+            }
+            continue;
+        }
+        let words: Vec<&str> = t.split_whitespace().collect();
+        let first = words.first().copied().unwrap_or("");
+        if let Some(num) = cpu_number(first) {
+            let cpu = match num.parse::<u32>() {
+                Ok(c) if c < MAX_CPUS => c,
+                _ => {
+                    return Err(ImportError::TooManyCpus {
+                        cpus: num.parse::<u64>().unwrap_or(u64::MAX),
+                    })
+                }
+            };
+            if words.get(1).is_some_and(|w| w.starts_with("index")) {
+                let get = |key: &str| {
+                    words
+                        .iter()
+                        .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+                };
+                if get("type") == Some("Instruction") {
+                    continue;
+                }
+                let level = get("level")
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .ok_or_else(|| bad(n, "a cache row needs level=N"))?;
+                let list = get("shared_cpu_list")
+                    .ok_or_else(|| bad(n, "a cache row needs shared_cpu_list=LIST"))?;
+                llc_lists.push((n, level, list));
+            } else {
+                if words.len() != columns.len() {
+                    return Err(ImportError::FieldCount {
+                        line: n,
+                        expected: columns.len(),
+                        found: words.len(),
+                        sep: "whitespace",
+                    });
+                }
+                topo_rows.push((n, cpu, words));
+                if topo_rows.len() > MAX_CPUS as usize {
+                    return Err(ImportError::TooManyCpus {
+                        cpus: topo_rows.len() as u64,
+                    });
+                }
+            }
+        } else if let Some(id) = first.strip_prefix("node").filter(|n| is_number(n)) {
+            let id = match id.parse::<u32>() {
+                Ok(id) if id < 1024 => id,
+                _ => return Err(bad(n, format!("node {id} is beyond the 1024-node limit"))),
+            };
+            let rest = t[first.len()..].trim();
+            let (list_part, dist_part) = match rest.split_once("distance=") {
+                Some((a, b)) => (a.trim(), Some(b)),
+                None => (rest, None),
+            };
+            let list = list_part
+                .strip_prefix("cpulist=")
+                .ok_or_else(|| bad(n, "a node row reads `nodeN cpulist=LIST distance=D D ...`"))?;
+            let mask = CpuMask::parse_list(MAX_CPUS, list).map_err(|e| bad(n, e.to_string()))?;
+            node_cpus.push((id, mask.iter().map(|c| c.0).collect()));
+            if let Some(d) = dist_part {
+                let row = d
+                    .split_whitespace()
+                    .map(|v| {
+                        v.parse::<u8>().map_err(|_| ImportError::BadField {
+                            line: n,
+                            column: format!("node{id} distance"),
+                            value: v.to_string(),
+                            expected: "a number from 10 to 255",
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                dist_rows.push((n, id, row));
+            }
+        } else {
+            return Err(bad(
+                n,
+                "expected a `cpuN ...` or `nodeN cpulist=...` row of the sysfs dump",
+            ));
+        }
+    }
+
+    let col = |name: &str| columns.iter().position(|c| c == name);
+    let core_col = col("thread_siblings_list").or(col("core_cpus_list"));
+    let cluster_col = col("cluster_cpus_list");
+    let pkg_col = col("package_cpus_list")
+        .or(col("core_siblings_list"))
+        .or(col("physical_package_id"));
+    let mut notes = Vec::new();
+    let arch = arch_or_default(hint, &mut notes);
+
+    // LLC per CPU from the highest cache level present.
+    let top = llc_lists.iter().map(|&(_, l, _)| l).max();
+    let mut llc_of: HashMap<u32, String> = HashMap::new();
+    for &(n, level, list) in &llc_lists {
+        if Some(level) == top {
+            let key = list_key(n, "shared_cpu_list", list)?;
+            if let Ok(m) = CpuMask::parse_list(MAX_CPUS, list) {
+                for c in m.iter() {
+                    llc_of.insert(c.0, key.clone());
+                }
+            }
+        }
+    }
+    let mut node_of: HashMap<u32, u32> = HashMap::new();
+    for (id, cpus) in &node_cpus {
+        for &c in cpus {
+            node_of.insert(c, *id);
+        }
+    }
+
+    let mut packages = Interner::new();
+    let mut cores = Interner::new();
+    let mut clusters = Interner::new();
+    let mut llcs = Interner::new();
+    let mut fallback_llc = false;
+    let mut cpus = Vec::with_capacity(topo_rows.len());
+    for (n, cpu, words) in &topo_rows {
+        let (n, cpu) = (*n, *cpu);
+        let key = |c: Option<usize>| -> Result<Option<String>, ImportError> {
+            match c {
+                Some(i) if columns[i].ends_with("_list") => {
+                    list_key(n, &columns[i], words[i]).map(Some)
+                }
+                Some(i) => Ok(Some(words[i].to_string())),
+                None => Ok(None),
+            }
+        };
+        let package = packages.id(key(pkg_col)?.unwrap_or_default());
+        let core_key = key(core_col)?.unwrap_or_else(|| cpu.to_string());
+        let core = cores.id(core_key.clone());
+        let cluster_key = key(cluster_col)?.unwrap_or(core_key);
+        let node = node_of.get(&cpu).copied();
+        let llc = match llc_of.get(&cpu) {
+            Some(k) => llcs.id((k.clone(), 0, 0)),
+            None => {
+                fallback_llc = true;
+                llcs.id((String::new(), package, node.unwrap_or(0)))
+            }
+        };
+        let cluster = clusters.id((llc, cluster_key));
+        cpus.push(RawCpu {
+            cpu,
+            line: n,
+            package,
+            // assemble() takes nodes from the node rows (or numactl) and cross-checks.
+            node: None,
+            llc,
+            cluster,
+            core,
+        });
+    }
+    if fallback_llc {
+        notes.push(if llc_lists.is_empty() {
+            "no cache rows: assumed the LLC is package ∩ node".to_string()
+        } else {
+            "CPUs that no cache row covers: assumed their LLC is package ∩ node".to_string()
+        });
+    }
+    // Each node's distance file lists nodes in ascending id order.
+    dist_rows.sort_by_key(|&(_, id, _)| id);
+    let distances = if dist_rows.is_empty() {
+        None
+    } else {
+        let ids: Vec<u32> = dist_rows.iter().map(|&(_, id, _)| id).collect();
+        let mut table = Vec::with_capacity(ids.len());
+        for (n, id, row) in &dist_rows {
+            if row.len() != ids.len() {
+                return Err(bad(
+                    *n,
+                    format!(
+                        "node{id} has {} distances but {} nodes have distance rows",
+                        row.len(),
+                        ids.len()
+                    ),
+                ));
+            }
+            table.push(row.clone());
+        }
+        Some((ids, table))
+    };
+    let numa = (!node_cpus.is_empty()).then_some(NumaInfo {
+        node_cpus,
+        distances,
+    });
+    Ok(Parsed {
+        cpus,
+        offline: Vec::new(),
+        arch,
+        numa,
+        notes,
+        source: "a sysfs topology dump",
+        model: None,
+    })
+}
