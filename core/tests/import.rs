@@ -113,7 +113,7 @@ fn kunpeng920_96c_summary() {
     assert_eq!(groups(&m, Machine::llc_mask), nodes(&m));
     // ... and cannot show PPTT clusters at all: no cluster above the core.
     assert_eq!(m.cluster_mask(CpuId(5)).to_list(), "5");
-    assert!(m.description.contains("assumed one LLC per NUMA node"));
+    assert!(m.description.contains("Assumed one LLC per NUMA node"));
     assert_eq!(m.name, "Kunpeng-920");
     // Default SLIT: 12 within a package, 20 across.
     assert_eq!(m.numa_distance[0], [10, 12, 20, 20]);
@@ -198,6 +198,9 @@ fn epyc7742_summary_needs_the_ccx_size() {
     assert_eq!(llcs[0], "0-3");
     assert_eq!(llcs[31], "124-127");
     assert_eq!(m.cluster_mask(CpuId(1)).to_list(), "1");
+    // Zen: init_amd_zn() sets node_reclaim_distance = 32.
+    assert_eq!(m.node_reclaim_distance, 32);
+    assert_eq!(load(XEON6230).node_reclaim_distance, 30);
 }
 
 #[test]
@@ -244,7 +247,7 @@ fn kvm_summary_uses_instance_counts() {
     assert_eq!(groups(&m, Machine::llc_mask), ["0-1"]);
     assert_eq!(groups(&m, Machine::cluster_mask), ["0", "1"]);
     assert!(
-        !m.description.contains("assumed one LLC"),
+        !m.description.contains("Assumed one LLC"),
         "{}",
         m.description
     );
@@ -428,6 +431,13 @@ fn imported_machines_save_as_json_and_load_back() {
         load(XEON6230),
         load_with(KP128_SYSFS, &ImportHint::arch(Arch::Arm64)),
         load(EXAMPLE_HYBRID),
+        load_with(
+            EPYC7742,
+            &ImportHint {
+                cores_per_llc: Some(4),
+                ..ImportHint::NONE
+            },
+        ),
     ] {
         let json = serde_json::to_string(&machine_to_spec(&m)).unwrap();
         assert_eq!(load(&json), m);

@@ -79,6 +79,7 @@ pub fn machine_to_spec(m: &Machine) -> MachineSpec {
     spec.packages = None;
     spec.cores_per_llc = None;
     spec.numa_distance = Some(m.numa_distance.clone());
+    spec.node_reclaim_distance = Some(m.node_reclaim_distance);
     spec.cpus = Some(
         m.cpus
             .iter()

@@ -289,6 +289,7 @@ impl RowReader {
             notes,
             source,
             model: None,
+            node_reclaim_distance: None,
         }
     }
 }
@@ -552,7 +553,7 @@ pub(crate) fn parse_summary(
             return Err(not_enough(format!("has CPUs {off} offline")));
         }
     }
-    let mut notes = vec!["rebuilt from the plain lscpu summary".to_string()];
+    let mut notes = Vec::new();
     let arch = match (hint.arch, kv.get("Architecture").map(|&(_, a)| a)) {
         (Some(a), _) => a,
         (None, Some("x86_64" | "i686" | "i586" | "i386")) => Arch::X86,
@@ -668,12 +669,12 @@ pub(crate) fn parse_summary(
         (None, Some(n)) => Some(per_count(llc_key, n)?),
         (None, None) if !has_l3 && kv.contains_key("L2 cache") => {
             return Err(not_enough(
-                "has no L3, so the LLC is the L2, and it does not count L2 instances (how many cores share one)".to_string(),
+                "has no L3, so the LLC is the L2, and it does not count L2 instances (how many cores share one; or give that as the cores-per-LLC hint)".to_string(),
             ))
         }
         (None, None) if vendor == "AuthenticAMD" => {
             return Err(not_enough(
-                "does not count L3 instances, and AMD Zen parts have one L3 per CCX, not per node".to_string(),
+                "does not count L3 instances, and AMD Zen parts have one L3 per CCX, not per node (or give the CCX size as the cores-per-LLC hint)".to_string(),
             ))
         }
         (None, None) => {
@@ -746,11 +747,19 @@ pub(crate) fn parse_summary(
         arch,
         numa: None,
         notes,
-        source: "`lscpu`",
+        source: "the plain `lscpu` summary",
         model: kv
             .get("Model name")
             .map(|&(_, m)| m.to_string())
             .filter(|m| !m.is_empty()),
+        // init_amd_zn() (arch/x86/kernel/cpu/amd.c, and hygon.c) sets node_reclaim_distance = 32
+        // on every Zen part, family 0x17 and later.
+        node_reclaim_distance: (matches!(vendor, "AuthenticAMD" | "HygonGenuine")
+            && kv
+                .get("CPU family")
+                .and_then(|&(_, f)| f.parse::<u32>().ok())
+                .is_some_and(|f| f >= 0x17))
+        .then_some(32),
     })
 }
 

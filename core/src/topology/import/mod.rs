@@ -229,6 +229,8 @@ pub(crate) struct Parsed {
     pub notes: Vec<String>,
     pub source: &'static str,
     pub model: Option<String>,
+    /// `node_reclaim_distance` when the text shows the vendor sets it (AMD Zen: 32).
+    pub node_reclaim_distance: Option<u8>,
 }
 
 /// Dense ids in first-seen order, so the same text always gives the same ids.
@@ -506,9 +508,14 @@ pub(crate) fn assemble(
     }
     description.push('.');
     for note in &parsed.notes {
-        description.push(' ');
-        description.push_str(note);
-        description.push('.');
+        // Notes are clauses; the description reads as sentences.
+        let mut chars = note.chars();
+        if let Some(first) = chars.next() {
+            description.push(' ');
+            description.extend(first.to_uppercase());
+            description.push_str(chars.as_str());
+            description.push('.');
+        }
     }
     // Start from regular() and fill in, rather than a struct literal, so fields added
     // to MachineSpec later keep their defaults here.
@@ -529,6 +536,7 @@ pub(crate) fn assemble(
     spec.config = hint.config;
     spec.numa_distance = numa_distance;
     spec.cpus = Some(list);
+    spec.node_reclaim_distance = parsed.node_reclaim_distance;
     Ok(spec.build()?)
 }
 

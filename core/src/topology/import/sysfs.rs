@@ -278,5 +278,6 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         notes,
         source: "a sysfs topology dump",
         model: None,
+        node_reclaim_distance: None,
     })
 }
