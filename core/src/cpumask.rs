@@ -353,6 +353,15 @@ impl CpuMask {
     }
 }
 
+/// Serialised in the kernel list format (`"0-3,8"`). There is no `Deserialize`: a mask
+/// only means something with its machine's size, so readers parse lists with
+/// [`CpuMask::parse_list`] once they know `nr_cpu_ids`.
+impl Serialize for CpuMask {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_list())
+    }
+}
+
 impl fmt::Debug for CpuMask {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "CpuMask({})", self.to_list())

@@ -4,6 +4,8 @@
 //! Pure Rust: no clocks, no OS randomness, no threads; builds for the host and wasm32.
 
 pub mod cpumask;
+pub mod patch;
 pub mod release;
 pub mod sched_domain;
 pub mod topology;
+pub mod wakeup;

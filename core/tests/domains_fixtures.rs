@@ -26,7 +26,7 @@ fn strip_timestamp(line: &str) -> Option<String> {
 }
 
 /// The dmesg lines of one section of a fixture, timestamps stripped.
-fn dmesg_lines<'a>(text: &'a str, from: &str, to: Option<&str>) -> Vec<String> {
+fn dmesg_lines(text: &str, from: &str, to: Option<&str>) -> Vec<String> {
     let start = text.find(from).expect("section start") + from.len();
     let end = to
         .and_then(|t| text[start..].find(t))

@@ -12,14 +12,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 /// A random symmetric SLIT with 10 on the diagonal.
 fn slit(nodes: usize, values: &[u8]) -> Vec<Vec<u8>> {
     let mut d = vec![vec![10u8; nodes]; nodes];
-    let mut k = 0;
-    for a in 0..nodes {
-        for b in a + 1..nodes {
-            let v = 11 + values[k % values.len()] % 40;
-            k += 1;
-            d[a][b] = v;
-            d[b][a] = v;
-        }
+    let pairs = (0..nodes).flat_map(|a| (a + 1..nodes).map(move |b| (a, b)));
+    for (k, (a, b)) in pairs.enumerate() {
+        let v = 11 + values[k % values.len()] % 40;
+        d[a][b] = v;
+        d[b][a] = v;
     }
     d
 }

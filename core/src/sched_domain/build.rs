@@ -88,7 +88,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
             return Err(DomainError::RelaxOutOfRange(r));
         }
     }
-    let levels = topology_levels(m, cfg.release, &cpu_map);
+    let levels = topology_levels(m, cfg, &cpu_map);
     let numa_distance = if m.config.numa {
         numa_distances(m, &cpu_map)
     } else {
@@ -220,12 +220,11 @@ impl Builder<'_> {
         let level = &self.levels[tl];
         let mask = &level.masks[cpu.idx()];
         let sd_weight = mask.weight();
-        let release = self.cfg.release;
         let mut allowed = SdFlags::SHARE_CPUCAPACITY
             .union(SdFlags::SHARE_LLC)
             .union(SdFlags::NUMA)
             .union(SdFlags::ASYM_PACKING);
-        if release.has_sd_cluster() {
+        if self.cfg.sd_cluster {
             allowed.insert(SdFlags::CLUSTER);
         }
         // "wrong sd_flags in topology description": dropped with a WARN.
@@ -605,7 +604,7 @@ impl Builder<'_> {
                 .filter_map(|tl| self.sd_ref(tl, cpu))
                 .any(|sd| sd.flags.contains(SdFlags::ASYM_CPUCAPACITY));
             let cd = self.update_top_cache_domain(cpu, domains);
-            if release.has_sd_cluster() && cd.lowest_flag_domain(SdFlags::CLUSTER).is_some() {
+            if self.cfg.sd_cluster && cd.lowest_flag_domain(SdFlags::CLUSTER).is_some() {
                 has_cluster = true;
             }
             cpus[cpu.idx()] = Some(cd);
@@ -781,7 +780,7 @@ impl Builder<'_> {
             None => (cpu, 1, None),
         };
         let sd_llc_id = id;
-        if self.cfg.release.has_sd_cluster() {
+        if self.cfg.sd_cluster {
             if let Some(i) = domains
                 .iter()
                 .position(|d| d.flags.contains(SdFlags::CLUSTER))

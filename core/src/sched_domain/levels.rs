@@ -13,7 +13,7 @@ use crate::cpumask::{CpuId, CpuMask};
 use crate::release::Release;
 use crate::topology::{Arch, Machine, NodeId};
 
-use super::SdFlags;
+use super::{BuildConfig, SdFlags};
 
 /// One `struct sched_domain_topology_level` with its mask evaluated for every CPU.
 pub(crate) struct Level {
@@ -33,8 +33,8 @@ fn cpu_smt_flags() -> SdFlags {
 }
 
 /// `cpu_cluster_flags()`: SD_CLUSTER (v6.7+) | SD_SHARE_PKG_RESOURCES.
-fn cpu_cluster_flags(release: Release) -> SdFlags {
-    if release.has_sd_cluster() {
+fn cpu_cluster_flags(sd_cluster: bool) -> SdFlags {
+    if sd_cluster {
         SdFlags::CLUSTER.union(SdFlags::SHARE_LLC)
     } else {
         SdFlags::SHARE_LLC
@@ -104,7 +104,8 @@ fn x86_has_numa_in_package(m: &Machine) -> bool {
 
 /// The levels for this machine and release, bottom-up, masks evaluated for the online
 /// CPUs. Mirrors `default_topology[]` / `build_sched_topology()` + `sched_init_numa()`.
-pub(crate) fn topology_levels(m: &Machine, release: Release, online: &CpuMask) -> Vec<Level> {
+pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) -> Vec<Level> {
+    let release = cfg.release;
     let n = m.nr_cpus();
     let cpus = || (0..n).map(CpuId);
     let per_cpu = |f: &dyn Fn(CpuId) -> CpuMask| -> Vec<CpuMask> {
@@ -126,7 +127,7 @@ pub(crate) fn topology_levels(m: &Machine, release: Release, online: &CpuMask) -
             if m.config.sched_cluster && release.has_cls_level() {
                 levels.push(Level {
                     name: "CLS",
-                    sd_flags: cpu_cluster_flags(release),
+                    sd_flags: cpu_cluster_flags(cfg.sd_cluster),
                     overlap: false,
                     numa_level: None,
                     masks: per_cpu(&|c| arm64_clustergroup_mask(m, c, release)),
@@ -180,7 +181,7 @@ pub(crate) fn topology_levels(m: &Machine, release: Release, online: &CpuMask) -
                 };
                 levels.push(Level {
                     name: "CLS",
-                    sd_flags: cpu_cluster_flags(release).union(extra),
+                    sd_flags: cpu_cluster_flags(cfg.sd_cluster).union(extra),
                     overlap: false,
                     numa_level: None,
                     masks: per_cpu(&|c| m.cluster_mask(c)),

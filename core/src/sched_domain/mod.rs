@@ -41,6 +41,9 @@ pub struct BuildConfig {
     /// CPUs that are offline (hotplugged out). They are left out of `cpu_map` and of
     /// every topology mask, as the arch code clears them on offline.
     pub offline: Option<CpuMask>,
+    /// Seed 01 1/3 is applied: SD_CLUSTER, `sd_share_id`, `sched_cluster_active`.
+    /// Defaults to whether the release merged it (6.7).
+    pub sd_cluster: bool,
 }
 
 impl BuildConfig {
@@ -49,6 +52,15 @@ impl BuildConfig {
             release,
             relax_domain_level: None,
             offline: None,
+            sd_cluster: release.has_sd_cluster(),
+        }
+    }
+
+    /// The domains a patch set's kernel builds.
+    pub fn for_patches(patches: &crate::patch::PatchSet) -> Self {
+        BuildConfig {
+            sd_cluster: patches.has_cluster_topology(),
+            ..BuildConfig::new(patches.release)
         }
     }
 }

@@ -363,26 +363,22 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
             });
         }
     }
-    for i in 0..n {
-        if d[i][i] != 10 {
+    for (i, row) in d.iter().enumerate() {
+        if row[i] != 10 {
             return Err(TopologyError::SlitDiagonal {
                 node: i,
-                value: d[i][i],
+                value: row[i],
             });
         }
-        for j in 0..n {
-            if i != j && d[i][j] <= 10 {
-                return Err(TopologyError::SlitRemoteTooSmall {
-                    a: i,
-                    b: j,
-                    value: d[i][j],
-                });
+        for (j, &value) in row.iter().enumerate() {
+            if i != j && value <= 10 {
+                return Err(TopologyError::SlitRemoteTooSmall { a: i, b: j, value });
             }
-            if d[i][j] != d[j][i] {
+            if value != d[j][i] {
                 return Err(TopologyError::SlitAsymmetric {
                     a: i,
                     b: j,
-                    ab: d[i][j],
+                    ab: value,
                     ba: d[j][i],
                 });
             }

@@ -122,9 +122,8 @@ fn load_machine(arg: &str) -> Result<Machine, String> {
                 .join(", ")
         )
     })?;
-    let spec: schedlab_core::topology::MachineSpec =
-        serde_json::from_str(&text).map_err(|e| format!("{arg}: {e}"))?;
-    spec.build().map_err(|e| format!("{arg}: {e}"))
+    schedlab_core::topology::load_machine(&text, &schedlab_core::topology::ImportHint::NONE)
+        .map_err(|e| format!("{arg}: {e}"))
 }
 
 fn domains(a: DomainsArgs) -> Result<String, String> {

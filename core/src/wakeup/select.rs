@@ -1,0 +1,1141 @@
+//! The wake-up path itself. Each function names its kernel twin; differences between
+//! releases and the seed patches are gated where the kernel's code differs.
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::patch::Patch;
+use crate::release::Release;
+use crate::sched_domain::SdFlags;
+
+use super::trace::{Reject, Step, Tracer};
+use super::{
+    Costs, Decision, Effects, QueuePath, SchedState, TaskState, WakeEnv, WakeFlags, Waker,
+};
+
+/// Everything one wake-up decision carries along.
+struct Ctx<'a, T: Tracer> {
+    env: &'a WakeEnv,
+    s: &'a SchedState,
+    p: &'a TaskState,
+    this: CpuId,
+    /// `task_h_load(current)`.
+    waker_load: u64,
+    /// `is_per_cpu_kthread(current) && in_task()`.
+    waker_kthread: bool,
+    release: Release,
+    costs: Costs,
+    effects: Effects,
+    t: &'a mut T,
+}
+
+/// `try_to_wake_up()`'s placement part: the on_cpu wakelist shortcut, then
+/// `select_task_rq()` and `ttwu_queue()`. Pure: returns the decision and the writes.
+pub fn wake_up<T: Tracer>(
+    env: &WakeEnv,
+    s: &SchedState,
+    p: &TaskState,
+    waker: &Waker,
+    wake_flags: WakeFlags,
+    t: &mut T,
+) -> Decision {
+    let mut c = Ctx {
+        env,
+        s,
+        p,
+        this: waker.cpu,
+        waker_load: waker.task.as_ref().map_or(0, |t| t.load),
+        waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
+        release: env.patches.release,
+        costs: Costs::default(),
+        effects: Effects::default(),
+        t,
+    };
+    // "If the owning (remote) CPU is still in the middle of schedule() with this task
+    // as prev, ... queue the wakeup on its wakelist."
+    if p.on_cpu {
+        if let Some(path) = c.ttwu_queue_wakelist(p.prev_cpu) {
+            c.t.step(|| Step::Queue {
+                path,
+                why: "p is still on_cpu: queued to its old CPU without selecting".into(),
+            });
+            return c.finish(p.prev_cpu, path);
+        }
+    }
+    let cpu = c.select_task_rq(waker, wake_flags.union(WakeFlags::TTWU));
+    let path = match c.ttwu_queue_wakelist(cpu) {
+        Some(path) => path,
+        None if cpu == c.this => {
+            c.t.step(|| Step::Queue {
+                path: QueuePath::Local,
+                why: "target is the waker's CPU: lock own rq".into(),
+            });
+            QueuePath::Local
+        }
+        None => {
+            c.t.step(|| Step::Queue {
+                path: QueuePath::RemoteLock,
+                why: "ttwu_queue_cond() said no (or TTWU_QUEUE off): lock the remote rq".into(),
+            });
+            QueuePath::RemoteLock
+        }
+    };
+    c.finish(cpu, path)
+}
+
+/// `select_task_rq()` alone (core.c), with its fallback.
+pub fn select_task_rq<T: Tracer>(
+    env: &WakeEnv,
+    s: &SchedState,
+    p: &TaskState,
+    waker: &Waker,
+    wake_flags: WakeFlags,
+    t: &mut T,
+) -> Decision {
+    let mut c = Ctx {
+        env,
+        s,
+        p,
+        this: waker.cpu,
+        waker_load: waker.task.as_ref().map_or(0, |t| t.load),
+        waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
+        release: env.patches.release,
+        costs: Costs::default(),
+        effects: Effects::default(),
+        t,
+    };
+    let cpu = c.select_task_rq(waker, wake_flags);
+    c.finish(cpu, QueuePath::Local)
+}
+
+/// `ttwu_queue_cond(p, cpu)` as evaluated on `this_cpu`.
+pub fn ttwu_queue_cond(
+    env: &WakeEnv,
+    s: &SchedState,
+    p: &TaskState,
+    this_cpu: CpuId,
+    cpu: CpuId,
+) -> bool {
+    let mut t = super::NoTrace;
+    let c = Ctx {
+        env,
+        s,
+        p,
+        this: this_cpu,
+        waker_load: 0,
+        waker_kthread: false,
+        release: env.patches.release,
+        costs: Costs::default(),
+        effects: Effects::default(),
+        t: &mut t,
+    };
+    c.ttwu_queue_cond(cpu, false).0
+}
+
+/// `update_idle_cpu_scan()` (fair.c): the new `nr_idle_scan` of the LLC whose first CPU
+/// is `llc_id`, given the sum of its CPUs' CFS util. Called from periodic and idle
+/// balancing at the LLC level only (never newidle), with SIS_UTIL on.
+pub fn update_idle_cpu_scan(env: &WakeEnv, llc_id: CpuId, sum_util: u64) -> u32 {
+    let cd = env.domains.cpu(llc_id);
+    let Some(llc) = cd.llc() else {
+        return 0;
+    };
+    let llc_weight = cd.sd_llc_size as u64;
+    let pct = llc.imbalance_pct as u64;
+    // x = sum_util / llc_weight; tmp = x^2 * pct^2 / (10000 * 1024), capped at 1024;
+    // y = (1024 - tmp) * llc_weight / 1024 — integer division at each step as in C.
+    let x = sum_util / llc_weight;
+    let tmp = (x * x * pct * pct / (10000 * 1024)).min(1024);
+    ((1024 - tmp) * llc_weight / 1024) as u32
+}
+
+impl<T: Tracer> Ctx<'_, T> {
+    fn finish(self, cpu: CpuId, queue: QueuePath) -> Decision {
+        Decision {
+            cpu,
+            queue,
+            costs: self.costs,
+            effects: self.effects,
+        }
+    }
+
+    fn has(&self, patch: Patch) -> bool {
+        self.env.patches.has(patch)
+    }
+
+    /// Counts a read of another CPU's runqueue line.
+    #[inline]
+    fn touch(&mut self, cpu: CpuId) {
+        if cpu != self.this {
+            self.costs.remote_rq_reads += 1;
+        }
+    }
+
+    /// `idle_cpu()`.
+    #[inline]
+    fn idle_cpu(&self, cpu: CpuId) -> bool {
+        let rq = self.s.rq(cpu);
+        rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending
+    }
+
+    /// `available_idle_cpu()`.
+    #[inline]
+    fn available_idle_cpu(&self, cpu: CpuId) -> bool {
+        self.idle_cpu(cpu) && !self.s.rq(cpu).vcpu_preempted
+    }
+
+    /// `sched_idle_cpu()`: only SCHED_IDLE tasks queued.
+    #[inline]
+    fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        let rq = self.s.rq(cpu);
+        rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running
+    }
+
+    #[inline]
+    fn idle_ish(&mut self, cpu: CpuId) -> bool {
+        self.touch(cpu);
+        self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
+    }
+
+    /// `sched_cpu_cookie_match()`: the core runs p's cookie (or core scheduling is off).
+    fn sched_cpu_cookie_match(&self, cpu: CpuId) -> bool {
+        !self.s.core_sched_enabled || self.s.rq(cpu).core_cookie == self.p.cookie
+    }
+
+    /// `sched_core_cookie_match()`: as above, or the whole core is idle.
+    fn sched_core_cookie_match(&self, cpu: CpuId) -> bool {
+        if !self.s.core_sched_enabled {
+            return true;
+        }
+        let idle_core = self
+            .env
+            .smt_siblings(cpu)
+            .iter()
+            .all(|&c| self.available_idle_cpu(c));
+        idle_core || self.s.rq(cpu).core_cookie == self.p.cookie
+    }
+
+    /// `__select_idle_cpu(cpu, p)`.
+    fn select_idle_cpu_one(&mut self, func: &'static str, cpu: CpuId) -> Option<CpuId> {
+        self.costs.cpus_probed += 1;
+        let idle = self.idle_ish(cpu);
+        let verdict = if !idle {
+            Some(Reject::Busy)
+        } else if !self.sched_cpu_cookie_match(cpu) {
+            Some(Reject::CookieMismatch)
+        } else {
+            None
+        };
+        self.t.step(|| Step::Probe {
+            func,
+            cpu,
+            reject: verdict,
+        });
+        verdict.is_none().then_some(cpu)
+    }
+
+    /// `sched_asym_cpucap_active()`.
+    fn asym_active(&self) -> bool {
+        self.env.domains.sched_asym_cpucapacity
+    }
+
+    /// `util_fits_cpu()` without uclamp: `fits_capacity(util, capacity)`.
+    fn util_fits_cpu(&self, cpu: CpuId) -> bool {
+        self.p.util * 1280 < self.s.rq(cpu).capacity * 1024
+    }
+
+    /// `asym_fits_cpu()`.
+    fn asym_fits_cpu(&self, cpu: CpuId) -> bool {
+        !self.asym_active() || self.util_fits_cpu(cpu)
+    }
+
+    fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
+        self.env.domains.cpus_share_cache(a, b)
+    }
+
+    /// `select_task_rq()` (core.c).
+    fn select_task_rq(&mut self, waker: &Waker, wake_flags: WakeFlags) -> CpuId {
+        let p = self.p;
+        let nr_allowed = p.allowed.weight();
+        let cpu = if nr_allowed > 1 {
+            self.select_task_rq_fair(waker, p.prev_cpu, wake_flags)
+        } else {
+            let c = p.allowed.first().unwrap_or(p.prev_cpu);
+            self.t.step(|| Step::Check {
+                func: "select_task_rq",
+                condition: format!("p->nr_cpus_allowed == {nr_allowed}: cpumask_any()"),
+                outcome: true,
+            });
+            c
+        };
+        if !p.allowed.test_cpu(cpu) || !self.s.rq(cpu).active {
+            let fb = self.select_fallback_rq(p.prev_cpu);
+            self.t.step(|| Step::Return {
+                func: "select_fallback_rq",
+                cpu: Some(fb),
+                why: format!("CPU{} is not allowed or not active", cpu.0),
+            });
+            return fb;
+        }
+        cpu
+    }
+
+    /// `select_fallback_rq()`: an allowed, active CPU on prev's node, else anywhere.
+    fn select_fallback_rq(&self, prev: CpuId) -> CpuId {
+        let usable = |c: &CpuId| self.s.rq(*c).active && self.env.domains.try_cpu(*c).is_some();
+        self.p
+            .allowed
+            .iter()
+            .filter(usable)
+            .min_by_key(|c| (!self.share_cache(*c, prev), c.0))
+            .unwrap_or(prev)
+    }
+
+    /// `record_wakee(p)`, run in the waker; returns the waker's updated flips.
+    fn record_wakee(&mut self, waker: &Waker) -> u32 {
+        let Some(cur) = &waker.task else {
+            return 0;
+        };
+        let mut flips = cur.wakee_flips;
+        let mut decay_ts = cur.wakee_flip_decay_ts;
+        // "Only decay a single time"
+        if self.s.jiffies > decay_ts + self.s.hz {
+            flips >>= 1;
+            decay_ts = self.s.jiffies;
+        }
+        if cur.last_wakee != Some(self.p.id) {
+            flips += 1;
+        }
+        self.effects.waker_wakee = Some((flips, decay_ts, self.p.id));
+        flips
+    }
+
+    /// `wake_wide(p)`: many-to-one wakers spread instead of pulling.
+    fn wake_wide(&mut self, waker_flips: u32) -> bool {
+        let factor = self.env.domains.cpu(self.this).sd_llc_size;
+        let (mut master, mut slave) = (waker_flips, self.p.wakee_flips);
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        let wide = !(slave < factor || master < slave.saturating_mul(factor));
+        self.t.step(|| Step::Check {
+            func: "wake_wide",
+            condition: format!(
+                "wakee_flips {waker_flips} (waker) / {} (wakee) against sd_llc_size {factor}: wake wide",
+                self.p.wakee_flips
+            ),
+            outcome: wide,
+        });
+        wide
+    }
+
+    /// `select_task_rq_fair(p, prev_cpu, wake_flags)`.
+    fn select_task_rq_fair(&mut self, waker: &Waker, prev: CpuId, wake_flags: WakeFlags) -> CpuId {
+        let sync =
+            wake_flags.contains(WakeFlags::SYNC) && !waker.task.as_ref().is_some_and(|t| t.exiting);
+        let cpu = self.this;
+        let mut new_cpu = prev;
+        let mut want_affine = false;
+        let sd_flag = SdFlags(wake_flags.0 & 0xF);
+        self.t.step(|| Step::Enter {
+            func: "select_task_rq_fair",
+            detail: format!(
+                "p={}, prev_cpu={}, this_cpu={}, sync={}",
+                self.p.id.0, prev.0, cpu.0, sync
+            ),
+        });
+        if wake_flags.contains(WakeFlags::TTWU) {
+            let flips = self.record_wakee(waker);
+            if wake_flags.contains(WakeFlags::CURRENT_CPU) && self.p.allowed.test_cpu(cpu) {
+                self.t.step(|| Step::Return {
+                    func: "select_task_rq_fair",
+                    cpu: Some(cpu),
+                    why: "WF_CURRENT_CPU".into(),
+                });
+                return cpu;
+            }
+            // EAS (find_energy_efficient_cpu) needs an energy model: not modelled.
+            want_affine = !self.wake_wide(flips) && self.p.allowed.test_cpu(cpu);
+        }
+        let mut slow_sd: Option<usize> = None;
+        let domains = &self.env.domains.cpu(cpu).domains;
+        for (i, tmp) in domains.iter().enumerate() {
+            if want_affine && tmp.flags.contains(SdFlags::WAKE_AFFINE) && tmp.span.test_cpu(prev) {
+                self.t.step(|| Step::Check {
+                    func: "select_task_rq_fair",
+                    condition: format!(
+                        "domain {} ({}) has SD_WAKE_AFFINE and spans prev_cpu {}",
+                        tmp.name, tmp.span, prev.0
+                    ),
+                    outcome: true,
+                });
+                if cpu != prev {
+                    new_cpu = self.wake_affine(i, cpu, prev, sync);
+                }
+                slow_sd = None;
+                break;
+            }
+            if tmp.flags.intersects(sd_flag) {
+                slow_sd = Some(i);
+            } else if !want_affine {
+                break;
+            }
+        }
+        let target = if let Some(i) = slow_sd {
+            self.find_idlest_cpu(i, cpu, prev)
+        } else if wake_flags.contains(WakeFlags::TTWU) {
+            self.select_idle_sibling(prev, new_cpu)
+        } else {
+            new_cpu
+        };
+        self.t.step(|| Step::Return {
+            func: "select_task_rq_fair",
+            cpu: Some(target),
+            why: if slow_sd.is_some() {
+                "slow path".into()
+            } else {
+                "fast path".into()
+            },
+        });
+        target
+    }
+
+    /// The slow path (`find_idlest_cpu()`, renamed `sched_balance_find_dst_cpu()` in
+    /// 6.10) for fork/exec or SD_BALANCE_WAKE: simplified to "the least-loaded group,
+    /// then its idle CPU of lowest number, else its least-loaded CPU", at the widest
+    /// domain found. The kernel's group statistics (group_type, idle_cpus,
+    /// avg_load with imbalance margins) are not modelled.
+    fn find_idlest_cpu(&mut self, sd_idx: usize, cpu: CpuId, prev: CpuId) -> CpuId {
+        let sd = &self.env.domains.cpu(cpu).domains[sd_idx];
+        let mut best: Option<(u64, &crate::sched_domain::SchedGroup)> = None;
+        for g in &sd.groups {
+            if !g.span.intersects(&self.p.allowed) {
+                continue;
+            }
+            let load: u64 = g
+                .span
+                .iter()
+                .map(|c| self.s.rq(c).load_avg * 1024 / g.capacity.max(1))
+                .sum();
+            if best.is_none_or(|(l, _)| load < l) {
+                best = Some((load, g));
+            }
+        }
+        let Some((_, g)) = best else {
+            return prev;
+        };
+        let cands: Vec<CpuId> = g.span.and(&self.p.allowed).iter().collect();
+        for &c in &cands {
+            self.touch(c);
+        }
+        let pick = cands
+            .iter()
+            .copied()
+            .find(|&c| self.available_idle_cpu(c))
+            .or_else(|| cands.iter().copied().min_by_key(|&c| self.s.rq(c).load_avg))
+            .unwrap_or(prev);
+        self.t.step(|| Step::Return {
+            func: "find_idlest_cpu",
+            cpu: Some(pick),
+            why: format!("least-loaded group {} of {}", g.span, sd.name),
+        });
+        pick
+    }
+
+    /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)`.
+    fn wake_affine(&mut self, sd_idx: usize, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
+        let f = self.env.patches.features;
+        let mut target = None;
+        if f.wa_idle {
+            target = self.wake_affine_idle(this, prev, sync);
+        }
+        if f.wa_weight && target.is_none() {
+            target = self.wake_affine_weight(sd_idx, this, prev, sync);
+        }
+        let res = if target == Some(this) { this } else { prev };
+        self.t.step(|| Step::Return {
+            func: "wake_affine",
+            cpu: Some(res),
+            why: if res == this {
+                "pull towards the waker".into()
+            } else {
+                "stay near prev".into()
+            },
+        });
+        res
+    }
+
+    /// `wake_affine_idle(this_cpu, prev_cpu, sync)`.
+    fn wake_affine_idle(&mut self, this: CpuId, prev: CpuId, sync: bool) -> Option<CpuId> {
+        self.touch(prev);
+        // "If this_cpu is idle, it implies the wakeup is from interrupt context. Only
+        // allow the move if cache is shared."
+        if self.available_idle_cpu(this) && self.share_cache(this, prev) {
+            let r = if self.available_idle_cpu(prev) {
+                prev
+            } else {
+                this
+            };
+            self.t.step(|| Step::Check {
+                func: "wake_affine_idle",
+                condition: format!("this CPU{} idle and shares cache with prev", this.0),
+                outcome: true,
+            });
+            return Some(r);
+        }
+        if sync && self.s.rq(this).nr_running == 1 {
+            self.t.step(|| Step::Check {
+                func: "wake_affine_idle",
+                condition: "sync wake-up and the waker is alone on this CPU".into(),
+                outcome: true,
+            });
+            return Some(this);
+        }
+        if self.available_idle_cpu(prev) {
+            self.t.step(|| Step::Check {
+                func: "wake_affine_idle",
+                condition: format!("prev CPU{} idle", prev.0),
+                outcome: true,
+            });
+            return Some(prev);
+        }
+        None
+    }
+
+    /// `wake_affine_weight(sd, p, this_cpu, prev_cpu, sync)`, signed 64-bit as in C.
+    fn wake_affine_weight(
+        &mut self,
+        sd_idx: usize,
+        this: CpuId,
+        prev: CpuId,
+        sync: bool,
+    ) -> Option<CpuId> {
+        let f = self.env.patches.features;
+        let sd = &self.env.domains.cpu(this).domains[sd_idx];
+        let mut this_eff = self.s.rq(this).load_avg as i64;
+        if sync {
+            let cur = self.p_waker_load();
+            if cur > this_eff {
+                return Some(this);
+            }
+            this_eff -= cur;
+        }
+        let task_load = self.p.load as i64;
+        this_eff += task_load;
+        if f.wa_bias {
+            this_eff *= 100;
+        }
+        this_eff *= self.s.rq(prev).capacity as i64;
+        let mut prev_eff = self.s.rq(prev).load_avg as i64 - task_load;
+        if f.wa_bias {
+            prev_eff *= 100 + (sd.imbalance_pct as i64 - 100) / 2;
+        }
+        prev_eff *= self.s.rq(this).capacity as i64;
+        if sync {
+            prev_eff += 1;
+        }
+        let pull = this_eff < prev_eff;
+        self.t.step(|| Step::Check {
+            func: "wake_affine_weight",
+            condition: format!("this_eff_load {this_eff} < prev_eff_load {prev_eff}"),
+            outcome: pull,
+        });
+        pull.then_some(this)
+    }
+
+    /// `task_h_load(current)` for the sync case: the waker's own load.
+    fn p_waker_load(&self) -> i64 {
+        self.waker_load as i64
+    }
+
+    /// `select_idle_sibling(p, prev, target)`.
+    fn select_idle_sibling(&mut self, prev: CpuId, target: CpuId) -> CpuId {
+        const F: &str = "select_idle_sibling";
+        self.t.step(|| Step::Enter {
+            func: F,
+            detail: format!("prev={}, target={}", prev.0, target.0),
+        });
+        let fastpath_cookie = self.has(Patch::CookieFastpath);
+        let cluster_active = self.env.sched_cluster_active();
+        let full_cluster = self.has(Patch::Cluster);
+
+        // 1. target itself.
+        let target_ok = self.idle_ish(target)
+            && (!fastpath_cookie || self.sched_core_cookie_match(target))
+            && self.asym_fits_cpu(target);
+        self.t.step(|| Step::Check {
+            func: F,
+            condition: format!(
+                "target CPU{} idle{}",
+                target.0,
+                if fastpath_cookie {
+                    " and cookie matches"
+                } else {
+                    ""
+                }
+            ),
+            outcome: target_ok,
+        });
+        if target_ok {
+            return self.ret(F, target, "target is idle");
+        }
+
+        // 2. prev, if cache affine and idle ("don't be stupid").
+        let mut prev_aff: Option<CpuId> = None;
+        if prev != target && self.share_cache(prev, target) {
+            let ok = self.idle_ish(prev)
+                && (!fastpath_cookie || self.sched_core_cookie_match(prev))
+                && self.asym_fits_cpu(prev);
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: format!("prev CPU{} shares the LLC with target and is idle", prev.0),
+                outcome: ok,
+            });
+            if ok {
+                let share_res = self.env.domains.cpus_share_resources(prev, target);
+                if !cluster_active || share_res {
+                    return self.ret(F, prev, "prev is idle and cache affine");
+                }
+                self.t.step(|| Step::Check {
+                    func: F,
+                    condition: format!("prev CPU{} shares the cluster with target", prev.0),
+                    outcome: false,
+                });
+                if full_cluster {
+                    prev_aff = Some(prev);
+                }
+            }
+        }
+
+        // 3. per-CPU kthread stacking (e.g. IO completion).
+        if let Some(cur) = self.waker_task_is_kthread() {
+            if cur
+                && prev == self.this
+                && self.s.rq(self.this).nr_running <= 1
+                && self.asym_fits_cpu(prev)
+            {
+                self.t.step(|| Step::Check {
+                    func: F,
+                    condition: "waker is a per-CPU kthread on prev with nr_running <= 1".into(),
+                    outcome: true,
+                });
+                return self.ret(F, prev, "stack with the per-CPU kthread");
+            }
+        }
+
+        // 4. recent_used_cpu.
+        let recent = self.p.recent_used_cpu;
+        self.effects.recent_used_cpu = Some(prev);
+        let mut recent_fallback: Option<CpuId> = None;
+        if recent != prev && recent != target && self.share_cache(recent, target) {
+            let ok = self.idle_ish(recent)
+                && (!fastpath_cookie || self.sched_core_cookie_match(recent))
+                && self.p.allowed.test_cpu(recent)
+                && self.asym_fits_cpu(recent);
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: format!(
+                    "recent_used_cpu CPU{} shares the LLC with target and is idle",
+                    recent.0
+                ),
+                outcome: ok,
+            });
+            if ok {
+                if !cluster_active || self.env.domains.cpus_share_resources(recent, target) {
+                    return self.ret(F, recent, "recent_used_cpu is idle and cache affine");
+                }
+                if full_cluster {
+                    recent_fallback = Some(recent);
+                }
+            }
+        }
+
+        // 5. asymmetric capacity.
+        if self.asym_active() {
+            if let Some(i) = self.env.domains.cpu(target).sd_asym_cpucapacity {
+                let r = self.select_idle_capacity(i, target);
+                return self.ret(F, r.unwrap_or(target), "select_idle_capacity()");
+            }
+        }
+
+        // 6. the LLC.
+        if self.env.domains.cpu(target).sd_llc.is_none() {
+            return self.ret(F, target, "no LLC domain");
+        }
+
+        // 7. idle cores and SMT siblings of prev.
+        let mut has_idle_core = false;
+        let smt = self.env.sched_smt_active();
+        if smt || !self.has(Patch::NoSmtIdleCores) {
+            // Without seed 02 the shared line is read on !SMT machines too (its
+            // value stays false: only __update_idle_core() sets it, on SMT).
+            has_idle_core = self.test_idle_cores(target);
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: format!(
+                    "test_idle_cores(target): sd_llc_shared read{}",
+                    if smt {
+                        ""
+                    } else {
+                        " on a !SMT machine (seed 02 absent)"
+                    }
+                ),
+                outcome: has_idle_core,
+            });
+        }
+        if smt
+            && self.release >= Release::new(5, 13)
+            && !has_idle_core
+            && self.share_cache(prev, target)
+        {
+            if let Some(i) = self.select_idle_smt(prev, target) {
+                return self.ret(F, i, "idle SMT sibling of prev");
+            }
+        }
+
+        // 8. scan the LLC.
+        if let Some(i) = self.select_idle_cpu(has_idle_core, target) {
+            return self.ret(F, i, "select_idle_cpu() found an idle CPU");
+        }
+
+        // 9. seed 01 3/3: prev or recent outside the cluster.
+        if let Some(p) = prev_aff {
+            return self.ret(F, p, "cluster scan found nothing: fall back to prev");
+        }
+        if let Some(r) = recent_fallback {
+            return self.ret(
+                F,
+                r,
+                "cluster scan found nothing: fall back to recent_used_cpu",
+            );
+        }
+        self.ret(F, target, "nothing idle: stay on target")
+    }
+
+    /// `is_per_cpu_kthread(current) && in_task()`.
+    fn waker_task_is_kthread(&self) -> Option<bool> {
+        Some(self.waker_kthread)
+    }
+
+    fn ret(&mut self, func: &'static str, cpu: CpuId, why: &str) -> CpuId {
+        self.t.step(|| Step::Return {
+            func,
+            cpu: Some(cpu),
+            why: why.to_string(),
+        });
+        cpu
+    }
+
+    /// `test_idle_cores(cpu)`: reads the LLC's shared line.
+    fn test_idle_cores(&mut self, cpu: CpuId) -> bool {
+        match self.env.llc_shared_of(cpu) {
+            Some(id) => {
+                self.costs.llc_shared_reads += 1;
+                self.s.llc_shared[id.idx()].has_idle_cores
+            }
+            None => false,
+        }
+    }
+
+    /// `select_idle_capacity(p, sd, target)`.
+    fn select_idle_capacity(&mut self, sd_idx: usize, target: CpuId) -> Option<CpuId> {
+        const F: &str = "select_idle_capacity";
+        let sd = &self.env.domains.cpu(target).domains[sd_idx];
+        let cpus = sd.span.and(&self.p.allowed);
+        let mut best: Option<(CpuId, bool, u64)> = None;
+        for c in cpus.iter_wrap(target.0) {
+            self.costs.cpus_probed += 1;
+            if !self.idle_ish(c) {
+                self.t.step(|| Step::Probe {
+                    func: F,
+                    cpu: c,
+                    reject: Some(Reject::Busy),
+                });
+                continue;
+            }
+            let fits = self.util_fits_cpu(c);
+            if fits {
+                self.t.step(|| Step::Probe {
+                    func: F,
+                    cpu: c,
+                    reject: None,
+                });
+                return Some(c);
+            }
+            self.t.step(|| Step::Probe {
+                func: F,
+                cpu: c,
+                reject: Some(Reject::DoesNotFit),
+            });
+            let cap = self.s.rq(c).capacity;
+            if best.is_none_or(|(_, _, bc)| cap > bc) {
+                best = Some((c, fits, cap));
+            }
+        }
+        best.map(|(c, _, _)| c)
+    }
+
+    /// `select_idle_smt(p, [sd,] target)`: an idle sibling of prev.
+    fn select_idle_smt(&mut self, target: CpuId, llc_of: CpuId) -> Option<CpuId> {
+        const F: &str = "select_idle_smt";
+        let llc_span = self.env.domains.cpu(llc_of).llc().map(|d| d.span.clone());
+        for &c in self.env.smt_siblings(target) {
+            if c == target || !self.p.allowed.test_cpu(c) {
+                continue;
+            }
+            // v6.9+: skip siblings outside the LLC domain (isolcpus).
+            if self.release >= Release::new(6, 9)
+                && llc_span.as_ref().is_some_and(|s| !s.test_cpu(c))
+            {
+                continue;
+            }
+            self.costs.cpus_probed += 1;
+            let found = if self.has(Patch::CookieFastpath) {
+                self.select_idle_cpu_one(F, c).is_some()
+            } else {
+                let idle = self.idle_ish(c);
+                self.t.step(|| Step::Probe {
+                    func: F,
+                    cpu: c,
+                    reject: (!idle).then_some(Reject::Busy),
+                });
+                idle
+            };
+            if found {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// `select_idle_core(p, core, cpus, &idle_cpu)`: the whole core idle, else remember
+    /// an idle thread and drop the core's siblings from `cpus`.
+    fn select_idle_core(
+        &mut self,
+        core: CpuId,
+        cpus: &mut CpuMask,
+        idle_cpu: &mut Option<CpuId>,
+    ) -> Option<CpuId> {
+        const F: &str = "select_idle_core";
+        if !self.env.sched_smt_active() {
+            // !CONFIG_SCHED_SMT build path: __select_idle_cpu(core, p).
+            return self.select_idle_cpu_one(F, core);
+        }
+        let new_check = self.release >= Release::new(6, 9);
+        let mut idle = true;
+        for &c in self.env.smt_siblings(core) {
+            self.costs.cpus_probed += 1;
+            self.touch(c);
+            let allowed_here = if new_check {
+                cpus.test_cpu(c)
+            } else {
+                self.p.allowed.test_cpu(c)
+            };
+            if !self.available_idle_cpu(c) {
+                idle = false;
+                if idle_cpu.is_none() {
+                    if self.sched_idle_cpu(c) && allowed_here {
+                        *idle_cpu = Some(c);
+                        break;
+                    }
+                    continue;
+                }
+                break;
+            }
+            if idle_cpu.is_none() && allowed_here {
+                *idle_cpu = Some(c);
+            }
+        }
+        if idle {
+            self.t.step(|| Step::Probe {
+                func: F,
+                cpu: core,
+                reject: None,
+            });
+            return Some(core);
+        }
+        self.t.step(|| Step::Probe {
+            func: F,
+            cpu: core,
+            reject: Some(Reject::NotIdleCore),
+        });
+        cpus.andnot_assign(self.env.smt_mask(core));
+        None
+    }
+
+    /// `select_idle_cpu(p, sd_llc, has_idle_core, target)`.
+    fn select_idle_cpu(&mut self, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
+        const F: &str = "select_idle_cpu";
+        let env = self.env;
+        let llc = env.domains.cpu(target).llc().expect("checked by caller");
+        let mut cpus = llc.span.and(&self.p.allowed);
+        let mut idle_cpu: Option<CpuId> = None;
+        let mut nr: i64 = i64::MAX;
+        self.t.step(|| Step::Enter {
+            func: F,
+            detail: format!(
+                "LLC {} ∩ allowed = {}, has_idle_core={}",
+                llc.span, cpus, has_idle_core
+            ),
+        });
+        let f = env.patches.features;
+        // SIS_PROP (removed in 6.7): budget from this CPU's recent idle time.
+        if f.sis_prop && self.release < Release::new(6, 7) && !has_idle_core {
+            nr = self.sis_prop_budget(llc.span_weight);
+            self.effects.sis_prop_scan = true;
+        }
+        if f.sis_util {
+            if let Some(id) = env.llc_shared_of(target) {
+                self.costs.llc_shared_reads += 1;
+                let scan = self.s.llc_shared[id.idx()].nr_idle_scan as i64;
+                nr = scan + 1;
+                self.t.step(|| Step::Budget {
+                    func: F,
+                    nr: scan,
+                    why: "SIS_UTIL: sd_llc_shared->nr_idle_scan".into(),
+                });
+                if nr == 1 {
+                    return self.ret_none(F, "nr_idle_scan is 0: the LLC is overloaded, no scan");
+                }
+            }
+        }
+        // Wrap start: target + 1 since 56498cfb045d (v5.14), target before.
+        let start = if self.release >= Release::new(5, 14) {
+            target.0 + 1
+        } else {
+            target.0
+        };
+
+        // Seed 01 2/3: the cluster first.
+        if env.sched_cluster_active() && env.llc_first_group_is_cluster(target) {
+            let sg_span = llc.groups[0].span.clone();
+            self.t.step(|| Step::Enter {
+                func: "select_idle_cpu/cluster",
+                detail: format!("target's cluster {sg_span} first"),
+            });
+            let mut cur = WrapCursor::new(start, sg_span.nr_cpu_ids());
+            while let Some(c) = cur.next(&sg_span) {
+                if !cpus.test_cpu(c) {
+                    continue;
+                }
+                if has_idle_core {
+                    if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
+                        return self.ret_some(F, i, "idle core in the cluster");
+                    }
+                } else {
+                    nr -= 1;
+                    if nr <= 0 {
+                        self.t.step(|| Step::Probe {
+                            func: F,
+                            cpu: c,
+                            reject: Some(Reject::BudgetSpent),
+                        });
+                        return self.ret_none(F, "scan budget spent in the cluster");
+                    }
+                    if let Some(i) = self.select_idle_cpu_one(F, c) {
+                        return self.ret_some(F, i, "idle CPU in the cluster");
+                    }
+                }
+            }
+            self.t.step(|| Step::Return {
+                func: "select_idle_cpu/cluster",
+                cpu: None,
+                why: "nothing idle in the cluster; scan the rest of the LLC".into(),
+            });
+            cpus.andnot_assign(&sg_span);
+        }
+
+        let mut cur = WrapCursor::new(start, cpus.nr_cpu_ids());
+        while let Some(c) = cur.next(&cpus) {
+            if has_idle_core {
+                if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
+                    return self.ret_some(F, i, "idle core");
+                }
+            } else {
+                nr -= 1;
+                if nr <= 0 {
+                    self.t.step(|| Step::Probe {
+                        func: F,
+                        cpu: c,
+                        reject: Some(Reject::BudgetSpent),
+                    });
+                    return self.ret_none(F, "scan budget spent");
+                }
+                idle_cpu = self.select_idle_cpu_one(F, c);
+                if idle_cpu.is_some() {
+                    break;
+                }
+            }
+        }
+        if has_idle_core {
+            // "looked for an idle core and found none"
+            self.effects.clear_idle_cores = env.llc_shared_of(target);
+        }
+        match idle_cpu {
+            Some(c) => self.ret_some(
+                F,
+                c,
+                if has_idle_core {
+                    "an idle thread (no idle core)"
+                } else {
+                    "idle CPU"
+                },
+            ),
+            None => self.ret_none(F, "no idle CPU in the LLC"),
+        }
+    }
+
+    fn ret_some(&mut self, func: &'static str, cpu: CpuId, why: &str) -> Option<CpuId> {
+        self.t.step(|| Step::Return {
+            func,
+            cpu: Some(cpu),
+            why: why.to_string(),
+        });
+        Some(cpu)
+    }
+
+    fn ret_none(&mut self, func: &'static str, why: &str) -> Option<CpuId> {
+        self.t.step(|| Step::Return {
+            func,
+            cpu: None,
+            why: why.to_string(),
+        });
+        None
+    }
+
+    /// The SIS_PROP block of select_idle_cpu() (v6.6 and before).
+    fn sis_prop_budget(&mut self, span_weight: u32) -> i64 {
+        let sp = &self.s.sis_prop;
+        let this = self.this.idx();
+        let mut avg_idle = sp.wake_avg_idle_ns.get(this).copied().unwrap_or(0);
+        let stamp = sp.wake_stamp.get(this).copied().unwrap_or(0);
+        if self.s.jiffies > stamp {
+            // "this_rq->wake_stamp = now; this_rq->wake_avg_idle >>= 1" — applied by the
+            // caller through effects.sis_prop_scan; read here as the kernel would.
+            avg_idle >>= 1;
+        }
+        let llc_id = self.env.domains.cpu(self.this).sd_llc_id;
+        let avg_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0) + 1;
+        let span_avg = span_weight as u64 * avg_idle;
+        let nr = if span_avg > 4 * avg_cost {
+            span_avg / avg_cost
+        } else {
+            4
+        };
+        self.t.step(|| Step::Budget {
+            func: "select_idle_cpu",
+            nr: nr as i64,
+            why: format!("SIS_PROP: span {span_weight} × wake_avg_idle {avg_idle} ns / avg_scan_cost {avg_cost} ns"),
+        });
+        nr as i64
+    }
+
+    /// `ttwu_queue_cond(p, cpu)`; the second value says why.
+    fn ttwu_queue_cond(&self, cpu: CpuId, on_cpu_path: bool) -> (bool, &'static str) {
+        let rq = self.s.rq(cpu);
+        if !rq.active {
+            return (false, "target CPU not active");
+        }
+        if !self.p.allowed.test_cpu(cpu) {
+            return (false, "target not in p's allowed CPUs");
+        }
+        let share = if self.has(Patch::TtwuL2c) {
+            self.env.domains.cpus_share_l2c(self.this, cpu)
+        } else {
+            self.share_cache(self.this, cpu)
+        };
+        if !share {
+            return (
+                true,
+                if self.has(Patch::TtwuL2c) {
+                    "waker and target do not share an L2 (seed 03): queue remotely"
+                } else {
+                    "waker and target do not share the LLC: queue remotely"
+                },
+            );
+        }
+        if cpu == self.this {
+            return (false, "target is the waker's CPU");
+        }
+        if self.release >= Release::new(5, 19) {
+            // 28156108fecb: an idle target does its own enqueue.
+            if rq.nr_running == 0 {
+                return (
+                    true,
+                    "target shares cache but is idle: let it enqueue itself",
+                );
+            }
+        } else if on_cpu_path && rq.nr_running <= 1 {
+            // Before 5.19: WF_ON_CPU and the target about to go idle.
+            return (true, "p still on_cpu and target nearly idle");
+        }
+        (false, "target shares cache and is busy: take its rq lock")
+    }
+
+    /// `ttwu_queue_wakelist(p, cpu)`: `Some(path)` when the wake-up goes on the wakelist.
+    fn ttwu_queue_wakelist(&mut self, cpu: CpuId) -> Option<QueuePath> {
+        if !self.env.patches.features.ttwu_queue {
+            return None;
+        }
+        let (cond, why) = self.ttwu_queue_cond(cpu, self.p.on_cpu);
+        self.t.step(|| Step::Check {
+            func: "ttwu_queue_cond",
+            condition: format!("queue on CPU{}'s wakelist: {why}", cpu.0),
+            outcome: cond,
+        });
+        if !cond {
+            return None;
+        }
+        let rq = self.s.rq(cpu);
+        // An IPI only for the first entry of an empty list, and not when the idle task
+        // polls (set_nr_if_polling()).
+        let ipi = !(rq.ttwu_pending || (rq.curr_is_idle && rq.polling));
+        let path = QueuePath::Wakelist { ipi };
+        self.t.step(|| Step::Queue {
+            path,
+            why: if ipi {
+                "send_call_function_single_ipi()".into()
+            } else if rq.ttwu_pending {
+                "wakelist already pending: no new IPI".into()
+            } else {
+                "target idle and polling: no IPI".into()
+            },
+        });
+        Some(path)
+    }
+}
+
+/// `for_each_cpu_wrap(cpu, mask, start)` over a mask that may shrink while iterating:
+/// like the kernel's macro, each step reads the live mask.
+struct WrapCursor {
+    start: u32,
+    pos: u32,
+    wrapped: bool,
+}
+
+impl WrapCursor {
+    fn new(start: u32, nr: u32) -> Self {
+        let start = if start >= nr { 0 } else { start };
+        WrapCursor {
+            start,
+            pos: start,
+            wrapped: false,
+        }
+    }
+
+    fn next(&mut self, mask: &CpuMask) -> Option<CpuId> {
+        if !self.wrapped {
+            if let Some(c) = mask.next_from(self.pos) {
+                self.pos = c.0 + 1;
+                return Some(c);
+            }
+            self.wrapped = true;
+            self.pos = 0;
+        }
+        match mask.next_from(self.pos) {
+            Some(c) if c.0 < self.start => {
+                self.pos = c.0 + 1;
+                Some(c)
+            }
+            _ => None,
+        }
+    }
+}

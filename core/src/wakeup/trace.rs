@@ -1,0 +1,172 @@
+//! The explanation of a wake-up: each step taken, each CPU probed and why it was passed
+//! over. Built only when asked for: with [`NoTrace`] the closures are never called.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::cpumask::CpuId;
+
+use super::{Decision, QueuePath};
+
+/// Why a probed CPU was not chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reject {
+    /// Not idle: running a task, tasks queued, or a wake-up pending.
+    Busy,
+    /// Idle, but its core runs another core-scheduling cookie.
+    CookieMismatch,
+    /// Not in the task's allowed CPUs.
+    NotAllowed,
+    /// Idle, but an SMT sibling is busy (looking for a whole idle core).
+    NotIdleCore,
+    /// The scan budget ran out before this CPU.
+    BudgetSpent,
+    /// The task would not fit its capacity (asymmetric machines).
+    DoesNotFit,
+}
+
+impl Reject {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reject::Busy => "busy",
+            Reject::CookieMismatch => "cookie mismatch",
+            Reject::NotAllowed => "not allowed",
+            Reject::NotIdleCore => "not an idle core",
+            Reject::BudgetSpent => "scan budget spent",
+            Reject::DoesNotFit => "does not fit",
+        }
+    }
+}
+
+/// One line of the explanation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Step {
+    /// A function entered.
+    Enter { func: &'static str, detail: String },
+    /// A condition tested and its outcome.
+    Check {
+        func: &'static str,
+        condition: String,
+        outcome: bool,
+    },
+    /// A CPU probed in a scan; `reject` is `None` when it was taken.
+    Probe {
+        func: &'static str,
+        cpu: CpuId,
+        reject: Option<Reject>,
+    },
+    /// The scan budget (`nr`) and where it came from.
+    Budget {
+        func: &'static str,
+        nr: i64,
+        why: String,
+    },
+    /// A function's result.
+    Return {
+        func: &'static str,
+        cpu: Option<CpuId>,
+        why: String,
+    },
+    /// How the wakee is queued.
+    Queue { path: QueuePath, why: String },
+}
+
+/// Receives steps. The closure is only called when tracing.
+pub trait Tracer {
+    const ON: bool;
+    fn step(&mut self, f: impl FnOnce() -> Step);
+}
+
+/// Tracing off: zero cost.
+pub struct NoTrace;
+
+impl Tracer for NoTrace {
+    const ON: bool = false;
+    #[inline(always)]
+    fn step(&mut self, _f: impl FnOnce() -> Step) {}
+}
+
+/// Tracing on: the steps in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Trace {
+    pub steps: Vec<Step>,
+}
+
+impl Tracer for Trace {
+    const ON: bool = true;
+    fn step(&mut self, f: impl FnOnce() -> Step) {
+        self.steps.push(f());
+    }
+}
+
+fn cpu_str(c: Option<CpuId>) -> String {
+    c.map_or("-1".to_string(), |c| format!("CPU{}", c.0))
+}
+
+impl Trace {
+    /// Renders the trace and the decision as indented text.
+    pub fn render(&self, d: &Decision) -> String {
+        let mut out = String::new();
+        let mut depth = 0usize;
+        for s in &self.steps {
+            let pad = "  ".repeat(depth);
+            match s {
+                Step::Enter { func, detail } => {
+                    let _ = writeln!(out, "{pad}{func}({detail})");
+                    depth += 1;
+                }
+                Step::Check {
+                    func: _,
+                    condition,
+                    outcome,
+                } => {
+                    let _ = writeln!(
+                        out,
+                        "{pad}{condition}: {}",
+                        if *outcome { "yes" } else { "no" }
+                    );
+                }
+                Step::Probe {
+                    func: _,
+                    cpu,
+                    reject,
+                } => match reject {
+                    None => {
+                        let _ = writeln!(out, "{pad}probe CPU{}: idle, taken", cpu.0);
+                    }
+                    Some(r) => {
+                        let _ = writeln!(out, "{pad}probe CPU{}: {}", cpu.0, r.as_str());
+                    }
+                },
+                Step::Budget { func: _, nr, why } => {
+                    let _ = writeln!(out, "{pad}scan budget nr = {nr} ({why})");
+                }
+                Step::Return { func, cpu, why } => {
+                    depth = depth.saturating_sub(1);
+                    let pad = "  ".repeat(depth);
+                    let _ = writeln!(out, "{pad}{func} returns {} ({why})", cpu_str(*cpu));
+                }
+                Step::Queue { path, why } => {
+                    let p = match path {
+                        QueuePath::Local => "local enqueue".to_string(),
+                        QueuePath::Wakelist { ipi: true } => "wakelist + IPI".to_string(),
+                        QueuePath::Wakelist { ipi: false } => {
+                            "wakelist, no IPI (idle polling)".to_string()
+                        }
+                        QueuePath::RemoteLock => "remote rq lock".to_string(),
+                    };
+                    let _ = writeln!(out, "{pad}ttwu_queue: {p} ({why})");
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "=> CPU{} | probed {} CPUs, {} remote rq reads, {} sd_llc_shared reads",
+            d.cpu.0, d.costs.cpus_probed, d.costs.remote_rq_reads, d.costs.llc_shared_reads
+        );
+        out
+    }
+}
