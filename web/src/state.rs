@@ -139,3 +139,73 @@ impl Reducible for AppState {
 
 /// What components receive through context.
 pub type AppContext = UseReducerHandle<AppState>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level_names(state: &AppState) -> Vec<&'static str> {
+        let domains = state.domains.as_ref().expect("domains build");
+        let cpu = domains.try_cpu(state.cpu).expect("CPU is online");
+        cpu.domains.iter().map(|d| d.name).collect()
+    }
+
+    #[test]
+    fn default_page_has_kunpeng_domains_for_cpu0() {
+        let state = AppState::default();
+        assert_eq!(state.preset, DEFAULT_PRESET);
+        assert_eq!(state.release, Release::new(6, 8));
+        assert_eq!(state.cpu, CpuId(0));
+        assert_eq!(&level_names(&state)[..2], &["CLS", "MC"]);
+    }
+
+    #[test]
+    fn a_cpu_outside_the_machine_is_ignored() {
+        let state = Rc::new(AppState::default());
+        let next = state.clone().reduce(Action::SelectCpu(CpuId(128)));
+        assert!(Rc::ptr_eq(&state, &next));
+        let next = state.reduce(Action::SelectCpu(CpuId(127)));
+        assert_eq!(next.cpu, CpuId(127));
+    }
+
+    #[test]
+    fn changing_release_rebuilds_domains_and_keeps_the_cpu() {
+        let state = Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(5)));
+        let state = state.reduce(Action::Highlight(Some(1)));
+        assert!(state.highlight_span().is_some());
+        // CONFIG_SCHED_CLUSTER's CLS level arrived in v5.16.
+        let old = state.reduce(Action::SelectRelease(Release::new(5, 15)));
+        assert_eq!(old.cpu, CpuId(5));
+        assert_eq!(old.highlight, None);
+        assert!(!level_names(&old).contains(&"CLS"));
+    }
+
+    #[test]
+    fn changing_preset_resets_the_cpu() {
+        let state = Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(100)));
+        let state = state.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
+        assert_eq!(state.cpu, CpuId(0));
+        assert_eq!(level_names(&state)[0], "SMT");
+    }
+
+    #[test]
+    fn an_unknown_preset_is_an_error_message_not_a_panic() {
+        let state = Rc::new(AppState::default()).reduce(Action::SelectPreset("nope".to_string()));
+        let err = state.machine.as_ref().expect_err("unknown preset");
+        assert!(err.contains("unknown machine preset"), "{err}");
+        assert!(state.domains.is_err());
+        assert_eq!(state.highlight_span(), None);
+    }
+
+    #[test]
+    fn every_preset_builds_without_error() {
+        // All releases × presets is core's to test; here the page's three anchors.
+        for p in presets::PRESETS {
+            for r in [Release::OLDEST, Release::DEFAULT, Release::NEWEST] {
+                let state = AppState::new(p.name, r);
+                assert!(state.machine.is_ok(), "{} {r}", p.name);
+                assert!(state.domains.is_ok(), "{} {r}: {:?}", p.name, state.domains);
+            }
+        }
+    }
+}

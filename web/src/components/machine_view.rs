@@ -194,3 +194,43 @@ pub fn machine_view(props: &Props) -> Html {
         </div>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::topology::presets;
+
+    #[test]
+    fn epyc_2p_is_two_packages_of_twelve_ccx_of_eight_smt_cores() {
+        let m = presets::machine("epyc9654-2p").expect("preset builds");
+        let packages = layout(&m);
+        assert_eq!(packages.len(), 2);
+        for pkg in &packages {
+            assert_eq!(pkg.children.len(), 1, "NPS1: one node per package");
+            let llcs = &pkg.children[0].children;
+            assert_eq!(llcs.len(), 12);
+            for llc in llcs {
+                let cores: Vec<_> = llc.children.iter().flat_map(|c| &c.children).collect();
+                assert_eq!(cores.len(), 8);
+                assert!(cores.iter().all(|core| core.children.len() == 2));
+            }
+        }
+    }
+
+    #[test]
+    fn every_cpu_is_drawn_once() {
+        for p in presets::PRESETS {
+            let m = presets::machine(p.name).expect("preset builds");
+            let mut seen: Vec<u32> = layout(&m)
+                .iter()
+                .flat_map(|p| &p.children)
+                .flat_map(|n| &n.children)
+                .flat_map(|l| &l.children)
+                .flat_map(|c| &c.children)
+                .flat_map(|core| core.children.iter().map(|cpu| cpu.0))
+                .collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..m.nr_cpus()).collect::<Vec<_>>(), "{}", p.name);
+        }
+    }
+}
