@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Drives the schedlab page in headless Chromium through chromedriver (W3C WebDriver,
+no client library needed) the way a person would: pick a preset, click a CPU, open
+the dmesg tab. Used by scripts/e2e.
+
+usage: e2e_drive.py URL SCREENSHOT.png
+"""
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+W3C_ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+problems = []
+
+
+def check(ok, what):
+    print(("  ok   " if ok else "  FAIL ") + what, flush=True)
+    if not ok:
+        problems.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Driver:
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+        self.session = None
+
+    def call(self, method, path, body=None):
+        url = self.base + (f"/session/{self.session}" if self.session else "") + path
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.load(r)["value"]
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"{method} {path}: {e.read().decode(errors='replace')[:500]}")
+
+    def start(self, profile):
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1100"]
+        caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": os.environ.get("CHROMIUM", "/usr/bin/chromium"), "args": args}}}}
+        self.session = self.call("POST", "/session", caps)["sessionId"]
+
+    def quit(self):
+        if self.session:
+            try:
+                self.call("DELETE", "")
+            except Exception:
+                pass
+
+    def find_all(self, css):
+        found = self.call("POST", "/elements", {"using": "css selector", "value": css})
+        return [e[W3C_ELEMENT] for e in found]
+
+    def wait_count(self, css, n, timeout=30.0):
+        """Waits until n elements match css; returns how many matched last."""
+        deadline = time.monotonic() + timeout
+        found = 0
+        while time.monotonic() < deadline:
+            found = len(self.find_all(css))
+            if found == n:
+                break
+            time.sleep(0.05)
+        return found
+
+    def wait_for(self, css, timeout=30.0, pred=None):
+        """Waits until elements match css (and pred(texts) holds); returns their texts."""
+        deadline = time.monotonic() + timeout
+        texts = []
+        while time.monotonic() < deadline:
+            try:
+                texts = [self.text(e) for e in self.find_all(css)]
+            except RuntimeError:
+                texts = []  # the element went stale during a re-render
+            if texts and (pred is None or pred(texts)):
+                return texts
+            time.sleep(0.1)
+        return texts
+
+    def text(self, el):
+        return self.call("GET", f"/element/{el}/text")
+
+    def click(self, css):
+        els = self.find_all(css)
+        if not els:
+            raise RuntimeError(f"nothing matches {css}")
+        self.call("POST", f"/element/{els[0]}/click", {})
+
+    def screenshot(self, path):
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(self.call("GET", "/screenshot")))
+
+
+def main():
+    url, shot = sys.argv[1], sys.argv[2]
+    port = free_port()
+    profile = tempfile.mkdtemp(prefix="schedlab-e2e-")
+    log = open(os.path.join(profile, "chromedriver.log"), "w")
+    cd = subprocess.Popen(["chromedriver", f"--port={port}"], stdout=log, stderr=log)
+    d = Driver(port)
+    try:
+        for _ in range(100):
+            try:
+                d.call("GET", "/status")
+                break
+            except Exception:
+                time.sleep(0.1)
+        d.start(profile)
+        d.call("POST", "/url", {"url": url})
+
+        names = d.wait_for(".level-name")
+        check(names[:2] == ["CLS", "MC"], f"kunpeng920-6426 CPU 0 starts CLS, MC (got {names})")
+
+        # A person picks the 384-CPU EPYC from the machine menu...
+        t0 = time.monotonic()
+        d.click('#preset option[value="epyc9654-2p"]')
+        n = d.wait_count("button.cpu", 384)
+        check(n == 384, f"epyc9654-2p draws 384 CPUs (got {n})")
+        print(f"       (machine and domains rebuilt and drawn in {time.monotonic() - t0:.1f} s)")
+
+        # ...clicks CPU 200 (SMT sibling of CPU 8) in the drawing...
+        d.click('button.cpu[data-cpu="200"]')
+        spans = d.wait_for(".level-span", pred=lambda t: "200" in t[0])
+        names = [d.text(e) for e in d.find_all(".level-name")]
+        check(names[:2] == ["SMT", "MC"], f"CPU 200's lowest levels are SMT, MC (got {names})")
+        check(spans[:2] == ["8,200", "8-15,200-207"],
+              f"CPU 200's SMT and MC spans are 8,200 and 8-15,200-207 (got {spans})")
+        check(spans[-1:] == ["0-383"], f"CPU 200's top domain spans 0-383 (got {spans})")
+        selected = [d.text(e) for e in d.find_all("button.cpu.selected")]
+        check(selected == ["200"], f"CPU 200 is shown selected (got {selected})")
+
+        # ...and opens the dmesg tab.
+        d.click('.tabs button:nth-child(2)')
+        pre = d.wait_for("pre.dmesg", pred=lambda t: "CPU200" in t[0])
+        check(bool(pre) and "CPU200 attaching sched-domain" in pre[0],
+              "the dmesg tab shows 'CPU200 attaching sched-domain...'")
+        d.click('.tabs button:nth-child(1)')
+        d.wait_for(".level-name")
+        d.screenshot(shot)
+        errors = [d.text(e) for e in d.find_all(".error")]
+        check(not errors, f"no error messages (got {errors})")
+    except Exception as e:  # a driver failure is a test failure, with its reason
+        check(False, f"driving the page: {e}")
+    finally:
+        d.quit()
+        cd.terminate()
+        try:
+            cd.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            cd.kill()
+    if problems:
+        print(f"{len(problems)} check(s) failed")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
