@@ -787,10 +787,10 @@ impl<T: Tracer> Ctx<'_, T> {
             {
                 continue;
             }
-            self.costs.cpus_probed += 1;
             let found = if self.has(Patch::CookieFastpath) {
                 self.select_idle_cpu_one(F, c).is_some()
             } else {
+                self.costs.cpus_probed += 1;
                 let idle = self.idle_ish(c);
                 self.t.step(|| Step::Probe {
                     func: F,

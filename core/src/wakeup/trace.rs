@@ -110,13 +110,15 @@ impl Trace {
     /// Renders the trace and the decision as indented text.
     pub fn render(&self, d: &Decision) -> String {
         let mut out = String::new();
-        let mut depth = 0usize;
+        // Functions entered and not yet returned from, to indent by call depth.
+        let mut stack: Vec<&'static str> = Vec::new();
         for s in &self.steps {
+            let depth = stack.len();
             let pad = "  ".repeat(depth);
             match s {
                 Step::Enter { func, detail } => {
                     let _ = writeln!(out, "{pad}{func}({detail})");
-                    depth += 1;
+                    stack.push(func);
                 }
                 Step::Check {
                     func: _,
@@ -145,8 +147,10 @@ impl Trace {
                     let _ = writeln!(out, "{pad}scan budget nr = {nr} ({why})");
                 }
                 Step::Return { func, cpu, why } => {
-                    depth = depth.saturating_sub(1);
-                    let pad = "  ".repeat(depth);
+                    if stack.last() == Some(func) {
+                        stack.pop();
+                    }
+                    let pad = "  ".repeat(stack.len());
                     let _ = writeln!(out, "{pad}{func} returns {} ({why})", cpu_str(*cpu));
                 }
                 Step::Queue { path, why } => {

@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod wake;
+
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig};
@@ -31,6 +33,8 @@ enum Command {
     Machines,
     /// Print the sched domains Linux builds for a machine, as the kernel prints them.
     Domains(DomainsArgs),
+    /// Explain one wake-up decision, step by step.
+    Wake(wake::WakeArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -85,6 +89,7 @@ fn run(cli: Cli) -> Result<String, String> {
     match cli.command {
         Command::Machines => Ok(machines()),
         Command::Domains(a) => domains(a),
+        Command::Wake(a) => wake::run(a),
     }
 }
 

@@ -1,0 +1,401 @@
+//! The `schedlab wake --state FILE.json` format: one wake-up, written by hand.
+//!
+//! ```json
+//! {
+//!   "machine": "kunpeng920-6426",
+//!   "patches": "6.6+cluster",
+//!   "cpus": [ { "cpus": "0-31", "state": "busy" }, { "cpus": "5", "state": "idle" } ],
+//!   "wakee": { "id": 1, "prev_cpu": 12, "allowed": "0-31" },
+//!   "waker": { "cpu": 0, "task": { "id": 2 } },
+//!   "wake_flags": ["sync"]
+//! }
+//! ```
+//!
+//! Every CPU starts idle; `cpus` rules apply in order. Unless given, each LLC's
+//! `nr_idle_scan` is what `update_idle_cpu_scan()` computes from the CPUs' util, and
+//! `has_idle_cores` is set when the LLC holds a whole idle core (as
+//! `__update_idle_core()` would have left it).
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
+use crate::patch::{PatchError, PatchSet};
+use crate::sched_domain::DomainError;
+use crate::topology::{presets, MachineSpec, TopologyError};
+
+use super::{
+    update_idle_cpu_scan, RqState, SchedState, TaskId, TaskState, WakeEnv, WakeFlags, Waker,
+};
+
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    #[error("cannot read the wake-up state: {0}")]
+    Json(String),
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    #[error(transparent)]
+    Patch(#[from] PatchError),
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error("{field}: {err}")]
+    Mask { field: String, err: CpuMaskError },
+    #[error("{field}: CPU {cpu} is out of range (CPUs 0-{last})")]
+    Cpu { field: String, cpu: u32, last: u32 },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A machine: preset name or inline spec.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum MachineRef {
+    Preset(String),
+    Spec(Box<MachineSpec>),
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuStateKind {
+    /// Running the idle task, nothing queued.
+    Idle,
+    /// Running a CFS task.
+    Busy,
+    /// Running only SCHED_IDLE tasks.
+    SchedIdle,
+}
+
+/// A rule setting the state of some CPUs.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuRule {
+    pub cpus: String,
+    #[serde(default)]
+    pub state: Option<CpuStateKind>,
+    #[serde(default)]
+    pub nr_running: Option<u32>,
+    #[serde(default)]
+    pub ttwu_pending: Option<bool>,
+    #[serde(default)]
+    pub load: Option<u64>,
+    #[serde(default)]
+    pub util: Option<u64>,
+    #[serde(default)]
+    pub cookie: Option<u64>,
+    #[serde(default)]
+    pub polling: Option<bool>,
+    #[serde(default)]
+    pub capacity: Option<u64>,
+    #[serde(default)]
+    pub active: Option<bool>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlcRule {
+    /// Any CPU of the LLC.
+    pub cpu: u32,
+    #[serde(default)]
+    pub has_idle_cores: Option<bool>,
+    #[serde(default)]
+    pub nr_idle_scan: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub id: u32,
+    #[serde(default)]
+    pub prev_cpu: Option<u32>,
+    #[serde(default)]
+    pub recent_used_cpu: Option<u32>,
+    /// CPU list; default every CPU.
+    #[serde(default)]
+    pub allowed: Option<String>,
+    #[serde(default)]
+    pub wakee_flips: u32,
+    #[serde(default)]
+    pub wakee_flip_decay_ts: u64,
+    #[serde(default)]
+    pub last_wakee: Option<u32>,
+    #[serde(default = "default_load")]
+    pub load: u64,
+    #[serde(default)]
+    pub util: u64,
+    #[serde(default)]
+    pub cookie: u64,
+    #[serde(default)]
+    pub per_cpu_kthread: bool,
+    #[serde(default)]
+    pub on_cpu: bool,
+    #[serde(default)]
+    pub exiting: bool,
+}
+
+fn default_load() -> u64 {
+    1024
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WakerSpec {
+    pub cpu: u32,
+    #[serde(default)]
+    pub task: Option<TaskSpec>,
+    #[serde(default = "yes")]
+    pub in_task: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WakeScenario {
+    pub machine: MachineRef,
+    #[serde(default)]
+    pub patches: Option<String>,
+    /// Sched features as written to debugfs: `NO_SIS_UTIL`, `WA_BIAS`, ...
+    #[serde(default)]
+    pub features: Vec<String>,
+    #[serde(default)]
+    pub cpus: Vec<CpuRule>,
+    #[serde(default)]
+    pub llc: Vec<LlcRule>,
+    #[serde(default)]
+    pub jiffies: u64,
+    pub wakee: TaskSpec,
+    pub waker: WakerSpec,
+    /// `sync`, `fork`, `exec`, `current-cpu`; TTWU is implied.
+    #[serde(default)]
+    pub wake_flags: Vec<String>,
+}
+
+/// A scenario resolved against its machine.
+pub struct ResolvedWake {
+    pub env: WakeEnv,
+    pub state: SchedState,
+    pub wakee: TaskState,
+    pub waker: Waker,
+    pub flags: WakeFlags,
+}
+
+impl WakeScenario {
+    pub fn from_json(text: &str) -> Result<WakeScenario, ScenarioError> {
+        serde_json::from_str(text).map_err(|e| ScenarioError::Json(e.to_string()))
+    }
+
+    /// Builds the machine, domains and state. `patches` overrides the file's.
+    pub fn resolve(&self, patches: Option<&str>) -> Result<ResolvedWake, ScenarioError> {
+        let machine = match &self.machine {
+            MachineRef::Preset(name) => presets::machine(name)?,
+            MachineRef::Spec(spec) => spec.build()?,
+        };
+        let n = machine.nr_cpus();
+        let mut ps: PatchSet = patches
+            .or(self.patches.as_deref())
+            .unwrap_or("6.8")
+            .parse()?;
+        for f in &self.features {
+            ps.features.set(ps.release, f)?;
+        }
+        let env = WakeEnv::new(&machine, ps)?;
+        let mut state = SchedState::all_idle(n, |_| 0);
+        state.jiffies = self.jiffies;
+        let mask = |field: &str, text: &str| {
+            CpuMask::parse_list(n, text).map_err(|err| ScenarioError::Mask {
+                field: field.to_string(),
+                err,
+            })
+        };
+        let cpu = |field: &str, c: u32| {
+            if c < n {
+                Ok(CpuId(c))
+            } else {
+                Err(ScenarioError::Cpu {
+                    field: field.to_string(),
+                    cpu: c,
+                    last: n - 1,
+                })
+            }
+        };
+        for (i, r) in self.cpus.iter().enumerate() {
+            let m = mask(&format!("cpus[{i}].cpus"), &r.cpus)?;
+            for c in m.iter() {
+                let rq = &mut state.rqs[c.idx()];
+                match r.state {
+                    Some(CpuStateKind::Idle) => {
+                        *rq = RqState {
+                            capacity: rq.capacity,
+                            ..RqState::idle()
+                        }
+                    }
+                    Some(CpuStateKind::Busy) => {
+                        *rq = RqState {
+                            capacity: rq.capacity,
+                            ..RqState::busy(r.nr_running.unwrap_or(1))
+                        }
+                    }
+                    Some(CpuStateKind::SchedIdle) => {
+                        let nr = r.nr_running.unwrap_or(1).max(1);
+                        *rq = RqState {
+                            curr_is_idle: false,
+                            nr_running: nr,
+                            idle_h_nr_running: nr,
+                            load_avg: 3 * nr as u64,
+                            util_avg: 10,
+                            ..RqState::idle()
+                        };
+                    }
+                    None => {}
+                }
+                if let Some(nr) = r.nr_running {
+                    if r.state != Some(CpuStateKind::SchedIdle) {
+                        rq.nr_running = nr;
+                        rq.curr_is_idle = nr == 0;
+                    }
+                }
+                if let Some(v) = r.ttwu_pending {
+                    rq.ttwu_pending = v;
+                }
+                if let Some(v) = r.load {
+                    rq.load_avg = v;
+                }
+                if let Some(v) = r.util {
+                    rq.util_avg = v;
+                }
+                if let Some(v) = r.cookie {
+                    rq.core_cookie = v;
+                }
+                if let Some(v) = r.polling {
+                    rq.polling = v;
+                }
+                if let Some(v) = r.capacity {
+                    rq.capacity = v;
+                }
+                if let Some(v) = r.active {
+                    rq.active = v;
+                }
+            }
+        }
+        // A core's cookie is the core's: every sibling reports rq->core->core_cookie.
+        for c in 0..n {
+            let c = CpuId(c);
+            let cookie = env
+                .smt_mask(c)
+                .iter()
+                .map(|s| state.rqs[s.idx()].core_cookie)
+                .max()
+                .unwrap_or(0);
+            state.rqs[c.idx()].core_cookie = cookie;
+        }
+        state.core_sched_enabled = self.wakee.cookie != 0
+            || self.waker.task.as_ref().is_some_and(|t| t.cookie != 0)
+            || state.rqs.iter().any(|r| r.core_cookie != 0);
+        // Derived LLC state.
+        for c in env.domains.cpu_map.iter() {
+            let cd = env.domains.cpu(c);
+            let Some(id) = env.llc_shared_of(c) else {
+                continue;
+            };
+            if id != c {
+                continue;
+            }
+            let llc = cd.llc().expect("shared implies an LLC");
+            let sum_util: u64 = llc.span.iter().map(|o| state.rqs[o.idx()].util_avg).sum();
+            let idle_core = llc.span.iter().any(|o| {
+                env.smt_mask(o)
+                    .iter()
+                    .all(|s| state.rqs[s.idx()].curr_is_idle && state.rqs[s.idx()].nr_running == 0)
+            });
+            let sh = &mut state.llc_shared[id.idx()];
+            sh.nr_idle_scan = update_idle_cpu_scan(&env, id, sum_util);
+            sh.has_idle_cores = env.sched_smt_active() && idle_core;
+            sh.nr_busy_cpus = llc
+                .span
+                .iter()
+                .filter(|o| !state.rqs[o.idx()].curr_is_idle)
+                .count() as u32;
+        }
+        for (i, r) in self.llc.iter().enumerate() {
+            let c = cpu(&format!("llc[{i}].cpu"), r.cpu)?;
+            let id = env.llc_shared_of(c).ok_or_else(|| {
+                ScenarioError::Invalid(format!("llc[{i}]: CPU {} has no LLC domain", r.cpu))
+            })?;
+            let sh = &mut state.llc_shared[id.idx()];
+            if let Some(v) = r.has_idle_cores {
+                sh.has_idle_cores = v;
+            }
+            if let Some(v) = r.nr_idle_scan {
+                sh.nr_idle_scan = v;
+            }
+        }
+        let task =
+            |field: &str, t: &TaskSpec, default_prev: u32| -> Result<TaskState, ScenarioError> {
+                let prev = cpu(
+                    &format!("{field}.prev_cpu"),
+                    t.prev_cpu.unwrap_or(default_prev),
+                )?;
+                let allowed = match &t.allowed {
+                    Some(a) => mask(&format!("{field}.allowed"), a)?,
+                    None => CpuMask::full(n),
+                };
+                if allowed.is_empty() {
+                    return Err(ScenarioError::Invalid(format!(
+                        "{field}.allowed: no CPU allowed"
+                    )));
+                }
+                Ok(TaskState {
+                    id: TaskId(t.id),
+                    prev_cpu: prev,
+                    recent_used_cpu: cpu(
+                        &format!("{field}.recent_used_cpu"),
+                        t.recent_used_cpu.unwrap_or(prev.0),
+                    )?,
+                    allowed,
+                    wakee_flips: t.wakee_flips,
+                    wakee_flip_decay_ts: t.wakee_flip_decay_ts,
+                    last_wakee: t.last_wakee.map(TaskId),
+                    load: t.load,
+                    util: t.util,
+                    cookie: t.cookie,
+                    per_cpu_kthread: t.per_cpu_kthread,
+                    on_cpu: t.on_cpu,
+                    exiting: t.exiting,
+                })
+            };
+        let waker_cpu = cpu("waker.cpu", self.waker.cpu)?;
+        let wakee = task("wakee", &self.wakee, self.waker.cpu)?;
+        let waker_task = match &self.waker.task {
+            Some(t) => Some(task("waker.task", t, self.waker.cpu)?),
+            None => None,
+        };
+        let mut flags = WakeFlags::TTWU;
+        for f in &self.wake_flags {
+            flags = flags.union(match f.as_str() {
+                "sync" => WakeFlags::SYNC,
+                "fork" => WakeFlags::FORK,
+                "exec" => WakeFlags::EXEC,
+                "current-cpu" => WakeFlags::CURRENT_CPU,
+                other => {
+                    return Err(ScenarioError::Invalid(format!(
+                        "wake_flags: unknown flag {other:?}; use sync, fork, exec or current-cpu"
+                    )))
+                }
+            });
+        }
+        Ok(ResolvedWake {
+            env,
+            state,
+            wakee,
+            waker: Waker {
+                cpu: waker_cpu,
+                task: waker_task,
+                in_task: self.waker.in_task,
+            },
+            flags,
+        })
+    }
+}

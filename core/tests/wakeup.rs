@@ -1,0 +1,533 @@
+//! Hand-built wake-ups for every branch of select_idle_sibling() under each patch,
+//! and property tests of the wake-up path.
+
+use proptest::prelude::*;
+use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::patch::PatchSet;
+use schedlab_core::topology::presets;
+use schedlab_core::wakeup::scenario::{ResolvedWake, WakeScenario};
+use schedlab_core::wakeup::{
+    self, wake_up, Decision, NoTrace, QueuePath, RqState, SchedState, Step, TaskId, TaskState,
+    Trace, WakeEnv, WakeFlags, Waker,
+};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+fn resolve(json: &str, patches: &str) -> ResolvedWake {
+    WakeScenario::from_json(json)
+        .unwrap()
+        .resolve(Some(patches))
+        .unwrap()
+}
+
+fn decide(json: &str, patches: &str) -> (Decision, Trace) {
+    let r = resolve(json, patches);
+    let mut t = Trace::default();
+    let d = wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
+    (d, t)
+}
+
+fn cpu(json: &str, patches: &str) -> u32 {
+    decide(json, patches).0.cpu.0
+}
+
+/// Kunpeng 920-6426 node 0 (8 clusters of 4). The waker runs on CPU0; the wakee last
+/// ran on CPU12 (cluster 12-15) and CPU12 is idle.
+fn prev_in_other_cluster(idle_in_target_cluster: bool, nr_idle_scan: Option<u32>) -> String {
+    let extra = if idle_in_target_cluster {
+        r#", { "cpus": "2", "state": "idle" }"#
+    } else {
+        ""
+    };
+    let llc = nr_idle_scan.map_or(String::new(), |n| {
+        format!(r#", "llc": [ {{ "cpu": 0, "nr_idle_scan": {n} }} ]"#)
+    });
+    format!(
+        r#"{{ "machine": "kunpeng920-6426",
+             "cpus": [ {{ "cpus": "0-127", "state": "busy" }}, {{ "cpus": "12", "state": "idle" }}{extra} ]{llc},
+             "wakee": {{ "id": 1, "prev_cpu": 12, "allowed": "0-31" }},
+             "waker": {{ "cpu": 0, "task": {{ "id": 2 }} }},
+             "wake_flags": ["sync"] }}"#
+    )
+}
+
+#[test]
+fn prev_idle_in_another_cluster_is_returned_on_6_6() {
+    let s = prev_in_other_cluster(true, Some(8));
+    assert_eq!(cpu(&s, "6.6"), 12);
+}
+
+#[test]
+fn cluster_passes_prev_over_for_an_idle_cpu_in_targets_cluster() {
+    let s = prev_in_other_cluster(true, Some(8));
+    let (d, t) = decide(&s, "6.6+cluster");
+    assert_eq!(d.cpu.0, 2);
+    // The cluster (0-3) is scanned from target+1: CPU1 busy, CPU2 idle.
+    let probes: Vec<u32> = t
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Probe { cpu, .. } => Some(cpu.0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(probes, vec![1, 2]);
+    // 6.8 merged it: same answer.
+    assert_eq!(cpu(&s, "6.8"), 2);
+    assert_eq!(cpu(&s, "6.8-cluster"), 12);
+}
+
+#[test]
+fn cluster_falls_back_to_prev_when_the_scan_finds_nothing_but_cluster_scan_does_not() {
+    // The LLC looks overloaded (nr_idle_scan 0): select_idle_cpu() scans nothing.
+    let s = prev_in_other_cluster(false, Some(0));
+    let (d, t) = decide(&s, "6.6+cluster");
+    assert_eq!(d.cpu.0, 12);
+    assert!(t.render(&d).contains("fall back to prev"));
+    // Seed 01 without 3/3 forgets prev: the wakee stacks on the busy target.
+    assert_eq!(cpu(&s, "6.6+cluster-scan"), 0);
+    assert_eq!(cpu(&s, "6.6"), 12);
+}
+
+#[test]
+fn cluster_scan_then_llc_scan_find_prev_when_the_budget_allows() {
+    // Nothing idle in 0-3; the LLC scan (cluster excluded) reaches CPU12 within budget.
+    let s = prev_in_other_cluster(false, Some(16));
+    let (d, _) = decide(&s, "6.6+cluster-scan");
+    assert_eq!(d.cpu.0, 12);
+    // Probes: cluster 1,2,3,0 then 4..12 = 4 + 9.
+    assert_eq!(d.costs.cpus_probed, 13);
+}
+
+#[test]
+fn target_idle_is_taken_first() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" }, { "cpus": "3,7", "state": "idle" } ],
+                 "wakee": { "id": 1, "prev_cpu": 7 }, "waker": { "cpu": 3, "task": { "id": 2 } } }"#;
+    let (d, _) = decide(s, "6.8");
+    // wake_affine_idle: this CPU3 idle and shares cache -> prev idle too -> prev.
+    assert_eq!(d.cpu.0, 7);
+    assert_eq!(d.costs.cpus_probed, 0);
+}
+
+#[test]
+fn recent_used_cpu_is_tried_and_updated() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" }, { "cpus": "9", "state": "idle" } ],
+                 "wakee": { "id": 1, "prev_cpu": 5, "recent_used_cpu": 9 }, "waker": { "cpu": 0, "task": { "id": 2 } },
+                 "wake_flags": ["sync"] }"#;
+    let (d, _) = decide(s, "6.8");
+    assert_eq!(d.cpu.0, 9);
+    assert_eq!(d.effects.recent_used_cpu, Some(CpuId(5)));
+}
+
+#[test]
+fn per_cpu_kthread_waker_stacks_on_prev() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" }, { "cpus": "8", "state": "idle" } ],
+                 "wakee": { "id": 1, "prev_cpu": 4 },
+                 "waker": { "cpu": 4, "task": { "id": 2, "per_cpu_kthread": true } } }"#;
+    assert_eq!(cpu(s, "6.8"), 4);
+}
+
+/// xeon-smt-8: cores (0,4) (1,5) (2,6) (3,7). CPU0 busy, CPU4 idle, core (1,5) idle.
+fn smt_case(has_idle_cores: bool) -> String {
+    format!(
+        r#"{{ "machine": "xeon-smt-8",
+             "cpus": [ {{ "cpus": "0,2,3,6,7", "state": "busy" }} ],
+             "llc": [ {{ "cpu": 0, "has_idle_cores": {has_idle_cores} }} ],
+             "wakee": {{ "id": 1, "prev_cpu": 0 }},
+             "waker": {{ "cpu": 0, "task": {{ "id": 2 }} }} }}"#
+    )
+}
+
+#[test]
+fn smt_idle_core_is_preferred_over_an_idle_sibling() {
+    let (d, _) = decide(&smt_case(true), "6.8");
+    assert_eq!(d.cpu.0, 1, "a whole idle core");
+    assert!(d.costs.llc_shared_reads >= 1);
+    let (d, _) = decide(&smt_case(false), "6.8");
+    assert_eq!(d.cpu.0, 4, "select_idle_smt: idle sibling of prev");
+}
+
+#[test]
+fn has_idle_cores_is_cleared_when_no_idle_core_is_found() {
+    let s = r#"{ "machine": "xeon-smt-8", "cpus": [ { "cpus": "0-3", "state": "busy" } ],
+                 "llc": [ { "cpu": 0, "has_idle_cores": true } ],
+                 "wakee": { "id": 1, "prev_cpu": 0 }, "waker": { "cpu": 0, "task": { "id": 2 } } }"#;
+    let (d, _) = decide(s, "6.8");
+    // No whole idle core; select_idle_core remembered the first idle thread (CPU5).
+    assert_eq!(d.cpu.0, 5);
+    assert_eq!(d.effects.clear_idle_cores, Some(CpuId(0)));
+}
+
+/// Core scheduling: CPU0 runs cookie 9, its sibling CPU4 is idle. The wakee has
+/// cookie 7. Core (2,6) is idle with nothing running.
+fn cookie_case() -> &'static str {
+    r#"{ "machine": "xeon-smt-8",
+         "cpus": [ { "cpus": "0", "state": "busy", "cookie": 9 }, { "cpus": "1,3,5,7", "state": "busy", "cookie": 3 } ],
+         "llc": [ { "cpu": 0, "has_idle_cores": false } ],
+         "wakee": { "id": 1, "prev_cpu": 0, "cookie": 7 },
+         "waker": { "cpu": 0, "task": { "id": 2, "cookie": 9 } } }"#
+}
+
+#[test]
+fn cookie_mismatch_in_select_idle_smt_without_and_with_cookie_fastpath() {
+    // Without seed 04 the sibling is taken although its core runs another cookie:
+    // the wakee will be force-idled or force the sibling idle.
+    let (d, _) = decide(cookie_case(), "6.8");
+    assert_eq!(d.cpu.0, 4);
+    // With it, select_idle_smt() checks the cookie and the LLC scan finds CPU2,
+    // whose core runs no cookie... which also mismatches 7; CPU6 likewise. Nothing
+    // matches: the scan returns -1 and the wakee stays on target.
+    let (d, t) = decide(cookie_case(), "6.8+cookie-fastpath");
+    let rejects: Vec<_> = t
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Probe {
+                cpu,
+                reject: Some(r),
+                ..
+            } => Some((cpu.0, r.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert!(rejects.contains(&(4, "cookie mismatch")), "{rejects:?}");
+    assert_eq!(d.cpu.0, 0);
+}
+
+#[test]
+fn cookie_fastpath_accepts_a_whole_idle_core_for_target() {
+    // target CPU2 idle and its whole core (2,6) idle: sched_core_cookie_match() is
+    // true for an idle core whatever the cookie.
+    let s = r#"{ "machine": "xeon-smt-8",
+         "cpus": [ { "cpus": "0,1,3,4,5,7", "state": "busy", "cookie": 9 } ],
+         "wakee": { "id": 1, "prev_cpu": 2, "cookie": 7 },
+         "waker": { "cpu": 2, "in_task": false } }"#;
+    assert_eq!(cpu(s, "6.8+cookie-fastpath"), 2);
+}
+
+fn budget_case(nr_idle_scan: u32) -> String {
+    format!(
+        r#"{{ "machine": "flat-16", "cpus": [ {{ "cpus": "0-14", "state": "busy" }} ],
+             "llc": [ {{ "cpu": 0, "nr_idle_scan": {nr_idle_scan} }} ],
+             "wakee": {{ "id": 1, "prev_cpu": 0 }}, "waker": {{ "cpu": 0, "task": {{ "id": 2 }} }} }}"#
+    )
+}
+
+#[test]
+fn sis_util_budget_exhaustion() {
+    let (d, t) = decide(&budget_case(3), "6.8");
+    assert_eq!(d.cpu.0, 0, "budget spent before CPU15");
+    assert_eq!(d.costs.cpus_probed, 3);
+    assert!(t
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Probe { cpu, reject: Some(wakeup::Reject::BudgetSpent), .. } if cpu.0 == 4)));
+    let (d, _) = decide(&budget_case(15), "6.8");
+    assert_eq!(d.cpu.0, 15);
+    assert_eq!(d.costs.cpus_probed, 15);
+    // NO_SIS_UTIL: unlimited.
+    let r = WakeScenario::from_json(&budget_case(3)).unwrap();
+    let mut r2 = r.clone();
+    r2.features = vec!["NO_SIS_UTIL".into()];
+    let res = r2.resolve(Some("6.8")).unwrap();
+    let d = wake_up(
+        &res.env,
+        &res.state,
+        &res.wakee,
+        &res.waker,
+        res.flags,
+        &mut NoTrace,
+    );
+    assert_eq!(d.cpu.0, 15);
+}
+
+#[test]
+fn update_idle_cpu_scan_follows_the_kernel_formula() {
+    let m = presets::machine("kunpeng920-6426").unwrap();
+    let env = WakeEnv::new(&m, "6.8".parse().unwrap()).unwrap();
+    // llc_weight 32, pct 117: idle -> 32; 50% util -> 32*(1 - 0.25*1.3689) = 21.
+    assert_eq!(wakeup::update_idle_cpu_scan(&env, CpuId(0), 0), 32);
+    assert_eq!(wakeup::update_idle_cpu_scan(&env, CpuId(0), 32 * 512), 21);
+    // ~85% average util reaches 0.
+    assert_eq!(wakeup::update_idle_cpu_scan(&env, CpuId(0), 32 * 880), 0);
+}
+
+#[test]
+fn no_smt_idle_cores_removes_the_shared_line_read_on_non_smt_machines() {
+    let s = budget_case(15);
+    let (with, _) = decide(&s, "6.6");
+    let (without, _) = decide(&s, "6.6-no-smt-idle-cores");
+    assert_eq!(with.cpu, without.cpu, "same decision");
+    assert_eq!(
+        without.costs.llc_shared_reads,
+        with.costs.llc_shared_reads + 1
+    );
+}
+
+#[test]
+fn ttwu_queue_cond_llc_versus_l2_sharing() {
+    // EPYC: CPUs 0 and 1 share the CCX L3 but not an L2 (L2 per core).
+    let m = presets::machine("epyc9654-2p").unwrap();
+    let base: PatchSet = "6.8".parse().unwrap();
+    let l2c: PatchSet = "6.8+ttwu-l2c".parse().unwrap();
+    let env = WakeEnv::new(&m, base).unwrap();
+    let env_l2c = WakeEnv::new(&m, l2c).unwrap();
+    let mut s = SchedState::all_idle(m.nr_cpus(), |_| 16);
+    s.rqs[1] = RqState::busy(1);
+    let p = TaskState::new(TaskId(1), CpuId(1), CpuMask::full(m.nr_cpus()));
+    // Busy target in the same LLC: the waker locks the remote rq...
+    assert!(!wakeup::ttwu_queue_cond(&env, &s, &p, CpuId(0), CpuId(1)));
+    // ...unless they must share an L2 (seed 03): then the wakelist and an IPI.
+    assert!(wakeup::ttwu_queue_cond(
+        &env_l2c,
+        &s,
+        &p,
+        CpuId(0),
+        CpuId(1)
+    ));
+    // SMT siblings share the L2: no IPI either way.
+    s.rqs[192] = RqState::busy(1);
+    assert!(!wakeup::ttwu_queue_cond(
+        &env_l2c,
+        &s,
+        &p,
+        CpuId(0),
+        CpuId(192)
+    ));
+    // Another CCX: always the wakelist.
+    s.rqs[8] = RqState::busy(1);
+    assert!(wakeup::ttwu_queue_cond(&env, &s, &p, CpuId(0), CpuId(8)));
+    // Idle target in the same LLC: wakelist (v5.19+).
+    assert!(wakeup::ttwu_queue_cond(&env, &s, &p, CpuId(0), CpuId(2)));
+}
+
+#[test]
+fn wakelist_without_ipi_when_the_target_polls() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" }, { "cpus": "5", "state": "idle", "polling": true } ],
+                 "wakee": { "id": 1, "prev_cpu": 5 }, "waker": { "cpu": 0, "task": { "id": 2 } } }"#;
+    let (d, _) = decide(s, "6.8");
+    assert_eq!(d.cpu.0, 5);
+    assert_eq!(d.queue, QueuePath::Wakelist { ipi: false });
+    let (d, _) = decide(&s.replace("\"polling\": true", "\"polling\": false"), "6.8");
+    assert_eq!(d.queue, QueuePath::Wakelist { ipi: true });
+}
+
+#[test]
+fn bad_state_files_get_clear_errors() {
+    let e = WakeScenario::from_json("{").unwrap_err().to_string();
+    assert!(e.contains("cannot read"), "{e}");
+    let s =
+        r#"{ "machine": "flat-16", "wakee": { "id": 1, "prev_cpu": 99 }, "waker": { "cpu": 0 } }"#;
+    let e = WakeScenario::from_json(s)
+        .unwrap()
+        .resolve(None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(e, "wakee.prev_cpu: CPU 99 is out of range (CPUs 0-15)");
+    let s = r#"{ "machine": "nope", "wakee": { "id": 1 }, "waker": { "cpu": 0 } }"#;
+    let e = WakeScenario::from_json(s)
+        .unwrap()
+        .resolve(None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("unknown machine preset"), "{e}");
+    let s = r#"{ "machine": "flat-16", "wakee": { "id": 1, "allowed": "3-1" }, "waker": { "cpu": 0 } }"#;
+    assert!(WakeScenario::from_json(s).unwrap().resolve(None).is_err());
+    let s = r#"{ "machine": "flat-16", "wakee": { "id": 1 }, "waker": { "cpu": 0 }, "wake_flags": ["fast"] }"#;
+    let e = WakeScenario::from_json(s)
+        .unwrap()
+        .resolve(None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("unknown flag"), "{e}");
+}
+
+#[test]
+fn example_state_files_resolve() {
+    for (name, text) in [
+        (
+            "prev-other-cluster",
+            include_str!("../../examples/wake/prev-other-cluster.json"),
+        ),
+        (
+            "smt-cookie",
+            include_str!("../../examples/wake/smt-cookie.json"),
+        ),
+    ] {
+        let r = WakeScenario::from_json(text)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .resolve(None)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let d = wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut NoTrace);
+        assert!(r.wakee.allowed.test_cpu(d.cpu), "{name}");
+    }
+}
+
+// ---- properties ----
+
+const PRESETS: [&str; 5] = [
+    "kunpeng920-4826",
+    "jacobsville",
+    "xeon-smt-8",
+    "flat-16",
+    "epyc9654-1p",
+];
+const SETS: [&str; 8] = [
+    "6.6",
+    "6.6+cluster",
+    "6.6+cluster-scan",
+    "6.8",
+    "6.8+cookie-fastpath+ttwu-l2c",
+    "6.12",
+    "5.15",
+    "6.6-no-smt-idle-cores",
+];
+
+prop_compose! {
+    fn random_wakeup()(
+        preset in 0usize..PRESETS.len(),
+        set in 0usize..SETS.len(),
+        seed in any::<u64>(),
+        busy_pct in 0u64..=100,
+        sync in any::<bool>(),
+        restrict in any::<bool>(),
+    ) -> (usize, usize, u64, u64, bool, bool) {
+        (preset, set, seed, busy_pct, sync, restrict)
+    }
+}
+
+/// Domains are built once per (preset, patch set): building them per case would
+/// dominate the test's time.
+fn env_for(preset: usize, set: usize) -> &'static WakeEnv {
+    use std::sync::OnceLock;
+    static ENVS: OnceLock<Vec<Vec<WakeEnv>>> = OnceLock::new();
+    &ENVS.get_or_init(|| {
+        PRESETS
+            .iter()
+            .map(|name| {
+                let m = presets::machine(name).unwrap();
+                SETS.iter()
+                    .map(|s| WakeEnv::new(&m, s.parse().unwrap()).unwrap())
+                    .collect()
+            })
+            .collect()
+    })[preset][set]
+}
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn random_state(
+    env: &WakeEnv,
+    seed: u64,
+    busy_pct: u64,
+    restrict: bool,
+) -> (SchedState, TaskState, Waker) {
+    let n = env.nr_cpus();
+    let mut r = Lcg(seed);
+    let mut s = SchedState::all_idle(n, |_| 0);
+    s.core_sched_enabled = r.next() % 4 == 0;
+    for c in 0..n as usize {
+        if r.next() % 100 < busy_pct {
+            s.rqs[c] = RqState::busy(1 + (r.next() % 3) as u32);
+        }
+        if r.next() % 10 == 0 {
+            s.rqs[c].ttwu_pending = true;
+        }
+        s.rqs[c].core_cookie = r.next() % 3;
+    }
+    for c in env.domains.cpu_map.iter() {
+        if env.llc_shared_of(c) == Some(c) {
+            let sum: u64 = env
+                .domains
+                .cpu(c)
+                .llc()
+                .unwrap()
+                .span
+                .iter()
+                .map(|o| s.rqs[o.idx()].util_avg)
+                .sum();
+            s.llc_shared[c.idx()].nr_idle_scan = wakeup::update_idle_cpu_scan(env, c, sum);
+            s.llc_shared[c.idx()].has_idle_cores = r.next() % 2 == 0;
+        }
+    }
+    let allowed = if restrict {
+        let a = CpuMask::from_cpus(n, (0..n).filter(|_| r.next() % 2 == 0).map(CpuId));
+        if a.is_empty() {
+            CpuMask::of(n, CpuId((r.next() % n as u64) as u32))
+        } else {
+            a
+        }
+    } else {
+        CpuMask::full(n)
+    };
+    let mut p = TaskState::new(TaskId(1), CpuId((r.next() % n as u64) as u32), allowed);
+    p.recent_used_cpu = CpuId((r.next() % n as u64) as u32);
+    p.wakee_flips = (r.next() % 64) as u32;
+    p.cookie = r.next() % 3;
+    let mut cur = TaskState::new(TaskId(2), CpuId(0), CpuMask::full(n));
+    cur.wakee_flips = (r.next() % 64) as u32;
+    let waker = Waker {
+        cpu: CpuId((r.next() % n as u64) as u32),
+        task: Some(cur),
+        in_task: true,
+    };
+    (s, p, waker)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn wakeups_are_allowed_deterministic_and_bounded(w in random_wakeup()) {
+        let (preset, set, seed, busy_pct, sync, restrict) = w;
+        let env = env_for(preset, set);
+        let (s, p, waker) = random_state(env, seed, busy_pct, restrict);
+        let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
+        let mut t = Trace::default();
+        let d = wake_up(env, &s, &p, &waker, flags, &mut t);
+        prop_assert!(p.allowed.test_cpu(d.cpu), "seed {seed}: CPU{} not allowed ({})", d.cpu.0, p.allowed);
+        // Deterministic, and tracing does not change the answer.
+        let d2 = wake_up(env, &s, &p, &waker, flags, &mut NoTrace);
+        prop_assert_eq!(&d, &d2);
+        // Rendering never panics.
+        let _ = t.render(&d);
+        let _ = serde_json::to_string(&t).unwrap();
+    }
+
+    #[test]
+    fn with_nothing_idle_the_result_is_target_prev_or_fallback(
+        preset in 0usize..PRESETS.len(), set in 0usize..SETS.len(), seed in any::<u64>(), sync in any::<bool>()
+    ) {
+        let env = env_for(preset, set);
+        let (mut s, p, waker) = random_state(env, seed, 100, false);
+        for rq in &mut s.rqs { *rq = RqState::busy(2); }
+        let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
+        let mut t = Trace::default();
+        let d = wake_up(env, &s, &p, &waker, flags, &mut t);
+        // select_idle_sibling() was called with target = waker CPU or prev.
+        prop_assert!(d.cpu == waker.cpu || d.cpu == p.prev_cpu, "seed {seed}: CPU{}", d.cpu.0);
+    }
+
+    #[test]
+    fn sis_util_bounds_the_probes(seed in any::<u64>(), busy_pct in 50u64..=100, nr in 0u32..8) {
+        // !SMT: no idle-core search, so at most nr CPUs are probed.
+        let m = presets::machine("kunpeng920-6426").unwrap();
+        let env = WakeEnv::new(&m, "6.8".parse().unwrap()).unwrap();
+        let (mut s, p, waker) = random_state(&env, seed, busy_pct, false);
+        for sh in &mut s.llc_shared { sh.nr_idle_scan = nr; }
+        let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+        prop_assert!(d.costs.cpus_probed <= nr, "seed {seed}: probed {} > {nr}", d.costs.cpus_probed);
+    }
+}
