@@ -37,18 +37,7 @@ pub fn wake_up<T: Tracer>(
     wake_flags: WakeFlags,
     t: &mut T,
 ) -> Decision {
-    let mut c = Ctx {
-        env,
-        s,
-        p,
-        this: waker.cpu,
-        waker_load: waker.task.as_ref().map_or(0, |t| t.load),
-        waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
-        release: env.patches.release,
-        costs: Costs::default(),
-        effects: Effects::default(),
-        t,
-    };
+    let mut c = Ctx::new(env, s, p, waker, t);
     // "If the owning (remote) CPU is still in the middle of schedule() with this task
     // as prev, ... queue the wakeup on its wakelist."
     if p.on_cpu {
@@ -90,18 +79,7 @@ pub fn select_task_rq<T: Tracer>(
     wake_flags: WakeFlags,
     t: &mut T,
 ) -> Decision {
-    let mut c = Ctx {
-        env,
-        s,
-        p,
-        this: waker.cpu,
-        waker_load: waker.task.as_ref().map_or(0, |t| t.load),
-        waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
-        release: env.patches.release,
-        costs: Costs::default(),
-        effects: Effects::default(),
-        t,
-    };
+    let mut c = Ctx::new(env, s, p, waker, t);
     let cpu = c.select_task_rq(waker, wake_flags);
     c.finish(cpu, QueuePath::Local)
 }
@@ -115,18 +93,12 @@ pub fn ttwu_queue_cond(
     cpu: CpuId,
 ) -> bool {
     let mut t = super::NoTrace;
-    let c = Ctx {
-        env,
-        s,
-        p,
-        this: this_cpu,
-        waker_load: 0,
-        waker_kthread: false,
-        release: env.patches.release,
-        costs: Costs::default(),
-        effects: Effects::default(),
-        t: &mut t,
+    let waker = Waker {
+        cpu: this_cpu,
+        task: None,
+        in_task: false,
     };
+    let c = Ctx::new(env, s, p, &waker, &mut t);
     c.ttwu_queue_cond(cpu, false).0
 }
 
@@ -147,7 +119,28 @@ pub fn update_idle_cpu_scan(env: &WakeEnv, llc_id: CpuId, sum_util: u64) -> u32 
     ((1024 - tmp) * llc_weight / 1024) as u32
 }
 
-impl<T: Tracer> Ctx<'_, T> {
+impl<'a, T: Tracer> Ctx<'a, T> {
+    fn new(
+        env: &'a WakeEnv,
+        s: &'a SchedState,
+        p: &'a TaskState,
+        waker: &Waker,
+        t: &'a mut T,
+    ) -> Self {
+        Ctx {
+            env,
+            s,
+            p,
+            this: waker.cpu,
+            waker_load: waker.task.as_ref().map_or(0, |t| t.load),
+            waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
+            release: env.patches.release,
+            costs: Costs::default(),
+            effects: Effects::default(),
+            t,
+        }
+    }
+
     fn finish(self, cpu: CpuId, queue: QueuePath) -> Decision {
         Decision {
             cpu,
