@@ -71,8 +71,12 @@ impl AppState {
         self.machine.as_ref().ok()
     }
 
-    /// The span of the highlighted level of the chosen CPU, if any.
+    /// The span of the highlighted level of the chosen CPU, if any. Only while the
+    /// level cards are on screen: shading with no visible reason would puzzle.
     pub fn highlight_span(&self) -> Option<CpuMask> {
+        if self.tab != Tab::Tree {
+            return None;
+        }
         let level = self.highlight?;
         let domains = self.domains.as_ref().ok()?;
         let sd = domains.try_cpu(self.cpu)?.domains.get(level)?;
