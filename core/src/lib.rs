@@ -3,9 +3,14 @@
 //!
 //! Pure Rust: no clocks, no OS randomness, no threads; builds for the host and wasm32.
 
+pub mod cost;
 pub mod cpumask;
+pub mod experiment;
+pub mod metrics;
 pub mod patch;
 pub mod release;
 pub mod sched_domain;
+pub mod sim;
 pub mod topology;
 pub mod wakeup;
+pub mod workload;

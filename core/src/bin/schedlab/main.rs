@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod sim;
 mod wake;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
@@ -35,6 +36,10 @@ enum Command {
     Domains(DomainsArgs),
     /// Explain one wake-up decision, step by step.
     Wake(wake::WakeArgs),
+    /// Simulate a workload on a machine and report what it measured.
+    Run(sim::RunArgs),
+    /// Baseline versus patched over thread counts, as the seeds' tables.
+    Sweep(sim::SweepArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -90,6 +95,8 @@ fn run(cli: Cli) -> Result<String, String> {
         Command::Machines => Ok(machines()),
         Command::Domains(a) => domains(a),
         Command::Wake(a) => wake::run(a),
+        Command::Run(a) => sim::run(a),
+        Command::Sweep(a) => sim::sweep(a),
     }
 }
 

@@ -1,0 +1,437 @@
+//! `schedlab run` and `schedlab sweep`: the simulator from the command line.
+//!
+//! ```text
+//! schedlab run --machine kunpeng920-6426 --cpus node0 --workload tbench --threads 8 --patches 6.6+cluster
+//! schedlab sweep --machine kunpeng920-6426 --cpus node0 --workload tbench \
+//!     --threads 1,4,8,16,32,64,128 --baseline 6.6 --patched 6.6+cluster --format table
+//! ```
+//!
+//! Sweep points run in parallel on all cores (rayon); each point is one
+//! single-threaded deterministic simulation, so the output does not depend on the
+//! number of cores. Wall time is measured here, never in core.
+
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use serde_json::json;
+
+use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
+use schedlab_core::patch::PatchSet;
+use schedlab_core::sim::rng::Dist;
+use schedlab_core::workload::Workload;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum WorkloadName {
+    Tbench,
+    NetperfTcpRr,
+    NetperfUdpRr,
+    Hackbench,
+    CookiePairs,
+    Schbench,
+    Custom,
+    LatPipe,
+}
+
+/// Workload and machine flags shared by `run` and `sweep`.
+#[derive(Args, Debug)]
+pub struct Common {
+    /// A preset name (see `schedlab machines`) or a machine file.
+    #[arg(long, short)]
+    machine: String,
+    /// CPUs the workload may use: a kernel CPU list (0-31,64), nodeN or nodeA-B
+    /// (numactl -C / -N). Default: every CPU.
+    #[arg(long)]
+    cpus: Option<String>,
+    #[arg(long, short, value_enum)]
+    workload: WorkloadName,
+    /// Throughput workloads: simulated milliseconds measured (after a warm-up of a
+    /// fifth, at most 200 ms). Completion-time workloads: the cap (default 600 s).
+    #[arg(long)]
+    duration_ms: Option<u64>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// hackbench -g (sweeps vary it through --threads).
+    #[arg(long, default_value_t = 10)]
+    groups: u32,
+    /// hackbench -f: senders and receivers per group.
+    #[arg(long, default_value_t = 20)]
+    fds: u32,
+    /// hackbench -l: messages each sender sends to each receiver.
+    #[arg(long, default_value_t = 100)]
+    loops: u64,
+    /// hackbench -p: pipes instead of unix sockets.
+    #[arg(long)]
+    pipe: bool,
+    /// hackbench -T: threads instead of processes.
+    #[arg(long)]
+    thread_mode: bool,
+    /// hackbench -s: message size in bytes.
+    #[arg(long, default_value_t = 100)]
+    msg_bytes: u32,
+    /// cookie-pairs: iterations per thread.
+    #[arg(long, default_value_t = 1200)]
+    iterations: u64,
+    /// cookie-pairs: work per iteration (fixed:N, uniform:A-B, exp:MEAN; ns/us/ms).
+    #[arg(long, default_value = "uniform:0-10ms")]
+    work: String,
+    /// cookie-pairs / custom: sleep per iteration.
+    #[arg(long, default_value = "uniform:0-30ms")]
+    sleep: String,
+    /// cookie-pairs: run without cookies (seed 04's first configuration).
+    #[arg(long)]
+    no_cookies: bool,
+    /// schbench -m: message threads.
+    #[arg(long, default_value_t = 2)]
+    message_threads: u32,
+    /// schbench -c: worker CPU time per request.
+    #[arg(long, default_value = "fixed:10ms")]
+    cputime: String,
+    /// schbench -s: message thread sleep between rounds.
+    #[arg(long, default_value = "fixed:30ms")]
+    msg_sleep: String,
+    /// custom: client work per request.
+    #[arg(long, default_value = "fixed:5us")]
+    client_work: String,
+    /// custom: server work per request.
+    #[arg(long, default_value = "fixed:5us")]
+    server_work: String,
+    /// lat-pipe: the two CPUs (e.g. 0,4).
+    #[arg(long, default_value = "0,1")]
+    pin: String,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RunFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Clients / instances / threads / workers (the workload's scale); for hackbench,
+    /// the groups.
+    #[arg(long, short)]
+    threads: Option<u32>,
+    /// RELEASE[+PATCH...][-PATCH...], e.g. 6.6+cluster.
+    #[arg(long, short, default_value = "6.8")]
+    patches: String,
+    #[arg(long, short, value_enum, default_value = "text")]
+    format: RunFormat,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SweepFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Comma-separated scale values (for hackbench: groups).
+    #[arg(long, short, default_value = "1,4,8,16,32,64,128")]
+    threads: String,
+    #[arg(long)]
+    baseline: String,
+    #[arg(long)]
+    patched: String,
+    #[arg(long, short, value_enum, default_value = "table")]
+    format: SweepFormat,
+}
+
+fn dist(flag: &str, text: &str) -> Result<Dist, String> {
+    Dist::parse(text).map_err(|e| format!("--{flag}: {e}"))
+}
+
+fn workload(c: &Common, threads: Option<u32>) -> Result<Workload, String> {
+    let n = |d: u32| threads.unwrap_or(d);
+    Ok(match c.workload {
+        WorkloadName::Tbench => Workload::Tbench { clients: n(1) },
+        WorkloadName::NetperfTcpRr => Workload::NetperfTcpRr { instances: n(1) },
+        WorkloadName::NetperfUdpRr => Workload::NetperfUdpRr { instances: n(1) },
+        WorkloadName::Hackbench => Workload::Hackbench {
+            groups: n(c.groups),
+            fds: c.fds,
+            loops: c.loops,
+            pipe: c.pipe,
+            threads: c.thread_mode,
+            msg_bytes: c.msg_bytes,
+        },
+        WorkloadName::CookiePairs => Workload::CookiePairs {
+            threads: n(10),
+            iterations: c.iterations,
+            work: dist("work", &c.work)?,
+            sleep: dist("sleep", &c.sleep)?,
+            cookies: !c.no_cookies,
+        },
+        WorkloadName::Schbench => Workload::Schbench {
+            message_threads: c.message_threads,
+            workers: n(4),
+            cputime: dist("cputime", &c.cputime)?,
+            sleep: dist("msg-sleep", &c.msg_sleep)?,
+        },
+        WorkloadName::Custom => Workload::Custom {
+            pairs: n(1),
+            client_work: dist("client-work", &c.client_work)?,
+            server_work: dist("server-work", &c.server_work)?,
+            sleep: if c.sleep == "uniform:0-30ms" {
+                Dist::fixed(0)
+            } else {
+                dist("sleep", &c.sleep)?
+            },
+        },
+        WorkloadName::LatPipe => {
+            let (a, b) = c
+                .pin
+                .split_once(',')
+                .ok_or("--pin: write two CPUs, e.g. 0,4")?;
+            let p = |s: &str| {
+                s.trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("--pin: {s:?} is not a CPU"))
+            };
+            Workload::LatPipe {
+                cpu_a: p(a)?,
+                cpu_b: p(b)?,
+            }
+        }
+    })
+}
+
+fn completion(w: &Workload) -> bool {
+    matches!(w, Workload::Hackbench { .. } | Workload::CookiePairs { .. })
+}
+
+fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, String> {
+    let machine = crate::load_machine(&c.machine)?;
+    let cpus = match &c.cpus {
+        Some(t) => experiment::parse_cpus(&machine, t)?,
+        None => machine.all_cpus(),
+    };
+    let workload = workload(c, threads)?;
+    let duration_ms = c.duration_ms.unwrap_or(if completion(&workload) {
+        600_000
+    } else {
+        1_000
+    });
+    Ok(RunSpec {
+        machine,
+        patches,
+        cpus,
+        workload,
+        duration_ms,
+        seed: c.seed,
+        check_invariants: false,
+    })
+}
+
+fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
+    s.parse().map_err(|e| format!("--{flag}: {e}"))
+}
+
+pub fn run(a: RunArgs) -> Result<String, String> {
+    let s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
+    let t0 = Instant::now();
+    let r = experiment::run(&s).map_err(|e| e.to_string())?;
+    let wall = t0.elapsed();
+    Ok(match a.format {
+        RunFormat::Json => {
+            let mut v = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+            v["wall_ms"] = json!(wall.as_secs_f64() * 1e3);
+            v["events_per_s"] = json!(r.events as f64 / wall.as_secs_f64().max(1e-9));
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
+        }
+        RunFormat::Text => text_report(&r, wall.as_secs_f64()),
+    })
+}
+
+fn text_report(r: &RunReport, wall_s: f64) -> String {
+    let m = &r.metrics;
+    let mut o = String::new();
+    o += &format!(
+        "{} on {} (CPUs {}), {}, seed {}\n",
+        r.workload.name(),
+        r.machine,
+        r.cpus,
+        r.patches,
+        r.seed
+    );
+    o += &format!("result: {:.3} {}\n", r.value, r.unit);
+    o += &format!(
+        "simulated {:.3} ms, {} events, {:.1} M events/s wall ({:.3} s), digest {}\n",
+        r.sim_ns as f64 / 1e6,
+        r.events,
+        r.events as f64 / wall_s.max(1e-9) / 1e6,
+        wall_s,
+        r.digest
+    );
+    o += &format!("cost parameters: {}\n", r.cost_family);
+    let total: u64 = m.placement.iter().map(|(_, v)| v).sum::<u64>().max(1);
+    o += &format!("wake-ups: {} (", m.wakeups);
+    o += &m
+        .placement
+        .iter()
+        .map(|(k, v)| format!("{k} {:.1}%", *v as f64 * 100.0 / total as f64))
+        .collect::<Vec<_>>()
+        .join(", ");
+    o += ")\n";
+    o += &format!(
+        "  queued: local {}, wakelist+IPI {}, wakelist polling {}, remote lock {} (lock wait mean {} ns, p99 {} ns)\n",
+        m.wake_local, m.wake_ipi, m.wake_polling, m.wake_remote_lock, m.lock_wait_ns.mean, m.lock_wait_ns.p99
+    );
+    o += &format!(
+        "  CPUs probed per wake-up: mean {:.2}, p99 {}, max {}\n",
+        m.cpus_probed_mean_x100 as f64 / 100.0,
+        m.cpus_probed.p99,
+        m.cpus_probed.max
+    );
+    let l = &m.wake_latency_ns;
+    o += &format!(
+        "  wake-up latency ns: p50 {} p90 {} p99 {} p99.9 {} max {}\n",
+        l.p50, l.p90, l.p99, l.p999, l.max
+    );
+    o += &format!(
+        "  sd_llc_shared line: {} reads, {} misses\n",
+        m.llc_line_reads, m.llc_line_misses
+    );
+    o += &format!(
+        "migrations: {} at wake-up, {} by load balance; context switches {}, preemptions {}\n",
+        m.migrations_wakeup, m.migrations_balance, m.context_switches, m.preemptions
+    );
+    o += &format!("force idle: {:.3} ms\n", m.force_idle_ns as f64 / 1e6);
+    let util: Vec<String> = m
+        .utilisation_permille
+        .iter()
+        .map(|(c, u)| format!("{c}:{}%", u / 10))
+        .collect();
+    o += &format!("utilisation: {}\n", util.join(" "));
+    if !m.series_per_s.is_empty() {
+        let s: Vec<String> = m
+            .series_per_s
+            .iter()
+            .take(20)
+            .map(|v| v.to_string())
+            .collect();
+        o += &format!(
+            "throughput series (units/s per {} ms): {}{}\n",
+            m.series_interval_ns / 1_000_000,
+            s.join(" "),
+            if m.series_per_s.len() > 20 {
+                " ..."
+            } else {
+                ""
+            }
+        );
+    }
+    o
+}
+
+pub fn sweep(a: SweepArgs) -> Result<String, String> {
+    let baseline = patchset("baseline", &a.baseline)?;
+    let patched = patchset("patched", &a.patched)?;
+    let threads: Vec<u32> = a
+        .threads
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--threads: {s:?} is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    if threads.is_empty() {
+        return Err("--threads: give at least one value".into());
+    }
+    let base = spec(&a.common, Some(threads[0]), baseline)?;
+    let sw = SweepSpec {
+        base,
+        threads: threads.clone(),
+        baseline,
+        patched,
+    };
+    let t0 = Instant::now();
+    let reports = sw
+        .points()
+        .par_iter()
+        .map(experiment::run)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let wall = t0.elapsed();
+    let rows = sw.rows(&reports);
+    let unit = reports[0].unit;
+    let events: u64 = reports.iter().map(|r| r.events).sum();
+    Ok(match a.format {
+        SweepFormat::Csv => {
+            let mut o = String::from("threads,baseline,patched,change_pct\n");
+            for r in &rows {
+                o += &format!(
+                    "{},{:.4},{:.4},{:.2}\n",
+                    r.threads, r.baseline, r.patched, r.change_pct
+                );
+            }
+            o
+        }
+        SweepFormat::Json => {
+            let v = json!({
+                "machine": reports[0].machine,
+                "cpus": reports[0].cpus,
+                "workload": a.common.workload_name(),
+                "unit": unit,
+                "higher_is_better": reports[0].higher_is_better,
+                "baseline": baseline.to_string(),
+                "patched": patched.to_string(),
+                "rows": rows,
+                "events": events,
+                "wall_ms": wall.as_secs_f64() * 1e3,
+                "events_per_s": events as f64 / wall.as_secs_f64().max(1e-9),
+            });
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
+        }
+        SweepFormat::Table => {
+            let mut o = format!(
+                "{} on {} (CPUs {}), {}\n{:>8}  {:>16}  {:>16}  {:>9}\n",
+                a.common.workload_name(),
+                reports[0].machine,
+                reports[0].cpus,
+                unit,
+                "threads",
+                baseline.to_string(),
+                patched.to_string(),
+                "change"
+            );
+            for r in &rows {
+                o += &format!(
+                    "{:>8}  {:>16.4}  {:>16.4}  {:>+8.2}%\n",
+                    r.threads, r.baseline, r.patched, r.change_pct
+                );
+            }
+            o += &format!(
+                "({} points, {} simulated events, {:.2} s wall, {:.1} M events/s)\n",
+                reports.len(),
+                events,
+                wall.as_secs_f64(),
+                events as f64 / wall.as_secs_f64().max(1e-9) / 1e6
+            );
+            o
+        }
+    })
+}
+
+impl Common {
+    fn workload_name(&self) -> &'static str {
+        match self.workload {
+            WorkloadName::Tbench => "tbench",
+            WorkloadName::NetperfTcpRr => "netperf-tcp-rr",
+            WorkloadName::NetperfUdpRr => "netperf-udp-rr",
+            WorkloadName::Hackbench => "hackbench",
+            WorkloadName::CookiePairs => "cookie-pairs",
+            WorkloadName::Schbench => "schbench",
+            WorkloadName::Custom => "custom",
+            WorkloadName::LatPipe => "lat-pipe",
+        }
+    }
+}

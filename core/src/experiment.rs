@@ -1,0 +1,236 @@
+//! Runs and sweeps as library functions: what the CLI's `run` and `sweep` print, and
+//! what the reproductions of the seeds' tables build on.
+//!
+//! ```text
+//!  RunSpec ──run()──▶ RunReport { value (the benchmark's own number), metrics, events, digest }
+//!  SweepSpec ─points()─▶ [(threads, variant)] ─run() each (in parallel in the CLI)─▶ rows()
+//! ```
+//!
+//! Nothing here measures wall time: callers that want it (the CLI) take it themselves.
+
+use serde::Serialize;
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::metrics::MetricsReport;
+use crate::patch::PatchSet;
+use crate::sim::{SimConfig, SimError, SimTime, Simulator};
+use crate::topology::{Machine, NodeId};
+use crate::workload::{self, MetricKind, Workload};
+
+/// One simulation to run.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub machine: Machine,
+    pub patches: PatchSet,
+    /// The CPUs the workload may use.
+    pub cpus: CpuMask,
+    pub workload: Workload,
+    /// Throughput workloads: the measured window (a warm-up of a fifth of it, at most
+    /// 200 ms, runs first). Completion workloads: the cap on simulated time.
+    pub duration_ms: u64,
+    pub seed: u64,
+    /// Check conservation invariants after every event (slow; tests).
+    pub check_invariants: bool,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub machine: String,
+    pub patches: String,
+    pub cpus: String,
+    pub workload: Workload,
+    pub seed: u64,
+    /// The benchmark's headline number, in `unit`.
+    pub value: f64,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    pub sim_ns: u64,
+    pub events: u64,
+    pub digest: String,
+    pub cost_family: &'static str,
+    pub metrics: MetricsReport,
+}
+
+/// Parses `--cpus`: a kernel CPU list (`0-31,64`), `nodeN`, or `nodeA-B`.
+pub fn parse_cpus(machine: &Machine, text: &str) -> Result<CpuMask, String> {
+    let t = text.trim();
+    if let Some(rest) = t.strip_prefix("node") {
+        let (a, b) = match rest.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (rest, rest),
+        };
+        let parse = |s: &str| -> Result<usize, String> {
+            s.parse::<usize>()
+                .map_err(|_| format!("--cpus {t:?}: write nodeN or nodeA-B, e.g. node0 or node0-1"))
+        };
+        let (a, b) = (parse(a)?, parse(b)?);
+        if a > b || b >= machine.nr_nodes() {
+            return Err(format!(
+                "--cpus {t:?}: {} has nodes 0-{}",
+                machine.name,
+                machine.nr_nodes() - 1
+            ));
+        }
+        let mut m = CpuMask::new(machine.nr_cpus());
+        for node in a..=b {
+            let id = NodeId::try_from(node).map_err(|e| e.to_string())?;
+            m.or_assign(&machine.node_cpus(id));
+        }
+        return Ok(m);
+    }
+    let m = CpuMask::parse_list(machine.nr_cpus(), t).map_err(|e| format!("--cpus: {e}"))?;
+    if m.is_empty() {
+        return Err("--cpus: the list is empty".into());
+    }
+    Ok(m)
+}
+
+/// Runs one simulation to its end.
+pub fn run(spec: &RunSpec) -> Result<RunReport, SimError> {
+    let cost = crate::cost::CostParams::for_machine(&spec.machine);
+    let plan = workload::build(&spec.workload, &cost, spec.machine.nr_cpus())
+        .map_err(SimError::Workload)?;
+    let metric = plan.metric;
+    let until_exit = plan.until_exit;
+    let d = SimTime::from_ms(spec.duration_ms.max(1));
+    let warmup = if until_exit {
+        SimTime::ZERO
+    } else {
+        SimTime((d.ns() / 5).min(200_000_000))
+    };
+    let cfg = SimConfig {
+        machine: spec.machine.clone(),
+        patches: spec.patches,
+        allowed: spec.cpus.clone(),
+        plan,
+        seed: spec.seed,
+        duration: if until_exit { d } else { warmup + d.ns() },
+        warmup,
+        check_invariants: spec.check_invariants,
+    };
+    let mut sim = Simulator::new(cfg)?;
+    sim.run()?;
+    let now = sim.now().ns();
+    let cpus: Vec<u32> = spec.cpus.iter().map(|c| c.0).collect();
+    let report = sim.metrics.report(now, &cpus);
+    let value = headline(metric, &report, now);
+    Ok(RunReport {
+        machine: spec.machine.name.clone(),
+        patches: spec.patches.to_string(),
+        cpus: spec.cpus.to_list(),
+        workload: spec.workload.clone(),
+        seed: spec.seed,
+        value,
+        unit: metric.unit(),
+        higher_is_better: metric.higher_is_better(),
+        sim_ns: now,
+        events: sim.events(),
+        digest: format!("{:016x}", sim.digest()),
+        cost_family: sim.cost_model().params.family,
+        metrics: report,
+    })
+}
+
+fn headline(metric: MetricKind, r: &MetricsReport, now_ns: u64) -> f64 {
+    let window = r.window_ns.max(1) as f64;
+    match metric {
+        MetricKind::Throughput { scale, divisor, .. } => {
+            r.units as f64 * scale as f64 * 1e9 / window / divisor.max(1) as f64
+        }
+        MetricKind::CompletionTime => now_ns as f64 / 1e9,
+        MetricKind::WakeLatencyP99 => r.task_wake_latency_ns.p99 as f64 / 1e3,
+        MetricKind::RoundTripUs { pairs } => {
+            if r.units == 0 {
+                f64::INFINITY
+            } else {
+                window * pairs as f64 / r.units as f64 / 1e3
+            }
+        }
+    }
+}
+
+/// `change_pct` as the seeds' tables print it: positive when `patched` is better
+/// (higher throughput, or shorter time/latency).
+pub fn change_pct(baseline: f64, patched: f64, higher_is_better: bool) -> f64 {
+    if baseline == 0.0 || !baseline.is_finite() || !patched.is_finite() {
+        return 0.0;
+    }
+    if higher_is_better {
+        (patched - baseline) / baseline * 100.0
+    } else {
+        (baseline - patched) / baseline * 100.0
+    }
+}
+
+/// A baseline-versus-patched sweep over thread counts.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    pub base: RunSpec,
+    pub threads: Vec<u32>,
+    pub baseline: PatchSet,
+    pub patched: PatchSet,
+}
+
+/// One row of a sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepRow {
+    pub threads: u32,
+    pub baseline: f64,
+    pub patched: f64,
+    pub change_pct: f64,
+    pub baseline_events: u64,
+    pub patched_events: u64,
+}
+
+impl SweepSpec {
+    /// The runs of the sweep, baseline then patched for each thread count. Each is
+    /// independent and deterministic, so callers may run them in any order or in
+    /// parallel.
+    pub fn points(&self) -> Vec<RunSpec> {
+        let mut v = Vec::with_capacity(2 * self.threads.len());
+        for &n in &self.threads {
+            for ps in [self.baseline, self.patched] {
+                let mut s = self.base.clone();
+                s.patches = ps;
+                s.workload = self.base.workload.with_threads(n);
+                v.push(s);
+            }
+        }
+        v
+    }
+
+    /// Pairs up the reports of [`SweepSpec::points`] (same order) into rows.
+    pub fn rows(&self, reports: &[RunReport]) -> Vec<SweepRow> {
+        self.threads
+            .iter()
+            .zip(reports.chunks(2))
+            .map(|(&n, pair)| {
+                let (b, p) = (&pair[0], &pair[1]);
+                SweepRow {
+                    threads: n,
+                    baseline: b.value,
+                    patched: p.value,
+                    change_pct: change_pct(b.value, p.value, b.higher_is_better),
+                    baseline_events: b.events,
+                    patched_events: p.events,
+                }
+            })
+            .collect()
+    }
+
+    /// Runs every point in order on this thread.
+    pub fn run_serial(&self) -> Result<Vec<SweepRow>, SimError> {
+        let reports = self
+            .points()
+            .iter()
+            .map(run)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self.rows(&reports))
+    }
+}
+
+/// The CPU the tests and benches use as "the first CPU of the set".
+pub fn first_cpu(m: &CpuMask) -> CpuId {
+    m.first().unwrap_or(CpuId(0))
+}

@@ -1,0 +1,1793 @@
+//! A deterministic discrete-event simulator of the Linux fair scheduler around the
+//! wake-up path.
+//!
+//! ```text
+//!   EventQueue (time, seq) ──▶ BurstEnd ─▶ task program: run / send (wake-up) / wait / sleep
+//!        ▲                    Resched  ─▶ schedule(): pick (EEVDF or CFS), context switch
+//!        │                    Timer    ─▶ hrtimer wake-up of a sleeper
+//!        │                    Tick     ─▶ slice expiry, periodic balance, SIS_UTIL
+//!        │                    Sample   ─▶ throughput series
+//!        │
+//!   every wake-up: wakeup::wake_up(&env, &SchedState, p, waker) ─▶ Decision
+//!        the simulator applies Decision.effects and charges Decision.costs (cost.rs)
+//! ```
+//!
+//! Time is integer nanoseconds; the only randomness is [`rng::Rng`], seeded from the
+//! scenario; no clock, thread or OS randomness is touched, so one scenario gives the
+//! same digest natively and in wasm32.
+//!
+//! What is modelled, and the simplifications (each a deliberate choice, listed so a
+//! reader can judge the numbers):
+//! - **Fair class.** All tasks are nice 0. From 6.6, EEVDF: lag-preserving placement
+//!   (`place_entity()` without the lag inflation), eligibility against the average
+//!   vruntime, earliest eligible deadline first, base slice 3 ms, RUN_TO_PARITY
+//!   (a woken task preempts only an ineligible current or one past its deadline).
+//!   Before 6.6, CFS: sleeper credit of half `sched_latency`, wake-up preemption when
+//!   the vruntime lead exceeds `wakeup_granularity` (4 ms). Slices expire at ticks.
+//! - **Wake-up.** `wakeup::wake_up()` decides; its effects (`recent_used_cpu`,
+//!   `record_wakee`, `set_idle_cores(false)`, SIS_PROP averages) are applied; its costs are
+//!   charged: remote rq reads, the `sd_llc_shared` line (a contended line, see
+//!   [`Simulator::llc_line_access`]), an IPI or the remote rq lock (queueing on the
+//!   lock), then the wakee's C-state exit and IPI receive, and on its first run the
+//!   cache-distance cost of the data the waker left.
+//! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
+//!   state whose target residency is below the mean of the CPU's last 8 idle periods.
+//!   Idle CPUs take no ticks; the tick is "stopped" (nr_busy_cpus written) when the
+//!   prediction exceeds a tick.
+//! - **PELT.** Per task and per CPU, integer, 32 ms half-life. A CPU's load is the
+//!   average of its runnable count (so blocked tasks' load is not kept on the CPU they
+//!   left, unlike the kernel's blocked-load tracking).
+//! - **Load balancing.** Periodic (per domain, `min_interval` × `busy_factor` when busy,
+//!   by the first idle CPU of the local group as `should_we_balance()` picks it): pull one
+//!   queued task from the busiest CPU of the busiest group when the local group has an
+//!   idle CPU or the busiest group is above `imbalance_pct`; LLC-level balancing
+//!   produces SIS_UTIL's `nr_idle_scan` through `wakeup::update_idle_cpu_scan()`. Newidle:
+//!   when `avg_idle` >= 500 us, pull one queued task from the busiest CPU, lowest domain
+//!   first. No group types, no misfit/asym packing, no NUMA imbalance allowances.
+//! - **Fork.** Tasks start through a mirror of `sched_balance_find_dst_cpu()`: at each
+//!   level the group with the most idle CPUs (local group on ties), then its first
+//!   idle CPU.
+//! - **Core scheduling.** SMT siblings only run tasks of one cookie; a CPU whose
+//!   queued tasks do not match the cookie its sibling runs is force-idle (accounted);
+//!   a sibling that has been force-idle across a tick gets the core at the next slice
+//!   expiry. The kernel's core-wide pick by priority is not modelled.
+
+pub mod balance;
+pub mod event;
+pub mod pelt;
+pub mod rng;
+pub mod time;
+
+use thiserror::Error;
+
+use crate::cost::CostModel;
+use crate::cpumask::{CpuId, CpuMask};
+use crate::metrics::{fnv, Metrics, FNV_OFFSET, MAX_SERIES};
+use crate::patch::PatchSet;
+use crate::release::Release;
+use crate::sched_domain::DomainError;
+use crate::topology::Machine;
+use crate::wakeup::{
+    self, NoTrace, QueuePath, SchedState, TaskId, TaskState, WakeEnv, WakeFlags, Waker,
+};
+use crate::workload::{Op, Plan};
+
+use event::{Event, EventQueue};
+use pelt::Pelt;
+use rng::Rng;
+pub use time::SimTime;
+
+/// `sysctl_sched_migration_cost`: tasks that ran this recently are cache hot, and
+/// newidle balance needs this much average idle time.
+pub const MIGRATION_COST_NS: u64 = 500_000;
+/// Upper bound on ops interpreted for one task without consuming time.
+const MAX_OPS_PER_STEP: u32 = 10_000;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SimError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error("the CPU set is empty or has no online CPU")]
+    EmptyCpus,
+    #[error("workload: {0}")]
+    Workload(String),
+    #[error("task {task} sends to task {to}, which does not exist")]
+    BadTarget { task: u32, to: u32 },
+    #[error(
+        "the workload did not finish within {cap_ms} ms of simulated time; raise --duration-ms"
+    )]
+    DidNotFinish { cap_ms: u64 },
+    #[error("invariant broken at {at}: {what}")]
+    Invariant { at: SimTime, what: String },
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub machine: Machine,
+    pub patches: PatchSet,
+    /// The CPUs the workload may use (`numactl -C`/`-N`).
+    pub allowed: CpuMask,
+    pub plan: Plan,
+    pub seed: u64,
+    /// Throughput workloads: total simulated time (warm-up included). Completion
+    /// workloads: the cap.
+    pub duration: SimTime,
+    /// Throughput workloads: metrics start after this.
+    pub warmup: SimTime,
+    /// Check the conservation invariants after every event (tests).
+    pub check_invariants: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    Running(u32),
+    Queued(u32),
+    Blocked,
+    Exited,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    None,
+    Wait,
+    SendFull,
+    Sleep,
+}
+
+#[derive(Clone, Debug)]
+struct Task {
+    program: Vec<Op>,
+    pc: u16,
+    iters: u64,
+    loc: Loc,
+    block: Block,
+    tokens: u32,
+    cap: u32,
+    drop_when_full: bool,
+    /// Senders blocked on this task's full mailbox (bounded by the number of tasks).
+    writers: Vec<u32>,
+    /// What is left of the current CPU burst.
+    remaining_ns: u64,
+    /// Costs to pay at the start of the next burst (wake-up path, cache distance).
+    debt_ns: u64,
+    vruntime: i64,
+    deadline: i64,
+    vlag: i64,
+    load: Pelt,
+    util: Pelt,
+    cookie: u64,
+    wake_at: Option<SimTime>,
+    last_cpu: u32,
+    last_ran: SimTime,
+    timer_gen: u32,
+    wakes_in_task: bool,
+    own_mm: bool,
+    latency_tracked: bool,
+    new_task: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Running the idle task in a C-state.
+    Idle,
+    /// Leaving idle: a `Resched` is pending (IPI in flight, C-state exit).
+    Waking,
+    /// Core scheduling keeps this CPU idle although tasks are queued.
+    ForceIdle,
+    Running,
+}
+
+#[derive(Clone, Debug)]
+struct Cpu {
+    mode: Mode,
+    curr: u32,
+    queue: Vec<u32>,
+    /// Bumped on every new burst or preemption: invalidates `BurstEnd`.
+    burst_gen: u32,
+    /// Bumped on every switch (task, idle): invalidates `Resched`.
+    switch_gen: u32,
+    burst_end: SimTime,
+    last_update: SimTime,
+    stolen_ns: u64,
+    need_resched: bool,
+    idle_since: SimTime,
+    cstate: u8,
+    tick_stopped: bool,
+    idle_hist: [u64; 8],
+    idle_hist_pos: u8,
+    avg_idle_ns: u64,
+    util: Pelt,
+    load: Pelt,
+    lock_free_at: SimTime,
+    /// avg_vruntime of an empty runqueue.
+    base_v: i64,
+    last_task: u32,
+    last_mm: u32,
+    force_idle_since: SimTime,
+    /// Set when a sibling has been kept force-idle across a tick.
+    fi_ticks: u32,
+    slice_start: SimTime,
+}
+
+/// State of one LLC's `sched_domain_shared` cache line.
+#[derive(Clone, Debug, Default)]
+struct LlcLine {
+    version: u32,
+    last_writer: u32,
+    busy_until: SimTime,
+}
+
+/// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].
+pub struct Simulator {
+    env: WakeEnv,
+    machine: Machine,
+    cost: CostModel,
+    state: SchedState,
+    /// Per task: the wake-up path's view of it (as waker and as wakee).
+    views: Vec<Waker>,
+    tasks: Vec<Task>,
+    cpus: Vec<Cpu>,
+    /// Per CPU: its LLC's index into `llc_lines`.
+    llc_of: Vec<u16>,
+    /// Per CPU: sd_llc_id.
+    llc_id_of: Vec<u32>,
+    llc_lines: Vec<LlcLine>,
+    /// Per (cpu, llc index): the line version this CPU last read.
+    seen: Vec<u32>,
+    n_llcs: usize,
+    /// Per CPU: its SMT siblings, itself excluded.
+    siblings: Vec<Vec<u32>>,
+    balance: balance::BalanceInfo,
+    queue: EventQueue,
+    rng: Rng,
+    now: SimTime,
+    pub metrics: Metrics,
+    events: u64,
+    live: u32,
+    end: SimTime,
+    warmup: SimTime,
+    until_exit: bool,
+    measuring: bool,
+    last_units: u64,
+    check: bool,
+    eevdf: bool,
+    slice_ns: i64,
+    smt: bool,
+    core_sched: bool,
+    active_cpus: Vec<u32>,
+    error: Option<SimError>,
+}
+
+/// What a task does after interpreting its program.
+enum Next {
+    Run(u64),
+    Block,
+    Exit,
+}
+
+impl Simulator {
+    pub fn new(cfg: SimConfig) -> Result<Simulator, SimError> {
+        let env = WakeEnv::new(&cfg.machine, cfg.patches)?;
+        let machine = cfg.machine;
+        let n = machine.nr_cpus() as usize;
+        let online = env.domains.cpu_map.clone();
+        let allowed = cfg.allowed.and(&online);
+        if allowed.is_empty() {
+            return Err(SimError::EmptyCpus);
+        }
+        let cost = CostModel::new(&machine);
+        let tick_ns = cost.params.tick_ns;
+        let mut state = SchedState::all_idle(n as u32, |c| {
+            env.domains.try_cpu(c).map_or(1, |d| d.sd_llc_size)
+        });
+        state.hz = 1_000_000_000 / tick_ns;
+        for (c, rq) in state.rqs.iter_mut().enumerate() {
+            rq.capacity = machine.cpus[c].capacity as u64;
+            rq.active = online.test_cpu(CpuId(c as u32));
+        }
+        // LLC bookkeeping.
+        let mut llc_ids: Vec<u32> = Vec::new();
+        let mut llc_of = vec![0u16; n];
+        let mut llc_id_of = vec![0u32; n];
+        for c in 0..n {
+            let id = env
+                .domains
+                .try_cpu(CpuId(c as u32))
+                .map_or(c as u32, |d| d.sd_llc_id.0);
+            llc_id_of[c] = id;
+            let idx = match llc_ids.iter().position(|&x| x == id) {
+                Some(i) => i,
+                None => {
+                    llc_ids.push(id);
+                    llc_ids.len() - 1
+                }
+            };
+            llc_of[c] = idx as u16;
+        }
+        let n_llcs = llc_ids.len();
+        let siblings: Vec<Vec<u32>> = (0..n)
+            .map(|c| {
+                env.smt_mask(CpuId(c as u32))
+                    .iter()
+                    .map(|x| x.0)
+                    .filter(|&x| x != c as u32)
+                    .collect()
+            })
+            .collect();
+        let smt = env.sched_smt_active();
+
+        // Tasks.
+        let plan = cfg.plan;
+        let nt = plan.tasks.len();
+        if nt == 0 {
+            return Err(SimError::Workload("the workload has no tasks".into()));
+        }
+        if nt > u32::MAX as usize / 2 {
+            return Err(SimError::Workload("too many tasks".into()));
+        }
+        let mut tasks = Vec::with_capacity(nt);
+        let mut views = Vec::with_capacity(nt);
+        let mut active_mask = CpuMask::new(n as u32);
+        for (i, spec) in plan.tasks.iter().enumerate() {
+            validate_program(i as u32, &spec.program, nt as u32)?;
+            let mask = match &spec.allowed {
+                Some(m) => m.and(&online),
+                None => allowed.clone(),
+            };
+            if mask.is_empty() {
+                return Err(SimError::EmptyCpus);
+            }
+            active_mask.or_assign(&mask);
+            let first = mask.first().expect("checked non-empty");
+            tasks.push(Task {
+                program: spec.program.clone(),
+                pc: 0,
+                iters: 0,
+                loc: Loc::Blocked,
+                block: Block::None,
+                tokens: 0,
+                cap: spec.mailbox_cap.max(1),
+                drop_when_full: spec.drop_when_full,
+                writers: Vec::new(),
+                remaining_ns: 0,
+                debt_ns: 0,
+                vruntime: 0,
+                deadline: 0,
+                vlag: 0,
+                load: Pelt::default(),
+                util: Pelt::default(),
+                cookie: spec.cookie,
+                wake_at: None,
+                last_cpu: first.0,
+                last_ran: SimTime::ZERO,
+                timer_gen: 0,
+                wakes_in_task: spec.wakes_in_task,
+                own_mm: spec.own_mm,
+                latency_tracked: plan.latency_tasks.is_empty()
+                    || plan.latency_tasks.contains(&(i as u32)),
+                new_task: true,
+            });
+            let mut ts = TaskState::new(TaskId(i as u32), first, mask);
+            ts.load = 0;
+            views.push(Waker {
+                cpu: first,
+                task: Some(ts),
+                in_task: spec.wakes_in_task,
+            });
+        }
+        let core_sched = tasks.iter().any(|t| t.cookie != 0);
+        state.core_sched_enabled = core_sched;
+        let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
+        let cpus = (0..n)
+            .map(|_| Cpu {
+                mode: Mode::Idle,
+                curr: u32::MAX,
+                queue: Vec::new(),
+                burst_gen: 0,
+                switch_gen: 0,
+                burst_end: SimTime::ZERO,
+                last_update: SimTime::ZERO,
+                stolen_ns: 0,
+                need_resched: false,
+                idle_since: SimTime::ZERO,
+                cstate: 0,
+                tick_stopped: true,
+                idle_hist: [tick_ns; 8],
+                idle_hist_pos: 0,
+                avg_idle_ns: 2 * MIGRATION_COST_NS,
+                util: Pelt::default(),
+                load: Pelt::default(),
+                lock_free_at: SimTime::ZERO,
+                base_v: 0,
+                last_task: u32::MAX,
+                last_mm: u32::MAX,
+                force_idle_since: SimTime::ZERO,
+                fi_ticks: 0,
+                slice_start: SimTime::ZERO,
+            })
+            .collect();
+        let release = cfg.patches.release;
+        let eevdf = release >= Release::new(6, 6);
+        // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).
+        let factor = 1 + (online.weight().clamp(1, 8) as f64).log2() as i64;
+        let slice_ns = 750_000 * factor;
+        let balance = balance::BalanceInfo::new(&env, &active_cpus);
+        let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
+        let mut sim = Simulator {
+            env,
+            machine,
+            cost,
+            state,
+            views,
+            tasks,
+            cpus,
+            llc_of,
+            llc_id_of,
+            llc_lines: vec![LlcLine::default(); n_llcs],
+            seen: vec![0; n * n_llcs],
+            n_llcs,
+            siblings,
+            balance,
+            queue: EventQueue::new(),
+            rng: Rng::new(cfg.seed),
+            now: SimTime::ZERO,
+            metrics: Metrics::new(n, series_interval),
+            events: 0,
+            live: nt as u32,
+            end: cfg.duration,
+            warmup: if plan.until_exit {
+                SimTime::ZERO
+            } else {
+                cfg.warmup
+            },
+            until_exit: plan.until_exit,
+            measuring: false,
+            last_units: 0,
+            check: cfg.check_invariants,
+            eevdf,
+            slice_ns,
+            smt,
+            core_sched,
+            active_cpus,
+            error: None,
+        };
+        sim.start();
+        Ok(sim)
+    }
+
+    /// Places every task as `wake_up_new_task()` would, from the first CPU of the set,
+    /// and starts ticks and sampling.
+    fn start(&mut self) {
+        let parent = self.active_cpus[0];
+        for t in 0..self.tasks.len() as u32 {
+            let mask = self.views[t as usize]
+                .task
+                .as_ref()
+                .expect("views hold tasks")
+                .allowed
+                .clone();
+            let cpu = self.find_idlest_cpu_fork(parent, &mask);
+            self.tasks[t as usize].last_cpu = cpu;
+            {
+                let v = self.views[t as usize]
+                    .task
+                    .as_mut()
+                    .expect("views hold tasks");
+                v.prev_cpu = CpuId(cpu);
+                v.recent_used_cpu = CpuId(cpu);
+            }
+            self.enqueue(t, cpu);
+        }
+        let tick = self.cost.params.tick_ns;
+        let n_active = self.active_cpus.len() as u64;
+        for (i, &c) in self.active_cpus.clone().iter().enumerate() {
+            // Stagger ticks across CPUs as the kernel's tick offsets do.
+            self.queue.push(
+                SimTime(tick * (i as u64 + 1) / (n_active + 1)),
+                Event::Tick { cpu: c },
+            );
+            if !self.cpus[c as usize].queue.is_empty() {
+                self.cpus[c as usize].mode = Mode::Waking;
+                let g = self.cpus[c as usize].switch_gen;
+                self.queue
+                    .push(SimTime::ZERO, Event::Resched { cpu: c, gen: g });
+            }
+        }
+        if self.until_exit {
+            self.measuring = true;
+        } else {
+            self.queue.push(self.warmup, Event::Sample);
+        }
+    }
+
+    /// Runs until the end (duration, or every task exited for completion workloads).
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while self.step() {}
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => {
+                if self.until_exit && self.live > 0 {
+                    return Err(SimError::DidNotFinish {
+                        cap_ms: self.end.ns() / 1_000_000,
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs until simulated time `t` at most (for stepping a UI in batches).
+    /// Returns false when the run is over.
+    pub fn run_until(&mut self, t: SimTime) -> bool {
+        while self.queue.peek_time().is_some_and(|x| x <= t) {
+            if !self.step() {
+                return false;
+            }
+        }
+        !self.finished()
+    }
+
+    pub fn finished(&self) -> bool {
+        self.error.is_some() || (self.until_exit && self.live == 0) || self.now >= self.end
+    }
+
+    /// Processes one event; false when the run is over.
+    pub fn step(&mut self) -> bool {
+        if self.error.is_some() || (self.until_exit && self.live == 0) {
+            return false;
+        }
+        let Some((t, ev)) = self.queue.pop() else {
+            return false;
+        };
+        if t > self.end {
+            self.now = self.end;
+            self.flush_accounting();
+            return false;
+        }
+        debug_assert!(t >= self.now, "time went backwards");
+        self.now = t;
+        self.events += 1;
+        match ev {
+            Event::BurstEnd { cpu, gen } => self.on_burst_end(cpu, gen),
+            Event::Resched { cpu, gen } => self.on_resched(cpu, gen),
+            Event::Timer { task, gen } => self.on_timer(task, gen),
+            Event::Tick { cpu } => self.on_tick(cpu),
+            Event::Sample => self.on_sample(),
+        }
+        if self.check || (cfg!(debug_assertions) && self.events % 4096 == 0) {
+            if let Err(what) = self.check_invariants() {
+                self.error = Some(SimError::Invariant { at: self.now, what });
+                return false;
+            }
+        }
+        if self.until_exit && self.live == 0 {
+            self.flush_accounting();
+            return false;
+        }
+        true
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    pub fn cost_model(&self) -> &CostModel {
+        &self.cost
+    }
+
+    pub fn active_cpus(&self) -> &[u32] {
+        &self.active_cpus
+    }
+
+    /// Tasks that have not exited.
+    pub fn live_tasks(&self) -> u32 {
+        self.live
+    }
+
+    /// A digest of the run's outcome: time, event count, metrics and the RNG state.
+    pub fn digest(&self) -> u64 {
+        let mut h = fnv(FNV_OFFSET, self.now.ns());
+        h = fnv(h, self.events);
+        h = fnv(h, self.metrics.digest());
+        h = fnv(h, self.rng.clone().next_u64());
+        for t in &self.tasks {
+            h = fnv(h, t.vruntime as u64);
+            h = fnv(h, t.last_cpu as u64);
+        }
+        h
+    }
+
+    // ---------------------------------------------------------------- accounting
+
+    /// `update_curr()`: charges the running task for the time since the last update.
+    #[inline]
+    fn update_curr(&mut self, cpu: u32) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu as usize];
+        if c.mode != Mode::Running {
+            return;
+        }
+        let d = now.since(c.last_update);
+        c.last_update = now;
+        if d == 0 {
+            return;
+        }
+        let t = c.curr as usize;
+        self.tasks[t].vruntime += d as i64;
+        if self.measuring {
+            self.metrics.busy_ns[cpu as usize] += d;
+        }
+    }
+
+    /// Updates the CPU's PELT signals to now with the level it had so far, and
+    /// publishes them into the wake-up state.
+    #[inline]
+    fn update_cpu_pelt(&mut self, cpu: u32) {
+        let now = self.now.ns();
+        let c = &mut self.cpus[cpu as usize];
+        let running = if c.mode == Mode::Running { 1024 } else { 0 };
+        let nr = self.state.rqs[cpu as usize].nr_running as u64;
+        c.util.update(now, running);
+        c.load.update(now, 1024 * nr);
+        let rq = &mut self.state.rqs[cpu as usize];
+        rq.util_avg = c.util.avg.min(rq.capacity);
+        rq.load_avg = c.load.avg;
+    }
+
+    fn flush_accounting(&mut self) {
+        for c in 0..self.cpus.len() as u32 {
+            self.update_curr(c);
+            let cpu = &mut self.cpus[c as usize];
+            if cpu.mode == Mode::ForceIdle && self.measuring {
+                self.metrics.force_idle_ns += self.now.since(cpu.force_idle_since);
+                cpu.force_idle_since = self.now;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- fair class
+
+    /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
+    fn avg_vruntime(&self, cpu: u32) -> i64 {
+        let c = &self.cpus[cpu as usize];
+        let mut sum: i64 = 0;
+        let mut n: i64 = 0;
+        if c.mode == Mode::Running {
+            sum += self.tasks[c.curr as usize].vruntime;
+            n += 1;
+        }
+        for &t in &c.queue {
+            sum += self.tasks[t as usize].vruntime;
+            n += 1;
+        }
+        if n == 0 {
+            c.base_v
+        } else {
+            sum.div_euclid(n)
+        }
+    }
+
+    /// Lag limit (`update_entity_lag()`): max(2 × slice, a tick).
+    fn lag_limit(&self) -> i64 {
+        (2 * self.slice_ns).max(self.cost.params.tick_ns as i64)
+    }
+
+    /// `enqueue_task_fair()` + `place_entity()`.
+    fn enqueue(&mut self, t: u32, cpu: u32) {
+        self.update_cpu_pelt(cpu);
+        let avg = self.avg_vruntime(cpu);
+        let now = self.now.ns();
+        let slice = self.slice_ns;
+        let eevdf = self.eevdf;
+        let task = &mut self.tasks[t as usize];
+        if eevdf {
+            task.vruntime = avg - task.vlag;
+            // PLACE_DEADLINE_INITIAL: new tasks start with half a slice.
+            let s = if task.new_task { slice / 2 } else { slice };
+            task.deadline = task.vruntime + s;
+        } else {
+            // CFS place_entity(): sleeper credit of half sched_latency (GENTLE_FAIR_SLEEPERS).
+            let thresh = 4 * 6_000_000 / 2;
+            task.vruntime = (avg - task.vlag).max(avg - thresh);
+            task.deadline = task.vruntime + slice;
+        }
+        task.new_task = false;
+        task.load.update(now, 0);
+        task.loc = Loc::Queued(cpu);
+        self.cpus[cpu as usize].queue.push(t);
+        self.state.rqs[cpu as usize].nr_running += 1;
+        if self.state.rqs[cpu as usize].nr_running == 1 {
+            self.cpus[cpu as usize].base_v = avg;
+        }
+    }
+
+    /// Removes the running task from its CPU as it blocks or exits (`dequeue_task_fair()`).
+    fn dequeue_curr(&mut self, cpu: u32, loc: Loc) {
+        self.update_curr(cpu);
+        self.update_cpu_pelt(cpu);
+        let avg = self.avg_vruntime(cpu);
+        let lim = self.lag_limit();
+        let now = self.now;
+        let t = self.cpus[cpu as usize].curr;
+        let task = &mut self.tasks[t as usize];
+        task.vlag = (avg - task.vruntime).clamp(-lim, lim);
+        task.load.update(now.ns(), 1024);
+        task.util.update(now.ns(), 1024);
+        task.loc = loc;
+        task.last_ran = now;
+        task.remaining_ns = 0;
+        let c = &mut self.cpus[cpu as usize];
+        c.curr = u32::MAX;
+        c.mode = Mode::Waking; // transient: schedule() follows
+        c.base_v = avg;
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        self.state.rqs[cpu as usize].nr_running -= 1;
+        if loc == Loc::Exited {
+            self.live -= 1;
+        }
+    }
+
+    /// Puts the running task back on its queue (preemption).
+    fn put_prev(&mut self, cpu: u32) {
+        self.update_curr(cpu);
+        self.update_cpu_pelt(cpu);
+        let now = self.now;
+        let c = &mut self.cpus[cpu as usize];
+        let t = c.curr;
+        let rem = c.burst_end.since(now) + c.stolen_ns;
+        c.stolen_ns = 0;
+        c.curr = u32::MAX;
+        c.mode = Mode::Waking;
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.queue.push(t);
+        let task = &mut self.tasks[t as usize];
+        task.remaining_ns = rem;
+        task.util.update(now.ns(), 1024);
+        task.loc = Loc::Queued(cpu);
+        task.last_ran = now;
+    }
+
+    /// The cookie the CPU's SMT siblings are running, if any (core scheduling).
+    fn sibling_cookie(&self, cpu: u32) -> Option<u64> {
+        if !self.core_sched {
+            return None;
+        }
+        self.siblings[cpu as usize].iter().find_map(|&s| {
+            let sc = &self.cpus[s as usize];
+            (sc.mode == Mode::Running).then(|| self.tasks[sc.curr as usize].cookie)
+        })
+    }
+
+    /// `pick_next_task_fair()`: EEVDF's earliest eligible deadline, or CFS's smallest
+    /// vruntime; under core scheduling only tasks of the cookie the core runs.
+    fn pick_next(&self, cpu: u32) -> Option<usize> {
+        let c = &self.cpus[cpu as usize];
+        if c.queue.is_empty() {
+            return None;
+        }
+        let want = self.sibling_cookie(cpu);
+        let ok = |t: u32| want.is_none_or(|k| self.tasks[t as usize].cookie == k);
+        if self.eevdf {
+            let avg = self.avg_vruntime(cpu);
+            let mut best: Option<(i64, usize)> = None;
+            let mut fallback: Option<(i64, usize)> = None;
+            for (i, &t) in c.queue.iter().enumerate() {
+                if !ok(t) {
+                    continue;
+                }
+                let task = &self.tasks[t as usize];
+                if task.vruntime <= avg && best.is_none_or(|(d, _)| task.deadline < d) {
+                    best = Some((task.deadline, i));
+                }
+                if fallback.is_none_or(|(v, _)| task.vruntime < v) {
+                    fallback = Some((task.vruntime, i));
+                }
+            }
+            best.or(fallback).map(|(_, i)| i)
+        } else {
+            c.queue
+                .iter()
+                .enumerate()
+                .filter(|(_, &t)| ok(t))
+                .min_by_key(|(_, &t)| self.tasks[t as usize].vruntime)
+                .map(|(i, _)| i)
+        }
+    }
+
+    /// `check_preempt_wakeup_fair()` for task `w` newly queued on a CPU running `curr`.
+    fn should_preempt(&mut self, cpu: u32, w: u32) -> bool {
+        self.update_curr(cpu);
+        let c = &self.cpus[cpu as usize];
+        if c.mode != Mode::Running {
+            return false;
+        }
+        if let Some(k) = self.sibling_cookie(cpu) {
+            if self.tasks[w as usize].cookie != k {
+                return false;
+            }
+        }
+        let curr = &self.tasks[c.curr as usize];
+        let wt = &self.tasks[w as usize];
+        if self.eevdf {
+            let avg = self.avg_vruntime(cpu);
+            let curr_eligible = curr.vruntime <= avg;
+            // RUN_TO_PARITY: an eligible current keeps its slice.
+            if curr_eligible && curr.vruntime < curr.deadline {
+                return false;
+            }
+            wt.vruntime <= avg && wt.deadline < curr.deadline
+        } else {
+            // wakeup_gran(): 1 ms × (1 + ilog2(ncpus)), 4 ms on 8+ CPUs.
+            curr.vruntime - wt.vruntime > 4_000_000
+        }
+    }
+
+    // ---------------------------------------------------------------- schedule
+
+    /// `schedule()` on `cpu` whose current task has already been put back, blocked or
+    /// exited (or which was idle).
+    fn schedule(&mut self, cpu: u32) {
+        // Bounded: each iteration removes a task from this CPU's queue.
+        loop {
+            let leaving_idle = {
+                let c = &self.cpus[cpu as usize];
+                matches!(c.mode, Mode::Idle | Mode::Waking | Mode::ForceIdle) && c.curr == u32::MAX
+            };
+            if leaving_idle {
+                self.leave_idle_accounting(cpu);
+            }
+            self.state.rqs[cpu as usize].ttwu_pending = false;
+            let pick = self.pick_next(cpu);
+            let Some(i) = pick else {
+                if !self.cpus[cpu as usize].queue.is_empty() {
+                    self.enter_force_idle(cpu);
+                    return;
+                }
+                if let Some(t) = self.newidle_balance(cpu) {
+                    let i = self.cpus[cpu as usize]
+                        .queue
+                        .iter()
+                        .position(|&x| x == t)
+                        .expect("pulled task is queued here");
+                    if self.run_task(cpu, i) {
+                        return;
+                    }
+                    continue;
+                }
+                self.enter_idle(cpu);
+                return;
+            };
+            if self.run_task(cpu, i) {
+                return;
+            }
+        }
+    }
+
+    fn leave_idle_accounting(&mut self, cpu: u32) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let c = &mut self.cpus[cpu as usize];
+        match c.mode {
+            Mode::ForceIdle => {
+                if measuring {
+                    self.metrics.force_idle_ns += now.since(c.force_idle_since);
+                }
+                c.force_idle_since = now;
+            }
+            Mode::Idle | Mode::Waking => {
+                if c.idle_since != SimTime::MAX {
+                    let d = now.since(c.idle_since);
+                    let pos = c.idle_hist_pos as usize;
+                    c.idle_hist[pos] = d;
+                    c.idle_hist_pos = ((pos + 1) % 8) as u8;
+                    // update_avg(&rq->avg_idle, delta), capped at 2 × max_idle_balance_cost.
+                    let avg = c.avg_idle_ns as i64 + (d as i64 - c.avg_idle_ns as i64) / 8;
+                    c.avg_idle_ns = (avg.max(0) as u64).min(2 * MIGRATION_COST_NS);
+                    c.idle_since = SimTime::MAX;
+                    // SIS_PROP's wake_avg_idle follows avg_idle (ttwu_do_wakeup()).
+                    let ai = c.avg_idle_ns;
+                    let jiffies = now.ns() / self.cost.params.tick_ns;
+                    let sp = &mut self.state.sis_prop;
+                    if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+                        *x = ai / 2;
+                    }
+                    if let Some(x) = sp.wake_stamp.get_mut(cpu as usize) {
+                        *x = jiffies;
+                    }
+                }
+                if c.tick_stopped {
+                    // nohz: set_cpu_sd_state_busy() at the first tick back.
+                    c.tick_stopped = false;
+                    let llc = self.llc_id_of[cpu as usize] as usize;
+                    self.state.llc_shared[llc].nr_busy_cpus += 1;
+                    let cost = self.llc_line_access(cpu, true);
+                    self.cpus[cpu as usize].stolen_ns += cost;
+                }
+            }
+            Mode::Running => {}
+        }
+    }
+
+    /// Switches `cpu` to the task at `queue[i]`. Returns false if the task blocked or
+    /// exited at once (its program found nothing to run), in which case the caller
+    /// picks again.
+    fn run_task(&mut self, cpu: u32, i: usize) -> bool {
+        let now = self.now;
+        let t = self.cpus[cpu as usize].queue.swap_remove(i);
+        let p = &self.cost.params;
+        let (ctx_ns, mm_ns, hold) = (p.ctx_switch_ns, p.ctx_switch_mm_ns, p.sched_lock_hold_ns);
+        let c = &mut self.cpus[cpu as usize];
+        let mut switch_ns = 0;
+        if c.last_task != t {
+            switch_ns = ctx_ns;
+            let task = &self.tasks[t as usize];
+            if task.own_mm && c.last_mm != t {
+                switch_ns += mm_ns;
+            }
+            // schedule() takes the own rq lock: wait behind remote wakers holding it.
+            let start = c.lock_free_at.max(now);
+            switch_ns += start.since(now);
+            c.lock_free_at = start + hold;
+            if self.measuring {
+                self.metrics.context_switches += 1;
+            }
+        }
+        c.last_task = t;
+        if self.tasks[t as usize].own_mm {
+            c.last_mm = t;
+        }
+        c.mode = Mode::Running;
+        c.curr = t;
+        c.switch_gen = c.switch_gen.wrapping_add(1);
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.last_update = now;
+        c.slice_start = now;
+        c.need_resched = false;
+        let prev_cpu = self.tasks[t as usize].last_cpu;
+        {
+            let task = &mut self.tasks[t as usize];
+            task.loc = Loc::Running(cpu);
+            task.util.update(now.ns(), 0);
+            task.last_cpu = cpu;
+            if let Some(w) = task.wake_at.take() {
+                if self.measuring {
+                    let lat = (now + switch_ns).since(w);
+                    self.metrics.wake_latency.record(lat);
+                    if task.latency_tracked {
+                        self.metrics.task_wake_latency.record(lat);
+                    }
+                }
+            }
+        }
+        if prev_cpu != cpu {
+            let v = self.views[t as usize]
+                .task
+                .as_mut()
+                .expect("views hold tasks");
+            v.prev_cpu = CpuId(cpu);
+        }
+        self.views[t as usize]
+            .task
+            .as_mut()
+            .expect("views hold tasks")
+            .prev_cpu = CpuId(cpu);
+        let rq = &mut self.state.rqs[cpu as usize];
+        rq.curr_is_idle = false;
+        rq.polling = false;
+        self.update_cpu_pelt(cpu);
+        self.publish_core_cookie(cpu);
+        // The time of the switch is spent before the task's own work.
+        let mut burst = self.tasks[t as usize].remaining_ns;
+        if burst == 0 {
+            match self.advance(t, cpu) {
+                Next::Run(ns) => burst = ns,
+                Next::Block => {
+                    self.dequeue_curr(cpu, Loc::Blocked);
+                    self.kick_force_idle_siblings(cpu);
+                    return false;
+                }
+                Next::Exit => {
+                    self.dequeue_curr(cpu, Loc::Exited);
+                    self.kick_force_idle_siblings(cpu);
+                    return false;
+                }
+            }
+        }
+        self.tasks[t as usize].remaining_ns = 0;
+        let c = &mut self.cpus[cpu as usize];
+        let total = switch_ns + burst + std::mem::take(&mut c.stolen_ns);
+        c.burst_end = now + total;
+        let gen = c.burst_gen;
+        self.queue.push(now + total, Event::BurstEnd { cpu, gen });
+        if c.need_resched {
+            // A wake-up during advance() asked to preempt at once.
+            c.need_resched = false;
+            let g = c.switch_gen;
+            self.queue.push(now, Event::Resched { cpu, gen: g });
+        }
+        true
+    }
+
+    /// The idle governor (menu-like) and idle entry.
+    fn enter_idle(&mut self, cpu: u32) {
+        let now = self.now;
+        let tick = self.cost.params.tick_ns;
+        let c = &mut self.cpus[cpu as usize];
+        c.mode = Mode::Idle;
+        c.curr = u32::MAX;
+        c.switch_gen = c.switch_gen.wrapping_add(1);
+        c.idle_since = now;
+        c.last_task = u32::MAX;
+        let predicted = c.idle_hist.iter().sum::<u64>() / 8;
+        let states = &self.cost.params.idle_states;
+        let mut idx = 0;
+        for (i, s) in states.iter().enumerate() {
+            if s.target_residency_ns <= predicted {
+                idx = i;
+            }
+        }
+        c.cstate = idx as u8;
+        let polling = states[idx].polling;
+        let stop_tick = predicted >= tick && !c.tick_stopped;
+        if stop_tick {
+            c.tick_stopped = true;
+        }
+        let rq = &mut self.state.rqs[cpu as usize];
+        rq.curr_is_idle = true;
+        rq.polling = polling;
+        if stop_tick {
+            // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
+            let llc = self.llc_id_of[cpu as usize] as usize;
+            let ls = &mut self.state.llc_shared[llc];
+            ls.nr_busy_cpus = ls.nr_busy_cpus.saturating_sub(1);
+            self.llc_line_access(cpu, true);
+        }
+        self.update_cpu_pelt(cpu);
+        // __update_idle_core(): with SMT, a core whose threads are all idle.
+        if self.smt {
+            let all_idle = self.siblings[cpu as usize].iter().all(|&s| {
+                let r = &self.state.rqs[s as usize];
+                r.curr_is_idle && r.nr_running == 0 && !r.ttwu_pending
+            });
+            if all_idle {
+                let llc = self.llc_id_of[cpu as usize] as usize;
+                self.state.llc_shared[llc].has_idle_cores = true;
+            }
+        }
+        self.publish_core_cookie(cpu);
+        self.kick_force_idle_siblings(cpu);
+    }
+
+    fn enter_force_idle(&mut self, cpu: u32) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu as usize];
+        c.mode = Mode::ForceIdle;
+        c.curr = u32::MAX;
+        c.switch_gen = c.switch_gen.wrapping_add(1);
+        c.force_idle_since = now;
+        c.last_task = u32::MAX;
+        let rq = &mut self.state.rqs[cpu as usize];
+        rq.curr_is_idle = true;
+        rq.polling = false;
+        self.update_cpu_pelt(cpu);
+        self.publish_core_cookie(cpu);
+    }
+
+    /// `rq->core->core_cookie` for the CPU's core: the cookie of a running thread.
+    fn publish_core_cookie(&mut self, cpu: u32) {
+        if !self.core_sched {
+            return;
+        }
+        let mut cookie = 0;
+        for &c in std::iter::once(&cpu).chain(self.siblings[cpu as usize].iter()) {
+            let cc = &self.cpus[c as usize];
+            if cc.mode == Mode::Running {
+                cookie = self.tasks[cc.curr as usize].cookie;
+            }
+        }
+        self.state.rqs[cpu as usize].core_cookie = cookie;
+        for i in 0..self.siblings[cpu as usize].len() {
+            let s = self.siblings[cpu as usize][i];
+            self.state.rqs[s as usize].core_cookie = cookie;
+        }
+    }
+
+    /// A sibling stopped running a cookie: force-idle siblings may pick again.
+    fn kick_force_idle_siblings(&mut self, cpu: u32) {
+        if !self.core_sched {
+            return;
+        }
+        for i in 0..self.siblings[cpu as usize].len() {
+            let s = self.siblings[cpu as usize][i];
+            let sc = &mut self.cpus[s as usize];
+            if sc.mode == Mode::ForceIdle {
+                let g = sc.switch_gen;
+                self.queue.push(self.now, Event::Resched { cpu: s, gen: g });
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- events
+
+    fn on_burst_end(&mut self, cpu: u32, gen: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.burst_gen != gen || c.mode != Mode::Running {
+            return;
+        }
+        if c.stolen_ns > 0 {
+            // Interrupt time (IPIs taken) pushes the end of the burst out.
+            let s = std::mem::take(&mut c.stolen_ns);
+            c.burst_end = self.now + s;
+            self.queue.push(self.now + s, Event::BurstEnd { cpu, gen });
+            return;
+        }
+        self.update_curr(cpu);
+        let t = self.cpus[cpu as usize].curr;
+        match self.advance(t, cpu) {
+            Next::Run(ns) => {
+                let c = &mut self.cpus[cpu as usize];
+                if c.need_resched {
+                    c.need_resched = false;
+                    c.burst_end = self.now + ns;
+                    self.put_prev(cpu);
+                    if self.measuring {
+                        self.metrics.preemptions += 1;
+                    }
+                    self.schedule(cpu);
+                } else {
+                    c.burst_gen = c.burst_gen.wrapping_add(1);
+                    c.burst_end = self.now + ns;
+                    let g = c.burst_gen;
+                    self.queue
+                        .push(self.now + ns, Event::BurstEnd { cpu, gen: g });
+                }
+            }
+            Next::Block => {
+                self.cpus[cpu as usize].need_resched = false;
+                self.dequeue_curr(cpu, Loc::Blocked);
+                self.kick_force_idle_siblings(cpu);
+                self.schedule(cpu);
+            }
+            Next::Exit => {
+                self.cpus[cpu as usize].need_resched = false;
+                self.dequeue_curr(cpu, Loc::Exited);
+                self.kick_force_idle_siblings(cpu);
+                self.schedule(cpu);
+            }
+        }
+    }
+
+    fn on_resched(&mut self, cpu: u32, gen: u32) {
+        let c = &self.cpus[cpu as usize];
+        if c.switch_gen != gen {
+            return;
+        }
+        match c.mode {
+            Mode::Running => {
+                // A preemption request: switch if the pick differs.
+                self.put_prev(cpu);
+                if self.measuring {
+                    self.metrics.preemptions += 1;
+                }
+                self.kick_force_idle_siblings(cpu);
+                self.schedule(cpu);
+            }
+            Mode::Idle | Mode::Waking | Mode::ForceIdle => self.schedule(cpu),
+        }
+    }
+
+    fn on_timer(&mut self, task: u32, gen: u32) {
+        let t = &self.tasks[task as usize];
+        if t.timer_gen != gen || t.block != Block::Sleep || t.loc != Loc::Blocked {
+            return;
+        }
+        // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
+        // interrupt context.
+        let cpu = t.last_cpu;
+        self.wake(task, None, cpu);
+    }
+
+    fn on_tick(&mut self, cpu: u32) {
+        let tick = self.cost.params.tick_ns;
+        self.queue.push(self.now + tick, Event::Tick { cpu });
+        self.state.jiffies = self.now.ns() / tick;
+        if self.cpus[cpu as usize].mode == Mode::Running {
+            self.update_curr(cpu);
+            self.update_cpu_pelt(cpu);
+            let c = &self.cpus[cpu as usize];
+            let t = c.curr as usize;
+            let mut resched = false;
+            if self.eevdf {
+                // update_deadline(): a new slice once the deadline is reached.
+                let task = &mut self.tasks[t];
+                if task.vruntime >= task.deadline {
+                    task.deadline = task.vruntime + self.slice_ns;
+                    resched = !self.cpus[cpu as usize].queue.is_empty();
+                }
+            } else {
+                // check_preempt_tick(): ideal slice sched_latency / nr_running.
+                let nr = self.state.rqs[cpu as usize].nr_running.max(1) as u64;
+                let ideal = (24_000_000 / nr).max(3_000_000);
+                resched = self.now.since(c.slice_start) >= ideal && !c.queue.is_empty();
+            }
+            // Core scheduling: hand the core over to a sibling kept force-idle.
+            if self.core_sched {
+                let starving = self.siblings[cpu as usize]
+                    .iter()
+                    .any(|&s| self.cpus[s as usize].mode == Mode::ForceIdle);
+                let c = &mut self.cpus[cpu as usize];
+                if starving {
+                    c.fi_ticks += 1;
+                } else {
+                    c.fi_ticks = 0;
+                }
+                if c.fi_ticks >= 1 && self.now.since(c.slice_start) >= self.slice_ns as u64 {
+                    c.fi_ticks = 0;
+                    self.put_prev(cpu);
+                    // Let the starved sibling pick first, then this CPU.
+                    for i in 0..self.siblings[cpu as usize].len() {
+                        let s = self.siblings[cpu as usize][i];
+                        if self.cpus[s as usize].mode == Mode::ForceIdle {
+                            self.schedule(s);
+                        }
+                    }
+                    self.schedule(cpu);
+                    self.periodic_balance(cpu);
+                    return;
+                }
+            }
+            if resched {
+                let g = self.cpus[cpu as usize].switch_gen;
+                self.queue.push(self.now, Event::Resched { cpu, gen: g });
+            }
+        }
+        self.periodic_balance(cpu);
+    }
+
+    fn on_sample(&mut self) {
+        if !self.measuring {
+            // End of the warm-up: forget it.
+            self.flush_accounting();
+            self.metrics.reset(self.now.ns());
+            self.measuring = true;
+            self.last_units = 0;
+        } else {
+            let d = self.metrics.units - self.last_units;
+            self.last_units = self.metrics.units;
+            let m = &mut self.metrics;
+            if m.series.len() >= MAX_SERIES {
+                // Halve the resolution to stay bounded.
+                let merged: Vec<u64> = m.series.chunks(2).map(|c| c.iter().sum()).collect();
+                m.series = merged;
+                m.series_interval_ns *= 2;
+            }
+            m.series.push(d);
+        }
+        let iv = self.metrics.series_interval_ns;
+        self.queue.push(self.now + iv, Event::Sample);
+    }
+
+    // ---------------------------------------------------------------- programs
+
+    /// Interprets task `t`'s program on `cpu` until it has CPU work, blocks or exits.
+    fn advance(&mut self, t: u32, cpu: u32) -> Next {
+        for _ in 0..MAX_OPS_PER_STEP {
+            let task = &mut self.tasks[t as usize];
+            let op = task.program[task.pc as usize];
+            match op {
+                Op::Run(d) => {
+                    let ns = d.sample(&mut self.rng)
+                        + std::mem::take(&mut self.tasks[t as usize].debt_ns);
+                    self.tasks[t as usize].pc += 1;
+                    if ns > 0 {
+                        return Next::Run(ns);
+                    }
+                }
+                Op::Send { to } => {
+                    let r = &self.tasks[to as usize];
+                    if r.tokens >= r.cap {
+                        if r.drop_when_full {
+                            self.tasks[t as usize].pc += 1;
+                            continue;
+                        }
+                        if let Some(ns) = self.take_debt(t) {
+                            return Next::Run(ns);
+                        }
+                        self.tasks[to as usize].writers.push(t);
+                        self.tasks[t as usize].block = Block::SendFull;
+                        return Next::Block;
+                    }
+                    self.tasks[to as usize].tokens += 1;
+                    self.tasks[t as usize].pc += 1;
+                    let r = &self.tasks[to as usize];
+                    if r.loc == Loc::Blocked && r.block == Block::Wait {
+                        self.wake(to, Some(t), cpu);
+                    }
+                }
+                Op::Wait => {
+                    if task.tokens > 0 {
+                        let was_full = task.tokens >= task.cap;
+                        task.tokens -= 1;
+                        task.pc += 1;
+                        if was_full && !task.writers.is_empty() {
+                            // pipe_read(): wake the writers waiting for room.
+                            let ws = std::mem::take(&mut task.writers);
+                            for w in ws {
+                                if self.tasks[w as usize].loc == Loc::Blocked
+                                    && self.tasks[w as usize].block == Block::SendFull
+                                {
+                                    self.wake(w, Some(t), cpu);
+                                }
+                            }
+                        }
+                    } else {
+                        if let Some(ns) = self.take_debt(t) {
+                            return Next::Run(ns);
+                        }
+                        self.tasks[t as usize].block = Block::Wait;
+                        return Next::Block;
+                    }
+                }
+                Op::Sleep(d) => {
+                    if let Some(ns) = self.take_debt(t) {
+                        return Next::Run(ns);
+                    }
+                    let dur = d.sample(&mut self.rng);
+                    let task = &mut self.tasks[t as usize];
+                    task.pc += 1;
+                    task.timer_gen = task.timer_gen.wrapping_add(1);
+                    task.block = Block::Sleep;
+                    let g = task.timer_gen;
+                    self.queue
+                        .push(self.now + dur, Event::Timer { task: t, gen: g });
+                    return Next::Block;
+                }
+                Op::Count(n) => {
+                    task.pc += 1;
+                    if self.measuring {
+                        self.metrics.units += n as u64;
+                    }
+                }
+                Op::Repeat { to, times } => {
+                    task.iters += 1;
+                    if task.iters < times {
+                        task.pc = to;
+                    } else {
+                        task.iters = 0;
+                        task.pc += 1;
+                    }
+                }
+                Op::Jump { to } => task.pc = to,
+                Op::Exit => {
+                    if let Some(ns) = self.take_debt(t) {
+                        return Next::Run(ns);
+                    }
+                    return Next::Exit;
+                }
+            }
+        }
+        // Unreachable for validated programs (every loop holds a Run, Wait or Sleep);
+        // let time advance rather than spin.
+        Next::Run(1_000)
+    }
+
+    fn take_debt(&mut self, t: u32) -> Option<u64> {
+        let d = std::mem::take(&mut self.tasks[t as usize].debt_ns);
+        (d > 0).then_some(d)
+    }
+
+    // ---------------------------------------------------------------- wake-up
+
+    /// `try_to_wake_up()` of blocked task `p` by `waker` (a task running on `cpu`) or,
+    /// with `waker == None`, from interrupt context on `cpu` (a timer).
+    fn wake(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
+        let now = self.now;
+        let pi = p as usize;
+        debug_assert_eq!(self.tasks[pi].loc, Loc::Blocked);
+        self.tasks[pi].block = Block::None;
+        let prev = self.tasks[pi].last_cpu;
+        {
+            let (load, util) = {
+                let t = &self.tasks[pi];
+                (t.load.peek(now.ns(), 0), t.util.peek(now.ns(), 0))
+            };
+            let v = self.views[pi].task.as_mut().expect("views hold tasks");
+            v.load = load;
+            v.util = util;
+            v.prev_cpu = CpuId(prev);
+        }
+        match waker {
+            Some(k) => {
+                let ki = k as usize;
+                let load = self.tasks[ki].load.peek(now.ns(), 1024);
+                let in_task = self.tasks[ki].wakes_in_task;
+                let w = &mut self.views[ki];
+                w.cpu = CpuId(cpu);
+                w.in_task = in_task;
+                w.task.as_mut().expect("views hold tasks").load = load;
+            }
+            None => {}
+        }
+        self.state.jiffies = now.ns() / self.cost.params.tick_ns;
+        let flags = if waker.is_some() {
+            WakeFlags::TTWU.union(WakeFlags::SYNC)
+        } else {
+            WakeFlags::TTWU
+        };
+        let irq = Waker {
+            cpu: CpuId(cpu),
+            task: None,
+            in_task: false,
+        };
+        let d = {
+            let pv = self.views[pi].task.as_ref().expect("views hold tasks");
+            let wv = match waker {
+                Some(k) => &self.views[k as usize],
+                None => &irq,
+            };
+            wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut NoTrace)
+        };
+        // Apply what the kernel wrote while deciding.
+        if let Some(r) = d.effects.recent_used_cpu {
+            self.views[pi]
+                .task
+                .as_mut()
+                .expect("views hold tasks")
+                .recent_used_cpu = r;
+        }
+        if let (Some(k), Some((flips, ts, last))) = (waker, d.effects.waker_wakee) {
+            let w = self.views[k as usize]
+                .task
+                .as_mut()
+                .expect("views hold tasks");
+            w.wakee_flips = flips;
+            w.wakee_flip_decay_ts = ts;
+            w.last_wakee = Some(last);
+        }
+        if let Some(llc) = d.effects.clear_idle_cores {
+            if let Some(ls) = self.state.llc_shared.get_mut(llc.idx()) {
+                ls.has_idle_cores = false;
+            }
+        }
+        let target = d.cpu.0;
+        // Charge the waker's side of the path.
+        let p_ = &self.cost.params;
+        let (ipi_send, ipi_recv) = (p_.ipi_send_ns, p_.ipi_recv_ns);
+        let mut waker_ns = d.costs.remote_rq_reads as u64 * self.cost.probe_ns(CpuId(cpu));
+        if d.costs.llc_shared_reads > 0 {
+            waker_ns += self.llc_line_read(cpu, target);
+        }
+        if d.effects.sis_prop_scan {
+            let scan = waker_ns;
+            let llc = self.llc_id_of[cpu as usize] as usize;
+            let sp = &mut self.state.sis_prop;
+            if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+                *x -= scan.min(*x);
+            }
+            if let Some(x) = sp.avg_scan_cost_ns.get_mut(llc) {
+                // update_avg(): 1/8 EWMA.
+                let a = *x as i64 + (scan as i64 - *x as i64) / 8;
+                *x = a.max(0) as u64;
+            }
+        }
+        let target_mode = self.cpus[target as usize].mode;
+        let target_idle = target_mode != Mode::Running;
+        let mut need_ipi = false;
+        let mut wake_delay_ns = 0;
+        match d.queue {
+            QueuePath::Local => {
+                if self.measuring {
+                    self.metrics.wake_local += 1;
+                }
+            }
+            QueuePath::Wakelist { ipi } => {
+                self.state.rqs[target as usize].ttwu_pending = true;
+                if ipi {
+                    waker_ns += ipi_send;
+                    need_ipi = true;
+                    if self.measuring {
+                        self.metrics.wake_ipi += 1;
+                    }
+                } else if self.measuring {
+                    self.metrics.wake_polling += 1;
+                }
+                // sched_ttwu_pending(): the target enqueues under its own lock.
+                let hold = self.cost.params.rq_lock_hold_ns;
+                let c = &mut self.cpus[target as usize];
+                c.lock_free_at = c.lock_free_at.max(now + ipi_recv) + hold;
+                wake_delay_ns += hold;
+            }
+            QueuePath::RemoteLock => {
+                let (wait, hold) = self.take_remote_lock(cpu, target);
+                waker_ns += wait + hold;
+                wake_delay_ns += wait + hold;
+                if self.measuring {
+                    self.metrics.wake_remote_lock += 1;
+                    self.metrics.lock_wait.record(wait);
+                }
+                if target_idle && !self.state.rqs[target as usize].polling {
+                    // resched_curr() on an idle, non-polling CPU: smp_send_reschedule().
+                    waker_ns += ipi_send;
+                    need_ipi = true;
+                }
+            }
+        }
+        match waker {
+            Some(k) => self.tasks[k as usize].debt_ns += waker_ns,
+            None => {
+                if self.cpus[cpu as usize].mode == Mode::Running {
+                    self.cpus[cpu as usize].stolen_ns += waker_ns;
+                }
+            }
+        }
+        // The wakee: placement metrics, cache-distance cost, enqueue.
+        let src = if waker.is_some() { cpu } else { prev };
+        let dist = self.cost.distance(CpuId(src), CpuId(target));
+        if self.measuring {
+            let m = &mut self.metrics;
+            m.wakeups += 1;
+            m.placement[dist as usize] += 1;
+            m.cpus_probed.record(d.costs.cpus_probed as u64);
+            if target != prev {
+                m.migrations_wakeup += 1;
+            }
+        }
+        let data_ns = self.cost.wake_data_ns(CpuId(src), CpuId(target));
+        self.tasks[pi].debt_ns += data_ns;
+        self.tasks[pi].wake_at = Some(now);
+        self.enqueue(p, target);
+        // Get the target CPU to schedule.
+        match target_mode {
+            Mode::Running => {
+                if need_ipi && target != cpu {
+                    self.cpus[target as usize].stolen_ns += ipi_recv;
+                }
+                if self.should_preempt(target, p) {
+                    if waker.is_some() && target == cpu {
+                        self.cpus[cpu as usize].need_resched = true;
+                    } else {
+                        let delay = if target == cpu {
+                            0
+                        } else {
+                            ipi_send + ipi_recv
+                        };
+                        let g = self.cpus[target as usize].switch_gen;
+                        self.queue.push(
+                            now + delay,
+                            Event::Resched {
+                                cpu: target,
+                                gen: g,
+                            },
+                        );
+                    }
+                }
+            }
+            Mode::Idle | Mode::ForceIdle => {
+                let c = &self.cpus[target as usize];
+                let exit = if c.mode == Mode::Idle {
+                    self.cost.params.idle_states[c.cstate as usize].exit_latency_ns
+                } else {
+                    0
+                };
+                let ipi = if need_ipi { ipi_recv } else { 0 };
+                let delay = wake_delay_ns + ipi + exit;
+                let c = &mut self.cpus[target as usize];
+                if c.mode == Mode::Idle {
+                    c.mode = Mode::Waking;
+                }
+                let g = c.switch_gen;
+                self.queue.push(
+                    now + delay,
+                    Event::Resched {
+                        cpu: target,
+                        gen: g,
+                    },
+                );
+            }
+            Mode::Waking => {}
+        }
+    }
+
+    /// The waker takes `target`'s rq lock (`ttwu_queue()` → `rq_lock()`): FIFO queueing
+    /// behind the current holder, then the hold time plus the rq lines brought over.
+    fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
+        let now = self.now;
+        let p = &self.cost.params;
+        let hold = p.rq_lock_hold_ns + p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(target));
+        let c = &mut self.cpus[target as usize];
+        let start = c.lock_free_at.max(now);
+        c.lock_free_at = start + hold;
+        (start.since(now), hold)
+    }
+
+    /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`.
+    fn llc_line_read(&mut self, cpu: u32, target: u32) -> u64 {
+        let llc = self.llc_of[target as usize] as usize;
+        let key = cpu as usize * self.n_llcs + llc;
+        if self.measuring {
+            self.metrics.llc_line_reads += 1;
+        }
+        let line = &self.llc_lines[llc];
+        if self.seen[key] == line.version {
+            return 0; // still in this CPU's cache
+        }
+        let cost = self.line_transfer(cpu, llc);
+        self.seen[key] = self.llc_lines[llc].version;
+        if self.measuring {
+            self.metrics.llc_line_misses += 1;
+        }
+        cost
+    }
+
+    /// A write of the own LLC's `sd_llc_shared` line (nr_busy_cpus on nohz idle entry
+    /// and exit). Returns the writer's cost.
+    pub(crate) fn llc_line_access(&mut self, cpu: u32, _write: bool) -> u64 {
+        let llc = self.llc_of[cpu as usize] as usize;
+        let cost = if self.llc_lines[llc].last_writer == cpu
+            && self.seen[cpu as usize * self.n_llcs + llc] == self.llc_lines[llc].version
+        {
+            0
+        } else {
+            self.line_transfer(cpu, llc)
+        };
+        let line = &mut self.llc_lines[llc];
+        line.version = line.version.wrapping_add(1);
+        line.last_writer = cpu;
+        self.seen[cpu as usize * self.n_llcs + llc] = line.version;
+        cost
+    }
+
+    /// Moves the line to `cpu`: one core-to-core transfer from its last writer, queued
+    /// behind transfers in flight (a contended line serialises its owners).
+    fn line_transfer(&mut self, cpu: u32, llc: usize) -> u64 {
+        let now = self.now;
+        let from = self.llc_lines[llc].last_writer;
+        let xfer = self.cost.c2c_ns(CpuId(from), CpuId(cpu));
+        let line = &mut self.llc_lines[llc];
+        let start = line.busy_until.max(now);
+        line.busy_until = start + xfer;
+        start.since(now) + xfer
+    }
+
+    // ---------------------------------------------------------------- invariants
+
+    /// Conservation: every task is in exactly one place (running on one CPU, queued on
+    /// one CPU, blocked or exited), every CPU is either running one task or idle, the
+    /// wake-up state matches, and SMT siblings never run different cookies.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen = vec![0u8; self.tasks.len()];
+        for (ci, c) in self.cpus.iter().enumerate() {
+            let rq = &self.state.rqs[ci];
+            let running = c.mode == Mode::Running;
+            if running {
+                let t = c.curr as usize;
+                if t >= self.tasks.len() {
+                    return Err(format!("CPU {ci} runs no valid task"));
+                }
+                if self.tasks[t].loc != Loc::Running(ci as u32) {
+                    return Err(format!(
+                        "CPU {ci} runs task {t} whose location is {:?}",
+                        self.tasks[t].loc
+                    ));
+                }
+                seen[t] += 1;
+            } else if c.curr != u32::MAX {
+                return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
+            }
+            if rq.curr_is_idle == running {
+                return Err(format!(
+                    "CPU {ci}: curr_is_idle={} but mode {:?}",
+                    rq.curr_is_idle, c.mode
+                ));
+            }
+            for &t in &c.queue {
+                if self.tasks[t as usize].loc != Loc::Queued(ci as u32) {
+                    return Err(format!(
+                        "task {t} queued on CPU {ci} but located {:?}",
+                        self.tasks[t as usize].loc
+                    ));
+                }
+                seen[t as usize] += 1;
+            }
+            let nr = c.queue.len() as u32 + running as u32;
+            if rq.nr_running != nr {
+                return Err(format!(
+                    "CPU {ci}: nr_running {} but {} tasks",
+                    rq.nr_running, nr
+                ));
+            }
+            if c.mode == Mode::Idle && !c.queue.is_empty() {
+                return Err(format!(
+                    "CPU {ci} idle with {} queued tasks and no wake-up pending",
+                    c.queue.len()
+                ));
+            }
+            if running && self.core_sched {
+                let k = self.tasks[c.curr as usize].cookie;
+                for &s in &self.siblings[ci] {
+                    let sc = &self.cpus[s as usize];
+                    if sc.mode == Mode::Running && self.tasks[sc.curr as usize].cookie != k {
+                        return Err(format!("SMT siblings {ci} and {s} run different cookies"));
+                    }
+                }
+            }
+        }
+        let mut live = 0;
+        for (i, t) in self.tasks.iter().enumerate() {
+            match t.loc {
+                Loc::Running(_) | Loc::Queued(_) => {
+                    if seen[i] != 1 {
+                        return Err(format!("task {i} found {} times on CPUs", seen[i]));
+                    }
+                    live += 1;
+                }
+                Loc::Blocked => {
+                    if seen[i] != 0 {
+                        return Err(format!("blocked task {i} is on a CPU"));
+                    }
+                    live += 1;
+                }
+                Loc::Exited => {
+                    if seen[i] != 0 {
+                        return Err(format!("exited task {i} is on a CPU"));
+                    }
+                }
+            }
+        }
+        if live != self.live {
+            return Err(format!(
+                "{live} live tasks but the count says {}",
+                self.live
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Every task program must make progress: targets exist, loops hold an op that takes
+/// time or blocks, and the program ends in a jump or exit.
+fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(), SimError> {
+    if prog.is_empty() {
+        return Err(SimError::Workload(format!(
+            "task {task} has an empty program"
+        )));
+    }
+    if prog.len() > u16::MAX as usize {
+        return Err(SimError::Workload(format!(
+            "task {task}'s program is too long"
+        )));
+    }
+    for (i, op) in prog.iter().enumerate() {
+        match *op {
+            Op::Send { to } if to >= n_tasks => return Err(SimError::BadTarget { task, to }),
+            Op::Repeat { to, .. } | Op::Jump { to } => {
+                if to as usize > i
+                    || !prog[to as usize..i]
+                        .iter()
+                        .any(|o| matches!(o, Op::Run(_) | Op::Wait | Op::Sleep(_)))
+                {
+                    return Err(SimError::Workload(format!(
+                        "task {task}: the loop at op {i} has no run, wait or sleep"
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    if !matches!(prog.last(), Some(Op::Exit | Op::Jump { .. })) {
+        return Err(SimError::Workload(format!(
+            "task {task}'s program must end with exit or a jump"
+        )));
+    }
+    Ok(())
+}

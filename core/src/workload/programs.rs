@@ -1,0 +1,387 @@
+//! The programs of each workload, and how each maps onto the real benchmark.
+
+use crate::cost::CostParams;
+use crate::cpumask::{CpuId, CpuMask};
+use crate::sim::rng::Dist;
+
+use super::{tcp_split, MetricKind, Op, Plan, TaskSpec, Workload};
+
+/// Mean tbench payload per operation, bytes (assumption: dbench's client.txt mixes
+/// small SMB requests with ReadX/WriteX of up to 64 KiB; no measurement in
+/// reference/). Throughput is reported as these bytes per second, as tbench does.
+pub const TBENCH_BYTES_PER_OP: u64 = 4096;
+/// tbench client bookkeeping per operation (parsing the load file line), assumption.
+pub const TBENCH_CLIENT_THINK_NS: u64 = 1_000;
+/// tbench_srv work per request besides the socket calls, assumption.
+pub const TBENCH_SERVER_WORK_NS: u64 = 1_000;
+/// UDP one-way processing relative to TCP, percent (assumption: no ACKs, no
+/// congestion control state).
+pub const UDP_PCT: u64 = 70;
+/// Unix-socket message cost relative to a pipe message, percent (assumption: skb
+/// allocation and socket locking on top of the copy).
+pub const UNIX_SOCKET_PCT: u64 = 200;
+/// `truesize` overhead of one small unix-socket skb, bytes (assumption).
+pub const SKB_OVERHEAD_BYTES: u64 = 576;
+/// Default `SO_SNDBUF` (net.core.wmem_default), bytes.
+pub const WMEM_DEFAULT: u64 = 212_992;
+
+fn pin(n: u32, cpu: u32) -> Option<CpuMask> {
+    Some(CpuMask::of(n, CpuId(cpu)))
+}
+
+fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
+    TaskSpec {
+        role,
+        program,
+        cookie: 0,
+        mailbox_cap: u32::MAX,
+        wakes_in_task: true,
+        own_mm: false,
+        allowed: None,
+        drop_when_full: false,
+    }
+}
+
+fn fixed(ns: u64) -> Dist {
+    Dist::fixed(ns)
+}
+
+/// Expands a workload for a machine with `nr_cpu_ids` CPUs and cost parameters `p`.
+pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, String> {
+    match *w {
+        Workload::Tbench { clients } => {
+            nonzero(clients, "tbench needs at least one client")?;
+            // Client: think, send the request (small), wait for the reply, receive it
+            // (copying the payload), count the bytes. Server: receive, work, send the
+            // reply (copying the payload in).
+            let (send, recv) = tcp_split(p, 100);
+            let copy = p.copy_ns_per_kib * TBENCH_BYTES_PER_OP / 1024;
+            let mut tasks = Vec::new();
+            for i in 0..clients {
+                let (c, s) = (2 * i, 2 * i + 1);
+                let mut client = task(
+                    "tbench",
+                    vec![
+                        Op::Run(fixed(TBENCH_CLIENT_THINK_NS + send)),
+                        Op::Send { to: s },
+                        Op::Wait,
+                        Op::Run(fixed(recv + copy)),
+                        Op::Count(1),
+                        Op::Jump { to: 0 },
+                    ],
+                );
+                client.wakes_in_task = false;
+                client.own_mm = true;
+                let mut server = task(
+                    "tbench_srv",
+                    vec![
+                        Op::Wait,
+                        Op::Run(fixed(recv + TBENCH_SERVER_WORK_NS + send + copy)),
+                        Op::Send { to: c },
+                        Op::Jump { to: 0 },
+                    ],
+                );
+                server.wakes_in_task = false;
+                server.own_mm = true;
+                tasks.push(client);
+                tasks.push(server);
+            }
+            Ok(Plan {
+                tasks,
+                metric: MetricKind::Throughput {
+                    unit: "MB/s",
+                    scale: TBENCH_BYTES_PER_OP,
+                    divisor: 1_000_000,
+                },
+                until_exit: false,
+                latency_tasks: vec![],
+            })
+        }
+        Workload::NetperfTcpRr { instances } | Workload::NetperfUdpRr { instances } => {
+            nonzero(instances, "netperf needs at least one instance")?;
+            let pct = if matches!(w, Workload::NetperfUdpRr { .. }) {
+                UDP_PCT
+            } else {
+                100
+            };
+            // One-byte request and response (netperf's default -r 1,1).
+            let (send, recv) = tcp_split(p, pct);
+            let mut tasks = Vec::new();
+            for i in 0..instances {
+                let (c, s) = (2 * i, 2 * i + 1);
+                let mut client = task(
+                    "netperf",
+                    vec![
+                        Op::Run(fixed(send)),
+                        Op::Send { to: s },
+                        Op::Wait,
+                        Op::Run(fixed(recv)),
+                        Op::Count(1),
+                        Op::Jump { to: 0 },
+                    ],
+                );
+                client.wakes_in_task = false;
+                client.own_mm = true;
+                let mut server = task(
+                    "netserver",
+                    vec![
+                        Op::Wait,
+                        Op::Run(fixed(recv + send)),
+                        Op::Send { to: c },
+                        Op::Jump { to: 0 },
+                    ],
+                );
+                server.wakes_in_task = false;
+                server.own_mm = true;
+                tasks.push(client);
+                tasks.push(server);
+            }
+            Ok(Plan {
+                tasks,
+                metric: MetricKind::Throughput {
+                    unit: "trans/s per instance",
+                    scale: 1,
+                    divisor: instances as u64,
+                },
+                until_exit: false,
+                latency_tasks: vec![],
+            })
+        }
+        Workload::Hackbench {
+            groups,
+            fds,
+            loops,
+            pipe,
+            threads,
+            msg_bytes,
+        } => {
+            nonzero(groups, "hackbench needs at least one group")?;
+            nonzero(fds, "hackbench needs at least one fd per group")?;
+            if loops == 0 {
+                return Err("hackbench needs at least one loop".into());
+            }
+            if fds > 500 {
+                return Err("hackbench: at most 500 fds per group".into());
+            }
+            // Each side of a message: half the calibrated pipe write+read, plus the copy.
+            let pct = if pipe { 100 } else { UNIX_SOCKET_PCT };
+            let side = p.pipe_msg_ns * pct / 100 / 2 + p.copy_ns_per_kib * msg_bytes as u64 / 1024;
+            let cap = if pipe {
+                // 16 pipe buffers of a page; small writes merge into the last page.
+                16 * (4096 / msg_bytes.clamp(1, 4096)) as u64
+            } else {
+                WMEM_DEFAULT / (msg_bytes as u64 + SKB_OVERHEAD_BYTES)
+            };
+            let mut tasks = Vec::new();
+            for g in 0..groups {
+                let base = g * 2 * fds;
+                // hackbench creates the receivers of a group first, then the senders.
+                for _ in 0..fds {
+                    let mut r = task(
+                        "receiver",
+                        vec![
+                            Op::Wait,
+                            Op::Run(fixed(side)),
+                            Op::Repeat {
+                                to: 0,
+                                times: loops * fds as u64,
+                            },
+                            Op::Exit,
+                        ],
+                    );
+                    r.mailbox_cap = cap.max(1) as u32;
+                    r.own_mm = !threads;
+                    tasks.push(r);
+                }
+                for _ in 0..fds {
+                    let mut prog = Vec::with_capacity(2 * fds as usize + 2);
+                    for r in 0..fds {
+                        prog.push(Op::Run(fixed(side)));
+                        prog.push(Op::Send { to: base + r });
+                    }
+                    prog.push(Op::Repeat {
+                        to: 0,
+                        times: loops,
+                    });
+                    prog.push(Op::Exit);
+                    let mut s = task("sender", prog);
+                    s.own_mm = !threads;
+                    tasks.push(s);
+                }
+            }
+            Ok(Plan {
+                tasks,
+                metric: MetricKind::CompletionTime,
+                until_exit: true,
+                latency_tasks: vec![],
+            })
+        }
+        Workload::CookiePairs {
+            threads,
+            iterations,
+            work,
+            sleep,
+            cookies,
+        } => {
+            nonzero(threads, "cookie-pairs needs at least one thread")?;
+            if iterations == 0 {
+                return Err("cookie-pairs needs at least one iteration".into());
+            }
+            let tasks = (0..threads)
+                .map(|i| {
+                    let mut t = task(
+                        "worker",
+                        vec![
+                            Op::Run(work),
+                            Op::Sleep(sleep),
+                            Op::Repeat {
+                                to: 0,
+                                times: iterations,
+                            },
+                            Op::Exit,
+                        ],
+                    );
+                    // "groups the 10 threads in 5 pairs of cookies"
+                    t.cookie = if cookies { 1 + (i / 2) as u64 } else { 0 };
+                    t
+                })
+                .collect();
+            Ok(Plan {
+                tasks,
+                metric: MetricKind::CompletionTime,
+                until_exit: true,
+                latency_tasks: vec![],
+            })
+        }
+        Workload::Schbench {
+            message_threads,
+            workers,
+            cputime,
+            sleep,
+        } => {
+            nonzero(
+                message_threads,
+                "schbench needs at least one message thread",
+            )?;
+            nonzero(workers, "schbench needs at least one worker")?;
+            let mut tasks = Vec::new();
+            let mut latency_tasks = Vec::new();
+            for m in 0..message_threads {
+                let base = m * (workers + 1);
+                let mut prog = vec![Op::Sleep(sleep)];
+                for k in 0..workers {
+                    prog.push(Op::Send { to: base + 1 + k });
+                }
+                prog.push(Op::Jump { to: 0 });
+                tasks.push(task("message", prog));
+                for _ in 0..workers {
+                    latency_tasks.push(tasks.len() as u32);
+                    let mut w = task(
+                        "worker",
+                        vec![Op::Wait, Op::Run(cputime), Op::Count(1), Op::Jump { to: 0 }],
+                    );
+                    // schbench wakes workers with a futex: a worker still busy with
+                    // the previous message misses the wake-up instead of queueing it.
+                    w.mailbox_cap = 1;
+                    w.drop_when_full = true;
+                    tasks.push(w);
+                }
+            }
+            Ok(Plan {
+                tasks,
+                metric: MetricKind::WakeLatencyP99,
+                until_exit: false,
+                latency_tasks,
+            })
+        }
+        Workload::Custom {
+            pairs,
+            client_work,
+            server_work,
+            sleep,
+        } => {
+            nonzero(pairs, "custom needs at least one pair")?;
+            let mut tasks = Vec::new();
+            for i in 0..pairs {
+                let (c, s) = (2 * i, 2 * i + 1);
+                let mut prog = vec![
+                    Op::Run(client_work),
+                    Op::Send { to: s },
+                    Op::Wait,
+                    Op::Count(1),
+                ];
+                if sleep != Dist::fixed(0) {
+                    prog.push(Op::Sleep(sleep));
+                }
+                prog.push(Op::Jump { to: 0 });
+                tasks.push(task("client", prog));
+                tasks.push(task(
+                    "server",
+                    vec![
+                        Op::Wait,
+                        Op::Run(server_work),
+                        Op::Send { to: c },
+                        Op::Jump { to: 0 },
+                    ],
+                ));
+            }
+            Ok(Plan {
+                tasks,
+                metric: MetricKind::Throughput {
+                    unit: "trans/s",
+                    scale: 1,
+                    divisor: 1,
+                },
+                until_exit: false,
+                latency_tasks: vec![],
+            })
+        }
+        Workload::LatPipe { cpu_a, cpu_b } => {
+            if cpu_a >= nr_cpu_ids || cpu_b >= nr_cpu_ids {
+                return Err(format!(
+                    "lat-pipe CPUs {cpu_a},{cpu_b}: the machine has CPUs 0-{}",
+                    nr_cpu_ids - 1
+                ));
+            }
+            // lat_pipe: each side writes one word and reads the reply; half the
+            // calibrated pipe work per side.
+            let side = p.pipe_msg_ns / 2;
+            let mut a = task(
+                "lat_pipe",
+                vec![
+                    Op::Run(fixed(side)),
+                    Op::Send { to: 1 },
+                    Op::Wait,
+                    Op::Run(fixed(side)),
+                    Op::Count(1),
+                    Op::Jump { to: 0 },
+                ],
+            );
+            a.allowed = pin(nr_cpu_ids, cpu_a);
+            let mut b = task(
+                "lat_pipe",
+                vec![
+                    Op::Wait,
+                    Op::Run(fixed(2 * side)),
+                    Op::Send { to: 0 },
+                    Op::Jump { to: 0 },
+                ],
+            );
+            b.allowed = pin(nr_cpu_ids, cpu_b);
+            Ok(Plan {
+                tasks: vec![a, b],
+                metric: MetricKind::RoundTripUs { pairs: 1 },
+                until_exit: false,
+                latency_tasks: vec![],
+            })
+        }
+    }
+}
+
+fn nonzero(n: u32, msg: &str) -> Result<(), String> {
+    if n == 0 {
+        Err(msg.to_string())
+    } else {
+        Ok(())
+    }
+}
