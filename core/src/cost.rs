@@ -426,11 +426,7 @@ impl CostModel {
                 let (sum, cnt) = (0..n)
                     .filter(|&b| b != a && m.topo(CpuId(b as u32)).llc == t.llc)
                     .fold((0u64, 0u64), |(s, k), b| (s + c2c[a * n + b] as u64, k + 1));
-                if cnt == 0 {
-                    0
-                } else {
-                    (sum / cnt) as u32
-                }
+                sum.checked_div(cnt).unwrap_or(0) as u32
             })
             .collect();
         CostModel {

@@ -1,6 +1,11 @@
 //! The event queue: a binary heap ordered by `(time, seq)`, so events at the same
 //! instant come out in the order they were scheduled.
 //!
+//! Events scheduled for the current instant (preemption requests, kicks) skip the
+//! heap: they go to a FIFO that is drained after the heap's own events of that
+//! instant, which were necessarily scheduled earlier. The order is exactly
+//! `(time, seq)`; the FIFO only saves the heap operations.
+//!
 //! Bound: at most a few events per CPU (burst end, dispatch, tick) plus one timer per
 //! sleeping task and one sampling event are live at once; stale events (superseded
 //! by a preemption) are dropped when popped, checked against a per-CPU generation.
@@ -56,6 +61,9 @@ impl Ord for Entry {
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
+    /// Events for `now`, in scheduling order.
+    immediate: std::collections::VecDeque<Event>,
+    now: SimTime,
     seq: u64,
 }
 
@@ -63,12 +71,18 @@ impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(256),
+            immediate: std::collections::VecDeque::with_capacity(64),
+            now: SimTime::ZERO,
             seq: 0,
         }
     }
 
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
+        if time <= self.now {
+            self.immediate.push_back(event);
+            return;
+        }
         self.seq += 1;
         self.heap.push(Entry {
             time,
@@ -79,20 +93,30 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        if let Some(top) = self.heap.peek() {
+            if top.time <= self.now || self.immediate.is_empty() {
+                let e = self.heap.pop().expect("peeked");
+                self.now = e.time;
+                return Some((e.time, e.event));
+            }
+        }
+        self.immediate.pop_front().map(|e| (self.now, e))
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
+        if !self.immediate.is_empty() {
+            return Some(self.now);
+        }
         self.heap.peek().map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.immediate.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.immediate.is_empty()
     }
 }
 
@@ -116,5 +140,26 @@ mod tests {
             })
             .collect();
         assert_eq!(order, vec![2, 4, 1, 3]);
+    }
+
+    #[test]
+    fn events_for_now_come_after_earlier_scheduled_ones() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(10), Event::Tick { cpu: 1 });
+        q.push(SimTime(10), Event::Tick { cpu: 2 });
+        assert_eq!(q.pop(), Some((SimTime(10), Event::Tick { cpu: 1 })));
+        // Scheduled at "now" while handling cpu 1: after cpu 2, before time 11.
+        q.push(SimTime(10), Event::Tick { cpu: 3 });
+        q.push(SimTime(11), Event::Tick { cpu: 4 });
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            rest,
+            vec![
+                (SimTime(10), Event::Tick { cpu: 2 }),
+                (SimTime(10), Event::Tick { cpu: 3 }),
+                (SimTime(11), Event::Tick { cpu: 4 }),
+            ]
+        );
+        assert!(q.is_empty());
     }
 }

@@ -410,7 +410,7 @@ impl Simulator {
         let release = cfg.patches.release;
         let eevdf = release >= Release::new(6, 6);
         // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).
-        let factor = 1 + (online.weight().clamp(1, 8) as f64).log2() as i64;
+        let factor = 1 + online.weight().clamp(1, 8).ilog2() as i64;
         let slice_ns = 750_000 * factor;
         let balance = balance::BalanceInfo::new(&env, &active_cpus);
         let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
@@ -592,6 +592,11 @@ impl Simulator {
     /// Tasks that have not exited.
     pub fn live_tasks(&self) -> u32 {
         self.live
+    }
+
+    /// Pending events (bounded: a few per CPU plus one timer per sleeping task).
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
     }
 
     /// A digest of the run's outcome: time, event count, metrics and the RNG state.
@@ -1406,17 +1411,14 @@ impl Simulator {
             v.util = util;
             v.prev_cpu = CpuId(prev);
         }
-        match waker {
-            Some(k) => {
-                let ki = k as usize;
-                let load = self.tasks[ki].load.peek(now.ns(), 1024);
-                let in_task = self.tasks[ki].wakes_in_task;
-                let w = &mut self.views[ki];
-                w.cpu = CpuId(cpu);
-                w.in_task = in_task;
-                w.task.as_mut().expect("views hold tasks").load = load;
-            }
-            None => {}
+        if let Some(k) = waker {
+            let ki = k as usize;
+            let load = self.tasks[ki].load.peek(now.ns(), 1024);
+            let in_task = self.tasks[ki].wakes_in_task;
+            let w = &mut self.views[ki];
+            w.cpu = CpuId(cpu);
+            w.in_task = in_task;
+            w.task.as_mut().expect("views hold tasks").load = load;
         }
         self.state.jiffies = now.ns() / self.cost.params.tick_ns;
         let flags = if waker.is_some() {
@@ -1579,7 +1581,7 @@ impl Simulator {
                 } else {
                     0
                 };
-                let ipi = if need_ipi { ipi_recv } else { 0 };
+                let ipi = if need_ipi { ipi_send + ipi_recv } else { 0 };
                 let delay = wake_delay_ns + ipi + exit;
                 let c = &mut self.cpus[target as usize];
                 if c.mode == Mode::Idle {
@@ -1770,16 +1772,15 @@ fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(), SimError
     for (i, op) in prog.iter().enumerate() {
         match *op {
             Op::Send { to } if to >= n_tasks => return Err(SimError::BadTarget { task, to }),
-            Op::Repeat { to, .. } | Op::Jump { to } => {
+            Op::Repeat { to, .. } | Op::Jump { to }
                 if to as usize > i
                     || !prog[to as usize..i]
                         .iter()
-                        .any(|o| matches!(o, Op::Run(_) | Op::Wait | Op::Sleep(_)))
-                {
-                    return Err(SimError::Workload(format!(
-                        "task {task}: the loop at op {i} has no run, wait or sleep"
-                    )));
-                }
+                        .any(|o| matches!(o, Op::Run(_) | Op::Wait | Op::Sleep(_))) =>
+            {
+                return Err(SimError::Workload(format!(
+                    "task {task}: the loop at op {i} has no run, wait or sleep"
+                )));
             }
             _ => {}
         }

@@ -23,30 +23,38 @@ const Y_INV: [u32; 32] = [
 /// One PELT period in ns (1024 us, as the kernel's `delta >>= 10` on ns makes it).
 pub const PERIOD_NS: u64 = 1 << 20;
 
+/// y^(ns / PERIOD_NS) as a 32-bit fraction: the kernel's `runnable_avg_yN_inv` for the
+/// whole periods (halving every 32), linear within the last partial period.
+#[inline]
+pub fn decay_factor(ns: u64) -> u64 {
+    let n = ns / PERIOD_NS;
+    if n >= 32 * 32 {
+        return 0;
+    }
+    let f = (Y_INV[(n % 32) as usize] as u64) >> (n / 32);
+    // Within the last partial period: y^f ~ 1 - f(1 - y), with 1 - y = 0.021428 = 2809 / 2^17.
+    let frac = ns % PERIOD_NS; // 0..2^20
+    f - ((f as u128 * frac as u128 * 2809) >> (20 + 17)) as u64
+}
+
 /// `decay_load(val, n)` extended to fractional periods: val * y^(ns / PERIOD_NS).
 #[inline]
 pub fn decay(val: u64, ns: u64) -> u64 {
-    let n = ns / PERIOD_NS;
-    if n >= 63 * 32 {
-        return 0;
-    }
-    let mut v = val;
-    if n >= 32 {
-        v >>= n / 32;
-    }
-    let idx = (n % 32) as usize;
-    v = ((v as u128 * Y_INV[idx] as u128) >> 32) as u64;
-    // Within the last partial period: y^f ~ 1 - f(1 - y), with 1 - y = 0.02141.
-    let frac = ns % PERIOD_NS; // 0..2^20
-                               // 1 - y = 0.021428 = 2809 / 2^17.
-    let loss = (v as u128 * frac as u128 * 2809) >> (20 + 17);
-    v - loss as u64
+    ((val as u128 * decay_factor(ns) as u128) >> 32) as u64
 }
+
+/// Fractional bits kept below the average (the kernel keeps `*_sum` at a finer
+/// resolution than `*_avg` for the same reason: updates every few microseconds add
+/// less than one unit each, and flooring would bias the average down).
+const FRAC: u32 = 16;
 
 /// A PELT average of a 0/1 signal scaled to `max` (1024 for util, the weight for load).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pelt {
+    /// The average, 0..=level.
     pub avg: u64,
+    /// `avg` with [`FRAC`] more bits.
+    fine: u64,
     pub last_ns: u64,
 }
 
@@ -60,10 +68,11 @@ impl Pelt {
             return;
         }
         self.last_ns = now_ns;
-        let decayed = decay(self.avg, d);
-        let kept = decay(1 << 20, d); // y^n in 2^20 fixed point
-        let gained = (level as u128 * ((1u64 << 20) - kept) as u128) >> 20;
-        self.avg = decayed + gained as u64;
+        let f = decay_factor(d) as u128;
+        let one = 1u128 << 32;
+        let lvl = (level as u128) << FRAC;
+        self.fine = ((self.fine as u128 * f + lvl * (one - f)) >> 32) as u64;
+        self.avg = self.fine >> FRAC;
     }
 
     /// The value as of `now_ns` if the signal has been at `level` since the last update
@@ -86,6 +95,8 @@ mod tests {
     fn half_life_is_32_periods() {
         let v = decay(1 << 20, 32 * PERIOD_NS);
         assert!((v as i64 - (1 << 19)).abs() < 64, "{v}");
+        assert_eq!(decay(12345, 0), 12344); // 0xffffffff / 2^32
+        assert_eq!(decay(1 << 40, 40 * 32 * PERIOD_NS), 0);
         let v = decay(1000, 64 * PERIOD_NS);
         assert!((245..=255).contains(&v), "{v}");
     }
