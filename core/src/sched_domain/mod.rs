@@ -1,8 +1,9 @@
 //! Sched domains as `build_sched_domains()` (kernel/sched/topology.c) builds them.
 //!
 //! ```text
-//!  CPU0 (kunpeng920-6426, 6.8, after degeneration)
-//!   domain-3  NUMA  0-127      groups {0-63} {64-127}
+//!  CPU0 (kunpeng920-6426, 6.8, after degeneration; SLIT 10/16/32/33 from node 0)
+//!   domain-4  NUMA  0-127      groups {0-95} {32-127}    overlapping NUMA groups
+//!   domain-3  NUMA  0-95       groups {0-63} {64-95}
 //!   domain-2  NUMA  0-63       groups {0-31} {32-63}
 //!   domain-1  MC    0-31       groups {0-3} {4-7} ... {28-31}     <- sd_llc
 //!   domain-0  CLS   0-3        groups {0} {1} {2} {3}             <- SD_CLUSTER: sd_share_id
