@@ -494,6 +494,30 @@ mod tests {
     }
 
     #[test]
+    fn calibrated_values_are_documented() {
+        // The derived numbers docs/calibration.md lists; update both together.
+        let kp = |n: &str| CostParams::for_machine(&presets::machine(n).unwrap());
+        let p = kp("kunpeng920-6426");
+        assert_eq!((p.ipi_send_ns, p.ipi_recv_ns), (168, 608));
+        assert_eq!(p.pipe_msg_ns, 242);
+        assert_eq!(p.wake_data_ns[Distance::SameLlc as usize], 899);
+        assert_eq!(p.wake_data_ns[Distance::OtherNode as usize], 1385);
+        assert_eq!(p.other_node_ns_per_slit, 133);
+        assert_eq!(p.c2c_ns_per_slit, 7);
+        assert_eq!(lines_per_wake(), 30);
+        let p = kp("kunpeng920-4826");
+        assert_eq!(p.pipe_msg_ns, 2464);
+        assert_eq!(p.wake_data_ns[Distance::SameLlc as usize], 733);
+        assert_eq!(p.wake_data_ns[Distance::OtherNode as usize], 2416);
+        assert_eq!(p.other_node_ns_per_slit, 140);
+        let p = kp("epyc9654-2p");
+        assert_eq!(p.wake_data_ns[3..], [390, 2550, 5340]);
+        let p = kp("xeon-smt-8");
+        assert_eq!(p.wake_data_ns[Distance::SameLlc as usize], 1110);
+        assert_eq!(p.wake_data_ns[Distance::OtherNode as usize], 2910);
+    }
+
+    #[test]
     fn every_preset_has_parameters() {
         for p in presets::PRESETS {
             let m = p.machine();
