@@ -9,6 +9,7 @@ pub mod experiment;
 pub mod metrics;
 pub mod patch;
 pub mod release;
+pub mod reproduce;
 pub mod scenario;
 pub mod sched_domain;
 pub mod sim;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod reproduce;
 mod sim;
 mod wake;
 
@@ -36,6 +37,8 @@ enum Command {
     Domains(DomainsArgs),
     /// Explain one wake-up decision, step by step.
     Wake(wake::WakeArgs),
+    /// Reproduce the seeds' published tables: model versus published, side by side.
+    Reproduce(reproduce::ReproArgs),
     /// Simulate a workload on a machine and report what it measured.
     Run(sim::RunArgs),
     /// Baseline versus patched over thread counts, as the seeds' tables.
@@ -95,6 +98,7 @@ fn run(cli: Cli) -> Result<String, String> {
         Command::Machines => Ok(machines()),
         Command::Domains(a) => domains(a),
         Command::Wake(a) => wake::run(a),
+        Command::Reproduce(a) => reproduce::run(a),
         Command::Run(a) => sim::run(a),
         Command::Sweep(a) => sim::sweep(a),
     }

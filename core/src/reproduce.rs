@@ -1,0 +1,615 @@
+//! Reproductions of the seeds' published tables: the model next to what was measured.
+//!
+//! ```text
+//!  data/published.json ──▶ Experiment (table + how to run each row on the model)
+//!        │                         │ points(scale) ──▶ experiment::run() each
+//!        ▼                         ▼
+//!  published rows  ──────────▶  ReproTable { rows: model vs published, checks }
+//! ```
+//!
+//! Checks, per row: the sign of the change is right wherever the published change is
+//! at least 3% in size; the size is within ±4 percentage points; and for the Kunpeng
+//! throughput tables the absolute number is within an order of magnitude. Parameters
+//! come from `cost` (per machine, from reference/latency), never from these tables.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::experiment::{self, change_pct, RunReport, RunSpec};
+use crate::patch::PatchSet;
+use crate::sim::rng::Dist;
+use crate::sim::SimError;
+use crate::topology::presets;
+use crate::workload::Workload;
+
+/// The published tables, verbatim from the seeds (see each table's `source`).
+pub const PUBLISHED_JSON: &str = include_str!("../data/published.json");
+
+/// How big the runs are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// What docs/fidelity.md reports: every row, runs long enough to be stable.
+    Full,
+    /// What the test suite runs: fewer rows and shorter runs, same checks.
+    Ci,
+}
+
+#[derive(Debug, Error)]
+pub enum ReproError {
+    #[error("published data is malformed: {0}")]
+    Data(String),
+    #[error("unknown experiment {name:?}; known: {known}")]
+    Unknown { name: String, known: String },
+    #[error("{name}: {err}")]
+    Sim { name: String, err: SimError },
+    #[error("{0}")]
+    Setup(String),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct Published {
+    tables: Vec<PublishedTable>,
+}
+
+/// One table as published.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct PublishedTable {
+    pub name: String,
+    pub title: String,
+    pub source: String,
+    pub machine: String,
+    pub cpus: String,
+    pub workload: String,
+    #[serde(default)]
+    pub baseline: Option<String>,
+    #[serde(default)]
+    pub patched: Option<String>,
+    pub unit: String,
+    pub better: String,
+    pub rows: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Loads the published tables.
+pub fn published() -> Result<Vec<PublishedTable>, ReproError> {
+    serde_json::from_str::<Published>(PUBLISHED_JSON)
+        .map(|p| p.tables)
+        .map_err(|e| ReproError::Data(e.to_string()))
+}
+
+/// One row of a reproduction.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReproRow {
+    /// `threads=16`, `g=8`, `cookie+patch` ...
+    pub key: String,
+    pub published_baseline: Option<f64>,
+    pub published_patched: Option<f64>,
+    /// Positive = the patch helps.
+    pub published_change_pct: Option<f64>,
+    pub model_baseline: f64,
+    pub model_patched: f64,
+    pub model_change_pct: f64,
+    /// `None` where the published change is under 3% (or not published).
+    pub sign_ok: Option<bool>,
+    /// Within ±4 percentage points of the published change.
+    pub size_ok: Option<bool>,
+    /// Kunpeng throughput tables: model and published within 10× of each other.
+    pub magnitude_ok: Option<bool>,
+    pub events: u64,
+}
+
+impl ReproRow {
+    /// Every applicable check passes.
+    pub fn matches(&self) -> bool {
+        self.sign_ok != Some(false)
+            && self.size_ok != Some(false)
+            && self.magnitude_ok != Some(false)
+    }
+}
+
+/// A reproduced table.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReproTable {
+    pub name: String,
+    pub title: String,
+    pub source: String,
+    pub unit: String,
+    pub baseline: String,
+    pub patched: String,
+    pub scale: Scale,
+    pub rows: Vec<ReproRow>,
+    pub note: Option<String>,
+}
+
+/// What to simulate for one published row: the baseline and patched runs.
+struct Point {
+    key: String,
+    published_baseline: Option<f64>,
+    published_patched: Option<f64>,
+    published_change: Option<f64>,
+    baseline: RunSpec,
+    patched: RunSpec,
+}
+
+/// The experiment names, in report order.
+pub const EXPERIMENTS: [&str; 6] = [
+    "seed01-tbench",
+    "seed01-netperf-tcp-rr",
+    "seed01-hackbench-3of3",
+    "seed02-hackbench",
+    "seed03-hackbench",
+    "seed04-cookie",
+];
+
+fn num(v: &serde_json::Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(|x| x.as_f64())
+}
+
+fn patches(s: &str) -> Result<PatchSet, ReproError> {
+    s.parse()
+        .map_err(|e| ReproError::Setup(format!("{s}: {e}")))
+}
+
+fn spec(
+    machine: &str,
+    cpus: &str,
+    workload: Workload,
+    ps: PatchSet,
+    duration_ms: u64,
+    seed: u64,
+) -> Result<RunSpec, ReproError> {
+    let m = presets::machine(machine).map_err(|e| ReproError::Setup(e.to_string()))?;
+    let mask = if cpus == "all" {
+        m.all_cpus()
+    } else {
+        experiment::parse_cpus(&m, cpus).map_err(ReproError::Setup)?
+    };
+    Ok(RunSpec {
+        machine: m,
+        patches: ps,
+        cpus: mask,
+        workload,
+        duration_ms,
+        seed,
+        check_invariants: false,
+    })
+}
+
+/// hackbench as the seeds ran it: `-p -T` (pipes, threads), 100-byte messages.
+fn hackbench(groups: u32, fds: u32, loops: u64) -> Workload {
+    Workload::Hackbench {
+        groups,
+        fds,
+        loops,
+        pipe: true,
+        threads: true,
+        msg_bytes: 100,
+    }
+}
+
+/// Completion-time runs stop at this much simulated time at most.
+const CAP_MS: u64 = 600_000;
+
+fn points(
+    name: &str,
+    scale: Scale,
+    tables: &[PublishedTable],
+) -> Result<(PublishedTable, Vec<Point>), ReproError> {
+    let seed = 1;
+    let find = |n: &str| {
+        tables
+            .iter()
+            .find(|t| t.name == n)
+            .cloned()
+            .ok_or_else(|| ReproError::Data(format!("table {n} missing")))
+    };
+    let ci = scale == Scale::Ci;
+    match name {
+        "seed01-tbench" | "seed01-netperf-tcp-rr" => {
+            let t = find(name)?;
+            let (b, p) = (
+                patches(t.baseline.as_deref().unwrap_or("6.6"))?,
+                patches(t.patched.as_deref().unwrap_or("6.6+cluster"))?,
+            );
+            let dur = if ci { 100 } else { 1000 };
+            let keep: &[u32] = if ci {
+                &[1, 16, 64]
+            } else {
+                &[1, 4, 8, 16, 32, 64, 128]
+            };
+            let mut v = Vec::new();
+            for r in &t.rows {
+                let n = num(r, "threads").unwrap_or(0.0) as u32;
+                if !keep.contains(&n) {
+                    continue;
+                }
+                let w = if name == "seed01-tbench" {
+                    Workload::Tbench { clients: n }
+                } else {
+                    Workload::NetperfTcpRr { instances: n }
+                };
+                v.push(Point {
+                    key: format!("threads={n}"),
+                    published_baseline: num(r, "baseline"),
+                    published_patched: num(r, "patched"),
+                    published_change: num(r, "change_pct"),
+                    baseline: spec(&t.machine, &t.cpus, w.clone(), b, dur, seed)?,
+                    patched: spec(&t.machine, &t.cpus, w, p, dur, seed)?,
+                });
+            }
+            Ok((t, v))
+        }
+        "seed01-hackbench-3of3" => {
+            // Chen Yu's report on Jacobsville (24 CPUs): hackbench threads equal to
+            // the CPU count. One group of 12 senders + 12 receivers = 24 threads.
+            let loops = if ci { 500 } else { 20000 };
+            let t = PublishedTable {
+                name: name.into(),
+                title: "Seed 01 v10 3/3: hackbench with as many threads as CPUs on Jacobsville, cluster-scan (1/3+2/3) vs cluster (1/3-3/3)".into(),
+                source: "reference/seeds/01-cluster-wakeup-v10.txt, [PATCH v10 3/3] commit message (Chen Yu's report; no table in the thread)".into(),
+                machine: "jacobsville".into(),
+                cpus: "all".into(),
+                workload: "hackbench".into(),
+                baseline: Some("6.6+cluster-scan".into()),
+                patched: Some("6.6+cluster".into()),
+                unit: "s".into(),
+                better: "lower".into(),
+                rows: vec![],
+                note: Some("The thread reports a regression fixed by 3/3 but publishes no numbers: only the direction is checked (a positive change means 3/3 helps).".into()),
+            };
+            let w = hackbench(1, 12, loops);
+            let v = vec![Point {
+                key: "24 threads".into(),
+                published_baseline: None,
+                published_patched: None,
+                published_change: None,
+                baseline: spec(
+                    "jacobsville",
+                    "all",
+                    w.clone(),
+                    patches("6.6+cluster-scan")?,
+                    CAP_MS,
+                    seed,
+                )?,
+                patched: spec(
+                    "jacobsville",
+                    "all",
+                    w,
+                    patches("6.6+cluster")?,
+                    CAP_MS,
+                    seed,
+                )?,
+            }];
+            Ok((t, v))
+        }
+        "seed02-hackbench" => {
+            let t = find(name)?;
+            let (b, p) = (
+                patches(t.baseline.as_deref().unwrap_or("5.12"))?,
+                patches(t.patched.as_deref().unwrap_or("5.12+no-smt-idle-cores"))?,
+            );
+            // -l 20000 scaled down; relative times are compared.
+            let loops = if ci { 100 } else { 2000 };
+            let keep: &[u32] = if ci {
+                &[2, 10]
+            } else {
+                &[2, 4, 6, 8, 10, 12, 14]
+            };
+            let mut v = Vec::new();
+            for r in &t.rows {
+                let g = num(r, "groups").unwrap_or(0.0) as u32;
+                if !keep.contains(&g) {
+                    continue;
+                }
+                let w = hackbench(g, 20, loops);
+                v.push(Point {
+                    key: format!("g={g}"),
+                    published_baseline: num(r, "baseline"),
+                    published_patched: num(r, "patched"),
+                    published_change: num(r, "change_pct"),
+                    baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
+                    patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
+                });
+            }
+            Ok((t, v))
+        }
+        "seed03-hackbench" => {
+            let t = find(name)?;
+            let (b, p) = (
+                patches(t.baseline.as_deref().unwrap_or("6.5"))?,
+                patches(t.patched.as_deref().unwrap_or("6.5+ttwu-l2c"))?,
+            );
+            // -l 480000 scaled down; -g 32 -f 20 kept (1280 threads on 384 CPUs).
+            let loops = if ci { 20 } else { 400 };
+            let r = t.rows.first().cloned().unwrap_or_default();
+            let w = hackbench(32, 20, loops);
+            let v = vec![Point {
+                key: "g=32".into(),
+                published_baseline: num(&r, "baseline"),
+                published_patched: num(&r, "patched"),
+                published_change: num(&r, "change_pct"),
+                baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
+                patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
+            }];
+            Ok((t, v))
+        }
+        "seed04-cookie" => {
+            let t = find(name)?;
+            let iterations = if ci { 60 } else { 1200 };
+            let w = |cookies| Workload::CookiePairs {
+                threads: 10,
+                iterations,
+                work: Dist::Uniform {
+                    lo: 0,
+                    hi: 10_000_000,
+                },
+                sleep: Dist::Uniform {
+                    lo: 0,
+                    hi: 30_000_000,
+                },
+                cookies,
+            };
+            let get = |c: &str| {
+                t.rows
+                    .iter()
+                    .find(|r| r.get("config").and_then(|x| x.as_str()) == Some(c))
+                    .and_then(|r| num(r, "time"))
+            };
+            let (no, ck, ckp) = (get("no-cookie"), get("cookie"), get("cookie+patch"));
+            // Rows: the cookie overhead without and with the patch, each against the
+            // no-cookie run (baseline = no cookies).
+            let base = spec(
+                "xeon-smt-8",
+                "all",
+                w(false),
+                patches("6.12")?,
+                CAP_MS,
+                seed,
+            )?;
+            let v = vec![
+                Point {
+                    key: "cookies (6.12)".into(),
+                    published_baseline: no,
+                    published_patched: ck,
+                    published_change: change(no, ck),
+                    baseline: base.clone(),
+                    patched: spec("xeon-smt-8", "all", w(true), patches("6.12")?, CAP_MS, seed)?,
+                },
+                Point {
+                    key: "cookies (6.12+cookie-fastpath)".into(),
+                    published_baseline: no,
+                    published_patched: ckp,
+                    published_change: change(no, ckp),
+                    baseline: base,
+                    patched: spec(
+                        "xeon-smt-8",
+                        "all",
+                        w(true),
+                        patches("6.12+cookie-fastpath")?,
+                        CAP_MS,
+                        seed,
+                    )?,
+                },
+            ];
+            Ok((t, v))
+        }
+        other => Err(ReproError::Unknown {
+            name: other.to_string(),
+            known: EXPERIMENTS.join(", "),
+        }),
+    }
+}
+
+fn change(base: Option<f64>, patched: Option<f64>) -> Option<f64> {
+    Some(change_pct(base?, patched?, false))
+}
+
+/// The runs an experiment needs, in order (baseline, patched per row), so callers can
+/// run them in parallel and hand the reports to [`assemble`].
+pub fn plan(name: &str, scale: Scale) -> Result<Vec<RunSpec>, ReproError> {
+    let tables = published()?;
+    let (_, pts) = points(name, scale, &tables)?;
+    Ok(pts
+        .into_iter()
+        .flat_map(|p| [p.baseline, p.patched])
+        .collect())
+}
+
+/// Builds the table from the reports of [`plan`] (same order).
+pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<ReproTable, ReproError> {
+    let tables = published()?;
+    let (t, pts) = points(name, scale, &tables)?;
+    if reports.len() != 2 * pts.len() {
+        return Err(ReproError::Setup(format!(
+            "{name}: expected {} reports, got {}",
+            2 * pts.len(),
+            reports.len()
+        )));
+    }
+    let kunpeng_throughput = t.machine.starts_with("kunpeng") && t.better == "higher";
+    let mut rows: Vec<ReproRow> = pts
+        .iter()
+        .zip(reports.chunks(2))
+        .map(|(p, pair)| {
+            let (b, q) = (&pair[0], &pair[1]);
+            let model_change = change_pct(b.value, q.value, b.higher_is_better);
+            let sign_ok = p
+                .published_change
+                .filter(|c| c.abs() >= 3.0)
+                .map(|c| c.signum() == model_change.signum() && model_change.abs() > 0.0);
+            let size_ok = p.published_change.map(|c| (c - model_change).abs() <= 4.0);
+            let magnitude_ok = if kunpeng_throughput {
+                p.published_baseline.map(|pb| {
+                    let r = b.value / pb;
+                    r.is_finite() && (0.1..=10.0).contains(&r)
+                })
+            } else {
+                None
+            };
+            ReproRow {
+                key: p.key.clone(),
+                published_baseline: p.published_baseline,
+                published_patched: p.published_patched,
+                published_change_pct: p.published_change,
+                model_baseline: b.value,
+                model_patched: q.value,
+                model_change_pct: model_change,
+                sign_ok,
+                size_ok,
+                magnitude_ok,
+                events: b.events + q.events,
+            }
+        })
+        .collect();
+    if name == "seed04-cookie" && rows.len() == 2 {
+        // Seed 04's headline: the share of the cookie overhead the patch removes.
+        let (without, with) = (&rows[0], &rows[1]);
+        let pub_over = without
+            .published_patched
+            .zip(without.published_baseline)
+            .map(|(c, n)| c - n);
+        let pub_over_p = with
+            .published_patched
+            .zip(with.published_baseline)
+            .map(|(c, n)| c - n);
+        let model_over = without.model_patched - without.model_baseline;
+        let model_over_p = with.model_patched - with.model_baseline;
+        let pub_cut = pub_over
+            .zip(pub_over_p)
+            .map(|(a, b)| change_pct(a, b, false));
+        let model_cut = change_pct(model_over, model_over_p, false);
+        rows.push(ReproRow {
+            key: "overhead cut by the patch".into(),
+            published_baseline: pub_over,
+            published_patched: pub_over_p,
+            published_change_pct: pub_cut,
+            model_baseline: model_over,
+            model_patched: model_over_p,
+            model_change_pct: model_cut,
+            sign_ok: pub_cut
+                .filter(|c| c.abs() >= 3.0)
+                .map(|c| c.signum() == model_cut.signum() && model_cut != 0.0),
+            size_ok: pub_cut.map(|c| (c - model_cut).abs() <= 4.0),
+            magnitude_ok: None,
+            events: 0,
+        });
+    }
+    Ok(ReproTable {
+        name: t.name.clone(),
+        title: t.title.clone(),
+        source: t.source.clone(),
+        unit: t.unit.clone(),
+        baseline: t
+            .baseline
+            .clone()
+            .unwrap_or_else(|| "6.12 without cookies".into()),
+        patched: t
+            .patched
+            .clone()
+            .unwrap_or_else(|| "6.12 with cookies (with and without cookie-fastpath)".into()),
+        scale,
+        rows,
+        note: t.note.clone(),
+    })
+}
+
+/// Runs an experiment serially (the CLI runs [`plan`]'s points in parallel instead).
+pub fn reproduce(name: &str, scale: Scale) -> Result<ReproTable, ReproError> {
+    let specs = plan(name, scale)?;
+    let reports = specs
+        .iter()
+        .map(|s| {
+            experiment::run(s).map_err(|err| ReproError::Sim {
+                name: name.to_string(),
+                err,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    assemble(name, scale, &reports)
+}
+
+/// Four significant digits, so seconds-long and millisecond-long runs both read.
+fn sig4(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let digits = x.abs().log10().floor() as i32;
+    let prec = (3 - digits).clamp(0, 9) as usize;
+    format!("{x:.prec$}")
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), sig4)
+}
+
+fn mark(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "ok",
+        Some(false) => "MISS",
+        None => "-",
+    }
+}
+
+impl ReproTable {
+    /// Model and published side by side, one line per row.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "{} [{}]\n  {}\n  source: {}\n  baseline {} vs patched {}; unit {}; change > 0 = patch better\n",
+            self.name,
+            match self.scale {
+                Scale::Full => "full",
+                Scale::Ci => "ci",
+            },
+            self.title,
+            self.source,
+            self.baseline,
+            self.patched,
+            self.unit
+        );
+        out.push_str(&format!(
+            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>9} | sign size mag\n",
+            "row", "pub base", "pub patch", "pub %", "model base", "model patch", "model %"
+        ));
+        for r in &self.rows {
+            out.push_str(&format!(
+                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>+9.2} | {:<4} {:<4} {:<4}\n",
+                r.key,
+                fmt_opt(r.published_baseline),
+                fmt_opt(r.published_patched),
+                r.published_change_pct
+                    .map_or("-".into(), |c| format!("{c:+.2}")),
+                sig4(r.model_baseline),
+                sig4(r.model_patched),
+                r.model_change_pct,
+                mark(r.sign_ok),
+                mark(r.size_ok),
+                mark(r.magnitude_ok)
+            ));
+        }
+        if let Some(n) = &self.note {
+            out.push_str(&format!("  note: {n}\n"));
+        }
+        out
+    }
+}
+
+/// Counts over several tables: (sign checks passed, sign checks), (size, of), (magnitude, of).
+pub fn summary(tables: &[ReproTable]) -> [(usize, usize); 3] {
+    let mut s = [(0, 0); 3];
+    for r in tables.iter().flat_map(|t| &t.rows) {
+        for (i, c) in [r.sign_ok, r.size_ok, r.magnitude_ok].iter().enumerate() {
+            if let Some(ok) = c {
+                s[i].1 += 1;
+                if *ok {
+                    s[i].0 += 1;
+                }
+            }
+        }
+    }
+    s
+}
