@@ -1,4 +1,4 @@
-//! The event queue: a binary heap ordered by `(time, seq)`, so events at the same
+//! The event queue: a 4-ary heap ordered by `(time, seq)`, so events at the same
 //! instant come out in the order they were scheduled.
 //!
 //! Events scheduled for the current instant (preemption requests, kicks) skip the
@@ -9,9 +9,6 @@
 //! Bound: at most a few events per CPU (burst end, dispatch, tick) plus one timer per
 //! sleeping task and one sampling event are live at once; stale events (superseded
 //! by a preemption) are dropped when popped, checked against a per-CPU generation.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use super::time::SimTime;
 
@@ -30,37 +27,121 @@ pub enum Event {
     Sample,
 }
 
-#[derive(Debug)]
-struct Entry {
-    time: SimTime,
-    seq: u64,
-    event: Event,
+/// A 4-ary min-heap of `(time << 64 | seq)` keys with their events in a parallel
+/// array: half the depth of a binary heap and one `u128` comparison per step.
+#[derive(Debug, Default)]
+struct QuadHeap {
+    keys: Vec<u128>,
+    events: Vec<Event>,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+impl QuadHeap {
+    #[inline]
+    fn push(&mut self, key: u128, ev: Event) {
+        let mut i = self.keys.len();
+        self.keys.push(key);
+        self.events.push(ev);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.keys[parent] <= key {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            self.events[i] = self.events[parent];
+            i = parent;
+        }
+        self.keys[i] = key;
+        self.events[i] = ev;
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u128> {
+        self.keys.first().copied()
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(u128, Event)> {
+        let n = self.keys.len();
+        if n == 0 {
+            return None;
+        }
+        let top = (self.keys[0], self.events[0]);
+        let key = self.keys[n - 1];
+        let ev = self.events[n - 1];
+        self.keys.pop();
+        self.events.pop();
+        let n = n - 1;
+        if n == 0 {
+            return Some(top);
+        }
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let last = (first + 4).min(n);
+            let mut m = first;
+            let mut mk = self.keys[first];
+            for c in first + 1..last {
+                let k = self.keys[c];
+                if k < mk {
+                    mk = k;
+                    m = c;
+                }
+            }
+            if key <= mk {
+                break;
+            }
+            self.keys[i] = mk;
+            self.events[i] = self.events[m];
+            i = m;
+        }
+        self.keys[i] = key;
+        self.events[i] = ev;
+        Some(top)
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+
+/// The periodic scheduler ticks of the run's CPUs, kept out of the heap: tick `i`
+/// fires at `round × period + offsets[i]`, offsets ascending, so the next tick is the
+/// next slot of the ring. Each slot keeps the sequence number it was (re)scheduled
+/// with, so ties with heap events resolve exactly as `(time, seq)`.
+#[derive(Debug, Default)]
+struct TickRing {
+    period: u64,
+    slots: Vec<(u64, u32, u64)>, // (offset, cpu, seq)
+    idx: usize,
+    round: u64,
 }
-impl Ord for Entry {
-    /// Reversed: `BinaryHeap` is a max-heap and we want the earliest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .time
-            .cmp(&self.time)
-            .then_with(|| other.seq.cmp(&self.seq))
+
+impl TickRing {
+    #[inline]
+    fn next(&self) -> Option<(u128, u32)> {
+        let &(off, cpu, seq) = self.slots.get(self.idx)?;
+        let t = self.round * self.period + off;
+        Some((((t as u128) << 64) | seq as u128, cpu))
+    }
+
+    #[inline]
+    fn advance(&mut self, seq: u64) {
+        self.slots[self.idx].2 = seq;
+        self.idx += 1;
+        if self.idx == self.slots.len() {
+            self.idx = 0;
+            self.round += 1;
+        }
     }
 }
 
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: QuadHeap,
+    ticks: TickRing,
     /// Events for `now`, in scheduling order.
     immediate: std::collections::VecDeque<Event>,
     now: SimTime,
@@ -70,11 +151,31 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(256),
+            heap: QuadHeap {
+                keys: Vec::with_capacity(256),
+                events: Vec::with_capacity(256),
+            },
+            ticks: TickRing::default(),
             immediate: std::collections::VecDeque::with_capacity(64),
             now: SimTime::ZERO,
             seq: 0,
         }
+    }
+
+    /// Starts periodic `Event::Tick`s: CPU `cpu` ticks at `offset + k × period`.
+    pub fn set_ticks(&mut self, period: u64, mut cpus: Vec<(u64, u32)>) {
+        cpus.sort();
+        let mut slots = Vec::with_capacity(cpus.len());
+        for (off, cpu) in cpus {
+            self.seq += 1;
+            slots.push((off % period.max(1), cpu, self.seq));
+        }
+        self.ticks = TickRing {
+            period: period.max(1),
+            slots,
+            idx: 0,
+            round: 0,
+        };
     }
 
     #[inline]
@@ -84,20 +185,33 @@ impl EventQueue {
             return;
         }
         self.seq += 1;
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
+        self.heap
+            .push(((time.0 as u128) << 64) | self.seq as u128, event);
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        if let Some(top) = self.heap.peek() {
-            if top.time <= self.now || self.immediate.is_empty() {
-                let e = self.heap.pop().expect("peeked");
-                self.now = e.time;
-                return Some((e.time, e.event));
+        let tick = self.ticks.next();
+        let heap = self.heap.peek();
+        // The earlier of the heap's top and the next tick, by (time, seq).
+        let (key, from_tick) = match (heap, tick) {
+            (Some(h), Some((t, _))) if t < h => (Some(t), true),
+            (Some(h), _) => (Some(h), false),
+            (None, Some((t, _))) => (Some(t), true),
+            (None, None) => (None, false),
+        };
+        if let Some(k) = key {
+            let t = SimTime((k >> 64) as u64);
+            if t <= self.now || self.immediate.is_empty() {
+                self.now = t;
+                if from_tick {
+                    let (_, cpu) = tick.expect("chosen");
+                    self.seq += 1;
+                    self.ticks.advance(self.seq);
+                    return Some((t, Event::Tick { cpu }));
+                }
+                let (_, ev) = self.heap.pop().expect("peeked");
+                return Some((t, ev));
             }
         }
         self.immediate.pop_front().map(|e| (self.now, e))
@@ -108,15 +222,22 @@ impl EventQueue {
         if !self.immediate.is_empty() {
             return Some(self.now);
         }
-        self.heap.peek().map(|e| e.time)
+        let h = self.heap.peek();
+        let t = self.ticks.next().map(|(k, _)| k);
+        match (h, t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+        .map(|k| SimTime((k >> 64) as u64))
     }
 
+    /// Pending one-shot events (the tick ring is not counted: it is one per CPU).
     pub fn len(&self) -> usize {
         self.heap.len() + self.immediate.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.immediate.is_empty()
+        self.heap.len() == 0 && self.immediate.is_empty() && self.ticks.slots.is_empty()
     }
 }
 
@@ -161,5 +282,50 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn ticks_interleave_with_heap_events() {
+        let mut q = EventQueue::new();
+        q.set_ticks(10, vec![(5, 1), (2, 0)]);
+        q.push(SimTime(5), Event::Sample);
+        q.push(SimTime(12), Event::Sample);
+        let got: Vec<(u64, Event)> = (0..6)
+            .map(|_| q.pop().map(|(t, e)| (t.0, e)).unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, Event::Tick { cpu: 0 }),
+                // The tick at 5 was scheduled before the sample at 5.
+                (5, Event::Tick { cpu: 1 }),
+                (5, Event::Sample),
+                // The sample at 12 was scheduled at 0, before the tick at 2 rescheduled
+                // itself for 12.
+                (12, Event::Sample),
+                (12, Event::Tick { cpu: 0 }),
+                (15, Event::Tick { cpu: 1 }),
+            ]
+        );
+    }
+
+    #[test]
+    fn heap_sorts_many_keys() {
+        let mut q = EventQueue::new();
+        let mut r = crate::sim::rng::Rng::new(3);
+        let mut want = Vec::new();
+        for i in 0..2000u32 {
+            let t = 1 + r.below(500);
+            q.push(SimTime(t), Event::Tick { cpu: i });
+            want.push((t, i));
+        }
+        want.sort();
+        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| match e {
+                Event::Tick { cpu } => (t.0, cpu),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 }

@@ -481,12 +481,15 @@ impl Simulator {
         }
         let tick = self.cost.params.tick_ns;
         let n_active = self.active_cpus.len() as u64;
-        for (i, &c) in self.active_cpus.clone().iter().enumerate() {
-            // Stagger ticks across CPUs as the kernel's tick offsets do.
-            self.queue.push(
-                SimTime(tick * (i as u64 + 1) / (n_active + 1)),
-                Event::Tick { cpu: c },
-            );
+        // Stagger ticks across CPUs as the kernel's tick offsets do.
+        let ticks = self
+            .active_cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (tick * (i as u64 + 1) / (n_active + 1), c))
+            .collect();
+        self.queue.set_ticks(tick, ticks);
+        for c in self.active_cpus.clone() {
             if !self.cpus[c as usize].queue.is_empty() {
                 self.cpus[c as usize].mode = Mode::Waking;
                 let g = self.cpus[c as usize].switch_gen;
@@ -642,8 +645,7 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         let running = if c.mode == Mode::Running { 1024 } else { 0 };
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
-        c.util.update(now, running);
-        c.load.update(now, 1024 * nr);
+        Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
         let rq = &mut self.state.rqs[cpu as usize];
         rq.util_avg = c.util.avg.min(rq.capacity);
         rq.load_avg = c.load.avg;
@@ -1204,7 +1206,6 @@ impl Simulator {
 
     fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
-        self.queue.push(self.now + tick, Event::Tick { cpu });
         self.state.jiffies = self.now.ns() / tick;
         if self.cpus[cpu as usize].mode == Mode::Running {
             self.update_curr(cpu);

@@ -75,6 +75,26 @@ impl Pelt {
         self.avg = self.fine >> FRAC;
     }
 
+    /// Updates two signals that were last updated together (a CPU's util and load)
+    /// with one decay computation.
+    #[inline]
+    pub fn update_pair(a: &mut Pelt, b: &mut Pelt, now_ns: u64, level_a: u64, level_b: u64) {
+        let d = now_ns.saturating_sub(a.last_ns);
+        if d == 0 || a.last_ns != b.last_ns {
+            a.update(now_ns, level_a);
+            b.update(now_ns, level_b);
+            return;
+        }
+        let f = decay_factor(d) as u128;
+        let one = 1u128 << 32;
+        for (p, level) in [(a, level_a), (b, level_b)] {
+            p.last_ns = now_ns;
+            let lvl = (level as u128) << FRAC;
+            p.fine = ((p.fine as u128 * f + lvl * (one - f)) >> 32) as u64;
+            p.avg = p.fine >> FRAC;
+        }
+    }
+
     /// The value as of `now_ns` if the signal has been at `level` since the last update
     /// (does not store).
     #[inline]
