@@ -207,7 +207,7 @@ impl Scenario {
             cpus.push(rule(&w.busy, CpuStateKind::Busy));
         }
         let llc = (w.has_idle_cores.is_some() || w.nr_idle_scan.is_some())
-            .then(|| LlcRule {
+            .then_some(LlcRule {
                 cpu: w.waker,
                 has_idle_cores: w.has_idle_cores,
                 nr_idle_scan: w.nr_idle_scan,

@@ -1,18 +1,84 @@
-//! The page: header, controls, the machine drawing and the domain panel.
+//! The page: header, link banner, controls, the machine drawing and the right panel.
+//!
+//! The URL fragment is a projection of the state (`core::scenario`): read once when the
+//! reducer starts and again on `hashchange`, written back with `history.replaceState`
+//! whenever the state's encoding changes, so the address bar is always a shareable link.
 
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
 use crate::components::controls::Controls;
+use crate::components::custom_machine::CustomMachine;
 use crate::components::domain_tree::DomainPanel;
 use crate::components::machine_view::MachineView;
-use crate::state::{Action, AppContext, AppState};
+use crate::state::{Action, AppContext, AppState, Tab};
+
+/// The current `location.hash`, or "" outside a browser.
+fn current_hash() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
+}
+
+/// Writes the fragment without adding a history entry or firing `hashchange`.
+fn replace_hash(fragment: &str) {
+    let Some(w) = web_sys::window() else {
+        return;
+    };
+    if current_hash().trim_start_matches('#') == fragment {
+        return;
+    }
+    if let Ok(history) = w.history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{fragment}")));
+    }
+}
 
 #[function_component(App)]
 pub fn app() -> Html {
-    let state = use_reducer(AppState::default);
+    let state = use_reducer(|| AppState::from_fragment(&current_hash()));
+
+    // Someone edits the address bar or follows another link to this page.
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            let listener = Closure::<dyn Fn()>::new(move || {
+                dispatcher.dispatch(Action::LoadFragment(current_hash()));
+            });
+            let window = web_sys::window();
+            if let Some(w) = &window {
+                let _ = w.add_event_listener_with_callback(
+                    "hashchange",
+                    listener.as_ref().unchecked_ref(),
+                );
+            }
+            move || {
+                if let Some(w) = window {
+                    let _ = w.remove_event_listener_with_callback(
+                        "hashchange",
+                        listener.as_ref().unchecked_ref(),
+                    );
+                }
+            }
+        });
+    }
+
+    let fragment = state.fragment();
+    use_effect_with(fragment, |f| replace_hash(f));
+
     let on_select = {
-        let state = state.clone();
-        Callback::from(move |cpu| state.dispatch(Action::SelectCpu(cpu)))
+        let dispatcher = state.dispatcher();
+        Callback::from(move |cpu| dispatcher.dispatch(Action::ClickCpu(cpu)))
+    };
+    let wake = state.tab == Tab::Wakeup;
+    let hint = if wake {
+        match state.wake.click {
+            crate::state::ClickMode::ToggleBusy => "Click a CPU to make it busy or idle.",
+            crate::state::ClickMode::Waker => "Click a CPU to make it the waker's CPU.",
+            crate::state::ClickMode::Prev => "Click a CPU to make it the wakee's prev CPU.",
+        }
+    } else {
+        "Click a CPU to show its sched domains."
     };
     let machine = match &state.machine {
         Ok(m) => html! {
@@ -20,21 +86,38 @@ pub fn app() -> Html {
                 machine={m.clone()}
                 selected={state.cpu}
                 highlight={state.highlight_span()}
+                wake={state.wake_marks().map(std::rc::Rc::new)}
+                hint={hint}
                 {on_select}
             />
         },
         Err(e) => html! { <p class="error">{ format!("Cannot build the machine: {e}") }</p> },
     };
+    let banner = state.banner.clone().map(|b| {
+        let dispatcher = state.dispatcher();
+        let onclick =
+            Callback::from(move |_: MouseEvent| dispatcher.dispatch(Action::DismissBanner));
+        html! {
+            <div class="error banner" role="alert">
+                <span>{ b }</span>
+                <button class="dismiss" {onclick} aria-label="dismiss">{ "×" }</button>
+            </div>
+        }
+    });
     html! {
         <ContextProvider<AppContext> context={state.clone()}>
             <header class="page-header">
                 <h1>{ "schedlab" }</h1>
                 <p class="tagline">
-                    { "The Linux scheduler's sched-domain building, for machines you may not have." }
+                    { "The Linux scheduler's sched-domain building and wake-up placement, for machines you may not have." }
                 </p>
             </header>
+            { for banner }
             <Controls />
-            <main class="layout">
+            if state.custom_open {
+                <CustomMachine />
+            }
+            <main class={classes!("layout", wake.then_some("wide-right"))}>
                 <section class="panel machine-panel" aria-label="machine">
                     { machine }
                 </section>

@@ -1,21 +1,37 @@
 //! App state: one [`Reducible`] struct and the [`Action`]s that change it.
 //!
-//! The machine is rebuilt only when the preset changes and the domains only when the
-//! machine or the release changes; both are then shared read-only. Errors from core
-//! are kept as text so components can show them; nothing here panics on user input.
+//! ```text
+//!  Action ─▶ reduce ─▶ AppState ─┬─ machine, domains        (rebuilt on machine / patch change)
+//!                                ├─ wake: WakeUi             (busy CPUs, waker, prev, compare …)
+//!                                ├─ wake_a / wake_b          (core's wake_up() decisions, traced)
+//!                                └─ scenario() ─▶ core::scenario::encode ─▶ URL fragment
+//! ```
+//!
+//! The machine is rebuilt only when it changes and the domains only when the machine or
+//! the patch set changes; both are then shared read-only. Wake-up decisions are
+//! recomputed only while the wake-up tab is open and its inputs changed. Errors from
+//! core are kept as text so components can show them; nothing here panics on user input.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
+use schedlab_core::scenario::{self, MachineChoice, Scenario, View, WakeSetup};
 use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
-use schedlab_core::topology::{presets, Machine};
+use schedlab_core::topology::import::machine_to_spec;
+use schedlab_core::topology::{load_machine, presets, Arch, ImportHint, Machine, MachineSpec};
+use schedlab_core::wakeup::{Decision, Reject, Step, Trace};
 use yew::prelude::*;
 
 /// The preset the page opens with: seed 01's machine, where CLS matters.
 pub const DEFAULT_PRESET: &str = "kunpeng920-6426";
 
-/// Which view of the chosen CPU's domains the right-hand panel shows.
+/// The machine picker's value while a custom machine is loaded.
+pub const CUSTOM: &str = "custom";
+
+/// Which view the right-hand panel shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tab {
     /// The domain levels drawn as cards.
@@ -24,20 +40,133 @@ pub enum Tab {
     Dmesg,
     /// What /sys/kernel/debug/sched/domains (or /proc/sys/kernel/sched_domain) shows.
     Debugfs,
+    /// The wake-up explainer.
+    Wakeup,
+}
+
+impl Tab {
+    fn view(self) -> View {
+        match self {
+            Tab::Tree => View::Domains,
+            Tab::Dmesg => View::Dmesg,
+            Tab::Debugfs => View::Debugfs,
+            Tab::Wakeup => View::Wakeup,
+        }
+    }
+
+    fn from_view(v: View) -> Tab {
+        match v {
+            View::Domains => Tab::Tree,
+            View::Dmesg => Tab::Dmesg,
+            View::Debugfs => Tab::Debugfs,
+            View::Wakeup => Tab::Wakeup,
+        }
+    }
+}
+
+/// Which of the two compared patch sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The page's patch set (also the domains').
+    A,
+    /// The compared one.
+    B,
+}
+
+/// What a click on a CPU in the drawing does while the wake-up tab is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClickMode {
+    ToggleBusy,
+    Waker,
+    Prev,
+}
+
+/// The wake-up explainer's inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WakeUi {
+    pub busy: CpuMask,
+    pub waker: CpuId,
+    pub prev: CpuId,
+    /// `p->recent_used_cpu`; `None` = same as prev.
+    pub recent: Option<CpuId>,
+    pub sync: bool,
+    pub has_idle_cores: Option<bool>,
+    pub nr_idle_scan: Option<u32>,
+    /// The second patch set, when comparing.
+    pub compare: Option<PatchSet>,
+    pub click: ClickMode,
+    /// Which side's probes the drawing numbers.
+    pub focus: Side,
+    /// Why the last patch change was refused, if it was.
+    pub patch_error: Option<String>,
+}
+
+impl WakeUi {
+    fn new(nr_cpus: u32) -> Self {
+        WakeUi {
+            busy: CpuMask::new(nr_cpus),
+            waker: CpuId(0),
+            prev: CpuId(0),
+            recent: None,
+            sync: false,
+            has_idle_cores: None,
+            nr_idle_scan: None,
+            compare: None,
+            click: ClickMode::ToggleBusy,
+            focus: Side::A,
+            patch_error: None,
+        }
+    }
+}
+
+/// One decision of core's `wake_up()` and its trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WakeOutcome {
+    pub patches: PatchSet,
+    pub decision: Decision,
+    pub trace: Trace,
+}
+
+/// What the drawing marks for a wake-up: probe order and reason per CPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WakeMarks {
+    pub busy: CpuMask,
+    pub waker: CpuId,
+    pub prev: CpuId,
+    /// The chosen CPU of A, and of B when comparing.
+    pub chosen_a: Option<CpuId>,
+    pub chosen_b: Option<CpuId>,
+    /// Per probed CPU: its probe numbers (1-based, in order) and the last verdict.
+    pub probes: BTreeMap<u32, (Vec<u32>, Option<Reject>)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppState {
+    /// A preset name, or [`CUSTOM`].
     pub preset: String,
-    pub release: Release,
+    /// The loaded custom machine's spec, when `preset == CUSTOM`.
+    pub custom: Option<Rc<MachineSpec>>,
+    pub patches: PatchSet,
     pub cpu: CpuId,
     pub tab: Tab,
     /// The built machine, or why it could not be built.
     pub machine: Result<Rc<Machine>, String>,
-    /// `build_sched_domains()` for that machine and release, or why it failed.
+    /// `build_sched_domains()` for that machine and patch set, or why it failed.
     pub domains: Result<Rc<SchedDomains>, String>,
     /// The index into the chosen CPU's domains whose span the drawing shades.
     pub highlight: Option<usize>,
+    pub wake: WakeUi,
+    /// The decisions for side A and (when comparing) B, or why there is none.
+    pub wake_a: Option<Result<Rc<WakeOutcome>, String>>,
+    pub wake_b: Option<Result<Rc<WakeOutcome>, String>>,
+    /// The wake inputs the decisions above were computed for.
+    wake_key: String,
+    /// A link that could not be opened, shown above everything.
+    pub banner: Option<String>,
+    /// The custom-machine form is open.
+    pub custom_open: bool,
+    /// Why the last custom machine did not load, verbatim from core.
+    pub custom_error: Option<String>,
 }
 
 pub enum Action {
@@ -47,6 +176,38 @@ pub enum Action {
     ShowTab(Tab),
     /// Shade a domain level's span in the drawing, or nothing.
     Highlight(Option<usize>),
+    /// A click on a CPU in the drawing: selects it, or in the wake-up tab does what
+    /// the click mode says.
+    ClickCpu(CpuId),
+    SetClickMode(ClickMode),
+    ToggleBusy(CpuId),
+    AllIdle,
+    AllBusy,
+    /// Busy fraction in permille and a seed: deterministic.
+    RandomBusy {
+        permille: u32,
+        seed: u64,
+    },
+    SetWaker(CpuId),
+    SetPrev(CpuId),
+    SetRecent(Option<CpuId>),
+    SetSync(bool),
+    SetHasIdleCores(Option<bool>),
+    SetNrIdleScan(Option<u32>),
+    /// A release for one side: its patches become that release's defaults.
+    SetSideRelease(Side, Release),
+    /// A patch box ticked or unticked on one side.
+    TogglePatch(Side, Patch, bool),
+    SetCompare(bool),
+    Focus(Side),
+    OpenCustom(bool),
+    LoadCustom {
+        text: String,
+        arch: Option<Arch>,
+    },
+    /// A URL fragment (on load or `hashchange`).
+    LoadFragment(String),
+    DismissBanner,
 }
 
 impl AppState {
@@ -54,21 +215,122 @@ impl AppState {
         let machine = presets::machine(preset)
             .map(Rc::new)
             .map_err(|e| e.to_string());
-        let domains = build(&machine, release);
+        Self::with_machine(
+            preset.to_string(),
+            None,
+            machine,
+            PatchSet::release(release),
+        )
+    }
+
+    fn with_machine(
+        preset: String,
+        custom: Option<Rc<MachineSpec>>,
+        machine: Result<Rc<Machine>, String>,
+        patches: PatchSet,
+    ) -> Self {
+        let domains = build(&machine, &patches);
+        let nr = machine.as_ref().map_or(1, |m| m.nr_cpus());
         AppState {
-            preset: preset.to_string(),
-            release,
+            preset,
+            custom,
+            patches,
             cpu: CpuId(0),
             tab: Tab::Tree,
             machine,
             domains,
             highlight: None,
+            wake: WakeUi::new(nr),
+            wake_a: None,
+            wake_b: None,
+            wake_key: String::new(),
+            banner: None,
+            custom_open: false,
+            custom_error: None,
         }
+    }
+
+    /// The page for a decoded link. The scenario was validated by `decode`; anything
+    /// still wrong is an error, not a panic.
+    pub fn from_scenario(s: &Scenario) -> Result<Self, String> {
+        let machine = s.validate().map_err(|e| e.to_string())?;
+        let patches: PatchSet = s.patches.parse().map_err(|e| format!("{e}"))?;
+        let (preset, custom) = match &s.machine {
+            MachineChoice::Preset(name) => (name.clone(), None),
+            MachineChoice::Spec(spec) => (CUSTOM.to_string(), Some(Rc::new((**spec).clone()))),
+        };
+        let mut st = Self::with_machine(preset, custom, Ok(Rc::new(machine)), patches);
+        let n = st.nr_cpus();
+        st.cpu = CpuId(s.cpu);
+        st.tab = Tab::from_view(s.view);
+        let w = &s.wake;
+        st.wake.busy = s.busy_mask(n).map_err(|e| e.to_string())?;
+        st.wake.waker = CpuId(w.waker);
+        st.wake.prev = CpuId(w.prev);
+        st.wake.recent = w.recent.map(CpuId);
+        st.wake.sync = w.sync;
+        st.wake.has_idle_cores = w.has_idle_cores;
+        st.wake.nr_idle_scan = w.nr_idle_scan;
+        st.wake.compare = match &w.compare {
+            Some(c) => Some(c.parse().map_err(|e| format!("{e}"))?),
+            None => None,
+        };
+        st.refresh_wake();
+        Ok(st)
+    }
+
+    /// The page for a URL fragment: the default page with a banner if it is bad, the
+    /// default page without one if there is none.
+    pub fn from_fragment(fragment: &str) -> Self {
+        let f = fragment.trim().trim_start_matches('#');
+        if f.is_empty() {
+            return AppState::default();
+        }
+        let st = Rc::new(AppState::default()).reduce(Action::LoadFragment(f.to_string()));
+        Rc::try_unwrap(st).unwrap_or_else(|rc| (*rc).clone())
+    }
+
+    /// What the URL carries.
+    pub fn scenario(&self) -> Scenario {
+        let machine = match &self.custom {
+            Some(spec) if self.preset == CUSTOM => MachineChoice::Spec(Box::new((**spec).clone())),
+            _ => MachineChoice::Preset(self.preset.clone()),
+        };
+        let w = &self.wake;
+        Scenario {
+            machine,
+            patches: self.patches.to_string(),
+            cpu: self.cpu.0,
+            view: self.tab.view(),
+            wake: WakeSetup {
+                busy: w.busy.to_list(),
+                waker: w.waker.0,
+                prev: w.prev.0,
+                recent: w.recent.map(|c| c.0),
+                sync: w.sync,
+                has_idle_cores: w.has_idle_cores,
+                nr_idle_scan: w.nr_idle_scan,
+                compare: w.compare.map(|p| p.to_string()),
+            },
+        }
+    }
+
+    /// The URL fragment (without '#').
+    pub fn fragment(&self) -> String {
+        scenario::encode(&self.scenario())
     }
 
     /// The machine, if it was built.
     pub fn machine(&self) -> Option<&Rc<Machine>> {
         self.machine.as_ref().ok()
+    }
+
+    pub fn release(&self) -> Release {
+        self.patches.release
+    }
+
+    fn nr_cpus(&self) -> u32 {
+        self.machine().map_or(0, |m| m.nr_cpus())
     }
 
     /// The span of the highlighted level of the chosen CPU, if any. Only while the
@@ -82,15 +344,118 @@ impl AppState {
         let sd = domains.try_cpu(self.cpu)?.domains.get(level)?;
         Some(sd.span.clone())
     }
+
+    /// The marks the drawing shows in the wake-up tab.
+    pub fn wake_marks(&self) -> Option<WakeMarks> {
+        if self.tab != Tab::Wakeup {
+            return None;
+        }
+        let ok = |o: &Option<Result<Rc<WakeOutcome>, String>>| {
+            o.as_ref().and_then(|r| r.as_ref().ok()).cloned()
+        };
+        let (a, b) = (ok(&self.wake_a), ok(&self.wake_b));
+        let focused = match self.wake.focus {
+            Side::B if b.is_some() => b.clone(),
+            _ => a.clone(),
+        };
+        let mut probes: BTreeMap<u32, (Vec<u32>, Option<Reject>)> = BTreeMap::new();
+        if let Some(o) = &focused {
+            let mut n = 0;
+            for s in &o.trace.steps {
+                if let Step::Probe { cpu, reject, .. } = s {
+                    n += 1;
+                    let e = probes.entry(cpu.0).or_default();
+                    e.0.push(n);
+                    e.1 = *reject;
+                }
+            }
+        }
+        Some(WakeMarks {
+            busy: self.wake.busy.clone(),
+            waker: self.wake.waker,
+            prev: self.wake.prev,
+            chosen_a: a.map(|o| o.decision.cpu),
+            chosen_b: b.map(|o| o.decision.cpu),
+            probes,
+        })
+    }
+
+    /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
+    fn refresh_wake(&mut self) {
+        if self.tab != Tab::Wakeup || self.machine.is_err() {
+            return;
+        }
+        let s = self.scenario();
+        let key = format!(
+            "{}|{}|{:?}",
+            self.preset,
+            s.patches,
+            (&s.wake, self.custom.as_ref().map(Rc::as_ptr))
+        );
+        if key == self.wake_key {
+            return;
+        }
+        let decide = |p: PatchSet| -> Result<Rc<WakeOutcome>, String> {
+            let (decision, trace) = s.decide(&p.to_string()).map_err(|e| e.to_string())?;
+            Ok(Rc::new(WakeOutcome {
+                patches: p,
+                decision,
+                trace,
+            }))
+        };
+        self.wake_a = Some(decide(self.patches));
+        self.wake_b = self.wake.compare.map(decide);
+        self.wake_key = key;
+    }
+
+    fn set_machine(&mut self, preset: String, custom: Option<Rc<MachineSpec>>, m: Machine) {
+        let mut next = Self::with_machine(preset, custom, Ok(Rc::new(m)), self.patches);
+        next.tab = self.tab;
+        next.wake.sync = self.wake.sync;
+        next.wake.compare = self.wake.compare;
+        next.wake.click = self.wake.click;
+        next.banner = self.banner.clone();
+        *self = next;
+    }
+
+    /// The patch set of a side with `patch` ticked or unticked, through the canonical
+    /// `6.6+cluster` spelling so the page and the CLI read patch sets the same way.
+    fn toggled(base: PatchSet, patch: Patch, on: bool) -> Result<PatchSet, String> {
+        let defaults = PatchSet::release(base.release);
+        let mut want: Vec<Patch> = Patch::ALL.into_iter().filter(|p| base.has(*p)).collect();
+        want.retain(|p| *p != patch);
+        if on {
+            // cluster and cluster-scan are two versions of one series: ticking one
+            // unticks the other.
+            want.retain(|p| {
+                !matches!(
+                    (patch, p),
+                    (Patch::Cluster, Patch::ClusterScan) | (Patch::ClusterScan, Patch::Cluster)
+                )
+            });
+            want.push(patch);
+        }
+        let mut text = base.release.to_string();
+        for p in Patch::ALL {
+            match (defaults.has(p), want.contains(&p)) {
+                (true, false) => text.push_str(&format!("-{}", p.name())),
+                (false, true) => text.push_str(&format!("+{}", p.name())),
+                _ => {}
+            }
+        }
+        let mut set: PatchSet = text.parse().map_err(|e| format!("{text}: {e}"))?;
+        set.features = base.features;
+        Ok(set)
+    }
 }
 
 /// Builds the domains, or says why there are none.
 fn build(
     machine: &Result<Rc<Machine>, String>,
-    release: Release,
+    patches: &PatchSet,
 ) -> Result<Rc<SchedDomains>, String> {
     match machine {
-        Ok(m) => build_sched_domains(m, &BuildConfig::new(release))
+        Ok(m) => build_sched_domains(m, &BuildConfig::for_patches(patches))
             .map(Rc::new)
             .map_err(|e| e.to_string()),
         Err(_) => Err("there is no machine to build sched domains for".to_string()),
@@ -108,35 +473,163 @@ impl Reducible for AppState {
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut next = (*self).clone();
+        let nr = self.nr_cpus();
+        let valid = |c: CpuId| c.0 < nr;
         match action {
             Action::SelectPreset(name) => {
-                if name == self.preset {
+                if name == CUSTOM {
+                    next.custom_open = true;
+                } else if name == self.preset {
                     return self;
+                } else {
+                    let keep = next.clone();
+                    next = AppState::with_machine(
+                        name.clone(),
+                        None,
+                        presets::machine(&name)
+                            .map(Rc::new)
+                            .map_err(|e| e.to_string()),
+                        self.patches,
+                    );
+                    next.tab = keep.tab;
+                    next.wake.sync = keep.wake.sync;
+                    next.wake.compare = keep.wake.compare;
+                    next.wake.click = keep.wake.click;
+                    next.banner = keep.banner;
                 }
-                next = AppState::new(&name, self.release);
-                next.tab = self.tab;
             }
-            Action::SelectRelease(release) => {
-                if release == self.release {
+            Action::SelectRelease(release) | Action::SetSideRelease(Side::A, release) => {
+                if release == self.patches.release {
                     return self;
                 }
-                next.release = release;
-                next.domains = build(&self.machine, release);
+                next.patches = PatchSet::release(release);
+                next.domains = build(&self.machine, &next.patches);
                 next.highlight = None;
+                next.wake.patch_error = None;
             }
+            Action::SetSideRelease(Side::B, release) => {
+                next.wake.compare = Some(PatchSet::release(release));
+                next.wake.patch_error = None;
+            }
+            Action::TogglePatch(side, patch, on) => {
+                let base = match side {
+                    Side::A => self.patches,
+                    Side::B => self.wake.compare.unwrap_or(self.patches),
+                };
+                match AppState::toggled(base, patch, on) {
+                    Ok(set) => {
+                        next.wake.patch_error = None;
+                        match side {
+                            Side::A => {
+                                next.patches = set;
+                                next.domains = build(&self.machine, &set);
+                                next.highlight = None;
+                            }
+                            Side::B => next.wake.compare = Some(set),
+                        }
+                    }
+                    Err(e) => next.wake.patch_error = Some(e),
+                }
+            }
+            Action::SetCompare(on) => {
+                next.wake.compare = if on {
+                    // The teaching default: the same kernel with or without seed 01.
+                    let flip = !self.patches.has(Patch::Cluster);
+                    Some(
+                        AppState::toggled(self.patches, Patch::Cluster, flip)
+                            .unwrap_or(self.patches),
+                    )
+                } else {
+                    None
+                };
+                next.wake.focus = Side::A;
+            }
+            Action::Focus(side) => next.wake.focus = side,
             Action::SelectCpu(cpu) => {
                 // A CPU outside the machine is ignored rather than trusted.
-                match self.machine() {
-                    Some(m) if cpu.0 < m.nr_cpus() => {
-                        next.cpu = cpu;
-                        next.highlight = None;
-                    }
-                    _ => return self,
+                if !valid(cpu) {
+                    return self;
+                }
+                next.cpu = cpu;
+                next.highlight = None;
+            }
+            Action::ClickCpu(cpu) => {
+                if !valid(cpu) {
+                    return self;
+                }
+                if self.tab != Tab::Wakeup {
+                    return self.reduce(Action::SelectCpu(cpu));
+                }
+                match self.wake.click {
+                    ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
+                    ClickMode::Waker => next.wake.waker = cpu,
+                    ClickMode::Prev => next.wake.prev = cpu,
                 }
             }
+            Action::SetClickMode(m) => next.wake.click = m,
+            Action::ToggleBusy(cpu) => {
+                if !valid(cpu) {
+                    return self;
+                }
+                if next.wake.busy.test_cpu(cpu) {
+                    next.wake.busy.clear_cpu(cpu);
+                } else {
+                    next.wake.busy.set_cpu(cpu);
+                }
+            }
+            Action::AllIdle => next.wake.busy = CpuMask::new(nr.max(1)),
+            Action::AllBusy => next.wake.busy = CpuMask::full(nr.max(1)),
+            Action::RandomBusy { permille, seed } => {
+                next.wake.busy = scenario::random_busy(nr.max(1), permille, seed)
+            }
+            Action::SetWaker(c) if valid(c) => next.wake.waker = c,
+            Action::SetPrev(c) if valid(c) => next.wake.prev = c,
+            Action::SetRecent(c) if c.is_none_or(valid) => next.wake.recent = c,
+            Action::SetWaker(_) | Action::SetPrev(_) | Action::SetRecent(_) => return self,
+            Action::SetSync(v) => next.wake.sync = v,
+            Action::SetHasIdleCores(v) => next.wake.has_idle_cores = v,
+            Action::SetNrIdleScan(v) => next.wake.nr_idle_scan = v,
             Action::ShowTab(tab) => next.tab = tab,
             Action::Highlight(level) => next.highlight = level,
+            Action::OpenCustom(open) => {
+                next.custom_open = open;
+                next.custom_error = None;
+            }
+            Action::LoadCustom { text, arch } => {
+                let hint = ImportHint {
+                    arch,
+                    ..ImportHint::NONE
+                };
+                match load_machine(&text, &hint) {
+                    Ok(m) => {
+                        let spec = Rc::new(machine_to_spec(&m));
+                        next.set_machine(CUSTOM.to_string(), Some(spec), m);
+                        next.custom_open = true;
+                        next.custom_error = None;
+                    }
+                    Err(e) => next.custom_error = Some(e.to_string()),
+                }
+            }
+            Action::LoadFragment(f) => {
+                let f = f.trim().trim_start_matches('#').to_string();
+                if f.is_empty() || f == self.fragment() {
+                    return self;
+                }
+                match scenario::decode(&f)
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| AppState::from_scenario(&s))
+                {
+                    Ok(st) => next = st,
+                    Err(e) => {
+                        next.banner = Some(format!(
+                        "This link could not be opened, so the page shows the scenario it had: {e}"
+                    ))
+                    }
+                }
+            }
+            Action::DismissBanner => next.banner = None,
         }
+        next.refresh_wake();
         Rc::new(next)
     }
 }
@@ -154,19 +647,60 @@ mod tests {
         cpu.domains.iter().map(|d| d.name).collect()
     }
 
+    fn apply(state: Rc<AppState>, actions: Vec<Action>) -> Rc<AppState> {
+        actions.into_iter().fold(state, |s, a| s.reduce(a))
+    }
+
+    fn chosen(o: &Option<Result<Rc<WakeOutcome>, String>>) -> u32 {
+        o.as_ref()
+            .expect("decided")
+            .as_ref()
+            .expect("no error")
+            .decision
+            .cpu
+            .0
+    }
+
+    /// Seed 01's case by clicks: all busy, CPU2 (waker's cluster) and CPU12 (prev,
+    /// another cluster) idle, compare 6.6 with 6.6+cluster.
+    fn teaching_case() -> Rc<AppState> {
+        apply(
+            Rc::new(AppState::default()),
+            vec![
+                Action::ShowTab(Tab::Wakeup),
+                Action::SelectRelease(Release::new(6, 6)),
+                Action::AllBusy,
+                Action::ToggleBusy(CpuId(2)),
+                Action::SetClickMode(ClickMode::ToggleBusy),
+                Action::ClickCpu(CpuId(12)),
+                Action::SetClickMode(ClickMode::Prev),
+                Action::ClickCpu(CpuId(12)),
+                Action::SetWaker(CpuId(0)),
+                Action::SetSync(true),
+                Action::SetNrIdleScan(Some(8)),
+                Action::SetCompare(true),
+            ],
+        )
+    }
+
     #[test]
     fn default_page_has_kunpeng_domains_for_cpu0() {
         let state = AppState::default();
         assert_eq!(state.preset, DEFAULT_PRESET);
-        assert_eq!(state.release, Release::new(6, 8));
+        assert_eq!(state.release(), Release::new(6, 8));
         assert_eq!(state.cpu, CpuId(0));
         assert_eq!(&level_names(&state)[..2], &["CLS", "MC"]);
+        assert_eq!(state.wake_a, None, "no decision until the tab is opened");
     }
 
     #[test]
     fn a_cpu_outside_the_machine_is_ignored() {
         let state = Rc::new(AppState::default());
         let next = state.clone().reduce(Action::SelectCpu(CpuId(128)));
+        assert!(Rc::ptr_eq(&state, &next));
+        let next = state.clone().reduce(Action::ToggleBusy(CpuId(500)));
+        assert!(Rc::ptr_eq(&state, &next));
+        let next = state.clone().reduce(Action::SetPrev(CpuId(128)));
         assert!(Rc::ptr_eq(&state, &next));
         let next = state.reduce(Action::SelectCpu(CpuId(127)));
         assert_eq!(next.cpu, CpuId(127));
@@ -185,11 +719,16 @@ mod tests {
     }
 
     #[test]
-    fn changing_preset_resets_the_cpu() {
-        let state = Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(100)));
+    fn changing_preset_resets_the_cpu_and_the_wake_state() {
+        let state = apply(
+            Rc::new(AppState::default()),
+            vec![Action::SelectCpu(CpuId(100)), Action::AllBusy],
+        );
         let state = state.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
         assert_eq!(state.cpu, CpuId(0));
         assert_eq!(level_names(&state)[0], "SMT");
+        assert!(state.wake.busy.is_empty());
+        assert_eq!(state.wake.busy.nr_cpu_ids(), 8);
     }
 
     #[test]
@@ -199,6 +738,8 @@ mod tests {
         assert!(err.contains("unknown machine preset"), "{err}");
         assert!(state.domains.is_err());
         assert_eq!(state.highlight_span(), None);
+        let state = state.reduce(Action::ShowTab(Tab::Wakeup));
+        assert_eq!(state.wake_a, None);
     }
 
     #[test]
@@ -211,5 +752,129 @@ mod tests {
                 assert!(state.domains.is_ok(), "{} {r}: {:?}", p.name, state.domains);
             }
         }
+    }
+
+    #[test]
+    fn compare_shows_prev_on_6_6_and_the_cluster_cpu_with_seed_01() {
+        let state = teaching_case();
+        assert_eq!(state.wake.prev, CpuId(12));
+        assert_eq!(state.wake.busy.weight(), 126);
+        assert_eq!(
+            state.wake.compare.map(|p| p.to_string()).as_deref(),
+            Some("6.6+cluster")
+        );
+        assert_eq!(chosen(&state.wake_a), 12);
+        assert_eq!(chosen(&state.wake_b), 2);
+        let marks = state.wake_marks().expect("wake tab");
+        assert_eq!(marks.chosen_a, Some(CpuId(12)));
+        assert_eq!(marks.chosen_b, Some(CpuId(2)));
+        // B's probes: the cluster scan from target+1, CPU1 busy, then CPU2 taken.
+        let b = state
+            .reduce(Action::Focus(Side::B))
+            .wake_marks()
+            .expect("marks");
+        assert_eq!(b.probes.get(&1), Some(&(vec![1], Some(Reject::Busy))));
+        assert_eq!(b.probes.get(&2), Some(&(vec![2], None)));
+    }
+
+    #[test]
+    fn the_url_round_trips_the_page() {
+        let state = teaching_case();
+        let f = state.fragment();
+        let back = AppState::from_fragment(&format!("#{f}"));
+        assert_eq!(back.banner, None);
+        assert_eq!(back.scenario(), state.scenario());
+        assert_eq!(chosen(&back.wake_b), 2);
+    }
+
+    #[test]
+    fn a_bad_link_shows_a_banner_and_keeps_the_page() {
+        let state = teaching_case();
+        let next = state
+            .clone()
+            .reduce(Action::LoadFragment("#v1:garbage!".to_string()));
+        let banner = next.banner.as_deref().expect("banner");
+        assert!(banner.contains("could not be opened"), "{banner}");
+        assert_eq!(next.scenario(), state.scenario());
+        let next = next.reduce(Action::DismissBanner);
+        assert_eq!(next.banner, None);
+        let fresh = AppState::from_fragment("#v9:abc");
+        assert!(fresh.banner.as_deref().is_some_and(|b| b.contains("v9")));
+        assert_eq!(fresh.preset, DEFAULT_PRESET);
+    }
+
+    #[test]
+    fn patch_boxes_go_through_the_canonical_syntax() {
+        let s = Rc::new(AppState::default()).reduce(Action::SelectRelease(Release::new(6, 6)));
+        let s = s.reduce(Action::TogglePatch(Side::A, Patch::Cluster, true));
+        assert_eq!(s.patches.to_string(), "6.6+cluster");
+        // Ticking cluster-scan unticks cluster: two versions of one series.
+        let s = s.reduce(Action::TogglePatch(Side::A, Patch::ClusterScan, true));
+        assert_eq!(s.patches.to_string(), "6.6+cluster-scan");
+        let s = s.reduce(Action::SelectRelease(Release::new(6, 8)));
+        let s = s.reduce(Action::TogglePatch(Side::A, Patch::Cluster, false));
+        assert_eq!(s.patches.to_string(), "6.8-cluster");
+        assert!(
+            level_names(&s).contains(&"CLS"),
+            "CLS is Kconfig, not seed 01"
+        );
+        let s = s.reduce(Action::SetCompare(true));
+        assert_eq!(
+            s.wake.compare.map(|p| p.to_string()).as_deref(),
+            Some("6.8")
+        );
+        let s = s.reduce(Action::SetSideRelease(Side::B, Release::new(6, 1)));
+        assert_eq!(
+            s.wake.compare.map(|p| p.to_string()).as_deref(),
+            Some("6.1")
+        );
+    }
+
+    #[test]
+    fn all_idle_all_busy_and_random_are_deterministic() {
+        let s = Rc::new(AppState::default()).reduce(Action::AllBusy);
+        assert_eq!(s.wake.busy.weight(), 128);
+        let s = s.reduce(Action::AllIdle);
+        assert!(s.wake.busy.is_empty());
+        let a = s.clone().reduce(Action::RandomBusy {
+            permille: 500,
+            seed: 7,
+        });
+        let b = s.reduce(Action::RandomBusy {
+            permille: 500,
+            seed: 7,
+        });
+        assert_eq!(a.wake.busy, b.wake.busy);
+        assert_eq!(a.wake.busy.weight(), 64);
+    }
+
+    #[test]
+    fn a_custom_machine_loads_or_says_why_not() {
+        let s = Rc::new(AppState::default()).reduce(Action::SelectPreset(CUSTOM.to_string()));
+        assert!(s.custom_open);
+        assert_eq!(
+            s.preset, DEFAULT_PRESET,
+            "opening the form changes nothing yet"
+        );
+        let bad = s.clone().reduce(Action::LoadCustom {
+            text: "this is not lscpu".to_string(),
+            arch: None,
+        });
+        assert!(bad.custom_error.is_some());
+        assert_eq!(bad.preset, DEFAULT_PRESET);
+        let lscpu = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n\
+                     0,0,0,0,,0,0,0,0\n1,1,0,0,,1,1,0,0\n2,2,0,0,,2,2,1,0\n3,3,0,0,,3,3,1,0\n";
+        let ok = s.reduce(Action::LoadCustom {
+            text: lscpu.to_string(),
+            arch: Some(Arch::Arm64),
+        });
+        assert_eq!(ok.custom_error, None, "{:?}", ok.custom_error);
+        assert_eq!(ok.preset, CUSTOM);
+        assert_eq!(ok.machine().map(|m| m.nr_cpus()), Some(4));
+        // The link carries the spec, and opens the same machine.
+        let back = AppState::from_fragment(&ok.fragment());
+        assert_eq!(back.banner, None);
+        assert_eq!(back.preset, CUSTOM);
+        assert_eq!(back.machine().map(|m| m.nr_cpus()), Some(4));
     }
 }

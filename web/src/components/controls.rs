@@ -6,7 +6,7 @@ use schedlab_core::topology::presets::{self, PRESETS};
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::state::{Action, AppContext};
+use crate::state::{Action, AppContext, CUSTOM};
 
 /// The value of the `<select>` an event came from.
 fn select_value(e: &Event) -> Option<String> {
@@ -55,13 +55,17 @@ pub fn controls() -> Html {
                     { for PRESETS.iter().map(|p| html! {
                         <option value={p.name} selected={p.name == state.preset}>{ p.name }</option>
                     }) }
+                    if let (true, Some(m)) = (state.preset == CUSTOM, state.machine()) {
+                        <option value={CUSTOM} selected=true>{ format!("custom: {}", m.name) }</option>
+                    }
+                    <option value={CUSTOM} selected=false>{ "Custom…" }</option>
                 </select>
             </label>
             <label>
                 <span>{ "Kernel" }</span>
                 <select id="release" onchange={on_release}>
                     { for Release::all().into_iter().map(|r| html! {
-                        <option value={r.to_string()} selected={r == state.release}>
+                        <option value={r.to_string()} selected={r == state.release()}>
                             { format!("v{r}") }
                         </option>
                     }) }
@@ -75,6 +79,12 @@ pub fn controls() -> Html {
                     }) }
                 </select>
             </label>
+            if let (true, Some(m)) = (state.preset == CUSTOM, state.machine()) {
+                <p class="preset-summary">
+                    { format!("Custom machine: {}", m.name) }
+                    <span class="source">{ "Loaded from pasted text; the link carries its JSON spec." }</span>
+                </p>
+            }
             if let Some((summary, source)) = summary {
                 <p class="preset-summary">
                     { summary }

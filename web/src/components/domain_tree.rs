@@ -15,6 +15,7 @@ use schedlab_core::sched_domain::format;
 use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
+use crate::components::wakeup_view::WakeupPanel;
 use crate::state::{Action, AppContext, Tab};
 
 #[function_component(DomainPanel)]
@@ -32,6 +33,27 @@ pub fn domain_panel() -> Html {
             <button {class} {onclick} role="tab" aria-selected={active.to_string()}>{ label }</button>
         }
     };
+
+    let tabs = html! {
+        <div class="tabs" role="tablist">
+            { tab_button(Tab::Tree, "Domains") }
+            { tab_button(Tab::Dmesg, "dmesg") }
+            { tab_button(Tab::Debugfs, "debugfs") }
+            { tab_button(Tab::Wakeup, "Wake-up") }
+        </div>
+    };
+    if state.tab == Tab::Wakeup {
+        return html! {
+            <div class="domains">
+                <h2>
+                    { "Where does the wakee go?" }
+                    <span class="sub">{ " · select_task_rq_fair() step by step" }</span>
+                </h2>
+                { tabs }
+                <WakeupPanel />
+            </div>
+        };
+    }
 
     let cpu = state.cpu;
     let body = match &state.domains {
@@ -51,7 +73,7 @@ pub fn domain_panel() -> Html {
                             state.dispatch(Action::Highlight(next));
                         })
                     };
-                    tree(sds, cd, state.release, state.highlight, on_level)
+                    tree(sds, cd, state.release(), state.highlight, on_level)
                 }
                 Tab::Dmesg => text_view(
                     format::dmesg(sds, Some(cpu)),
@@ -62,6 +84,8 @@ pub fn domain_panel() -> Html {
                     format::debugfs(sds, Some(cpu)),
                     "The per-domain files the kernel exposes for this CPU.",
                 ),
+                // Handled above; kept so the match stays exhaustive.
+                Tab::Wakeup => html! {},
             },
         },
     };
@@ -70,13 +94,9 @@ pub fn domain_panel() -> Html {
         <div class="domains">
             <h2>
                 { format!("Sched domains of CPU {}", cpu.0) }
-                <span class="sub">{ format!(" · Linux v{}", state.release) }</span>
+                <span class="sub">{ format!(" · Linux v{}", state.patches) }</span>
             </h2>
-            <div class="tabs" role="tablist">
-                { tab_button(Tab::Tree, "Domains") }
-                { tab_button(Tab::Dmesg, "dmesg") }
-                { tab_button(Tab::Debugfs, "debugfs") }
-            </div>
+            { tabs }
             { body }
         </div>
     }

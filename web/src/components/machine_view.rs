@@ -15,7 +15,10 @@ use std::rc::Rc;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::topology::Machine;
+use schedlab_core::wakeup::Reject;
 use yew::prelude::*;
+
+use crate::state::WakeMarks;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -24,7 +27,25 @@ pub struct Props {
     /// CPUs to shade, e.g. the span of the domain level under the pointer.
     #[prop_or_default]
     pub highlight: Option<CpuMask>,
+    /// In the wake-up tab: busy CPUs, waker, prev, probes and the chosen CPU(s).
+    #[prop_or_default]
+    pub wake: Option<Rc<WakeMarks>>,
+    /// The line under the drawing saying what a click does.
+    #[prop_or(AttrValue::Static("Click a CPU to show its sched domains."))]
+    pub hint: AttrValue,
     pub on_select: Callback<CpuId>,
+}
+
+/// The CSS class of a probe verdict (the legend in the wake-up panel uses the same).
+pub fn reject_class(r: Option<Reject>) -> &'static str {
+    match r {
+        None => "probe-taken",
+        Some(Reject::Busy) => "probe-busy",
+        Some(Reject::CookieMismatch) => "probe-cookie",
+        Some(Reject::NotIdleCore) => "probe-not-core",
+        Some(Reject::BudgetSpent) => "probe-budget",
+        Some(Reject::NotAllowed) | Some(Reject::DoesNotFit) => "probe-other",
+    }
 }
 
 /// Children grouped by an id, in order of first appearance (CPU numbering need not
@@ -83,20 +104,59 @@ pub fn machine_view(props: &Props) -> Html {
     let cpu_button = |cpu: CpuId| -> Html {
         let t = m.topo(cpu);
         let mut class = classes!("cpu");
-        if cpu == props.selected {
-            class.push("selected");
-        }
-        if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
-            class.push("in-span");
-        }
-        let title = format!(
+        let mut title = format!(
             "CPU {} · core {} · cluster {} · LLC {} · node {} · package {} · capacity {}",
             cpu.0, t.core, t.cluster, t.llc, t.node.0, t.package, t.capacity
         );
+        let mut badge = None;
+        match props.wake.as_deref() {
+            None => {
+                if cpu == props.selected {
+                    class.push("selected");
+                }
+                if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
+                    class.push("in-span");
+                }
+            }
+            Some(w) => {
+                class.push(if w.busy.test_cpu(cpu) { "busy" } else { "idle" });
+                title.push_str(if w.busy.test_cpu(cpu) {
+                    " · busy"
+                } else {
+                    " · idle"
+                });
+                if cpu == w.waker {
+                    class.push("waker");
+                    title.push_str(" · waker");
+                }
+                if cpu == w.prev {
+                    class.push("prev");
+                    title.push_str(" · wakee's prev");
+                }
+                if w.chosen_a == Some(cpu) {
+                    class.push("chosen-a");
+                    title.push_str(" · chosen (A)");
+                }
+                if w.chosen_b == Some(cpu) {
+                    class.push("chosen-b");
+                    title.push_str(" · chosen (B)");
+                }
+                if let Some((order, verdict)) = w.probes.get(&cpu.0) {
+                    class.push(reject_class(*verdict));
+                    let nums: Vec<String> = order.iter().map(u32::to_string).collect();
+                    title.push_str(&format!(
+                        " · probe {}: {}",
+                        nums.join(", "),
+                        verdict.map_or("idle, taken", Reject::as_str)
+                    ));
+                    badge = Some(html! { <sup class="probe-no">{ order[0] }</sup> });
+                }
+            }
+        }
         let on_select = props.on_select.clone();
         let onclick = Callback::from(move |_: MouseEvent| on_select.emit(cpu));
         html! {
-            <button {class} {title} {onclick} data-cpu={cpu.0.to_string()}>{ cpu.0 }</button>
+            <button {class} {title} {onclick} data-cpu={cpu.0.to_string()}>{ cpu.0 }{ for badge }</button>
         }
     };
 
@@ -190,7 +250,7 @@ pub fn machine_view(props: &Props) -> Html {
             </h2>
             <p class="description">{ m.description.clone() }</p>
             <div class="packages">{ for packages.iter().map(package_box) }</div>
-            <p class="hint">{ "Click a CPU to show its sched domains." }</p>
+            <p class="hint">{ props.hint.clone() }</p>
         </div>
     }
 }

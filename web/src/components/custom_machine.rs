@@ -1,0 +1,111 @@
+//! "Custom…": paste what `lscpu -p`, `lscpu -e`, plain `lscpu` (optionally followed by
+//! `numactl -H`), a sysfs dump or a JSON machine spec printed on your machine, and
+//! core's `load_machine()` models it. Errors are core's, shown verbatim; the current
+//! machine stays until a load succeeds. "Copy as JSON" gives the spec back.
+
+use schedlab_core::topology::Arch;
+use web_sys::{HtmlSelectElement, HtmlTextAreaElement};
+use yew::prelude::*;
+
+use crate::state::{Action, AppContext, CUSTOM};
+
+#[function_component(CustomMachine)]
+pub fn custom_machine() -> Html {
+    let text = use_state(String::new);
+    let arch = use_state(|| None::<Arch>);
+    let copied = use_state(|| false);
+    let Some(state) = use_context::<AppContext>() else {
+        return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
+    };
+
+    let oninput = {
+        let text = text.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(t) = e.target_dyn_into::<HtmlTextAreaElement>() {
+                text.set(t.value());
+            }
+        })
+    };
+    let onarch = {
+        let arch = arch.clone();
+        Callback::from(move |e: Event| {
+            let v = e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value());
+            arch.set(match v.as_deref() {
+                Some("arm64") => Some(Arch::Arm64),
+                Some("x86") => Some(Arch::X86),
+                _ => None,
+            });
+        })
+    };
+    let onload = {
+        let (text, arch, dispatcher) = (text.clone(), arch.clone(), state.dispatcher());
+        let copied = copied.clone();
+        Callback::from(move |_: MouseEvent| {
+            copied.set(false);
+            dispatcher.dispatch(Action::LoadCustom {
+                text: (*text).clone(),
+                arch: *arch,
+            })
+        })
+    };
+    let onclose = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |_: MouseEvent| dispatcher.dispatch(Action::OpenCustom(false)))
+    };
+
+    let json = state
+        .custom
+        .as_ref()
+        .filter(|_| state.preset == CUSTOM)
+        .map(|spec| serde_json::to_string_pretty(&**spec).unwrap_or_default());
+    let oncopy = {
+        let json = json.clone().unwrap_or_default();
+        let copied = copied.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(w) = web_sys::window() {
+                // The promise is fire-and-forget: the JSON is also on screen to select.
+                let _ = w.navigator().clipboard().write_text(&json);
+                copied.set(true);
+            }
+        })
+    };
+
+    html! {
+        <section class="panel custom" aria-label="custom machine">
+            <div class="custom-head">
+                <h2>{ "Custom machine" }</h2>
+                <button class="close" onclick={onclose} aria-label="close">{ "×" }</button>
+            </div>
+            <p class="hint">
+                { "Paste the output of " }<code>{ "lscpu -p" }</code>{ ", " }<code>{ "lscpu -e" }</code>
+                { " or plain " }<code>{ "lscpu" }</code>{ " (optionally followed by " }
+                <code>{ "numactl -H" }</code>{ "), a sysfs topology dump, or a JSON machine spec." }
+            </p>
+            <div class="custom-row">
+                <textarea id="custom-text" rows="10" spellcheck="false" value={(*text).clone()} {oninput}
+                    placeholder="# CPU,Core,Socket,Node,,L1d,L1i,L2,L3&#10;0,0,0,0,,0,0,0,0&#10;…" />
+                <div class="custom-side">
+                    <label>
+                        <span>{ "Architecture" }</span>
+                        <select id="custom-arch" onchange={onarch}>
+                            <option value="" selected={arch.is_none()}>{ "from the text (else x86)" }</option>
+                            <option value="arm64" selected={*arch == Some(Arch::Arm64)}>{ "arm64" }</option>
+                            <option value="x86" selected={*arch == Some(Arch::X86)}>{ "x86" }</option>
+                        </select>
+                    </label>
+                    <button id="custom-load" class="primary" onclick={onload}>{ "Load" }</button>
+                    if let Some(e) = &state.custom_error {
+                        <pre class="error custom-error">{ e.clone() }</pre>
+                    }
+                </div>
+            </div>
+            if let Some(json) = json {
+                <details class="custom-json">
+                    <summary>{ "This machine as JSON" }</summary>
+                    <button onclick={oncopy}>{ if *copied { "Copied" } else { "Copy as JSON" } }</button>
+                    <pre>{ json }</pre>
+                </details>
+            }
+        </section>
+    }
+}

@@ -1,0 +1,403 @@
+//! The wake-up explainer: set up one wake-up on the current machine, pick one or two
+//! patch sets, and read core's `wake_up()` decision step by step.
+//!
+//! ```text
+//!  ┌ setup ───────────────────────────────┐  ┌ A: v6.6 ────────┐ ┌ B: v6.6+cluster ┐
+//!  │ click: busy/idle · waker · prev      │  │ → CPU 12        │ │ → CPU 2          │
+//!  │ all idle · all busy · random % seed  │  │ wakelist + IPI  │ │ wakelist + IPI   │
+//!  │ waker · prev · recent · sync · LLC   │  │ trace …         │ │ trace …          │
+//!  └──────────────────────────────────────┘  └─────────────────┘ └──────────────────┘
+//! ```
+//!
+//! Nothing here decides anything: the reducer asks core and this draws what came back.
+
+use std::rc::Rc;
+
+use schedlab_core::cpumask::CpuId;
+use schedlab_core::patch::{Patch, PatchSet};
+use schedlab_core::release::Release;
+use schedlab_core::wakeup::{QueuePath, Reject, Step};
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+use crate::components::machine_view::reject_class;
+use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
+
+fn select_value(e: &Event) -> Option<String> {
+    e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
+}
+
+fn input_value(e: &Event) -> Option<String> {
+    e.target_dyn_into::<HtmlInputElement>().map(|s| s.value())
+}
+
+fn checked(e: &Event) -> bool {
+    e.target_dyn_into::<HtmlInputElement>()
+        .is_some_and(|s| s.checked())
+}
+
+/// A `<select>` of the machine's CPUs.
+fn cpu_select(
+    id: &'static str,
+    n: u32,
+    value: Option<CpuId>,
+    none: Option<&'static str>,
+    on: Callback<Option<CpuId>>,
+) -> Html {
+    let onchange = Callback::from(move |e: Event| match select_value(&e).as_deref() {
+        Some("") => on.emit(None),
+        Some(v) => {
+            if let Ok(c) = v.parse::<u32>() {
+                on.emit(Some(CpuId(c)));
+            }
+        }
+        None => {}
+    });
+    html! {
+        <select {id} {onchange}>
+            if let Some(label) = none {
+                <option value="" selected={value.is_none()}>{ label }</option>
+            }
+            { for (0..n).map(|c| html! {
+                <option value={c.to_string()} selected={value == Some(CpuId(c))}>{ format!("CPU {c}") }</option>
+            }) }
+        </select>
+    }
+}
+
+/// Release dropdown plus a box per seed patch, with its summary.
+fn patch_picker(
+    side: Side,
+    set: PatchSet,
+    dispatcher: UseReducerDispatcher<crate::state::AppState>,
+) -> Html {
+    let tag = match side {
+        Side::A => "a",
+        Side::B => "b",
+    };
+    let on_release = {
+        let d = dispatcher.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(r)) = select_value(&e).map(|v| v.parse::<Release>()) {
+                d.dispatch(Action::SetSideRelease(side, r));
+            }
+        })
+    };
+    let boxes = Patch::ALL.into_iter().map(|p| {
+        let d = dispatcher.clone();
+        let onchange = Callback::from(move |e: Event| d.dispatch(Action::TogglePatch(side, p, checked(&e))));
+        let merged = p
+            .merged_in()
+            .is_some_and(|r| r <= set.release)
+            .then_some(" merged");
+        html! {
+            <label class="patch" title={p.summary()}>
+                <input type="checkbox" checked={set.has(p)} {onchange}
+                    data-patch={p.name()} data-side={tag} />
+                <span class="patch-name">{ p.name() }{ for merged.map(|m| html! { <em>{ m }</em> }) }</span>
+                <span class="patch-summary">{ p.summary() }</span>
+            </label>
+        }
+    });
+    html! {
+        <div class={classes!("patch-picker", format!("side-{tag}"))}>
+            <div class="picker-head">
+                <span class="side-tag">{ tag.to_uppercase() }</span>
+                <select class="side-release" data-side={tag} onchange={on_release}>
+                    { for Release::all().into_iter().map(|r| html! {
+                        <option value={r.to_string()} selected={r == set.release}>{ format!("v{r}") }</option>
+                    }) }
+                </select>
+                <code class="patch-string">{ set.to_string() }</code>
+            </div>
+            { for boxes }
+        </div>
+    }
+}
+
+fn queue_text(q: QueuePath) -> &'static str {
+    match q {
+        QueuePath::Local => "local enqueue (the waker's own runqueue)",
+        QueuePath::Wakelist { ipi: true } => "wakelist + IPI",
+        QueuePath::Wakelist { ipi: false } => "wakelist, no IPI (idle task polling)",
+        QueuePath::RemoteLock => "remote rq lock",
+    }
+}
+
+/// The steps as an indented list, indented by call depth as `Trace::render` does.
+fn trace_list(o: &WakeOutcome) -> Html {
+    let mut stack: Vec<&'static str> = Vec::new();
+    let mut probe_no = 0;
+    let items = o.trace.steps.iter().map(|s| {
+        let mut depth = stack.len();
+        let (class, body): (Classes, Html) = match s {
+            Step::Enter { func, detail } => {
+                stack.push(func);
+                (classes!("st-enter"), html! { <><code class="fn">{ *func }</code>{ format!("({detail})") }</> })
+            }
+            Step::Check { condition, outcome, .. } => (
+                classes!("st-check", if *outcome { "yes" } else { "no" }),
+                html! { <>{ condition.clone() }{ ": " }<b>{ if *outcome { "yes" } else { "no" } }</b></> },
+            ),
+            Step::Probe { cpu, reject, .. } => {
+                probe_no += 1;
+                (
+                    classes!("st-probe", reject_class(*reject)),
+                    html! { <>
+                        <span class="probe-dot">{ probe_no }</span>
+                        { format!("probe CPU {}: {}", cpu.0, reject.map_or("idle, taken", Reject::as_str)) }
+                    </> },
+                )
+            }
+            Step::Budget { nr, why, .. } => (
+                classes!("st-budget"),
+                html! { <>{ format!("scan budget nr = {nr}") }<span class="why">{ format!(" ({why})") }</span></> },
+            ),
+            Step::Return { func, cpu, why } => {
+                if stack.last() == Some(func) {
+                    stack.pop();
+                }
+                depth = stack.len();
+                let c = cpu.map_or("-1".to_string(), |c| format!("CPU {}", c.0));
+                (
+                    classes!("st-return"),
+                    html! { <><code class="fn">{ *func }</code>{ " returns " }<b>{ c }</b><span class="why">{ format!(" ({why})") }</span></> },
+                )
+            }
+            Step::Queue { path, why } => (
+                classes!("st-queue"),
+                html! { <>{ "ttwu_queue: " }<b>{ queue_text(*path) }</b><span class="why">{ format!(" ({why})") }</span></> },
+            ),
+        };
+        let style = format!("padding-left: {}em", 0.2 + 1.1 * depth as f32);
+        html! { <li {class} {style}>{ body }</li> }
+    });
+    html! { <ol class="trace">{ for items.collect::<Vec<_>>() }</ol> }
+}
+
+fn decision_card(
+    side: Side,
+    r: &Result<Rc<WakeOutcome>, String>,
+    focused: bool,
+    comparing: bool,
+    on_focus: Callback<Side>,
+) -> Html {
+    let tag = match side {
+        Side::A => "a",
+        Side::B => "b",
+    };
+    let o = match r {
+        Err(e) => {
+            return html! { <div class="decision-col"><p class="error">{ format!("No decision: {e}") }</p></div> }
+        }
+        Ok(o) => o,
+    };
+    let d = &o.decision;
+    let focus_btn = comparing.then(|| {
+        let onclick = Callback::from(move |_: MouseEvent| on_focus.emit(side));
+        html! {
+            <button class={classes!("focus", focused.then_some("active"))} {onclick} disabled={focused}>
+                { if focused { "probes numbered in the drawing" } else { "number these probes in the drawing" } }
+            </button>
+        }
+    });
+    html! {
+        <div class={classes!("decision-col", format!("side-{tag}"))}>
+            <div class="decision" data-side={tag} data-cpu={d.cpu.0.to_string()}>
+                <div class="decision-head">
+                    <span class="side-tag">{ tag.to_uppercase() }</span>
+                    <code>{ format!("v{}", o.patches) }</code>
+                </div>
+                <div class="chosen">{ "→ " }<span class="chosen-cpu">{ format!("CPU {}", d.cpu.0) }</span></div>
+                <dl class="costs">
+                    <div><dt>{ "queued by" }</dt><dd class="queue">{ queue_text(d.queue) }</dd></div>
+                    <div><dt>{ "CPUs probed" }</dt><dd>{ d.costs.cpus_probed }</dd></div>
+                    <div><dt>{ "remote rq reads" }</dt><dd>{ d.costs.remote_rq_reads }</dd></div>
+                    <div><dt>{ "sd_llc_shared reads" }</dt><dd>{ d.costs.llc_shared_reads }</dd></div>
+                </dl>
+                { for focus_btn }
+            </div>
+            { trace_list(o) }
+        </div>
+    }
+}
+
+#[function_component(WakeupPanel)]
+pub fn wakeup_panel() -> Html {
+    let permille = use_state(|| 750u32);
+    let seed = use_state(|| 1u64);
+    let Some(state) = use_context::<AppContext>() else {
+        return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
+    };
+    let Some(m) = state.machine() else {
+        return html! { <p class="error">{ "There is no machine to wake a task on." }</p> };
+    };
+    let n = m.nr_cpus();
+    let w = &state.wake;
+    let dispatcher = state.dispatcher();
+    let act = |a: fn() -> Action| {
+        let d = dispatcher.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(a()))
+    };
+
+    let mode_btn = |mode: ClickMode, label: &'static str| {
+        let d = dispatcher.clone();
+        let active = w.click == mode;
+        let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::SetClickMode(mode)));
+        html! {
+            <button class={classes!("seg", active.then_some("active"))} aria-pressed={active.to_string()} {onclick}>{ label }</button>
+        }
+    };
+    let on_permille = {
+        let permille = permille.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<u32>()) {
+                permille.set(v.min(100) * 10);
+            }
+        })
+    };
+    let on_seed = {
+        let seed = seed.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<u64>()) {
+                seed.set(v);
+            }
+        })
+    };
+    let on_random = {
+        let (d, p, s) = (dispatcher.clone(), *permille, *seed);
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(Action::RandomBusy {
+                permille: p,
+                seed: s,
+            })
+        })
+    };
+    let on_cpu = |f: fn(CpuId) -> Action| {
+        let d = dispatcher.clone();
+        Callback::from(move |c: Option<CpuId>| {
+            if let Some(c) = c {
+                d.dispatch(f(c));
+            }
+        })
+    };
+    let on_recent = {
+        let d = dispatcher.clone();
+        Callback::from(move |c: Option<CpuId>| d.dispatch(Action::SetRecent(c)))
+    };
+    let on_sync = {
+        let d = dispatcher.clone();
+        Callback::from(move |e: Event| d.dispatch(Action::SetSync(checked(&e))))
+    };
+    let on_hic = {
+        let d = dispatcher.clone();
+        Callback::from(move |e: Event| {
+            d.dispatch(Action::SetHasIdleCores(match select_value(&e).as_deref() {
+                Some("1") => Some(true),
+                Some("0") => Some(false),
+                _ => None,
+            }))
+        })
+    };
+    let on_nis = {
+        let d = dispatcher.clone();
+        Callback::from(move |e: Event| {
+            let v = input_value(&e).unwrap_or_default();
+            d.dispatch(Action::SetNrIdleScan(v.trim().parse::<u32>().ok()))
+        })
+    };
+    let on_compare = {
+        let d = dispatcher.clone();
+        Callback::from(move |e: Event| d.dispatch(Action::SetCompare(checked(&e))))
+    };
+    let on_focus = {
+        let d = dispatcher.clone();
+        Callback::from(move |s: Side| d.dispatch(Action::Focus(s)))
+    };
+
+    let comparing = w.compare.is_some();
+    let results = html! {
+        <div class={classes!("decisions", comparing.then_some("compare"))}>
+            if let Some(a) = &state.wake_a {
+                { decision_card(Side::A, a, w.focus == Side::A, comparing, on_focus.clone()) }
+            }
+            if let Some(b) = &state.wake_b {
+                { decision_card(Side::B, b, w.focus == Side::B, comparing, on_focus.clone()) }
+            }
+        </div>
+    };
+    let legend = [
+        (None, "taken"),
+        (Some(Reject::Busy), "busy"),
+        (Some(Reject::CookieMismatch), "cookie mismatch"),
+        (Some(Reject::NotIdleCore), "not an idle core"),
+        (Some(Reject::BudgetSpent), "budget spent"),
+    ];
+
+    html! {
+        <div class="wakeup">
+            <fieldset class="wake-setup">
+                <legend>{ "The wake-up" }</legend>
+                <div class="row">
+                    <span class="label">{ "Click in the drawing sets" }</span>
+                    <span class="segmented">
+                        { mode_btn(ClickMode::ToggleBusy, "busy / idle") }
+                        { mode_btn(ClickMode::Waker, "waker") }
+                        { mode_btn(ClickMode::Prev, "prev") }
+                    </span>
+                </div>
+                <div class="row">
+                    <button id="all-idle" onclick={act(|| Action::AllIdle)}>{ "All idle" }</button>
+                    <button id="all-busy" onclick={act(|| Action::AllBusy)}>{ "All busy" }</button>
+                    <span class="random">
+                        <label>{ "busy %" }<input type="number" min="0" max="100" value={(*permille / 10).to_string()} onchange={on_permille} /></label>
+                        <label>{ "seed" }<input type="number" min="0" value={seed.to_string()} onchange={on_seed} /></label>
+                        <button onclick={on_random}>{ "Randomise" }</button>
+                    </span>
+                    <span class="count">{ format!("{} of {n} busy", w.busy.weight()) }</span>
+                </div>
+                <div class="row grid">
+                    <label><span>{ "waker CPU" }</span>{ cpu_select("waker-cpu", n, Some(w.waker), None, on_cpu(Action::SetWaker)) }</label>
+                    <label><span>{ "wakee's prev CPU" }</span>{ cpu_select("prev-cpu", n, Some(w.prev), None, on_cpu(Action::SetPrev)) }</label>
+                    <label><span>{ "recent_used_cpu" }</span>{ cpu_select("recent-cpu", n, w.recent, Some("= prev"), on_recent) }</label>
+                    <label class="check"><input type="checkbox" id="sync" checked={w.sync} onchange={on_sync} /><span>{ "WF_SYNC (waker about to sleep)" }</span></label>
+                    <label><span>{ "has_idle_cores" }</span>
+                        <select id="has-idle-cores" onchange={on_hic}>
+                            <option value="" selected={w.has_idle_cores.is_none()}>{ "derived" }</option>
+                            <option value="1" selected={w.has_idle_cores == Some(true)}>{ "true" }</option>
+                            <option value="0" selected={w.has_idle_cores == Some(false)}>{ "false" }</option>
+                        </select>
+                    </label>
+                    <label><span>{ "nr_idle_scan" }</span>
+                        <input id="nr-idle-scan" type="number" min="0" placeholder="derived"
+                            value={w.nr_idle_scan.map(|v| v.to_string()).unwrap_or_default()} onchange={on_nis} />
+                    </label>
+                </div>
+            </fieldset>
+            <fieldset class="wake-kernel">
+                <legend>{ "Kernel" }</legend>
+                <div class={classes!("pickers", comparing.then_some("compare"))}>
+                    { patch_picker(Side::A, state.patches, dispatcher.clone()) }
+                    if let Some(b) = w.compare {
+                        { patch_picker(Side::B, b, dispatcher.clone()) }
+                    }
+                </div>
+                <label class="check compare-toggle">
+                    <input type="checkbox" id="compare" checked={comparing} onchange={on_compare} />
+                    <span>{ "Compare with a second patch set, side by side" }</span>
+                </label>
+                if let Some(e) = &w.patch_error {
+                    <p class="error">{ e.clone() }</p>
+                }
+            </fieldset>
+            <ul class="legend">
+                { for legend.iter().map(|(r, label)| html! {
+                    <li><span class={classes!("swatch", reject_class(*r))}></span>{ *label }</li>
+                }) }
+                <li><span class="swatch waker"></span>{ "waker" }</li>
+                <li><span class="swatch prev"></span>{ "prev" }</li>
+            </ul>
+            { results }
+        </div>
+    }
+}
