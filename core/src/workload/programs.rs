@@ -42,8 +42,17 @@ fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
     }
 }
 
+/// Per-message CPU work varies by ±10 % around its mean (assumption: real system calls
+/// vary with cache and branch state; with exactly fixed times, identical pairs started
+/// together stay in lock-step forever, an artefact no machine shows).
+pub const WORK_JITTER_PCT: u64 = 10;
+
 fn fixed(ns: u64) -> Dist {
-    Dist::fixed(ns)
+    let d = ns * WORK_JITTER_PCT / 100;
+    Dist::Uniform {
+        lo: ns - d,
+        hi: ns + d,
+    }
 }
 
 /// Expands a workload for a machine with `nr_cpu_ids` CPUs and cost parameters `p`.
