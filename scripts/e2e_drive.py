@@ -7,6 +7,7 @@ usage: e2e_drive.py URL SCREENSHOT.png
 """
 import base64
 import json
+import re
 import os
 import socket
 import subprocess
@@ -106,6 +107,72 @@ class Driver:
             f.write(base64.b64decode(self.call("GET", "/screenshot")))
 
 
+def fragment(scenario):
+    """core::scenario's v1 encoding: base64url (no padding) of the JSON."""
+    raw = json.dumps(scenario, separators=(",", ":")).encode()
+    return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+# Seed 01's case on kunpeng920-6426: everything busy but CPU2 (in the waker CPU0's
+# cluster 0-3) and CPU12 (the wakee's prev, cluster 12-15); 6.6 against 6.6+cluster.
+TEACHING = {
+    "machine": "kunpeng920-6426", "patches": "6.6", "view": "wakeup",
+    "wake": {"busy": "0-1,3-11,13-127", "waker": 0, "prev": 12, "sync": True,
+             "nr_idle_scan": 8, "compare": "6.6+cluster"},
+}
+
+
+def wakeup(d, url, shot):
+    """The wake-up tab, opened from a shared link, then a damaged link."""
+    base = url.split("#")[0]
+    d.call("POST", "/url", {"url": "about:blank"})
+    t0 = time.monotonic()
+    d.call("POST", "/url", {"url": base + "#" + fragment(TEACHING)})
+    a = d.wait_for('.decision[data-side="a"] .chosen-cpu')
+    b = d.wait_for('.decision[data-side="b"] .chosen-cpu')
+    print(f"       (link opened and both wake-ups decided in {time.monotonic() - t0:.1f} s)")
+    heads = [d.text(e) for e in d.find_all(".decision-head code")]
+    check(heads == ["v6.6", "v6.6+cluster"], f"the two columns are v6.6 and v6.6+cluster (got {heads})")
+    check(a == ["CPU 12"], f"6.6 sends the wakee to its idle prev, CPU 12 (got {a})")
+    check(b == ["CPU 2"], f"6.6+cluster sends it to idle CPU 2 in the waker's cluster (got {b})")
+    chosen = [d.text(e) for e in d.find_all("button.cpu.chosen-a")]
+    check(chosen and chosen[0].startswith("12"), f"CPU 12 is marked chosen (A) in the drawing (got {chosen})")
+    chosen = [d.text(e) for e in d.find_all("button.cpu.chosen-b")]
+    check(chosen and chosen[0].startswith("2"), f"CPU 2 is marked chosen (B) in the drawing (got {chosen})")
+    trace = d.wait_for(".side-b .trace")
+    check(bool(trace) and "select_idle_cpu" in trace[0], "B's trace shows select_idle_cpu()")
+    errors = [d.text(e) for e in d.find_all(".error")]
+    check(not errors, f"no error messages on the wake-up tab (got {errors})")
+    # B's probes numbered in the drawing: CPU1 busy (1), CPU2 taken (2).
+    d.click(".side-b .decision .focus")
+    probes = d.wait_for("button.cpu.probe-taken")
+    check(bool(probes) and re.sub(r"\s+", "", probes[0]) == "22",
+          f"CPU 2 is drawn as probe 2, taken (got {probes})")
+    wake_shot = shot.replace(".png", "-wakeup.png")
+    d.screenshot(wake_shot)
+
+    # A click in the drawing (busy/idle mode) changes the state and the URL follows.
+    before = d.call("POST", "/execute/sync", {"script": "return location.hash", "args": []})
+    d.click('button.cpu[data-cpu="1"]')
+    count = d.wait_for(".wakeup .count", pred=lambda t: t[0].startswith("125"))
+    check(count[:1] == ["125 of 128 busy"], f"clicking CPU 1 makes it idle (got {count})")
+    after = d.call("POST", "/execute/sync", {"script": "return location.hash", "args": []})
+    check(after.startswith("#v1:") and after != before, "the URL fragment follows the state")
+
+    # A damaged link: a banner, and the page keeps working.
+    d.call("POST", "/execute/sync", {"script": "location.hash = '#v1:this-is-not-a-scenario!'", "args": []})
+    banner = d.wait_for(".banner")
+    check(bool(banner) and "could not be opened" in banner[0],
+          f"a garbage fragment shows the error banner (got {banner})")
+    a = d.wait_for('.decision[data-side="a"] .chosen-cpu')
+    check(bool(a), f"the wake-up decisions are still shown under the banner (got {a})")
+    d.click("#all-idle")
+    count = d.wait_for(".wakeup .count", pred=lambda t: t[0].startswith("0 of"))
+    check(count[:1] == ["0 of 128 busy"], f"the page still reacts after a bad link (got {count})")
+    d.screenshot(shot.replace(".png", "-badlink.png"))
+    print(f"       (wake-up screenshots: {wake_shot})")
+
+
 def main():
     url, shot = sys.argv[1], sys.argv[2]
     port = free_port()
@@ -154,6 +221,8 @@ def main():
         d.screenshot(shot)
         errors = [d.text(e) for e in d.find_all(".error")]
         check(not errors, f"no error messages (got {errors})")
+
+        wakeup(d, url, shot)
     except Exception as e:  # a driver failure is a test failure, with its reason
         check(False, f"driving the page: {e}")
     finally:

@@ -43,7 +43,7 @@ pub enum ScenarioError {
     UnknownVersion(String),
     #[error("this link is {bytes} bytes long; links up to {MAX_FRAGMENT_BYTES} bytes are read")]
     TooLong { bytes: usize },
-    #[error("this link is damaged: {0} (was it cut short when copied?)")]
+    #[error("this link is damaged: {0}")]
     Base64(String),
     #[error("this link's scenario cannot be read: {0}")]
     Json(String),
@@ -377,12 +377,6 @@ fn base64url_encode(bytes: &[u8]) -> String {
 fn base64url_decode(text: &str) -> Result<Vec<u8>, String> {
     // Padding is tolerated (some tools add it back), standard base64's +/ are not.
     let text = text.trim_end_matches('=');
-    if text.len() % 4 == 1 {
-        return Err(format!(
-            "{} characters of base64 cannot be whole bytes",
-            text.len()
-        ));
-    }
     let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
     for (chunk_idx, chunk) in text.as_bytes().chunks(4).enumerate() {
         let mut n = 0u32;
@@ -406,6 +400,13 @@ fn base64url_decode(text: &str) -> Result<Vec<u8>, String> {
         for i in 0..chunk.len() - 1 {
             out.push((n >> (16 - 8 * i)) as u8);
         }
+    }
+    // Checked after the characters, so a stray character is named rather than counted.
+    if text.len() % 4 == 1 {
+        return Err(format!(
+            "{} characters of base64 cannot be whole bytes (was the link cut short when copied?)",
+            text.len()
+        ));
     }
     Ok(out)
 }

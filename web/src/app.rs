@@ -63,8 +63,10 @@ pub fn app() -> Html {
         });
     }
 
+    // The banner is part of the key so a bad link in the address bar is replaced by
+    // the scenario the page kept, even though that scenario did not change.
     let fragment = state.fragment();
-    use_effect_with(fragment, |f| replace_hash(f));
+    use_effect_with((fragment, state.banner.clone()), |(f, _)| replace_hash(f));
 
     let on_select = {
         let dispatcher = state.dispatcher();

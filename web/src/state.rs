@@ -622,7 +622,7 @@ impl Reducible for AppState {
                     Ok(st) => next = st,
                     Err(e) => {
                         next.banner = Some(format!(
-                        "This link could not be opened, so the page shows the scenario it had: {e}"
+                        "This link could not be opened, so the page keeps its current scenario: {e}"
                     ))
                     }
                 }
