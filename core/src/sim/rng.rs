@@ -47,20 +47,22 @@ impl Rng {
         result
     }
 
-    /// Uniform in `0..n` (Lemire's multiply-shift with rejection; unbiased). `n == 0`
-    /// returns 0.
+    /// Uniform in `0..n` (Lemire's multiply-shift with rejection; unbiased; the
+    /// division for the rejection threshold only runs when the low word is small).
+    /// `n == 0` returns 0.
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             return 0;
         }
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = (self.next_u64() as u128) * (n as u128);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
+        let mut m = (self.next_u64() as u128) * (n as u128);
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = (self.next_u64() as u128) * (n as u128);
             }
         }
+        (m >> 64) as u64
     }
 
     /// Uniform in `lo..=hi`.
