@@ -134,10 +134,12 @@ impl Simulator {
         if self.measuring {
             self.metrics.migrations_balance += 1;
         }
-        // Kick an idle destination (it is the balancing CPU or an idle one).
+        // Kick an idle (or force-idle) destination: it may run the task now.
         let c = &mut self.cpus[dst as usize];
-        if c.mode == Mode::Idle {
-            c.mode = Mode::Waking;
+        if matches!(c.mode, Mode::Idle | Mode::ForceIdle) {
+            if c.mode == Mode::Idle {
+                c.mode = Mode::Waking;
+            }
             let g = c.switch_gen;
             self.queue
                 .push(self.now, super::Event::Resched { cpu: dst, gen: g });
