@@ -531,3 +531,42 @@ proptest! {
         prop_assert!(d.costs.cpus_probed <= nr, "seed {seed}: probed {} > {nr}", d.costs.cpus_probed);
     }
 }
+
+#[test]
+fn sis_prop_budget_on_kernels_before_6_0() {
+    // 5.15: SIS_PROP on, no SIS_UTIL. nr = span_weight × wake_avg_idle / avg_scan_cost,
+    // at least 4.
+    let m = presets::machine("flat-16").unwrap();
+    let ps: PatchSet = "5.15".parse().unwrap();
+    assert!(ps.features.sis_prop && !ps.features.sis_util);
+    let env = WakeEnv::new(&m, ps).unwrap();
+    let mut s = SchedState::all_idle(16, |_| 16);
+    for c in 0..15 {
+        s.rqs[c] = RqState::busy(1);
+    }
+    s.sis_prop.avg_scan_cost_ns[0] = 999;
+    let p = TaskState::new(TaskId(1), CpuId(0), CpuMask::full(16));
+    let waker = Waker {
+        cpu: CpuId(0),
+        task: Some(TaskState::new(TaskId(2), CpuId(0), CpuMask::full(16))),
+        in_task: true,
+    };
+    // Plenty of recent idle time: 16 × 1000 / 1000 = 16, the scan reaches CPU15.
+    s.sis_prop.wake_avg_idle_ns[0] = 1000;
+    let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!(d.cpu, CpuId(15));
+    assert!(d.effects.sis_prop_scan);
+    // Little idle time: the floor of 4 leaves 3 probes, and the wakee stays on target.
+    s.sis_prop.wake_avg_idle_ns[0] = 100;
+    let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!(d.cpu, CpuId(0));
+    assert_eq!(d.costs.cpus_probed, 3);
+    // One jiffy later the average is halved before use.
+    s.sis_prop.wake_avg_idle_ns[0] = 1000;
+    s.jiffies = 1;
+    let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!(
+        d.costs.cpus_probed, 8,
+        "16 × 500 / 1000 = 8 probes, then the budget ends"
+    );
+}
