@@ -57,20 +57,71 @@ pub enum CpuMaskError {
     BadList { text: String, why: String },
 }
 
+/// Words kept inline: machines of up to 512 CPUs (every preset) never allocate, so
+/// the wake-up path can copy and intersect masks freely (`cpumask_and()` into a
+/// fresh mask is one 64-byte copy, as a `struct cpumask` on the kernel's stack is).
+const INLINE_WORDS: usize = 8;
+
+/// The bits: inline up to [`INLINE_WORDS`] words, on the heap beyond (bounded by
+/// [`MAX_CPUS`]). Inline words past the mask's length stay zero.
+#[derive(Clone)]
+enum Words {
+    Inline([u64; INLINE_WORDS]),
+    Heap(Box<[u64]>),
+}
+
 /// A set of CPUs of one machine (`nr_cpu_ids` bits).
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct CpuMask {
     nr_cpu_ids: u32,
-    words: Vec<u64>,
+    n_words: u32,
+    words: Words,
+}
+
+impl PartialEq for CpuMask {
+    fn eq(&self, other: &Self) -> bool {
+        self.nr_cpu_ids == other.nr_cpu_ids && self.words() == other.words()
+    }
+}
+
+impl Eq for CpuMask {}
+
+impl std::hash::Hash for CpuMask {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.nr_cpu_ids.hash(state);
+        self.words().hash(state);
+    }
 }
 
 impl CpuMask {
     /// An empty mask for a machine of `nr_cpu_ids` CPUs (`cpumask_clear`).
     pub fn new(nr_cpu_ids: u32) -> Self {
         let n_words = (nr_cpu_ids as usize).div_ceil(64);
+        let words = if n_words <= INLINE_WORDS {
+            Words::Inline([0; INLINE_WORDS])
+        } else {
+            Words::Heap(vec![0; n_words].into_boxed_slice())
+        };
         CpuMask {
             nr_cpu_ids,
-            words: vec![0; n_words],
+            n_words: n_words as u32,
+            words,
+        }
+    }
+
+    #[inline]
+    fn words(&self) -> &[u64] {
+        match &self.words {
+            Words::Inline(w) => &w[..self.n_words as usize],
+            Words::Heap(w) => w,
+        }
+    }
+
+    #[inline]
+    fn words_mut(&mut self) -> &mut [u64] {
+        match &mut self.words {
+            Words::Inline(w) => &mut w[..self.n_words as usize],
+            Words::Heap(w) => w,
         }
     }
 
@@ -107,7 +158,7 @@ impl CpuMask {
     #[inline]
     pub fn test_cpu(&self, cpu: CpuId) -> bool {
         let i = cpu.idx();
-        i < self.nr_cpu_ids as usize && self.words[i / 64] & (1u64 << (i % 64)) != 0
+        i < self.nr_cpu_ids as usize && self.words()[i / 64] & (1u64 << (i % 64)) != 0
     }
 
     /// `cpumask_set_cpu()`. Panics on a CPU beyond the mask: callers hold validated ids.
@@ -115,7 +166,7 @@ impl CpuMask {
     pub fn set_cpu(&mut self, cpu: CpuId) {
         let i = cpu.idx();
         assert!(i < self.nr_cpu_ids as usize, "cpu {i} beyond cpumask");
-        self.words[i / 64] |= 1u64 << (i % 64);
+        self.words_mut()[i / 64] |= 1u64 << (i % 64);
     }
 
     /// `cpumask_clear_cpu()`.
@@ -123,18 +174,18 @@ impl CpuMask {
     pub fn clear_cpu(&mut self, cpu: CpuId) {
         let i = cpu.idx();
         if i < self.nr_cpu_ids as usize {
-            self.words[i / 64] &= !(1u64 << (i % 64));
+            self.words_mut()[i / 64] &= !(1u64 << (i % 64));
         }
     }
 
     /// `cpumask_weight()`.
     pub fn weight(&self) -> u32 {
-        self.words.iter().map(|w| w.count_ones()).sum()
+        self.words().iter().map(|w| w.count_ones()).sum()
     }
 
     /// `cpumask_empty()`.
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        self.words().iter().all(|&w| w == 0)
     }
 
     /// `cpumask_first()`, `None` where the kernel returns `nr_cpu_ids`.
@@ -147,18 +198,19 @@ impl CpuMask {
         if from >= self.nr_cpu_ids {
             return None;
         }
+        let words = self.words();
         let mut wi = (from / 64) as usize;
-        let mut w = self.words[wi] & (!0u64 << (from % 64));
+        let mut w = words[wi] & (!0u64 << (from % 64));
         loop {
             if w != 0 {
                 let c = wi as u32 * 64 + w.trailing_zeros();
                 return (c < self.nr_cpu_ids).then_some(CpuId(c));
             }
             wi += 1;
-            if wi >= self.words.len() {
+            if wi >= words.len() {
                 return None;
             }
-            w = self.words[wi];
+            w = words[wi];
         }
     }
 
@@ -170,7 +222,7 @@ impl CpuMask {
     }
 
     pub fn and_assign(&mut self, other: &CpuMask) {
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
+        for (a, b) in self.words_mut().iter_mut().zip(other.words()) {
             *a &= *b;
         }
     }
@@ -183,7 +235,7 @@ impl CpuMask {
     }
 
     pub fn or_assign(&mut self, other: &CpuMask) {
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
+        for (a, b) in self.words_mut().iter_mut().zip(other.words()) {
             *a |= *b;
         }
     }
@@ -196,22 +248,25 @@ impl CpuMask {
     }
 
     pub fn andnot_assign(&mut self, other: &CpuMask) {
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
+        for (a, b) in self.words_mut().iter_mut().zip(other.words()) {
             *a &= !*b;
         }
     }
 
     /// `cpumask_subset(self, other)`: every CPU of self is in other.
     pub fn is_subset(&self, other: &CpuMask) -> bool {
-        self.words
+        self.words()
             .iter()
-            .zip(&other.words)
+            .zip(other.words())
             .all(|(a, b)| a & !b == 0)
     }
 
     /// `cpumask_intersects()`.
     pub fn intersects(&self, other: &CpuMask) -> bool {
-        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+        self.words()
+            .iter()
+            .zip(other.words())
+            .any(|(a, b)| a & b != 0)
     }
 
     /// `for_each_cpu()`.
@@ -280,7 +335,7 @@ impl CpuMask {
         let mut i = nr_bits.div_ceil(CHUNK) * CHUNK;
         while i >= CHUNK {
             i -= CHUNK;
-            let word = self.words.get((i / 64) as usize).copied().unwrap_or(0);
+            let word = self.words().get((i / 64) as usize).copied().unwrap_or(0);
             let chunkmask = ((1u64 << chunksz) - 1) as u32;
             let val = ((word >> (i % 64)) as u32) & chunkmask;
             if !out.is_empty() {
@@ -464,5 +519,23 @@ mod tests {
         assert_eq!(b.first(), Some(CpuId(1)));
         assert_eq!(b.next_from(66), Some(CpuId(69)));
         assert_eq!(b.weight(), 3);
+    }
+
+    #[test]
+    fn large_masks_spill_to_the_heap_and_behave_the_same() {
+        // 600 CPUs: beyond the inline words.
+        let a = mask(600, &[0, 511, 512, 599]);
+        let b = mask(600, &[511, 599]);
+        assert_eq!(a.and(&b), b);
+        assert_eq!(a.andnot(&b), mask(600, &[0, 512]));
+        assert_eq!(a.or(&b).weight(), 4);
+        assert_eq!(a.next_from(513), Some(CpuId(599)));
+        let order: Vec<u32> = a.iter_wrap(512).map(|c| c.0).collect();
+        assert_eq!(order, vec![512, 599, 0, 511]);
+        assert_eq!(a.to_list(), "0,511-512,599");
+        assert!(b.is_subset(&a));
+        // Equality looks at the bits and the size, not at where they are stored.
+        assert_ne!(mask(64, &[1]), mask(128, &[1]));
+        assert_eq!(CpuMask::full(513).weight(), 513);
     }
 }
