@@ -80,16 +80,29 @@ impl QuadHeap {
             if first >= n {
                 break;
             }
-            let last = (first + 4).min(n);
-            let mut m = first;
-            let mut mk = self.keys[first];
-            for c in first + 1..last {
-                let k = self.keys[c];
-                if k < mk {
-                    mk = k;
-                    m = c;
+            let (m, mk) = if first + 4 <= n {
+                // A full group: a branch-free tournament (keys are unique, so any
+                // minimum is the minimum).
+                let k = &self.keys[first..first + 4];
+                let (a, ka) = if k[1] < k[0] { (1, k[1]) } else { (0, k[0]) };
+                let (b, kb) = if k[3] < k[2] { (3, k[3]) } else { (2, k[2]) };
+                if kb < ka {
+                    (first + b, kb)
+                } else {
+                    (first + a, ka)
                 }
-            }
+            } else {
+                let mut m = first;
+                let mut mk = self.keys[first];
+                for c in first + 1..n {
+                    let k = self.keys[c];
+                    if k < mk {
+                        mk = k;
+                        m = c;
+                    }
+                }
+                (m, mk)
+            };
             if key <= mk {
                 break;
             }

@@ -33,8 +33,9 @@ pub fn decay_factor(ns: u64) -> u64 {
     }
     let f = (Y_INV[(n % 32) as usize] as u64) >> (n / 32);
     // Within the last partial period: y^f ~ 1 - f(1 - y), with 1 - y = 0.021428 = 2809 / 2^17.
+    // f < 2^32, frac < 2^20 and 2809 < 2^12: the product fits in 64 bits.
     let frac = ns % PERIOD_NS; // 0..2^20
-    f - ((f as u128 * frac as u128 * 2809) >> (20 + 17)) as u64
+    f - ((f * frac * 2809) >> (20 + 17))
 }
 
 /// `decay_load(val, n)` extended to fractional periods: val * y^(ns / PERIOD_NS).
