@@ -194,6 +194,7 @@ impl CpuMask {
     }
 
     /// The first set CPU `>= from` (`cpumask_next(from - 1)`).
+    #[inline]
     pub fn next_from(&self, from: u32) -> Option<CpuId> {
         if from >= self.nr_cpu_ids {
             return None;
@@ -271,11 +272,7 @@ impl CpuMask {
 
     /// `for_each_cpu()`.
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            mask: self,
-            next: 0,
-            end: self.nr_cpu_ids,
-        }
+        Iter::new(self.words(), 0, self.nr_cpu_ids)
     }
 
     /// `for_each_cpu_wrap(cpu, mask, start)`: the CPUs `>= start` in order, then those
@@ -283,16 +280,7 @@ impl CpuMask {
     /// itself comes last.
     pub fn iter_wrap(&self, start: u32) -> impl Iterator<Item = CpuId> + '_ {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
-        Iter {
-            mask: self,
-            next: start,
-            end: self.nr_cpu_ids,
-        }
-        .chain(Iter {
-            mask: self,
-            next: 0,
-            end: start,
-        })
+        Iter::new(self.words(), start, self.nr_cpu_ids).chain(Iter::new(self.words(), 0, start))
     }
 
     /// The kernel's `%*pbl` format: `0-3,8,10-11`; empty mask prints nothing.
@@ -429,24 +417,60 @@ impl fmt::Display for CpuMask {
     }
 }
 
-/// Iterator over the set CPUs of a mask in `[next, end)`.
+/// Iterator over the set CPUs of a mask in `[from, end)`, `end <= nr_cpu_ids`. The
+/// mask is borrowed, so it cannot change underneath: the iterator keeps the bits of
+/// the current word still to visit.
 pub struct Iter<'a> {
-    mask: &'a CpuMask,
-    next: u32,
+    words: &'a [u64],
+    /// Index of the word `bits` came from.
+    wi: usize,
+    /// The current word's set bits not yet returned.
+    bits: u64,
     end: u32,
+}
+
+impl<'a> Iter<'a> {
+    #[inline]
+    fn new(words: &'a [u64], from: u32, end: u32) -> Self {
+        if from >= end {
+            return Iter {
+                words,
+                wi: words.len(),
+                bits: 0,
+                end,
+            };
+        }
+        let wi = (from / 64) as usize;
+        Iter {
+            words,
+            wi,
+            bits: words[wi] & (!0u64 << (from % 64)),
+            end,
+        }
+    }
 }
 
 impl Iterator for Iter<'_> {
     type Item = CpuId;
     #[inline]
     fn next(&mut self) -> Option<CpuId> {
-        let c = self.mask.next_from(self.next)?;
-        if c.0 >= self.end {
-            self.next = self.end;
-            return None;
+        loop {
+            if self.bits != 0 {
+                let c = self.wi as u32 * 64 + self.bits.trailing_zeros();
+                if c >= self.end {
+                    self.bits = 0;
+                    self.wi = self.words.len();
+                    return None;
+                }
+                self.bits &= self.bits - 1;
+                return Some(CpuId(c));
+            }
+            self.wi += 1;
+            if self.wi >= self.words.len() {
+                return None;
+            }
+            self.bits = self.words[self.wi];
         }
-        self.next = c.0 + 1;
-        Some(c)
     }
 }
 

@@ -904,8 +904,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
             });
-            let mut cur = WrapCursor::new(start, sg_span.nr_cpu_ids());
-            while let Some(c) = cur.next(&sg_span) {
+            // sg_span is a copy nothing writes: a plain for_each_cpu_wrap().
+            for c in sg_span.iter_wrap(start) {
                 if !cpus.test_cpu(c) {
                     continue;
                 }
@@ -936,13 +936,18 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             cpus.andnot_assign(&sg_span);
         }
 
-        let mut cur = WrapCursor::new(start, cpus.nr_cpu_ids());
-        while let Some(c) = cur.next(&cpus) {
-            if has_idle_core {
+        if has_idle_core {
+            // select_idle_core() drops a core's siblings from cpus as it goes: each
+            // step reads the live mask.
+            let mut cur = WrapCursor::new(start, cpus.nr_cpu_ids());
+            while let Some(c) = cur.next(&cpus) {
                 if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
                     return self.ret_some(F, i, "idle core");
                 }
-            } else {
+            }
+        } else {
+            // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
+            for c in cpus.iter_wrap(start) {
                 nr -= 1;
                 if nr <= 0 {
                     self.t.step(|| Step::Probe {
