@@ -217,11 +217,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         } else {
             None
         };
-        self.t.step(|| Step::Probe {
-            func,
-            cpu,
-            reject: verdict,
-        });
+        self.probe(func, cpu, verdict);
         verdict.is_none().then_some(cpu)
     }
 
@@ -708,6 +704,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         Some(self.waker_kthread)
     }
 
+    /// Records one probed CPU and its verdict in the trace.
+    #[inline]
+    fn probe(&mut self, func: &'static str, cpu: CpuId, reject: Option<Reject>) {
+        self.t.step(|| Step::Probe { func, cpu, reject });
+    }
+
     fn ret(&mut self, func: &'static str, cpu: CpuId, why: &str) -> CpuId {
         self.t.step(|| Step::Return {
             func,
@@ -737,27 +739,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         for c in cpus.iter_wrap(target.0) {
             self.costs.cpus_probed += 1;
             if !self.idle_ish(c) {
-                self.t.step(|| Step::Probe {
-                    func: F,
-                    cpu: c,
-                    reject: Some(Reject::Busy),
-                });
+                self.probe(F, c, Some(Reject::Busy));
                 continue;
             }
             let fits = self.util_fits_cpu(c);
             if fits {
-                self.t.step(|| Step::Probe {
-                    func: F,
-                    cpu: c,
-                    reject: None,
-                });
+                self.probe(F, c, None);
                 return Some(c);
             }
-            self.t.step(|| Step::Probe {
-                func: F,
-                cpu: c,
-                reject: Some(Reject::DoesNotFit),
-            });
+            self.probe(F, c, Some(Reject::DoesNotFit));
             let cap = self.s.rq(c).capacity;
             if best.is_none_or(|(_, _, bc)| cap > bc) {
                 best = Some((c, fits, cap));
@@ -785,11 +775,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             } else {
                 self.costs.cpus_probed += 1;
                 let idle = self.idle_ish(c);
-                self.t.step(|| Step::Probe {
-                    func: F,
-                    cpu: c,
-                    reject: (!idle).then_some(Reject::Busy),
-                });
+                self.probe(F, c, (!idle).then_some(Reject::Busy));
                 idle
             };
             if found {
@@ -838,18 +824,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         if idle {
-            self.t.step(|| Step::Probe {
-                func: F,
-                cpu: core,
-                reject: None,
-            });
+            self.probe(F, core, None);
             return Some(core);
         }
-        self.t.step(|| Step::Probe {
-            func: F,
-            cpu: core,
-            reject: Some(Reject::NotIdleCore),
-        });
+        self.probe(F, core, Some(Reject::NotIdleCore));
         cpus.andnot_assign(self.env.smt_mask(core));
         None
     }
@@ -916,11 +894,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 } else {
                     nr -= 1;
                     if nr <= 0 {
-                        self.t.step(|| Step::Probe {
-                            func: F,
-                            cpu: c,
-                            reject: Some(Reject::BudgetSpent),
-                        });
+                        self.probe(F, c, Some(Reject::BudgetSpent));
                         return self.ret_none(F, "scan budget spent in the cluster");
                     }
                     if let Some(i) = self.select_idle_cpu_one(F, c) {
@@ -950,11 +924,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             for c in cpus.iter_wrap(start) {
                 nr -= 1;
                 if nr <= 0 {
-                    self.t.step(|| Step::Probe {
-                        func: F,
-                        cpu: c,
-                        reject: Some(Reject::BudgetSpent),
-                    });
+                    self.probe(F, c, Some(Reject::BudgetSpent));
                     return self.ret_none(F, "scan budget spent");
                 }
                 idle_cpu = self.select_idle_cpu_one(F, c);
