@@ -267,19 +267,9 @@ fn rule(cpus: &str, state: CpuStateKind) -> CpuRule {
 
 fn task(id: u32, prev: Option<u32>, recent: Option<u32>) -> TaskSpec {
     TaskSpec {
-        id,
         prev_cpu: prev,
         recent_used_cpu: recent,
-        allowed: None,
-        wakee_flips: 0,
-        wakee_flip_decay_ts: 0,
-        last_wakee: None,
-        load: 1024,
-        util: 0,
-        cookie: 0,
-        per_cpu_kthread: false,
-        on_cpu: false,
-        exiting: false,
+        ..TaskSpec::new(id)
     }
 }
 

@@ -136,6 +136,27 @@ fn default_load() -> u64 {
     1024
 }
 
+impl TaskSpec {
+    /// A plain CFS task with every other field at the file format's default.
+    pub fn new(id: u32) -> Self {
+        TaskSpec {
+            id,
+            prev_cpu: None,
+            recent_used_cpu: None,
+            allowed: None,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            load: default_load(),
+            util: 0,
+            cookie: 0,
+            per_cpu_kthread: false,
+            on_cpu: false,
+            exiting: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WakerSpec {

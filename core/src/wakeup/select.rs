@@ -595,19 +595,17 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
 
         // 3. per-CPU kthread stacking (e.g. IO completion).
-        if let Some(cur) = self.waker_task_is_kthread() {
-            if cur
-                && prev == self.this
-                && self.s.rq(self.this).nr_running <= 1
-                && self.asym_fits_cpu(prev)
-            {
-                self.t.step(|| Step::Check {
-                    func: F,
-                    condition: "waker is a per-CPU kthread on prev with nr_running <= 1".into(),
-                    outcome: true,
-                });
-                return self.ret(F, prev, "stack with the per-CPU kthread");
-            }
+        if self.waker_kthread
+            && prev == self.this
+            && self.s.rq(self.this).nr_running <= 1
+            && self.asym_fits_cpu(prev)
+        {
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: "waker is a per-CPU kthread on prev with nr_running <= 1".into(),
+                outcome: true,
+            });
+            return self.ret(F, prev, "stack with the per-CPU kthread");
         }
 
         // 4. recent_used_cpu.
@@ -699,11 +697,6 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.ret(F, target, "nothing idle: stay on target")
     }
 
-    /// `is_per_cpu_kthread(current) && in_task()`.
-    fn waker_task_is_kthread(&self) -> Option<bool> {
-        Some(self.waker_kthread)
-    }
-
     /// Records one probed CPU and its verdict in the trace.
     #[inline]
     fn probe(&mut self, func: &'static str, cpu: CpuId, reject: Option<Reject>) {
@@ -735,7 +728,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         const F: &str = "select_idle_capacity";
         let sd = &self.env.domains.cpu(target).domains[sd_idx];
         let cpus = sd.span.and(&self.p.allowed);
-        let mut best: Option<(CpuId, bool, u64)> = None;
+        let mut best: Option<(CpuId, u64)> = None;
         for c in cpus.iter_wrap(target.0) {
             self.costs.cpus_probed += 1;
             if !self.idle_ish(c) {
@@ -749,11 +742,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
             self.probe(F, c, Some(Reject::DoesNotFit));
             let cap = self.s.rq(c).capacity;
-            if best.is_none_or(|(_, _, bc)| cap > bc) {
-                best = Some((c, fits, cap));
+            if best.is_none_or(|(_, bc)| cap > bc) {
+                best = Some((c, cap));
             }
         }
-        best.map(|(c, _, _)| c)
+        best.map(|(c, _)| c)
     }
 
     /// `select_idle_smt(p, [sd,] target)`: an idle sibling of prev.

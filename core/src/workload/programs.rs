@@ -42,6 +42,16 @@ fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
     }
 }
 
+/// One end of a loopback-TCP pair (tbench, netperf): its wake-ups come from the
+/// receive softirq rather than from task context, and each end is its own process.
+fn loopback_task(role: &'static str, program: Vec<Op>) -> TaskSpec {
+    TaskSpec {
+        wakes_in_task: false,
+        own_mm: true,
+        ..task(role, program)
+    }
+}
+
 /// Per-message CPU work varies by ±10 % around its mean (assumption: real system calls
 /// vary with cache and branch state; with exactly fixed times, identical pairs started
 /// together stay in lock-step forever, an artefact no machine shows).
@@ -68,7 +78,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             let mut tasks = Vec::new();
             for i in 0..clients {
                 let (c, s) = (2 * i, 2 * i + 1);
-                let mut client = task(
+                let client = loopback_task(
                     "tbench",
                     vec![
                         Op::Run(fixed(TBENCH_CLIENT_THINK_NS + send)),
@@ -79,9 +89,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Jump { to: 0 },
                     ],
                 );
-                client.wakes_in_task = false;
-                client.own_mm = true;
-                let mut server = task(
+                let server = loopback_task(
                     "tbench_srv",
                     vec![
                         Op::Wait,
@@ -90,8 +98,6 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Jump { to: 0 },
                     ],
                 );
-                server.wakes_in_task = false;
-                server.own_mm = true;
                 tasks.push(client);
                 tasks.push(server);
             }
@@ -118,7 +124,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             let mut tasks = Vec::new();
             for i in 0..instances {
                 let (c, s) = (2 * i, 2 * i + 1);
-                let mut client = task(
+                let client = loopback_task(
                     "netperf",
                     vec![
                         Op::Run(fixed(send)),
@@ -129,9 +135,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Jump { to: 0 },
                     ],
                 );
-                client.wakes_in_task = false;
-                client.own_mm = true;
-                let mut server = task(
+                let server = loopback_task(
                     "netserver",
                     vec![
                         Op::Wait,
@@ -140,8 +144,6 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Jump { to: 0 },
                     ],
                 );
-                server.wakes_in_task = false;
-                server.own_mm = true;
                 tasks.push(client);
                 tasks.push(server);
             }
