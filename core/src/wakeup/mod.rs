@@ -24,7 +24,7 @@ mod select;
 pub mod state;
 pub mod trace;
 
-pub use select::{select_task_rq, ttwu_queue_cond, update_idle_cpu_scan, wake_up};
+pub use select::{ttwu_queue_cond, update_idle_cpu_scan, wake_up};
 pub use state::{
     LlcShared, RqState, SchedState, SisPropState, TaskId, TaskState, WakeFlags, Waker,
 };

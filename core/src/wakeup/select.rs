@@ -70,20 +70,6 @@ pub fn wake_up<T: Tracer>(
     c.finish(cpu, path)
 }
 
-/// `select_task_rq()` alone (core.c), with its fallback.
-pub fn select_task_rq<T: Tracer>(
-    env: &WakeEnv,
-    s: &SchedState,
-    p: &TaskState,
-    waker: &Waker,
-    wake_flags: WakeFlags,
-    t: &mut T,
-) -> Decision {
-    let mut c = Ctx::new(env, s, p, waker, t);
-    let cpu = c.select_task_rq(waker, wake_flags);
-    c.finish(cpu, QueuePath::Local)
-}
-
 /// `ttwu_queue_cond(p, cpu)` as evaluated on `this_cpu`.
 pub fn ttwu_queue_cond(
     env: &WakeEnv,
