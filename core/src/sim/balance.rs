@@ -126,6 +126,9 @@ impl Simulator {
             .position(|&x| x == t)
             .expect("migrating a queued task");
         q.swap_remove(i);
+        let v = self.tasks[t as usize].vruntime;
+        self.cpus[src as usize].v_sum -= v;
+        self.cpus[src as usize].v_n -= 1;
         self.state.rqs[src as usize].nr_running -= 1;
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);

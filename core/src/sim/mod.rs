@@ -202,6 +202,10 @@ struct Cpu {
     lock_free_at: SimTime,
     /// avg_vruntime of an empty runqueue.
     base_v: i64,
+    /// Sum of the vruntimes of the queued tasks and the running one, and their count
+    /// (the kernel's `avg_vruntime`/`avg_load` running sums, all weights equal).
+    v_sum: i64,
+    v_n: i64,
     last_task: u32,
     last_mm: u32,
     force_idle_since: SimTime,
@@ -400,6 +404,8 @@ impl Simulator {
                 load: Pelt::default(),
                 lock_free_at: SimTime::ZERO,
                 base_v: 0,
+                v_sum: 0,
+                v_n: 0,
                 last_task: u32::MAX,
                 last_mm: u32::MAX,
                 force_idle_since: SimTime::ZERO,
@@ -631,6 +637,7 @@ impl Simulator {
             return;
         }
         let t = c.curr as usize;
+        c.v_sum += d as i64;
         self.tasks[t].vruntime += d as i64;
         if self.measuring {
             self.metrics.busy_ns[cpu as usize] += d;
@@ -665,22 +672,13 @@ impl Simulator {
     // ---------------------------------------------------------------- fair class
 
     /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
+    #[inline]
     fn avg_vruntime(&self, cpu: u32) -> i64 {
         let c = &self.cpus[cpu as usize];
-        let mut sum: i64 = 0;
-        let mut n: i64 = 0;
-        if c.mode == Mode::Running {
-            sum += self.tasks[c.curr as usize].vruntime;
-            n += 1;
-        }
-        for &t in &c.queue {
-            sum += self.tasks[t as usize].vruntime;
-            n += 1;
-        }
-        if n == 0 {
+        if c.v_n == 0 {
             c.base_v
         } else {
-            sum.div_euclid(n)
+            c.v_sum.div_euclid(c.v_n)
         }
     }
 
@@ -711,7 +709,11 @@ impl Simulator {
         task.new_task = false;
         task.load.update(now, 0);
         task.loc = Loc::Queued(cpu);
-        self.cpus[cpu as usize].queue.push(t);
+        let v = task.vruntime;
+        let c = &mut self.cpus[cpu as usize];
+        c.queue.push(t);
+        c.v_sum += v;
+        c.v_n += 1;
         self.state.rqs[cpu as usize].nr_running += 1;
         if self.state.rqs[cpu as usize].nr_running == 1 {
             self.cpus[cpu as usize].base_v = avg;
@@ -733,7 +735,10 @@ impl Simulator {
         task.loc = loc;
         task.last_ran = now;
         task.remaining_ns = 0;
+        let v = task.vruntime;
         let c = &mut self.cpus[cpu as usize];
+        c.v_sum -= v;
+        c.v_n -= 1;
         c.curr = u32::MAX;
         c.mode = Mode::Waking; // transient: schedule() follows
         c.base_v = avg;
@@ -1703,6 +1708,14 @@ impl Simulator {
                 seen[t as usize] += 1;
             }
             let nr = c.queue.len() as u32 + running as u32;
+            let members = c.queue.iter().copied().chain(running.then_some(c.curr));
+            let v_sum: i64 = members.map(|t| self.tasks[t as usize].vruntime).sum();
+            if c.v_n != nr as i64 || c.v_sum != v_sum {
+                return Err(format!(
+                    "CPU {ci}: vruntime sum {} over {} tasks, but the tasks sum to {v_sum} over {nr}",
+                    c.v_sum, c.v_n
+                ));
+            }
             if rq.nr_running != nr {
                 return Err(format!(
                     "CPU {ci}: nr_running {} but {} tasks",
