@@ -179,8 +179,65 @@ impl CpuMask {
     }
 
     /// `cpumask_weight()`.
+    #[inline]
     pub fn weight(&self) -> u32 {
         self.words().iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// The number of CPUs of the mask in `lo..hi` (`bitmap_weight_from()`-like).
+    #[inline]
+    pub fn weight_range(&self, lo: u32, hi: u32) -> u32 {
+        let hi = hi.min(self.nr_cpu_ids);
+        if lo >= hi {
+            return 0;
+        }
+        let words = self.words();
+        let (wl, wh) = ((lo / 64) as usize, ((hi - 1) / 64) as usize);
+        let low_mask = !0u64 << (lo % 64);
+        let high_mask = !0u64 >> (63 - (hi - 1) % 64);
+        if wl == wh {
+            return (words[wl] & low_mask & high_mask).count_ones();
+        }
+        let mut n = (words[wl] & low_mask).count_ones() + (words[wh] & high_mask).count_ones();
+        for w in &words[wl + 1..wh] {
+            n += w.count_ones();
+        }
+        n
+    }
+
+    /// The position of `cpu` in `for_each_cpu_wrap(.., self, start)` order: how many
+    /// CPUs of the mask that walk visits before it.
+    #[inline]
+    pub fn wrap_position(&self, start: u32, cpu: CpuId) -> u32 {
+        let start = if start >= self.nr_cpu_ids { 0 } else { start };
+        if cpu.0 >= start {
+            self.weight_range(start, cpu.0)
+        } else {
+            self.weight_range(start, self.nr_cpu_ids) + self.weight_range(0, cpu.0)
+        }
+    }
+
+    /// The first CPU of `self & other` in `for_each_cpu_wrap(.., start)` order, without
+    /// building the intersection.
+    #[inline]
+    pub fn first_and_wrap(&self, other: &CpuMask, start: u32) -> Option<CpuId> {
+        let start = if start >= self.nr_cpu_ids { 0 } else { start };
+        let (a, b) = (self.words(), other.words());
+        let n = a.len().min(b.len());
+        let sw = (start / 64) as usize;
+        // From start to the end, then from 0 up to start's word (bits below start).
+        let first = a[sw] & b[sw] & (!0u64 << (start % 64));
+        if first != 0 {
+            return Some(CpuId(sw as u32 * 64 + first.trailing_zeros()));
+        }
+        for i in (sw + 1..n).chain(0..=sw) {
+            let w = a[i] & b[i];
+            if w != 0 {
+                let c = i as u32 * 64 + w.trailing_zeros();
+                return (c < self.nr_cpu_ids && (i != sw || c < start)).then_some(CpuId(c));
+            }
+        }
+        None
     }
 
     /// `cpumask_empty()`.
@@ -216,13 +273,29 @@ impl CpuMask {
     }
 
     /// `cpumask_and()` into a new mask.
+    #[inline]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
+        if let (Words::Inline(a), Words::Inline(b)) = (&self.words, &other.words) {
+            // Whole inline arrays: the words past the length are zero in both.
+            return CpuMask {
+                nr_cpu_ids: self.nr_cpu_ids,
+                n_words: self.n_words,
+                words: Words::Inline(std::array::from_fn(|i| a[i] & b[i])),
+            };
+        }
         let mut m = self.clone();
         m.and_assign(other);
         m
     }
 
+    #[inline]
     pub fn and_assign(&mut self, other: &CpuMask) {
+        if let (Words::Inline(a), Words::Inline(b)) = (&mut self.words, &other.words) {
+            for i in 0..INLINE_WORDS {
+                a[i] &= b[i];
+            }
+            return;
+        }
         for (a, b) in self.words_mut().iter_mut().zip(other.words()) {
             *a &= *b;
         }
@@ -248,7 +321,14 @@ impl CpuMask {
         m
     }
 
+    #[inline]
     pub fn andnot_assign(&mut self, other: &CpuMask) {
+        if let (Words::Inline(a), Words::Inline(b)) = (&mut self.words, &other.words) {
+            for i in 0..INLINE_WORDS {
+                a[i] &= !b[i];
+            }
+            return;
+        }
         for (a, b) in self.words_mut().iter_mut().zip(other.words()) {
             *a &= !*b;
         }
@@ -482,6 +562,32 @@ mod tests {
 
     fn mask(n: u32, cpus: &[u32]) -> CpuMask {
         CpuMask::from_cpus(n, cpus.iter().map(|&c| CpuId(c)))
+    }
+
+    #[test]
+    fn wrap_position_counts_what_the_wrapped_walk_visits_first() {
+        let r = &mut crate::sim::rng::Rng::new(7);
+        for n in [1u32, 5, 63, 64, 65, 130, 600] {
+            for _ in 0..50 {
+                let cpus: Vec<u32> = (0..n).filter(|_| r.below(3) == 0).collect();
+                let m = mask(n, &cpus);
+                let start = r.below(n as u64 + 2) as u32;
+                let walk: Vec<CpuId> = m.iter_wrap(start).collect();
+                let other = mask(n, &(0..n).filter(|_| r.below(2) == 0).collect::<Vec<_>>());
+                assert_eq!(
+                    m.first_and_wrap(&other, start),
+                    m.and(&other).iter_wrap(start).next(),
+                    "n={n} start={start}"
+                );
+                for (pos, &c) in walk.iter().enumerate() {
+                    assert_eq!(m.wrap_position(start, c), pos as u32, "n={n} start={start}");
+                }
+                let lo = r.below(n as u64 + 1) as u32;
+                let hi = r.below(n as u64 + 1) as u32;
+                let want = cpus.iter().filter(|&&c| c >= lo && c < hi).count() as u32;
+                assert_eq!(m.weight_range(lo, hi), want, "n={n} {lo}..{hi}");
+            }
+        }
     }
 
     #[test]

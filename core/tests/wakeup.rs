@@ -530,6 +530,31 @@ proptest! {
         let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
         prop_assert!(d.costs.cpus_probed <= nr, "seed {seed}: probed {} > {nr}", d.costs.cpus_probed);
     }
+
+    #[test]
+    fn the_idle_hint_changes_nothing_but_speed(
+        w in random_wakeup(), nr in 0u32..40, waker_in_llc in any::<bool>()
+    ) {
+        // The simulator's fast scan (idle hint, no trace) against the CPU-by-CPU walk
+        // the trace forces: same CPU, same probes, same remote reads, same effects.
+        let (preset, set, seed, busy_pct, sync, restrict) = w;
+        let env = env_for(preset, set);
+        let (mut s, p, mut waker) = random_state(env, seed, busy_pct, restrict);
+        s.core_sched_enabled = false;
+        if nr < 32 {
+            for sh in &mut s.llc_shared { sh.nr_idle_scan = nr; }
+        }
+        if waker_in_llc {
+            // Let the waker sit inside the scanned LLC so it can be among the probes.
+            waker.cpu = CpuId((p.prev_cpu.0 + 1) % env.nr_cpus());
+        }
+        let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
+        let slow = wake_up(env, &s, &p, &waker, flags, &mut Trace::default());
+        let mut fast_state = s.clone();
+        fast_state.enable_idle_hint();
+        let fast = wake_up(env, &fast_state, &p, &waker, flags, &mut NoTrace);
+        prop_assert_eq!(&slow, &fast, "seed {}", seed);
+    }
 }
 
 #[test]

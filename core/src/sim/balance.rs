@@ -130,6 +130,7 @@ impl Simulator {
         self.cpus[src as usize].v_sum -= v;
         self.cpus[src as usize].v_n -= 1;
         self.state.rqs[src as usize].nr_running -= 1;
+        self.state.sync_idle_hint(CpuId(src));
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.loc = Loc::Blocked; // transient, enqueue() relocates it

@@ -382,6 +382,7 @@ impl Simulator {
         }
         let core_sched = tasks.iter().any(|t| t.cookie != 0);
         state.core_sched_enabled = core_sched;
+        state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
         let cpus = (0..n)
             .map(|_| Cpu {
@@ -715,6 +716,7 @@ impl Simulator {
         c.v_sum += v;
         c.v_n += 1;
         self.state.rqs[cpu as usize].nr_running += 1;
+        self.state.sync_idle_hint(CpuId(cpu));
         if self.state.rqs[cpu as usize].nr_running == 1 {
             self.cpus[cpu as usize].base_v = avg;
         }
@@ -744,6 +746,7 @@ impl Simulator {
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         self.state.rqs[cpu as usize].nr_running -= 1;
+        self.state.sync_idle_hint(CpuId(cpu));
         if loc == Loc::Exited {
             self.live -= 1;
         }
@@ -859,6 +862,7 @@ impl Simulator {
                 self.leave_idle_accounting(cpu);
             }
             self.state.rqs[cpu as usize].ttwu_pending = false;
+            self.state.sync_idle_hint(CpuId(cpu));
             let pick = self.pick_next(cpu);
             let Some(i) = pick else {
                 if !self.cpus[cpu as usize].queue.is_empty() {
@@ -996,6 +1000,7 @@ impl Simulator {
         let rq = &mut self.state.rqs[cpu as usize];
         rq.curr_is_idle = false;
         rq.polling = false;
+        self.state.sync_idle_hint(CpuId(cpu));
         self.update_cpu_pelt(cpu);
         self.publish_core_cookie(cpu);
         // The time of the switch is spent before the task's own work.
@@ -1057,6 +1062,7 @@ impl Simulator {
         let rq = &mut self.state.rqs[cpu as usize];
         rq.curr_is_idle = true;
         rq.polling = polling;
+        self.state.sync_idle_hint(CpuId(cpu));
         if stop_tick {
             // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
             let llc = self.llc_id_of[cpu as usize] as usize;
@@ -1091,6 +1097,7 @@ impl Simulator {
         let rq = &mut self.state.rqs[cpu as usize];
         rq.curr_is_idle = true;
         rq.polling = false;
+        self.state.sync_idle_hint(CpuId(cpu));
         self.update_cpu_pelt(cpu);
         self.publish_core_cookie(cpu);
     }
@@ -1500,6 +1507,7 @@ impl Simulator {
             }
             QueuePath::Wakelist { ipi } => {
                 self.state.rqs[target as usize].ttwu_pending = true;
+                self.state.sync_idle_hint(CpuId(target));
                 if ipi {
                     waker_ns += ipi_send;
                     need_ipi = true;
@@ -1715,6 +1723,11 @@ impl Simulator {
                     "CPU {ci}: vruntime sum {} over {} tasks, but the tasks sum to {v_sum} over {nr}",
                     c.v_sum, c.v_n
                 ));
+            }
+            if let Some(hint) = &self.state.idle_hint {
+                if hint.test_cpu(CpuId(ci as u32)) != self.state.idle_ish(CpuId(ci as u32)) {
+                    return Err(format!("CPU {ci}: the idle hint is stale"));
+                }
             }
             if rq.nr_running != nr {
                 return Err(format!(

@@ -861,31 +861,40 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
             });
-            // sg_span is a copy nothing writes: a plain for_each_cpu_wrap().
-            for c in sg_span.iter_wrap(start) {
-                if !cpus.test_cpu(c) {
-                    continue;
+            if let Some(hint) = self.fast_scan_hint() {
+                let m = sg_span.and(&cpus);
+                match self.scan_with_hint(hint, &m, start, &mut nr) {
+                    Scan::Found(i) => return Some(i),
+                    Scan::Spent => return None,
+                    Scan::Exhausted => {}
                 }
-                if has_idle_core {
-                    if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
-                        return self.ret_some(F, i, "idle core in the cluster");
+            } else {
+                // sg_span is a copy nothing writes: a plain for_each_cpu_wrap().
+                for c in sg_span.iter_wrap(start) {
+                    if !cpus.test_cpu(c) {
+                        continue;
                     }
-                } else {
-                    nr -= 1;
-                    if nr <= 0 {
-                        self.probe(F, c, Some(Reject::BudgetSpent));
-                        return self.ret_none(F, "scan budget spent in the cluster");
-                    }
-                    if let Some(i) = self.select_idle_cpu_one(F, c) {
-                        return self.ret_some(F, i, "idle CPU in the cluster");
+                    if has_idle_core {
+                        if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
+                            return self.ret_some(F, i, "idle core in the cluster");
+                        }
+                    } else {
+                        nr -= 1;
+                        if nr <= 0 {
+                            self.probe(F, c, Some(Reject::BudgetSpent));
+                            return self.ret_none(F, "scan budget spent in the cluster");
+                        }
+                        if let Some(i) = self.select_idle_cpu_one(F, c) {
+                            return self.ret_some(F, i, "idle CPU in the cluster");
+                        }
                     }
                 }
+                self.t.step(|| Step::Return {
+                    func: "select_idle_cpu/cluster",
+                    cpu: None,
+                    why: "nothing idle in the cluster; scan the rest of the LLC".into(),
+                });
             }
-            self.t.step(|| Step::Return {
-                func: "select_idle_cpu/cluster",
-                cpu: None,
-                why: "nothing idle in the cluster; scan the rest of the LLC".into(),
-            });
             cpus.andnot_assign(&sg_span);
         }
 
@@ -898,6 +907,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     return self.ret_some(F, i, "idle core");
                 }
             }
+        } else if let Some(hint) = self.fast_scan_hint() {
+            return match self.scan_with_hint(hint, &cpus, start, &mut nr) {
+                Scan::Found(i) => Some(i),
+                Scan::Spent | Scan::Exhausted => None,
+            };
         } else {
             // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
             for c in cpus.iter_wrap(start) {
@@ -928,6 +942,53 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             ),
             None => self.ret_none(F, "no idle CPU in the LLC"),
         }
+    }
+
+    /// The idle hint, when the untraced scan may use it: no trace to write, and no
+    /// core-scheduling cookie to match per CPU.
+    #[inline]
+    fn fast_scan_hint(&self) -> Option<&'a CpuMask> {
+        if T::ON || self.s.core_sched_enabled {
+            return None;
+        }
+        self.s.idle_hint.as_ref()
+    }
+
+    /// The `!has_idle_core` scan loop of select_idle_cpu() over `m` from `start`,
+    /// computed from the idle hint: the loop decrements `nr` before each probe, gives
+    /// up when it reaches 0, and stops at the first CPU for which
+    /// `__select_idle_cpu()` holds. The same CPUs are counted as probed (and as
+    /// remote runqueue reads) as the CPU-by-CPU loop counts.
+    fn scan_with_hint(&mut self, hint: &CpuMask, m: &CpuMask, start: u32, nr: &mut i64) -> Scan {
+        let found = m.first_and_wrap(hint, start);
+        // Loop positions 0, 1, ...: position i is the (i+1)-th CPU of m in wrap order;
+        // nr reaches 0 at position nr - 1.
+        let spend_at = (*nr - 1).max(0) as u64;
+        let (probes, out) = match found {
+            Some(c) => {
+                let k = m.wrap_position(start, c) as u64;
+                if spend_at <= k {
+                    (spend_at, Scan::Spent)
+                } else {
+                    (k + 1, Scan::Found(c))
+                }
+            }
+            None => {
+                let len = m.weight() as u64;
+                if spend_at < len {
+                    (spend_at, Scan::Spent)
+                } else {
+                    (len, Scan::Exhausted)
+                }
+            }
+        };
+        *nr -= probes as i64 + matches!(out, Scan::Spent) as i64;
+        let this_probed = probes > 0
+            && m.test_cpu(self.this)
+            && (m.wrap_position(start, self.this) as u64) < probes;
+        self.costs.cpus_probed += probes as u32;
+        self.costs.remote_rq_reads += probes as u32 - this_probed as u32;
+        out
     }
 
     fn ret_some(&mut self, func: &'static str, cpu: CpuId, why: &str) -> Option<CpuId> {
@@ -1048,6 +1109,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         });
         Some(path)
     }
+}
+
+/// How a budgeted scan ended.
+enum Scan {
+    Found(CpuId),
+    /// `nr` reached 0: select_idle_cpu() returns -1.
+    Spent,
+    /// Every CPU probed, none idle.
+    Exhausted,
 }
 
 /// `for_each_cpu_wrap(cpu, mask, start)` over a mask that may shrink while iterating:

@@ -142,6 +142,13 @@ pub struct SchedState {
     pub core_sched_enabled: bool,
     #[serde(default)]
     pub sis_prop: SisPropState,
+    /// A cache, not state: when `Some`, exactly the CPUs for which
+    /// `available_idle_cpu() || sched_idle_cpu()` holds. The owner keeps it in step
+    /// with `rqs` ([`SchedState::sync_idle_hint`]); the untraced `select_idle_cpu()`
+    /// scan then finds its answer with word operations instead of probing CPU by CPU,
+    /// with the same result and the same probe counts. State files never carry it.
+    #[serde(skip)]
+    pub idle_hint: Option<CpuMask>,
 }
 
 fn default_hz() -> u64 {
@@ -169,11 +176,45 @@ impl SchedState {
                 wake_stamp: vec![0; n],
                 avg_scan_cost_ns: vec![0; n],
             },
+            idle_hint: None,
         }
     }
 
     pub fn rq(&self, cpu: CpuId) -> &RqState {
         &self.rqs[cpu.idx()]
+    }
+
+    /// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`, the test every scan probe makes.
+    #[inline]
+    pub fn idle_ish(&self, cpu: CpuId) -> bool {
+        let rq = self.rq(cpu);
+        (rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending && !rq.vcpu_preempted)
+            || (rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running)
+    }
+
+    /// Starts keeping [`SchedState::idle_hint`].
+    pub fn enable_idle_hint(&mut self) {
+        let n = self.rqs.len() as u32;
+        let mut m = CpuMask::new(n);
+        for c in 0..n {
+            if self.idle_ish(CpuId(c)) {
+                m.set_cpu(CpuId(c));
+            }
+        }
+        self.idle_hint = Some(m);
+    }
+
+    /// Refreshes the hint's bit for `cpu` after its runqueue changed.
+    #[inline]
+    pub fn sync_idle_hint(&mut self, cpu: CpuId) {
+        let idle = self.idle_ish(cpu);
+        if let Some(m) = &mut self.idle_hint {
+            if idle {
+                m.set_cpu(cpu);
+            } else {
+                m.clear_cpu(cpu);
+            }
+        }
     }
 }
 
