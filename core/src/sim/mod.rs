@@ -604,7 +604,7 @@ impl Simulator {
         self.live
     }
 
-    /// Pending events (bounded: a tick and a few more per CPU, plus one timer per sleeping task).
+    /// Pending events (bounded: a few per CPU plus one timer per sleeping task).
     pub fn queue_len(&self) -> usize {
         self.queue.len()
     }
