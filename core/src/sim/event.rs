@@ -323,6 +323,44 @@ mod tests {
     }
 
     #[test]
+    fn matches_a_sorted_time_seq_reference_under_interleaving() {
+        // Pushes at or after the last time taken out (often exactly at it), mixed
+        // with pops: the order must be (time, scheduling order).
+        let mut r = crate::sim::rng::Rng::new(11);
+        let mut q = EventQueue::new();
+        let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
+        let (mut now, mut seq) = (0u64, 0u64);
+        for i in 0..20_000u32 {
+            if r.below(3) > 0 || reference.is_empty() {
+                let t = match r.below(4) {
+                    0 => now,
+                    1 => now + r.below(8),
+                    _ => {
+                        let bits = r.below(40);
+                        now + r.below(1 << bits)
+                    }
+                };
+                seq += 1;
+                q.push(SimTime(t), Event::Sample.with_id(i));
+                reference.insert((t, seq), i);
+            } else {
+                let (&(t, s), &want) = reference.iter().next().unwrap();
+                reference.remove(&(t, s));
+                let (got_t, got) = q.pop().unwrap();
+                assert_eq!((got_t.0, got), (t, Event::Sample.with_id(want)));
+                now = t;
+            }
+        }
+        assert_eq!(q.len(), reference.len());
+    }
+
+    impl Event {
+        fn with_id(self, id: u32) -> Event {
+            Event::Timer { task: id, gen: 0 }
+        }
+    }
+
+    #[test]
     fn heap_sorts_many_keys() {
         let mut q = EventQueue::new();
         let mut r = crate::sim::rng::Rng::new(3);
