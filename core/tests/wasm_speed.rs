@@ -1,0 +1,36 @@
+//! Simulated events per second as wasm under Node: the reference run
+//! (netperf-tcp-rr, 32 pairs, kunpeng920-6426 `--cpus node0-1`, 6.8, seed 1, 1 s).
+//! Ignored in the normal wasm test run; `scripts/bench-wasm` runs it in a release
+//! build and checks that its digest equals the native CLI's for the same run.
+#![cfg(target_arch = "wasm32")]
+
+use schedlab_core::experiment::{self, RunSpec};
+use schedlab_core::topology::presets;
+use schedlab_core::workload::Workload;
+use wasm_bindgen_test::{console_log, wasm_bindgen_test};
+
+#[wasm_bindgen_test]
+#[ignore]
+fn netperf_32_pairs_events_per_second() {
+    let machine = presets::machine("kunpeng920-6426").unwrap();
+    let cpus = experiment::parse_cpus(&machine, "node0-1").unwrap();
+    let spec = RunSpec {
+        machine,
+        patches: "6.8".parse().unwrap(),
+        cpus,
+        workload: Workload::NetperfTcpRr { instances: 32 },
+        duration_ms: 1000,
+        seed: 1,
+        check_invariants: false,
+    };
+    let t0 = js_sys::Date::now();
+    let r = experiment::run(&spec).unwrap();
+    let ms = js_sys::Date::now() - t0;
+    console_log!(
+        "wasm-speed events={} wall_ms={:.0} events_per_s={:.0} digest={}",
+        r.events,
+        ms,
+        r.events as f64 / ms * 1e3,
+        r.digest
+    );
+}
