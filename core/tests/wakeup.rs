@@ -368,14 +368,16 @@ fn example_state_files_resolve() {
 
 // ---- properties ----
 
-const PRESETS: [&str; 5] = [
+const PRESETS: [&str; 6] = [
     "kunpeng920-4826",
     "jacobsville",
     "xeon-smt-8",
     "flat-16",
     "epyc9654-1p",
+    // SMT cores and clusters in one LLC: the cluster scan meets has_idle_cores.
+    "alderlake-8p8e",
 ];
-const SETS: [&str; 8] = [
+const SETS: [&str; 9] = [
     "6.6",
     "6.6+cluster",
     "6.6+cluster-scan",
@@ -384,6 +386,7 @@ const SETS: [&str; 8] = [
     "6.12",
     "5.15",
     "6.6-no-smt-idle-cores",
+    "6.6+cluster-no-smt-idle-cores",
 ];
 
 prop_compose! {
@@ -531,6 +534,13 @@ proptest! {
         prop_assert!(d.costs.cpus_probed <= nr, "seed {seed}: probed {} > {nr}", d.costs.cpus_probed);
     }
 
+}
+
+proptest! {
+    // Cheap per case, and the interesting corners (a small budget running out inside
+    // the cluster, has_idle_cores set on a !SMT machine) are rare: many cases.
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
     #[test]
     fn the_idle_hint_changes_nothing_but_speed(
         w in random_wakeup(), nr in 0u32..40, waker_in_llc in any::<bool>()
@@ -555,6 +565,33 @@ proptest! {
         let fast = wake_up(env, &fast_state, &p, &waker, flags, &mut NoTrace);
         prop_assert_eq!(&slow, &fast, "seed {}", seed);
     }
+}
+
+#[test]
+fn cluster_scan_looking_for_idle_cores_ignores_the_budget_with_or_without_the_idle_hint() {
+    // Alder Lake: E-core cluster 16-19 inside an LLC with SMT P-cores, so
+    // has_idle_cores is read and true. The cluster loop then calls select_idle_core()
+    // without spending nr: a budget of 1 (nr = 2) must not stop it before CPU18.
+    let m = presets::machine("alderlake-8p8e").unwrap();
+    let env = WakeEnv::new(&m, "6.6+cluster".parse().unwrap()).unwrap();
+    let mut s = SchedState::all_idle(24, |_| 24);
+    s.rqs[16] = RqState::busy(1);
+    s.rqs[17] = RqState::busy(1);
+    for sh in &mut s.llc_shared {
+        sh.nr_idle_scan = 1;
+        sh.has_idle_cores = true;
+    }
+    let p = TaskState::new(TaskId(1), CpuId(16), CpuMask::full(24));
+    let waker = Waker {
+        cpu: CpuId(16),
+        task: Some(TaskState::new(TaskId(2), CpuId(16), CpuMask::full(24))),
+        in_task: true,
+    };
+    let traced = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut Trace::default());
+    assert_eq!(traced.cpu, CpuId(18));
+    s.enable_idle_hint();
+    let fast = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!(traced, fast);
 }
 
 #[test]

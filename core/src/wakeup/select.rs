@@ -861,7 +861,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
             });
-            if let Some(hint) = self.fast_scan_hint() {
+            // The hint answers the budgeted !has_idle_core loop only; the idle-core
+            // search below spends no budget and probes whole cores.
+            let hint = self.fast_scan_hint().filter(|_| !has_idle_core);
+            if let Some(hint) = hint {
                 let m = sg_span.and(&cpus);
                 match self.scan_with_hint(hint, &m, start, &mut nr) {
                     Scan::Found(i) => return Some(i),
