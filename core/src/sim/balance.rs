@@ -81,8 +81,7 @@ impl BalanceInfo {
 impl Simulator {
     #[inline]
     fn cpu_idle(&self, c: u32) -> bool {
-        let rq = &self.state.rqs[c as usize];
-        rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending
+        self.state.rqs[c as usize].idle_cpu()
     }
 
     fn allowed_on(&self, t: u32, cpu: u32) -> bool {

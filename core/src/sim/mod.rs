@@ -1073,10 +1073,9 @@ impl Simulator {
         self.update_cpu_pelt(cpu);
         // __update_idle_core(): with SMT, a core whose threads are all idle.
         if self.smt {
-            let all_idle = self.siblings[cpu as usize].iter().all(|&s| {
-                let r = &self.state.rqs[s as usize];
-                r.curr_is_idle && r.nr_running == 0 && !r.ttwu_pending
-            });
+            let all_idle = self.siblings[cpu as usize]
+                .iter()
+                .all(|&s| self.state.rqs[s as usize].idle_cpu());
             if all_idle {
                 let llc = self.llc_id_of[cpu as usize] as usize;
                 self.state.llc_shared[llc].has_idle_cores = true;

@@ -148,24 +148,16 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
     }
 
-    /// `idle_cpu()`.
-    #[inline]
-    fn idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = self.s.rq(cpu);
-        rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending
-    }
-
     /// `available_idle_cpu()`.
     #[inline]
     fn available_idle_cpu(&self, cpu: CpuId) -> bool {
-        self.idle_cpu(cpu) && !self.s.rq(cpu).vcpu_preempted
+        self.s.rq(cpu).available_idle_cpu()
     }
 
     /// `sched_idle_cpu()`: only SCHED_IDLE tasks queued.
     #[inline]
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = self.s.rq(cpu);
-        rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running
+        self.s.rq(cpu).sched_idle_cpu()
     }
 
     #[inline]

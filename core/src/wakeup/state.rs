@@ -73,6 +73,24 @@ fn yes() -> bool {
 }
 
 impl RqState {
+    /// `idle_cpu()` (core.c): the idle task runs, nothing is queued or on the way.
+    #[inline]
+    pub fn idle_cpu(&self) -> bool {
+        self.curr_is_idle && self.nr_running == 0 && !self.ttwu_pending
+    }
+
+    /// `available_idle_cpu()`: idle, and (in a guest) its vCPU is not preempted.
+    #[inline]
+    pub fn available_idle_cpu(&self) -> bool {
+        self.idle_cpu() && !self.vcpu_preempted
+    }
+
+    /// `sched_idle_cpu()` (fair.c): only SCHED_IDLE tasks queued.
+    #[inline]
+    pub fn sched_idle_cpu(&self) -> bool {
+        self.nr_running > 0 && self.nr_running == self.idle_h_nr_running
+    }
+
     /// An idle CPU.
     pub fn idle() -> Self {
         RqState {
@@ -188,8 +206,7 @@ impl SchedState {
     #[inline]
     pub fn idle_ish(&self, cpu: CpuId) -> bool {
         let rq = self.rq(cpu);
-        (rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending && !rq.vcpu_preempted)
-            || (rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running)
+        rq.available_idle_cpu() || rq.sched_idle_cpu()
     }
 
     /// Starts keeping [`SchedState::idle_hint`].
