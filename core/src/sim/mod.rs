@@ -969,7 +969,6 @@ impl Simulator {
         c.last_update = now;
         c.slice_start = now;
         c.need_resched = false;
-        let prev_cpu = self.tasks[t as usize].last_cpu;
         {
             let task = &mut self.tasks[t as usize];
             task.loc = Loc::Running(cpu);
@@ -984,13 +983,6 @@ impl Simulator {
                     }
                 }
             }
-        }
-        if prev_cpu != cpu {
-            let v = self.views[t as usize]
-                .task
-                .as_mut()
-                .expect("views hold tasks");
-            v.prev_cpu = CpuId(cpu);
         }
         self.views[t as usize]
             .task
