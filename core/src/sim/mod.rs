@@ -1032,11 +1032,7 @@ impl Simulator {
         let now = self.now;
         let tick = self.cost.params.tick_ns;
         let c = &mut self.cpus[cpu as usize];
-        c.mode = Mode::Idle;
-        c.curr = u32::MAX;
-        c.switch_gen = c.switch_gen.wrapping_add(1);
         c.idle_since = now;
-        c.last_task = u32::MAX;
         let predicted = c.idle_hist.iter().sum::<u64>() / 8;
         let states = &self.cost.params.idle_states;
         let mut idx = 0;
@@ -1051,10 +1047,7 @@ impl Simulator {
         if stop_tick {
             c.tick_stopped = true;
         }
-        let rq = &mut self.state.rqs[cpu as usize];
-        rq.curr_is_idle = true;
-        rq.polling = polling;
-        self.state.sync_idle_hint(CpuId(cpu));
+        self.switch_to_idle_task(cpu, Mode::Idle, polling);
         if stop_tick {
             // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
             let llc = self.llc_id_of[cpu as usize] as usize;
@@ -1078,19 +1071,23 @@ impl Simulator {
     }
 
     fn enter_force_idle(&mut self, cpu: u32) {
-        let now = self.now;
+        self.cpus[cpu as usize].force_idle_since = self.now;
+        self.switch_to_idle_task(cpu, Mode::ForceIdle, false);
+        self.update_cpu_pelt(cpu);
+        self.publish_core_cookie(cpu);
+    }
+
+    /// The switch to the idle task that idle and force idle share.
+    fn switch_to_idle_task(&mut self, cpu: u32, mode: Mode, polling: bool) {
         let c = &mut self.cpus[cpu as usize];
-        c.mode = Mode::ForceIdle;
+        c.mode = mode;
         c.curr = u32::MAX;
         c.switch_gen = c.switch_gen.wrapping_add(1);
-        c.force_idle_since = now;
         c.last_task = u32::MAX;
         let rq = &mut self.state.rqs[cpu as usize];
         rq.curr_is_idle = true;
-        rq.polling = false;
+        rq.polling = polling;
         self.state.sync_idle_hint(CpuId(cpu));
-        self.update_cpu_pelt(cpu);
-        self.publish_core_cookie(cpu);
     }
 
     /// `rq->core->core_cookie` for the CPU's core: the cookie of a running thread.
