@@ -14,21 +14,10 @@ fn main() {}
 #[cfg(not(target_arch = "wasm32"))]
 mod benches {
     use schedlab_core::experiment::{self, RunSpec};
-    use schedlab_core::topology::presets;
     use schedlab_core::workload::Workload;
 
     fn spec(cpus: &str, w: Workload, patches: &str, ms: u64) -> RunSpec {
-        let machine = presets::machine("kunpeng920-6426").unwrap();
-        let cpus = experiment::parse_cpus(&machine, cpus).unwrap();
-        RunSpec {
-            machine,
-            patches: patches.parse().unwrap(),
-            cpus,
-            workload: w,
-            duration_ms: ms,
-            seed: 1,
-            check_invariants: false,
-        }
+        RunSpec::on_preset("kunpeng920-6426", cpus, patches.parse().unwrap(), w, ms, 1).unwrap()
     }
 
     fn bench(bencher: divan::Bencher, s: RunSpec) {

@@ -33,6 +33,35 @@ pub struct RunSpec {
     pub check_invariants: bool,
 }
 
+impl RunSpec {
+    /// A run on a preset machine, `cpus` as `--cpus` takes it or `all`; invariant
+    /// checks off.
+    pub fn on_preset(
+        machine: &str,
+        cpus: &str,
+        patches: PatchSet,
+        workload: Workload,
+        duration_ms: u64,
+        seed: u64,
+    ) -> Result<RunSpec, String> {
+        let machine = crate::topology::presets::machine(machine).map_err(|e| e.to_string())?;
+        let cpus = if cpus == "all" {
+            machine.all_cpus()
+        } else {
+            parse_cpus(&machine, cpus)?
+        };
+        Ok(RunSpec {
+            machine,
+            patches,
+            cpus,
+            workload,
+            duration_ms,
+            seed,
+            check_invariants: false,
+        })
+    }
+}
+
 /// What one run measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {

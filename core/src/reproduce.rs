@@ -19,7 +19,6 @@ use crate::experiment::{self, change_pct, RunReport, RunSpec};
 use crate::patch::PatchSet;
 use crate::sim::rng::Dist;
 use crate::sim::SimError;
-use crate::topology::presets;
 use crate::workload::Workload;
 
 /// The published tables, verbatim from the seeds (see each table's `source`).
@@ -160,21 +159,7 @@ fn spec(
     duration_ms: u64,
     seed: u64,
 ) -> Result<RunSpec, ReproError> {
-    let m = presets::machine(machine).map_err(|e| ReproError::Setup(e.to_string()))?;
-    let mask = if cpus == "all" {
-        m.all_cpus()
-    } else {
-        experiment::parse_cpus(&m, cpus).map_err(ReproError::Setup)?
-    };
-    Ok(RunSpec {
-        machine: m,
-        patches: ps,
-        cpus: mask,
-        workload,
-        duration_ms,
-        seed,
-        check_invariants: false,
-    })
+    RunSpec::on_preset(machine, cpus, ps, workload, duration_ms, seed).map_err(ReproError::Setup)
 }
 
 /// hackbench as the seeds ran it: `-p -T` (pipes, threads), 100-byte messages.

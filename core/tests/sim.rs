@@ -18,16 +18,9 @@ fn machine(name: &str) -> Machine {
 }
 
 fn spec(m: &str, cpus: &str, w: Workload, patches: &str, ms: u64) -> RunSpec {
-    let machine = machine(m);
-    let cpus = experiment::parse_cpus(&machine, cpus).unwrap();
     RunSpec {
-        machine,
-        patches: patches.parse().unwrap(),
-        cpus,
-        workload: w,
-        duration_ms: ms,
-        seed: 7,
         check_invariants: true,
+        ..RunSpec::on_preset(m, cpus, patches.parse().unwrap(), w, ms, 7).unwrap()
     }
 }
 

@@ -5,24 +5,21 @@
 #![cfg(target_arch = "wasm32")]
 
 use schedlab_core::experiment::{self, RunSpec};
-use schedlab_core::topology::presets;
 use schedlab_core::workload::Workload;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
 #[wasm_bindgen_test]
 #[ignore]
 fn netperf_32_pairs_events_per_second() {
-    let machine = presets::machine("kunpeng920-6426").unwrap();
-    let cpus = experiment::parse_cpus(&machine, "node0-1").unwrap();
-    let spec = RunSpec {
-        machine,
-        patches: "6.8".parse().unwrap(),
-        cpus,
-        workload: Workload::NetperfTcpRr { instances: 32 },
-        duration_ms: 1000,
-        seed: 1,
-        check_invariants: false,
-    };
+    let spec = RunSpec::on_preset(
+        "kunpeng920-6426",
+        "node0-1",
+        "6.8".parse().unwrap(),
+        Workload::NetperfTcpRr { instances: 32 },
+        1000,
+        1,
+    )
+    .unwrap();
     let t0 = js_sys::Date::now();
     let r = experiment::run(&spec).unwrap();
     let ms = js_sys::Date::now() - t0;
