@@ -29,15 +29,27 @@ pub enum Event {
 
 /// A 4-ary min-heap of `(time << 64 | seq)` keys with their events in a parallel
 /// array: half the depth of a binary heap and one `u128` comparison per step.
+///
+/// Removal is lazy: `pop()` leaves a hole at the root, and the next `push()` fills it
+/// with one sift-down (handling an event usually schedules one more), instead of a
+/// sift-down to remove plus a sift-up to insert. The next `peek()` or `pop()` closes a
+/// hole nobody filled.
 #[derive(Debug, Default)]
 struct QuadHeap {
     keys: Vec<u128>,
     events: Vec<Event>,
+    /// The root slot is empty (its event was popped).
+    hole: bool,
 }
 
 impl QuadHeap {
     #[inline]
     fn push(&mut self, key: u128, ev: Event) {
+        if self.hole {
+            self.hole = false;
+            self.sift_down(key, ev);
+            return;
+        }
         let mut i = self.keys.len();
         self.keys.push(key);
         self.events.push(ev);
@@ -54,26 +66,40 @@ impl QuadHeap {
         self.events[i] = ev;
     }
 
+    /// Fills an unfilled hole with the last entry.
     #[inline]
-    fn peek(&self) -> Option<u128> {
+    fn close_hole(&mut self) {
+        if !self.hole {
+            return;
+        }
+        self.hole = false;
+        let key = self.keys.pop().expect("a hole is a slot");
+        let ev = self.events.pop().expect("a hole is a slot");
+        if !self.keys.is_empty() {
+            self.sift_down(key, ev);
+        }
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<u128> {
+        self.close_hole();
         self.keys.first().copied()
     }
 
     #[inline]
     fn pop(&mut self) -> Option<(u128, Event)> {
-        let n = self.keys.len();
-        if n == 0 {
+        self.close_hole();
+        if self.keys.is_empty() {
             return None;
         }
-        let top = (self.keys[0], self.events[0]);
-        let key = self.keys[n - 1];
-        let ev = self.events[n - 1];
-        self.keys.pop();
-        self.events.pop();
-        let n = n - 1;
-        if n == 0 {
-            return Some(top);
-        }
+        self.hole = true;
+        Some((self.keys[0], self.events[0]))
+    }
+
+    /// Places `key` at the root slot and moves it down to its place.
+    #[inline]
+    fn sift_down(&mut self, key: u128, ev: Event) {
+        let n = self.keys.len();
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
@@ -112,11 +138,10 @@ impl QuadHeap {
         }
         self.keys[i] = key;
         self.events[i] = ev;
-        Some(top)
     }
 
     fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.len() - self.hole as usize
     }
 }
 
@@ -167,6 +192,7 @@ impl EventQueue {
             heap: QuadHeap {
                 keys: Vec::with_capacity(256),
                 events: Vec::with_capacity(256),
+                hole: false,
             },
             ticks: TickRing::default(),
             immediate: std::collections::VecDeque::with_capacity(64),
@@ -231,7 +257,7 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn peek_time(&self) -> Option<SimTime> {
+    pub fn peek_time(&mut self) -> Option<SimTime> {
         if !self.immediate.is_empty() {
             return Some(self.now);
         }
