@@ -651,6 +651,10 @@ impl Simulator {
     fn update_cpu_pelt(&mut self, cpu: u32) {
         let now = self.now.ns();
         let c = &mut self.cpus[cpu as usize];
+        if c.util.last_ns == now && c.load.last_ns == now {
+            // Already updated at this instant (and published): nothing decays.
+            return;
+        }
         let running = if c.mode == Mode::Running { 1024 } else { 0 };
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
         Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
