@@ -69,11 +69,7 @@ impl Pelt {
             return;
         }
         self.last_ns = now_ns;
-        let f = decay_factor(d) as u128;
-        let one = 1u128 << 32;
-        let lvl = (level as u128) << FRAC;
-        self.fine = ((self.fine as u128 * f + lvl * (one - f)) >> 32) as u64;
-        self.avg = self.fine >> FRAC;
+        self.blend(decay_factor(d), level);
     }
 
     /// Updates two signals that were last updated together (a CPU's util and load)
@@ -86,14 +82,22 @@ impl Pelt {
             b.update(now_ns, level_b);
             return;
         }
-        let f = decay_factor(d) as u128;
-        let one = 1u128 << 32;
+        let f = decay_factor(d);
         for (p, level) in [(a, level_a), (b, level_b)] {
             p.last_ns = now_ns;
-            let lvl = (level as u128) << FRAC;
-            p.fine = ((p.fine as u128 * f + lvl * (one - f)) >> 32) as u64;
-            p.avg = p.fine >> FRAC;
+            p.blend(f, level);
         }
+    }
+
+    /// `fine' = fine × f + level × (1 − f)`, f a 32-bit fraction; each product is one
+    /// 64 × 64 → 128-bit multiply.
+    #[inline]
+    fn blend(&mut self, f: u64, level: u64) {
+        let lvl = level << FRAC;
+        let keep = self.fine as u128 * f as u128;
+        let add = lvl as u128 * ((1u64 << 32) - f) as u128;
+        self.fine = ((keep + add) >> 32) as u64;
+        self.avg = self.fine >> FRAC;
     }
 
     /// The value as of `now_ns` if the signal has been at `level` since the last update
