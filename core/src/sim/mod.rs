@@ -687,6 +687,18 @@ impl Simulator {
         }
     }
 
+    /// `vruntime_eligible()`: `v <= avg_vruntime()` tested as the kernel does, by
+    /// multiplying instead of dividing (for integers, floor(sum / n) >= v exactly when
+    /// sum >= v × n).
+    #[inline]
+    fn vruntime_eligible(&self, cpu: u32, v: i64) -> bool {
+        let c = &self.cpus[cpu as usize];
+        if c.v_n == 0 {
+            return v <= c.base_v;
+        }
+        (v as i128) * (c.v_n as i128) <= c.v_sum as i128
+    }
+
     /// Lag limit (`update_entity_lag()`): max(2 × slice, a tick).
     fn lag_limit(&self) -> i64 {
         (2 * self.slice_ns).max(self.cost.params.tick_ns as i64)
@@ -797,7 +809,6 @@ impl Simulator {
         let want = self.sibling_cookie(cpu);
         let ok = |t: u32| want.is_none_or(|k| self.tasks[t as usize].cookie == k);
         if self.eevdf {
-            let avg = self.avg_vruntime(cpu);
             let mut best: Option<(i64, usize)> = None;
             let mut fallback: Option<(i64, usize)> = None;
             for (i, &t) in c.queue.iter().enumerate() {
@@ -805,7 +816,9 @@ impl Simulator {
                     continue;
                 }
                 let task = &self.tasks[t as usize];
-                if task.vruntime <= avg && best.is_none_or(|(d, _)| task.deadline < d) {
+                if best.is_none_or(|(d, _)| task.deadline < d)
+                    && self.vruntime_eligible(cpu, task.vruntime)
+                {
                     best = Some((task.deadline, i));
                 }
                 if fallback.is_none_or(|(v, _)| task.vruntime < v) {
@@ -838,13 +851,12 @@ impl Simulator {
         let curr = &self.tasks[c.curr as usize];
         let wt = &self.tasks[w as usize];
         if self.eevdf {
-            let avg = self.avg_vruntime(cpu);
-            let curr_eligible = curr.vruntime <= avg;
+            let curr_eligible = self.vruntime_eligible(cpu, curr.vruntime);
             // RUN_TO_PARITY: an eligible current keeps its slice.
             if curr_eligible && curr.vruntime < curr.deadline {
                 return false;
             }
-            wt.vruntime <= avg && wt.deadline < curr.deadline
+            wt.deadline < curr.deadline && self.vruntime_eligible(cpu, wt.vruntime)
         } else {
             // wakeup_gran(): 1 ms × (1 + ilog2(ncpus)), 4 ms on 8+ CPUs.
             curr.vruntime - wt.vruntime > 4_000_000
