@@ -127,7 +127,6 @@ impl Simulator {
         q.swap_remove(i);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
-        self.cpus[src as usize].v_n -= 1;
         self.state.rqs[src as usize].nr_running -= 1;
         self.state.sync_idle_hint(CpuId(src));
         let task = &mut self.tasks[t as usize];
