@@ -295,6 +295,23 @@ fn event_queue_stays_bounded() {
 }
 
 #[test]
+fn runs_longer_than_the_event_keys_hold_are_refused() {
+    for ms in [4 * 3600 * 1000 + 1, u64::MAX] {
+        let s = RunSpec::on_preset(
+            "kunpeng920-6426",
+            "node0",
+            "6.6".parse().unwrap(),
+            Workload::NetperfTcpRr { instances: 1 },
+            ms,
+            1,
+        )
+        .unwrap();
+        let e = experiment::run(&s).unwrap_err().to_string();
+        assert_eq!(e, "a run may last at most 14400 s of simulated time");
+    }
+}
+
+#[test]
 fn sweep_rows_pair_baseline_and_patched() {
     let base = spec(
         "kunpeng920-6426",

@@ -83,6 +83,12 @@ pub const MIGRATION_COST_NS: u64 = 500_000;
 /// Upper bound on ops interpreted for one task without consuming time.
 const MAX_OPS_PER_STEP: u32 = 10_000;
 
+/// The most tasks a run may have (the largest preset workloads have a few thousand).
+/// Keeps the pending events (one timer per task at most, a few per CPU) well inside
+/// [`event::MAX_PENDING`].
+pub const MAX_TASKS: usize = 100_000;
+const _: () = assert!(MAX_TASKS + 4 * crate::cpumask::MAX_CPUS as usize + 16 < event::MAX_PENDING);
+
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum SimError {
     #[error(transparent)]
@@ -97,6 +103,8 @@ pub enum SimError {
         "the workload did not finish within {cap_ms} ms of simulated time; raise --duration-ms"
     )]
     DidNotFinish { cap_ms: u64 },
+    #[error("a run may last at most {max_s} s of simulated time")]
+    TooLong { max_s: u64 },
     #[error("invariant broken at {at}: {what}")]
     Invariant { at: SimTime, what: String },
 }
@@ -327,8 +335,15 @@ impl Simulator {
         if nt == 0 {
             return Err(SimError::Workload("the workload has no tasks".into()));
         }
-        if nt > u32::MAX as usize / 2 {
-            return Err(SimError::Workload("too many tasks".into()));
+        if nt > MAX_TASKS {
+            return Err(SimError::Workload(format!(
+                "{nt} tasks: the simulator runs at most {MAX_TASKS}"
+            )));
+        }
+        if cfg.duration > event::MAX_RUN {
+            return Err(SimError::TooLong {
+                max_s: event::MAX_RUN.ns() / 1_000_000_000,
+            });
         }
         let mut tasks = Vec::with_capacity(nt);
         let mut views = Vec::with_capacity(nt);

@@ -16,12 +16,14 @@ impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
     pub const MAX: SimTime = SimTime(u64::MAX);
 
+    /// Saturates at [`SimTime::MAX`] (which every run limit rejects).
     pub const fn from_us(us: u64) -> SimTime {
-        SimTime(us * 1_000)
+        SimTime(us.saturating_mul(1_000))
     }
 
+    /// Saturates at [`SimTime::MAX`] (which every run limit rejects).
     pub const fn from_ms(ms: u64) -> SimTime {
-        SimTime(ms * 1_000_000)
+        SimTime(ms.saturating_mul(1_000_000))
     }
 
     #[inline]
