@@ -65,6 +65,8 @@ struct Builder<'a> {
     /// build_balance_mask() results, keyed by (tl, group span).
     balance_masks: HashMap<(usize, CpuMask), CpuMask>,
     messages: Vec<String>,
+    /// `cpu_smt_mask()` of every CPU.
+    smt: Vec<CpuMask>,
 }
 
 /// Mirrors `build_sched_domains(cpu_map, attr)` followed by the attach of every CPU.
@@ -107,6 +109,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
         sgc: HashMap::new(),
         balance_masks: HashMap::new(),
         messages: Vec::new(),
+        smt: m.smt_masks(),
     };
     b.build_domains()?;
     b.build_groups();
@@ -523,7 +526,7 @@ impl Builder<'_> {
             let mut cores = 0;
             while let Some(c) = mask.first() {
                 cores += 1;
-                mask.andnot_assign(&self.m.smt_mask(c));
+                mask.andnot_assign(&self.smt[c.idx()]);
                 mask.clear_cpu(c);
             }
             self.groups[g].cores = cores;
@@ -613,7 +616,7 @@ impl Builder<'_> {
             && self
                 .cpu_map
                 .iter()
-                .any(|c| self.m.smt_mask(c).and(&self.cpu_map).weight() > 1);
+                .any(|c| self.smt[c.idx()].and(&self.cpu_map).weight() > 1);
         SchedDomains {
             machine: self.m.name.clone(),
             release,

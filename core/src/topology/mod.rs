@@ -209,6 +209,18 @@ impl Machine {
         self.mask_where(|o| o.core == t.core)
     }
 
+    /// [`Machine::smt_mask`] of every CPU, in one pass over the CPUs.
+    pub fn smt_masks(&self) -> Vec<CpuMask> {
+        let mut by_core: std::collections::HashMap<u32, CpuMask> = Default::default();
+        for (i, t) in self.cpus.iter().enumerate() {
+            by_core
+                .entry(t.core)
+                .or_insert_with(|| CpuMask::new(self.nr_cpus()))
+                .set_cpu(CpuId(i as u32));
+        }
+        self.cpus.iter().map(|t| by_core[&t.core].clone()).collect()
+    }
+
     /// `cluster_sibling` on arm64, `cpu_l2c_shared_mask()` on x86.
     pub fn cluster_mask(&self, cpu: CpuId) -> CpuMask {
         let t = self.topo(cpu);

@@ -370,6 +370,10 @@ mod tests {
         assert_eq!(m.package_mask(CpuId(0)).to_list(), "0-95,192-287");
         assert_eq!(m.node_mask(CpuId(104)).to_list(), "96-191,288-383");
         assert_eq!(m.cluster_mask(CpuId(104)).to_list(), "104,296");
+        let all = m.smt_masks();
+        for c in m.all_cpus().iter() {
+            assert_eq!(all[c.idx()], m.smt_mask(c), "CPU {c}");
+        }
     }
 
     #[test]

@@ -54,9 +54,7 @@ impl WakeEnv {
     pub fn new(machine: &Machine, patches: PatchSet) -> Result<WakeEnv, DomainError> {
         let domains = SchedDomains::build(machine, &BuildConfig::for_patches(&patches))?;
         let online = domains.cpu_map.clone();
-        let smt: Vec<CpuMask> = (0..machine.nr_cpus())
-            .map(|c| machine.smt_mask(CpuId(c)).and(&online))
-            .collect();
+        let smt: Vec<CpuMask> = machine.smt_masks().iter().map(|m| m.and(&online)).collect();
         let smt_list = smt.iter().map(|m| m.iter().collect()).collect();
         Ok(WakeEnv {
             patches,
