@@ -28,10 +28,14 @@ pub const PERIOD_NS: u64 = 1 << 20;
 #[inline]
 pub fn decay_factor(ns: u64) -> u64 {
     let n = ns / PERIOD_NS;
-    if n >= 32 * 32 {
+    let f = if n == 0 {
+        // Most intervals between a CPU's events are shorter than one period.
+        Y_INV[0] as u64
+    } else if n >= 32 * 32 {
         return 0;
-    }
-    let f = (Y_INV[(n % 32) as usize] as u64) >> (n / 32);
+    } else {
+        (Y_INV[(n % 32) as usize] as u64) >> (n / 32)
+    };
     // Within the last partial period: y^f ~ 1 - f(1 - y), with 1 - y = 0.021428 = 2809 / 2^17.
     // f < 2^32, frac < 2^20 and 2809 < 2^12: the product fits in 64 bits.
     let frac = ns % PERIOD_NS; // 0..2^20
