@@ -312,6 +312,49 @@ fn runs_longer_than_the_event_keys_hold_are_refused() {
 }
 
 #[test]
+fn threads_reads_back_what_with_threads_set() {
+    let d = Dist::fixed(1000);
+    let all = [
+        Workload::Tbench { clients: 1 },
+        Workload::NetperfTcpRr { instances: 1 },
+        Workload::NetperfUdpRr { instances: 1 },
+        Workload::Hackbench {
+            groups: 1,
+            fds: 20,
+            loops: 10,
+            pipe: true,
+            threads: false,
+            msg_bytes: 100,
+        },
+        Workload::CookiePairs {
+            threads: 1,
+            iterations: 10,
+            work: d,
+            sleep: d,
+            cookies: true,
+        },
+        Workload::Schbench {
+            message_threads: 2,
+            workers: 1,
+            cputime: d,
+            sleep: d,
+        },
+        Workload::Custom {
+            pairs: 1,
+            client_work: d,
+            server_work: d,
+            sleep: d,
+        },
+    ];
+    for w in all {
+        assert_eq!(w.threads(), 1, "{}", w.name());
+        assert_eq!(w.with_threads(37).threads(), 37, "{}", w.name());
+    }
+    let lat = Workload::LatPipe { cpu_a: 0, cpu_b: 1 };
+    assert_eq!(lat.with_threads(37).threads(), 1);
+}
+
+#[test]
 fn sweep_rows_pair_baseline_and_patched() {
     let base = spec(
         "kunpeng920-6426",

@@ -193,6 +193,20 @@ impl Workload {
         }
         w
     }
+
+    /// The scale parameter [`Workload::with_threads`] sets (1 for lat-pipe).
+    pub fn threads(&self) -> u32 {
+        match *self {
+            Workload::Tbench { clients: n }
+            | Workload::NetperfTcpRr { instances: n }
+            | Workload::NetperfUdpRr { instances: n }
+            | Workload::Hackbench { groups: n, .. }
+            | Workload::CookiePairs { threads: n, .. }
+            | Workload::Schbench { workers: n, .. }
+            | Workload::Custom { pairs: n, .. } => n,
+            Workload::LatPipe { .. } => 1,
+        }
+    }
 }
 
 /// A workload expanded for one machine.

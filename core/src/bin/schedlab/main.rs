@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod par;
 mod reproduce;
 mod sim;
 mod wake;

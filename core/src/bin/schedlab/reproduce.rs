@@ -4,7 +4,6 @@
 use std::time::Instant;
 
 use clap::ValueEnum;
-use rayon::prelude::*;
 use serde::Serialize;
 
 use schedlab_core::experiment;
@@ -80,10 +79,17 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
         .enumerate()
         .flat_map(|(i, (_, specs))| (0..specs.len()).map(move |j| (i, j)))
         .collect();
-    let reports = flat
-        .par_iter()
-        .map(|&(i, j)| experiment::run(&plans[i].1[j]).map_err(|e| format!("{}: {e}", plans[i].0)))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Longest first, estimated as simulated time × scale (threads, groups, pairs).
+    let reports = crate::par::map_longest_first(
+        &flat,
+        |&(i, j)| {
+            let s = &plans[i].1[j];
+            s.duration_ms * s.workload.threads() as u64
+        },
+        |&(i, j)| experiment::run(&plans[i].1[j]).map_err(|e| format!("{}: {e}", plans[i].0)),
+    )
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     let mut tables = Vec::new();
     let mut k = 0;
     for (name, specs) in &plans {

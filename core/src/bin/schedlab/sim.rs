@@ -6,14 +6,14 @@
 //!     --threads 1,4,8,16,32,64,128 --baseline 6.6 --patched 6.6+cluster --format table
 //! ```
 //!
-//! Sweep points run in parallel on all cores (rayon); each point is one
-//! single-threaded deterministic simulation, so the output does not depend on the
-//! number of cores. Wall time is measured here, never in core.
+//! Sweep points run in parallel on all cores (rayon), most threads first; each
+//! point is one single-threaded deterministic simulation, so the output does not
+//! depend on the number of cores or the order. Wall time is measured here, never in
+//! core.
 
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use rayon::prelude::*;
 use serde_json::json;
 
 use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
@@ -354,12 +354,18 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         patched,
     };
     let t0 = Instant::now();
-    let reports = sw
+    // Points come in (threads, variant) order: point i has threads[i / 2].
+    let points: Vec<(u32, RunSpec)> = sw
         .points()
-        .par_iter()
-        .map(experiment::run)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (threads[i / 2], p))
+        .collect();
+    let reports =
+        crate::par::map_longest_first(&points, |&(n, _)| n as u64, |(_, p)| experiment::run(p))
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
     let wall = t0.elapsed();
     let rows = sw.rows(&reports);
     let unit = reports[0].unit;
