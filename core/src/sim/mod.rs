@@ -71,6 +71,7 @@ use crate::wakeup::{
     self, NoTrace, QueuePath, SchedState, TaskId, TaskState, WakeEnv, WakeFlags, Waker,
 };
 use crate::workload::{Op, Plan};
+use rng::Dist;
 
 use event::{Event, EventQueue};
 use pelt::Pelt;
@@ -143,10 +144,78 @@ enum Block {
     Sleep,
 }
 
+/// A program op as the simulator runs it ([`Op`] compiled): 12 bytes instead of 32,
+/// with distributions and repeat counts in side tables and jump targets absolute in
+/// the one code array all tasks share, so a task's next op is one load from a short,
+/// dense array (the interpreter's op fetch was the run's most frequent L1 miss).
+#[derive(Clone, Copy, Debug)]
+enum Ins {
+    /// Index into [`Code::dists`].
+    Run(u32),
+    Send(u32),
+    Wait,
+    /// Index into [`Code::dists`].
+    Sleep(u32),
+    Count(u32),
+    /// `times`: index into [`Code::times`].
+    Repeat {
+        to: u32,
+        times: u32,
+    },
+    Jump(u32),
+    Exit,
+}
+
+/// Every task's program, compiled into [`Ins`].
+#[derive(Debug, Default)]
+struct Code {
+    ins: Vec<Ins>,
+    /// The distinct distributions (workloads give every task the same few).
+    dists: Vec<Dist>,
+    times: Vec<u64>,
+}
+
+impl Code {
+    /// Appends `prog`; returns the index of its first op.
+    fn add(&mut self, prog: &[Op]) -> u32 {
+        let base = self.ins.len() as u32;
+        for &op in prog {
+            let ins = match op {
+                Op::Run(d) => Ins::Run(self.dist(d)),
+                Op::Send { to } => Ins::Send(to),
+                Op::Wait => Ins::Wait,
+                Op::Sleep(d) => Ins::Sleep(self.dist(d)),
+                Op::Count(n) => Ins::Count(n),
+                Op::Repeat { to, times } => {
+                    self.times.push(times);
+                    Ins::Repeat {
+                        to: base + to as u32,
+                        times: (self.times.len() - 1) as u32,
+                    }
+                }
+                Op::Jump { to } => Ins::Jump(base + to as u32),
+                Op::Exit => Ins::Exit,
+            };
+            self.ins.push(ins);
+        }
+        base
+    }
+
+    fn dist(&mut self, d: Dist) -> u32 {
+        match self.dists.iter().position(|&x| x == d) {
+            Some(i) => i as u32,
+            None => {
+                self.dists.push(d);
+                (self.dists.len() - 1) as u32
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Task {
-    program: Vec<Op>,
-    pc: u16,
+    /// The next op, an index into [`Code::ins`].
+    pc: u32,
     iters: u64,
     loc: Loc,
     block: Block,
@@ -239,6 +308,7 @@ pub struct Simulator {
     /// Per task: the wake-up path's view of it (as waker and as wakee).
     views: Vec<Waker>,
     tasks: Vec<Task>,
+    code: Code,
     cpus: Vec<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
     llc_of: Vec<u16>,
@@ -346,6 +416,7 @@ impl Simulator {
             });
         }
         let mut tasks = Vec::with_capacity(nt);
+        let mut code = Code::default();
         let mut views = Vec::with_capacity(nt);
         let mut active_mask = CpuMask::new(n as u32);
         for (i, spec) in plan.tasks.iter().enumerate() {
@@ -360,8 +431,7 @@ impl Simulator {
             active_mask.or_assign(&mask);
             let first = mask.first().expect("checked non-empty");
             tasks.push(Task {
-                program: spec.program.clone(),
-                pc: 0,
+                pc: code.add(&spec.program),
                 iters: 0,
                 loc: Loc::Blocked,
                 block: Block::None,
@@ -442,6 +512,7 @@ impl Simulator {
             state,
             views,
             tasks,
+            code,
             cpus,
             llc_of,
             llc_id_of,
@@ -1316,17 +1387,17 @@ impl Simulator {
     fn advance(&mut self, t: u32, cpu: u32) -> Next {
         for _ in 0..MAX_OPS_PER_STEP {
             let task = &mut self.tasks[t as usize];
-            let op = task.program[task.pc as usize];
+            let op = self.code.ins[task.pc as usize];
             match op {
-                Op::Run(d) => {
-                    let ns = d.sample(&mut self.rng)
+                Ins::Run(d) => {
+                    let ns = self.code.dists[d as usize].sample(&mut self.rng)
                         + std::mem::take(&mut self.tasks[t as usize].debt_ns);
                     self.tasks[t as usize].pc += 1;
                     if ns > 0 {
                         return Next::Run(ns);
                     }
                 }
-                Op::Send { to } => {
+                Ins::Send(to) => {
                     let r = &self.tasks[to as usize];
                     if r.tokens >= r.cap {
                         if r.drop_when_full {
@@ -1347,7 +1418,7 @@ impl Simulator {
                         self.wake(to, Some(t), cpu);
                     }
                 }
-                Op::Wait => {
+                Ins::Wait => {
                     if task.tokens > 0 {
                         let was_full = task.tokens >= task.cap;
                         task.tokens -= 1;
@@ -1371,11 +1442,11 @@ impl Simulator {
                         return Next::Block;
                     }
                 }
-                Op::Sleep(d) => {
+                Ins::Sleep(d) => {
                     if let Some(ns) = self.take_debt(t) {
                         return Next::Run(ns);
                     }
-                    let dur = d.sample(&mut self.rng);
+                    let dur = self.code.dists[d as usize].sample(&mut self.rng);
                     let task = &mut self.tasks[t as usize];
                     task.pc += 1;
                     task.timer_gen = task.timer_gen.wrapping_add(1);
@@ -1385,23 +1456,23 @@ impl Simulator {
                         .push(self.now + dur, Event::Timer { task: t, gen: g });
                     return Next::Block;
                 }
-                Op::Count(n) => {
+                Ins::Count(n) => {
                     task.pc += 1;
                     if self.measuring {
                         self.metrics.units += n as u64;
                     }
                 }
-                Op::Repeat { to, times } => {
+                Ins::Repeat { to, times } => {
                     task.iters += 1;
-                    if task.iters < times {
+                    if task.iters < self.code.times[times as usize] {
                         task.pc = to;
                     } else {
                         task.iters = 0;
                         task.pc += 1;
                     }
                 }
-                Op::Jump { to } => task.pc = to,
-                Op::Exit => {
+                Ins::Jump(to) => task.pc = to,
+                Ins::Exit => {
                     if let Some(ns) = self.take_debt(t) {
                         return Next::Run(ns);
                     }
