@@ -31,7 +31,7 @@
 use serde::Serialize;
 
 use crate::cpumask::CpuId;
-use crate::topology::Machine;
+use crate::topology::{Machine, NodeId};
 
 /// How far apart two CPUs are, nearest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -381,80 +381,125 @@ impl CostParams {
     }
 }
 
-/// The parameters expanded over a machine's CPU pairs for the hot path.
+/// The parameters in the form the hot path reads: a CPU pair's distance class comes
+/// from four small per-CPU ids (as [`Distance::between`] classifies), the costs of a
+/// class from the parameters, and only the other-node costs (scaled by SLIT) from a
+/// node × node table. No CPU × CPU matrix: those were 7 bytes per pair (1 MB on a
+/// 384-CPU EPYC) and a cache miss per lookup.
 #[derive(Clone, Debug)]
 pub struct CostModel {
     pub params: CostParams,
-    n: usize,
-    /// Row-major n×n: distance class.
-    class: Vec<u8>,
-    /// Row-major n×n: wake-up data cost, ns.
-    wake_ns: Vec<u32>,
-    /// Row-major n×n: core-to-core line latency, ns.
-    c2c: Vec<u16>,
+    /// Per CPU: core, node, LLC and cluster ids.
+    ids: Vec<CpuIds>,
+    n_nodes: usize,
+    /// Row-major node × node: wake-up data cost and line latency across nodes, ns.
+    node_wake_ns: Vec<u64>,
+    node_c2c_ns: Vec<u64>,
     /// Per CPU: mean c2c to the other CPUs of its LLC (cost of one remote rq read).
     probe_ns: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CpuIds {
+    core: u32,
+    node: u32,
+    llc: u32,
+    cluster: u32,
 }
 
 impl CostModel {
     pub fn new(m: &Machine) -> CostModel {
         let params = CostParams::for_machine(m);
         let n = m.nr_cpus() as usize;
-        let mut class = vec![0u8; n * n];
-        let mut wake_ns = vec![0u32; n * n];
-        let mut c2c = vec![0u16; n * n];
-        for a in 0..n {
-            for b in 0..n {
-                let (ca, cb) = (CpuId(a as u32), CpuId(b as u32));
-                let d = Distance::between(m, ca, cb);
-                let i = a * n + b;
-                class[i] = d as u8;
-                let (mut w, mut c) = (params.wake_data_ns[d as usize], params.c2c_ns[d as usize]);
-                if d == Distance::OtherNode {
-                    let slit = m.node_distance(m.topo(ca).node, m.topo(cb).node) as i64;
-                    let extra = slit - params.slit_ref as i64;
-                    w = (w as i64 + extra * params.other_node_ns_per_slit as i64).max(0) as u64;
-                    c = (c as i64 + extra * params.c2c_ns_per_slit as i64).max(0) as u64;
+        let ids: Vec<CpuIds> = (0..n)
+            .map(|c| {
+                let t = m.topo(CpuId(c as u32));
+                CpuIds {
+                    core: t.core,
+                    node: t.node.0 as u32,
+                    llc: t.llc,
+                    cluster: t.cluster,
                 }
-                wake_ns[i] = w.min(u32::MAX as u64) as u32;
-                c2c[i] = c.min(u16::MAX as u64) as u16;
+            })
+            .collect();
+        let n_nodes = ids.iter().map(|i| i.node as usize + 1).max().unwrap_or(1);
+        let mut node_wake_ns = vec![0; n_nodes * n_nodes];
+        let mut node_c2c_ns = vec![0; n_nodes * n_nodes];
+        let d = Distance::OtherNode as usize;
+        for a in 0..n_nodes {
+            for b in 0..n_nodes {
+                let slit = m.node_distance(NodeId(a as _), NodeId(b as _)) as i64;
+                let extra = slit - params.slit_ref as i64;
+                let w =
+                    params.wake_data_ns[d] as i64 + extra * params.other_node_ns_per_slit as i64;
+                let c = params.c2c_ns[d] as i64 + extra * params.c2c_ns_per_slit as i64;
+                node_wake_ns[a * n_nodes + b] = w.max(0) as u64;
+                node_c2c_ns[a * n_nodes + b] = c.max(0) as u64;
             }
         }
-        let probe_ns = (0..n)
+        let mut cm = CostModel {
+            params,
+            ids,
+            n_nodes,
+            node_wake_ns,
+            node_c2c_ns,
+            probe_ns: Vec::new(),
+        };
+        cm.probe_ns = (0..n)
             .map(|a| {
-                let t = m.topo(CpuId(a as u32));
                 let (sum, cnt) = (0..n)
-                    .filter(|&b| b != a && m.topo(CpuId(b as u32)).llc == t.llc)
-                    .fold((0u64, 0u64), |(s, k), b| (s + c2c[a * n + b] as u64, k + 1));
+                    .filter(|&b| b != a && cm.ids[b].llc == cm.ids[a].llc)
+                    .fold((0u64, 0u64), |(s, k), b| {
+                        (s + cm.c2c_ns(CpuId(a as u32), CpuId(b as u32)), k + 1)
+                    });
                 sum.checked_div(cnt).unwrap_or(0) as u32
             })
             .collect();
-        CostModel {
-            params,
-            n,
-            class,
-            wake_ns,
-            c2c,
-            probe_ns,
+        cm
+    }
+
+    /// [`Distance::between`] from the per-CPU ids.
+    #[inline]
+    pub fn distance(&self, a: CpuId, b: CpuId) -> Distance {
+        if a == b {
+            return Distance::SameCpu;
+        }
+        let (x, y) = (&self.ids[a.idx()], &self.ids[b.idx()]);
+        if x.core == y.core {
+            Distance::SameCore
+        } else if x.node != y.node {
+            Distance::OtherNode
+        } else if x.llc != y.llc {
+            Distance::OtherLlc
+        } else if x.cluster == y.cluster {
+            Distance::SameCluster
+        } else {
+            Distance::SameLlc
         }
     }
 
     #[inline]
-    pub fn distance(&self, a: CpuId, b: CpuId) -> Distance {
-        Distance::ALL[self.class[a.idx() * self.n + b.idx()] as usize]
+    fn node_pair(&self, a: CpuId, b: CpuId) -> usize {
+        self.ids[a.idx()].node as usize * self.n_nodes + self.ids[b.idx()].node as usize
     }
 
     /// The cache-distance cost the wakee pays on its next run when the data it needs
     /// was last written on `from` and it runs on `to`.
     #[inline]
     pub fn wake_data_ns(&self, from: CpuId, to: CpuId) -> u64 {
-        self.wake_ns[from.idx() * self.n + to.idx()] as u64
+        match self.distance(from, to) {
+            Distance::OtherNode => self.node_wake_ns[self.node_pair(from, to)],
+            d => self.params.wake_data_ns[d as usize],
+        }
     }
 
     /// One cache line moved from `a` to `b` (CAS core-to-core latency).
     #[inline]
     pub fn c2c_ns(&self, a: CpuId, b: CpuId) -> u64 {
-        self.c2c[a.idx() * self.n + b.idx()] as u64
+        match self.distance(a, b) {
+            Distance::OtherNode => self.node_c2c_ns[self.node_pair(a, b)],
+            d => self.params.c2c_ns[d as usize],
+        }
     }
 
     /// One remote runqueue line read by `cpu` in the wake-up path.
@@ -515,6 +560,35 @@ mod tests {
         let p = kp("xeon-smt-8");
         assert_eq!(p.wake_data_ns[Distance::SameLlc as usize], 1110);
         assert_eq!(p.wake_data_ns[Distance::OtherNode as usize], 2910);
+    }
+
+    #[test]
+    fn pair_costs_match_the_classification_on_every_preset() {
+        for p in presets::PRESETS {
+            let m = p.machine();
+            let c = CostModel::new(&m);
+            let n = m.nr_cpus();
+            let step = (n / 64).max(1) as usize;
+            for a in (0..n).step_by(step).map(CpuId) {
+                for b in (0..n).map(CpuId) {
+                    let d = Distance::between(&m, a, b);
+                    assert_eq!(c.distance(a, b), d, "{}: {a} {b}", p.name);
+                    let (mut w, mut l) = (
+                        c.params.wake_data_ns[d as usize],
+                        c.params.c2c_ns[d as usize],
+                    );
+                    if d == Distance::OtherNode {
+                        let slit = m.node_distance(m.topo(a).node, m.topo(b).node) as i64;
+                        let extra = slit - c.params.slit_ref as i64;
+                        w = (w as i64 + extra * c.params.other_node_ns_per_slit as i64).max(0)
+                            as u64;
+                        l = (l as i64 + extra * c.params.c2c_ns_per_slit as i64).max(0) as u64;
+                    }
+                    assert_eq!(c.wake_data_ns(a, b), w, "{}: {a} {b}", p.name);
+                    assert_eq!(c.c2c_ns(a, b), l, "{}: {a} {b}", p.name);
+                }
+            }
+        }
     }
 
     #[test]
