@@ -848,7 +848,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
 
         // Seed 01 2/3: the cluster first.
         if env.sched_cluster_active() && env.llc_first_group_is_cluster(target) {
-            let sg_span = llc.groups[0].span.clone();
+            let sg_span = &llc.groups[0].span;
             self.t.step(|| Step::Enter {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
@@ -864,7 +864,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     Scan::Exhausted => {}
                 }
             } else {
-                // sg_span is a copy nothing writes: a plain for_each_cpu_wrap().
+                // sg_span is the group's own span, which nothing writes here: a plain for_each_cpu_wrap().
                 for c in sg_span.iter_wrap(start) {
                     if !cpus.test_cpu(c) {
                         continue;
@@ -890,7 +890,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     why: "nothing idle in the cluster; scan the rest of the LLC".into(),
                 });
             }
-            cpus.andnot_assign(&sg_span);
+            cpus.andnot_assign(sg_span);
         }
 
         if has_idle_core {
