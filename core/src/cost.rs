@@ -72,17 +72,21 @@ impl Distance {
 
     /// Classifies two CPUs of `m`.
     pub fn between(m: &Machine, a: CpuId, b: CpuId) -> Distance {
+        Distance::of_ids(a, b, &CpuIds::of(m, a), &CpuIds::of(m, b))
+    }
+
+    /// The classification, from the two CPUs' topology ids.
+    #[inline]
+    fn of_ids(a: CpuId, b: CpuId, x: &CpuIds, y: &CpuIds) -> Distance {
         if a == b {
-            return Distance::SameCpu;
-        }
-        let (ta, tb) = (m.topo(a), m.topo(b));
-        if ta.core == tb.core {
+            Distance::SameCpu
+        } else if x.core == y.core {
             Distance::SameCore
-        } else if ta.node != tb.node {
+        } else if x.node != y.node {
             Distance::OtherNode
-        } else if ta.llc != tb.llc {
+        } else if x.llc != y.llc {
             Distance::OtherLlc
-        } else if ta.cluster == tb.cluster {
+        } else if x.cluster == y.cluster {
             Distance::SameCluster
         } else {
             Distance::SameLlc
@@ -399,6 +403,7 @@ pub struct CostModel {
     probe_ns: Vec<u32>,
 }
 
+/// The topology ids a CPU pair's [`Distance`] depends on.
 #[derive(Clone, Copy, Debug)]
 struct CpuIds {
     core: u32,
@@ -407,21 +412,23 @@ struct CpuIds {
     cluster: u32,
 }
 
+impl CpuIds {
+    fn of(m: &Machine, c: CpuId) -> CpuIds {
+        let t = m.topo(c);
+        CpuIds {
+            core: t.core,
+            node: t.node.0 as u32,
+            llc: t.llc,
+            cluster: t.cluster,
+        }
+    }
+}
+
 impl CostModel {
     pub fn new(m: &Machine) -> CostModel {
         let params = CostParams::for_machine(m);
         let n = m.nr_cpus() as usize;
-        let ids: Vec<CpuIds> = (0..n)
-            .map(|c| {
-                let t = m.topo(CpuId(c as u32));
-                CpuIds {
-                    core: t.core,
-                    node: t.node.0 as u32,
-                    llc: t.llc,
-                    cluster: t.cluster,
-                }
-            })
-            .collect();
+        let ids: Vec<CpuIds> = (0..n).map(|c| CpuIds::of(m, CpuId(c as u32))).collect();
         let n_nodes = ids.iter().map(|i| i.node as usize + 1).max().unwrap_or(1);
         let mut node_wake_ns = vec![0; n_nodes * n_nodes];
         let mut node_c2c_ns = vec![0; n_nodes * n_nodes];
@@ -461,21 +468,7 @@ impl CostModel {
     /// [`Distance::between`] from the per-CPU ids.
     #[inline]
     pub fn distance(&self, a: CpuId, b: CpuId) -> Distance {
-        if a == b {
-            return Distance::SameCpu;
-        }
-        let (x, y) = (&self.ids[a.idx()], &self.ids[b.idx()]);
-        if x.core == y.core {
-            Distance::SameCore
-        } else if x.node != y.node {
-            Distance::OtherNode
-        } else if x.llc != y.llc {
-            Distance::OtherLlc
-        } else if x.cluster == y.cluster {
-            Distance::SameCluster
-        } else {
-            Distance::SameLlc
-        }
+        Distance::of_ids(a, b, &self.ids[a.idx()], &self.ids[b.idx()])
     }
 
     #[inline]
@@ -571,8 +564,18 @@ mod tests {
             let step = (n / 64).max(1) as usize;
             for a in (0..n).step_by(step).map(CpuId) {
                 for b in (0..n).map(CpuId) {
-                    let d = Distance::between(&m, a, b);
+                    // The classification spelled out from the topology, independently.
+                    let (x, y) = (m.topo(a), m.topo(b));
+                    let d = match () {
+                        _ if a == b => Distance::SameCpu,
+                        _ if x.core == y.core => Distance::SameCore,
+                        _ if x.node != y.node => Distance::OtherNode,
+                        _ if x.llc != y.llc => Distance::OtherLlc,
+                        _ if x.cluster == y.cluster => Distance::SameCluster,
+                        _ => Distance::SameLlc,
+                    };
                     assert_eq!(c.distance(a, b), d, "{}: {a} {b}", p.name);
+                    assert_eq!(Distance::between(&m, a, b), d, "{}: {a} {b}", p.name);
                     let (mut w, mut l) = (
                         c.params.wake_data_ns[d as usize],
                         c.params.c2c_ns[d as usize],
