@@ -34,21 +34,19 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// A run on a preset machine, `cpus` as `--cpus` takes it or `all`; invariant
+    /// A run on `machine`, `cpus` as `--cpus` takes it (`None`: every CPU); invariant
     /// checks off.
-    pub fn on_preset(
-        machine: &str,
-        cpus: &str,
+    pub fn new(
+        machine: Machine,
+        cpus: Option<&str>,
         patches: PatchSet,
         workload: Workload,
         duration_ms: u64,
         seed: u64,
     ) -> Result<RunSpec, String> {
-        let machine = crate::topology::presets::machine(machine).map_err(|e| e.to_string())?;
-        let cpus = if cpus == "all" {
-            machine.all_cpus()
-        } else {
-            parse_cpus(&machine, cpus)?
+        let cpus = match cpus {
+            None => machine.all_cpus(),
+            Some(t) => parse_cpus(&machine, t)?,
         };
         Ok(RunSpec {
             machine,
@@ -59,6 +57,20 @@ impl RunSpec {
             seed,
             check_invariants: false,
         })
+    }
+
+    /// [`RunSpec::new`] on a preset machine; `cpus` may also be `all`.
+    pub fn on_preset(
+        machine: &str,
+        cpus: &str,
+        patches: PatchSet,
+        workload: Workload,
+        duration_ms: u64,
+        seed: u64,
+    ) -> Result<RunSpec, String> {
+        let machine = crate::topology::presets::machine(machine).map_err(|e| e.to_string())?;
+        let cpus = (cpus != "all").then_some(cpus);
+        RunSpec::new(machine, cpus, patches, workload, duration_ms, seed)
     }
 }
 

@@ -209,25 +209,20 @@ fn completion(w: &Workload) -> bool {
 
 fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, String> {
     let machine = crate::load_machine(&c.machine)?;
-    let cpus = match &c.cpus {
-        Some(t) => experiment::parse_cpus(&machine, t)?,
-        None => machine.all_cpus(),
-    };
     let workload = workload(c, threads)?;
     let duration_ms = c.duration_ms.unwrap_or(if completion(&workload) {
         600_000
     } else {
         1_000
     });
-    Ok(RunSpec {
+    RunSpec::new(
         machine,
+        c.cpus.as_deref(),
         patches,
-        cpus,
         workload,
         duration_ms,
-        seed: c.seed,
-        check_invariants: false,
-    })
+        c.seed,
+    )
 }
 
 fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
