@@ -127,8 +127,7 @@ impl Simulator {
         q.swap_remove(i);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
-        self.state.rqs[src as usize].nr_running -= 1;
-        self.state.sync_idle_hint(CpuId(src));
+        self.state.update_rq(CpuId(src), |rq| rq.nr_running -= 1);
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.loc = Loc::Blocked; // transient, enqueue() relocates it

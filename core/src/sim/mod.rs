@@ -814,8 +814,7 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;
-        self.state.rqs[cpu as usize].nr_running += 1;
-        self.state.sync_idle_hint(CpuId(cpu));
+        self.state.update_rq(CpuId(cpu), |rq| rq.nr_running += 1);
         if self.state.rqs[cpu as usize].nr_running == 1 {
             self.cpus[cpu as usize].base_v = avg;
         }
@@ -843,8 +842,7 @@ impl Simulator {
         c.mode = Mode::Waking; // transient: schedule() follows
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
-        self.state.rqs[cpu as usize].nr_running -= 1;
-        self.state.sync_idle_hint(CpuId(cpu));
+        self.state.update_rq(CpuId(cpu), |rq| rq.nr_running -= 1);
         if loc == Loc::Exited {
             self.live -= 1;
         }
@@ -959,8 +957,8 @@ impl Simulator {
             if leaving_idle {
                 self.leave_idle_accounting(cpu);
             }
-            self.state.rqs[cpu as usize].ttwu_pending = false;
-            self.state.sync_idle_hint(CpuId(cpu));
+            self.state
+                .update_rq(CpuId(cpu), |rq| rq.ttwu_pending = false);
             let pick = self.pick_next(cpu);
             let Some(i) = pick else {
                 if !self.cpus[cpu as usize].queue.is_empty() {
@@ -1087,10 +1085,10 @@ impl Simulator {
             .as_mut()
             .expect("views hold tasks")
             .prev_cpu = CpuId(cpu);
-        let rq = &mut self.state.rqs[cpu as usize];
-        rq.curr_is_idle = false;
-        rq.polling = false;
-        self.state.sync_idle_hint(CpuId(cpu));
+        self.state.update_rq(CpuId(cpu), |rq| {
+            rq.curr_is_idle = false;
+            rq.polling = false;
+        });
         self.update_cpu_pelt(cpu);
         self.publish_core_cookie(cpu);
         // The time of the switch is spent before the task's own work.
@@ -1182,10 +1180,10 @@ impl Simulator {
         c.curr = u32::MAX;
         c.switch_gen = c.switch_gen.wrapping_add(1);
         c.last_task = u32::MAX;
-        let rq = &mut self.state.rqs[cpu as usize];
-        rq.curr_is_idle = true;
-        rq.polling = polling;
-        self.state.sync_idle_hint(CpuId(cpu));
+        self.state.update_rq(CpuId(cpu), |rq| {
+            rq.curr_is_idle = true;
+            rq.polling = polling;
+        });
     }
 
     /// `rq->core->core_cookie` for the CPU's core: the cookie of a running thread.
@@ -1592,8 +1590,8 @@ impl Simulator {
                 }
             }
             QueuePath::Wakelist { ipi } => {
-                self.state.rqs[target as usize].ttwu_pending = true;
-                self.state.sync_idle_hint(CpuId(target));
+                self.state
+                    .update_rq(CpuId(target), |rq| rq.ttwu_pending = true);
                 if ipi {
                     waker_ns += ipi_send;
                     need_ipi = true;

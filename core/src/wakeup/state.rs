@@ -162,7 +162,7 @@ pub struct SchedState {
     pub sis_prop: SisPropState,
     /// A cache, not state: when `Some`, exactly the CPUs for which
     /// `available_idle_cpu() || sched_idle_cpu()` holds. The owner keeps it in step
-    /// with `rqs` ([`SchedState::sync_idle_hint`]); the untraced `select_idle_cpu()`
+    /// by writing `rqs` through [`SchedState::update_rq`]; the untraced `select_idle_cpu()`
     /// scan then finds its answer with word operations instead of probing CPU by CPU,
     /// with the same result and the same probe counts. State files never carry it.
     #[serde(skip)]
@@ -221,9 +221,17 @@ impl SchedState {
         self.idle_hint = Some(m);
     }
 
+    /// Changes `cpu`'s runqueue state through `f` and keeps the idle hint in step:
+    /// the one way the simulator writes the fields `idle_ish()` reads.
+    #[inline]
+    pub fn update_rq(&mut self, cpu: CpuId, f: impl FnOnce(&mut RqState)) {
+        f(&mut self.rqs[cpu.idx()]);
+        self.sync_idle_hint(cpu);
+    }
+
     /// Refreshes the hint's bit for `cpu` after its runqueue changed.
     #[inline]
-    pub fn sync_idle_hint(&mut self, cpu: CpuId) {
+    fn sync_idle_hint(&mut self, cpu: CpuId) {
         let idle = self.idle_ish(cpu);
         if let Some(m) = &mut self.idle_hint {
             if idle {
