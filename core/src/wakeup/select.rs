@@ -864,7 +864,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     Scan::Exhausted => {}
                 }
             } else {
-                // sg_span is the group's own span, which nothing writes here: a plain for_each_cpu_wrap().
+                // sg_span is the group's own span, which nothing writes here: a plain
+                // for_each_cpu_wrap().
                 for c in sg_span.iter_wrap(start) {
                     if !cpus.test_cpu(c) {
                         continue;
