@@ -70,6 +70,17 @@ enum Words {
     Heap(Box<[u64]>),
 }
 
+/// How [`CpuMask::wrap_walk`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrapWalk {
+    /// The walk reached `cpu` of `hit` after visiting `pos` other CPUs.
+    Hit { pos: u64, cpu: CpuId },
+    /// The walk reached position `limit` first.
+    Limit,
+    /// The walk visited all `len` CPUs (`len <= limit`) and none is in `hit`.
+    End { len: u64 },
+}
+
 /// A set of CPUs of one machine (`nr_cpu_ids` bits).
 #[derive(Clone)]
 pub struct CpuMask {
@@ -217,27 +228,54 @@ impl CpuMask {
         }
     }
 
-    /// The first CPU of `self & other` in `for_each_cpu_wrap(.., start)` order, without
-    /// building the intersection.
+    /// The walk `for_each_cpu_wrap(cpu, self, start)` that stops at the first CPU of
+    /// `hit`, or before the CPU at position `limit` (0-based), in one pass over the
+    /// words: what a budgeted scan loop visits, without visiting CPU by CPU.
     #[inline]
-    pub fn first_and_wrap(&self, other: &CpuMask, start: u32) -> Option<CpuId> {
+    pub fn wrap_walk(&self, hit: &CpuMask, start: u32, limit: u64) -> WrapWalk {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
-        let (a, b) = (self.words(), other.words());
+        let (a, b) = (self.words(), hit.words());
         let n = a.len().min(b.len());
         let sw = (start / 64) as usize;
-        // From start to the end, then from 0 up to start's word (bits below start).
-        let first = a[sw] & b[sw] & (!0u64 << (start % 64));
-        if first != 0 {
-            return Some(CpuId(sw as u32 * 64 + first.trailing_zeros()));
-        }
-        for i in (sw + 1..n).chain(0..=sw) {
-            let w = a[i] & b[i];
-            if w != 0 {
-                let c = i as u32 * 64 + w.trailing_zeros();
-                return (c < self.nr_cpu_ids && (i != sw || c < start)).then_some(CpuId(c));
+        let high = !0u64 << (start % 64);
+        let mut seen: u64 = 0;
+        // Wrap order: start's word from start up, the words after it, the words
+        // before it, then start's word below start.
+        let mut i = sw;
+        for k in 0..=n {
+            let seg = if k == 0 {
+                high
+            } else if k == n {
+                !high
+            } else {
+                !0u64
+            };
+            let wi = i;
+            i = if i + 1 == n { 0 } else { i + 1 };
+            let w = a[wi] & seg;
+            if w == 0 {
+                continue;
             }
+            if seen >= limit {
+                return WrapWalk::Limit;
+            }
+            let h = w & b[wi];
+            if h != 0 {
+                let below = w & ((h & h.wrapping_neg()) - 1);
+                let pos = seen + below.count_ones() as u64;
+                if pos >= limit {
+                    return WrapWalk::Limit;
+                }
+                let cpu = CpuId(wi as u32 * 64 + h.trailing_zeros());
+                return WrapWalk::Hit { pos, cpu };
+            }
+            seen += w.count_ones() as u64;
         }
-        None
+        if seen > limit {
+            WrapWalk::Limit
+        } else {
+            WrapWalk::End { len: seen }
+        }
     }
 
     /// `cpumask_empty()`.
@@ -573,12 +611,6 @@ mod tests {
                 let m = mask(n, &cpus);
                 let start = r.below(n as u64 + 2) as u32;
                 let walk: Vec<CpuId> = m.iter_wrap(start).collect();
-                let other = mask(n, &(0..n).filter(|_| r.below(2) == 0).collect::<Vec<_>>());
-                assert_eq!(
-                    m.first_and_wrap(&other, start),
-                    m.and(&other).iter_wrap(start).next(),
-                    "n={n} start={start}"
-                );
                 for (pos, &c) in walk.iter().enumerate() {
                     assert_eq!(m.wrap_position(start, c), pos as u32, "n={n} start={start}");
                 }
@@ -586,6 +618,50 @@ mod tests {
                 let hi = r.below(n as u64 + 1) as u32;
                 let want = cpus.iter().filter(|&&c| c >= lo && c < hi).count() as u32;
                 assert_eq!(m.weight_range(lo, hi), want, "n={n} {lo}..{hi}");
+            }
+        }
+    }
+
+    #[test]
+    fn wrap_walk_stops_where_the_cpu_by_cpu_walk_stops() {
+        let r = &mut crate::sim::rng::Rng::new(11);
+        for n in [1u32, 5, 63, 64, 65, 128, 130, 600] {
+            for _ in 0..200 {
+                let dens = 1 + r.below(4);
+                let m = mask(
+                    n,
+                    &(0..n).filter(|_| r.below(dens) == 0).collect::<Vec<_>>(),
+                );
+                let hdens = 1 + r.below(12);
+                let hit = mask(
+                    n,
+                    &(0..n).filter(|_| r.below(hdens) == 0).collect::<Vec<_>>(),
+                );
+                let start = r.below(n as u64 + 2) as u32;
+                let limit = r.below(n as u64 + 3);
+                // The loop it stands for: position k is visited only while k < limit.
+                let mut want = None;
+                let mut len = 0;
+                for (k, c) in m.iter_wrap(start).enumerate() {
+                    len = k as u64 + 1;
+                    if k as u64 >= limit {
+                        want = Some(WrapWalk::Limit);
+                        break;
+                    }
+                    if hit.test_cpu(c) {
+                        want = Some(WrapWalk::Hit {
+                            pos: k as u64,
+                            cpu: c,
+                        });
+                        break;
+                    }
+                }
+                let want = want.unwrap_or(WrapWalk::End { len });
+                assert_eq!(
+                    m.wrap_walk(&hit, start, limit),
+                    want,
+                    "n={n} start={start} limit={limit}"
+                );
             }
         }
     }

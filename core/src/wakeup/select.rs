@@ -1,7 +1,7 @@
 //! The wake-up path itself. Each function names its kernel twin; differences between
 //! releases and the seed patches are gated where the kernel's code differs.
 
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::{CpuId, CpuMask, WrapWalk};
 use crate::patch::Patch;
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
@@ -956,27 +956,13 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `__select_idle_cpu()` holds. The same CPUs are counted as probed (and as
     /// remote runqueue reads) as the CPU-by-CPU loop counts.
     fn scan_with_hint(&mut self, hint: &CpuMask, m: &CpuMask, start: u32, nr: &mut i64) -> Scan {
-        let found = m.first_and_wrap(hint, start);
         // Loop positions 0, 1, ...: position i is the (i+1)-th CPU of m in wrap order;
         // nr reaches 0 at position nr - 1.
         let spend_at = (*nr - 1).max(0) as u64;
-        let (probes, out) = match found {
-            Some(c) => {
-                let k = m.wrap_position(start, c) as u64;
-                if spend_at <= k {
-                    (spend_at, Scan::Spent)
-                } else {
-                    (k + 1, Scan::Found(c))
-                }
-            }
-            None => {
-                let len = m.weight() as u64;
-                if spend_at < len {
-                    (spend_at, Scan::Spent)
-                } else {
-                    (len, Scan::Exhausted)
-                }
-            }
+        let (probes, out) = match m.wrap_walk(hint, start, spend_at) {
+            WrapWalk::Hit { pos, cpu } => (pos + 1, Scan::Found(cpu)),
+            WrapWalk::Limit => (spend_at, Scan::Spent),
+            WrapWalk::End { len } => (len, Scan::Exhausted),
         };
         *nr -= probes as i64 + matches!(out, Scan::Spent) as i64;
         let this_probed = probes > 0
