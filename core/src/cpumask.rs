@@ -70,6 +70,17 @@ enum Words {
     Heap(Box<[u64]>),
 }
 
+/// Rotates the low `n` bits of `x` (`n <= 128`, higher bits clear) right by `s < n`:
+/// bit `s` becomes bit 0, and bits below `s` move to the top.
+#[inline]
+fn rotate_right(x: u128, s: u32, n: u32) -> u128 {
+    if s == 0 {
+        return x;
+    }
+    let all = if n == 128 { !0 } else { (1u128 << n) - 1 };
+    ((x >> s) | (x << (n - s))) & all
+}
+
 /// How [`CpuMask::wrap_walk`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WrapWalk {
@@ -105,6 +116,16 @@ impl std::hash::Hash for CpuMask {
 }
 
 impl CpuMask {
+    /// The whole mask as one `u128`, on machines of up to 128 CPUs: the wake-up
+    /// path's scans then take a handful of instructions instead of a loop over words.
+    #[inline]
+    fn bits128(&self) -> Option<u128> {
+        match &self.words {
+            Words::Inline(w) if self.nr_cpu_ids <= 128 => Some(w[0] as u128 | (w[1] as u128) << 64),
+            _ => None,
+        }
+    }
+
     /// An empty mask for a machine of `nr_cpu_ids` CPUs (`cpumask_clear`).
     pub fn new(nr_cpu_ids: u32) -> Self {
         let n_words = (nr_cpu_ids as usize).div_ceil(64);
@@ -221,6 +242,11 @@ impl CpuMask {
     #[inline]
     pub fn wrap_position(&self, start: u32, cpu: CpuId) -> u32 {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
+        if let Some(m) = self.bits128().filter(|_| cpu.0 < self.nr_cpu_ids) {
+            let n = self.nr_cpu_ids;
+            let k = (cpu.0 + n - start) % n;
+            return (rotate_right(m, start, n) & ((1u128 << k) - 1)).count_ones();
+        }
         if cpu.0 >= start {
             self.weight_range(start, cpu.0)
         } else {
@@ -234,6 +260,27 @@ impl CpuMask {
     #[inline]
     pub fn wrap_walk(&self, hit: &CpuMask, start: u32, limit: u64) -> WrapWalk {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
+        if let (Some(m), Some(h)) = (self.bits128(), hit.bits128()) {
+            // Rotated so that bit 0 is start: the walk is the rotated mask, low first.
+            let n = self.nr_cpu_ids;
+            let r = rotate_right(m, start, n);
+            let rh = r & rotate_right(h, start, n);
+            if rh != 0 {
+                let k = rh.trailing_zeros();
+                let pos = (r & ((1u128 << k) - 1)).count_ones() as u64;
+                if pos >= limit {
+                    return WrapWalk::Limit;
+                }
+                let cpu = CpuId((start + k) % n);
+                return WrapWalk::Hit { pos, cpu };
+            }
+            let len = r.count_ones() as u64;
+            return if len > limit {
+                WrapWalk::Limit
+            } else {
+                WrapWalk::End { len }
+            };
+        }
         let (a, b) = (self.words(), hit.words());
         let n = a.len().min(b.len());
         let sw = (start / 64) as usize;
@@ -605,7 +652,7 @@ mod tests {
     #[test]
     fn wrap_position_counts_what_the_wrapped_walk_visits_first() {
         let r = &mut crate::sim::rng::Rng::new(7);
-        for n in [1u32, 5, 63, 64, 65, 130, 600] {
+        for n in [1u32, 5, 63, 64, 65, 100, 128, 130, 600] {
             for _ in 0..50 {
                 let cpus: Vec<u32> = (0..n).filter(|_| r.below(3) == 0).collect();
                 let m = mask(n, &cpus);
@@ -625,7 +672,7 @@ mod tests {
     #[test]
     fn wrap_walk_stops_where_the_cpu_by_cpu_walk_stops() {
         let r = &mut crate::sim::rng::Rng::new(11);
-        for n in [1u32, 5, 63, 64, 65, 128, 130, 600] {
+        for n in [1u32, 5, 63, 64, 65, 100, 127, 128, 129, 130, 600] {
             for _ in 0..200 {
                 let dens = 1 + r.below(4);
                 let m = mask(
