@@ -190,7 +190,25 @@ impl CpuMask {
     #[inline]
     pub fn test_cpu(&self, cpu: CpuId) -> bool {
         let i = cpu.idx();
-        i < self.nr_cpu_ids as usize && self.words()[i / 64] & (1u64 << (i % 64)) != 0
+        i < self.nr_cpu_ids as usize && self.word(i / 64) & (1u64 << (i % 64)) != 0
+    }
+
+    /// Word `wi` (`wi < n_words`) without building the word slice: the single-bit
+    /// verbs run on every wake-up and runqueue change.
+    #[inline]
+    fn word(&self, wi: usize) -> u64 {
+        match &self.words {
+            Words::Inline(w) => w[wi % INLINE_WORDS],
+            Words::Heap(w) => w[wi],
+        }
+    }
+
+    #[inline]
+    fn word_mut(&mut self, wi: usize) -> &mut u64 {
+        match &mut self.words {
+            Words::Inline(w) => &mut w[wi % INLINE_WORDS],
+            Words::Heap(w) => &mut w[wi],
+        }
     }
 
     /// `cpumask_set_cpu()`. Panics on a CPU beyond the mask: callers hold validated ids.
@@ -198,7 +216,7 @@ impl CpuMask {
     pub fn set_cpu(&mut self, cpu: CpuId) {
         let i = cpu.idx();
         assert!(i < self.nr_cpu_ids as usize, "cpu {i} beyond cpumask");
-        self.words_mut()[i / 64] |= 1u64 << (i % 64);
+        *self.word_mut(i / 64) |= 1u64 << (i % 64);
     }
 
     /// `cpumask_clear_cpu()`.
@@ -206,7 +224,7 @@ impl CpuMask {
     pub fn clear_cpu(&mut self, cpu: CpuId) {
         let i = cpu.idx();
         if i < self.nr_cpu_ids as usize {
-            self.words_mut()[i / 64] &= !(1u64 << (i % 64));
+            *self.word_mut(i / 64) &= !(1u64 << (i % 64));
         }
     }
 
