@@ -228,6 +228,17 @@ impl CpuMask {
         }
     }
 
+    /// `cpumask_assign_cpu()`: sets or clears `cpu` without a branch. Panics on a CPU
+    /// beyond the mask, as [`CpuMask::set_cpu`] does.
+    #[inline]
+    pub fn assign_cpu(&mut self, cpu: CpuId, value: bool) {
+        let i = cpu.idx();
+        assert!(i < self.nr_cpu_ids as usize, "cpu {i} beyond cpumask");
+        let bit = 1u64 << (i % 64);
+        let w = self.word_mut(i / 64);
+        *w = (*w & !bit) | (value as u64 * bit);
+    }
+
     /// `cpumask_weight()`.
     #[inline]
     pub fn weight(&self) -> u32 {
@@ -727,6 +738,25 @@ mod tests {
                     want,
                     "n={n} start={start} limit={limit}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn assign_cpu_sets_or_clears_one_bit() {
+        let r = &mut crate::sim::rng::Rng::new(3);
+        for n in [1u32, 64, 65, 130, 600] {
+            let (mut a, mut b) = (CpuMask::new(n), CpuMask::new(n));
+            for _ in 0..500 {
+                let c = CpuId(r.below(n as u64) as u32);
+                let v = r.below(2) == 1;
+                a.assign_cpu(c, v);
+                if v {
+                    b.set_cpu(c);
+                } else {
+                    b.clear_cpu(c);
+                }
+                assert_eq!(a, b, "n={n} cpu={c} value={v}");
             }
         }
     }

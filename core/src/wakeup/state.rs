@@ -234,11 +234,7 @@ impl SchedState {
     fn sync_idle_hint(&mut self, cpu: CpuId) {
         let idle = self.idle_ish(cpu);
         if let Some(m) = &mut self.idle_hint {
-            if idle {
-                m.set_cpu(cpu);
-            } else {
-                m.clear_cpu(cpu);
-            }
+            m.assign_cpu(cpu, idle);
         }
     }
 }
