@@ -70,17 +70,6 @@ enum Words {
     Heap(Box<[u64]>),
 }
 
-/// Rotates the low `n` bits of `x` (`n <= 128`, higher bits clear) right by `s < n`:
-/// bit `s` becomes bit 0, and bits below `s` move to the top.
-#[inline]
-fn rotate_right(x: u128, s: u32, n: u32) -> u128 {
-    if s == 0 {
-        return x;
-    }
-    let all = if n == 128 { !0 } else { (1u128 << n) - 1 };
-    ((x >> s) | (x << (n - s))) & all
-}
-
 /// How [`CpuMask::wrap_walk`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WrapWalk {
@@ -272,9 +261,14 @@ impl CpuMask {
     pub fn wrap_position(&self, start: u32, cpu: CpuId) -> u32 {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
         if let Some(m) = self.bits128().filter(|_| cpu.0 < self.nr_cpu_ids) {
-            let n = self.nr_cpu_ids;
-            let k = (cpu.0 + n - start) % n;
-            return (rotate_right(m, start, n) & ((1u128 << k) - 1)).count_ones();
+            let upper = m & (!0u128 << start);
+            let below_cpu = (1u128 << cpu.0) - 1;
+            let before = if cpu.0 >= start {
+                upper & below_cpu
+            } else {
+                upper | (m & below_cpu)
+            };
+            return before.count_ones();
         }
         if cpu.0 >= start {
             self.weight_range(start, cpu.0)
@@ -290,20 +284,29 @@ impl CpuMask {
     pub fn wrap_walk(&self, hit: &CpuMask, start: u32, limit: u64) -> WrapWalk {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
         if let (Some(m), Some(h)) = (self.bits128(), hit.bits128()) {
-            // Rotated so that bit 0 is start: the walk is the rotated mask, low first.
-            let n = self.nr_cpu_ids;
-            let r = rotate_right(m, start, n);
-            let rh = r & rotate_right(h, start, n);
-            if rh != 0 {
-                let k = rh.trailing_zeros();
-                let pos = (r & ((1u128 << k) - 1)).count_ones() as u64;
+            // The walk visits m's bits >= start, low first, then its bits < start.
+            let upper = m & (!0u128 << start);
+            let hits = m & h;
+            let first = if hits & upper != 0 {
+                hits & upper
+            } else {
+                hits
+            };
+            if first != 0 {
+                let k = first.trailing_zeros();
+                let below_k = (1u128 << k) - 1;
+                let before = if k >= start {
+                    upper & below_k
+                } else {
+                    upper | (m & below_k)
+                };
+                let pos = before.count_ones() as u64;
                 if pos >= limit {
                     return WrapWalk::Limit;
                 }
-                let cpu = CpuId((start + k) % n);
-                return WrapWalk::Hit { pos, cpu };
+                return WrapWalk::Hit { pos, cpu: CpuId(k) };
             }
-            let len = r.count_ones() as u64;
+            let len = m.count_ones() as u64;
             return if len > limit {
                 WrapWalk::Limit
             } else {
