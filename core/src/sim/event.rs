@@ -64,15 +64,41 @@ pub enum Event {
 /// with one sift-down (handling an event usually schedules one more), instead of a
 /// sift-down to remove plus a sift-up to insert. The next `peek()` or `pop()` closes a
 /// hole nobody filled.
-#[derive(Debug, Default)]
+///
+/// `keys` runs at least eight slots past the last entry, padded with `u64::MAX`, so
+/// every group of children the sift-down meets is a whole group: one branch-free
+/// tournament, never a loop over a partial group. A pad never rises: a key moves
+/// down only past a smaller one.
+#[derive(Debug)]
 struct OctHeap {
+    /// The entries' keys, then the padding.
     keys: Vec<u64>,
+    /// The entries' events: its length is the heap's.
     events: Vec<Event>,
     /// The root slot is empty (its event was popped).
     hole: bool,
 }
 
+/// The key of the padding past the heap's last entry.
+const PAD: u64 = u64::MAX;
+
+impl Default for OctHeap {
+    fn default() -> Self {
+        OctHeap::with_capacity(0)
+    }
+}
+
 impl OctHeap {
+    fn with_capacity(n: usize) -> Self {
+        let mut keys = Vec::with_capacity(n + 8);
+        keys.resize(8, PAD);
+        OctHeap {
+            keys,
+            events: Vec::with_capacity(n),
+            hole: false,
+        }
+    }
+
     #[inline]
     fn push(&mut self, key: u64, ev: Event) {
         if self.hole {
@@ -80,9 +106,11 @@ impl OctHeap {
             self.sift_down(key, ev);
             return;
         }
-        let mut i = self.keys.len();
-        self.keys.push(key);
+        let mut i = self.events.len();
         self.events.push(ev);
+        if self.keys.len() < i + 9 {
+            self.keys.push(PAD);
+        }
         while i > 0 {
             let parent = (i - 1) / 8;
             if self.keys[parent] <= key {
@@ -103,9 +131,10 @@ impl OctHeap {
             return;
         }
         self.hole = false;
-        let key = self.keys.pop().expect("a hole is a slot");
         let ev = self.events.pop().expect("a hole is a slot");
-        if !self.keys.is_empty() {
+        let last = self.events.len();
+        let key = std::mem::replace(&mut self.keys[last], PAD);
+        if last > 0 {
             self.sift_down(key, ev);
         }
     }
@@ -113,13 +142,13 @@ impl OctHeap {
     #[inline]
     fn peek(&mut self) -> Option<u64> {
         self.close_hole();
-        self.keys.first().copied()
+        (!self.events.is_empty()).then(|| self.keys[0])
     }
 
     #[inline]
     fn pop(&mut self) -> Option<(u64, Event)> {
         self.close_hole();
-        if self.keys.is_empty() {
+        if self.events.is_empty() {
             return None;
         }
         self.hole = true;
@@ -129,35 +158,22 @@ impl OctHeap {
     /// Places `key` at the root slot and moves it down to its place.
     #[inline]
     fn sift_down(&mut self, key: u64, ev: Event) {
-        let n = self.keys.len();
+        let n = self.events.len();
         let mut i = 0;
         loop {
             let first = 8 * i + 1;
             if first >= n {
                 break;
             }
-            let (m, mk) = if first + 8 <= n {
-                // A full group: a branch-free tournament (keys are unique, so any
-                // minimum is the minimum).
-                let k = &self.keys[first..first + 8];
-                let min2 = |x: usize, y: usize| if k[y] < k[x] { y } else { x };
-                let (a, b) = (min2(0, 1), min2(2, 3));
-                let (c, d) = (min2(4, 5), min2(6, 7));
-                let (ab, cd) = (min2(a, b), min2(c, d));
-                let w = min2(ab, cd);
-                (first + w, k[w])
-            } else {
-                let mut m = first;
-                let mut mk = self.keys[first];
-                for c in first + 1..n {
-                    let k = self.keys[c];
-                    if k < mk {
-                        mk = k;
-                        m = c;
-                    }
-                }
-                (m, mk)
-            };
+            // A whole group (padded past the end): a branch-free tournament. Keys are
+            // unique, and a pad ties only with pads, so any minimum is the minimum.
+            let k = &self.keys[first..first + 8];
+            let min2 = |x: usize, y: usize| std::hint::select_unpredictable(k[y] < k[x], y, x);
+            let (a, b) = (min2(0, 1), min2(2, 3));
+            let (c, d) = (min2(4, 5), min2(6, 7));
+            let (ab, cd) = (min2(a, b), min2(c, d));
+            let w = min2(ab, cd);
+            let (m, mk) = (first + w, k[w]);
             if key <= mk {
                 break;
             }
@@ -169,8 +185,13 @@ impl OctHeap {
         self.events[i] = ev;
     }
 
+    /// The entries' keys.
+    fn live_keys(&self) -> &[u64] {
+        &self.keys[..self.events.len()]
+    }
+
     fn len(&self) -> usize {
-        self.keys.len() - self.hole as usize
+        self.events.len() - self.hole as usize
     }
 }
 
@@ -218,11 +239,7 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: OctHeap {
-                keys: Vec::with_capacity(256),
-                events: Vec::with_capacity(256),
-                hole: false,
-            },
+            heap: OctHeap::with_capacity(256),
             ticks: TickRing::default(),
             immediate: std::collections::VecDeque::with_capacity(64),
             now: SimTime::ZERO,
@@ -274,7 +291,7 @@ impl EventQueue {
     fn renumber(&mut self) {
         self.heap.close_hole();
         // (key, where): heap slot i as i, tick slot j as usize::MAX - j.
-        let mut all: Vec<(u64, usize)> = self.heap.keys.iter().copied().zip(0..).collect();
+        let mut all: Vec<(u64, usize)> = self.heap.live_keys().iter().copied().zip(0..).collect();
         let ticks = &self.ticks;
         all.extend(ticks.slots.iter().enumerate().map(|(j, &(off, _, seq))| {
             let round = ticks.round + (j < ticks.idx) as u64;
@@ -287,7 +304,7 @@ impl EventQueue {
         all.sort_unstable();
         for (rank, &(k, at)) in all.iter().enumerate() {
             let k = (k & !(SEQ_END - 1)) | (rank as u64 + 1);
-            if at < self.heap.keys.len() {
+            if at < self.heap.events.len() {
                 self.heap.keys[at] = k;
             } else {
                 self.ticks.slots[usize::MAX - at].2 = k & (SEQ_END - 1);
