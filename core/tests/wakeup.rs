@@ -440,12 +440,12 @@ fn random_state(
     let n = env.nr_cpus();
     let mut r = Lcg(seed);
     let mut s = SchedState::all_idle(n, |_| 0);
-    s.core_sched_enabled = r.next() % 4 == 0;
+    s.core_sched_enabled = r.next().is_multiple_of(4);
     for c in 0..n as usize {
         if r.next() % 100 < busy_pct {
             s.rqs[c] = RqState::busy(1 + (r.next() % 3) as u32);
         }
-        if r.next() % 10 == 0 {
+        if r.next().is_multiple_of(10) {
             s.rqs[c].ttwu_pending = true;
         }
         s.rqs[c].core_cookie = r.next() % 3;
@@ -462,11 +462,11 @@ fn random_state(
                 .map(|o| s.rqs[o.idx()].util_avg)
                 .sum();
             s.llc_shared[c.idx()].nr_idle_scan = wakeup::update_idle_cpu_scan(env, c, sum);
-            s.llc_shared[c.idx()].has_idle_cores = r.next() % 2 == 0;
+            s.llc_shared[c.idx()].has_idle_cores = r.next().is_multiple_of(2);
         }
     }
     let allowed = if restrict {
-        let a = CpuMask::from_cpus(n, (0..n).filter(|_| r.next() % 2 == 0).map(CpuId));
+        let a = CpuMask::from_cpus(n, (0..n).filter(|_| r.next().is_multiple_of(2)).map(CpuId));
         if a.is_empty() {
             CpuMask::of(n, CpuId((r.next() % n as u64) as u32))
         } else {

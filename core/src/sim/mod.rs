@@ -650,7 +650,7 @@ impl Simulator {
             Event::Tick { cpu } => self.on_tick(cpu),
             Event::Sample => self.on_sample(),
         }
-        if self.check || (cfg!(debug_assertions) && self.events % 4096 == 0) {
+        if self.check || (cfg!(debug_assertions) && self.events.is_multiple_of(4096)) {
             if let Err(what) = self.check_invariants() {
                 self.error = Some(SimError::Invariant { at: self.now, what });
                 return false;

@@ -657,7 +657,7 @@ pub(crate) fn parse_summary(
     let vendor = kv.get("Vendor ID").map(|&(_, v)| v).unwrap_or("");
     let llc_key = if has_l3 { "L3 cache" } else { "L2 cache" };
     let per_count = |what: &str, count: u32| -> Result<u32, ImportError> {
-        if count == 0 || n_cores % count != 0 {
+        if count == 0 || !n_cores.is_multiple_of(count) {
             return Err(not_enough(format!(
                 "counts {count} {what} instances, which do not divide its {n_cores} cores"
             )));
@@ -707,7 +707,7 @@ pub(crate) fn parse_summary(
         }
     }
     let outer_of_cluster = cores_per_llc.unwrap_or(cores_per_socket);
-    if cores_per_cluster == 0 || outer_of_cluster % cores_per_cluster != 0 {
+    if cores_per_cluster == 0 || !outer_of_cluster.is_multiple_of(cores_per_cluster) {
         return Err(bad_hint(format!(
             "{cores_per_cluster} cores per cluster does not divide {outer_of_cluster} cores per {}",
             if cores_per_llc.is_some() {
