@@ -889,23 +889,24 @@ impl Simulator {
         let want = self.sibling_cookie(cpu);
         let ok = |t: u32| want.is_none_or(|k| self.tasks[t as usize].cookie == k);
         if self.eevdf {
-            let mut best: Option<(i64, usize)> = None;
-            let mut fallback: Option<(i64, usize)> = None;
+            // The earliest deadline among eligible tasks, else the least vruntime; the
+            // first in queue order on ties. (A deadline or vruntime never reaches
+            // i64::MAX: both are nanoseconds of a run capped at hours.)
+            let (mut best_d, mut best) = (i64::MAX, usize::MAX);
+            let (mut least_v, mut fallback) = (i64::MAX, usize::MAX);
             for (i, &t) in c.queue.iter().enumerate() {
                 if !ok(t) {
                     continue;
                 }
                 let task = &self.tasks[t as usize];
-                if best.is_none_or(|(d, _)| task.deadline < d)
-                    && self.vruntime_eligible(cpu, task.vruntime)
-                {
-                    best = Some((task.deadline, i));
+                if task.deadline < best_d && self.vruntime_eligible(cpu, task.vruntime) {
+                    (best_d, best) = (task.deadline, i);
                 }
-                if fallback.is_none_or(|(v, _)| task.vruntime < v) {
-                    fallback = Some((task.vruntime, i));
+                if task.vruntime < least_v {
+                    (least_v, fallback) = (task.vruntime, i);
                 }
             }
-            best.or(fallback).map(|(_, i)| i)
+            [best, fallback].into_iter().find(|&i| i != usize::MAX)
         } else {
             c.queue
                 .iter()
