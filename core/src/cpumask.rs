@@ -57,10 +57,15 @@ pub enum CpuMaskError {
     BadList { text: String, why: String },
 }
 
-/// Words kept inline: machines of up to 512 CPUs (every preset) never allocate, so
-/// the wake-up path can copy and intersect masks freely (`cpumask_and()` into a
-/// fresh mask is one 64-byte copy, as a `struct cpumask` on the kernel's stack is).
-const INLINE_WORDS: usize = 8;
+/// Words kept inline: masks of machines of up to 256 CPUs (every preset but the
+/// 384-CPU EPYC 9654 2P) never allocate, so the wake-up path can copy and intersect
+/// them freely (`cpumask_and()` into a fresh mask is one 32-byte copy, as a
+/// `struct cpumask` on the kernel's stack is). Four words rather than eight keep a
+/// mask at 48 bytes: the sched domains, groups and task views the wake-up path reads
+/// are mostly masks, and the smaller ones cut its L1 misses by a fifth on the
+/// 128-CPU Kunpeng (docs/performance.md). Two words would cut them further but
+/// allocate on the 192- and 224-CPU presets (5% more instructions there).
+const INLINE_WORDS: usize = 4;
 
 /// The bits: inline up to [`INLINE_WORDS`] words, on the heap beyond (bounded by
 /// [`MAX_CPUS`]). Inline words past the mask's length stay zero.
