@@ -222,8 +222,6 @@ struct Task {
     tokens: u32,
     cap: u32,
     drop_when_full: bool,
-    /// Senders blocked on this task's full mailbox (bounded by the number of tasks).
-    writers: Vec<u32>,
     /// What is left of the current CPU burst.
     remaining_ns: u64,
     /// Costs to pay at the start of the next burst (wake-up path, cache distance).
@@ -233,8 +231,9 @@ struct Task {
     vlag: i64,
     load: Pelt,
     util: Pelt,
-    cookie: u64,
-    wake_at: Option<SimTime>,
+    /// When it was last woken, until it runs (`SimTime::MAX`: not waiting to run
+    /// after a wake-up).
+    wake_at: SimTime,
     last_cpu: u32,
     last_ran: SimTime,
     timer_gen: u32,
@@ -308,6 +307,12 @@ pub struct Simulator {
     /// Per task: the wake-up path's view of it (as waker and as wakee).
     views: Vec<Waker>,
     tasks: Vec<Task>,
+    /// Per task: the senders blocked on its full mailbox (bounded by the number of
+    /// tasks). Kept out of `Task`: only pipe workloads with small mailboxes use it.
+    writers: Vec<Vec<u32>>,
+    /// Per task: its core-scheduling cookie (0: none). Kept out of `Task`: only
+    /// core scheduling reads it.
+    cookies: Vec<u64>,
     code: Code,
     cpus: Vec<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
@@ -438,7 +443,6 @@ impl Simulator {
                 tokens: 0,
                 cap: spec.mailbox_cap.max(1),
                 drop_when_full: spec.drop_when_full,
-                writers: Vec::new(),
                 remaining_ns: 0,
                 debt_ns: 0,
                 vruntime: 0,
@@ -446,8 +450,7 @@ impl Simulator {
                 vlag: 0,
                 load: Pelt::default(),
                 util: Pelt::default(),
-                cookie: spec.cookie,
-                wake_at: None,
+                wake_at: SimTime::MAX,
                 last_cpu: first.0,
                 last_ran: SimTime::ZERO,
                 timer_gen: 0,
@@ -465,7 +468,8 @@ impl Simulator {
                 in_task: spec.wakes_in_task,
             });
         }
-        let core_sched = tasks.iter().any(|t| t.cookie != 0);
+        let cookies: Vec<u64> = plan.tasks.iter().map(|spec| spec.cookie).collect();
+        let core_sched = cookies.iter().any(|&c| c != 0);
         state.core_sched_enabled = core_sched;
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
@@ -511,6 +515,8 @@ impl Simulator {
             cost,
             state,
             views,
+            writers: vec![Vec::new(); tasks.len()],
+            cookies,
             tasks,
             code,
             cpus,
@@ -875,7 +881,7 @@ impl Simulator {
         }
         self.siblings[cpu as usize].iter().find_map(|&s| {
             let sc = &self.cpus[s as usize];
-            (sc.mode == Mode::Running).then(|| self.tasks[sc.curr as usize].cookie)
+            (sc.mode == Mode::Running).then(|| self.cookies[sc.curr as usize])
         })
     }
 
@@ -887,7 +893,7 @@ impl Simulator {
             return None;
         }
         let want = self.sibling_cookie(cpu);
-        let ok = |t: u32| want.is_none_or(|k| self.tasks[t as usize].cookie == k);
+        let ok = |t: u32| want.is_none_or(|k| self.cookies[t as usize] == k);
         if self.eevdf {
             // The earliest deadline among eligible tasks, else the least vruntime; the
             // first in queue order on ties. (A deadline or vruntime never reaches
@@ -925,7 +931,7 @@ impl Simulator {
             return false;
         }
         if let Some(k) = self.sibling_cookie(cpu) {
-            if self.tasks[w as usize].cookie != k {
+            if self.cookies[w as usize] != k {
                 return false;
             }
         }
@@ -1071,7 +1077,8 @@ impl Simulator {
             task.loc = Loc::Running(cpu);
             task.util.update(now.ns(), 0);
             task.last_cpu = cpu;
-            if let Some(w) = task.wake_at.take() {
+            let w = std::mem::replace(&mut task.wake_at, SimTime::MAX);
+            if w != SimTime::MAX {
                 if self.measuring {
                     let lat = (now + switch_ns).since(w);
                     self.metrics.wake_latency.record(lat);
@@ -1196,7 +1203,7 @@ impl Simulator {
         for &c in std::iter::once(&cpu).chain(self.siblings[cpu as usize].iter()) {
             let cc = &self.cpus[c as usize];
             if cc.mode == Mode::Running {
-                cookie = self.tasks[cc.curr as usize].cookie;
+                cookie = self.cookies[cc.curr as usize];
             }
         }
         self.state.rqs[cpu as usize].core_cookie = cookie;
@@ -1406,7 +1413,7 @@ impl Simulator {
                         if let Some(ns) = self.take_debt(t) {
                             return Next::Run(ns);
                         }
-                        self.tasks[to as usize].writers.push(t);
+                        self.writers[to as usize].push(t);
                         self.tasks[t as usize].block = Block::SendFull;
                         return Next::Block;
                     }
@@ -1422,9 +1429,9 @@ impl Simulator {
                         let was_full = task.tokens >= task.cap;
                         task.tokens -= 1;
                         task.pc += 1;
-                        if was_full && !task.writers.is_empty() {
+                        if was_full && !self.writers[t as usize].is_empty() {
                             // pipe_read(): wake the writers waiting for room.
-                            let ws = std::mem::take(&mut task.writers);
+                            let ws = std::mem::take(&mut self.writers[t as usize]);
                             for w in ws {
                                 if self.tasks[w as usize].loc == Loc::Blocked
                                     && self.tasks[w as usize].block == Block::SendFull
@@ -1645,7 +1652,7 @@ impl Simulator {
         }
         let data_ns = self.cost.wake_data_ns(CpuId(src), CpuId(target));
         self.tasks[pi].debt_ns += data_ns;
-        self.tasks[pi].wake_at = Some(now);
+        self.tasks[pi].wake_at = now;
         self.enqueue(p, target);
         // Get the target CPU to schedule.
         match target_mode {
@@ -1827,10 +1834,10 @@ impl Simulator {
                 ));
             }
             if running && self.core_sched {
-                let k = self.tasks[c.curr as usize].cookie;
+                let k = self.cookies[c.curr as usize];
                 for &s in &self.siblings[ci] {
                     let sc = &self.cpus[s as usize];
-                    if sc.mode == Mode::Running && self.tasks[sc.curr as usize].cookie != k {
+                    if sc.mode == Mode::Running && self.cookies[sc.curr as usize] != k {
                         return Err(format!("SMT siblings {ci} and {s} run different cookies"));
                     }
                 }
