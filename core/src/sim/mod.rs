@@ -1078,13 +1078,11 @@ impl Simulator {
             task.util.update(now.ns(), 0);
             task.last_cpu = cpu;
             let w = std::mem::replace(&mut task.wake_at, SimTime::MAX);
-            if w != SimTime::MAX {
-                if self.measuring {
-                    let lat = (now + switch_ns).since(w);
-                    self.metrics.wake_latency.record(lat);
-                    if task.latency_tracked {
-                        self.metrics.task_wake_latency.record(lat);
-                    }
+            if w != SimTime::MAX && self.measuring {
+                let lat = (now + switch_ns).since(w);
+                self.metrics.wake_latency.record(lat);
+                if task.latency_tracked {
+                    self.metrics.task_wake_latency.record(lat);
                 }
             }
         }
