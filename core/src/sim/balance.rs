@@ -96,8 +96,11 @@ impl Simulator {
     fn pick_migratable(&self, src: u32, dst: u32, allow_hot: bool) -> Option<u32> {
         let q = &self.cpus[src as usize].queue;
         let mut hot = None;
+        // can_migrate_task(): p's CPUs allow dst, and (core scheduling)
+        // sched_core_cookie_match(dst, p): dst's core is idle or runs p's cookie.
+        let core_cookie = self.sibling_cookie(dst);
         for &t in q {
-            if !self.allowed_on(t, dst) {
+            if !self.allowed_on(t, dst) || core_cookie.is_some_and(|k| self.cookie(t) != k) {
                 continue;
             }
             if self.now.since(self.tasks[t as usize].last_ran) >= MIGRATION_COST_NS {

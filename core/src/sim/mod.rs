@@ -310,9 +310,6 @@ pub struct Simulator {
     /// Per task: the senders blocked on its full mailbox (bounded by the number of
     /// tasks). Kept out of `Task`: only pipe workloads with small mailboxes use it.
     writers: Vec<Vec<u32>>,
-    /// Per task: its core-scheduling cookie (0: none). Kept out of `Task`: only
-    /// core scheduling reads it.
-    cookies: Vec<u64>,
     code: Code,
     cpus: Vec<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
@@ -462,14 +459,14 @@ impl Simulator {
             });
             let mut ts = TaskState::new(TaskId(i as u32), first, mask);
             ts.load = 0;
+            ts.cookie = spec.cookie;
             views.push(Waker {
                 cpu: first,
                 task: Some(ts),
                 in_task: spec.wakes_in_task,
             });
         }
-        let cookies: Vec<u64> = plan.tasks.iter().map(|spec| spec.cookie).collect();
-        let core_sched = cookies.iter().any(|&c| c != 0);
+        let core_sched = plan.tasks.iter().any(|spec| spec.cookie != 0);
         state.core_sched_enabled = core_sched;
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
@@ -516,7 +513,6 @@ impl Simulator {
             state,
             views,
             writers: vec![Vec::new(); tasks.len()],
-            cookies,
             tasks,
             code,
             cpus,
@@ -874,6 +870,11 @@ impl Simulator {
         task.last_ran = now;
     }
 
+    /// `p->core_cookie` (0: none), as the wake-up path reads it from the task's view.
+    fn cookie(&self, t: u32) -> u64 {
+        self.views[t as usize].task.as_ref().map_or(0, |v| v.cookie)
+    }
+
     /// The cookie the CPU's SMT siblings are running, if any (core scheduling).
     fn sibling_cookie(&self, cpu: u32) -> Option<u64> {
         if !self.core_sched {
@@ -881,7 +882,7 @@ impl Simulator {
         }
         self.siblings[cpu as usize].iter().find_map(|&s| {
             let sc = &self.cpus[s as usize];
-            (sc.mode == Mode::Running).then(|| self.cookies[sc.curr as usize])
+            (sc.mode == Mode::Running).then(|| self.cookie(sc.curr))
         })
     }
 
@@ -893,7 +894,7 @@ impl Simulator {
             return None;
         }
         let want = self.sibling_cookie(cpu);
-        let ok = |t: u32| want.is_none_or(|k| self.cookies[t as usize] == k);
+        let ok = |t: u32| want.is_none_or(|k| self.cookie(t) == k);
         if self.eevdf {
             // The earliest deadline among eligible tasks, else the least vruntime; the
             // first in queue order on ties. (A deadline or vruntime never reaches
@@ -931,7 +932,7 @@ impl Simulator {
             return false;
         }
         if let Some(k) = self.sibling_cookie(cpu) {
-            if self.cookies[w as usize] != k {
+            if self.cookie(w) != k {
                 return false;
             }
         }
@@ -1201,7 +1202,7 @@ impl Simulator {
         for &c in std::iter::once(&cpu).chain(self.siblings[cpu as usize].iter()) {
             let cc = &self.cpus[c as usize];
             if cc.mode == Mode::Running {
-                cookie = self.cookies[cc.curr as usize];
+                cookie = self.cookie(cc.curr);
             }
         }
         self.state.rqs[cpu as usize].core_cookie = cookie;
@@ -1832,10 +1833,10 @@ impl Simulator {
                 ));
             }
             if running && self.core_sched {
-                let k = self.cookies[c.curr as usize];
+                let k = self.cookie(c.curr);
                 for &s in &self.siblings[ci] {
                     let sc = &self.cpus[s as usize];
-                    if sc.mode == Mode::Running && self.cookies[sc.curr as usize] != k {
+                    if sc.mode == Mode::Running && self.cookie(sc.curr) != k {
                         return Err(format!("SMT siblings {ci} and {s} run different cookies"));
                     }
                 }
@@ -1908,4 +1909,46 @@ fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(), SimError
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::CostParams;
+    use crate::topology::presets;
+    use crate::workload::{self, Workload};
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The wake-up path reads `p->core_cookie` from the task's view: the simulator
+    /// must put each task's cookie there (it once kept its own copy and left the
+    /// view's at 0, so every wakee looked cookie-less to select_idle_sibling()).
+    #[test]
+    fn the_wake_up_view_carries_the_task_cookie() {
+        let machine = presets::machine("xeon-smt-8").unwrap();
+        let w = Workload::CookiePairs {
+            threads: 10,
+            iterations: 2,
+            work: Dist::Uniform { lo: 0, hi: 1_000 },
+            sleep: Dist::Uniform { lo: 0, hi: 1_000 },
+            cookies: true,
+        };
+        let plan = workload::build(&w, &CostParams::for_machine(&machine), 8).unwrap();
+        let want: Vec<u64> = plan.tasks.iter().map(|t| t.cookie).collect();
+        assert!(want.iter().any(|&c| c != 0));
+        let sim = Simulator::new(SimConfig {
+            allowed: CpuMask::full(8),
+            machine,
+            patches: "6.8".parse().unwrap(),
+            plan,
+            seed: 1,
+            duration: SimTime::from_ms(10),
+            warmup: SimTime::ZERO,
+            check_invariants: false,
+        })
+        .unwrap();
+        for (t, &c) in want.iter().enumerate() {
+            assert_eq!(sim.views[t].task.as_ref().map(|v| v.cookie), Some(c));
+        }
+    }
 }
