@@ -75,6 +75,20 @@ enum Words {
     Heap(Box<[u64]>),
 }
 
+/// How many CPUs of `m` (a mask of up to 128 CPUs) `for_each_cpu_wrap(.., start)` visits
+/// before CPU `k`: those from `start` up, then, once the walk has wrapped, those below `k`.
+#[inline]
+fn wrap_before128(m: u128, start: u32, k: u32) -> u32 {
+    let upper = m & (!0u128 << start);
+    let below_k = (1u128 << k) - 1;
+    let before = if k >= start {
+        upper & below_k
+    } else {
+        upper | (m & below_k)
+    };
+    before.count_ones()
+}
+
 /// How [`CpuMask::wrap_walk`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WrapWalk {
@@ -266,14 +280,7 @@ impl CpuMask {
     pub fn wrap_position(&self, start: u32, cpu: CpuId) -> u32 {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
         if let Some(m) = self.bits128().filter(|_| cpu.0 < self.nr_cpu_ids) {
-            let upper = m & (!0u128 << start);
-            let below_cpu = (1u128 << cpu.0) - 1;
-            let before = if cpu.0 >= start {
-                upper & below_cpu
-            } else {
-                upper | (m & below_cpu)
-            };
-            return before.count_ones();
+            return wrap_before128(m, start, cpu.0);
         }
         if cpu.0 >= start {
             self.weight_range(start, cpu.0)
@@ -290,22 +297,12 @@ impl CpuMask {
         let start = if start >= self.nr_cpu_ids { 0 } else { start };
         if let (Some(m), Some(h)) = (self.bits128(), hit.bits128()) {
             // The walk visits m's bits >= start, low first, then its bits < start.
-            let upper = m & (!0u128 << start);
             let hits = m & h;
-            let first = if hits & upper != 0 {
-                hits & upper
-            } else {
-                hits
-            };
+            let upper_hits = hits & (!0u128 << start);
+            let first = if upper_hits != 0 { upper_hits } else { hits };
             if first != 0 {
                 let k = first.trailing_zeros();
-                let below_k = (1u128 << k) - 1;
-                let before = if k >= start {
-                    upper & below_k
-                } else {
-                    upper | (m & below_k)
-                };
-                let pos = before.count_ones() as u64;
+                let pos = wrap_before128(m, start, k) as u64;
                 if pos >= limit {
                     return WrapWalk::Limit;
                 }
