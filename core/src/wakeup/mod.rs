@@ -38,7 +38,11 @@ use crate::sched_domain::{BuildConfig, DomainError, SchedDomains, SdFlags};
 use crate::topology::Machine;
 
 /// The read-only topology a wake-up consults: the machine, its domains for the patch
-/// set's kernel, and per-CPU masks precomputed for the hot path.
+/// set's kernel, and per-CPU copies of what the hot path reads, packed as the kernel
+/// packs them (see [`TopCache`] and [`SdHot`]).
+///
+/// `domains` is the source of truth and never changes after [`WakeEnv::new`]; the
+/// packed copies are derived from it there, once.
 #[derive(Clone, Debug)]
 pub struct WakeEnv {
     pub patches: PatchSet,
@@ -47,6 +51,47 @@ pub struct WakeEnv {
     smt: Vec<CpuMask>,
     /// `cpu_smt_mask(cpu)` as a list, for the tight loops.
     smt_list: Vec<Vec<CpuId>>,
+    /// Per CPU (offline ones too).
+    top: Vec<TopCache>,
+    /// Every online CPU's `rq->sd` chain bottom-up, then its LLC's first group; a
+    /// CPU's entries are contiguous (see [`TopCache::sd`]).
+    sd_hot: Vec<SdHot>,
+}
+
+/// What the wake-up path reads of one `struct sched_domain` (or, for the LLC's first
+/// group, of its `struct sched_group`), in one cache line: the domain walk of
+/// `select_task_rq_fair()` tests a level's flags and span, and the full
+/// [`crate::sched_domain::SchedDomain`] keeps them a line apart from each other.
+#[derive(Clone, Debug)]
+#[repr(C, align(64))]
+pub(crate) struct SdHot {
+    pub flags: SdFlags,
+    pub span_weight: u32,
+    pub imbalance_pct: u32,
+    pub span: CpuMask,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The per-CPU variables `update_top_cache_domain()` publishes (`sd_llc`,
+/// `sd_llc_size`, `sd_llc_id`, `sd_share_id`, `sd_llc_shared`), next to each other as
+/// the kernel's per-CPU area keeps them, plus where the CPU's [`SdHot`] entries are.
+/// A CPU without domains (offline, or alone) has `update_top_cache_domain(cpu, NULL)`'s
+/// values: its own id, size 1, no LLC.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TopCache {
+    /// Index into `sd_hot` of `rq->sd`, the lowest domain.
+    sd: u32,
+    /// Levels in the chain.
+    nr_sd: u16,
+    /// `sd_llc` as a level of the chain (`u16::MAX`: none).
+    sd_llc: u16,
+    pub sd_llc_id: CpuId,
+    pub sd_llc_size: u32,
+    pub sd_share_id: CpuId,
+    pub sd_l2c_id: CpuId,
+    /// `sd_llc_shared`, as the id of its LLC (`NONE`: none).
+    llc_shared: u32,
 }
 
 impl WakeEnv {
@@ -56,11 +101,14 @@ impl WakeEnv {
         let online = domains.cpu_map.clone();
         let smt: Vec<CpuMask> = machine.smt_masks().iter().map(|m| m.and(&online)).collect();
         let smt_list = smt.iter().map(|m| m.iter().collect()).collect();
+        let (top, sd_hot) = pack_hot(&domains);
         Ok(WakeEnv {
             patches,
             domains,
             smt,
             smt_list,
+            top,
+            sd_hot,
         })
     }
 
@@ -87,19 +135,119 @@ impl WakeEnv {
         self.domains.sched_cluster_active
     }
 
+    /// The CPU's per-CPU cache-domain variables.
+    #[inline]
+    pub(crate) fn top(&self, cpu: CpuId) -> &TopCache {
+        &self.top[cpu.idx()]
+    }
+
+    /// `for_each_domain(cpu, sd)`: the CPU's chain bottom-up, as the wake-up path
+    /// reads it (level `i` is `domains.cpu(cpu).domains[i]`).
+    #[inline]
+    pub(crate) fn sd_walk(&self, cpu: CpuId) -> &[SdHot] {
+        let t = self.top(cpu);
+        &self.sd_hot[t.sd as usize..t.sd as usize + t.nr_sd as usize]
+    }
+
+    /// `per_cpu(sd_llc, cpu)`, if the CPU has one.
+    #[inline]
+    pub(crate) fn sd_llc(&self, cpu: CpuId) -> Option<&SdHot> {
+        let t = self.top(cpu);
+        (t.sd_llc != u16::MAX).then(|| &self.sd_hot[t.sd as usize + t.sd_llc as usize])
+    }
+
+    /// `sd_llc->groups`, the LLC's first group (the one holding the CPU): its flags and
+    /// span.
+    #[inline]
+    pub(crate) fn sd_llc_first_group(&self, cpu: CpuId) -> Option<&SdHot> {
+        let t = self.top(cpu);
+        (t.sd_llc != u16::MAX).then(|| &self.sd_hot[t.sd as usize + t.nr_sd as usize])
+    }
+
+    /// `cpus_share_cache(a, b)`.
+    #[inline]
+    pub fn cpus_share_cache(&self, a: CpuId, b: CpuId) -> bool {
+        a == b || self.top(a).sd_llc_id == self.top(b).sd_llc_id
+    }
+
+    /// `cpus_share_resources(a, b)` (v6.7+, seed 01 1/3).
+    #[inline]
+    pub fn cpus_share_resources(&self, a: CpuId, b: CpuId) -> bool {
+        a == b || self.top(a).sd_share_id == self.top(b).sd_share_id
+    }
+
+    /// `cpus_share_l2c(a, b)` (seed 03, RFC).
+    #[inline]
+    pub fn cpus_share_l2c(&self, a: CpuId, b: CpuId) -> bool {
+        a == b || self.top(a).sd_l2c_id == self.top(b).sd_l2c_id
+    }
+
     /// The LLC id whose `sched_domain_shared` serves `cpu`, if any.
+    #[inline]
     pub fn llc_shared_of(&self, cpu: CpuId) -> Option<CpuId> {
-        self.domains.cpu(cpu).sd_llc_shared.map(|s| s.cpu)
+        let id = self.top(cpu).llc_shared;
+        (id != NONE).then_some(CpuId(id))
     }
 
     /// Whether the first group of the CPU's LLC domain carries SD_CLUSTER (the
     /// `sg->flags & SD_CLUSTER` test of select_idle_cpu()).
+    #[inline]
     pub fn llc_first_group_is_cluster(&self, cpu: CpuId) -> bool {
-        self.domains
-            .cpu(cpu)
-            .llc()
-            .is_some_and(|d| d.groups[0].flags.contains(SdFlags::CLUSTER))
+        self.sd_llc_first_group(cpu)
+            .is_some_and(|g| g.flags.contains(SdFlags::CLUSTER))
     }
+}
+
+/// Packs the per-CPU variables and the hot part of each CPU's domains.
+fn pack_hot(domains: &SchedDomains) -> (Vec<TopCache>, Vec<SdHot>) {
+    let n = domains.cpu_map.nr_cpu_ids() as usize;
+    let mut top = Vec::with_capacity(n);
+    let mut hot = Vec::new();
+    for c in 0..n {
+        let cpu = CpuId(c as u32);
+        let Some(cd) = domains.try_cpu(cpu) else {
+            top.push(TopCache {
+                sd: hot.len() as u32,
+                nr_sd: 0,
+                sd_llc: u16::MAX,
+                sd_llc_id: cpu,
+                sd_llc_size: 1,
+                sd_share_id: cpu,
+                sd_l2c_id: cpu,
+                llc_shared: NONE,
+            });
+            continue;
+        };
+        let sd = hot.len() as u32;
+        for d in &cd.domains {
+            hot.push(SdHot {
+                flags: d.flags,
+                span_weight: d.span_weight,
+                imbalance_pct: d.imbalance_pct,
+                span: d.span.clone(),
+            });
+        }
+        if let Some(llc) = cd.llc() {
+            let g = &llc.groups[0];
+            hot.push(SdHot {
+                flags: g.flags,
+                span_weight: g.span.weight(),
+                imbalance_pct: 0,
+                span: g.span.clone(),
+            });
+        }
+        top.push(TopCache {
+            sd,
+            nr_sd: cd.domains.len() as u16,
+            sd_llc: cd.sd_llc.map_or(u16::MAX, |i| i as u16),
+            sd_llc_id: cd.sd_llc_id,
+            sd_llc_size: cd.sd_llc_size,
+            sd_share_id: cd.sd_share_id,
+            sd_l2c_id: cd.sd_l2c_id,
+            llc_shared: cd.sd_llc_shared.map_or(NONE, |s| s.cpu.0),
+        });
+    }
+    (top, hot)
 }
 
 /// How the woken task reaches its CPU's runqueue (`ttwu_queue()`).
@@ -150,4 +298,70 @@ pub struct Decision {
     pub queue: QueuePath,
     pub costs: Costs,
     pub effects: Effects,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::presets::PRESETS;
+
+    /// The packed copies say what the domains say, level by level, on every preset
+    /// and for releases with and without the cluster patch.
+    #[test]
+    fn the_packed_hot_copies_match_the_domains() {
+        for preset in PRESETS {
+            let machine = preset.machine();
+            for set in ["6.5", "6.6+cluster", "6.8", "6.12"] {
+                let env = WakeEnv::new(&machine, set.parse().unwrap()).unwrap();
+                let d = &env.domains;
+                for c in 0..env.nr_cpus() {
+                    let cpu = CpuId(c);
+                    let what = format!("{} {set} CPU{c}", preset.name);
+                    let t = env.top(cpu);
+                    let Some(cd) = d.try_cpu(cpu) else {
+                        assert_eq!(t.sd_llc_id, cpu, "{what}");
+                        assert!(env.sd_walk(cpu).is_empty(), "{what}");
+                        assert!(env.sd_llc(cpu).is_none(), "{what}");
+                        continue;
+                    };
+                    let walk = env.sd_walk(cpu);
+                    assert_eq!(walk.len(), cd.domains.len(), "{what}");
+                    for (h, sd) in walk.iter().zip(&cd.domains) {
+                        assert_eq!(h.flags, sd.flags, "{what}");
+                        assert_eq!(h.span, sd.span, "{what}");
+                        assert_eq!(h.span_weight, sd.span_weight, "{what}");
+                        assert_eq!(h.imbalance_pct, sd.imbalance_pct, "{what}");
+                    }
+                    assert_eq!(env.sd_llc(cpu).map(|h| &h.span), cd.llc().map(|s| &s.span));
+                    let g = env.sd_llc_first_group(cpu);
+                    let sg = cd.llc().map(|s| &s.groups[0]);
+                    assert_eq!(g.map(|h| &h.span), sg.map(|g| &g.span), "{what}");
+                    assert_eq!(g.map(|h| h.flags), sg.map(|g| g.flags), "{what}");
+                    assert_eq!(
+                        (t.sd_llc_id, t.sd_llc_size, t.sd_share_id, t.sd_l2c_id),
+                        (cd.sd_llc_id, cd.sd_llc_size, cd.sd_share_id, cd.sd_l2c_id),
+                        "{what}"
+                    );
+                    assert_eq!(
+                        env.llc_shared_of(cpu),
+                        cd.sd_llc_shared.map(|s| s.cpu),
+                        "{what}"
+                    );
+                    for o in d.cpu_map.iter() {
+                        assert_eq!(env.cpus_share_cache(cpu, o), d.cpus_share_cache(cpu, o));
+                        assert_eq!(
+                            env.cpus_share_resources(cpu, o),
+                            d.cpus_share_resources(cpu, o)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hot_domain_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<SdHot>(), 64);
+        assert_eq!(std::mem::align_of::<SdHot>(), 64);
+    }
 }

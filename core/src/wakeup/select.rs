@@ -215,7 +215,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     }
 
     fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
-        self.env.domains.cpus_share_cache(a, b)
+        self.env.cpus_share_cache(a, b)
     }
 
     /// `select_task_rq()` (core.c).
@@ -277,7 +277,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
 
     /// `wake_wide(p)`: many-to-one wakers spread instead of pulling.
     fn wake_wide(&mut self, waker_flips: u32) -> bool {
-        let factor = self.env.domains.cpu(self.this).sd_llc_size;
+        let factor = self.env.top(self.this).sd_llc_size;
         let (mut master, mut slave) = (waker_flips, self.p.wakee_flips);
         if master < slave {
             std::mem::swap(&mut master, &mut slave);
@@ -323,14 +323,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             want_affine = !self.wake_wide(flips) && self.p.allowed.test_cpu(cpu);
         }
         let mut slow_sd: Option<usize> = None;
-        let domains = &self.env.domains.cpu(cpu).domains;
-        for (i, tmp) in domains.iter().enumerate() {
+        for (i, tmp) in self.env.sd_walk(cpu).iter().enumerate() {
             if want_affine && tmp.flags.contains(SdFlags::WAKE_AFFINE) && tmp.span.test_cpu(prev) {
                 self.t.step(|| Step::Check {
                     func: "select_task_rq_fair",
                     condition: format!(
                         "domain {} ({}) has SD_WAKE_AFFINE and spans prev_cpu {}",
-                        tmp.name, tmp.span, prev.0
+                        self.env.domains.cpu(cpu).domains[i].name,
+                        tmp.span,
+                        prev.0
                     ),
                     outcome: true,
                 });
@@ -476,7 +477,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         sync: bool,
     ) -> Option<CpuId> {
         let f = self.env.patches.features;
-        let sd = &self.env.domains.cpu(this).domains[sd_idx];
+        let sd = &self.env.sd_walk(this)[sd_idx];
         let mut this_eff = self.s.rq(this).load_avg as i64;
         if sync {
             let cur = self.p_waker_load();
@@ -557,7 +558,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 outcome: ok,
             });
             if ok {
-                let share_res = self.env.domains.cpus_share_resources(prev, target);
+                let share_res = self.env.cpus_share_resources(prev, target);
                 if !cluster_active || share_res {
                     return self.ret(F, prev, "prev is idle and cache affine");
                 }
@@ -604,7 +605,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 outcome: ok,
             });
             if ok {
-                if !cluster_active || self.env.domains.cpus_share_resources(recent, target) {
+                if !cluster_active || self.env.cpus_share_resources(recent, target) {
                     return self.ret(F, recent, "recent_used_cpu is idle and cache affine");
                 }
                 if full_cluster {
@@ -622,7 +623,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
 
         // 6. the LLC.
-        if self.env.domains.cpu(target).sd_llc.is_none() {
+        if self.env.sd_llc(target).is_none() {
             return self.ret(F, target, "no LLC domain");
         }
 
@@ -730,7 +731,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `select_idle_smt(p, [sd,] target)`: an idle sibling of prev.
     fn select_idle_smt(&mut self, target: CpuId, llc_of: CpuId) -> Option<CpuId> {
         const F: &str = "select_idle_smt";
-        let llc_span = self.env.domains.cpu(llc_of).llc().map(|d| d.span.clone());
+        let llc_span = self.env.sd_llc(llc_of).map(|d| &d.span);
         for &c in self.env.smt_siblings(target) {
             if c == target || !self.p.allowed.test_cpu(c) {
                 continue;
@@ -807,7 +808,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     fn select_idle_cpu(&mut self, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
         const F: &str = "select_idle_cpu";
         let env = self.env;
-        let llc = env.domains.cpu(target).llc().expect("checked by caller");
+        let llc = env.sd_llc(target).expect("checked by caller");
         let mut cpus = llc.span.and(&self.p.allowed);
         let mut idle_cpu: Option<CpuId> = None;
         let mut nr: i64 = i64::MAX;
@@ -848,7 +849,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
 
         // Seed 01 2/3: the cluster first.
         if env.sched_cluster_active() && env.llc_first_group_is_cluster(target) {
-            let sg_span = &llc.groups[0].span;
+            let sg_span = &env
+                .sd_llc_first_group(target)
+                .expect("the LLC has groups")
+                .span;
             self.t.step(|| Step::Enter {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
@@ -1002,7 +1006,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             // caller through effects.sis_prop_scan; read here as the kernel would.
             avg_idle >>= 1;
         }
-        let llc_id = self.env.domains.cpu(self.this).sd_llc_id;
+        let llc_id = self.env.top(self.this).sd_llc_id;
         let avg_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0) + 1;
         let span_avg = span_weight as u64 * avg_idle;
         let nr = if span_avg > 4 * avg_cost {
@@ -1028,7 +1032,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             return (false, "target not in p's allowed CPUs");
         }
         let share = if self.has(Patch::TtwuL2c) {
-            self.env.domains.cpus_share_l2c(self.this, cpu)
+            self.env.cpus_share_l2c(self.this, cpu)
         } else {
             self.share_cache(self.this, cpu)
         };
