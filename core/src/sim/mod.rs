@@ -83,12 +83,16 @@ pub use time::SimTime;
 pub const MIGRATION_COST_NS: u64 = 500_000;
 /// Upper bound on ops interpreted for one task without consuming time.
 const MAX_OPS_PER_STEP: u32 = 10_000;
+/// The most passes a `Repeat` op may make (a task counts them in 32 bits). Far above
+/// what a run's 4-hour cap lets a loop do: every loop holds a run, wait or sleep.
+pub const MAX_REPEAT: u32 = u32::MAX;
 
 /// The most tasks a run may have (the largest preset workloads have a few thousand).
 /// Keeps the pending events (one timer per task at most, a few per CPU) well inside
 /// [`event::MAX_PENDING`].
 pub const MAX_TASKS: usize = 100_000;
 const _: () = assert!(MAX_TASKS + 4 * crate::cpumask::MAX_CPUS as usize + 16 < event::MAX_PENDING);
+const _: () = assert!(std::mem::size_of::<Task>() == 128);
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum SimError {
@@ -212,11 +216,15 @@ impl Code {
     }
 }
 
+/// One task: 128 bytes, two cache lines (its hot fields are all of it; the cold ones
+/// live in side tables, see [`Simulator::writers`]).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct Task {
     /// The next op, an index into [`Code::ins`].
     pc: u32,
-    iters: u64,
+    /// Passes through the current `Repeat` (at most [`MAX_REPEAT`]).
+    iters: u32,
     loc: Loc,
     block: Block,
     tokens: u32,
@@ -746,8 +754,8 @@ impl Simulator {
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
         Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
         let rq = &mut self.state.rqs[cpu as usize];
-        rq.util_avg = c.util.avg.min(rq.capacity);
-        rq.load_avg = c.load.avg;
+        rq.util_avg = c.util.avg().min(rq.capacity);
+        rq.load_avg = c.load.avg();
     }
 
     fn flush_accounting(&mut self) {
@@ -1469,7 +1477,7 @@ impl Simulator {
                 }
                 Ins::Repeat { to, times } => {
                     task.iters += 1;
-                    if task.iters < self.code.times[times as usize] {
+                    if (task.iters as u64) < self.code.times[times as usize] {
                         task.pc = to;
                     } else {
                         task.iters = 0;
@@ -1890,6 +1898,12 @@ fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(), SimError
     for (i, op) in prog.iter().enumerate() {
         match *op {
             Op::Send { to } if to >= n_tasks => return Err(SimError::BadTarget { task, to }),
+            Op::Repeat { times, .. } if times > MAX_REPEAT as u64 => {
+                return Err(SimError::Workload(format!(
+                    "task {task}: the loop at op {i} repeats {times} times; a loop may repeat at \
+                     most {MAX_REPEAT} times"
+                )));
+            }
             Op::Repeat { to, .. } | Op::Jump { to }
                 if to as usize > i
                     || !prog[to as usize..i]
@@ -1950,5 +1964,50 @@ mod tests {
         for (t, &c) in want.iter().enumerate() {
             assert_eq!(sim.views[t].task.as_ref().map(|v| v.cookie), Some(c));
         }
+    }
+
+    /// A loop longer than a task can count is refused up front with the op named,
+    /// and one at the limit is accepted.
+    #[test]
+    fn a_loop_past_the_repeat_limit_is_refused() {
+        let machine = presets::machine("flat-16").unwrap();
+        let w = Workload::CookiePairs {
+            threads: 2,
+            iterations: 1,
+            work: Dist::Fixed { ns: 1_000 },
+            sleep: Dist::Fixed { ns: 1_000 },
+            cookies: false,
+        };
+        let plan = workload::build(&w, &CostParams::for_machine(&machine), 16).unwrap();
+        let cfg = |times: u64| {
+            let mut plan = plan.clone();
+            for t in &mut plan.tasks {
+                for op in &mut t.program {
+                    if let Op::Repeat { times: x, .. } = op {
+                        *x = times;
+                    }
+                }
+            }
+            SimConfig {
+                allowed: CpuMask::full(16),
+                machine: machine.clone(),
+                patches: "6.8".parse().unwrap(),
+                plan,
+                seed: 1,
+                duration: SimTime::from_ms(10),
+                warmup: SimTime::ZERO,
+                check_invariants: false,
+            }
+        };
+        match Simulator::new(cfg(MAX_REPEAT as u64 + 1)) {
+            Err(SimError::Workload(msg)) => {
+                assert!(
+                    msg.contains("the loop at op 2 repeats 4294967296 times"),
+                    "{msg}"
+                )
+            }
+            other => panic!("expected a workload error, got {:?}", other.err()),
+        }
+        assert!(Simulator::new(cfg(MAX_REPEAT as u64)).is_ok());
     }
 }

@@ -56,14 +56,18 @@ const FRAC: u32 = 16;
 /// A PELT average of a 0/1 signal scaled to `max` (1024 for util, the weight for load).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pelt {
-    /// The average, 0..=level.
-    pub avg: u64,
-    /// `avg` with [`FRAC`] more bits.
+    /// The average with [`FRAC`] more bits.
     fine: u64,
     pub last_ns: u64,
 }
 
 impl Pelt {
+    /// The average, 0..=level.
+    #[inline]
+    pub fn avg(&self) -> u64 {
+        self.fine >> FRAC
+    }
+
     /// Advances to `now_ns` with the signal at `level` (0..=max, e.g. 1024 when running
     /// or `1024 * nr_running` for a runnable count) over the whole interval.
     #[inline]
@@ -101,7 +105,6 @@ impl Pelt {
         let keep = self.fine as u128 * f as u128;
         let add = lvl as u128 * ((1u64 << 32) - f) as u128;
         self.fine = ((keep + add) >> 32) as u64;
-        self.avg = self.fine >> FRAC;
     }
 
     /// The value as of `now_ns` if the signal has been at `level` since the last update
@@ -110,7 +113,7 @@ impl Pelt {
     pub fn peek(&self, now_ns: u64, level: u64) -> u64 {
         let mut p = *self;
         p.update(now_ns, level);
-        p.avg
+        p.avg()
     }
 }
 
@@ -142,9 +145,9 @@ mod tests {
     fn always_on_converges_to_max_and_off_to_zero() {
         let mut p = Pelt::default();
         p.update(400 * PERIOD_NS, 1024);
-        assert!(p.avg > 1000 && p.avg <= 1024, "{}", p.avg);
+        assert!(p.avg() > 1000 && p.avg() <= 1024, "{}", p.avg());
         p.update(2000 * PERIOD_NS, 0);
-        assert!(p.avg < 5, "{}", p.avg);
+        assert!(p.avg() < 5, "{}", p.avg());
     }
 
     #[test]
@@ -157,6 +160,6 @@ mod tests {
             t += 500_000;
             p.update(t, 0);
         }
-        assert!((480..=540).contains(&p.avg), "{}", p.avg);
+        assert!((480..=540).contains(&p.avg()), "{}", p.avg());
     }
 }
