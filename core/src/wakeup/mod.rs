@@ -304,6 +304,8 @@ pub struct Decision {
 mod tests {
     use super::*;
     use crate::topology::presets::PRESETS;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     /// The packed copies say what the domains say, level by level, on every preset
     /// and for releases with and without the cluster patch.
