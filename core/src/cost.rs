@@ -480,7 +480,15 @@ impl CostModel {
     /// was last written on `from` and it runs on `to`.
     #[inline]
     pub fn wake_data_ns(&self, from: CpuId, to: CpuId) -> u64 {
-        match self.distance(from, to) {
+        self.wake_data_ns_at(from, to, self.distance(from, to))
+    }
+
+    /// [`CostModel::wake_data_ns`] when the caller has classified the pair already
+    /// (`d` must be `distance(from, to)`).
+    #[inline]
+    pub fn wake_data_ns_at(&self, from: CpuId, to: CpuId, d: Distance) -> u64 {
+        debug_assert_eq!(d, self.distance(from, to));
+        match d {
             Distance::OtherNode => self.node_wake_ns[self.node_pair(from, to)],
             d => self.params.wake_data_ns[d as usize],
         }

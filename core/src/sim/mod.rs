@@ -884,10 +884,16 @@ impl Simulator {
     }
 
     /// The cookie the CPU's SMT siblings are running, if any (core scheduling).
+    #[inline]
     fn sibling_cookie(&self, cpu: u32) -> Option<u64> {
-        if !self.core_sched {
-            return None;
+        if self.core_sched {
+            self.sibling_cookie_sched(cpu)
+        } else {
+            None
         }
+    }
+
+    fn sibling_cookie_sched(&self, cpu: u32) -> Option<u64> {
         self.siblings[cpu as usize].iter().find_map(|&s| {
             let sc = &self.cpus[s as usize];
             (sc.mode == Mode::Running).then(|| self.cookie(sc.curr))
@@ -1202,10 +1208,14 @@ impl Simulator {
     }
 
     /// `rq->core->core_cookie` for the CPU's core: the cookie of a running thread.
+    #[inline]
     fn publish_core_cookie(&mut self, cpu: u32) {
-        if !self.core_sched {
-            return;
+        if self.core_sched {
+            self.publish_core_cookie_sched(cpu);
         }
+    }
+
+    fn publish_core_cookie_sched(&mut self, cpu: u32) {
         let mut cookie = 0;
         for &c in std::iter::once(&cpu).chain(self.siblings[cpu as usize].iter()) {
             let cc = &self.cpus[c as usize];
@@ -1221,10 +1231,14 @@ impl Simulator {
     }
 
     /// A sibling stopped running a cookie: force-idle siblings may pick again.
+    #[inline]
     fn kick_force_idle_siblings(&mut self, cpu: u32) {
-        if !self.core_sched {
-            return;
+        if self.core_sched {
+            self.kick_force_idle_siblings_sched(cpu);
         }
+    }
+
+    fn kick_force_idle_siblings_sched(&mut self, cpu: u32) {
         for i in 0..self.siblings[cpu as usize].len() {
             let s = self.siblings[cpu as usize][i];
             let sc = &mut self.cpus[s as usize];
@@ -1657,7 +1671,7 @@ impl Simulator {
                 m.migrations_wakeup += 1;
             }
         }
-        let data_ns = self.cost.wake_data_ns(CpuId(src), CpuId(target));
+        let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
         self.tasks[pi].debt_ns += data_ns;
         self.tasks[pi].wake_at = now;
         self.enqueue(p, target);
