@@ -1948,24 +1948,20 @@ mod tests {
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    /// The wake-up path reads `p->core_cookie` from the task's view: the simulator
-    /// must put each task's cookie there (it once kept its own copy and left the
-    /// view's at 0, so every wakee looked cookie-less to select_idle_sibling()).
-    #[test]
-    fn the_wake_up_view_carries_the_task_cookie() {
-        let machine = presets::machine("xeon-smt-8").unwrap();
+    /// A cookie-pairs plan on a preset, and a 10 ms run of it on all its CPUs.
+    fn cookie_pairs(preset: &str, threads: u32, work: Dist, cookies: bool) -> SimConfig {
+        let machine = presets::machine(preset).unwrap();
+        let n = machine.nr_cpus();
         let w = Workload::CookiePairs {
-            threads: 10,
+            threads,
             iterations: 2,
-            work: Dist::Uniform { lo: 0, hi: 1_000 },
-            sleep: Dist::Uniform { lo: 0, hi: 1_000 },
-            cookies: true,
+            work,
+            sleep: work,
+            cookies,
         };
-        let plan = workload::build(&w, &CostParams::for_machine(&machine), 8).unwrap();
-        let want: Vec<u64> = plan.tasks.iter().map(|t| t.cookie).collect();
-        assert!(want.iter().any(|&c| c != 0));
-        let sim = Simulator::new(SimConfig {
-            allowed: CpuMask::full(8),
+        let plan = workload::build(&w, &CostParams::for_machine(&machine), n).unwrap();
+        SimConfig {
+            allowed: CpuMask::full(n),
             machine,
             patches: "6.8".parse().unwrap(),
             plan,
@@ -1973,8 +1969,19 @@ mod tests {
             duration: SimTime::from_ms(10),
             warmup: SimTime::ZERO,
             check_invariants: false,
-        })
-        .unwrap();
+        }
+    }
+
+    /// The wake-up path reads `p->core_cookie` from the task's view: the simulator
+    /// must put each task's cookie there (it once kept its own copy and left the
+    /// view's at 0, so every wakee looked cookie-less to select_idle_sibling()).
+    #[test]
+    fn the_wake_up_view_carries_the_task_cookie() {
+        let work = Dist::Uniform { lo: 0, hi: 1_000 };
+        let cfg = cookie_pairs("xeon-smt-8", 10, work, true);
+        let want: Vec<u64> = cfg.plan.tasks.iter().map(|t| t.cookie).collect();
+        assert!(want.iter().any(|&c| c != 0));
+        let sim = Simulator::new(cfg).unwrap();
         for (t, &c) in want.iter().enumerate() {
             assert_eq!(sim.views[t].task.as_ref().map(|v| v.cookie), Some(c));
         }
@@ -1984,34 +1991,16 @@ mod tests {
     /// and one at the limit is accepted.
     #[test]
     fn a_loop_past_the_repeat_limit_is_refused() {
-        let machine = presets::machine("flat-16").unwrap();
-        let w = Workload::CookiePairs {
-            threads: 2,
-            iterations: 1,
-            work: Dist::Fixed { ns: 1_000 },
-            sleep: Dist::Fixed { ns: 1_000 },
-            cookies: false,
-        };
-        let plan = workload::build(&w, &CostParams::for_machine(&machine), 16).unwrap();
         let cfg = |times: u64| {
-            let mut plan = plan.clone();
-            for t in &mut plan.tasks {
+            let mut cfg = cookie_pairs("flat-16", 2, Dist::Fixed { ns: 1_000 }, false);
+            for t in &mut cfg.plan.tasks {
                 for op in &mut t.program {
                     if let Op::Repeat { times: x, .. } = op {
                         *x = times;
                     }
                 }
             }
-            SimConfig {
-                allowed: CpuMask::full(16),
-                machine: machine.clone(),
-                patches: "6.8".parse().unwrap(),
-                plan,
-                seed: 1,
-                duration: SimTime::from_ms(10),
-                warmup: SimTime::ZERO,
-                check_invariants: false,
-            }
+            cfg
         };
         match Simulator::new(cfg(MAX_REPEAT as u64 + 1)) {
             Err(SimError::Workload(msg)) => {
