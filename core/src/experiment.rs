@@ -44,6 +44,9 @@ impl RunSpec {
         duration_ms: u64,
         seed: u64,
     ) -> Result<RunSpec, String> {
+        if duration_ms == 0 {
+            return Err("--duration-ms: a run lasts at least 1 ms of simulated time".into());
+        }
         let cpus = match cpus {
             None => machine.all_cpus(),
             Some(t) => parse_cpus(&machine, t)?,

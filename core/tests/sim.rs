@@ -312,6 +312,53 @@ fn runs_longer_than_the_event_keys_hold_are_refused() {
 }
 
 #[test]
+fn empty_runs_and_uncountable_loops_are_refused_with_the_flag_named() {
+    let e = RunSpec::on_preset(
+        "kunpeng920-6426",
+        "node0",
+        "6.6".parse().unwrap(),
+        Workload::NetperfTcpRr { instances: 1 },
+        0,
+        1,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "--duration-ms: a run lasts at least 1 ms of simulated time"
+    );
+
+    let m = machine("kunpeng920-6426");
+    let cost = schedlab_core::cost::CostParams::for_machine(&m);
+    let hackbench = |loops| Workload::Hackbench {
+        groups: 1,
+        fds: 20,
+        loops,
+        pipe: true,
+        threads: false,
+        msg_bytes: 100,
+    };
+    // 20 fds: each receiver reads 20 × loops messages in one 32-bit count.
+    let max = u32::MAX as u64 / 20;
+    assert!(workload::build(&hackbench(max), &cost, 128).is_ok());
+    for loops in [max + 1, u64::MAX] {
+        let e = workload::build(&hackbench(loops), &cost, 128).unwrap_err();
+        assert_eq!(
+            e,
+            format!("hackbench: at most {max} loops with 20 fds per group")
+        );
+    }
+    let cookies = Workload::CookiePairs {
+        threads: 2,
+        iterations: u32::MAX as u64 + 1,
+        work: Dist::fixed(1000),
+        sleep: Dist::fixed(1000),
+        cookies: false,
+    };
+    let e = workload::build(&cookies, &cost, 128).unwrap_err();
+    assert_eq!(e, "cookie-pairs: at most 4294967295 iterations");
+}
+
+#[test]
 fn threads_reads_back_what_with_threads_set() {
     let d = Dist::fixed(1000);
     let all = [

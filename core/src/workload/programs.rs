@@ -174,6 +174,13 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             if fds > 500 {
                 return Err("hackbench: at most 500 fds per group".into());
             }
+            // Each receiver reads loops × fds messages, counted in one 32-bit loop.
+            let max_loops = crate::sim::MAX_REPEAT as u64 / fds as u64;
+            if loops > max_loops {
+                return Err(format!(
+                    "hackbench: at most {max_loops} loops with {fds} fds per group"
+                ));
+            }
             // Each side of a message: half the calibrated pipe write+read, plus the copy.
             let pct = if pipe { 100 } else { UNIX_SOCKET_PCT };
             let side = p.pipe_msg_ns * pct / 100 / 2 + p.copy_ns_per_kib * msg_bytes as u64 / 1024;
@@ -237,6 +244,12 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             nonzero(threads, "cookie-pairs needs at least one thread")?;
             if iterations == 0 {
                 return Err("cookie-pairs needs at least one iteration".into());
+            }
+            if iterations > crate::sim::MAX_REPEAT as u64 {
+                return Err(format!(
+                    "cookie-pairs: at most {} iterations",
+                    crate::sim::MAX_REPEAT
+                ));
             }
             let tasks = (0..threads)
                 .map(|i| {
