@@ -335,7 +335,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         .map(|s| {
             s.trim()
                 .parse::<u32>()
-                .map_err(|_| format!("--threads: {s:?} is not a number"))
+                .map_err(|_| format!("--threads: {s:?} is not a whole number up to {}", u32::MAX))
         })
         .collect::<Result<_, _>>()?;
     if threads.is_empty() {
