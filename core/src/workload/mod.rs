@@ -221,6 +221,28 @@ pub struct Plan {
     pub latency_tasks: Vec<u32>,
 }
 
+impl Plan {
+    /// A plan that runs for the whole duration and reports `metric` over all tasks.
+    pub fn for_duration(tasks: Vec<TaskSpec>, metric: MetricKind) -> Plan {
+        Plan {
+            tasks,
+            metric,
+            until_exit: false,
+            latency_tasks: vec![],
+        }
+    }
+
+    /// A plan that runs until every task has exited and reports the time that took.
+    pub fn to_completion(tasks: Vec<TaskSpec>) -> Plan {
+        Plan {
+            tasks,
+            metric: MetricKind::CompletionTime,
+            until_exit: true,
+            latency_tasks: vec![],
+        }
+    }
+}
+
 /// Work per message derived from the machine's parameters, shared by the programs.
 pub(crate) fn tcp_split(p: &CostParams, factor_pct: u64) -> (u64, u64) {
     // Loopback: the sender runs the whole stack including the receive softirq

@@ -101,16 +101,14 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 tasks.push(client);
                 tasks.push(server);
             }
-            Ok(Plan {
+            Ok(Plan::for_duration(
                 tasks,
-                metric: MetricKind::Throughput {
+                MetricKind::Throughput {
                     unit: "MB/s",
                     scale: TBENCH_BYTES_PER_OP,
                     divisor: 1_000_000,
                 },
-                until_exit: false,
-                latency_tasks: vec![],
-            })
+            ))
         }
         Workload::NetperfTcpRr { instances } | Workload::NetperfUdpRr { instances } => {
             nonzero(instances, "netperf needs at least one instance")?;
@@ -147,16 +145,14 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 tasks.push(client);
                 tasks.push(server);
             }
-            Ok(Plan {
+            Ok(Plan::for_duration(
                 tasks,
-                metric: MetricKind::Throughput {
+                MetricKind::Throughput {
                     unit: "trans/s per instance",
                     scale: 1,
                     divisor: instances as u64,
                 },
-                until_exit: false,
-                latency_tasks: vec![],
-            })
+            ))
         }
         Workload::Hackbench {
             groups,
@@ -227,12 +223,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                     tasks.push(s);
                 }
             }
-            Ok(Plan {
-                tasks,
-                metric: MetricKind::CompletionTime,
-                until_exit: true,
-                latency_tasks: vec![],
-            })
+            Ok(Plan::to_completion(tasks))
         }
         Workload::CookiePairs {
             threads,
@@ -270,12 +261,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                     t
                 })
                 .collect();
-            Ok(Plan {
-                tasks,
-                metric: MetricKind::CompletionTime,
-                until_exit: true,
-                latency_tasks: vec![],
-            })
+            Ok(Plan::to_completion(tasks))
         }
         Workload::Schbench {
             message_threads,
@@ -349,16 +335,14 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                     ],
                 ));
             }
-            Ok(Plan {
+            Ok(Plan::for_duration(
                 tasks,
-                metric: MetricKind::Throughput {
+                MetricKind::Throughput {
                     unit: "trans/s",
                     scale: 1,
                     divisor: 1,
                 },
-                until_exit: false,
-                latency_tasks: vec![],
-            })
+            ))
         }
         Workload::LatPipe { cpu_a, cpu_b } => {
             if cpu_a >= nr_cpu_ids || cpu_b >= nr_cpu_ids {
@@ -392,12 +376,10 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 ],
             );
             b.allowed = pin(nr_cpu_ids, cpu_b);
-            Ok(Plan {
-                tasks: vec![a, b],
-                metric: MetricKind::RoundTripUs { pairs: 1 },
-                until_exit: false,
-                latency_tasks: vec![],
-            })
+            Ok(Plan::for_duration(
+                vec![a, b],
+                MetricKind::RoundTripUs { pairs: 1 },
+            ))
         }
     }
 }
