@@ -49,8 +49,10 @@
 //!   idle CPU.
 //! - **Core scheduling.** SMT siblings only run tasks of one cookie; a CPU whose
 //!   queued tasks do not match the cookie its sibling runs is force-idle (accounted);
-//!   a sibling that has been force-idle across a tick gets the core at the next slice
-//!   expiry. The kernel's core-wide pick by priority is not modelled.
+//!   at a tick, a task alone on its CPU that has used half its slice while a sibling
+//!   is forced idle hands the core over (`task_tick_core()`). The kernel's core-wide
+//!   pick by priority (`cfs_prio_less()`) is not modelled: the sibling already running
+//!   keeps the core until then, or until its task blocks.
 
 pub mod balance;
 pub mod event;
@@ -81,6 +83,9 @@ pub use time::SimTime;
 /// `sysctl_sched_migration_cost`: tasks that ran this recently are cache hot, and
 /// newidle balance needs this much average idle time.
 pub const MIGRATION_COST_NS: u64 = 500_000;
+/// `MIN_NR_TASKS_DURING_FORCEIDLE` (fair.c): a task alone on a CPU whose sibling is
+/// forced idle yields after a slice shared by this many.
+const MIN_NR_TASKS_DURING_FORCEIDLE: u64 = 2;
 /// Upper bound on ops interpreted for one task without consuming time.
 const MAX_OPS_PER_STEP: u32 = 10_000;
 /// The most passes a `Repeat` op may make (a task counts them in 32 bits). Far above
@@ -293,8 +298,6 @@ struct Cpu {
     last_task: u32,
     last_mm: u32,
     force_idle_since: SimTime,
-    /// Set when a sibling has been kept force-idle across a tick.
-    fi_ticks: u32,
     slice_start: SimTime,
 }
 
@@ -503,7 +506,6 @@ impl Simulator {
                 last_task: u32::MAX,
                 last_mm: u32::MAX,
                 force_idle_since: SimTime::ZERO,
-                fi_ticks: 0,
                 slice_start: SimTime::ZERO,
             })
             .collect();
@@ -1351,31 +1353,22 @@ impl Simulator {
                 let ideal = (24_000_000 / nr).max(3_000_000);
                 resched = self.now.since(c.slice_start) >= ideal && !c.queue.is_empty();
             }
-            // Core scheduling: hand the core over to a sibling kept force-idle.
-            if self.core_sched {
-                let starving = self.siblings[cpu as usize]
-                    .iter()
-                    .any(|&s| self.cpus[s as usize].mode == Mode::ForceIdle);
-                let c = &mut self.cpus[cpu as usize];
-                if starving {
-                    c.fi_ticks += 1;
-                } else {
-                    c.fi_ticks = 0;
-                }
-                if c.fi_ticks >= 1 && self.now.since(c.slice_start) >= self.slice_ns as u64 {
-                    c.fi_ticks = 0;
-                    self.put_prev(cpu);
-                    // Let the starved sibling pick first, then this CPU.
-                    for i in 0..self.siblings[cpu as usize].len() {
-                        let s = self.siblings[cpu as usize][i];
-                        if self.cpus[s as usize].mode == Mode::ForceIdle {
-                            self.schedule(s);
-                        }
+            // task_tick_core(): with a sibling forced idle, the only task here gives
+            // up the CPU once it has used half its slice
+            // (__entity_slice_used(curr, MIN_NR_TASKS_DURING_FORCEIDLE = 2)).
+            // The core-wide pick that follows is not modelled by priority: the
+            // starved sibling picks first, then this CPU.
+            if self.core_sched && self.core_tick_hands_over(cpu) {
+                self.put_prev(cpu);
+                for i in 0..self.siblings[cpu as usize].len() {
+                    let s = self.siblings[cpu as usize][i];
+                    if self.cpus[s as usize].mode == Mode::ForceIdle {
+                        self.schedule(s);
                     }
-                    self.schedule(cpu);
-                    self.periodic_balance(cpu);
-                    return;
                 }
+                self.schedule(cpu);
+                self.periodic_balance(cpu);
+                return;
             }
             if resched {
                 let g = self.cpus[cpu as usize].switch_gen;
@@ -1383,6 +1376,27 @@ impl Simulator {
             }
         }
         self.periodic_balance(cpu);
+    }
+
+    /// `task_tick_core()`'s test on a running CPU: a sibling is forced idle
+    /// (`core_forceidle_count`), the current task is the only one here
+    /// (`cfs.nr_running == 1`), and it has run more than half its slice since it was
+    /// picked (`__entity_slice_used(curr, 2)`: `se->slice` under EEVDF, `sched_slice()`
+    /// of a lone task, `sysctl_sched_latency`, before).
+    fn core_tick_hands_over(&self, cpu: u32) -> bool {
+        let starving = self.siblings[cpu as usize]
+            .iter()
+            .any(|&s| self.cpus[s as usize].mode == Mode::ForceIdle);
+        if !starving || self.state.rqs[cpu as usize].nr_running != 1 {
+            return false;
+        }
+        let slice = if self.eevdf {
+            self.slice_ns as u64
+        } else {
+            24_000_000
+        };
+        let rtime = self.now.since(self.cpus[cpu as usize].slice_start);
+        rtime * MIN_NR_TASKS_DURING_FORCEIDLE > slice
     }
 
     fn on_sample(&mut self) {
@@ -2012,5 +2026,36 @@ mod tests {
             other => panic!("expected a workload error, got {:?}", other.err()),
         }
         assert!(Simulator::new(cfg(MAX_REPEAT as u64)).is_ok());
+    }
+
+    /// `task_tick_core()`: a lone task yields to a forced-idle sibling once it has run
+    /// more than half its slice, and not before, nor with company on its own CPU.
+    #[test]
+    fn a_lone_task_yields_the_core_after_half_a_slice() {
+        let cfg = cookie_pairs("xeon-smt-8", 10, Dist::Fixed { ns: 1_000 }, true);
+        let mut sim = Simulator::new(cfg).unwrap();
+        let cpu = 0;
+        let sib = sim.siblings[0][0];
+        sim.now = SimTime::from_ms(100);
+        let half = sim.slice_ns as u64 / 2;
+        let set = |sim: &mut Simulator, ran: u64, nr: u32, sib_mode: Mode| {
+            let c = &mut sim.cpus[cpu];
+            c.mode = Mode::Running;
+            c.curr = 0;
+            c.slice_start = SimTime(sim.now.ns() - ran);
+            sim.state.rqs[cpu].nr_running = nr;
+            sim.cpus[sib as usize].mode = sib_mode;
+        };
+        set(&mut sim, half, 1, Mode::ForceIdle);
+        assert!(
+            !sim.core_tick_hands_over(0),
+            "exactly half a slice is not more"
+        );
+        set(&mut sim, half + 1, 1, Mode::ForceIdle);
+        assert!(sim.core_tick_hands_over(0));
+        set(&mut sim, half + 1, 2, Mode::ForceIdle);
+        assert!(!sim.core_tick_hands_over(0), "another task queued here");
+        set(&mut sim, half + 1, 1, Mode::Idle);
+        assert!(!sim.core_tick_hands_over(0), "no sibling forced idle");
     }
 }
