@@ -294,18 +294,23 @@ fn event_queue_stays_bounded() {
     assert!(max < 32 + 3 * 32 + 32, "queue grew to {max}");
 }
 
+/// One netperf pair on Kunpeng node 0 for `ms` simulated milliseconds, as the CLI
+/// would build it (so a bad duration is the CLI's error).
+fn one_pair_for(ms: u64) -> Result<RunSpec, String> {
+    RunSpec::on_preset(
+        "kunpeng920-6426",
+        "node0",
+        "6.6".parse().unwrap(),
+        Workload::NetperfTcpRr { instances: 1 },
+        ms,
+        1,
+    )
+}
+
 #[test]
 fn runs_longer_than_the_event_keys_hold_are_refused() {
     for ms in [4 * 3600 * 1000 + 1, u64::MAX] {
-        let s = RunSpec::on_preset(
-            "kunpeng920-6426",
-            "node0",
-            "6.6".parse().unwrap(),
-            Workload::NetperfTcpRr { instances: 1 },
-            ms,
-            1,
-        )
-        .unwrap();
+        let s = one_pair_for(ms).unwrap();
         let e = experiment::run(&s).unwrap_err().to_string();
         assert_eq!(e, "a run may last at most 14400 s of simulated time");
     }
@@ -313,15 +318,7 @@ fn runs_longer_than_the_event_keys_hold_are_refused() {
 
 #[test]
 fn empty_runs_and_uncountable_loops_are_refused_with_the_flag_named() {
-    let e = RunSpec::on_preset(
-        "kunpeng920-6426",
-        "node0",
-        "6.6".parse().unwrap(),
-        Workload::NetperfTcpRr { instances: 1 },
-        0,
-        1,
-    )
-    .unwrap_err();
+    let e = one_pair_for(0).unwrap_err();
     assert_eq!(
         e,
         "--duration-ms: a run lasts at least 1 ms of simulated time"
