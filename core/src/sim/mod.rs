@@ -1143,11 +1143,9 @@ impl Simulator {
             }
         }
         if !(fi_before && self.core_in_force_idle(cpu)) {
-            for c in std::iter::once(cpu)
-                .chain(self.siblings[cpu as usize].clone())
-                .collect::<Vec<_>>()
-            {
-                self.update_fi_base(c);
+            self.update_fi_base(cpu);
+            for i in 0..self.siblings[cpu as usize].len() {
+                self.update_fi_base(self.siblings[cpu as usize][i]);
             }
         }
     }
@@ -1549,10 +1547,8 @@ impl Simulator {
     /// picked (`__entity_slice_used(curr, 2)`: `se->slice` under EEVDF, `sched_slice()`
     /// of a lone task, `sysctl_sched_latency`, before).
     fn core_tick_hands_over(&self, cpu: u32) -> bool {
-        let starving = self.siblings[cpu as usize]
-            .iter()
-            .any(|&s| self.cpus[s as usize].mode == Mode::ForceIdle);
-        if !starving || self.state.rqs[cpu as usize].nr_running != 1 {
+        // This CPU runs, so a forced-idle thread of its core is a sibling.
+        if !self.core_in_force_idle(cpu) || self.state.rqs[cpu as usize].nr_running != 1 {
             return false;
         }
         let slice = if self.eevdf {

@@ -188,14 +188,6 @@ impl WakeEnv {
         let id = self.top(cpu).llc_shared;
         (id != NONE).then_some(CpuId(id))
     }
-
-    /// Whether the first group of the CPU's LLC domain carries SD_CLUSTER (the
-    /// `sg->flags & SD_CLUSTER` test of select_idle_cpu()).
-    #[inline]
-    pub fn llc_first_group_is_cluster(&self, cpu: CpuId) -> bool {
-        self.sd_llc_first_group(cpu)
-            .is_some_and(|g| g.flags.contains(SdFlags::CLUSTER))
-    }
 }
 
 /// Packs the per-CPU variables and the hot part of each CPU's domains.

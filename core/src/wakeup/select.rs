@@ -848,11 +848,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         };
 
         // Seed 01 2/3: the cluster first.
-        if env.sched_cluster_active() && env.llc_first_group_is_cluster(target) {
-            let sg_span = &env
-                .sd_llc_first_group(target)
-                .expect("the LLC has groups")
-                .span;
+        // `sg = sd->groups; if (sg->flags & SD_CLUSTER)`
+        let cluster = env
+            .sd_llc_first_group(target)
+            .filter(|sg| env.sched_cluster_active() && sg.flags.contains(SdFlags::CLUSTER));
+        if let Some(sg) = cluster {
+            let sg_span = &sg.span;
             self.t.step(|| Step::Enter {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
