@@ -8,6 +8,7 @@
 //!            LLC level            sum_util ─▶ wakeup::update_idle_cpu_scan() (SIS_UTIL)
 //!            busiest group        pull one queued task to cpu
 //!   idle ─▶ newidle_balance(cpu): avg_idle >= migration cost: pull from the busiest CPU
+//!   forced idle ─▶ core_balance(cpu): steal a queued task of the core's cookie (core scheduling)
 //!   fork ─▶ find_idlest_cpu_fork(): group with most idle CPUs per level, then an idle CPU
 //! ```
 //!
@@ -75,6 +76,20 @@ impl BalanceInfo {
             }
         }
         BalanceInfo { levels, next }
+    }
+}
+
+impl BalanceInfo {
+    /// The run's CPUs in the span of `cpu`'s domain at level `li`, in CPU order.
+    fn span(&self, cpu: u32, li: usize) -> Vec<u32> {
+        let mut span: Vec<u32> = self.levels[cpu as usize][li]
+            .groups
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        span.sort_unstable();
+        span
     }
 }
 
@@ -148,6 +163,63 @@ impl Simulator {
             self.queue
                 .push(self.now, super::Event::Resched { cpu: dst, gen: g });
         }
+    }
+
+    /// `sched_core_balance()` (core.c), which `queue_core_balance()` queues when `cpu`
+    /// is forced idle (tasks queued, none of the cookie its core runs): for each of the
+    /// CPU's domains, bottom-up, `steal_cookie_task()` tries the other CPUs of the span
+    /// from `cpu` on (`for_each_cpu_wrap()`), and the first `try_steal_cookie()` that
+    /// finds a queued task of the core's cookie moves it here and ends the walk.
+    ///
+    /// Each CPU tried costs one remote rq lock line (`double_rq_lock()`), the moved task
+    /// its rq lines; the stolen task pays them before it runs, as a pulled task pays
+    /// newidle's scan. Simplified: the scan is instantaneous (nothing can wake this CPU
+    /// during it, so `need_resched()` never cuts it short), and a sibling's pick still
+    /// in flight (`src->core_pick`) is not known, so it is not protected.
+    pub(crate) fn core_balance(&mut self, cpu: u32) {
+        // queue_core_balance(): only with a core cookie, only when forced idle.
+        let Some(cookie) = self.sibling_cookie(cpu) else {
+            return;
+        };
+        if cookie == 0 || self.cpus[cpu as usize].mode != Mode::ForceIdle {
+            return;
+        }
+        let mut debt = 0;
+        for li in 0..self.balance.levels[cpu as usize].len() {
+            let span = self.balance.span(cpu, li);
+            let start = span.partition_point(|&c| c < cpu);
+            for &src in span[start..].iter().chain(&span[..start]) {
+                if src == cpu {
+                    continue;
+                }
+                debt += self.cost.c2c_ns(CpuId(cpu), CpuId(src));
+                if let Some(t) = self.steal_candidate(cpu, src, cookie) {
+                    let p = &self.cost.params;
+                    debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
+                    self.migrate_queued(t, src, cpu);
+                    self.tasks[t as usize].debt_ns += debt;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `try_steal_cookie(cpu, src)`: the first queued task of `src` with `cookie`, by
+    /// `sched_core_find()`'s order (least vruntime first), that may run on `cpu` and
+    /// did not last run with more of its core busy than `cpu`'s core is now
+    /// (`p->core_occupation > dst->idle->core_occupation`).
+    fn steal_candidate(&self, cpu: u32, src: u32, cookie: u64) -> Option<u32> {
+        let idle_occ = self.cpus[cpu as usize].idle_occ;
+        self.cpus[src as usize]
+            .queue
+            .iter()
+            .copied()
+            .filter(|&t| {
+                self.cookie(t) == cookie
+                    && self.allowed_on(t, cpu)
+                    && self.core_occ[t as usize] <= idle_occ
+            })
+            .min_by_key(|&t| self.tasks[t as usize].vruntime)
     }
 
     /// Periodic balancing of `cpu` at the tick (`sched_balance_domains()`).

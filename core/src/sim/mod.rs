@@ -56,10 +56,12 @@
 //!   `min_vruntime` except while the core stays in force idle, and `min_vruntime` is
 //!   kept lazily (raised at each core-wide pick). At a tick, a task alone on its CPU
 //!   that has used half its slice while a sibling is forced idle reschedules
-//!   (`task_tick_core()`). Not modelled: the sibling still on its way to schedule()
-//!   (IPI or C-state exit in flight) is left out of a pick and picks for itself when
-//!   it gets there; the sibling's switch is immediate (its IPI is charged as time);
-//!   no cookie stealing by idle cores (`sched_core_balance()`).
+//!   (`task_tick_core()`). A CPU forced idle steals a queued task of its core's
+//!   cookie from the CPUs of its domains (`sched_core_balance()`, in `balance.rs`).
+//!   Not modelled: the sibling still on its way to schedule() (IPI or C-state exit in
+//!   flight) is left out of a pick and picks for itself when it gets there; the
+//!   sibling's switch is immediate (its IPI is charged as time); the steal's scan is
+//!   instantaneous.
 
 pub mod balance;
 pub mod event;
@@ -315,6 +317,9 @@ struct Cpu {
     /// Core scheduling: a sibling's core-wide pick has chosen for this CPU, which
     /// re-picks from it instead of picking for the core again (`core_pick_seq`).
     core_forced: bool,
+    /// Core scheduling: `rq->idle->core_occupation`, the threads of the core that ran
+    /// a task after the last core-wide pick that left this CPU idle.
+    idle_occ: u8,
 }
 
 /// State of one LLC's `sched_domain_shared` cache line.
@@ -349,6 +354,9 @@ pub struct Simulator {
     n_llcs: usize,
     /// Per CPU: its SMT siblings, itself excluded.
     siblings: Vec<Vec<u32>>,
+    /// Core scheduling, per task: `p->core_occupation`, the threads of its core that
+    /// ran a task after the last core-wide pick that ran it (empty without cookies).
+    core_occ: Vec<u8>,
     balance: balance::BalanceInfo,
     queue: EventQueue,
     rng: Rng,
@@ -535,6 +543,7 @@ impl Simulator {
                 min_v: i64::MIN,
                 fi_base: 0,
                 core_forced: false,
+                idle_occ: 0,
             })
             .collect();
         let release = cfg.patches.release;
@@ -560,6 +569,7 @@ impl Simulator {
             seen: vec![0; n * n_llcs],
             n_llcs,
             siblings,
+            core_occ: if core_sched { vec![0; nt] } else { Vec::new() },
             balance,
             queue: EventQueue::new(),
             rng: Rng::new(cfg.seed),
@@ -1025,6 +1035,9 @@ impl Simulator {
                 if !self.cpus[cpu as usize].queue.is_empty() {
                     self.enter_force_idle(cpu);
                     self.core_sync(cpu, core);
+                    // queue_core_balance(): a forced-idle CPU looks for work of the
+                    // core's cookie elsewhere once it is in the idle task.
+                    self.core_balance(cpu);
                     return;
                 }
                 if let Some(t) = self.newidle_balance(cpu) {
@@ -1142,10 +1155,34 @@ impl Simulator {
                 self.schedule(s);
             }
         }
+        self.record_core_occupation(cpu);
         if !(fi_before && self.core_in_force_idle(cpu)) {
             self.update_fi_base(cpu);
             for i in 0..self.siblings[cpu as usize].len() {
                 self.update_fi_base(self.siblings[cpu as usize][i]);
+            }
+        }
+    }
+
+    /// `core_occupation` as a core-wide pick sets it (`occ`, the threads given a task
+    /// rather than idle) on every thread's pick: here counted once the siblings have
+    /// followed the pick, on the running tasks and on the forced-idle CPUs' idle tasks.
+    fn record_core_occupation(&mut self, cpu: u32) {
+        let occ = std::iter::once(&cpu)
+            .chain(&self.siblings[cpu as usize])
+            .filter(|&&c| self.cpus[c as usize].mode == Mode::Running)
+            .count() as u8;
+        for k in 0..=self.siblings[cpu as usize].len() {
+            let c = if k == 0 {
+                cpu
+            } else {
+                self.siblings[cpu as usize][k - 1]
+            };
+            let cc = &mut self.cpus[c as usize];
+            match cc.mode {
+                Mode::Running => self.core_occ[cc.curr as usize] = occ,
+                Mode::ForceIdle => cc.idle_occ = occ,
+                Mode::Idle | Mode::Waking => {}
             }
         }
     }
@@ -2275,5 +2312,71 @@ mod tests {
             "{}",
             sim.metrics.force_idle_ns
         );
+    }
+    /// One core (CPU 0 and its sibling) and a CPU `x` of another core: D (cookie 2)
+    /// pinned to `x`; B and B' (cookie 2) pinned to CPU 0; A (cookie 1) pinned to the
+    /// sibling; E (cookie 1) may run on CPU 0 or `x`, and forks onto `x` (CPU 0 has
+    /// two tasks already), behind D. At time 0 CPU 0 picks B for the core, then the
+    /// sibling's pick prefers A (ties go to the picking CPU) and forces CPU 0 idle.
+    fn core_steal_run() -> (Simulator, u32, u32) {
+        let machine = presets::machine("xeon-smt-8").unwrap();
+        let env = WakeEnv::new(&machine, "6.12".parse().unwrap()).unwrap();
+        let sib = env.smt_mask(CpuId(0)).iter().find(|c| c.0 != 0).unwrap().0;
+        let x = (1..8).find(|&c| c != sib).unwrap();
+        let task = |allowed: &[u32], cookie: u64, ms: u64| TaskSpec {
+            role: "t",
+            program: vec![Op::Run(Dist::Fixed { ns: ms * 1_000_000 }), Op::Exit],
+            cookie,
+            mailbox_cap: 1,
+            wakes_in_task: true,
+            own_mm: false,
+            allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
+            drop_when_full: false,
+        };
+        let tasks = vec![
+            task(&[x], 2, 10),
+            task(&[0], 2, 10),
+            task(&[0], 2, 10),
+            task(&[sib], 1, 10),
+            task(&[0, x], 1, 10),
+        ];
+        let sim = Simulator::new(SimConfig {
+            allowed: CpuMask::full(8),
+            machine,
+            patches: "6.12".parse().unwrap(),
+            plan: Plan::to_completion(tasks),
+            seed: 1,
+            duration: SimTime::from_ms(100),
+            warmup: SimTime::ZERO,
+            check_invariants: true,
+        })
+        .unwrap();
+        (sim, sib, x)
+    }
+
+    /// `sched_core_balance()`: CPU 0, forced idle when the core-wide pick gives its
+    /// core A's cookie, steals E (A's cookie) from behind D on another core; it
+    /// leaves E there when E last ran with its whole core busy
+    /// (`p->core_occupation > dst->idle->core_occupation`).
+    #[test]
+    fn a_forced_idle_cpu_steals_a_task_of_the_core_cookie() {
+        let (a, e) = (3, 4);
+        for (occupation, stolen) in [(0, true), (2, false)] {
+            let (mut sim, sib, x) = core_steal_run();
+            assert_eq!(sim.tasks[e].loc, Loc::Queued(x));
+            sim.core_occ[e] = occupation;
+            while sim.cpus[0].mode != Mode::ForceIdle {
+                assert!(sim.step());
+            }
+            assert_eq!(sim.cpus[sib as usize].curr, a as u32);
+            let want = if stolen {
+                Loc::Queued(0)
+            } else {
+                Loc::Queued(x)
+            };
+            assert_eq!(sim.tasks[e].loc, want, "occupation {occupation}");
+            sim.run().unwrap();
+            assert_eq!(sim.live_tasks(), 0);
+        }
     }
 }
