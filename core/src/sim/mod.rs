@@ -2262,27 +2262,42 @@ mod tests {
     /// other just woken. The core-wide pick prefers the wakee (`cfs_prio_less()`):
     /// the running sibling is preempted and forced idle, not the wakee.
     fn core_pick_run() -> (Simulator, u32) {
+        let sib = smt8_sibling_of_0();
+        let ms = |n: u64| Dist::Fixed { ns: n * 1_000_000 };
+        let tasks = vec![
+            smt8_task(&[sib], 1, vec![Op::Run(ms(10)), Op::Exit]),
+            smt8_task(&[0], 2, vec![Op::Sleep(ms(1)), Op::Run(ms(1)), Op::Exit]),
+        ];
+        (smt8_run(tasks), sib)
+    }
+
+    /// CPU 0's SMT sibling on xeon-smt-8.
+    fn smt8_sibling_of_0() -> u32 {
         let machine = presets::machine("xeon-smt-8").unwrap();
         let env = WakeEnv::new(&machine, "6.12".parse().unwrap()).unwrap();
-        let sib = env.smt_mask(CpuId(0)).iter().find(|c| c.0 != 0).unwrap().0;
-        let pinned = |cpu: u32, cookie: u64, program: Vec<Op>| TaskSpec {
-            role: "pinned",
+        let sib = env.smt_mask(CpuId(0)).iter().find(|c| c.0 != 0).unwrap();
+        sib.0
+    }
+
+    /// A task of `cookie` that may run on `allowed` (CPUs of xeon-smt-8).
+    fn smt8_task(allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
+        TaskSpec {
+            role: "t",
             program,
             cookie,
             mailbox_cap: 1,
             wakes_in_task: true,
             own_mm: false,
-            allowed: Some(CpuMask::of(8, CpuId(cpu))),
+            allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
             drop_when_full: false,
-        };
-        let ms = |n: u64| Dist::Fixed { ns: n * 1_000_000 };
-        let tasks = vec![
-            pinned(sib, 1, vec![Op::Run(ms(10)), Op::Exit]),
-            pinned(0, 2, vec![Op::Sleep(ms(1)), Op::Run(ms(1)), Op::Exit]),
-        ];
-        let sim = Simulator::new(SimConfig {
+        }
+    }
+
+    /// `tasks` on xeon-smt-8 under 6.12, to completion, invariants checked.
+    fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
+        Simulator::new(SimConfig {
             allowed: CpuMask::full(8),
-            machine,
+            machine: presets::machine("xeon-smt-8").unwrap(),
             patches: "6.12".parse().unwrap(),
             plan: Plan::to_completion(tasks),
             seed: 1,
@@ -2290,8 +2305,7 @@ mod tests {
             warmup: SimTime::ZERO,
             check_invariants: true,
         })
-        .unwrap();
-        (sim, sib)
+        .unwrap()
     }
 
     #[test]
@@ -2313,45 +2327,24 @@ mod tests {
             sim.metrics.force_idle_ns
         );
     }
+
     /// One core (CPU 0 and its sibling) and a CPU `x` of another core: D (cookie 2)
     /// pinned to `x`; B and B' (cookie 2) pinned to CPU 0; A (cookie 1) pinned to the
     /// sibling; E (cookie 1) may run on CPU 0 or `x`, and forks onto `x` (CPU 0 has
     /// two tasks already), behind D. At time 0 CPU 0 picks B for the core, then the
     /// sibling's pick prefers A (ties go to the picking CPU) and forces CPU 0 idle.
     fn core_steal_run() -> (Simulator, u32, u32) {
-        let machine = presets::machine("xeon-smt-8").unwrap();
-        let env = WakeEnv::new(&machine, "6.12".parse().unwrap()).unwrap();
-        let sib = env.smt_mask(CpuId(0)).iter().find(|c| c.0 != 0).unwrap().0;
+        let sib = smt8_sibling_of_0();
         let x = (1..8).find(|&c| c != sib).unwrap();
-        let task = |allowed: &[u32], cookie: u64, ms: u64| TaskSpec {
-            role: "t",
-            program: vec![Op::Run(Dist::Fixed { ns: ms * 1_000_000 }), Op::Exit],
-            cookie,
-            mailbox_cap: 1,
-            wakes_in_task: true,
-            own_mm: false,
-            allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
-            drop_when_full: false,
-        };
+        let run = || vec![Op::Run(Dist::Fixed { ns: 10_000_000 }), Op::Exit];
         let tasks = vec![
-            task(&[x], 2, 10),
-            task(&[0], 2, 10),
-            task(&[0], 2, 10),
-            task(&[sib], 1, 10),
-            task(&[0, x], 1, 10),
+            smt8_task(&[x], 2, run()),
+            smt8_task(&[0], 2, run()),
+            smt8_task(&[0], 2, run()),
+            smt8_task(&[sib], 1, run()),
+            smt8_task(&[0, x], 1, run()),
         ];
-        let sim = Simulator::new(SimConfig {
-            allowed: CpuMask::full(8),
-            machine,
-            patches: "6.12".parse().unwrap(),
-            plan: Plan::to_completion(tasks),
-            seed: 1,
-            duration: SimTime::from_ms(100),
-            warmup: SimTime::ZERO,
-            check_invariants: true,
-        })
-        .unwrap();
-        (sim, sib, x)
+        (smt8_run(tasks), sib, x)
     }
 
     /// `sched_core_balance()`: CPU 0, forced idle when the core-wide pick gives its
