@@ -171,6 +171,8 @@ pub struct Metrics {
     pub busy_ns: Vec<u64>,
     pub migrations_wakeup: u64,
     pub migrations_balance: u64,
+    /// Of `migrations_balance`: tasks a forced-idle CPU stole (`sched_core_balance()`).
+    pub core_steals: u64,
     pub context_switches: u64,
     pub preemptions: u64,
     /// Start of the measured window.
@@ -199,6 +201,7 @@ impl Metrics {
             busy_ns: vec![0; n_cpus],
             migrations_wakeup: 0,
             migrations_balance: 0,
+            core_steals: 0,
             context_switches: 0,
             preemptions: 0,
             window_start_ns: 0,
@@ -231,6 +234,10 @@ impl Metrics {
             self.preemptions,
         ] {
             h = fnv(h, v);
+        }
+        // Only core scheduling steals; runs without cookies keep their digests.
+        if self.core_steals != 0 {
+            h = fnv(h, self.core_steals);
         }
         for &v in self
             .placement
@@ -273,6 +280,8 @@ pub struct MetricsReport {
     pub utilisation_permille: Vec<(u32, u64)>,
     pub migrations_wakeup: u64,
     pub migrations_balance: u64,
+    /// Of `migrations_balance`: tasks a forced-idle CPU stole (`sched_core_balance()`).
+    pub core_steals: u64,
     pub context_switches: u64,
     pub preemptions: u64,
 }
@@ -317,6 +326,7 @@ impl Metrics {
                 .collect(),
             migrations_wakeup: self.migrations_wakeup,
             migrations_balance: self.migrations_balance,
+            core_steals: self.core_steals,
             context_switches: self.context_switches,
             preemptions: self.preemptions,
         }

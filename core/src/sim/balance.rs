@@ -198,6 +198,9 @@ impl Simulator {
                     debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
                     self.migrate_queued(t, src, cpu);
                     self.tasks[t as usize].debt_ns += debt;
+                    if self.measuring {
+                        self.metrics.core_steals += 1;
+                    }
                     return;
                 }
             }

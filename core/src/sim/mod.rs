@@ -2368,6 +2368,7 @@ mod tests {
                 Loc::Queued(x)
             };
             assert_eq!(sim.tasks[e].loc, want, "occupation {occupation}");
+            assert_eq!(sim.metrics.core_steals, stolen as u64);
             sim.run().unwrap();
             assert_eq!(sim.live_tasks(), 0);
         }

@@ -294,8 +294,13 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         "  sd_llc_shared line: {} reads, {} misses\n",
         m.llc_line_reads, m.llc_line_misses
     );
+    let steals = if m.core_steals > 0 {
+        format!(" ({} stolen by forced-idle CPUs)", m.core_steals)
+    } else {
+        String::new()
+    };
     o += &format!(
-        "migrations: {} at wake-up, {} by load balance; context switches {}, preemptions {}\n",
+        "migrations: {} at wake-up, {} by load balance{steals}; context switches {}, preemptions {}\n",
         m.migrations_wakeup, m.migrations_balance, m.context_switches, m.preemptions
     );
     o += &format!("force idle: {:.3} ms\n", m.force_idle_ns as f64 / 1e6);
