@@ -77,9 +77,7 @@ impl BalanceInfo {
         }
         BalanceInfo { levels, next }
     }
-}
 
-impl BalanceInfo {
     /// The run's CPUs in the span of `cpu`'s domain at level `li`, in CPU order.
     fn span(&self, cpu: u32, li: usize) -> Vec<u32> {
         let mut span: Vec<u32> = self.levels[cpu as usize][li]
