@@ -34,6 +34,8 @@ pub(crate) struct Level {
     is_llc: bool,
     balance_fork: bool,
     span_weight: u32,
+    /// The span's run CPUs, in CPU order (`sched_core_balance()` walks it).
+    span: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -71,23 +73,12 @@ impl BalanceInfo {
                     is_llc: cd.sd_llc == Some(i),
                     balance_fork: sd.flags.contains(SdFlags::BALANCE_FORK),
                     span_weight: sd.span_weight,
+                    span: sd.span.and(&act).iter().map(|x| x.0).collect(),
                 });
                 next[c as usize].push(SimTime(sd.min_interval.max(1) as u64 * 1_000_000));
             }
         }
         BalanceInfo { levels, next }
-    }
-
-    /// The run's CPUs in the span of `cpu`'s domain at level `li`, in CPU order.
-    fn span(&self, cpu: u32, li: usize) -> Vec<u32> {
-        let mut span: Vec<u32> = self.levels[cpu as usize][li]
-            .groups
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        span.sort_unstable();
-        span
     }
 }
 
@@ -184,9 +175,11 @@ impl Simulator {
         }
         let mut debt = 0;
         for li in 0..self.balance.levels[cpu as usize].len() {
-            let span = self.balance.span(cpu, li);
-            let start = span.partition_point(|&c| c < cpu);
-            for &src in span[start..].iter().chain(&span[..start]) {
+            // for_each_cpu_wrap(i, sched_domain_span(sd), cpu)
+            let span = &self.balance.levels[cpu as usize][li].span;
+            let (n, start) = (span.len(), span.partition_point(|&c| c < cpu));
+            for k in 0..n {
+                let src = self.balance.levels[cpu as usize][li].span[(start + k) % n];
                 if src == cpu {
                     continue;
                 }

@@ -1172,18 +1172,20 @@ impl Simulator {
             .chain(&self.siblings[cpu as usize])
             .filter(|&&c| self.cpus[c as usize].mode == Mode::Running)
             .count() as u8;
-        for k in 0..=self.siblings[cpu as usize].len() {
-            let c = if k == 0 {
-                cpu
-            } else {
-                self.siblings[cpu as usize][k - 1]
-            };
-            let cc = &mut self.cpus[c as usize];
-            match cc.mode {
-                Mode::Running => self.core_occ[cc.curr as usize] = occ,
-                Mode::ForceIdle => cc.idle_occ = occ,
-                Mode::Idle | Mode::Waking => {}
-            }
+        self.set_core_occupation(cpu, occ);
+        for i in 0..self.siblings[cpu as usize].len() {
+            self.set_core_occupation(self.siblings[cpu as usize][i], occ);
+        }
+    }
+
+    /// `core_occupation = occ` on what `cpu` runs: its task, or its idle task when
+    /// forced idle.
+    fn set_core_occupation(&mut self, cpu: u32, occ: u8) {
+        let c = &mut self.cpus[cpu as usize];
+        match c.mode {
+            Mode::Running => self.core_occ[c.curr as usize] = occ,
+            Mode::ForceIdle => c.idle_occ = occ,
+            Mode::Idle | Mode::Waking => {}
         }
     }
 
