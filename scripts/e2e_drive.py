@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Drives the schedlab page in headless Chromium through chromedriver (W3C WebDriver,
 no client library needed) the way a person would: pick a preset, click a CPU, open
-the dmesg tab. Used by scripts/e2e.
+the dmesg tab, explain a wake-up, run a simulation (whose digests must be the native
+CLI's). Used by scripts/e2e.
 
-usage: e2e_drive.py URL SCREENSHOT.png
+usage: e2e_drive.py URL SCREENSHOT.png SCHEDLAB_CLI
 """
 import base64
 import json
@@ -173,8 +174,81 @@ def wakeup(d, url, shot):
     print(f"       (wake-up screenshots: {wake_shot})")
 
 
+# Seed 01's tbench case, short: 4 clients pinned to node 0, 6.6 against 6.6+cluster.
+SIMULATE = {
+    "machine": "kunpeng920-6426", "patches": "6.6", "view": "simulate",
+    "wake": {"compare": "6.6+cluster"},
+    "sim": {"workload": {"kind": "tbench", "clients": 4}, "cpus": "node0",
+            "duration_ms": 60, "seed": 1},
+}
+
+
+def native(cli, sim, patches):
+    """The digest and value `schedlab run` gives for a page's simulation."""
+    w = sim["workload"]
+    args = [cli, "run", "--machine", "kunpeng920-6426", "--cpus", sim["cpus"],
+            "--workload", w["kind"], "--threads", str(w["clients"]),
+            "--duration-ms", str(sim["duration_ms"]), "--seed", str(sim["seed"]),
+            "--patches", patches, "--format", "json"]
+    out = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    return out["digest"]
+
+
+def set_input(d, css, value):
+    """Types a value into an input as a person would end an edit: value, then change."""
+    d.call("POST", "/execute/sync", {"script": (
+        "const e = document.querySelector(arguments[0]); e.value = arguments[1];"
+        "e.dispatchEvent(new Event('change', {bubbles: true}));"), "args": [css, value]})
+
+
+def simulate(d, url, shot, cli):
+    """The Simulate tab from a shared link: both runs live, then the browser's digests
+    against the native CLI's, a change of input, and a bad one."""
+    base = url.split("#")[0]
+    d.call("POST", "/url", {"url": "about:blank"})
+    t0 = time.monotonic()
+    d.call("POST", "/url", {"url": base + "#" + fragment(SIMULATE)})
+    done = d.wait_for(".sim-status.done", timeout=180)
+    print(f"       (link opened and both simulations ran in {time.monotonic() - t0:.1f} s: {done[:1]})")
+    check(bool(done), "both simulations finish")
+    digests = {e_side: d.wait_for(f'.digest[data-side="{e_side}"]') for e_side in "ab"}
+    want = {"a": native(cli, SIMULATE["sim"], "6.6"), "b": native(cli, SIMULATE["sim"], "6.6+cluster")}
+    check(digests["a"] == [want["a"]] and digests["b"] == [want["b"]],
+          f"the browser's digests are the native CLI's (browser {digests}, native {want})")
+    change = d.wait_for(".change-pct")
+    check(bool(change) and change[0].startswith("+12."),
+          f"6.6+cluster is about 12.8% better, as seed 01's table (got {change})")
+    lines = d.call("POST", "/execute/sync", {"script": (
+        "return [...document.querySelectorAll('.sim-chart polyline')]"
+        ".map(p => p.getAttribute('points').trim().split(' ').length)"), "args": []})
+    check(len(lines) == 2 and min(lines) >= 3, f"the chart draws A and B over the window (points {lines})")
+    sim_shot = shot.replace(".png", "-simulate.png")
+    d.screenshot(sim_shot)
+
+    # A new input starts a new run, and the link follows.
+    before = d.call("POST", "/execute/sync", {"script": "return location.hash", "args": []})
+    set_input(d, "#sim-threads", "2")
+    d.wait_for(".sim-status.done", timeout=180,
+               pred=lambda _: d.text(d.find_all('.digest[data-side="a"]')[0]) != want["a"])
+    a2 = d.wait_for('.digest[data-side="a"]')
+    two = dict(SIMULATE["sim"], workload={"kind": "tbench", "clients": 2})
+    check(a2 == [native(cli, two, "6.6")], f"2 clients rerun and match the CLI again (got {a2})")
+    after = d.call("POST", "/execute/sync", {"script": "return location.hash", "args": []})
+    check(after.startswith("#v1:") and after != before, "the URL fragment follows the simulation")
+
+    # A bad CPU list is refused with the reason, and the results stay.
+    set_input(d, "#sim-cpus", "node9")
+    err = d.wait_for(".sim-error")
+    check(bool(err) and "nodes 0-3" in err[0], f"a bad CPU list says which nodes exist (got {err})")
+    kept = d.wait_for('.digest[data-side="a"]')
+    check(kept == a2, "the last results stay on screen")
+    cpus = d.call("POST", "/execute/sync", {"script": "return document.querySelector('#sim-cpus').value", "args": []})
+    print(f"       (after the bad input the CPUs field shows {cpus!r})")
+    print(f"       (simulate screenshot: {sim_shot})")
+
+
 def main():
-    url, shot = sys.argv[1], sys.argv[2]
+    url, shot, cli = sys.argv[1], sys.argv[2], sys.argv[3]
     port = free_port()
     profile = tempfile.mkdtemp(prefix="schedlab-e2e-")
     log = open(os.path.join(profile, "chromedriver.log"), "w")
@@ -223,6 +297,7 @@ def main():
         check(not errors, f"no error messages (got {errors})")
 
         wakeup(d, url, shot)
+        simulate(d, url, shot, cli)
     except Exception as e:  # a driver failure is a test failure, with its reason
         check(False, f"driving the page: {e}")
     finally:

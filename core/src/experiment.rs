@@ -132,48 +132,161 @@ pub fn parse_cpus(machine: &Machine, text: &str) -> Result<CpuMask, String> {
 
 /// Runs one simulation to its end.
 pub fn run(spec: &RunSpec) -> Result<RunReport, SimError> {
-    let cost = crate::cost::CostParams::for_machine(&spec.machine);
-    let plan = workload::build(&spec.workload, &cost, spec.machine.nr_cpus())
-        .map_err(SimError::Workload)?;
-    let metric = plan.metric;
-    let until_exit = plan.until_exit;
-    let d = SimTime::from_ms(spec.duration_ms.max(1));
-    let warmup = if until_exit {
-        SimTime::ZERO
-    } else {
-        SimTime((d.ns() / 5).min(200_000_000))
-    };
-    let cfg = SimConfig {
-        machine: spec.machine.clone(),
-        patches: spec.patches,
-        allowed: spec.cpus.clone(),
-        plan,
-        seed: spec.seed,
-        duration: if until_exit { d } else { warmup + d.ns() },
-        warmup,
-        check_invariants: spec.check_invariants,
-    };
-    let mut sim = Simulator::new(cfg)?;
-    sim.run()?;
-    let now = sim.now().ns();
-    let cpus: Vec<u32> = spec.cpus.iter().map(|c| c.0).collect();
-    let report = sim.metrics.report(now, &cpus);
-    let value = headline(metric, &report, now);
-    Ok(RunReport {
-        machine: spec.machine.name.clone(),
-        patches: spec.patches.to_string(),
-        cpus: spec.cpus.to_list(),
-        workload: spec.workload.clone(),
-        seed: spec.seed,
-        value,
-        unit: metric.unit(),
-        higher_is_better: metric.higher_is_better(),
-        sim_ns: now,
-        events: sim.events(),
-        digest: format!("{:016x}", sim.digest()),
-        cost_family: sim.cost_model().params.family,
-        metrics: report,
-    })
+    let mut live = LiveRun::new(spec)?;
+    live.finish()?;
+    Ok(live.report())
+}
+
+/// One simulation run in slices of simulated time, for a caller that shows it while it
+/// runs (the page's live graphs). Any slicing gives the same events in the same order
+/// as [`run`], so the same report and digest.
+pub struct LiveRun {
+    sim: Simulator,
+    spec: RunSpec,
+    metric: MetricKind,
+    /// How far [`LiveRun::advance`] has been asked to go (events may be sparser).
+    until: SimTime,
+    done: bool,
+}
+
+impl LiveRun {
+    /// Builds the simulator for `spec`; nothing has run yet.
+    pub fn new(spec: &RunSpec) -> Result<LiveRun, SimError> {
+        let cost = crate::cost::CostParams::for_machine(&spec.machine);
+        let plan = workload::build(&spec.workload, &cost, spec.machine.nr_cpus())
+            .map_err(SimError::Workload)?;
+        let metric = plan.metric;
+        let until_exit = plan.until_exit;
+        let d = SimTime::from_ms(spec.duration_ms.max(1));
+        let warmup = if until_exit {
+            SimTime::ZERO
+        } else {
+            SimTime((d.ns() / 5).min(200_000_000))
+        };
+        let cfg = SimConfig {
+            machine: spec.machine.clone(),
+            patches: spec.patches,
+            allowed: spec.cpus.clone(),
+            plan,
+            seed: spec.seed,
+            duration: if until_exit { d } else { warmup + d.ns() },
+            warmup,
+            check_invariants: spec.check_invariants,
+        };
+        Ok(LiveRun {
+            sim: Simulator::new(cfg)?,
+            spec: spec.clone(),
+            metric,
+            until: SimTime::ZERO,
+            done: false,
+        })
+    }
+
+    /// Runs `ns` more simulated nanoseconds, or to the end if that comes first.
+    /// Returns whether the run is over.
+    pub fn advance(&mut self, ns: u64) -> Result<bool, SimError> {
+        if self.done {
+            return Ok(true);
+        }
+        self.until = SimTime(self.until.ns().saturating_add(ns));
+        if self.until >= self.sim.end_time() || !self.sim.run_until(self.until) {
+            // The last stretch (or an error, or every task gone) through `run()`,
+            // which also closes the accounting at the end.
+            return self.finish().map(|()| true);
+        }
+        Ok(false)
+    }
+
+    /// Runs to the end.
+    pub fn finish(&mut self) -> Result<(), SimError> {
+        if !self.done {
+            self.sim.run()?;
+            self.done = true;
+        }
+        Ok(())
+    }
+
+    pub fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Simulated time so far, warm-up included.
+    pub fn now_ns(&self) -> u64 {
+        self.sim.now().ns()
+    }
+
+    /// When the run ends at the latest (a completion workload may end earlier).
+    pub fn end_ns(&self) -> u64 {
+        self.sim.end_time().ns()
+    }
+
+    /// Still in the warm-up, whose metrics are thrown away.
+    pub fn warming_up(&self) -> bool {
+        !self.sim.measuring()
+    }
+
+    pub fn events(&self) -> u64 {
+        self.sim.events()
+    }
+
+    /// The warm-up's length (0 for completion-time workloads).
+    pub fn warmup_ns(&self) -> u64 {
+        self.sim.warmup_time().ns()
+    }
+
+    /// The run lasts until every task exits ([`Workload::runs_to_completion`]).
+    pub fn runs_to_completion(&self) -> bool {
+        self.spec.workload.runs_to_completion()
+    }
+
+    /// Tasks that have not exited.
+    pub fn live_tasks(&self) -> u32 {
+        self.sim.live_tasks()
+    }
+
+    pub fn metric(&self) -> MetricKind {
+        self.metric
+    }
+
+    /// The throughput series so far, in the headline's unit per sampling interval
+    /// (empty for completion-time workloads), and the interval.
+    pub fn series(&self) -> (Vec<f64>, u64) {
+        let m = &self.sim.metrics;
+        let iv = m.series_interval_ns.max(1);
+        let v = match self.metric {
+            MetricKind::Throughput { scale, divisor, .. } => m
+                .series
+                .iter()
+                .map(|&u| u as f64 * scale as f64 * 1e9 / iv as f64 / divisor.max(1) as f64)
+                .collect(),
+            _ => Vec::new(),
+        };
+        (v, iv)
+    }
+
+    /// What the run measured; complete once [`LiveRun::done`].
+    pub fn report(&self) -> RunReport {
+        let spec = &self.spec;
+        let now = self.sim.now().ns();
+        let cpus: Vec<u32> = spec.cpus.iter().map(|c| c.0).collect();
+        let report = self.sim.metrics.report(now, &cpus);
+        let value = headline(self.metric, &report, now);
+        RunReport {
+            machine: spec.machine.name.clone(),
+            patches: spec.patches.to_string(),
+            cpus: spec.cpus.to_list(),
+            workload: spec.workload.clone(),
+            seed: spec.seed,
+            value,
+            unit: self.metric.unit(),
+            higher_is_better: self.metric.higher_is_better(),
+            sim_ns: now,
+            events: self.sim.events(),
+            digest: format!("{:016x}", self.sim.digest()),
+            cost_family: self.sim.cost_model().params.family,
+            metrics: report,
+        }
+    }
 }
 
 fn headline(metric: MetricKind, r: &MetricsReport, now_ns: u64) -> f64 {

@@ -6,7 +6,8 @@
 //!     └──────────decode──────────┘  version check · base64 · JSON · validate
 //!
 //!  Scenario { machine: preset name | MachineSpec, patches: "6.6+cluster", cpu, view,
-//!             wake: { busy CPUs, waker, prev, recent, sync, overrides, compare } }
+//!             wake: { busy CPUs, waker, prev, recent, sync, overrides, compare },
+//!             sim: { workload, cpus, duration_ms, seed } (optional) }
 //! ```
 //!
 //! `decode` validates everything against the machine (preset known, spec builds, patch
@@ -21,12 +22,14 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
+use crate::experiment::RunSpec;
 use crate::patch::{PatchError, PatchSet};
 use crate::topology::{presets, Machine, MachineSpec, TopologyError};
 use crate::wakeup::scenario::{
     CpuRule, CpuStateKind, LlcRule, MachineRef, TaskSpec, WakeScenario, WakerSpec,
 };
 use crate::wakeup::{wake_up, Decision, Trace};
+use crate::workload::Workload;
 
 /// The version this build writes; [`decode`] reads it and every older one.
 pub const VERSION: u32 = 1;
@@ -58,6 +61,8 @@ pub enum ScenarioError {
         field: &'static str,
         err: CpuMaskError,
     },
+    #[error("this link's simulation cannot run: {0}")]
+    Sim(String),
     #[error("this link's {field} is CPU {cpu}, but the machine has CPUs 0-{last}")]
     CpuOutOfRange {
         field: &'static str,
@@ -87,6 +92,8 @@ pub enum View {
     Debugfs,
     /// The wake-up explainer.
     Wakeup,
+    /// The simulator: a workload run under both patch sets, with live graphs.
+    Simulate,
 }
 
 /// One wake-up to explain: which CPUs are busy, who wakes whom, and what to compare.
@@ -119,6 +126,72 @@ pub struct WakeSetup {
     pub compare: Option<String>,
 }
 
+/// The longest simulation a link may ask for: the page runs it in slices, so a long
+/// one stays responsive, but a minute of simulated tbench is minutes of wall time.
+pub const MAX_SIM_MS: u64 = 60_000;
+
+/// A simulation to run under the page's patch set (A) and the compared one (B): what
+/// `schedlab run` takes, minus the machine and patches, which are the page's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSetup {
+    /// The workload and every parameter (the CLI's JSON form, e.g.
+    /// `{"kind":"tbench","clients":16}`).
+    pub workload: Workload,
+    /// The CPUs the workload may use: `all`, a kernel CPU list, `nodeN` or `nodeA-B`.
+    #[serde(default = "SimSetup::all_cpus")]
+    pub cpus: String,
+    /// Throughput workloads: the measured window (after a warm-up of a fifth).
+    /// Completion workloads: the cap.
+    pub duration_ms: u64,
+    #[serde(default = "SimSetup::seed_one")]
+    pub seed: u64,
+}
+
+impl Default for SimSetup {
+    /// Seed 01's first table on its own machine: tbench pinned to node 0.
+    fn default() -> Self {
+        SimSetup {
+            workload: Workload::Tbench { clients: 8 },
+            cpus: "node0".to_string(),
+            duration_ms: 300,
+            seed: 1,
+        }
+    }
+}
+
+impl SimSetup {
+    fn all_cpus() -> String {
+        "all".to_string()
+    }
+
+    fn seed_one() -> u64 {
+        1
+    }
+
+    /// The run of this setup on `machine` under `patches`, or what is wrong with it.
+    pub fn run_spec(&self, machine: &Machine, patches: PatchSet) -> Result<RunSpec, String> {
+        if self.duration_ms > MAX_SIM_MS {
+            return Err(format!(
+                "a simulation here lasts at most {MAX_SIM_MS} ms (asked {} ms); the command line runs longer ones",
+                self.duration_ms
+            ));
+        }
+        let cpus = (self.cpus.trim() != "all").then_some(self.cpus.as_str());
+        let spec = RunSpec::new(
+            machine.clone(),
+            cpus,
+            patches,
+            self.workload.clone(),
+            self.duration_ms,
+            self.seed,
+        )?;
+        let cost = crate::cost::CostParams::for_machine(machine);
+        crate::workload::build(&spec.workload, &cost, machine.nr_cpus())?;
+        Ok(spec)
+    }
+}
+
 /// Everything the page shows, in serialisable form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,6 +206,9 @@ pub struct Scenario {
     pub view: View,
     #[serde(default)]
     pub wake: WakeSetup,
+    /// The simulation (the page's default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<SimSetup>,
 }
 
 impl Scenario {
@@ -144,6 +220,7 @@ impl Scenario {
             cpu: 0,
             view: View::Domains,
             wake: WakeSetup::default(),
+            sim: None,
         }
     }
 
@@ -188,6 +265,11 @@ impl Scenario {
             in_range("wakee's recent_used_cpu", r)?;
         }
         self.busy_mask(n)?;
+        if let Some(sim) = &self.sim {
+            let patches = parse_patches(&self.patches)?;
+            sim.run_spec(&machine, patches)
+                .map_err(ScenarioError::Sim)?;
+        }
         Ok(machine)
     }
 
@@ -466,6 +548,68 @@ mod tests {
     }
 
     #[test]
+    fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
+        let s = Scenario {
+            view: View::Simulate,
+            sim: Some(SimSetup {
+                workload: Workload::NetperfTcpRr { instances: 16 },
+                cpus: "node0-1".to_string(),
+                duration_ms: 200,
+                seed: 3,
+            }),
+            ..Scenario::preset("kunpeng920-6426", "6.6")
+        };
+        assert_eq!(decode(&encode(&s)), Ok(s.clone()));
+        // Written by hand: cpus and seed may be left out.
+        let json = r#"{"machine":"flat-16","patches":"6.8","view":"simulate","sim":{"workload":{"kind":"tbench","clients":4},"duration_ms":50}}"#;
+        let link = format!("v1:{}", base64url_encode(json.as_bytes()));
+        let back = decode(&link).expect("decodes");
+        let sim = back.sim.expect("a simulation");
+        assert_eq!((sim.cpus.as_str(), sim.seed), ("all", 1));
+        let bad = |sim: SimSetup, want: &str| {
+            let s = Scenario {
+                sim: Some(sim),
+                ..s.clone()
+            };
+            let e = decode(&encode(&s)).expect_err(want).to_string();
+            assert!(e.contains("simulation") && e.contains(want), "{e}");
+        };
+        let ok = s.sim.clone().expect("set");
+        bad(
+            SimSetup {
+                cpus: "node9".to_string(),
+                ..ok.clone()
+            },
+            "has nodes 0-3",
+        );
+        bad(
+            SimSetup {
+                duration_ms: MAX_SIM_MS + 1,
+                ..ok.clone()
+            },
+            "at most 60000 ms",
+        );
+        bad(
+            SimSetup {
+                workload: Workload::Tbench { clients: 0 },
+                ..ok.clone()
+            },
+            "at least one client",
+        );
+        bad(
+            SimSetup {
+                duration_ms: 0,
+                ..ok
+            },
+            "at least 1 ms",
+        );
+        let unknown = r#"{"machine":"flat-16","patches":"6.8","sim":{"workload":{"kind":"dbench"},"duration_ms":50}}"#;
+        let e =
+            decode(&format!("v1:{}", base64url_encode(unknown.as_bytes()))).expect_err("dbench");
+        assert!(e.to_string().contains("dbench"), "{e}");
+    }
+
+    #[test]
     fn garbage_says_it_is_not_a_scenario() {
         for g in ["", "#", "hello", "#tab=dmesg", "x1:abc", "v:abc", "vx:abc"] {
             let e = decode(g).expect_err(g);
@@ -566,7 +710,8 @@ mod tests {
             Just(View::Domains),
             Just(View::Dmesg),
             Just(View::Debugfs),
-            Just(View::Wakeup)
+            Just(View::Wakeup),
+            Just(View::Simulate)
         ];
         let patches = prop_oneof![
             Just("6.6"),
@@ -585,9 +730,10 @@ mod tests {
             proptest::option::of(any::<bool>()),
             proptest::option::of(0u32..64),
             proptest::option::of(Just("6.6+cluster")),
+            proptest::option::of((0usize..7, 1u32..64, 1u64..5000, any::<bool>())),
         )
             .prop_map(
-                |(name, patches, view, seed, permille, (a, b, c, sync), hic, nis, cmp)| {
+                |(name, patches, view, seed, permille, (a, b, c, sync), hic, nis, cmp, sim)| {
                     let n = presets::machine(name).expect("preset").nr_cpus();
                     Scenario {
                         machine: MachineChoice::Preset(name.to_string()),
@@ -604,6 +750,14 @@ mod tests {
                             nr_idle_scan: nis,
                             compare: cmp.map(str::to_string),
                         },
+                        sim: sim.map(|(w, threads, ms, all)| SimSetup {
+                            workload: Workload::with_defaults(Workload::NAMES[w])
+                                .expect("a name")
+                                .with_threads(threads),
+                            cpus: if all { "all" } else { "node0" }.to_string(),
+                            duration_ms: ms,
+                            seed,
+                        }),
                     }
                 },
             )

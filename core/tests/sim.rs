@@ -58,6 +58,59 @@ fn same_scenario_same_digest_here_and_in_wasm() {
     assert_ne!(a.digest, c.digest);
 }
 
+/// A run shown while it runs (the page's live graphs) is the same run: any slicing
+/// of simulated time gives the report and digest of `run()`, for a throughput and a
+/// completion workload, and the series grows as it goes.
+#[test]
+fn a_live_run_in_slices_is_the_same_run() {
+    let tbench = spec(
+        "kunpeng920-6426",
+        "node0",
+        Workload::Tbench { clients: 8 },
+        "6.6+cluster",
+        30,
+    );
+    let cookies = spec(
+        "xeon-smt-8",
+        "all",
+        Workload::CookiePairs {
+            threads: 10,
+            iterations: 20,
+            work: Dist::parse("uniform:0-2ms").unwrap(),
+            sleep: Dist::parse("uniform:0-6ms").unwrap(),
+            cookies: true,
+        },
+        "6.12",
+        10_000,
+    );
+    for s in [tbench, cookies] {
+        let whole = run(&s);
+        for slice_ns in [1_000_000, 3_333_333, 50_000_000] {
+            let mut live = experiment::LiveRun::new(&s).unwrap();
+            let mut slices = 0;
+            let mut grew = false;
+            let mut last_len = 0;
+            while !live.advance(slice_ns).unwrap() {
+                slices += 1;
+                let (series, _) = live.series();
+                grew |= series.len() > last_len && last_len > 0;
+                last_len = series.len();
+                assert!(slices < 100_000, "a live run does not end");
+            }
+            let r = live.report();
+            assert_eq!(
+                (&r.digest, r.events, r.value),
+                (&whole.digest, whole.events, whole.value),
+                "{} in slices of {slice_ns} ns",
+                s.workload.name()
+            );
+            if s.workload.name() == "tbench" && slice_ns == 1_000_000 {
+                assert!(grew, "the throughput series grows while the run goes");
+            }
+        }
+    }
+}
+
 #[test]
 fn random_workload_is_deterministic() {
     let s = spec(

@@ -119,7 +119,7 @@ pub fn app() -> Html {
             if state.custom_open {
                 <CustomMachine />
             }
-            <main class={classes!("layout", wake.then_some("wide-right"))}>
+            <main class={classes!("layout", matches!(state.tab, Tab::Wakeup | Tab::Simulate).then_some("wide-right"))}>
                 <section class="panel machine-panel" aria-label="machine">
                     { machine }
                 </section>

@@ -18,7 +18,7 @@ use std::rc::Rc;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
-use schedlab_core::scenario::{self, MachineChoice, Scenario, View, WakeSetup};
+use schedlab_core::scenario::{self, MachineChoice, Scenario, SimSetup, View, WakeSetup};
 use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
 use schedlab_core::topology::import::machine_to_spec;
 use schedlab_core::topology::{load_machine, presets, Arch, ImportHint, Machine, MachineSpec};
@@ -42,6 +42,8 @@ pub enum Tab {
     Debugfs,
     /// The wake-up explainer.
     Wakeup,
+    /// The simulator, A against B, with live graphs.
+    Simulate,
 }
 
 impl Tab {
@@ -51,6 +53,7 @@ impl Tab {
             Tab::Dmesg => View::Dmesg,
             Tab::Debugfs => View::Debugfs,
             Tab::Wakeup => View::Wakeup,
+            Tab::Simulate => View::Simulate,
         }
     }
 
@@ -60,6 +63,7 @@ impl Tab {
             View::Dmesg => Tab::Dmesg,
             View::Debugfs => Tab::Debugfs,
             View::Wakeup => Tab::Wakeup,
+            View::Simulate => Tab::Simulate,
         }
     }
 }
@@ -167,6 +171,10 @@ pub struct AppState {
     pub custom_open: bool,
     /// Why the last custom machine did not load, verbatim from core.
     pub custom_error: Option<String>,
+    /// The simulation the Simulate tab runs (always one that can run on the machine).
+    pub sim: SimSetup,
+    /// Why the last change to it was refused, if it was.
+    pub sim_error: Option<String>,
 }
 
 pub enum Action {
@@ -205,6 +213,9 @@ pub enum Action {
         text: String,
         arch: Option<Arch>,
     },
+    /// A new simulation setup from the Simulate tab's inputs; refused (with the reason
+    /// shown) if it cannot run on the machine.
+    SetSim(SimSetup),
     /// A URL fragment (on load or `hashchange`).
     LoadFragment(String),
     DismissBanner,
@@ -247,6 +258,8 @@ impl AppState {
             banner: None,
             custom_open: false,
             custom_error: None,
+            sim: SimSetup::default(),
+            sim_error: None,
         }
     }
 
@@ -275,6 +288,10 @@ impl AppState {
             Some(c) => Some(c.parse().map_err(|e| format!("{e}"))?),
             None => None,
         };
+        if let Some(sim) = &s.sim {
+            st.sim = sim.clone();
+        }
+        st.fit_sim();
         st.refresh_wake();
         Ok(st)
     }
@@ -312,6 +329,27 @@ impl AppState {
                 nr_idle_scan: w.nr_idle_scan,
                 compare: w.compare.map(|p| p.to_string()),
             },
+            // Only when it matters: the Simulate tab, or a setup someone changed.
+            sim: (self.tab == Tab::Simulate || self.sim != SimSetup::default())
+                .then(|| self.sim.clone()),
+        }
+    }
+
+    /// Keeps the simulation runnable on a new machine: CPUs it does not have become
+    /// `all`, and a setup that still cannot run becomes the default one.
+    fn fit_sim(&mut self) {
+        let Ok(m) = &self.machine else {
+            return;
+        };
+        if self.sim.run_spec(m, self.patches).is_ok() {
+            return;
+        }
+        self.sim.cpus = "all".to_string();
+        if self.sim.run_spec(m, self.patches).is_err() {
+            self.sim = SimSetup {
+                cpus: "all".to_string(),
+                ..SimSetup::default()
+            };
         }
     }
 
@@ -415,6 +453,8 @@ impl AppState {
         next.wake.compare = self.wake.compare;
         next.wake.click = self.wake.click;
         next.banner = self.banner.clone();
+        next.sim = self.sim.clone();
+        next.fit_sim();
         *self = next;
     }
 
@@ -496,6 +536,8 @@ impl Reducible for AppState {
                     next.wake.compare = keep.wake.compare;
                     next.wake.click = keep.wake.click;
                     next.banner = keep.banner;
+                    next.sim = keep.sim;
+                    next.fit_sim();
                 }
             }
             Action::SelectRelease(release) | Action::SetSideRelease(Side::A, release) => {
@@ -628,6 +670,19 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
+            Action::SetSim(sim) => {
+                let check = match &self.machine {
+                    Ok(m) => sim.run_spec(m, self.patches).map(|_| ()),
+                    Err(e) => Err(e.clone()),
+                };
+                match check {
+                    Ok(()) => {
+                        next.sim = sim;
+                        next.sim_error = None;
+                    }
+                    Err(e) => next.sim_error = Some(e),
+                }
+            }
         }
         next.refresh_wake();
         Rc::new(next)
@@ -639,6 +694,8 @@ pub type AppContext = UseReducerHandle<AppState>;
 
 #[cfg(test)]
 mod tests {
+    use schedlab_core::workload::Workload;
+
     use super::*;
 
     fn level_names(state: &AppState) -> Vec<&'static str> {
@@ -846,6 +903,34 @@ mod tests {
         });
         assert_eq!(a.wake.busy, b.wake.busy);
         assert_eq!(a.wake.busy.weight(), 64);
+    }
+
+    #[test]
+    fn the_simulation_travels_in_the_link_and_bad_changes_are_refused() {
+        assert_eq!(AppState::default().scenario().sim, None, "links without it stay as they were");
+        let s = Rc::new(AppState::default()).reduce(Action::ShowTab(Tab::Simulate));
+        assert_eq!(s.scenario().sim.as_ref(), Some(&s.sim));
+        let bad = s.clone().reduce(Action::SetSim(SimSetup {
+            cpus: "node7".to_string(),
+            ..s.sim.clone()
+        }));
+        let e = bad.sim_error.as_deref().expect("refused");
+        assert!(e.contains("nodes 0-3"), "{e}");
+        assert_eq!(bad.sim, s.sim, "the setup is kept");
+        let netperf = SimSetup {
+            workload: Workload::NetperfTcpRr { instances: 4 },
+            cpus: "node1".to_string(),
+            ..s.sim.clone()
+        };
+        let good = bad.reduce(Action::SetSim(netperf.clone()));
+        assert_eq!((good.sim_error.as_deref(), &good.sim), (None, &netperf));
+        let back = AppState::from_fragment(&good.fragment());
+        assert_eq!((back.banner.as_deref(), back.tab), (None, Tab::Simulate));
+        assert_eq!(back.sim, netperf);
+        // A machine without node 1: the workload stays, on every CPU.
+        let small = good.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
+        assert_eq!(small.sim.cpus, "all");
+        assert_eq!(small.sim.workload, netperf.workload);
     }
 
     #[test]

@@ -739,6 +739,26 @@ impl Simulator {
         self.live
     }
 
+    /// The end of the run: the duration (warm-up included), or the cap of a
+    /// completion workload.
+    pub fn end_time(&self) -> SimTime {
+        self.end
+    }
+
+    /// When the metrics start (zero for completion workloads).
+    pub fn warmup_time(&self) -> SimTime {
+        if self.until_exit {
+            SimTime::ZERO
+        } else {
+            self.warmup
+        }
+    }
+
+    /// Past the warm-up: the metrics count.
+    pub fn measuring(&self) -> bool {
+        self.measuring
+    }
+
     /// Pending events (bounded: a few per CPU plus one timer per sleeping task).
     pub fn queue_len(&self) -> usize {
         self.queue.len()

@@ -182,6 +182,17 @@ impl Dist {
     }
 }
 
+/// What [`Dist::parse`] reads back: `fixed:N`, `uniform:A-B`, `exp:MEAN`, in ns.
+impl std::fmt::Display for Dist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Dist::Fixed { ns } => write!(f, "fixed:{ns}"),
+            Dist::Uniform { lo, hi } => write!(f, "uniform:{lo}-{hi}"),
+            Dist::Exp { mean } => write!(f, "exp:{mean}"),
+        }
+    }
+}
+
 /// `250`, `250ns`, `3us`, `10ms`, `1s` → ns.
 pub fn parse_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();

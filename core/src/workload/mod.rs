@@ -107,6 +107,36 @@ impl MetricKind {
     }
 }
 
+/// Every workload parameter's default: what `schedlab run` uses for a flag left out,
+/// and what the page starts a workload with. The CLI's flags take their defaults from
+/// here, so the two cannot drift apart.
+pub mod defaults {
+    /// The scale of tbench, netperf and custom (clients, instances, pairs).
+    pub const PAIRS: u32 = 1;
+    /// hackbench -g.
+    pub const HACKBENCH_GROUPS: u32 = 10;
+    /// hackbench -f.
+    pub const HACKBENCH_FDS: u32 = 20;
+    /// hackbench -l.
+    pub const HACKBENCH_LOOPS: u64 = 100;
+    /// hackbench -s.
+    pub const HACKBENCH_MSG_BYTES: u32 = 100;
+    /// Seed 04's test: threads, iterations, work and sleep per iteration.
+    pub const COOKIE_THREADS: u32 = 10;
+    pub const COOKIE_ITERATIONS: u64 = 1200;
+    pub const COOKIE_WORK: &str = "uniform:0-10ms";
+    pub const COOKIE_SLEEP: &str = "uniform:0-30ms";
+    /// schbench -m, the workers per message thread, -c and -s.
+    pub const SCHBENCH_MESSAGE_THREADS: u32 = 2;
+    pub const SCHBENCH_WORKERS: u32 = 4;
+    pub const SCHBENCH_CPUTIME: &str = "fixed:10ms";
+    pub const SCHBENCH_SLEEP: &str = "fixed:30ms";
+    /// custom: work per request on each side; no sleep.
+    pub const CUSTOM_WORK: &str = "fixed:5us";
+    /// lat-pipe: the two CPUs, as `--pin` takes them.
+    pub const LAT_PIPE_PIN: &str = "0,1";
+}
+
 /// A workload and its parameters (what the CLI flags set).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -175,6 +205,194 @@ impl Workload {
             Workload::Custom { .. } => "custom",
             Workload::LatPipe { .. } => "lat-pipe",
         }
+    }
+
+    /// The workload called `name` (one of [`Workload::NAMES`]) with every parameter
+    /// at its default ([`defaults`]).
+    pub fn with_defaults(name: &str) -> Option<Workload> {
+        use defaults::*;
+        let dist = |t: &str| Dist::parse(t).expect("the defaults parse");
+        Some(match name {
+            "tbench" => Workload::Tbench { clients: PAIRS },
+            "netperf-tcp-rr" => Workload::NetperfTcpRr { instances: PAIRS },
+            "netperf-udp-rr" => Workload::NetperfUdpRr { instances: PAIRS },
+            "hackbench" => Workload::Hackbench {
+                groups: HACKBENCH_GROUPS,
+                fds: HACKBENCH_FDS,
+                loops: HACKBENCH_LOOPS,
+                pipe: false,
+                threads: false,
+                msg_bytes: HACKBENCH_MSG_BYTES,
+            },
+            "cookie-pairs" => Workload::CookiePairs {
+                threads: COOKIE_THREADS,
+                iterations: COOKIE_ITERATIONS,
+                work: dist(COOKIE_WORK),
+                sleep: dist(COOKIE_SLEEP),
+                cookies: true,
+            },
+            "schbench" => Workload::Schbench {
+                message_threads: SCHBENCH_MESSAGE_THREADS,
+                workers: SCHBENCH_WORKERS,
+                cputime: dist(SCHBENCH_CPUTIME),
+                sleep: dist(SCHBENCH_SLEEP),
+            },
+            "custom" => Workload::Custom {
+                pairs: PAIRS,
+                client_work: dist(CUSTOM_WORK),
+                server_work: dist(CUSTOM_WORK),
+                sleep: Dist::fixed(0),
+            },
+            "lat-pipe" => {
+                let (a, b) = LAT_PIPE_PIN.split_once(',').expect("two CPUs");
+                Workload::LatPipe {
+                    cpu_a: a.parse().expect("a CPU"),
+                    cpu_b: b.parse().expect("a CPU"),
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// The `schedlab run` flags that give this workload: `--workload`, its scale as
+    /// `--threads`, and each parameter that is not at its default.
+    pub fn cli_args(&self) -> Vec<String> {
+        let mut a = vec!["--workload".to_string(), self.name().to_string()];
+        let mut flag = |name: &str, value: Option<String>| {
+            a.push(format!("--{name}"));
+            a.extend(value);
+        };
+        if !matches!(self, Workload::LatPipe { .. }) {
+            flag("threads", Some(self.threads().to_string()));
+        }
+        let Some(d) = Workload::with_defaults(self.name()).map(|d| d.with_threads(self.threads()))
+        else {
+            return a;
+        };
+        match (self, &d) {
+            (
+                Workload::Hackbench {
+                    fds,
+                    loops,
+                    pipe,
+                    threads,
+                    msg_bytes,
+                    ..
+                },
+                Workload::Hackbench {
+                    fds: dfds,
+                    loops: dloops,
+                    msg_bytes: dmsg,
+                    ..
+                },
+            ) => {
+                if fds != dfds {
+                    flag("fds", Some(fds.to_string()));
+                }
+                if loops != dloops {
+                    flag("loops", Some(loops.to_string()));
+                }
+                if *pipe {
+                    flag("pipe", None);
+                }
+                if *threads {
+                    flag("thread-mode", None);
+                }
+                if msg_bytes != dmsg {
+                    flag("msg-bytes", Some(msg_bytes.to_string()));
+                }
+            }
+            (
+                Workload::CookiePairs {
+                    iterations,
+                    work,
+                    sleep,
+                    cookies,
+                    ..
+                },
+                Workload::CookiePairs {
+                    iterations: di,
+                    work: dw,
+                    sleep: ds,
+                    ..
+                },
+            ) => {
+                if iterations != di {
+                    flag("iterations", Some(iterations.to_string()));
+                }
+                if work != dw {
+                    flag("work", Some(work.to_string()));
+                }
+                if sleep != ds {
+                    flag("sleep", Some(sleep.to_string()));
+                }
+                if !cookies {
+                    flag("no-cookies", None);
+                }
+            }
+            (
+                Workload::Schbench {
+                    message_threads,
+                    cputime,
+                    sleep,
+                    ..
+                },
+                Workload::Schbench {
+                    message_threads: dm,
+                    cputime: dc,
+                    sleep: ds,
+                    ..
+                },
+            ) => {
+                if message_threads != dm {
+                    flag("message-threads", Some(message_threads.to_string()));
+                }
+                if cputime != dc {
+                    flag("cputime", Some(cputime.to_string()));
+                }
+                if sleep != ds {
+                    flag("msg-sleep", Some(sleep.to_string()));
+                }
+            }
+            (
+                Workload::Custom {
+                    client_work,
+                    server_work,
+                    sleep,
+                    ..
+                },
+                Workload::Custom {
+                    client_work: dc,
+                    server_work: ds,
+                    sleep: dsl,
+                    ..
+                },
+            ) => {
+                if client_work != dc {
+                    flag("client-work", Some(client_work.to_string()));
+                }
+                if server_work != ds {
+                    flag("server-work", Some(server_work.to_string()));
+                }
+                if sleep != dsl {
+                    flag("sleep", Some(sleep.to_string()));
+                }
+            }
+            (Workload::LatPipe { cpu_a, cpu_b }, _) if self != &d => {
+                flag("pin", Some(format!("{cpu_a},{cpu_b}")));
+            }
+            _ => {}
+        }
+        a
+    }
+
+    /// Runs until every task exits and reports the time that took (hackbench,
+    /// cookie-pairs), rather than for a set duration.
+    pub fn runs_to_completion(&self) -> bool {
+        matches!(
+            self,
+            Workload::Hackbench { .. } | Workload::CookiePairs { .. }
+        )
     }
 
     /// The same workload with its scale parameter (what a sweep's `--threads` varies) set.

@@ -15,6 +15,7 @@ use schedlab_core::sched_domain::format;
 use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
+use crate::components::sim_view::SimPanel;
 use crate::components::wakeup_view::WakeupPanel;
 use crate::state::{Action, AppContext, Tab};
 
@@ -40,6 +41,7 @@ pub fn domain_panel() -> Html {
             { tab_button(Tab::Dmesg, "dmesg") }
             { tab_button(Tab::Debugfs, "debugfs") }
             { tab_button(Tab::Wakeup, "Wake-up") }
+            { tab_button(Tab::Simulate, "Simulate") }
         </div>
     };
     if state.tab == Tab::Wakeup {
@@ -51,6 +53,19 @@ pub fn domain_panel() -> Html {
                 </h2>
                 { tabs }
                 <WakeupPanel />
+            </div>
+        };
+    }
+
+    if state.tab == Tab::Simulate {
+        return html! {
+            <div class="domains">
+                <h2>
+                    { "What does the patch do to the benchmark?" }
+                    <span class="sub">{ " · the simulator, A against B" }</span>
+                </h2>
+                { tabs }
+                <SimPanel />
             </div>
         };
     }
@@ -85,7 +100,7 @@ pub fn domain_panel() -> Html {
                     "The per-domain files the kernel exposes for this CPU.",
                 ),
                 // Handled above; kept so the match stays exhaustive.
-                Tab::Wakeup => html! {},
+                Tab::Wakeup | Tab::Simulate => html! {},
             },
         },
     };

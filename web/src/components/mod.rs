@@ -4,4 +4,5 @@ pub mod controls;
 pub mod custom_machine;
 pub mod domain_tree;
 pub mod machine_view;
+pub mod sim_view;
 pub mod wakeup_view;

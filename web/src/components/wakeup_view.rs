@@ -23,15 +23,15 @@ use yew::prelude::*;
 use crate::components::machine_view::reject_class;
 use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
 
-fn select_value(e: &Event) -> Option<String> {
+pub(crate) fn select_value(e: &Event) -> Option<String> {
     e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
 }
 
-fn input_value(e: &Event) -> Option<String> {
+pub(crate) fn input_value(e: &Event) -> Option<String> {
     e.target_dyn_into::<HtmlInputElement>().map(|s| s.value())
 }
 
-fn checked(e: &Event) -> bool {
+pub(crate) fn checked(e: &Event) -> bool {
     e.target_dyn_into::<HtmlInputElement>()
         .is_some_and(|s| s.checked())
 }
@@ -222,6 +222,36 @@ fn decision_card(
     }
 }
 
+/// The two patch sets, A (the page's) and B (compared), with the compare switch: the
+/// wake-up tab decides under both, the Simulate tab runs under both.
+pub(crate) fn kernel_pickers(state: &AppContext) -> Html {
+    let w = &state.wake;
+    let dispatcher = state.dispatcher();
+    let comparing = w.compare.is_some();
+    let on_compare = {
+        let d = dispatcher.clone();
+        Callback::from(move |e: Event| d.dispatch(Action::SetCompare(checked(&e))))
+    };
+    html! {
+        <fieldset class="wake-kernel">
+            <legend>{ "Kernel" }</legend>
+            <div class={classes!("pickers", comparing.then_some("compare"))}>
+                { patch_picker(Side::A, state.patches, dispatcher.clone()) }
+                if let Some(b) = w.compare {
+                    { patch_picker(Side::B, b, dispatcher.clone()) }
+                }
+            </div>
+            <label class="check compare-toggle">
+                <input type="checkbox" id="compare" checked={comparing} onchange={on_compare} />
+                <span>{ "Compare with a second patch set, side by side" }</span>
+            </label>
+            if let Some(e) = &w.patch_error {
+                <p class="error">{ e.clone() }</p>
+            }
+        </fieldset>
+    }
+}
+
 #[function_component(WakeupPanel)]
 pub fn wakeup_panel() -> Html {
     let permille = use_state(|| 750u32);
@@ -306,10 +336,6 @@ pub fn wakeup_panel() -> Html {
             d.dispatch(Action::SetNrIdleScan(v.trim().parse::<u32>().ok()))
         })
     };
-    let on_compare = {
-        let d = dispatcher.clone();
-        Callback::from(move |e: Event| d.dispatch(Action::SetCompare(checked(&e))))
-    };
     let on_focus = {
         let d = dispatcher.clone();
         Callback::from(move |s: Side| d.dispatch(Action::Focus(s)))
@@ -374,22 +400,7 @@ pub fn wakeup_panel() -> Html {
                     </label>
                 </div>
             </fieldset>
-            <fieldset class="wake-kernel">
-                <legend>{ "Kernel" }</legend>
-                <div class={classes!("pickers", comparing.then_some("compare"))}>
-                    { patch_picker(Side::A, state.patches, dispatcher.clone()) }
-                    if let Some(b) = w.compare {
-                        { patch_picker(Side::B, b, dispatcher.clone()) }
-                    }
-                </div>
-                <label class="check compare-toggle">
-                    <input type="checkbox" id="compare" checked={comparing} onchange={on_compare} />
-                    <span>{ "Compare with a second patch set, side by side" }</span>
-                </label>
-                if let Some(e) = &w.patch_error {
-                    <p class="error">{ e.clone() }</p>
-                }
-            </fieldset>
+            { kernel_pickers(&state) }
             <ul class="legend">
                 { for legend.iter().map(|(r, label)| html! {
                     <li><span class={classes!("swatch", reject_class(*r))}></span>{ *label }</li>

@@ -19,6 +19,7 @@ use serde_json::json;
 use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::rng::Dist;
+use schedlab_core::workload::defaults::{self, PAIRS};
 use schedlab_core::workload::Workload;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -52,13 +53,13 @@ pub struct Common {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// hackbench -g (sweeps vary it through --threads).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = defaults::HACKBENCH_GROUPS)]
     groups: u32,
     /// hackbench -f: senders and receivers per group.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = defaults::HACKBENCH_FDS)]
     fds: u32,
     /// hackbench -l: messages each sender sends to each receiver.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = defaults::HACKBENCH_LOOPS)]
     loops: u64,
     /// hackbench -p: pipes instead of unix sockets.
     #[arg(long)]
@@ -67,37 +68,37 @@ pub struct Common {
     #[arg(long)]
     thread_mode: bool,
     /// hackbench -s: message size in bytes.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = defaults::HACKBENCH_MSG_BYTES)]
     msg_bytes: u32,
     /// cookie-pairs: iterations per thread.
-    #[arg(long, default_value_t = 1200)]
+    #[arg(long, default_value_t = defaults::COOKIE_ITERATIONS)]
     iterations: u64,
     /// cookie-pairs: work per iteration (fixed:N, uniform:A-B, exp:MEAN; ns/us/ms).
-    #[arg(long, default_value = "uniform:0-10ms")]
+    #[arg(long, default_value = defaults::COOKIE_WORK)]
     work: String,
     /// cookie-pairs / custom: sleep per iteration.
-    #[arg(long, default_value = "uniform:0-30ms")]
+    #[arg(long, default_value = defaults::COOKIE_SLEEP)]
     sleep: String,
     /// cookie-pairs: run without cookies (seed 04's first configuration).
     #[arg(long)]
     no_cookies: bool,
     /// schbench -m: message threads.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = defaults::SCHBENCH_MESSAGE_THREADS)]
     message_threads: u32,
     /// schbench -c: worker CPU time per request.
-    #[arg(long, default_value = "fixed:10ms")]
+    #[arg(long, default_value = defaults::SCHBENCH_CPUTIME)]
     cputime: String,
     /// schbench -s: message thread sleep between rounds.
-    #[arg(long, default_value = "fixed:30ms")]
+    #[arg(long, default_value = defaults::SCHBENCH_SLEEP)]
     msg_sleep: String,
     /// custom: client work per request.
-    #[arg(long, default_value = "fixed:5us")]
+    #[arg(long, default_value = defaults::CUSTOM_WORK)]
     client_work: String,
     /// custom: server work per request.
-    #[arg(long, default_value = "fixed:5us")]
+    #[arg(long, default_value = defaults::CUSTOM_WORK)]
     server_work: String,
     /// lat-pipe: the two CPUs (e.g. 0,4).
-    #[arg(long, default_value = "0,1")]
+    #[arg(long, default_value = defaults::LAT_PIPE_PIN)]
     pin: String,
 }
 
@@ -151,9 +152,13 @@ fn dist(flag: &str, text: &str) -> Result<Dist, String> {
 fn workload(c: &Common, threads: Option<u32>) -> Result<Workload, String> {
     let n = |d: u32| threads.unwrap_or(d);
     Ok(match c.workload {
-        WorkloadName::Tbench => Workload::Tbench { clients: n(1) },
-        WorkloadName::NetperfTcpRr => Workload::NetperfTcpRr { instances: n(1) },
-        WorkloadName::NetperfUdpRr => Workload::NetperfUdpRr { instances: n(1) },
+        WorkloadName::Tbench => Workload::Tbench { clients: n(PAIRS) },
+        WorkloadName::NetperfTcpRr => Workload::NetperfTcpRr {
+            instances: n(PAIRS),
+        },
+        WorkloadName::NetperfUdpRr => Workload::NetperfUdpRr {
+            instances: n(PAIRS),
+        },
         WorkloadName::Hackbench => Workload::Hackbench {
             groups: n(c.groups),
             fds: c.fds,
@@ -163,7 +168,7 @@ fn workload(c: &Common, threads: Option<u32>) -> Result<Workload, String> {
             msg_bytes: c.msg_bytes,
         },
         WorkloadName::CookiePairs => Workload::CookiePairs {
-            threads: n(10),
+            threads: n(defaults::COOKIE_THREADS),
             iterations: c.iterations,
             work: dist("work", &c.work)?,
             sleep: dist("sleep", &c.sleep)?,
@@ -171,15 +176,15 @@ fn workload(c: &Common, threads: Option<u32>) -> Result<Workload, String> {
         },
         WorkloadName::Schbench => Workload::Schbench {
             message_threads: c.message_threads,
-            workers: n(4),
+            workers: n(defaults::SCHBENCH_WORKERS),
             cputime: dist("cputime", &c.cputime)?,
             sleep: dist("msg-sleep", &c.msg_sleep)?,
         },
         WorkloadName::Custom => Workload::Custom {
-            pairs: n(1),
+            pairs: n(PAIRS),
             client_work: dist("client-work", &c.client_work)?,
             server_work: dist("server-work", &c.server_work)?,
-            sleep: if c.sleep == "uniform:0-30ms" {
+            sleep: if c.sleep == defaults::COOKIE_SLEEP {
                 Dist::fixed(0)
             } else {
                 dist("sleep", &c.sleep)?
@@ -203,14 +208,10 @@ fn workload(c: &Common, threads: Option<u32>) -> Result<Workload, String> {
     })
 }
 
-fn completion(w: &Workload) -> bool {
-    matches!(w, Workload::Hackbench { .. } | Workload::CookiePairs { .. })
-}
-
 fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, String> {
     let machine = crate::load_machine(&c.machine)?;
     let workload = workload(c, threads)?;
-    let duration_ms = c.duration_ms.unwrap_or(if completion(&workload) {
+    let duration_ms = c.duration_ms.unwrap_or(if workload.runs_to_completion() {
         600_000
     } else {
         1_000
@@ -438,6 +439,90 @@ impl Common {
             WorkloadName::Schbench => "schbench",
             WorkloadName::Custom => "custom",
             WorkloadName::LatPipe => "lat-pipe",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        common: Common,
+    }
+
+    /// The page starts each workload with `Workload::with_defaults()`; the CLI without
+    /// flags must run the same workload.
+    #[test]
+    fn flags_left_out_give_the_core_defaults() {
+        for name in Workload::NAMES {
+            let f = Flags::try_parse_from(["schedlab", "--machine", "flat-16", "--workload", name])
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                Some(workload(&f.common, None).unwrap()),
+                Workload::with_defaults(name),
+                "{name}"
+            );
+        }
+        assert_eq!(Workload::with_defaults("dbench"), None);
+    }
+
+    /// The page prints the command line that reruns its simulation natively: the CLI
+    /// must read `cli_args()` back into the same workload, defaults or not.
+    #[test]
+    fn cli_args_read_back_into_the_same_workload() {
+        let d = |t: &str| Dist::parse(t).unwrap();
+        let odd = [
+            Workload::Tbench { clients: 7 },
+            Workload::NetperfUdpRr { instances: 3 },
+            Workload::Hackbench {
+                groups: 2,
+                fds: 5,
+                loops: 9,
+                pipe: true,
+                threads: true,
+                msg_bytes: 64,
+            },
+            Workload::CookiePairs {
+                threads: 6,
+                iterations: 30,
+                work: d("exp:2ms"),
+                sleep: d("fixed:1ms"),
+                cookies: false,
+            },
+            Workload::Schbench {
+                message_threads: 3,
+                workers: 5,
+                cputime: d("uniform:1ms-2ms"),
+                sleep: d("exp:5ms"),
+            },
+            Workload::Custom {
+                pairs: 2,
+                client_work: d("3us"),
+                server_work: d("uniform:1us-9us"),
+                sleep: d("uniform:0-30ms"),
+            },
+            Workload::LatPipe { cpu_a: 2, cpu_b: 9 },
+        ];
+        let defaults = Workload::NAMES.map(|n| Workload::with_defaults(n).unwrap());
+        for w in odd.iter().chain(&defaults) {
+            let mut argv = vec!["schedlab".to_string(), "--machine".into(), "flat-16".into()];
+            let args = w.cli_args();
+            let threads = args
+                .iter()
+                .position(|a| a == "--threads")
+                .map(|i| args[i + 1].parse::<u32>().unwrap());
+            argv.extend(args.iter().cloned());
+            // --threads is run's own flag, not Common's.
+            if let Some(i) = argv.iter().position(|a| a == "--threads") {
+                argv.drain(i..i + 2);
+            }
+            let f = Flags::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            assert_eq!(&workload(&f.common, threads).unwrap(), w, "{argv:?}");
         }
     }
 }
