@@ -79,6 +79,8 @@ pub fn app() -> Html {
             crate::state::ClickMode::Waker => "Click a CPU to make it the waker's CPU.",
             crate::state::ClickMode::Prev => "Click a CPU to make it the wakee's prev CPU.",
         }
+    } else if state.tab == Tab::Simulate {
+        "Shaded: the CPUs the workload may use. Click a CPU to show its sched domains."
     } else {
         "Click a CPU to show its sched domains."
     };

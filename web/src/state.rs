@@ -373,7 +373,15 @@ impl AppState {
 
     /// The span of the highlighted level of the chosen CPU, if any. Only while the
     /// level cards are on screen: shading with no visible reason would puzzle.
+    /// In the Simulate tab, the CPUs the workload may use.
     pub fn highlight_span(&self) -> Option<CpuMask> {
+        if self.tab == Tab::Simulate {
+            let m = self.machine()?;
+            let cpus = self.sim.cpus.trim();
+            return (cpus != "all")
+                .then(|| schedlab_core::experiment::parse_cpus(m, cpus).ok())
+                .flatten();
+        }
         if self.tab != Tab::Tree {
             return None;
         }
@@ -907,9 +915,15 @@ mod tests {
 
     #[test]
     fn the_simulation_travels_in_the_link_and_bad_changes_are_refused() {
-        assert_eq!(AppState::default().scenario().sim, None, "links without it stay as they were");
+        assert_eq!(
+            AppState::default().scenario().sim,
+            None,
+            "links without it stay as they were"
+        );
         let s = Rc::new(AppState::default()).reduce(Action::ShowTab(Tab::Simulate));
         assert_eq!(s.scenario().sim.as_ref(), Some(&s.sim));
+        let shaded = s.highlight_span().expect("the workload's CPUs are shaded");
+        assert_eq!(shaded.to_list(), "0-31", "the default runs on node 0");
         let bad = s.clone().reduce(Action::SetSim(SimSetup {
             cpus: "node7".to_string(),
             ..s.sim.clone()

@@ -280,6 +280,33 @@ fn chart(snap: &Snapshot, window_ms: f64) -> Html {
     }
 }
 
+/// The finished runs' results as the seeds' tables give them: B's change against A.
+fn change(snap: &Snapshot) -> Html {
+    let reports: Vec<&RunReport> = snap
+        .sides
+        .iter()
+        .filter_map(|s| s.report.as_deref())
+        .collect();
+    let [a, b] = reports[..] else {
+        return html! {};
+    };
+    let c = change_pct(a.value, b.value, snap.higher_is_better);
+    let class = if c > 0.0 {
+        "better"
+    } else if c < 0.0 {
+        "worse"
+    } else {
+        "same"
+    };
+    html! {
+        <p class={classes!("change", class)}>
+            { format!("A {} {}, B {} {}: ", fmt_value(a.value), snap.unit, fmt_value(b.value), snap.unit) }
+            <b class="change-pct">{ format!("{c:+.2}%") }</b>
+            { if snap.higher_is_better { " for B (higher is better)" } else { " for B (lower is better)" } }
+        </p>
+    }
+}
+
 /// The numbers of a finished run, side by side.
 fn results(snap: &Snapshot) -> Html {
     let reports: Vec<&RunReport> = snap
@@ -290,8 +317,6 @@ fn results(snap: &Snapshot) -> Html {
     if reports.len() != snap.sides.len() {
         return html! {};
     }
-    let b_vs_a = (reports.len() == 2)
-        .then(|| change_pct(reports[0].value, reports[1].value, snap.higher_is_better));
     let row = |label: &str, f: &dyn Fn(&RunReport) -> String| {
         html! {
             <tr>
@@ -320,12 +345,6 @@ fn results(snap: &Snapshot) -> Html {
         });
     html! {
         <>
-            if let Some(c) = b_vs_a {
-                <p class={classes!("change", if c > 0.0 { "better" } else if c < 0.0 { "worse" } else { "same" })}>
-                    { "B against A: " }<b class="change-pct">{ format!("{c:+.2}%") }</b>
-                    { if snap.higher_is_better { " (higher is better)" } else { " (lower is better)" } }
-                </p>
-            }
             <table class="sim-results">
                 <thead>
                     <tr>
@@ -513,7 +532,10 @@ pub fn sim_panel() -> Html {
                 let what = if s.completion {
                     format!("finished at {sim_ms:.0} ms simulated")
                 } else {
-                    format!("{:.0} ms measured after {warm:.0} ms of warm-up", sim_ms - warm)
+                    format!(
+                        "{:.0} ms measured after {warm:.0} ms of warm-up",
+                        sim_ms - warm
+                    )
                 };
                 // A browser with a frozen clock (headless, virtual time) measures nothing.
                 let speed = if s.busy_ms >= 1.0 {
@@ -552,25 +574,28 @@ pub fn sim_panel() -> Html {
     let running = snap
         .as_ref()
         .is_some_and(|s| !s.done && !s.stopped && s.error.is_none());
-    let body = match &*snap {
-        Some(s) if !s.sides.is_empty() => html! {
-            <>
-                <ul class="legend sim-legend">
-                    { for s.sides.iter().enumerate().map(|(i, side)| html! {
-                        <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
-                            { format!("{} {}", if i == 0 { "A" } else { "B" }, side.label) }</li>
-                    }) }
-                </ul>
-                if s.completion {
-                    <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
-                } else {
-                    { chart(s, state.sim.duration_ms as f64) }
-                    <p class="sim-note">{ format!("{} per sampling interval over the measured window (after the warm-up).", s.unit) }</p>
-                }
-                { results(s) }
-            </>
-        },
-        _ => html! {},
+    let (graph, table) = match &*snap {
+        Some(s) if !s.sides.is_empty() => (
+            html! {
+                <>
+                    <ul class="legend sim-legend">
+                        { for s.sides.iter().enumerate().map(|(i, side)| html! {
+                            <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
+                                { format!("{} {}", if i == 0 { "A" } else { "B" }, side.label) }</li>
+                        }) }
+                    </ul>
+                    if s.completion {
+                        <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
+                    } else {
+                        { chart(s, state.sim.duration_ms as f64) }
+                        <p class="sim-note">{ format!("{} per sampling interval over the measured window (after the warm-up).", s.unit) }</p>
+                    }
+                    { change(s) }
+                </>
+            },
+            results(s),
+        ),
+        _ => (html! {}, html! {}),
     };
     let machine = state.machine().map(|m| m.name.clone()).unwrap_or_default();
     let mut cmd = vec![
@@ -600,7 +625,6 @@ pub fn sim_panel() -> Html {
     html! {
         <div class="wakeup sim">
             { setup }
-            { kernel_pickers(&state) }
             <div class="row sim-actions">
                 if running {
                     <button id="sim-stop" onclick={on_stop}>{ "Stop" }</button>
@@ -609,7 +633,9 @@ pub fn sim_panel() -> Html {
                 }
                 { status }
             </div>
-            { body }
+            { graph }
+            { kernel_pickers(&state) }
+            { table }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}), once per patch set: ") }
                 { for patches.iter().map(|p| html! { <code>{ format!("{} --patches {p}", cmd.join(" ")) }</code> }) }
