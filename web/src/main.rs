@@ -3,7 +3,8 @@
 //! ```text
 //!  main ─▶ App ─ ContextProvider<AppContext> ─┬─ Controls      (preset, release, CPU)
 //!                                             ├─ MachineView   (packages → … → threads)
-//!                                             └─ DomainTree / dmesg text for the chosen CPU
+//!                                             └─ DomainTree / dmesg text / Wake-up / Simulate
+//!  worker::worker_main  (the same module in a Web Worker: one side of a simulation)
 //! ```
 //!
 //! The UI never computes scheduling: `state.rs` asks core for the machine and its
@@ -12,7 +13,12 @@
 mod app;
 mod components;
 mod state;
+mod worker;
 
 fn main() {
+    // The simulation workers load this same module (static/worker.js): no page there.
+    if web_sys::window().is_none() {
+        return;
+    }
     yew::Renderer::<app::App>::new().render();
 }

@@ -1,34 +1,30 @@
 //! The Simulate tab: the workload run under side A's patch set and, when comparing,
-//! side B's, in slices of simulated time, with both throughputs drawn as they come.
+//! side B's, with both throughputs drawn as they come.
 //!
 //! ```text
-//!  SimSetup (state, URL) ─run_spec()─▶ RunSpec A [, B] ─LiveRun::new─▶ spawn_local loop
-//!     loop: advance A and B by the same simulated slice for ~40 ms of wall time
-//!           ─▶ Snapshot (use_state) ─▶ chart + table ─▶ yield to the browser, repeat
+//!  SimSetup (state, URL) ─▶ Msg::Run per side ─▶ worker A, worker B (crate::worker)
+//!  Progress (after each batch) ─▶ RunView (RefCell) ─force_update─▶ chart + table
 //! ```
 //!
-//! A run starts when the tab opens or its inputs change, and a newer run cancels the
-//! older one (a generation counter). Core's `LiveRun` gives the same events for any
+//! A run starts when the tab opens or its inputs change, and a newer run replaces the
+//! older one (ids). Each side runs in its own Web Worker, so the page stays responsive
+//! and the two sides run in parallel. Core's `LiveRun` gives the same events for any
 //! slicing, so the digests here are `schedlab run`'s: the page prints the command line.
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
-use schedlab_core::experiment::{change_pct, LiveRun, RunReport};
+use schedlab_core::experiment::change_pct;
 use schedlab_core::scenario::{SimSetup, MAX_SIM_MS};
 use schedlab_core::workload::Workload;
-use yew::platform::spawn_local;
-use yew::platform::time::sleep;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 use yew::prelude::*;
 
 use crate::components::wakeup_view::{input_value, kernel_pickers, select_value};
 use crate::state::{Action, AppContext};
-
-/// Simulated time per slice: both sides advance by it in turn.
-const SLICE_NS: u64 = 1_000_000;
-/// Wall time per batch of slices before the page draws and yields.
-const FRAME_MS: f64 = 40.0;
+use crate::worker::{failed, Msg, Progress, Report};
 
 /// The page's monotonic clock, in ms (0 outside a browser).
 fn now_ms() -> f64 {
@@ -37,41 +33,113 @@ fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// One side while it runs.
-struct SideRun {
-    label: String,
-    run: LiveRun,
-}
-
-/// One side as drawn.
-#[derive(Clone, Debug)]
-struct SideView {
-    label: String,
-    series: Rc<Vec<f64>>,
-    interval_ns: u64,
-    events: u64,
-    /// The full report, once the run is over.
-    report: Option<Rc<RunReport>>,
-}
-
-/// What the tab shows of a run.
-#[derive(Clone, Debug)]
-struct Snapshot {
-    /// The inputs it ran for ([`run_key`]).
+/// A run of the current inputs, as the workers report it.
+#[derive(Debug)]
+struct RunView {
+    id: u64,
+    /// The inputs it runs for ([`run_key`]).
     key: String,
-    sides: Vec<SideView>,
-    now_ns: u64,
-    warmup_ns: u64,
-    warming: bool,
-    live_tasks: u32,
-    done: bool,
+    /// Per side: its patch set, and its last progress.
+    labels: Vec<String>,
+    sides: Vec<Option<Progress>>,
+    started_ms: f64,
+    finished_ms: Option<f64>,
     stopped: bool,
-    error: Option<String>,
-    /// Wall time spent simulating, ms.
-    busy_ms: f64,
-    unit: &'static str,
-    higher_is_better: bool,
-    completion: bool,
+}
+
+impl RunView {
+    fn progress(&self) -> impl Iterator<Item = &Progress> {
+        self.sides.iter().flatten()
+    }
+
+    fn all_reported(&self) -> bool {
+        self.sides.iter().all(Option::is_some)
+    }
+
+    fn done(&self) -> bool {
+        self.all_reported() && self.progress().all(|p| p.done)
+    }
+
+    fn error(&self) -> Option<String> {
+        self.labels
+            .iter()
+            .zip(&self.sides)
+            .find_map(|(l, p)| Some(format!("{l}: {}", p.as_ref()?.error.as_ref()?)))
+    }
+
+    /// The first side's progress: unit, warm-up and kind are the same on both.
+    fn first(&self) -> Option<&Progress> {
+        self.sides.first()?.as_ref()
+    }
+
+    fn reports(&self) -> Option<Vec<&Report>> {
+        self.sides
+            .iter()
+            .map(|p| p.as_ref()?.report.as_ref())
+            .collect()
+    }
+}
+
+/// The two simulation workers, and their message handlers (kept alive with them).
+struct Pool {
+    workers: Vec<Worker>,
+    _handlers: Vec<Closure<dyn FnMut(MessageEvent)>>,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for w in &self.workers {
+            w.terminate();
+        }
+    }
+}
+
+/// Starts the workers; each reports into `view` (when the id matches) and redraws.
+fn start_pool(
+    view: Rc<RefCell<Option<RunView>>>,
+    redraw: UseForceUpdateHandle,
+) -> Result<Pool, String> {
+    let opts = WorkerOptions::new();
+    opts.set_type(WorkerType::Module);
+    let mut workers = Vec::new();
+    let mut handlers = Vec::new();
+    for side in 0..2 {
+        let w = Worker::new_with_options("static/worker.js", &opts)
+            .map_err(|e| format!("this browser cannot start a simulation worker: {e:?}"))?;
+        let (view, redraw) = (view.clone(), redraw.clone());
+        let h = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            let text = e.data().as_string().unwrap_or_default();
+            let mut v = view.borrow_mut();
+            let Some(v) = v.as_mut() else {
+                return;
+            };
+            let p = match serde_json::from_str::<Progress>(&text) {
+                Ok(p) if p.id == v.id => p,
+                Ok(_) => return, // an older run's last words
+                Err(_) => failed(v.id, format!("the simulation worker failed: {text}")),
+            };
+            if let Some(slot) = v.sides.get_mut(side) {
+                *slot = Some(p);
+            }
+            if v.done() && v.finished_ms.is_none() {
+                v.finished_ms = Some(now_ms());
+            }
+            redraw.force_update();
+        });
+        w.set_onmessage(Some(h.as_ref().unchecked_ref()));
+        workers.push(w);
+        handlers.push(h);
+    }
+    Ok(Pool {
+        workers,
+        _handlers: handlers,
+    })
+}
+
+fn send(w: &Worker, m: &Msg) {
+    if let Ok(text) = serde_json::to_string(m) {
+        let _ = w.post_message(&JsValue::from_str(&text));
+    }
 }
 
 /// Everything a run depends on: a change starts a new run.
@@ -81,97 +149,6 @@ fn run_key(state: &AppContext) -> String {
         "{:?}|{}|{:?}|{:?}",
         s.machine, s.patches, s.wake.compare, state.sim
     )
-}
-
-fn snapshot(key: &str, runs: &[SideRun], busy_ms: f64, error: Option<String>) -> Snapshot {
-    let first = &runs[0].run;
-    let done = runs.iter().all(|r| r.run.done());
-    let metric = first.metric();
-    let sides = runs
-        .iter()
-        .map(|r| {
-            let (series, interval_ns) = r.run.series();
-            SideView {
-                label: r.label.clone(),
-                series: Rc::new(series),
-                interval_ns,
-                events: r.run.events(),
-                report: r.run.done().then(|| Rc::new(r.run.report())),
-            }
-        })
-        .collect();
-    Snapshot {
-        key: key.to_string(),
-        sides,
-        now_ns: runs.iter().map(|r| r.run.now_ns()).min().unwrap_or(0),
-        warmup_ns: first.warmup_ns(),
-        warming: runs.iter().any(|r| r.run.warming_up()),
-        live_tasks: runs.iter().map(|r| r.run.live_tasks()).sum(),
-        done,
-        stopped: false,
-        error,
-        busy_ms,
-        unit: metric.unit(),
-        higher_is_better: metric.higher_is_better(),
-        completion: first.runs_to_completion(),
-    }
-}
-
-/// Builds the runs of the current inputs: A, and B when comparing.
-fn start_runs(state: &AppContext) -> Result<Vec<SideRun>, String> {
-    let m = state.machine().ok_or("there is no machine to run on")?;
-    let mut sides = vec![state.patches];
-    sides.extend(state.wake.compare);
-    sides
-        .into_iter()
-        .map(|p| {
-            let spec = state.sim.run_spec(m, p)?;
-            let run = LiveRun::new(&spec).map_err(|e| e.to_string())?;
-            Ok(SideRun {
-                label: p.to_string(),
-                run,
-            })
-        })
-        .collect()
-}
-
-/// Runs `runs` to their end in batches, drawing after each, unless `gen` moves on.
-async fn drive(
-    mut runs: Vec<SideRun>,
-    key: String,
-    gen: Rc<RefCell<u64>>,
-    mine: u64,
-    snap: UseStateHandle<Option<Snapshot>>,
-) {
-    let mut busy_ms = 0.0;
-    loop {
-        if *gen.borrow() != mine {
-            return;
-        }
-        let t0 = now_ms();
-        let mut error = None;
-        let mut over = false;
-        while now_ms() - t0 < FRAME_MS {
-            let mut all_done = true;
-            for r in runs.iter_mut() {
-                match r.run.advance(SLICE_NS) {
-                    Ok(done) => all_done &= done,
-                    Err(e) => error = Some(format!("{}: {e}", r.label)),
-                }
-            }
-            if all_done || error.is_some() {
-                over = true;
-                break;
-            }
-        }
-        busy_ms += now_ms() - t0;
-        snap.set(Some(snapshot(&key, &runs, busy_ms, error)));
-        if over {
-            return;
-        }
-        // A macrotask: the browser paints and handles input before the next batch.
-        sleep(Duration::ZERO).await;
-    }
 }
 
 /// The label of a workload's scale parameter.
@@ -220,7 +197,7 @@ fn fmt_value(v: f64) -> String {
 }
 
 /// The throughput of every side over the measured window, as an SVG line chart.
-fn chart(snap: &Snapshot, window_ms: f64) -> Html {
+fn chart(sides: &[&Progress], unit: &str, window_ms: f64) -> Html {
     const W: f64 = 640.0;
     const H: f64 = 230.0;
     const L: f64 = 64.0;
@@ -229,7 +206,7 @@ fn chart(snap: &Snapshot, window_ms: f64) -> Html {
     const B: f64 = 28.0;
     let (pw, ph) = (W - L - R, H - T - B);
     let top = nice_ceiling(
-        snap.sides
+        sides
             .iter()
             .flat_map(|s| s.series.iter().copied())
             .fold(0.0, f64::max)
@@ -237,7 +214,7 @@ fn chart(snap: &Snapshot, window_ms: f64) -> Html {
     );
     let x = |ms: f64| L + pw * (ms / window_ms.max(1e-9)).min(1.0);
     let y = |v: f64| T + ph * (1.0 - v / top);
-    let lines = snap.sides.iter().enumerate().map(|(i, s)| {
+    let lines = sides.iter().enumerate().map(|(i, s)| {
         let iv = s.interval_ns as f64 / 1e6;
         let points: String = s
             .series
@@ -270,7 +247,7 @@ fn chart(snap: &Snapshot, window_ms: f64) -> Html {
     });
     html! {
         <svg class="sim-chart" viewBox={format!("0 0 {W} {H}")} role="img"
-            aria-label={format!("throughput over the measured window, {}", snap.unit)}>
+            aria-label={format!("throughput over the measured window, {unit}")}>
             { for yticks }
             { for xticks }
             <line class="axis" x1={L.to_string()} x2={L.to_string()} y1={T.to_string()} y2={(T + ph).to_string()} />
@@ -281,16 +258,14 @@ fn chart(snap: &Snapshot, window_ms: f64) -> Html {
 }
 
 /// The finished runs' results as the seeds' tables give them: B's change against A.
-fn change(snap: &Snapshot) -> Html {
-    let reports: Vec<&RunReport> = snap
-        .sides
-        .iter()
-        .filter_map(|s| s.report.as_deref())
-        .collect();
+fn change(v: &RunView) -> Html {
+    let (Some(reports), Some(first)) = (v.reports(), v.first()) else {
+        return html! {};
+    };
     let [a, b] = reports[..] else {
         return html! {};
     };
-    let c = change_pct(a.value, b.value, snap.higher_is_better);
+    let c = change_pct(a.value, b.value, first.higher_is_better);
     let class = if c > 0.0 {
         "better"
     } else if c < 0.0 {
@@ -298,26 +273,22 @@ fn change(snap: &Snapshot) -> Html {
     } else {
         "same"
     };
+    let unit = &first.unit;
     html! {
         <p class={classes!("change", class)}>
-            { format!("A {} {}, B {} {}: ", fmt_value(a.value), snap.unit, fmt_value(b.value), snap.unit) }
+            { format!("A {} {unit}, B {} {unit}: ", fmt_value(a.value), fmt_value(b.value)) }
             <b class="change-pct">{ format!("{c:+.2}%") }</b>
-            { if snap.higher_is_better { " for B (higher is better)" } else { " for B (lower is better)" } }
+            { if first.higher_is_better { " for B (higher is better)" } else { " for B (lower is better)" } }
         </p>
     }
 }
 
 /// The numbers of a finished run, side by side.
-fn results(snap: &Snapshot) -> Html {
-    let reports: Vec<&RunReport> = snap
-        .sides
-        .iter()
-        .filter_map(|s| s.report.as_deref())
-        .collect();
-    if reports.len() != snap.sides.len() {
+fn results(v: &RunView) -> Html {
+    let (Some(reports), Some(first)) = (v.reports(), v.first()) else {
         return html! {};
-    }
-    let row = |label: &str, f: &dyn Fn(&RunReport) -> String| {
+    };
+    let row = |label: &str, f: &dyn Fn(&Report) -> String| {
         html! {
             <tr>
                 <th scope="row">{ label }</th>
@@ -333,92 +304,180 @@ fn results(snap: &Snapshot) -> Html {
         }
     };
     let placement_rows = reports[0]
-        .metrics
         .placement
         .iter()
         .enumerate()
         .map(|(i, (name, _))| {
-            let name = name.clone();
-            row(&format!("wake-ups to {name}"), &move |r: &RunReport| {
-                pct(r.metrics.placement[i].1, r.metrics.wakeups)
+            row(&format!("wake-ups to {name}"), &move |r: &Report| {
+                pct(r.placement.get(i).map_or(0, |p| p.1), r.wakeups)
             })
         });
     html! {
+        <table class="sim-results">
+            <thead>
+                <tr>
+                    <th></th>
+                    { for v.labels.iter().enumerate().map(|(i, label)| html! {
+                        <th class={format!("side-{}", if i == 0 { "a" } else { "b" })}>
+                            <span class="side-tag">{ if i == 0 { "A" } else { "B" } }</span>
+                            <code>{ format!(" {label}") }</code>
+                        </th>
+                    }) }
+                </tr>
+            </thead>
+            <tbody>
+                { row(&format!("result ({})", first.unit), &|r| fmt_value(r.value)) }
+                { row("wake-ups", &|r| r.wakeups.to_string()) }
+                { for placement_rows }
+                { row("CPUs probed per wake-up", &|r| format!("{:.2}", r.cpus_probed_mean_x100 as f64 / 100.0)) }
+                { row("wake-ups by IPI / remote rq lock", &|r| format!("{} / {}", r.wake_ipi, r.wake_remote_lock)) }
+                { row("migrations (wake-up / balance)", &|r| format!("{} / {}", r.migrations_wakeup, r.migrations_balance)) }
+                { row("context switches", &|r| r.context_switches.to_string()) }
+                { row("force idle", &|r| format!("{:.1} ms", r.force_idle_ns as f64 / 1e6)) }
+                { row("simulated events", &|r| r.events.to_string()) }
+                <tr class="digest-row">
+                    <th scope="row">{ "digest" }</th>
+                    { for reports.iter().enumerate().map(|(i, r)| html! {
+                        <td><code class="digest" data-side={if i == 0 { "a" } else { "b" }}>{ r.digest.clone() }</code></td>
+                    }) }
+                </tr>
+            </tbody>
+        </table>
+    }
+}
+
+/// The line under the buttons: where the run is.
+fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
+    let sim_ms = v.progress().map(|p| p.now_ns).min().unwrap_or(0) as f64 / 1e6;
+    let warm = v.first().map_or(0, |p| p.warmup_ns) as f64 / 1e6;
+    let text = if let Some(e) = v.error() {
+        html! { <p class="error">{ format!("The simulation stopped: {e}") }</p> }
+    } else if v.done() {
+        let events: u64 = v.progress().map(|p| p.events).sum();
+        let busy: f64 = v.progress().map(|p| p.busy_ms).sum();
+        let what = if v.first().is_some_and(|p| p.completion) {
+            format!("finished at {sim_ms:.0} ms simulated")
+        } else {
+            format!(
+                "{:.0} ms measured after {warm:.0} ms of warm-up",
+                sim_ms - warm
+            )
+        };
+        // A browser with a frozen clock (headless, virtual time) measures nothing.
+        let wall = v.finished_ms.map_or(0.0, |f| f - v.started_ms);
+        let speed = if busy >= 1.0 && wall >= 1.0 {
+            format!(
+                " in {:.2} s ({} in parallel, {:.2} M events/s each)",
+                wall / 1e3,
+                if v.sides.len() == 2 {
+                    "two workers"
+                } else {
+                    "one worker"
+                },
+                events as f64 / (busy / 1e3) / 1e6
+            )
+        } else {
+            String::new()
+        };
+        html! {
+            <p class="sim-status done">{ format!("Done: {what}; {events} simulated events{speed}.") }</p>
+        }
+    } else if v.stopped {
+        html! { <p class="sim-status">{ format!("Stopped at {sim_ms:.0} ms simulated.") }</p> }
+    } else if !v.all_reported() {
+        html! { <p class="sim-status running">{ "Starting…" }</p> }
+    } else if v.progress().any(|p| p.warming) {
+        html! { <p class="sim-status running">{ format!("Warming up: {sim_ms:.0} of {warm:.0} ms (not measured)…") }</p> }
+    } else if v.first().is_some_and(|p| p.completion) {
+        let live: u32 = v.progress().map(|p| p.live_tasks).sum();
+        html! { <p class="sim-status running">{ format!("Running: {sim_ms:.0} ms simulated, {live} tasks still running…") }</p> }
+    } else {
+        html! { <p class="sim-status running">{ format!("Running: {:.0} of {duration_ms} ms measured…", sim_ms - warm) }</p> }
+    };
+    html! {
         <>
-            <table class="sim-results">
-                <thead>
-                    <tr>
-                        <th></th>
-                        { for snap.sides.iter().enumerate().map(|(i, s)| html! {
-                            <th class={format!("side-{}", if i == 0 { "a" } else { "b" })}>
-                                <span class="side-tag">{ if i == 0 { "A" } else { "B" } }</span>
-                                <code>{ format!(" {}", s.label) }</code>
-                            </th>
-                        }) }
-                    </tr>
-                </thead>
-                <tbody>
-                    { row(&format!("result ({})", snap.unit), &|r| fmt_value(r.value)) }
-                    { row("wake-ups", &|r| r.metrics.wakeups.to_string()) }
-                    { for placement_rows }
-                    { row("CPUs probed per wake-up", &|r| format!("{:.2}", r.metrics.cpus_probed_mean_x100 as f64 / 100.0)) }
-                    { row("wake-ups by IPI / remote rq lock", &|r| format!("{} / {}", r.metrics.wake_ipi, r.metrics.wake_remote_lock)) }
-                    { row("migrations (wake-up / balance)", &|r| format!("{} / {}", r.metrics.migrations_wakeup, r.metrics.migrations_balance)) }
-                    { row("context switches", &|r| r.metrics.context_switches.to_string()) }
-                    { row("force idle", &|r| format!("{:.1} ms", r.metrics.force_idle_ns as f64 / 1e6)) }
-                    { row("simulated events", &|r| r.events.to_string()) }
-                    <tr class="digest-row">
-                        <th scope="row">{ "digest" }</th>
-                        { for reports.iter().enumerate().map(|(i, r)| html! {
-                            <td><code class="digest" data-side={if i == 0 { "a" } else { "b" }}>{ r.digest.clone() }</code></td>
-                        }) }
-                    </tr>
-                </tbody>
-            </table>
+            { text }
+            if stale {
+                <p class="sim-status">{ "The inputs changed; a new run is starting." }</p>
+            }
         </>
     }
 }
 
 #[function_component(SimPanel)]
 pub fn sim_panel() -> Html {
-    let gen = use_mut_ref(|| 0u64);
-    let snap = use_state(|| None::<Snapshot>);
+    let view = use_mut_ref(|| None::<RunView>);
+    let pool = use_mut_ref(|| None::<Result<Pool, String>>);
+    let ids = use_mut_ref(|| 0u64);
+    let redraw = use_force_update();
     let nonce = use_state(|| 0u32);
     let state = use_context::<AppContext>();
     let key = state.as_ref().map(run_key).unwrap_or_default();
 
-    // Start a run whenever the inputs change (or Run again is pressed); cancel the
-    // previous one, and this one when the tab closes.
+    // Start a run whenever the inputs change (or Run again is pressed); a newer run
+    // replaces it, and the workers go with the tab.
     {
-        let (gen, snap, state) = (gen.clone(), snap.clone(), state.clone());
+        let (view, pool, redraw, state) =
+            (view.clone(), pool.clone(), redraw.clone(), state.clone());
         use_effect_with((key.clone(), *nonce), move |(key, _)| {
-            let mine = {
-                let mut g = gen.borrow_mut();
-                *g += 1;
-                *g
+            let id = {
+                let mut i = ids.borrow_mut();
+                *i += 1;
+                *i
             };
             if let Some(state) = &state {
-                match start_runs(state) {
-                    Ok(runs) => spawn_local(drive(runs, key.clone(), gen.clone(), mine, snap)),
-                    Err(e) => snap.set(Some(Snapshot {
-                        key: key.clone(),
-                        sides: Vec::new(),
-                        now_ns: 0,
-                        warmup_ns: 0,
-                        warming: false,
-                        live_tasks: 0,
-                        done: true,
-                        stopped: false,
-                        error: Some(e),
-                        busy_ms: 0.0,
-                        unit: "",
-                        higher_is_better: true,
-                        completion: false,
-                    })),
+                let mut patches = vec![state.patches];
+                patches.extend(state.wake.compare);
+                let labels: Vec<String> = patches.iter().map(ToString::to_string).collect();
+                let machine = state.scenario().machine;
+                let mut sides = vec![None; patches.len()];
+                let p = {
+                    let mut pool = pool.borrow_mut();
+                    pool.get_or_insert_with(|| start_pool(view.clone(), redraw.clone()))
+                        .as_ref()
+                        .map(|p| p.workers.clone())
+                        .map_err(Clone::clone)
+                };
+                match p {
+                    Ok(workers) => {
+                        for (w, p) in workers.iter().zip(&patches) {
+                            send(
+                                w,
+                                &Msg::Run {
+                                    id,
+                                    machine: machine.clone(),
+                                    patches: p.to_string(),
+                                    sim: state.sim.clone(),
+                                },
+                            );
+                        }
+                    }
+                    Err(e) => sides[0] = Some(failed(id, e.clone())),
+                }
+                *view.borrow_mut() = Some(RunView {
+                    id,
+                    key: key.clone(),
+                    labels,
+                    sides,
+                    started_ms: now_ms(),
+                    finished_ms: None,
+                    stopped: false,
+                });
+                redraw.force_update();
+            }
+            move || {
+                if let Some(Ok(p)) = pool.borrow().as_ref() {
+                    for w in &p.workers {
+                        send(w, &Msg::Cancel { id });
+                    }
                 }
             }
-            move || *gen.borrow_mut() += 1
         });
+    }
+    // The workers end with the panel.
+    {
+        let pool = pool.clone();
+        use_effect_with((), move |_| move || drop(pool.borrow_mut().take()));
     }
 
     let Some(state) = state else {
@@ -471,12 +530,19 @@ pub fn sim_panel() -> Html {
         })
     };
     let on_stop = {
-        let (gen, snap) = (gen.clone(), snap.clone());
+        let (view, pool, redraw) = (view.clone(), pool.clone(), redraw.clone());
         Callback::from(move |_: MouseEvent| {
-            *gen.borrow_mut() += 1;
-            if let Some(s) = (*snap).clone() {
-                snap.set(Some(Snapshot { stopped: true, ..s }));
+            let mut v = view.borrow_mut();
+            let Some(v) = v.as_mut() else {
+                return;
+            };
+            if let Some(Ok(p)) = pool.borrow().as_ref() {
+                for w in &p.workers {
+                    send(w, &Msg::Cancel { id: v.id });
+                }
             }
+            v.stopped = true;
+            redraw.force_update();
         })
     };
     let on_again = {
@@ -519,82 +585,39 @@ pub fn sim_panel() -> Html {
         </fieldset>
     };
 
-    let status = match &*snap {
+    let v = view.borrow();
+    let status = match v.as_ref() {
         None => html! { <p class="sim-status">{ "Starting…" }</p> },
-        Some(s) => {
-            let stale = s.key != key;
-            let sim_ms = s.now_ns as f64 / 1e6;
-            let text = if let Some(e) = &s.error {
-                html! { <p class="error">{ format!("The simulation stopped: {e}") }</p> }
-            } else if s.done {
-                let events: u64 = s.sides.iter().map(|x| x.events).sum();
-                let warm = s.warmup_ns as f64 / 1e6;
-                let what = if s.completion {
-                    format!("finished at {sim_ms:.0} ms simulated")
-                } else {
-                    format!(
-                        "{:.0} ms measured after {warm:.0} ms of warm-up",
-                        sim_ms - warm
-                    )
-                };
-                // A browser with a frozen clock (headless, virtual time) measures nothing.
-                let speed = if s.busy_ms >= 1.0 {
-                    format!(
-                        " in {:.2} s of this browser's time ({:.2} M events/s)",
-                        s.busy_ms / 1e3,
-                        events as f64 / (s.busy_ms / 1e3) / 1e6
-                    )
-                } else {
-                    String::new()
-                };
-                html! {
-                    <p class="sim-status done">
-                        { format!("Done: {what}; {events} simulated events{speed}.") }
-                    </p>
-                }
-            } else if s.stopped {
-                html! { <p class="sim-status">{ format!("Stopped at {sim_ms:.0} ms simulated.") }</p> }
-            } else if s.warming {
-                html! { <p class="sim-status running">{ format!("Warming up: {sim_ms:.0} of {:.0} ms (not measured)…", s.warmup_ns as f64 / 1e6) }</p> }
-            } else if s.completion {
-                html! { <p class="sim-status running">{ format!("Running: {sim_ms:.0} ms simulated, {} tasks still running…", s.live_tasks) }</p> }
-            } else {
-                html! { <p class="sim-status running">{ format!("Running: {:.0} of {} ms measured…", sim_ms - s.warmup_ns as f64 / 1e6, state.sim.duration_ms) }</p> }
-            };
-            html! {
-                <>
-                    { text }
-                    if stale {
-                        <p class="sim-status">{ "The inputs changed; a new run is starting." }</p>
-                    }
-                </>
-            }
-        }
+        Some(v) => status(v, state.sim.duration_ms, v.key != key),
     };
-    let running = snap
+    let running = v
         .as_ref()
-        .is_some_and(|s| !s.done && !s.stopped && s.error.is_none());
-    let (graph, table) = match &*snap {
-        Some(s) if !s.sides.is_empty() => (
-            html! {
-                <>
-                    <ul class="legend sim-legend">
-                        { for s.sides.iter().enumerate().map(|(i, side)| html! {
-                            <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
-                                { format!("{} {}", if i == 0 { "A" } else { "B" }, side.label) }</li>
-                        }) }
-                    </ul>
-                    if s.completion {
-                        <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
-                    } else {
-                        { chart(s, state.sim.duration_ms as f64) }
-                        <p class="sim-note">{ format!("{} per sampling interval over the measured window (after the warm-up).", s.unit) }</p>
-                    }
-                    { change(s) }
-                </>
-            },
-            results(s),
-        ),
+        .is_some_and(|v| !v.done() && !v.stopped && v.error().is_none());
+    let (graph, table) = match v.as_ref() {
+        Some(v) if v.all_reported() && v.error().is_none() => {
+            let sides: Vec<&Progress> = v.progress().collect();
+            let completion = sides[0].completion;
+            (
+                html! {
+                    <>
+                        <ul class="legend sim-legend">
+                            { for v.labels.iter().enumerate().map(|(i, label)| html! {
+                                <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
+                                    { format!("{} {label}", if i == 0 { "A" } else { "B" }) }</li>
+                            }) }
+                        </ul>
+                        if completion {
+                            <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
+                        } else {
+                            { chart(&sides, &sides[0].unit, state.sim.duration_ms as f64) }
+                            <p class="sim-note">{ format!("{} per sampling interval over the measured window (after the warm-up).", sides[0].unit) }</p>
+                        }
+                        { change(v) }
+                    </>
+                },
+                results(v),
+            )
+        }
         _ => (html! {}, html! {}),
     };
     let machine = state.machine().map(|m| m.name.clone()).unwrap_or_default();
