@@ -244,6 +244,20 @@ def simulate(d, url, shot, cli):
     check(kept == a2, "the last results stay on screen")
     cpus = d.call("POST", "/execute/sync", {"script": "return document.querySelector('#sim-cpus').value", "args": []})
     print(f"       (after the bad input the CPUs field shows {cpus!r})")
+
+    # A long run goes on in the workers: the page answers clicks meanwhile, and Stop stops it.
+    set_input(d, "#sim-duration", "30000")
+    running = d.wait_for(".sim-status.running", timeout=30)
+    check(bool(running), f"a 30 s simulation is running (got {running})")
+    t0 = time.monotonic()
+    d.click('button.cpu[data-cpu="5"]')
+    selected = d.wait_for("button.cpu.selected", timeout=5, pred=lambda t: t == ["5"])
+    took = time.monotonic() - t0
+    check(selected == ["5"] and took < 2.0,
+          f"a click in the drawing is answered while it runs (got {selected} in {took:.2f} s)")
+    d.click("#sim-stop")
+    stopped = d.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
+    check(any("Stopped at" in x for x in stopped), f"Stop stops the run (got {stopped})")
     print(f"       (simulate screenshot: {sim_shot})")
 
 
