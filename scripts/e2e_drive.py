@@ -222,6 +222,12 @@ def simulate(d, url, shot, cli):
         "return [...document.querySelectorAll('.sim-chart polyline')]"
         ".map(p => p.getAttribute('points').trim().split(' ').length)"), "args": []})
     check(len(lines) == 2 and min(lines) >= 3, f"the chart draws A and B over the window (points {lines})")
+    heat = d.wait_count("button.cpu.heat", 32)
+    check(heat == 32, f"the drawing shades node 0's 32 CPUs by utilisation (got {heat})")
+    d.click('button[data-heat-side="B"]')
+    titles = d.call("POST", "/execute/sync", {"script": (
+        "return [...document.querySelectorAll('button.cpu.heat')].map(b => b.title)"), "args": []})
+    check(len(titles) == 32 and all("busy" in t for t in titles), "each shaded CPU says how busy it was")
     sim_shot = shot.replace(".png", "-simulate.png")
     d.screenshot(sim_shot)
 

@@ -90,6 +90,7 @@ pub fn app() -> Html {
                 machine={m.clone()}
                 selected={state.cpu}
                 highlight={state.highlight_span()}
+                heat={state.heat()}
                 wake={state.wake_marks().map(std::rc::Rc::new)}
                 hint={hint}
                 {on_select}

@@ -175,6 +175,9 @@ pub struct AppState {
     pub sim: SimSetup,
     /// Why the last change to it was refused, if it was.
     pub sim_error: Option<String>,
+    /// Per side of the last finished simulation: each CPU's busy share, per mille
+    /// (the drawing shades the focused side's). Not part of the link.
+    pub sim_heat: Vec<Rc<Vec<(u32, u64)>>>,
 }
 
 pub enum Action {
@@ -216,6 +219,8 @@ pub enum Action {
     /// A new simulation setup from the Simulate tab's inputs; refused (with the reason
     /// shown) if it cannot run on the machine.
     SetSim(SimSetup),
+    /// The utilisation of a finished simulation's sides (empty: none to show).
+    SimHeat(Vec<Rc<Vec<(u32, u64)>>>),
     /// A URL fragment (on load or `hashchange`).
     LoadFragment(String),
     DismissBanner,
@@ -260,6 +265,7 @@ impl AppState {
             custom_error: None,
             sim: SimSetup::default(),
             sim_error: None,
+            sim_heat: Vec::new(),
         }
     }
 
@@ -389,6 +395,18 @@ impl AppState {
         let domains = self.domains.as_ref().ok()?;
         let sd = domains.try_cpu(self.cpu)?.domains.get(level)?;
         Some(sd.span.clone())
+    }
+
+    /// In the Simulate tab after a run: the focused side's per-CPU utilisation.
+    pub fn heat(&self) -> Option<Rc<Vec<(u32, u64)>>> {
+        if self.tab != Tab::Simulate {
+            return None;
+        }
+        let i = match self.wake.focus {
+            Side::B if self.wake.compare.is_some() => 1,
+            _ => 0,
+        };
+        self.sim_heat.get(i).cloned()
     }
 
     /// The marks the drawing shows in the wake-up tab.
@@ -678,6 +696,7 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
+            Action::SimHeat(heat) => next.sim_heat = heat,
             Action::SetSim(sim) => {
                 let check = match &self.machine {
                     Ok(m) => sim.run_spec(m, self.patches).map(|_| ()),
@@ -941,6 +960,16 @@ mod tests {
         let back = AppState::from_fragment(&good.fragment());
         assert_eq!((back.banner.as_deref(), back.tab), (None, Tab::Simulate));
         assert_eq!(back.sim, netperf);
+        // The drawing shades the focused side's utilisation, in this tab only.
+        let heat = |p: u64| Rc::new(vec![(0, p)]);
+        let shaded = good
+            .clone()
+            .reduce(Action::SetCompare(true))
+            .reduce(Action::SimHeat(vec![heat(100), heat(900)]));
+        assert_eq!(shaded.heat(), Some(heat(100)));
+        let b = shaded.clone().reduce(Action::Focus(Side::B));
+        assert_eq!(b.heat(), Some(heat(900)));
+        assert_eq!(b.reduce(Action::ShowTab(Tab::Tree)).heat(), None);
         // A machine without node 1: the workload stays, on every CPU.
         let small = good.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
         assert_eq!(small.sim.cpus, "all");

@@ -80,6 +80,8 @@ pub struct Report {
     pub force_idle_ns: u64,
     pub events: u64,
     pub digest: String,
+    /// Per CPU of the run: its busy share of the window, per mille.
+    pub utilisation_permille: Vec<(u32, u64)>,
 }
 
 /// What the page sees of `run` now.
@@ -102,6 +104,7 @@ pub fn progress(id: u64, run: &LiveRun, busy_ms: f64, error: Option<String>) -> 
             force_idle_ns: m.force_idle_ns,
             events: r.events,
             digest: r.digest,
+            utilisation_permille: m.utilisation_permille,
         }
     });
     Progress {

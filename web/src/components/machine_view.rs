@@ -27,6 +27,9 @@ pub struct Props {
     /// CPUs to shade, e.g. the span of the domain level under the pointer.
     #[prop_or_default]
     pub highlight: Option<CpuMask>,
+    /// After a simulation: each CPU's busy share of the window, per mille.
+    #[prop_or_default]
+    pub heat: Option<Rc<Vec<(u32, u64)>>>,
     /// In the wake-up tab: busy CPUs, waker, prev, probes and the chosen CPU(s).
     #[prop_or_default]
     pub wake: Option<Rc<WakeMarks>>,
@@ -101,6 +104,12 @@ pub fn machine_view(props: &Props) -> Html {
     let nr = m.nr_cpus();
     let packages = layout(m);
 
+    let mut heat = vec![None; nr as usize];
+    for &(c, permille) in props.heat.iter().flat_map(|h| h.iter()) {
+        if let Some(slot) = heat.get_mut(c as usize) {
+            *slot = Some(permille);
+        }
+    }
     let cpu_button = |cpu: CpuId| -> Html {
         let t = m.topo(cpu);
         let mut class = classes!("cpu");
@@ -109,6 +118,7 @@ pub fn machine_view(props: &Props) -> Html {
             cpu.0, t.core, t.cluster, t.llc, t.node.0, t.package, t.capacity
         );
         let mut badge = None;
+        let mut style = None;
         match props.wake.as_deref() {
             None => {
                 if cpu == props.selected {
@@ -116,6 +126,17 @@ pub fn machine_view(props: &Props) -> Html {
                 }
                 if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
                     class.push("in-span");
+                }
+                if let Some(permille) = heat[cpu.0 as usize] {
+                    class.push("heat");
+                    if permille > 550 {
+                        class.push("hot");
+                    }
+                    style = Some(format!("--heat: {:.3}", permille as f64 / 1000.0));
+                    title.push_str(&format!(
+                        " · busy {:.1}% of the window",
+                        permille as f64 / 10.0
+                    ));
                 }
             }
             Some(w) => {
@@ -156,7 +177,7 @@ pub fn machine_view(props: &Props) -> Html {
         let on_select = props.on_select.clone();
         let onclick = Callback::from(move |_: MouseEvent| on_select.emit(cpu));
         html! {
-            <button {class} {title} {onclick} data-cpu={cpu.0.to_string()}>{ cpu.0 }{ for badge }</button>
+            <button {class} {title} {style} {onclick} data-cpu={cpu.0.to_string()}>{ cpu.0 }{ for badge }</button>
         }
     };
 

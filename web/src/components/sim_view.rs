@@ -23,7 +23,7 @@ use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 use yew::prelude::*;
 
 use crate::components::wakeup_view::{input_value, kernel_pickers, select_value};
-use crate::state::{Action, AppContext};
+use crate::state::{Action, AppContext, AppState, Side};
 use crate::worker::{failed, Msg, Progress, Report};
 
 /// The page's monotonic clock, in ms (0 outside a browser).
@@ -94,10 +94,12 @@ impl Drop for Pool {
     }
 }
 
-/// Starts the workers; each reports into `view` (when the id matches) and redraws.
+/// Starts the workers; each reports into `view` (when the id matches) and redraws,
+/// and a finished run's utilisation goes to the page state for the drawing.
 fn start_pool(
     view: Rc<RefCell<Option<RunView>>>,
     redraw: UseForceUpdateHandle,
+    dispatcher: UseReducerDispatcher<AppState>,
 ) -> Result<Pool, String> {
     let opts = WorkerOptions::new();
     opts.set_type(WorkerType::Module);
@@ -106,7 +108,7 @@ fn start_pool(
     for side in 0..2 {
         let w = Worker::new_with_options("static/worker.js", &opts)
             .map_err(|e| format!("this browser cannot start a simulation worker: {e:?}"))?;
-        let (view, redraw) = (view.clone(), redraw.clone());
+        let (view, redraw, dispatcher) = (view.clone(), redraw.clone(), dispatcher.clone());
         let h = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             let text = e.data().as_string().unwrap_or_default();
             let mut v = view.borrow_mut();
@@ -123,6 +125,14 @@ fn start_pool(
             }
             if v.done() && v.finished_ms.is_none() {
                 v.finished_ms = Some(now_ms());
+                if let Some(reports) = v.reports() {
+                    dispatcher.dispatch(Action::SimHeat(
+                        reports
+                            .iter()
+                            .map(|r| Rc::new(r.utilisation_permille.clone()))
+                            .collect(),
+                    ));
+                }
             }
             redraw.force_update();
         });
@@ -346,6 +356,18 @@ fn results(v: &RunView) -> Html {
     }
 }
 
+/// Picks the side whose utilisation the drawing shades.
+fn heat_button(state: &AppContext, side: Side) -> Html {
+    let active = state.wake.focus == side;
+    let d = state.dispatcher();
+    let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::Focus(side)));
+    let label = if side == Side::A { "A" } else { "B" };
+    html! {
+        <button class={classes!("seg", active.then_some("active"))} aria-pressed={active.to_string()}
+            data-heat-side={label} {onclick}>{ label }</button>
+    }
+}
+
 /// The line under the buttons: where the run is.
 fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
     let sim_ms = v.progress().map(|p| p.now_ns).min().unwrap_or(0) as f64 / 1e6;
@@ -433,10 +455,12 @@ pub fn sim_panel() -> Html {
                 let mut sides = vec![None; patches.len()];
                 let p = {
                     let mut pool = pool.borrow_mut();
-                    pool.get_or_insert_with(|| start_pool(view.clone(), redraw.clone()))
-                        .as_ref()
-                        .map(|p| p.workers.clone())
-                        .map_err(Clone::clone)
+                    pool.get_or_insert_with(|| {
+                        start_pool(view.clone(), redraw.clone(), state.dispatcher())
+                    })
+                    .as_ref()
+                    .map(|p| p.workers.clone())
+                    .map_err(Clone::clone)
                 };
                 match p {
                     Ok(workers) => {
@@ -453,6 +477,9 @@ pub fn sim_panel() -> Html {
                         }
                     }
                     Err(e) => sides[0] = Some(failed(id, e.clone())),
+                }
+                if !state.sim_heat.is_empty() {
+                    state.dispatch(Action::SimHeat(Vec::new()));
                 }
                 *view.borrow_mut() = Some(RunView {
                     id,
@@ -605,6 +632,19 @@ pub fn sim_panel() -> Html {
                                 <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
                                     { format!("{} {label}", if i == 0 { "A" } else { "B" }) }</li>
                             }) }
+                            if !state.sim_heat.is_empty() {
+                                <li class="heat-focus">
+                                    { "The drawing shades each CPU by how busy it was under " }
+                                    if state.sim_heat.len() == 2 {
+                                        <span class="segmented">
+                                            { heat_button(&state, Side::A) }
+                                            { heat_button(&state, Side::B) }
+                                        </span>
+                                    } else {
+                                        <b>{ "A" }</b>
+                                    }
+                                </li>
+                            }
                         </ul>
                         if completion {
                             <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
