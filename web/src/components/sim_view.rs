@@ -389,10 +389,10 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         let wall = v.finished_ms.map_or(0.0, |f| f - v.started_ms);
         let speed = if busy >= 1.0 && wall >= 1.0 {
             format!(
-                " in {:.2} s ({} in parallel, {:.2} M events/s each)",
+                " in {:.2} s ({}, {:.2} M events/s each)",
                 wall / 1e3,
                 if v.sides.len() == 2 {
-                    "two workers"
+                    "two workers in parallel"
                 } else {
                     "one worker"
                 },
