@@ -251,6 +251,30 @@ def simulate(d, url, shot, cli):
     cpus = d.call("POST", "/execute/sync", {"script": "return document.querySelector('#sim-cpus').value", "args": []})
     print(f"       (after the bad input the CPUs field shows {cpus!r})")
 
+    # A sweep, as seed 01's table: the rows must be the native `schedlab sweep`'s.
+    set_input(d, "#sim-cpus", "node0")
+    set_input(d, "#sim-duration", "30")
+    set_input(d, "#sim-sweep", "1,4,8")
+    d.wait_for(".sim-status.done", timeout=180,
+               pred=lambda t: "simulations" in t[0])
+    rows = d.call("POST", "/execute/sync", {"script": (
+        "return [...document.querySelectorAll('.sweep-table tbody tr')]"
+        ".map(r => [r.dataset.threads, r.querySelector('.change-cell').textContent])"), "args": []})
+    out = json.loads(subprocess.run(
+        [cli, "sweep", "--machine", "kunpeng920-6426", "--cpus", "node0", "--workload", "tbench",
+         "--threads", "1,4,8", "--baseline", "6.6", "--patched", "6.6+cluster",
+         "--duration-ms", "30", "--seed", "1", "--format", "json"],
+        check=True, capture_output=True, text=True).stdout)
+    want = [[str(r["threads"]), f'{r["change_pct"]:+.2f}%'] for r in out["rows"]]
+    check(rows == want, f"the sweep's rows are the native sweep's (page {rows}, native {want})")
+    dots = len(d.find_all(".sim-chart circle"))
+    check(dots == 6, f"the sweep chart has a point per scale and side (got {dots})")
+    cmd = d.wait_for(".sim-cli code")
+    check(bool(cmd) and cmd[0].startswith("schedlab sweep") and "--threads 1,4,8" in cmd[0],
+          f"the page prints the sweep's command line (got {cmd})")
+    d.screenshot(shot.replace(".png", "-sweep.png"))
+    set_input(d, "#sim-sweep", "")
+
     # A long run goes on in the workers: the page answers clicks meanwhile, and Stop stops it.
     set_input(d, "#sim-duration", "30000")
     running = d.wait_for(".sim-status.running", timeout=30)

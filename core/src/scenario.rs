@@ -146,7 +146,14 @@ pub struct SimSetup {
     pub duration_ms: u64,
     #[serde(default = "SimSetup::seed_one")]
     pub seed: u64,
+    /// A sweep over these scales (threads, clients, groups …) instead of one run at
+    /// the workload's own: `schedlab sweep --threads`. Empty: one run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<u32>,
 }
+
+/// The most points a sweep in a link may have.
+pub const MAX_SWEEP_POINTS: usize = 16;
 
 impl Default for SimSetup {
     /// Seed 01's first table on its own machine: tbench pinned to node 0.
@@ -156,6 +163,7 @@ impl Default for SimSetup {
             cpus: "node0".to_string(),
             duration_ms: 300,
             seed: 1,
+            sweep: Vec::new(),
         }
     }
 }
@@ -169,8 +177,57 @@ impl SimSetup {
         1
     }
 
-    /// The run of this setup on `machine` under `patches`, or what is wrong with it.
+    /// Reads a sweep as `--threads` takes it (`1,4,8,16`); empty text is no sweep.
+    pub fn parse_sweep(text: &str) -> Result<Vec<u32>, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Ok(Vec::new());
+        }
+        t.split(',')
+            .map(|x| {
+                x.trim().parse::<u32>().map_err(|_| {
+                    format!(
+                        "sweep {t:?}: {:?} is not a count; write e.g. 1,4,8,16",
+                        x.trim()
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The scales to run: the sweep's, or the workload's own.
+    pub fn points(&self) -> Vec<u32> {
+        if self.sweep.is_empty() {
+            vec![self.workload.threads()]
+        } else {
+            self.sweep.clone()
+        }
+    }
+
+    /// The run of this setup on `machine` under `patches`, or what is wrong with it;
+    /// for a sweep, its first point, after checking every point.
     pub fn run_spec(&self, machine: &Machine, patches: PatchSet) -> Result<RunSpec, String> {
+        if self.sweep.len() > MAX_SWEEP_POINTS {
+            return Err(format!(
+                "a sweep here has at most {MAX_SWEEP_POINTS} points (asked {})",
+                self.sweep.len()
+            ));
+        }
+        let mut first = None;
+        for n in self.points() {
+            let spec = self.point_spec(machine, patches, n)?;
+            first.get_or_insert(spec);
+        }
+        first.ok_or_else(|| "a sweep needs at least one point".to_string())
+    }
+
+    /// The run at scale `n` (`Workload::with_threads`) of this setup.
+    pub fn point_spec(
+        &self,
+        machine: &Machine,
+        patches: PatchSet,
+        n: u32,
+    ) -> Result<RunSpec, String> {
         if self.duration_ms > MAX_SIM_MS {
             return Err(format!(
                 "a simulation here lasts at most {MAX_SIM_MS} ms (asked {} ms); the command line runs longer ones",
@@ -182,7 +239,7 @@ impl SimSetup {
             machine.clone(),
             cpus,
             patches,
-            self.workload.clone(),
+            self.workload.with_threads(n),
             self.duration_ms,
             self.seed,
         )?;
@@ -556,6 +613,7 @@ mod tests {
                 cpus: "node0-1".to_string(),
                 duration_ms: 200,
                 seed: 3,
+                sweep: vec![1, 16, 64],
             }),
             ..Scenario::preset("kunpeng920-6426", "6.6")
         };
@@ -566,6 +624,11 @@ mod tests {
         let back = decode(&link).expect("decodes");
         let sim = back.sim.expect("a simulation");
         assert_eq!((sim.cpus.as_str(), sim.seed), ("all", 1));
+        assert_eq!(sim.points(), vec![4], "no sweep: the workload's own scale");
+        assert_eq!(SimSetup::parse_sweep(" 1, 4,16 "), Ok(vec![1, 4, 16]));
+        assert_eq!(SimSetup::parse_sweep(""), Ok(vec![]));
+        let e = SimSetup::parse_sweep("1,four").expect_err("not a number");
+        assert!(e.contains("\"four\" is not a count"), "{e}");
         let bad = |sim: SimSetup, want: &str| {
             let s = Scenario {
                 sim: Some(sim),
@@ -592,9 +655,24 @@ mod tests {
         bad(
             SimSetup {
                 workload: Workload::Tbench { clients: 0 },
+                sweep: Vec::new(),
                 ..ok.clone()
             },
             "at least one client",
+        );
+        bad(
+            SimSetup {
+                sweep: vec![4, 0, 8],
+                ..ok.clone()
+            },
+            "at least one instance",
+        );
+        bad(
+            SimSetup {
+                sweep: (1..=17).collect(),
+                ..ok.clone()
+            },
+            "at most 16 points",
         );
         bad(
             SimSetup {
@@ -755,6 +833,7 @@ mod tests {
                                 .expect("a name")
                                 .with_threads(threads),
                             cpus: if all { "all" } else { "node0" }.to_string(),
+                            sweep: if all { vec![1, threads] } else { Vec::new() },
                             duration_ms: ms,
                             seed,
                         }),

@@ -219,6 +219,8 @@ pub enum Action {
     /// A new simulation setup from the Simulate tab's inputs; refused (with the reason
     /// shown) if it cannot run on the machine.
     SetSim(SimSetup),
+    /// A Simulate-tab input that could not be read: the setup stays, the reason shows.
+    SimInputError(String),
     /// The utilisation of a finished simulation's sides (empty: none to show).
     SimHeat(Vec<Rc<Vec<(u32, u64)>>>),
     /// A URL fragment (on load or `hashchange`).
@@ -697,6 +699,7 @@ impl Reducible for AppState {
             }
             Action::DismissBanner => next.banner = None,
             Action::SimHeat(heat) => next.sim_heat = heat,
+            Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSim(sim) => {
                 let check = match &self.machine {
                     Ok(m) => sim.run_spec(m, self.patches).map(|_| ()),

@@ -278,6 +278,7 @@ mod tests {
             cpus: "node0".to_string(),
             duration_ms: 20,
             seed: 4,
+            sweep: Vec::new(),
         };
         let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
         let mut run = start(&machine, "6.6+cluster", &sim).expect("starts");

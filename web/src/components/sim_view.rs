@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use schedlab_core::experiment::change_pct;
-use schedlab_core::scenario::{SimSetup, MAX_SIM_MS};
+use schedlab_core::scenario::{MachineChoice, SimSetup, MAX_SIM_MS};
 use schedlab_core::workload::Workload;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -33,50 +33,157 @@ fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// A run of the current inputs, as the workers report it.
+/// One simulation of a run: a scale (threads, clients …) under one side's patch set.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    threads: u32,
+    side: usize,
+}
+
+/// A run of the current inputs, as the workers report it: one point per side, or a
+/// sweep's points, handed to the two workers as they come free.
 #[derive(Debug)]
 struct RunView {
     id: u64,
     /// The inputs it runs for ([`run_key`]).
     key: String,
-    /// Per side: its patch set, and its last progress.
+    /// Per side, its patch set.
     labels: Vec<String>,
-    sides: Vec<Option<Progress>>,
+    machine: MachineChoice,
+    sim: SimSetup,
+    /// A sweep (the table and chart by scale) rather than one run per side.
+    sweep: bool,
+    /// In the order they are handed out: most threads first, as the CLI's sweep.
+    points: Vec<Point>,
+    /// Per point, its last progress.
+    results: Vec<Option<Progress>>,
+    /// The next point to hand out.
+    next: usize,
+    /// Per worker, the point it runs.
+    assigned: Vec<Option<usize>>,
     started_ms: f64,
     finished_ms: Option<f64>,
     stopped: bool,
 }
 
 impl RunView {
+    fn new(state: &AppContext, id: u64, key: String) -> RunView {
+        let mut patches = vec![state.patches];
+        patches.extend(state.wake.compare);
+        let sim = state.sim.clone();
+        let mut threads = sim.points();
+        threads.sort_unstable_by(|a, b| b.cmp(a));
+        threads.dedup();
+        let points: Vec<Point> = threads
+            .iter()
+            .flat_map(|&threads| (0..patches.len()).map(move |side| Point { threads, side }))
+            .collect();
+        RunView {
+            id,
+            key,
+            labels: patches.iter().map(ToString::to_string).collect(),
+            machine: state.scenario().machine,
+            sweep: !sim.sweep.is_empty(),
+            sim,
+            results: vec![None; points.len()],
+            points,
+            next: 0,
+            assigned: vec![None; 2],
+            started_ms: now_ms(),
+            finished_ms: None,
+            stopped: false,
+        }
+    }
+
+    /// Gives worker `w` the next point, if any is left.
+    fn hand_out(&mut self, w: usize, workers: &[Worker]) {
+        let slot = self.next;
+        let (Some(&pt), Some(worker)) = (self.points.get(slot), workers.get(w)) else {
+            self.assigned[w] = None;
+            return;
+        };
+        self.next += 1;
+        self.assigned[w] = Some(slot);
+        send(
+            worker,
+            &Msg::Run {
+                id: self.id,
+                machine: self.machine.clone(),
+                patches: self.labels[pt.side].clone(),
+                sim: SimSetup {
+                    workload: self.sim.workload.with_threads(pt.threads),
+                    sweep: Vec::new(),
+                    ..self.sim.clone()
+                },
+            },
+        );
+    }
+
     fn progress(&self) -> impl Iterator<Item = &Progress> {
-        self.sides.iter().flatten()
+        self.results.iter().flatten()
+    }
+
+    /// The points that are running or done.
+    fn started(&self) -> usize {
+        self.results.iter().filter(|r| r.is_some()).count()
+    }
+
+    fn finished(&self) -> usize {
+        self.progress().filter(|p| p.done).count()
     }
 
     fn all_reported(&self) -> bool {
-        self.sides.iter().all(Option::is_some)
+        self.results.iter().all(Option::is_some)
     }
 
     fn done(&self) -> bool {
-        self.all_reported() && self.progress().all(|p| p.done)
+        self.error().is_some() || (self.all_reported() && self.progress().all(|p| p.done))
     }
 
     fn error(&self) -> Option<String> {
-        self.labels
-            .iter()
-            .zip(&self.sides)
-            .find_map(|(l, p)| Some(format!("{l}: {}", p.as_ref()?.error.as_ref()?)))
+        self.points.iter().zip(&self.results).find_map(|(pt, p)| {
+            let e = p.as_ref()?.error.as_ref()?;
+            Some(if self.sweep {
+                format!("{} at {}: {e}", self.labels[pt.side], pt.threads)
+            } else {
+                format!("{}: {e}", self.labels[pt.side])
+            })
+        })
     }
 
-    /// The first side's progress: unit, warm-up and kind are the same on both.
+    /// Any point's progress: unit, warm-up and kind are the same on all.
     fn first(&self) -> Option<&Progress> {
-        self.sides.first()?.as_ref()
+        self.progress().next()
+    }
+
+    /// One run per side: each side's progress, A first.
+    fn sides(&self) -> Vec<&Progress> {
+        self.progress().collect()
     }
 
     fn reports(&self) -> Option<Vec<&Report>> {
-        self.sides
+        self.results
             .iter()
             .map(|p| p.as_ref()?.report.as_ref())
             .collect()
+    }
+
+    /// A sweep's rows: per scale, ascending, each side's result once it is in.
+    fn rows(&self) -> Vec<(u32, Vec<Option<f64>>)> {
+        let mut rows: Vec<(u32, Vec<Option<f64>>)> = Vec::new();
+        for (pt, r) in self.points.iter().zip(&self.results) {
+            let value = r.as_ref().and_then(|p| p.report.as_ref()).map(|r| r.value);
+            match rows.iter_mut().find(|(t, _)| *t == pt.threads) {
+                Some((_, v)) => v[pt.side] = value,
+                None => {
+                    let mut v = vec![None; self.labels.len()];
+                    v[pt.side] = value;
+                    rows.push((pt.threads, v));
+                }
+            }
+        }
+        rows.sort_by_key(|(t, _)| *t);
+        rows
     }
 }
 
@@ -94,8 +201,9 @@ impl Drop for Pool {
     }
 }
 
-/// Starts the workers; each reports into `view` (when the id matches) and redraws,
-/// and a finished run's utilisation goes to the page state for the drawing.
+/// Starts the workers. Each reports into `view` (when the id matches), takes the next
+/// point when its own is done, and redraws; a finished single run's utilisation goes
+/// to the page state for the drawing.
 fn start_pool(
     view: Rc<RefCell<Option<RunView>>>,
     redraw: UseForceUpdateHandle,
@@ -104,15 +212,23 @@ fn start_pool(
     let opts = WorkerOptions::new();
     opts.set_type(WorkerType::Module);
     let mut workers = Vec::new();
+    for _ in 0..2 {
+        workers.push(
+            Worker::new_with_options("static/worker.js", &opts)
+                .map_err(|e| format!("this browser cannot start a simulation worker: {e:?}"))?,
+        );
+    }
     let mut handlers = Vec::new();
-    for side in 0..2 {
-        let w = Worker::new_with_options("static/worker.js", &opts)
-            .map_err(|e| format!("this browser cannot start a simulation worker: {e:?}"))?;
+    for (w, worker) in workers.iter().enumerate() {
         let (view, redraw, dispatcher) = (view.clone(), redraw.clone(), dispatcher.clone());
+        let all = workers.clone();
         let h = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             let text = e.data().as_string().unwrap_or_default();
             let mut v = view.borrow_mut();
             let Some(v) = v.as_mut() else {
+                return;
+            };
+            let Some(slot) = v.assigned[w] else {
                 return;
             };
             let p = match serde_json::from_str::<Progress>(&text) {
@@ -120,12 +236,14 @@ fn start_pool(
                 Ok(_) => return, // an older run's last words
                 Err(_) => failed(v.id, format!("the simulation worker failed: {text}")),
             };
-            if let Some(slot) = v.sides.get_mut(side) {
-                *slot = Some(p);
+            let next = p.done && p.error.is_none() && !v.stopped;
+            v.results[slot] = Some(p);
+            if next {
+                v.hand_out(w, &all);
             }
             if v.done() && v.finished_ms.is_none() {
                 v.finished_ms = Some(now_ms());
-                if let Some(reports) = v.reports() {
+                if let (false, Some(reports)) = (v.sweep, v.reports()) {
                     dispatcher.dispatch(Action::SimHeat(
                         reports
                             .iter()
@@ -136,8 +254,7 @@ fn start_pool(
             }
             redraw.force_update();
         });
-        w.set_onmessage(Some(h.as_ref().unchecked_ref()));
-        workers.push(w);
+        worker.set_onmessage(Some(h.as_ref().unchecked_ref()));
         handlers.push(h);
     }
     Ok(Pool {
@@ -372,12 +489,15 @@ fn heat_button(state: &AppContext, side: Side) -> Html {
 fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
     let sim_ms = v.progress().map(|p| p.now_ns).min().unwrap_or(0) as f64 / 1e6;
     let warm = v.first().map_or(0, |p| p.warmup_ns) as f64 / 1e6;
+    let n = v.points.len();
     let text = if let Some(e) = v.error() {
         html! { <p class="error">{ format!("The simulation stopped: {e}") }</p> }
     } else if v.done() {
         let events: u64 = v.progress().map(|p| p.events).sum();
         let busy: f64 = v.progress().map(|p| p.busy_ms).sum();
-        let what = if v.first().is_some_and(|p| p.completion) {
+        let what = if v.sweep {
+            format!("{n} simulations of {duration_ms} ms")
+        } else if v.first().is_some_and(|p| p.completion) {
             format!("finished at {sim_ms:.0} ms simulated")
         } else {
             format!(
@@ -391,7 +511,7 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
             format!(
                 " in {:.2} s ({}, {:.2} M events/s each)",
                 wall / 1e3,
-                if v.sides.len() == 2 {
+                if n >= 2 {
                     "two workers in parallel"
                 } else {
                     "one worker"
@@ -404,8 +524,12 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         html! {
             <p class="sim-status done">{ format!("Done: {what}; {events} simulated events{speed}.") }</p>
         }
+    } else if v.stopped && v.sweep {
+        html! { <p class="sim-status">{ format!("Stopped after {} of {n} simulations.", v.finished()) }</p> }
     } else if v.stopped {
         html! { <p class="sim-status">{ format!("Stopped at {sim_ms:.0} ms simulated.") }</p> }
+    } else if v.sweep {
+        html! { <p class="sim-status running">{ format!("Sweeping: {} of {n} simulations done, {} running…", v.finished(), v.started() - v.finished()) }</p> }
     } else if !v.all_reported() {
         html! { <p class="sim-status running">{ "Starting…" }</p> }
     } else if v.progress().any(|p| p.warming) {
@@ -423,6 +547,177 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
                 <p class="sim-status">{ "The inputs changed; a new run is starting." }</p>
             }
         </>
+    }
+}
+
+/// A sweep as the seeds print it: per scale, A, B and B's change; and as a chart.
+fn sweep_view(v: &RunView, scale: &str) -> Html {
+    let rows = v.rows();
+    let first = v.first();
+    let unit = first.map_or("", |p| p.unit.as_str());
+    let better = first.is_none_or(|p| p.higher_is_better);
+    let cell = |x: Option<f64>| x.map_or_else(|| "…".to_string(), fmt_value);
+    let table = html! {
+        <table class="sim-results sweep-table">
+            <thead>
+                <tr>
+                    <th>{ scale }</th>
+                    { for v.labels.iter().enumerate().map(|(i, label)| html! {
+                        <th class={format!("side-{}", if i == 0 { "a" } else { "b" })}>
+                            <span class="side-tag">{ if i == 0 { "A" } else { "B" } }</span>
+                            <code>{ format!(" {label}") }</code>
+                        </th>
+                    }) }
+                    if v.labels.len() == 2 {
+                        <th>{ "change" }</th>
+                    }
+                </tr>
+            </thead>
+            <tbody>
+                { for rows.iter().map(|(t, vals)| {
+                    let change = match vals[..] {
+                        [Some(a), Some(b)] => Some(change_pct(a, b, better)),
+                        _ => None,
+                    };
+                    html! {
+                        <tr data-threads={t.to_string()}>
+                            <th scope="row">{ t }</th>
+                            { for vals.iter().map(|x| html! { <td>{ cell(*x) }</td> }) }
+                            if vals.len() == 2 {
+                                <td class={classes!("change-cell", change.map(|c| if c > 0.0 { "better" } else if c < 0.0 { "worse" } else { "same" }))}>
+                                    { change.map_or_else(|| "…".to_string(), |c| format!("{c:+.2}%")) }
+                                </td>
+                            }
+                        </tr>
+                    }
+                }) }
+            </tbody>
+        </table>
+    };
+    html! {
+        <>
+            { sweep_chart(&rows, unit, scale) }
+            <p class="sim-note">{ format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }</p>
+            { table }
+        </>
+    }
+}
+
+/// A sweep's values by scale (evenly spaced, as the seeds' tables list them).
+fn sweep_chart(rows: &[(u32, Vec<Option<f64>>)], unit: &str, scale: &str) -> Html {
+    const W: f64 = 640.0;
+    const H: f64 = 230.0;
+    const L: f64 = 64.0;
+    const R: f64 = 16.0;
+    const T: f64 = 10.0;
+    const B: f64 = 28.0;
+    let (pw, ph) = (W - L - R, H - T - B);
+    let top = nice_ceiling(
+        rows.iter()
+            .flat_map(|(_, v)| v.iter().flatten().copied())
+            .fold(0.0, f64::max)
+            * 1.05,
+    );
+    let n = rows.len().max(1);
+    let x = |i: usize| {
+        if n == 1 {
+            L + pw / 2.0
+        } else {
+            L + pw * i as f64 / (n - 1) as f64
+        }
+    };
+    let y = |v: f64| T + ph * (1.0 - v / top);
+    let sides = rows.first().map_or(0, |(_, v)| v.len());
+    let series = (0..sides).map(|s| {
+        let side = if s == 0 { "a" } else { "b" };
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, v))| Some((x(i), y(v[s]?))))
+            .collect();
+        let line: String = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1} ")).collect();
+        html! {
+            <g class={format!("series-{side}")} data-side={side}>
+                <polyline class={format!("line line-{side}")} points={line} />
+                { for pts.iter().map(|(a, b)| html! {
+                    <circle class={format!("dot dot-{side}")} cx={format!("{a:.1}")} cy={format!("{b:.1}")} r="3.5" />
+                }) }
+            </g>
+        }
+    });
+    let yticks = [0.0, 0.5, 1.0].map(|f| {
+        let v = top * f;
+        html! {
+            <>
+                <line class="grid" x1={L.to_string()} x2={(W - R).to_string()}
+                    y1={y(v).to_string()} y2={y(v).to_string()} />
+                <text class="tick" x={(L - 6.0).to_string()} y={(y(v) + 4.0).to_string()}
+                    text-anchor="end">{ fmt_value(v) }</text>
+            </>
+        }
+    });
+    let xticks = rows.iter().enumerate().map(|(i, (t, _))| {
+        html! {
+            <text class="tick" x={x(i).to_string()} y={(H - 8.0).to_string()}
+                text-anchor="middle">{ t }</text>
+        }
+    });
+    html! {
+        <svg class="sim-chart" viewBox={format!("0 0 {W} {H}")} role="img"
+            aria-label={format!("{unit} by {scale}")}>
+            { for yticks }
+            { for xticks }
+            <line class="axis" x1={L.to_string()} x2={L.to_string()} y1={T.to_string()} y2={(T + ph).to_string()} />
+            <line class="axis" x1={L.to_string()} x2={(W - R).to_string()} y1={(T + ph).to_string()} y2={(T + ph).to_string()} />
+            { for series }
+        </svg>
+    }
+}
+
+/// The `schedlab` command lines that rerun this simulation natively, with the same
+/// digests: `run` once per patch set, or one `sweep`.
+fn cli_lines(state: &AppContext) -> Vec<String> {
+    let sim = &state.sim;
+    let machine = if state.preset == crate::state::CUSTOM {
+        "FILE.json"
+    } else {
+        &state.preset
+    };
+    let mut args = sim.workload.cli_args();
+    if !sim.sweep.is_empty() {
+        if let Some(i) = args.iter().position(|a| a == "--threads") {
+            args[i + 1] = sim
+                .sweep
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+        }
+    }
+    let mut common = format!("--machine {machine}");
+    if sim.cpus != "all" {
+        common.push_str(&format!(" --cpus {}", sim.cpus));
+    }
+    common.push_str(&format!(
+        " {} --duration-ms {} --seed {}",
+        args.join(" "),
+        sim.duration_ms,
+        sim.seed
+    ));
+    let a = state.patches.to_string();
+    if sim.sweep.is_empty() {
+        std::iter::once(state.patches)
+            .chain(state.wake.compare)
+            .map(|p| format!("schedlab run {common} --patches {p}"))
+            .collect()
+    } else {
+        let b = state
+            .wake
+            .compare
+            .map_or_else(|| a.clone(), |b| b.to_string());
+        vec![format!(
+            "schedlab sweep {common} --baseline {a} --patched {b}"
+        )]
     }
 }
 
@@ -448,11 +743,7 @@ pub fn sim_panel() -> Html {
                 *i
             };
             if let Some(state) = &state {
-                let mut patches = vec![state.patches];
-                patches.extend(state.wake.compare);
-                let labels: Vec<String> = patches.iter().map(ToString::to_string).collect();
-                let machine = state.scenario().machine;
-                let mut sides = vec![None; patches.len()];
+                let mut run = RunView::new(state, id, key.clone());
                 let p = {
                     let mut pool = pool.borrow_mut();
                     pool.get_or_insert_with(|| {
@@ -464,32 +755,16 @@ pub fn sim_panel() -> Html {
                 };
                 match p {
                     Ok(workers) => {
-                        for (w, p) in workers.iter().zip(&patches) {
-                            send(
-                                w,
-                                &Msg::Run {
-                                    id,
-                                    machine: machine.clone(),
-                                    patches: p.to_string(),
-                                    sim: state.sim.clone(),
-                                },
-                            );
+                        for w in 0..workers.len() {
+                            run.hand_out(w, &workers);
                         }
                     }
-                    Err(e) => sides[0] = Some(failed(id, e.clone())),
+                    Err(e) => run.results[0] = Some(failed(id, e)),
                 }
                 if !state.sim_heat.is_empty() {
                     state.dispatch(Action::SimHeat(Vec::new()));
                 }
-                *view.borrow_mut() = Some(RunView {
-                    id,
-                    key: key.clone(),
-                    labels,
-                    sides,
-                    started_ms: now_ms(),
-                    finished_ms: None,
-                    stopped: false,
-                });
+                *view.borrow_mut() = Some(run);
                 redraw.force_update();
             }
             move || {
@@ -556,6 +831,16 @@ pub fn sim_panel() -> Html {
             }
         })
     };
+    let on_sweep = {
+        let (set, d) = (set.clone(), state.dispatcher());
+        Callback::from(move |e: Event| {
+            let text = input_value(&e).unwrap_or_default();
+            match SimSetup::parse_sweep(&text) {
+                Ok(list) => set(&|s: &mut SimSetup| s.sweep = list.clone()),
+                Err(e) => d.dispatch(Action::SimInputError(e)),
+            }
+        })
+    };
     let on_stop = {
         let (view, pool, redraw) = (view.clone(), pool.clone(), redraw.clone());
         Callback::from(move |_: MouseEvent| {
@@ -590,7 +875,7 @@ pub fn sim_panel() -> Html {
                         }) }
                     </select>
                 </label>
-                if !matches!(w, Workload::LatPipe { .. }) {
+                if !matches!(w, Workload::LatPipe { .. }) && state.sim.sweep.is_empty() {
                     <label><span>{ scale_label(w) }</span>
                         <input id="sim-threads" type="number" min="1" value={w.threads().to_string()} onchange={on_threads} />
                     </label>
@@ -601,6 +886,11 @@ pub fn sim_panel() -> Html {
                 <label><span>{ if completion { "cap (ms)" } else { "measured (ms)" } }</span>
                     <input id="sim-duration" type="number" min="1" max={MAX_SIM_MS.to_string()}
                         value={state.sim.duration_ms.to_string()} onchange={on_duration} />
+                </label>
+                <label class="sweep-input"><span>{ format!("sweep {} (e.g. 1,4,8,16)", scale_label(w)) }</span>
+                    <input id="sim-sweep" type="text" placeholder="one run"
+                        value={state.sim.sweep.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")}
+                        onchange={on_sweep} />
                 </label>
                 <label><span>{ "seed" }</span>
                     <input id="sim-seed" type="number" min="0" value={state.sim.seed.to_string()} onchange={on_seed} />
@@ -620,32 +910,41 @@ pub fn sim_panel() -> Html {
     let running = v
         .as_ref()
         .is_some_and(|v| !v.done() && !v.stopped && v.error().is_none());
+    let legend = |v: &RunView| {
+        html! {
+            <ul class="legend sim-legend">
+                { for v.labels.iter().enumerate().map(|(i, label)| html! {
+                    <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
+                        { format!("{} {label}", if i == 0 { "A" } else { "B" }) }</li>
+                }) }
+                if !state.sim_heat.is_empty() {
+                    <li class="heat-focus">
+                        { "The drawing shades each CPU by how busy it was under " }
+                        if state.sim_heat.len() == 2 {
+                            <span class="segmented">
+                                { heat_button(&state, Side::A) }
+                                { heat_button(&state, Side::B) }
+                            </span>
+                        } else {
+                            <b>{ "A" }</b>
+                        }
+                    </li>
+                }
+            </ul>
+        }
+    };
     let (graph, table) = match v.as_ref() {
-        Some(v) if v.all_reported() && v.error().is_none() => {
-            let sides: Vec<&Progress> = v.progress().collect();
+        Some(v) if v.sweep && v.error().is_none() && v.first().is_some() => (
+            html! { <>{ legend(v) }{ sweep_view(v, scale_label(w)) }</> },
+            html! {},
+        ),
+        Some(v) if !v.sweep && v.all_reported() && v.error().is_none() => {
+            let sides = v.sides();
             let completion = sides[0].completion;
             (
                 html! {
                     <>
-                        <ul class="legend sim-legend">
-                            { for v.labels.iter().enumerate().map(|(i, label)| html! {
-                                <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
-                                    { format!("{} {label}", if i == 0 { "A" } else { "B" }) }</li>
-                            }) }
-                            if !state.sim_heat.is_empty() {
-                                <li class="heat-focus">
-                                    { "The drawing shades each CPU by how busy it was under " }
-                                    if state.sim_heat.len() == 2 {
-                                        <span class="segmented">
-                                            { heat_button(&state, Side::A) }
-                                            { heat_button(&state, Side::B) }
-                                        </span>
-                                    } else {
-                                        <b>{ "A" }</b>
-                                    }
-                                </li>
-                            }
-                        </ul>
+                        { legend(v) }
                         if completion {
                             <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
                         } else {
@@ -661,30 +960,7 @@ pub fn sim_panel() -> Html {
         _ => (html! {}, html! {}),
     };
     let machine = state.machine().map(|m| m.name.clone()).unwrap_or_default();
-    let mut cmd = vec![
-        "schedlab run".to_string(),
-        format!(
-            "--machine {}",
-            if state.preset == crate::state::CUSTOM {
-                "FILE"
-            } else {
-                &state.preset
-            }
-        ),
-    ];
-    if state.sim.cpus != "all" {
-        cmd.push(format!("--cpus {}", state.sim.cpus));
-    }
-    cmd.push(state.sim.workload.cli_args().join(" "));
-    cmd.push(format!(
-        "--duration-ms {} --seed {}",
-        state.sim.duration_ms, state.sim.seed
-    ));
-    let patches: Vec<String> = std::iter::once(state.patches)
-        .chain(state.wake.compare)
-        .map(|p| p.to_string())
-        .collect();
-
+    let cli = cli_lines(&state);
     html! {
         <div class="wakeup sim">
             { setup }
@@ -700,8 +976,8 @@ pub fn sim_panel() -> Html {
             { kernel_pickers(&state) }
             { table }
             <p class="sim-cli">
-                { format!("The same on the command line ({machine}), once per patch set: ") }
-                { for patches.iter().map(|p| html! { <code>{ format!("{} --patches {p}", cmd.join(" ")) }</code> }) }
+                { format!("The same on the command line ({machine}): ") }
+                { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
             </p>
         </div>
     }
