@@ -323,65 +323,99 @@ fn fmt_value(v: f64) -> String {
     }
 }
 
-/// The throughput of every side over the measured window, as an SVG line chart.
-fn chart(sides: &[&Progress], unit: &str, window_ms: f64) -> Html {
+/// The plot both charts draw on: a 640 × 230 SVG, values up from a zero baseline on
+/// the left axis, to a round top above the largest value.
+struct Plot {
+    top: f64,
+}
+
+impl Plot {
     const W: f64 = 640.0;
     const H: f64 = 230.0;
-    const L: f64 = 64.0;
-    const R: f64 = 12.0;
-    const T: f64 = 10.0;
-    const B: f64 = 28.0;
-    let (pw, ph) = (W - L - R, H - T - B);
-    let top = nice_ceiling(
-        sides
-            .iter()
-            .flat_map(|s| s.series.iter().copied())
-            .fold(0.0, f64::max)
-            * 1.05,
-    );
-    let x = |ms: f64| L + pw * (ms / window_ms.max(1e-9)).min(1.0);
-    let y = |v: f64| T + ph * (1.0 - v / top);
+    const LEFT: f64 = 64.0;
+    const RIGHT: f64 = 16.0;
+    const TOP: f64 = 10.0;
+    const BOTTOM: f64 = 28.0;
+
+    fn new(values: impl Iterator<Item = f64>) -> Plot {
+        Plot {
+            top: nice_ceiling(values.fold(0.0, f64::max) * 1.05),
+        }
+    }
+
+    /// The plot's width: x runs from `LEFT` to `LEFT + width()`.
+    fn width() -> f64 {
+        Self::W - Self::LEFT - Self::RIGHT
+    }
+
+    fn height() -> f64 {
+        Self::H - Self::TOP - Self::BOTTOM
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        Self::TOP + Self::height() * (1.0 - v / self.top)
+    }
+
+    /// A label under the x axis at `x`.
+    fn x_tick(x: f64, anchor: &'static str, text: String) -> Html {
+        html! {
+            <text class="tick" x={x.to_string()} y={(Self::H - 8.0).to_string()}
+                text-anchor={anchor}>{ text }</text>
+        }
+    }
+
+    /// The SVG: grid lines and labels at 0, half and the top, both axes, then `body`.
+    fn svg(&self, label: String, x_ticks: Html, body: Html) -> Html {
+        let (l, r, t) = (Self::LEFT, Self::W - Self::RIGHT, Self::TOP);
+        let base = Self::TOP + Self::height();
+        let y_ticks = [0.0, 0.5, 1.0].map(|f| {
+            let v = self.top * f;
+            let y = self.y(v);
+            html! {
+                <>
+                    <line class="grid" x1={l.to_string()} x2={r.to_string()} y1={y.to_string()} y2={y.to_string()} />
+                    <text class="tick" x={(l - 6.0).to_string()} y={(y + 4.0).to_string()}
+                        text-anchor="end">{ fmt_value(v) }</text>
+                </>
+            }
+        });
+        html! {
+            <svg class="sim-chart" viewBox={format!("0 0 {} {}", Self::W, Self::H)} role="img" aria-label={label}>
+                { for y_ticks }
+                { x_ticks }
+                <line class="axis" x1={l.to_string()} x2={l.to_string()} y1={t.to_string()} y2={base.to_string()} />
+                <line class="axis" x1={l.to_string()} x2={r.to_string()} y1={base.to_string()} y2={base.to_string()} />
+                { body }
+            </svg>
+        }
+    }
+}
+
+/// The throughput of every side over the measured window, as lines.
+fn chart(sides: &[&Progress], unit: &str, window_ms: f64) -> Html {
+    let plot = Plot::new(sides.iter().flat_map(|s| s.series.iter().copied()));
+    let x = |ms: f64| Plot::LEFT + Plot::width() * (ms / window_ms.max(1e-9)).min(1.0);
     let lines = sides.iter().enumerate().map(|(i, s)| {
         let iv = s.interval_ns as f64 / 1e6;
         let points: String = s
             .series
             .iter()
             .enumerate()
-            .map(|(k, v)| format!("{:.1},{:.1} ", x((k as f64 + 0.5) * iv), y(*v)))
+            .map(|(k, v)| format!("{:.1},{:.1} ", x((k as f64 + 0.5) * iv), plot.y(*v)))
             .collect();
         let side = if i == 0 { "a" } else { "b" };
         html! {
             <polyline class={format!("line line-{side}")} points={points} data-side={side} />
         }
     });
-    let yticks = [0.0, 0.5, 1.0].map(|f| {
-        let v = top * f;
-        html! {
-            <>
-                <line class="grid" x1={L.to_string()} x2={(W - R).to_string()}
-                    y1={y(v).to_string()} y2={y(v).to_string()} />
-                <text class="tick" x={(L - 6.0).to_string()} y={(y(v) + 4.0).to_string()}
-                    text-anchor="end">{ fmt_value(v) }</text>
-            </>
-        }
+    let x_ticks = [(0.0, "start"), (0.5, "middle"), (1.0, "end")].map(|(f, anchor)| {
+        Plot::x_tick(x(window_ms * f), anchor, format!("{:.0} ms", window_ms * f))
     });
-    let xticks = [(0.0, "start"), (0.5, "middle"), (1.0, "end")].map(|(f, anchor)| {
-        let ms = window_ms * f;
-        html! {
-            <text class="tick" x={x(ms).to_string()} y={(H - 8.0).to_string()}
-                text-anchor={anchor}>{ format!("{ms:.0} ms") }</text>
-        }
-    });
-    html! {
-        <svg class="sim-chart" viewBox={format!("0 0 {W} {H}")} role="img"
-            aria-label={format!("throughput over the measured window, {unit}")}>
-            { for yticks }
-            { for xticks }
-            <line class="axis" x1={L.to_string()} x2={L.to_string()} y1={T.to_string()} y2={(T + ph).to_string()} />
-            <line class="axis" x1={L.to_string()} x2={(W - R).to_string()} y1={(T + ph).to_string()} y2={(T + ph).to_string()} />
-            { for lines }
-        </svg>
-    }
+    plot.svg(
+        format!("throughput over the measured window, {unit}"),
+        x_ticks.into_iter().collect(),
+        lines.collect(),
+    )
 }
 
 /// The finished runs' results as the seeds' tables give them: B's change against A.
@@ -605,35 +639,22 @@ fn sweep_view(v: &RunView, scale: &str) -> Html {
 
 /// A sweep's values by scale (evenly spaced, as the seeds' tables list them).
 fn sweep_chart(rows: &[(u32, Vec<Option<f64>>)], unit: &str, scale: &str) -> Html {
-    const W: f64 = 640.0;
-    const H: f64 = 230.0;
-    const L: f64 = 64.0;
-    const R: f64 = 16.0;
-    const T: f64 = 10.0;
-    const B: f64 = 28.0;
-    let (pw, ph) = (W - L - R, H - T - B);
-    let top = nice_ceiling(
-        rows.iter()
-            .flat_map(|(_, v)| v.iter().flatten().copied())
-            .fold(0.0, f64::max)
-            * 1.05,
-    );
+    let plot = Plot::new(rows.iter().flat_map(|(_, v)| v.iter().flatten().copied()));
     let n = rows.len().max(1);
     let x = |i: usize| {
         if n == 1 {
-            L + pw / 2.0
+            Plot::LEFT + Plot::width() / 2.0
         } else {
-            L + pw * i as f64 / (n - 1) as f64
+            Plot::LEFT + Plot::width() * i as f64 / (n - 1) as f64
         }
     };
-    let y = |v: f64| T + ph * (1.0 - v / top);
     let sides = rows.first().map_or(0, |(_, v)| v.len());
     let series = (0..sides).map(|s| {
         let side = if s == 0 { "a" } else { "b" };
         let pts: Vec<(f64, f64)> = rows
             .iter()
             .enumerate()
-            .filter_map(|(i, (_, v))| Some((x(i), y(v[s]?))))
+            .filter_map(|(i, (_, v))| Some((x(i), plot.y(v[s]?))))
             .collect();
         let line: String = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1} ")).collect();
         html! {
@@ -645,33 +666,15 @@ fn sweep_chart(rows: &[(u32, Vec<Option<f64>>)], unit: &str, scale: &str) -> Htm
             </g>
         }
     });
-    let yticks = [0.0, 0.5, 1.0].map(|f| {
-        let v = top * f;
-        html! {
-            <>
-                <line class="grid" x1={L.to_string()} x2={(W - R).to_string()}
-                    y1={y(v).to_string()} y2={y(v).to_string()} />
-                <text class="tick" x={(L - 6.0).to_string()} y={(y(v) + 4.0).to_string()}
-                    text-anchor="end">{ fmt_value(v) }</text>
-            </>
-        }
-    });
-    let xticks = rows.iter().enumerate().map(|(i, (t, _))| {
-        html! {
-            <text class="tick" x={x(i).to_string()} y={(H - 8.0).to_string()}
-                text-anchor="middle">{ t }</text>
-        }
-    });
-    html! {
-        <svg class="sim-chart" viewBox={format!("0 0 {W} {H}")} role="img"
-            aria-label={format!("{unit} by {scale}")}>
-            { for yticks }
-            { for xticks }
-            <line class="axis" x1={L.to_string()} x2={L.to_string()} y1={T.to_string()} y2={(T + ph).to_string()} />
-            <line class="axis" x1={L.to_string()} x2={(W - R).to_string()} y1={(T + ph).to_string()} y2={(T + ph).to_string()} />
-            { for series }
-        </svg>
-    }
+    let x_ticks = rows
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| Plot::x_tick(x(i), "middle", t.to_string()));
+    plot.svg(
+        format!("{unit} by {scale}"),
+        x_ticks.into_iter().collect(),
+        series.collect(),
+    )
 }
 
 /// The `schedlab` command lines that rerun this simulation natively, with the same
