@@ -406,6 +406,31 @@ fn empty_runs_and_uncountable_loops_are_refused_with_the_flag_named() {
     };
     let e = workload::build(&cookies, &cost, 128).unwrap_err();
     assert_eq!(e, "cookie-pairs: at most 4294967295 iterations");
+
+    // A mistyped scale is refused before a task is built (building 8 billion would
+    // exhaust memory first), for every workload, including counts whose task numbers
+    // overflow 32 bits.
+    let huge = [
+        Workload::Tbench { clients: u32::MAX },
+        Workload::NetperfUdpRr { instances: 50_001 },
+        hackbench(1).with_threads(u32::MAX),
+        Workload::Schbench {
+            message_threads: u32::MAX,
+            workers: u32::MAX,
+            cputime: Dist::fixed(1),
+            sleep: Dist::fixed(1),
+        },
+    ];
+    for w in huge {
+        let e = workload::build(&w, &cost, 128).unwrap_err();
+        assert!(e.contains("the simulator runs at most 100000"), "{e}");
+        assert!(e.starts_with(w.name()), "{e}");
+    }
+    assert_eq!(
+        workload::task_count(&Workload::Tbench { clients: 50_000 }),
+        100_000
+    );
+    assert!(workload::build(&Workload::Tbench { clients: 50_000 }, &cost, 128).is_ok());
 }
 
 #[test]

@@ -953,6 +953,15 @@ mod tests {
         let e = bad.sim_error.as_deref().expect("refused");
         assert!(e.contains("nodes 0-3"), "{e}");
         assert_eq!(bad.sim, s.sim, "the setup is kept");
+        let huge = bad.clone().reduce(Action::SetSim(SimSetup {
+            workload: Workload::Tbench {
+                clients: 4_000_000_000,
+            },
+            ..s.sim.clone()
+        }));
+        let e = huge.sim_error.as_deref().expect("refused");
+        assert!(e.contains("at most 100000"), "{e}");
+        assert_eq!(huge.sim, s.sim);
         let netperf = SimSetup {
             workload: Workload::NetperfTcpRr { instances: 4 },
             cpus: "node1".to_string(),

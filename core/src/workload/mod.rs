@@ -23,7 +23,7 @@ use crate::cost::CostParams;
 use crate::cpumask::CpuMask;
 use crate::sim::rng::Dist;
 
-pub use programs::build;
+pub use programs::{build, task_count};
 
 /// One step of a task's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -65,8 +65,37 @@ fn fixed(ns: u64) -> Dist {
     }
 }
 
+/// How many tasks `w` makes, counted before any is built (in u64: no overflow).
+pub fn task_count(w: &Workload) -> u64 {
+    let n = |x: u32| u64::from(x);
+    match *w {
+        Workload::Tbench { clients: k }
+        | Workload::NetperfTcpRr { instances: k }
+        | Workload::NetperfUdpRr { instances: k }
+        | Workload::Custom { pairs: k, .. } => 2 * n(k),
+        Workload::Hackbench { groups, fds, .. } => 2 * n(groups) * n(fds),
+        Workload::CookiePairs { threads, .. } => n(threads),
+        Workload::Schbench {
+            message_threads,
+            workers,
+            ..
+        } => n(message_threads) * (1 + n(workers)),
+        Workload::LatPipe { .. } => 2,
+    }
+}
+
 /// Expands a workload for a machine with `nr_cpu_ids` CPUs and cost parameters `p`.
+/// A workload of more tasks than the simulator runs is refused before anything is
+/// allocated (a mistyped scale must not exhaust memory).
 pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, String> {
+    let tasks = task_count(w);
+    if tasks > crate::sim::MAX_TASKS as u64 {
+        return Err(format!(
+            "{}: {tasks} tasks; the simulator runs at most {}",
+            w.name(),
+            crate::sim::MAX_TASKS
+        ));
+    }
     match *w {
         Workload::Tbench { clients } => {
             nonzero(clients, "tbench needs at least one client")?;
