@@ -319,7 +319,18 @@ fn fmt_value(v: f64) -> String {
     } else if a >= 10.0 {
         format!("{v:.1}")
     } else {
-        format!("{v:.4}")
+        // Four significant digits: 0.8447 s, 0.0002120 s.
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 12) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+/// Simulated milliseconds, with the digits a short run needs.
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 10.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{ms:.2} ms")
     }
 }
 
@@ -532,7 +543,7 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         let what = if v.sweep {
             format!("{n} simulations of {duration_ms} ms")
         } else if v.first().is_some_and(|p| p.completion) {
-            format!("finished at {sim_ms:.0} ms simulated")
+            format!("finished at {} simulated", fmt_ms(sim_ms))
         } else {
             format!(
                 "{:.0} ms measured after {warm:.0} ms of warm-up",
@@ -983,5 +994,28 @@ pub fn sim_panel() -> Html {
                 { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
             </p>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_keep_four_significant_digits_and_axes_end_on_round_numbers() {
+        let shown: Vec<String> = [0.0, 0.000212, 0.8447, 258.46, 11656.6, 2.5e6]
+            .map(fmt_value)
+            .into();
+        assert_eq!(
+            shown,
+            ["0", "0.0002120", "0.8447", "258.5", "11657", "2.500 M"]
+        );
+        assert_eq!(fmt_value(f64::INFINITY), "–");
+        let tops = [0.0, 0.7, 1.0, 1.01, 2332.0, 4999.0].map(nice_ceiling);
+        assert_eq!(tops, [1.0, 1.0, 1.0, 2.0, 5000.0, 5000.0]);
+        assert_eq!(
+            (fmt_ms(0.212), fmt_ms(60.4)),
+            ("0.21 ms".to_string(), "60 ms".to_string())
+        );
     }
 }
