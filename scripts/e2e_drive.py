@@ -275,6 +275,20 @@ def simulate(d, url, shot, cli):
     d.screenshot(shot.replace(".png", "-sweep.png"))
     set_input(d, "#sim-sweep", "")
 
+    # One click opens seed 01's tbench table, with the published changes beside.
+    d.click('#sim-example option[value="seed01-tbench"]')
+    d.wait_for(".sim-status.done", timeout=240, pred=lambda t: "14 simulations" in t[0])
+    pub = d.call("POST", "/execute/sync", {"script": (
+        "return [...document.querySelectorAll('.sweep-table tbody tr')]"
+        ".map(r => [r.dataset.threads, r.querySelector('td.published').textContent])"), "args": []})
+    check(pub[:1] == [["1", "+13.80%"]] and len(pub) == 7,
+          f"seed 01's example shows the published change per row (got {pub})")
+    model = [d.text(e) for e in d.find_all(".sweep-table .change-cell")]
+    check(len(model) == 7 and all(m.endswith("%") for m in model),
+          f"the model's change is shown on every row (got {model})")
+    d.screenshot(shot.replace(".png", "-example.png"))
+    set_input(d, "#sim-sweep", "")
+
     # A long run goes on in the workers: the page answers clicks meanwhile, and Stop stops it.
     set_input(d, "#sim-duration", "30000")
     running = d.wait_for(".sim-status.running", timeout=30)

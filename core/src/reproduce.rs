@@ -17,6 +17,7 @@ use thiserror::Error;
 
 use crate::experiment::{self, change_pct, RunReport, RunSpec};
 use crate::patch::PatchSet;
+use crate::scenario::{Scenario, SimSetup, View, WakeSetup};
 use crate::sim::rng::Dist;
 use crate::sim::SimError;
 use crate::workload::Workload;
@@ -437,6 +438,94 @@ pub fn plan(name: &str, scale: Scale) -> Result<Vec<RunSpec>, ReproError> {
     let tables = published()?;
     let (_, pts) = points(name, scale, &tables)?;
     Ok(pts.iter().flat_map(Point::specs).collect())
+}
+
+/// A seed's experiment as the page's Simulate tab opens it: its machine and CPUs, A
+/// the table's baseline and B its patched kernel, the workload swept over the table's
+/// rows (completion workloads at full size, throughput ones for the CI scale's
+/// window: seconds in a browser), and the published change per row.
+#[derive(Clone, Debug)]
+pub struct Example {
+    pub name: &'static str,
+    pub title: String,
+    pub source: String,
+    pub scenario: Scenario,
+    /// Per scale (threads, groups …): the published change %, positive when B is
+    /// better. One entry for a single run.
+    pub published: Vec<(u32, f64)>,
+}
+
+/// Every experiment of [`EXPERIMENTS`] as a page scenario.
+pub fn page_examples() -> Result<Vec<Example>, ReproError> {
+    let tables = published()?;
+    EXPERIMENTS
+        .iter()
+        .map(|&name| {
+            let (t, full) = points(name, Scale::Full, &tables)?;
+            let (_, ci) = points(name, Scale::Ci, &tables)?;
+            let (Some(first), Some(short)) = (full.first(), ci.first()) else {
+                return Err(ReproError::Data(format!("{name}: no rows")));
+            };
+            let scales = |pts: &[Point]| -> Vec<u32> {
+                pts.iter().map(|p| p.baseline.workload.threads()).collect()
+            };
+            // Seed 04 compares each cookie run with a run without cookies; the page
+            // puts the two cookie runs side by side: 6.12 against 6.12+cookie-fastpath.
+            let (a, b, sweep, published) = if name == "seed04-cookie" {
+                let last = full.last().unwrap_or(first);
+                let change = first
+                    .published_patched
+                    .zip(last.published_patched)
+                    .map(|(x, y)| change_pct(x, y, false));
+                (
+                    &first.patched,
+                    &last.patched,
+                    Vec::new(),
+                    change.map(|c| vec![(10, c)]).unwrap_or_default(),
+                )
+            } else {
+                let published = full
+                    .iter()
+                    .filter_map(|p| Some((p.baseline.workload.threads(), p.published_change?)))
+                    .collect();
+                let sweep = if full.len() > 1 {
+                    scales(&full)
+                } else {
+                    Vec::new()
+                };
+                (&first.baseline, &first.patched, sweep, published)
+            };
+            // Completion workloads at full size (seconds in a browser); throughput
+            // workloads for the CI scale's shorter window.
+            let duration_ms = if a.workload.runs_to_completion() {
+                a.duration_ms.min(crate::scenario::MAX_SIM_MS)
+            } else {
+                short.baseline.duration_ms
+            };
+            let sim = SimSetup {
+                workload: a.workload.clone(),
+                cpus: t.cpus.clone(),
+                duration_ms,
+                seed: a.seed,
+                sweep,
+            };
+            Ok(Example {
+                name,
+                title: t.title.clone(),
+                source: t.source.clone(),
+                scenario: Scenario {
+                    view: View::Simulate,
+                    wake: WakeSetup {
+                        compare: Some(b.patches.to_string()),
+                        ..WakeSetup::default()
+                    },
+                    sim: Some(sim),
+                    ..Scenario::preset(&t.machine, &a.patches.to_string())
+                },
+                published,
+            })
+        })
+        .collect()
 }
 
 /// Builds the table from the reports of [`plan`] (same order).

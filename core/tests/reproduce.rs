@@ -64,3 +64,46 @@ fn unknown_experiments_are_named() {
     let e = reproduce::plan("seed9", Scale::Ci).unwrap_err().to_string();
     assert!(e.contains("seed01-tbench"), "{e}");
 }
+
+/// The page's one-click seed experiments: each opens as a valid link, A and B are the
+/// table's kernels, the sweep covers the table's rows with their published changes, and
+/// a point run as the page runs it is the reproduction's own number.
+#[test]
+fn page_examples_are_the_reproductions() {
+    use schedlab_core::scenario::{decode, encode};
+    let examples = reproduce::page_examples().expect("examples");
+    let names: Vec<&str> = examples.iter().map(|e| e.name).collect();
+    assert_eq!(names, reproduce::EXPERIMENTS);
+    for e in &examples {
+        let back = decode(&encode(&e.scenario)).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        assert_eq!(back, e.scenario, "{}", e.name);
+        let sim = e.scenario.sim.as_ref().expect("a simulation");
+        let with_published = e.name != "seed01-hackbench-3of3";
+        assert_eq!(!e.published.is_empty(), with_published, "{}", e.name);
+        for (scale, _) in &e.published {
+            assert!(sim.points().contains(scale), "{}: {scale}", e.name);
+        }
+    }
+    let tbench = &examples[0];
+    assert_eq!(tbench.scenario.patches, "6.6");
+    assert_eq!(tbench.scenario.wake.compare.as_deref(), Some("6.6+cluster"));
+    let sim = tbench.scenario.sim.as_ref().expect("a simulation");
+    assert_eq!(sim.points(), vec![1, 4, 8, 16, 32, 64, 128]);
+    assert_eq!(tbench.published.first(), Some(&(1, 13.8)));
+    // threads=1 under A, as the page runs it, is the CI reproduction's baseline.
+    let machine = tbench.scenario.validate().expect("builds");
+    let spec = sim
+        .point_spec(&machine, "6.6".parse().unwrap(), 1)
+        .expect("a run");
+    let page = schedlab_core::experiment::run(&spec).expect("runs");
+    let table = reproduce::reproduce("seed01-tbench", Scale::Ci).expect("reproduces");
+    assert_eq!(table.rows[0].key, "threads=1");
+    assert_eq!(page.value, table.rows[0].model_baseline);
+    let cookies = examples.last().expect("seed 04");
+    assert_eq!(
+        cookies.scenario.wake.compare.as_deref(),
+        Some("6.12+cookie-fastpath")
+    );
+    let (_, c) = cookies.published[0];
+    assert!((c - 3.5).abs() < 0.05, "about 26.04 s against 25.13 s: {c}");
+}

@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use schedlab_core::experiment::change_pct;
+use schedlab_core::reproduce::{page_examples, Example};
 use schedlab_core::scenario::{MachineChoice, SimSetup, MAX_SIM_MS};
 use schedlab_core::workload::Workload;
 use wasm_bindgen::closure::Closure;
@@ -430,7 +431,7 @@ fn chart(sides: &[&Progress], unit: &str, window_ms: f64) -> Html {
 }
 
 /// The finished runs' results as the seeds' tables give them: B's change against A.
-fn change(v: &RunView) -> Html {
+fn change(v: &RunView, published: Option<&Example>) -> Html {
     let (Some(reports), Some(first)) = (v.reports(), v.first()) else {
         return html! {};
     };
@@ -451,6 +452,9 @@ fn change(v: &RunView) -> Html {
             { format!("A {} {unit}, B {} {unit}: ", fmt_value(a.value), fmt_value(b.value)) }
             <b class="change-pct">{ format!("{c:+.2}%") }</b>
             { if first.higher_is_better { " for B (higher is better)" } else { " for B (lower is better)" } }
+            if let Some((_, p)) = published.and_then(|e| e.published.first()) {
+                <span class="published">{ format!("; published {p:+.2}%") }</span>
+            }
         </p>
     }
 }
@@ -596,7 +600,9 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
 }
 
 /// A sweep as the seeds print it: per scale, A, B and B's change; and as a chart.
-fn sweep_view(v: &RunView, scale: &str) -> Html {
+fn sweep_view(v: &RunView, scale: &str, published: Option<&Example>) -> Html {
+    let published_at =
+        |t: u32| published.and_then(|e| e.published.iter().find(|(s, _)| *s == t).map(|(_, c)| *c));
     let rows = v.rows();
     let first = v.first();
     let unit = first.map_or("", |p| p.unit.as_str());
@@ -616,6 +622,9 @@ fn sweep_view(v: &RunView, scale: &str) -> Html {
                     if v.labels.len() == 2 {
                         <th>{ "change" }</th>
                     }
+                    if published.is_some() {
+                        <th class="published">{ "published" }</th>
+                    }
                 </tr>
             </thead>
             <tbody>
@@ -633,6 +642,9 @@ fn sweep_view(v: &RunView, scale: &str) -> Html {
                                     { change.map_or_else(|| "…".to_string(), |c| format!("{c:+.2}%")) }
                                 </td>
                             }
+                            if published.is_some() {
+                                <td class="published">{ published_at(*t).map_or_else(|| "–".to_string(), |c| format!("{c:+.2}%")) }</td>
+                            }
                         </tr>
                     }
                 }) }
@@ -644,6 +656,9 @@ fn sweep_view(v: &RunView, scale: &str) -> Html {
             { sweep_chart(&rows, unit, scale) }
             <p class="sim-note">{ format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }</p>
             { table }
+            if let Some(e) = published {
+                <p class="sim-note">{ format!("Published: {} ({}). The model's run lengths are shorter than the benchmark's; docs/fidelity.md explains each row the model misses.", e.title, e.source) }</p>
+            }
         </>
     }
 }
@@ -744,6 +759,9 @@ pub fn sim_panel() -> Html {
     let nonce = use_state(|| 0u32);
     let state = use_context::<AppContext>();
     let key = state.as_ref().map(run_key).unwrap_or_default();
+    // The seeds' experiments, built once: a menu, and the published numbers of the
+    // one on screen.
+    let examples = use_memo((), |_| page_examples().unwrap_or_default());
 
     // Start a run whenever the inputs change (or Run again is pressed); a newer run
     // replaces it, and the workers go with the tab.
@@ -924,6 +942,36 @@ pub fn sim_panel() -> Html {
     let running = v
         .as_ref()
         .is_some_and(|v| !v.done() && !v.stopped && v.error().is_none());
+    let example = examples.iter().find(|e| {
+        let s = state.scenario();
+        e.scenario.machine == s.machine
+            && e.scenario.patches == s.patches
+            && e.scenario.wake.compare == s.wake.compare
+            && e.scenario.sim.as_ref() == Some(&state.sim)
+    });
+    let on_example = {
+        let (d, examples) = (state.dispatcher(), examples.clone());
+        Callback::from(move |e: Event| {
+            let name = select_value(&e).unwrap_or_default();
+            if let Some(x) = examples.iter().find(|x| x.name == name) {
+                d.dispatch(Action::LoadFragment(schedlab_core::scenario::encode(
+                    &x.scenario,
+                )));
+            }
+        })
+    };
+    let example_menu = html! {
+        <label class="example-menu"><span>{ "A seed's experiment, published numbers beside" }</span>
+            <select id="sim-example" onchange={on_example}>
+                <option value="" selected={example.is_none()}>{ "your own (as set below)" }</option>
+                { for examples.iter().map(|x| html! {
+                    <option value={x.name} selected={example.is_some_and(|e| e.name == x.name)} title={x.title.clone()}>
+                        { format!("{}: {}", x.name, x.title) }
+                    </option>
+                }) }
+            </select>
+        </label>
+    };
     let legend = |v: &RunView| {
         html! {
             <ul class="legend sim-legend">
@@ -949,7 +997,7 @@ pub fn sim_panel() -> Html {
     };
     let (graph, table) = match v.as_ref() {
         Some(v) if v.sweep && v.error().is_none() && v.first().is_some() => (
-            html! { <>{ legend(v) }{ sweep_view(v, scale_label(w)) }</> },
+            html! { <>{ legend(v) }{ sweep_view(v, scale_label(w), example) }</> },
             html! {},
         ),
         Some(v) if !v.sweep && v.all_reported() && v.error().is_none() => {
@@ -965,7 +1013,7 @@ pub fn sim_panel() -> Html {
                             { chart(&sides, &sides[0].unit, state.sim.duration_ms as f64) }
                             <p class="sim-note">{ format!("{} per sampling interval over the measured window (after the warm-up).", sides[0].unit) }</p>
                         }
-                        { change(v) }
+                        { change(v, example) }
                     </>
                 },
                 results(v),
@@ -977,6 +1025,7 @@ pub fn sim_panel() -> Html {
     let cli = cli_lines(&state);
     html! {
         <div class="wakeup sim">
+            { example_menu }
             { setup }
             <div class="row sim-actions">
                 if running {
