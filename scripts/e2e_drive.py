@@ -286,6 +286,8 @@ def simulate(d, url, shot, cli):
     model = [d.text(e) for e in d.find_all(".sweep-table .change-cell")]
     check(len(model) == 7 and all(m.endswith("%") for m in model),
           f"the model's change is shown on every row (got {model})")
+    dashed = len(d.find_all(".sim-chart polyline.published-line"))
+    check(dashed == 2, f"the published tbench numbers are drawn dashed beside the model's (got {dashed})")
     d.screenshot(shot.replace(".png", "-example.png"))
     set_input(d, "#sim-sweep", "")
 

@@ -453,6 +453,10 @@ pub struct Example {
     /// Per scale (threads, groups …): the published change %, positive when B is
     /// better. One entry for a single run.
     pub published: Vec<(u32, f64)>,
+    /// Per scale: the published baseline and patched numbers, where they are in the
+    /// model's units and size (the Kunpeng throughput tables; the hackbench tables ran
+    /// ten times the model's loops).
+    pub published_values: Vec<(u32, f64, f64)>,
 }
 
 /// Every experiment of [`EXPERIMENTS`] as a page scenario.
@@ -509,8 +513,23 @@ pub fn page_examples() -> Result<Vec<Example>, ReproError> {
                 seed: a.seed,
                 sweep,
             };
+            let comparable = t.machine.starts_with("kunpeng") && t.better == "higher";
+            let published_values = if comparable {
+                full.iter()
+                    .filter_map(|p| {
+                        Some((
+                            p.baseline.workload.threads(),
+                            p.published_baseline?,
+                            p.published_patched?,
+                        ))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             Ok(Example {
                 name,
+                published_values,
                 title: t.title.clone(),
                 source: t.source.clone(),
                 scenario: Scenario {

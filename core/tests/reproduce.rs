@@ -90,6 +90,14 @@ fn page_examples_are_the_reproductions() {
     let sim = tbench.scenario.sim.as_ref().expect("a simulation");
     assert_eq!(sim.points(), vec![1, 4, 8, 16, 32, 64, 128]);
     assert_eq!(tbench.published.first(), Some(&(1, 13.8)));
+    assert_eq!(
+        tbench.published_values.last(),
+        Some(&(128, 6203.26, 6191.65))
+    );
+    assert!(
+        examples[3].published_values.is_empty(),
+        "seed 02's times ran 10x the loops"
+    );
     // threads=1 under A, as the page runs it, is the CI reproduction's baseline.
     let machine = tbench.scenario.validate().expect("builds");
     let spec = sim

@@ -653,8 +653,13 @@ fn sweep_view(v: &RunView, scale: &str, published: Option<&Example>) -> Html {
     };
     html! {
         <>
-            { sweep_chart(&rows, unit, scale) }
-            <p class="sim-note">{ format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }</p>
+            { sweep_chart(&rows, published.map_or(&[][..], |e| &e.published_values), unit, scale) }
+            <p class="sim-note">
+                { format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }
+                if published.is_some_and(|e| !e.published_values.is_empty()) {
+                    { " Dashed: the published numbers." }
+                }
+            </p>
             { table }
             if let Some(e) = published {
                 <p class="sim-note">{ format!("Published: {} ({}). The model's run lengths are shorter than the benchmark's; docs/fidelity.md explains each row the model misses.", e.title, e.source) }</p>
@@ -664,8 +669,18 @@ fn sweep_view(v: &RunView, scale: &str, published: Option<&Example>) -> Html {
 }
 
 /// A sweep's values by scale (evenly spaced, as the seeds' tables list them).
-fn sweep_chart(rows: &[(u32, Vec<Option<f64>>)], unit: &str, scale: &str) -> Html {
-    let plot = Plot::new(rows.iter().flat_map(|(_, v)| v.iter().flatten().copied()));
+/// Published numbers in the model's units, where there are some, are drawn dashed.
+fn sweep_chart(
+    rows: &[(u32, Vec<Option<f64>>)],
+    published: &[(u32, f64, f64)],
+    unit: &str,
+    scale: &str,
+) -> Html {
+    let plot = Plot::new(
+        rows.iter()
+            .flat_map(|(_, v)| v.iter().flatten().copied())
+            .chain(published.iter().flat_map(|&(_, a, b)| [a, b])),
+    );
     let n = rows.len().max(1);
     let x = |i: usize| {
         if n == 1 {
@@ -692,6 +707,21 @@ fn sweep_chart(rows: &[(u32, Vec<Option<f64>>)], unit: &str, scale: &str) -> Htm
             </g>
         }
     });
+    let measured = (0..2).map(|s| {
+        let side = if s == 0 { "a" } else { "b" };
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (t, _))| {
+                let &(_, a, b) = published.iter().find(|(p, _, _)| p == t)?;
+                Some((x(i), plot.y(if s == 0 { a } else { b })))
+            })
+            .collect();
+        let line: String = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1} ")).collect();
+        html! {
+            <polyline class={format!("line published-line line-{side}")} points={line} data-side={side} />
+        }
+    });
     let x_ticks = rows
         .iter()
         .enumerate()
@@ -699,7 +729,11 @@ fn sweep_chart(rows: &[(u32, Vec<Option<f64>>)], unit: &str, scale: &str) -> Htm
     plot.svg(
         format!("{unit} by {scale}"),
         x_ticks.into_iter().collect(),
-        series.collect(),
+        if published.is_empty() {
+            series.collect()
+        } else {
+            series.chain(measured).collect()
+        },
     )
 }
 
