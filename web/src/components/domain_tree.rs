@@ -44,30 +44,32 @@ pub fn domain_panel() -> Html {
             { tab_button(Tab::Simulate, "Simulate") }
         </div>
     };
-    if state.tab == Tab::Wakeup {
-        return html! {
+    // The wake-up and simulation tabs: their own heading, then their panel.
+    let own = |title: &'static str, sub: &'static str, panel: Html| {
+        html! {
             <div class="domains">
-                <h2>
-                    { "Where does the wakee go?" }
-                    <span class="sub">{ " · select_task_rq_fair() step by step" }</span>
-                </h2>
-                { tabs }
-                <WakeupPanel />
+                <h2>{ title }<span class="sub">{ sub }</span></h2>
+                { tabs.clone() }
+                { panel }
             </div>
-        };
-    }
-
-    if state.tab == Tab::Simulate {
-        return html! {
-            <div class="domains">
-                <h2>
-                    { "What does the patch do to the benchmark?" }
-                    <span class="sub">{ " · the simulator, A against B" }</span>
-                </h2>
-                { tabs }
-                <SimPanel />
-            </div>
-        };
+        }
+    };
+    match state.tab {
+        Tab::Wakeup => {
+            return own(
+                "Where does the wakee go?",
+                " · select_task_rq_fair() step by step",
+                html! { <WakeupPanel /> },
+            )
+        }
+        Tab::Simulate => {
+            return own(
+                "What does the patch do to the benchmark?",
+                " · the simulator, A against B",
+                html! { <SimPanel /> },
+            )
+        }
+        Tab::Tree | Tab::Dmesg | Tab::Debugfs => {}
     }
 
     let cpu = state.cpu;
