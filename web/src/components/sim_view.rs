@@ -544,7 +544,9 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
     } else if v.done() {
         let events: u64 = v.progress().map(|p| p.events).sum();
         let busy: f64 = v.progress().map(|p| p.busy_ms).sum();
-        let what = if v.sweep {
+        let what = if v.sweep && v.first().is_some_and(|p| p.completion) {
+            format!("{n} simulations, each to completion")
+        } else if v.sweep {
             format!("{n} simulations of {duration_ms} ms")
         } else if v.first().is_some_and(|p| p.completion) {
             format!("finished at {} simulated", fmt_ms(sim_ms))
