@@ -215,11 +215,6 @@ impl LiveRun {
         self.sim.now().ns()
     }
 
-    /// When the run ends at the latest (a completion workload may end earlier).
-    pub fn end_ns(&self) -> u64 {
-        self.sim.end_time().ns()
-    }
-
     /// Still in the warm-up, whose metrics are thrown away.
     pub fn warming_up(&self) -> bool {
         !self.sim.measuring()
@@ -253,14 +248,11 @@ impl LiveRun {
     pub fn series(&self) -> (Vec<f64>, u64) {
         let m = &self.sim.metrics;
         let iv = m.series_interval_ns.max(1);
-        let v = match self.metric {
-            MetricKind::Throughput { scale, divisor, .. } => m
-                .series
-                .iter()
-                .map(|&u| u as f64 * scale as f64 * 1e9 / iv as f64 / divisor.max(1) as f64)
-                .collect(),
-            _ => Vec::new(),
-        };
+        let v = m
+            .series
+            .iter()
+            .map_while(|&u| self.metric.throughput(u, iv))
+            .collect();
         (v, iv)
     }
 
@@ -292,9 +284,7 @@ impl LiveRun {
 fn headline(metric: MetricKind, r: &MetricsReport, now_ns: u64) -> f64 {
     let window = r.window_ns.max(1) as f64;
     match metric {
-        MetricKind::Throughput { scale, divisor, .. } => {
-            r.units as f64 * scale as f64 * 1e9 / window / divisor.max(1) as f64
-        }
+        MetricKind::Throughput { .. } => metric.throughput(r.units, r.window_ns).unwrap_or(0.0),
         MetricKind::CompletionTime => now_ns as f64 / 1e9,
         MetricKind::WakeLatencyP99 => r.task_wake_latency_ns.p99 as f64 / 1e3,
         MetricKind::RoundTripUs { pairs } => {

@@ -93,6 +93,17 @@ pub enum MetricKind {
 }
 
 impl MetricKind {
+    /// A throughput metric's value for `units` counted over `window_ns`; `None` for the
+    /// other kinds.
+    pub fn throughput(self, units: u64, window_ns: u64) -> Option<f64> {
+        match self {
+            MetricKind::Throughput { scale, divisor, .. } => Some(
+                units as f64 * scale as f64 * 1e9 / window_ns.max(1) as f64 / divisor.max(1) as f64,
+            ),
+            _ => None,
+        }
+    }
+
     pub fn higher_is_better(self) -> bool {
         matches!(self, MetricKind::Throughput { .. })
     }
@@ -255,133 +266,88 @@ impl Workload {
     }
 
     /// The `schedlab run` flags that give this workload: `--workload`, its scale as
-    /// `--threads`, and each parameter that is not at its default.
+    /// `--threads`, and each parameter that is not at its default ([`defaults`]).
     pub fn cli_args(&self) -> Vec<String> {
+        use defaults::*;
         let mut a = vec!["--workload".to_string(), self.name().to_string()];
-        let mut flag = |name: &str, value: Option<String>| {
-            a.push(format!("--{name}"));
-            a.extend(value);
-        };
-        if !matches!(self, Workload::LatPipe { .. }) {
-            flag("threads", Some(self.threads().to_string()));
-        }
-        let Some(d) = Workload::with_defaults(self.name()).map(|d| d.with_threads(self.threads()))
-        else {
+        if let Workload::LatPipe { cpu_a, cpu_b } = self {
+            let pin = format!("{cpu_a},{cpu_b}");
+            if pin != LAT_PIPE_PIN {
+                a.extend(["--pin".to_string(), pin]);
+            }
             return a;
+        }
+        a.extend(["--threads".to_string(), self.threads().to_string()]);
+        // `--name value` where the value is not the default; `--name` for a switch on.
+        let mut flag = |name: &str, value: String, default: String| {
+            if value != default {
+                a.extend([format!("--{name}"), value]);
+            }
         };
-        match (self, &d) {
-            (
-                Workload::Hackbench {
-                    fds,
-                    loops,
-                    pipe,
-                    threads,
-                    msg_bytes,
-                    ..
-                },
-                Workload::Hackbench {
-                    fds: dfds,
-                    loops: dloops,
-                    msg_bytes: dmsg,
-                    ..
-                },
-            ) => {
-                if fds != dfds {
-                    flag("fds", Some(fds.to_string()));
-                }
-                if loops != dloops {
-                    flag("loops", Some(loops.to_string()));
-                }
-                if *pipe {
-                    flag("pipe", None);
-                }
-                if *threads {
-                    flag("thread-mode", None);
-                }
-                if msg_bytes != dmsg {
-                    flag("msg-bytes", Some(msg_bytes.to_string()));
-                }
+        let dist = |text: &str| Dist::parse(text).expect("the defaults parse").to_string();
+        match self {
+            Workload::Hackbench {
+                fds,
+                loops,
+                pipe,
+                threads,
+                msg_bytes,
+                ..
+            } => {
+                flag("fds", fds.to_string(), HACKBENCH_FDS.to_string());
+                flag("loops", loops.to_string(), HACKBENCH_LOOPS.to_string());
+                flag(
+                    "msg-bytes",
+                    msg_bytes.to_string(),
+                    HACKBENCH_MSG_BYTES.to_string(),
+                );
+                a.extend(pipe.then(|| "--pipe".to_string()));
+                a.extend(threads.then(|| "--thread-mode".to_string()));
             }
-            (
-                Workload::CookiePairs {
-                    iterations,
-                    work,
-                    sleep,
-                    cookies,
-                    ..
-                },
-                Workload::CookiePairs {
-                    iterations: di,
-                    work: dw,
-                    sleep: ds,
-                    ..
-                },
-            ) => {
-                if iterations != di {
-                    flag("iterations", Some(iterations.to_string()));
-                }
-                if work != dw {
-                    flag("work", Some(work.to_string()));
-                }
-                if sleep != ds {
-                    flag("sleep", Some(sleep.to_string()));
-                }
-                if !cookies {
-                    flag("no-cookies", None);
-                }
+            Workload::CookiePairs {
+                iterations,
+                work,
+                sleep,
+                cookies,
+                ..
+            } => {
+                flag(
+                    "iterations",
+                    iterations.to_string(),
+                    COOKIE_ITERATIONS.to_string(),
+                );
+                flag("work", work.to_string(), dist(COOKIE_WORK));
+                flag("sleep", sleep.to_string(), dist(COOKIE_SLEEP));
+                a.extend((!cookies).then(|| "--no-cookies".to_string()));
             }
-            (
-                Workload::Schbench {
-                    message_threads,
-                    cputime,
-                    sleep,
-                    ..
-                },
-                Workload::Schbench {
-                    message_threads: dm,
-                    cputime: dc,
-                    sleep: ds,
-                    ..
-                },
-            ) => {
-                if message_threads != dm {
-                    flag("message-threads", Some(message_threads.to_string()));
-                }
-                if cputime != dc {
-                    flag("cputime", Some(cputime.to_string()));
-                }
-                if sleep != ds {
-                    flag("msg-sleep", Some(sleep.to_string()));
-                }
+            Workload::Schbench {
+                message_threads,
+                cputime,
+                sleep,
+                ..
+            } => {
+                flag(
+                    "message-threads",
+                    message_threads.to_string(),
+                    SCHBENCH_MESSAGE_THREADS.to_string(),
+                );
+                flag("cputime", cputime.to_string(), dist(SCHBENCH_CPUTIME));
+                flag("msg-sleep", sleep.to_string(), dist(SCHBENCH_SLEEP));
             }
-            (
-                Workload::Custom {
-                    client_work,
-                    server_work,
-                    sleep,
-                    ..
-                },
-                Workload::Custom {
-                    client_work: dc,
-                    server_work: ds,
-                    sleep: dsl,
-                    ..
-                },
-            ) => {
-                if client_work != dc {
-                    flag("client-work", Some(client_work.to_string()));
-                }
-                if server_work != ds {
-                    flag("server-work", Some(server_work.to_string()));
-                }
-                if sleep != dsl {
-                    flag("sleep", Some(sleep.to_string()));
-                }
+            Workload::Custom {
+                client_work,
+                server_work,
+                sleep,
+                ..
+            } => {
+                flag("client-work", client_work.to_string(), dist(CUSTOM_WORK));
+                flag("server-work", server_work.to_string(), dist(CUSTOM_WORK));
+                flag("sleep", sleep.to_string(), Dist::fixed(0).to_string());
             }
-            (Workload::LatPipe { cpu_a, cpu_b }, _) if self != &d => {
-                flag("pin", Some(format!("{cpu_a},{cpu_b}")));
-            }
-            _ => {}
+            Workload::Tbench { .. }
+            | Workload::NetperfTcpRr { .. }
+            | Workload::NetperfUdpRr { .. }
+            | Workload::LatPipe { .. } => {}
         }
         a
     }
