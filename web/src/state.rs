@@ -399,6 +399,13 @@ impl AppState {
         Some(sd.span.clone())
     }
 
+    /// The patch sets side by side: A, and B when comparing.
+    pub fn sides(&self) -> Vec<PatchSet> {
+        std::iter::once(self.patches)
+            .chain(self.wake.compare)
+            .collect()
+    }
+
     /// In the Simulate tab after a run: the focused side's per-CPU utilisation.
     pub fn heat(&self) -> Option<Rc<Vec<(u32, u64)>>> {
         if self.tab != Tab::Simulate {
@@ -474,8 +481,15 @@ impl AppState {
         self.wake_key = key;
     }
 
-    fn set_machine(&mut self, preset: String, custom: Option<Rc<MachineSpec>>, m: Machine) {
-        let mut next = Self::with_machine(preset, custom, Ok(Rc::new(m)), self.patches);
+    /// A new machine (or why there is none): the page starts over on it, keeping the
+    /// tab, the wake-up switches, the banner and the simulation (fitted to it).
+    fn set_machine(
+        &mut self,
+        preset: String,
+        custom: Option<Rc<MachineSpec>>,
+        machine: Result<Rc<Machine>, String>,
+    ) {
+        let mut next = Self::with_machine(preset, custom, machine, self.patches);
         next.tab = self.tab;
         next.wake.sync = self.wake.sync;
         next.wake.compare = self.wake.compare;
@@ -550,22 +564,10 @@ impl Reducible for AppState {
                 } else if name == self.preset {
                     return self;
                 } else {
-                    let keep = next.clone();
-                    next = AppState::with_machine(
-                        name.clone(),
-                        None,
-                        presets::machine(&name)
-                            .map(Rc::new)
-                            .map_err(|e| e.to_string()),
-                        self.patches,
-                    );
-                    next.tab = keep.tab;
-                    next.wake.sync = keep.wake.sync;
-                    next.wake.compare = keep.wake.compare;
-                    next.wake.click = keep.wake.click;
-                    next.banner = keep.banner;
-                    next.sim = keep.sim;
-                    next.fit_sim();
+                    let machine = presets::machine(&name)
+                        .map(Rc::new)
+                        .map_err(|e| e.to_string());
+                    next.set_machine(name, None, machine);
                 }
             }
             Action::SelectRelease(release) | Action::SetSideRelease(Side::A, release) => {
@@ -673,7 +675,7 @@ impl Reducible for AppState {
                 match load_machine(&text, &hint) {
                     Ok(m) => {
                         let spec = Rc::new(machine_to_spec(&m));
-                        next.set_machine(CUSTOM.to_string(), Some(spec), m);
+                        next.set_machine(CUSTOM.to_string(), Some(spec), Ok(Rc::new(m)));
                         next.custom_open = true;
                         next.custom_error = None;
                     }

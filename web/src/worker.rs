@@ -147,12 +147,11 @@ pub fn failed(id: u64, error: String) -> Progress {
     }
 }
 
-/// Builds the run a [`Msg::Run`] asks for: the machine through the scenario's own
-/// validation, then the setup's `run_spec()`.
+/// Builds the run a [`Msg::Run`] asks for: the machine and patches through the
+/// scenario's own validation, then the setup's `run_spec()`.
 pub fn start(machine: &MachineChoice, patches: &str, sim: &SimSetup) -> Result<LiveRun, String> {
     let scenario = Scenario {
         machine: machine.clone(),
-        sim: Some(sim.clone()),
         ..Scenario::preset("", patches)
     };
     let m = scenario.validate().map_err(|e| e.to_string())?;
@@ -170,9 +169,11 @@ fn scope() -> Option<web_sys::DedicatedWorkerGlobalScope> {
     js_sys::global().dyn_into().ok()
 }
 
-fn now_ms() -> f64 {
-    scope()
-        .and_then(|s| s.performance())
+/// `performance.now()` of the page or of the worker, in ms (0 outside a browser).
+pub fn now_ms() -> f64 {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
         .map_or(0.0, |p| p.now())
 }
 

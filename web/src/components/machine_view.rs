@@ -104,12 +104,16 @@ pub fn machine_view(props: &Props) -> Html {
     let nr = m.nr_cpus();
     let packages = layout(m);
 
-    let mut heat = vec![None; nr as usize];
-    for &(c, permille) in props.heat.iter().flat_map(|h| h.iter()) {
-        if let Some(slot) = heat.get_mut(c as usize) {
-            *slot = Some(permille);
+    // Per CPU, its busy share, when there is one to show.
+    let heat: Option<Vec<Option<u64>>> = props.heat.as_ref().map(|h| {
+        let mut v = vec![None; nr as usize];
+        for &(c, permille) in h.iter() {
+            if let Some(slot) = v.get_mut(c as usize) {
+                *slot = Some(permille);
+            }
         }
-    }
+        v
+    });
     let cpu_button = |cpu: CpuId| -> Html {
         let t = m.topo(cpu);
         let mut class = classes!("cpu");
@@ -127,7 +131,7 @@ pub fn machine_view(props: &Props) -> Html {
                 if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
                     class.push("in-span");
                 }
-                if let Some(permille) = heat[cpu.0 as usize] {
+                if let Some(permille) = heat.as_ref().and_then(|h| h[cpu.0 as usize]) {
                     class.push("heat");
                     if permille > 550 {
                         class.push("hot");

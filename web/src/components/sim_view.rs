@@ -25,14 +25,7 @@ use yew::prelude::*;
 
 use crate::components::wakeup_view::{input_value, kernel_pickers, select_value};
 use crate::state::{Action, AppContext, AppState, Side};
-use crate::worker::{failed, Msg, Progress, Report};
-
-/// The page's monotonic clock, in ms (0 outside a browser).
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
+use crate::worker::{failed, now_ms, Msg, Progress, Report};
 
 /// One simulation of a run: a scale (threads, clients …) under one side's patch set.
 #[derive(Clone, Copy, Debug)]
@@ -52,8 +45,6 @@ struct RunView {
     labels: Vec<String>,
     machine: MachineChoice,
     sim: SimSetup,
-    /// A sweep (the table and chart by scale) rather than one run per side.
-    sweep: bool,
     /// In the order they are handed out: most threads first, as the CLI's sweep.
     points: Vec<Point>,
     /// Per point, its last progress.
@@ -69,8 +60,7 @@ struct RunView {
 
 impl RunView {
     fn new(state: &AppContext, id: u64, key: String) -> RunView {
-        let mut patches = vec![state.patches];
-        patches.extend(state.wake.compare);
+        let patches = state.sides();
         let sim = state.sim.clone();
         let mut threads = sim.points();
         threads.sort_unstable_by(|a, b| b.cmp(a));
@@ -84,7 +74,6 @@ impl RunView {
             key,
             labels: patches.iter().map(ToString::to_string).collect(),
             machine: state.scenario().machine,
-            sweep: !sim.sweep.is_empty(),
             sim,
             results: vec![None; points.len()],
             points,
@@ -120,6 +109,11 @@ impl RunView {
         );
     }
 
+    /// A sweep (the table and chart by scale) rather than one run per side.
+    fn sweep(&self) -> bool {
+        !self.sim.sweep.is_empty()
+    }
+
     fn progress(&self) -> impl Iterator<Item = &Progress> {
         self.results.iter().flatten()
     }
@@ -144,7 +138,7 @@ impl RunView {
     fn error(&self) -> Option<String> {
         self.points.iter().zip(&self.results).find_map(|(pt, p)| {
             let e = p.as_ref()?.error.as_ref()?;
-            Some(if self.sweep {
+            Some(if self.sweep() {
                 format!("{} at {}: {e}", self.labels[pt.side], pt.threads)
             } else {
                 format!("{}: {e}", self.labels[pt.side])
@@ -244,7 +238,7 @@ fn start_pool(
             }
             if v.done() && v.finished_ms.is_none() {
                 v.finished_ms = Some(now_ms());
-                if let (false, Some(reports)) = (v.sweep, v.reports()) {
+                if let (false, Some(reports)) = (v.sweep(), v.reports()) {
                     dispatcher.dispatch(Action::SimHeat(
                         reports
                             .iter()
@@ -270,12 +264,17 @@ fn send(w: &Worker, m: &Msg) {
     }
 }
 
-/// Everything a run depends on: a change starts a new run.
+/// Everything a run depends on: a change starts a new run. Computed on every render
+/// (one per batch while a run goes), so it names a custom machine by its `Rc`, not by
+/// its spec, as `AppState::refresh_wake()` does.
 fn run_key(state: &AppContext) -> String {
-    let s = state.scenario();
     format!(
-        "{:?}|{}|{:?}|{:?}",
-        s.machine, s.patches, s.wake.compare, state.sim
+        "{}|{:?}|{}|{:?}|{:?}",
+        state.preset,
+        state.custom.as_ref().map(Rc::as_ptr),
+        state.patches,
+        state.wake.compare,
+        state.sim
     )
 }
 
@@ -544,9 +543,9 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
     } else if v.done() {
         let events: u64 = v.progress().map(|p| p.events).sum();
         let busy: f64 = v.progress().map(|p| p.busy_ms).sum();
-        let what = if v.sweep && v.first().is_some_and(|p| p.completion) {
+        let what = if v.sweep() && v.first().is_some_and(|p| p.completion) {
             format!("{n} simulations, each to completion")
-        } else if v.sweep {
+        } else if v.sweep() {
             format!("{n} simulations of {duration_ms} ms")
         } else if v.first().is_some_and(|p| p.completion) {
             format!("finished at {} simulated", fmt_ms(sim_ms))
@@ -575,11 +574,11 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         html! {
             <p class="sim-status done">{ format!("Done: {what}; {events} simulated events{speed}.") }</p>
         }
-    } else if v.stopped && v.sweep {
+    } else if v.stopped && v.sweep() {
         html! { <p class="sim-status">{ format!("Stopped after {} of {n} simulations.", v.finished()) }</p> }
     } else if v.stopped {
         html! { <p class="sim-status">{ format!("Stopped at {sim_ms:.0} ms simulated.") }</p> }
-    } else if v.sweep {
+    } else if v.sweep() {
         html! { <p class="sim-status running">{ format!("Sweeping: {} of {n} simulations done, {} running…", v.finished(), v.started() - v.finished()) }</p> }
     } else if !v.all_reported() {
         html! { <p class="sim-status running">{ "Starting…" }</p> }
@@ -771,8 +770,9 @@ fn cli_lines(state: &AppContext) -> Vec<String> {
     ));
     let a = state.patches.to_string();
     if sim.sweep.is_empty() {
-        std::iter::once(state.patches)
-            .chain(state.wake.compare)
+        state
+            .sides()
+            .iter()
             .map(|p| format!("schedlab run {common} --patches {p}"))
             .collect()
     } else {
@@ -978,13 +978,19 @@ pub fn sim_panel() -> Html {
     let running = v
         .as_ref()
         .is_some_and(|v| !v.done() && !v.stopped && v.error().is_none());
-    let example = examples.iter().find(|e| {
-        let s = state.scenario();
-        e.scenario.machine == s.machine
-            && e.scenario.patches == s.patches
-            && e.scenario.wake.compare == s.wake.compare
-            && e.scenario.sim.as_ref() == Some(&state.sim)
-    });
+    let example = {
+        let (machine, patches) = (
+            MachineChoice::Preset(state.preset.clone()),
+            state.patches.to_string(),
+        );
+        let compare = state.wake.compare.map(|p| p.to_string());
+        examples.iter().find(|e| {
+            e.scenario.machine == machine
+                && e.scenario.patches == patches
+                && e.scenario.wake.compare == compare
+                && e.scenario.sim.as_ref() == Some(&state.sim)
+        })
+    };
     let on_example = {
         let (d, examples) = (state.dispatcher(), examples.clone());
         Callback::from(move |e: Event| {
@@ -1032,11 +1038,11 @@ pub fn sim_panel() -> Html {
         }
     };
     let (graph, table) = match v.as_ref() {
-        Some(v) if v.sweep && v.error().is_none() && v.first().is_some() => (
+        Some(v) if v.sweep() && v.error().is_none() && v.first().is_some() => (
             html! { <>{ legend(v) }{ sweep_view(v, scale_label(w), example) }</> },
             html! {},
         ),
-        Some(v) if !v.sweep && v.all_reported() && v.error().is_none() => {
+        Some(v) if !v.sweep() && v.all_reported() && v.error().is_none() => {
             let sides = v.sides();
             let completion = sides[0].completion;
             (
