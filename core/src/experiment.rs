@@ -9,8 +9,9 @@
 //! Nothing here measures wall time: callers that want it (the CLI) take it themselves.
 
 use serde::Serialize;
+use thiserror::Error;
 
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
 use crate::metrics::MetricsReport;
 use crate::patch::PatchSet;
 use crate::sim::{SimConfig, SimError, SimTime, Simulator};
@@ -43,14 +44,27 @@ impl RunSpec {
         workload: Workload,
         duration_ms: u64,
         seed: u64,
-    ) -> Result<RunSpec, String> {
-        if duration_ms == 0 {
-            return Err("--duration-ms: a run lasts at least 1 ms of simulated time".into());
-        }
+    ) -> Result<RunSpec, RunSpecError> {
         let cpus = match cpus {
-            None => machine.all_cpus(),
-            Some(t) => parse_cpus(&machine, t)?,
+            None => CpuSelection::All,
+            Some(t) => CpuSelection::parse(&machine, t)?,
         };
+        RunSpec::with_cpus(machine, &cpus, patches, workload, duration_ms, seed)
+    }
+
+    /// A run on `machine` of the CPUs `cpus` selects; invariant checks off.
+    pub fn with_cpus(
+        machine: Machine,
+        cpus: &CpuSelection,
+        patches: PatchSet,
+        workload: Workload,
+        duration_ms: u64,
+        seed: u64,
+    ) -> Result<RunSpec, RunSpecError> {
+        if duration_ms == 0 {
+            return Err(RunSpecError::NoDuration);
+        }
+        let cpus = cpus.mask(&machine)?;
         Ok(RunSpec {
             machine,
             patches,
@@ -70,10 +84,148 @@ impl RunSpec {
         workload: Workload,
         duration_ms: u64,
         seed: u64,
-    ) -> Result<RunSpec, String> {
-        let machine = crate::topology::presets::machine(machine).map_err(|e| e.to_string())?;
-        let cpus = (cpus != "all").then_some(cpus);
-        RunSpec::new(machine, cpus, patches, workload, duration_ms, seed)
+    ) -> Result<RunSpec, RunSpecError> {
+        let machine = crate::topology::presets::machine(machine)
+            .map_err(|e| RunSpecError::Machine(e.to_string()))?;
+        let cpus = CpuSelection::parse(&machine, cpus)?;
+        RunSpec::with_cpus(machine, &cpus, patches, workload, duration_ms, seed)
+    }
+}
+
+/// Why a run cannot be set up. The messages name the value, not a command-line flag:
+/// the CLI adds the flag ([`RunSpecError::flag`]), the page shows them as they are.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum RunSpecError {
+    #[error("a run lasts at least 1 ms of simulated time")]
+    NoDuration,
+    #[error(transparent)]
+    Cpus(#[from] CpuSelectionError),
+    #[error("{0}")]
+    Machine(String),
+}
+
+impl RunSpecError {
+    /// The CLI flag that set the value this error is about.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            RunSpecError::NoDuration => "--duration-ms",
+            RunSpecError::Cpus(_) => "--cpus",
+            RunSpecError::Machine(_) => "--machine",
+        }
+    }
+}
+
+/// The CPUs a workload may use, as the page's CPU field and `--cpus` take them:
+/// `all`, a kernel CPU list (`0-31,64`), `nodeN` or `nodeA-B`.
+///
+/// Parsed against a machine, so a selection is always one that machine has; it keeps
+/// its form (`node0` stays `node0`), which is what links and command lines print.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuSelection {
+    /// Every CPU of the machine.
+    All,
+    /// The CPUs of nodes `first..=last`.
+    Nodes { first: NodeId, last: NodeId },
+    /// An explicit, non-empty CPU list, sized to the machine.
+    Cpus(CpuMask),
+}
+
+/// Why a CPU selection does not fit a machine.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CpuSelectionError {
+    #[error("{text:?}: write all, a CPU list (0-31,64), nodeN or nodeA-B, e.g. node0 or node0-1")]
+    NodeSyntax { text: String },
+    #[error("{text:?}: {machine} has nodes 0-{last}")]
+    NoSuchNode {
+        text: String,
+        machine: String,
+        last: usize,
+    },
+    #[error("{0}")]
+    List(#[from] CpuMaskError),
+    #[error("the CPU list is empty")]
+    Empty,
+    #[error("the CPU list {list} is for a machine of {list_cpus} CPUs, not {machine_cpus}")]
+    OtherMachine {
+        list: String,
+        list_cpus: u32,
+        machine_cpus: u32,
+    },
+}
+
+impl CpuSelection {
+    /// Reads a selection of `machine`'s CPUs.
+    pub fn parse(machine: &Machine, text: &str) -> Result<CpuSelection, CpuSelectionError> {
+        let t = text.trim();
+        if t == "all" {
+            return Ok(CpuSelection::All);
+        }
+        if let Some(rest) = t.strip_prefix("node") {
+            let (a, b) = rest.split_once('-').unwrap_or((rest, rest));
+            let parse = |s: &str| {
+                s.parse::<usize>()
+                    .map_err(|_| CpuSelectionError::NodeSyntax {
+                        text: t.to_string(),
+                    })
+            };
+            let (a, b) = (parse(a)?, parse(b)?);
+            let no_such = || CpuSelectionError::NoSuchNode {
+                text: t.to_string(),
+                machine: machine.name.clone(),
+                last: machine.nr_nodes().saturating_sub(1),
+            };
+            if a > b || b >= machine.nr_nodes() {
+                return Err(no_such());
+            }
+            let node = |n: usize| NodeId::try_from(n).map_err(|_| no_such());
+            return Ok(CpuSelection::Nodes {
+                first: node(a)?,
+                last: node(b)?,
+            });
+        }
+        let m = CpuMask::parse_list(machine.nr_cpus(), t)?;
+        if m.is_empty() {
+            return Err(CpuSelectionError::Empty);
+        }
+        Ok(CpuSelection::Cpus(m))
+    }
+
+    /// The selected CPUs of `machine` (the machine it was parsed for).
+    pub fn mask(&self, machine: &Machine) -> Result<CpuMask, CpuSelectionError> {
+        match self {
+            CpuSelection::All => Ok(machine.all_cpus()),
+            CpuSelection::Nodes { first, last } => {
+                if usize::from(last.0) >= machine.nr_nodes() || first > last {
+                    return Err(CpuSelectionError::NoSuchNode {
+                        text: self.to_string(),
+                        machine: machine.name.clone(),
+                        last: machine.nr_nodes().saturating_sub(1),
+                    });
+                }
+                let mut m = CpuMask::new(machine.nr_cpus());
+                for node in first.0..=last.0 {
+                    m.or_assign(&machine.node_cpus(NodeId(node)));
+                }
+                Ok(m)
+            }
+            CpuSelection::Cpus(m) if m.nr_cpu_ids() == machine.nr_cpus() => Ok(m.clone()),
+            CpuSelection::Cpus(m) => Err(CpuSelectionError::OtherMachine {
+                list: m.to_list(),
+                list_cpus: m.nr_cpu_ids(),
+                machine_cpus: machine.nr_cpus(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for CpuSelection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CpuSelection::All => f.write_str("all"),
+            CpuSelection::Nodes { first, last } if first == last => write!(f, "node{}", first.0),
+            CpuSelection::Nodes { first, last } => write!(f, "node{}-{}", first.0, last.0),
+            CpuSelection::Cpus(m) => f.write_str(&m.to_list()),
+        }
     }
 }
 
@@ -96,38 +248,9 @@ pub struct RunReport {
     pub metrics: MetricsReport,
 }
 
-/// Parses `--cpus`: a kernel CPU list (`0-31,64`), `nodeN`, or `nodeA-B`.
-pub fn parse_cpus(machine: &Machine, text: &str) -> Result<CpuMask, String> {
-    let t = text.trim();
-    if let Some(rest) = t.strip_prefix("node") {
-        let (a, b) = match rest.split_once('-') {
-            Some((a, b)) => (a, b),
-            None => (rest, rest),
-        };
-        let parse = |s: &str| -> Result<usize, String> {
-            s.parse::<usize>()
-                .map_err(|_| format!("--cpus {t:?}: write nodeN or nodeA-B, e.g. node0 or node0-1"))
-        };
-        let (a, b) = (parse(a)?, parse(b)?);
-        if a > b || b >= machine.nr_nodes() {
-            return Err(format!(
-                "--cpus {t:?}: {} has nodes 0-{}",
-                machine.name,
-                machine.nr_nodes() - 1
-            ));
-        }
-        let mut m = CpuMask::new(machine.nr_cpus());
-        for node in a..=b {
-            let id = NodeId::try_from(node).map_err(|e| e.to_string())?;
-            m.or_assign(&machine.node_cpus(id));
-        }
-        return Ok(m);
-    }
-    let m = CpuMask::parse_list(machine.nr_cpus(), t).map_err(|e| format!("--cpus: {e}"))?;
-    if m.is_empty() {
-        return Err("--cpus: the list is empty".into());
-    }
-    Ok(m)
+/// The CPUs of a [`CpuSelection`] written as text (`0-31,64`, `nodeN`, `nodeA-B`, `all`).
+pub fn parse_cpus(machine: &Machine, text: &str) -> Result<CpuMask, CpuSelectionError> {
+    CpuSelection::parse(machine, text)?.mask(machine)
 }
 
 /// Runs one simulation to its end.

@@ -15,9 +15,9 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::experiment::{self, change_pct, RunReport, RunSpec};
+use crate::experiment::{self, change_pct, CpuSelection, RunReport, RunSpec};
 use crate::patch::PatchSet;
-use crate::scenario::{Scenario, SimSetup, View, WakeSetup};
+use crate::scenario::{Scenario, SimSetup, View};
 use crate::sim::rng::Dist;
 use crate::sim::SimError;
 use crate::workload::Workload;
@@ -175,7 +175,8 @@ fn spec(
     duration_ms: u64,
     seed: u64,
 ) -> Result<RunSpec, ReproError> {
-    RunSpec::on_preset(machine, cpus, ps, workload, duration_ms, seed).map_err(ReproError::Setup)
+    RunSpec::on_preset(machine, cpus, ps, workload, duration_ms, seed)
+        .map_err(|e| ReproError::Setup(e.to_string()))
 }
 
 /// hackbench as the seeds ran it: `-p -T` (pipes, threads), 100-byte messages.
@@ -506,13 +507,19 @@ pub fn page_examples() -> Result<Vec<Example>, ReproError> {
             } else {
                 short.baseline.duration_ms
             };
-            let sim = SimSetup {
+            let mut scenario = Scenario::preset(&t.machine, a.patches)
+                .map_err(|e| ReproError::Data(format!("{name}: {e}")))?;
+            let cpus = CpuSelection::parse(scenario.machine(), &t.cpus)
+                .map_err(|e| ReproError::Data(format!("{name}: CPUs {e}")))?;
+            scenario.view = View::Simulate;
+            scenario.wake.compare = Some(b.patches);
+            scenario.sim = Some(SimSetup {
                 workload: a.workload.clone(),
-                cpus: t.cpus.clone(),
+                cpus,
                 duration_ms,
                 seed: a.seed,
                 sweep,
-            };
+            });
             let comparable = t.machine.starts_with("kunpeng") && t.better == "higher";
             let published_values = if comparable {
                 full.iter()
@@ -532,15 +539,7 @@ pub fn page_examples() -> Result<Vec<Example>, ReproError> {
                 published_values,
                 title: t.title.clone(),
                 source: t.source.clone(),
-                scenario: Scenario {
-                    view: View::Simulate,
-                    wake: WakeSetup {
-                        compare: Some(b.patches.to_string()),
-                        ..WakeSetup::default()
-                    },
-                    sim: Some(sim),
-                    ..Scenario::preset(&t.machine, &a.patches.to_string())
-                },
+                scenario,
                 published,
             })
         })

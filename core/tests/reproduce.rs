@@ -85,8 +85,16 @@ fn page_examples_are_the_reproductions() {
         }
     }
     let tbench = &examples[0];
-    assert_eq!(tbench.scenario.patches, "6.6");
-    assert_eq!(tbench.scenario.wake.compare.as_deref(), Some("6.6+cluster"));
+    assert_eq!(tbench.scenario.patches.to_string(), "6.6");
+    assert_eq!(
+        tbench
+            .scenario
+            .wake
+            .compare
+            .map(|p| p.to_string())
+            .as_deref(),
+        Some("6.6+cluster")
+    );
     let sim = tbench.scenario.sim.as_ref().expect("a simulation");
     assert_eq!(sim.points(), vec![1, 4, 8, 16, 32, 64, 128]);
     assert_eq!(tbench.published.first(), Some(&(1, 13.8)));
@@ -99,9 +107,8 @@ fn page_examples_are_the_reproductions() {
         "seed 02's times ran 10x the loops"
     );
     // threads=1 under A, as the page runs it, is the CI reproduction's baseline.
-    let machine = tbench.scenario.validate().expect("builds");
     let spec = sim
-        .point_spec(&machine, "6.6".parse().unwrap(), 1)
+        .point_spec(tbench.scenario.machine(), "6.6".parse().unwrap(), 1)
         .expect("a run");
     let page = schedlab_core::experiment::run(&spec).expect("runs");
     let table = reproduce::reproduce("seed01-tbench", Scale::Ci).expect("reproduces");
@@ -109,7 +116,12 @@ fn page_examples_are_the_reproductions() {
     assert_eq!(page.value, table.rows[0].model_baseline);
     let cookies = examples.last().expect("seed 04");
     assert_eq!(
-        cookies.scenario.wake.compare.as_deref(),
+        cookies
+            .scenario
+            .wake
+            .compare
+            .map(|p| p.to_string())
+            .as_deref(),
         Some("6.12+cookie-fastpath")
     );
     let (_, c) = cookies.published[0];

@@ -349,7 +349,7 @@ fn event_queue_stays_bounded() {
 
 /// One netperf pair on Kunpeng node 0 for `ms` simulated milliseconds, as the CLI
 /// would build it (so a bad duration is the CLI's error).
-fn one_pair_for(ms: u64) -> Result<RunSpec, String> {
+fn one_pair_for(ms: u64) -> Result<RunSpec, experiment::RunSpecError> {
     RunSpec::on_preset(
         "kunpeng920-6426",
         "node0",
@@ -372,10 +372,8 @@ fn runs_longer_than_the_event_keys_hold_are_refused() {
 #[test]
 fn empty_runs_and_uncountable_loops_are_refused_with_the_flag_named() {
     let e = one_pair_for(0).unwrap_err();
-    assert_eq!(
-        e,
-        "--duration-ms: a run lasts at least 1 ms of simulated time"
-    );
+    assert_eq!(e.to_string(), "a run lasts at least 1 ms of simulated time");
+    assert_eq!(e.flag(), "--duration-ms", "the CLI names the flag");
 
     let m = machine("kunpeng920-6426");
     let cost = schedlab_core::cost::CostParams::for_machine(&m);

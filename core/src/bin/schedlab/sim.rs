@@ -224,6 +224,7 @@ fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, 
         duration_ms,
         c.seed,
     )
+    .map_err(|e| format!("{}: {e}", e.flag()))
 }
 
 fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
