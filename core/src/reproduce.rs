@@ -191,7 +191,7 @@ fn hackbench(groups: u32, fds: u32, loops: u64) -> Workload {
     }
 }
 
-/// Seed 04: runs per configuration (seeds 1 to 32), see [`points`].
+/// Seed 04: runs per configuration (seeds 1 to 32), see `points()`.
 pub const SEED04_RUNS: u64 = 32;
 
 /// Completion-time runs stop at this much simulated time at most.

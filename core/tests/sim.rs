@@ -128,8 +128,13 @@ fn random_workload_is_deterministic() {
         "6.8",
         5,
     );
-    assert_eq!(run(&s).digest, run(&s).digest);
+    // Pinned, so the comparison is across processes and targets (this test also runs
+    // as wasm under Node), not two runs in one process, which could hardly differ.
+    // A deliberate model change that moves it updates it and says why.
+    assert_eq!(run(&s).digest, RANDOM_WORKLOAD_DIGEST);
 }
+
+const RANDOM_WORKLOAD_DIGEST: &str = "5c03fbb052584014";
 
 #[test]
 fn every_workload_conserves_tasks() {

@@ -39,7 +39,7 @@ use crate::topology::Machine;
 
 /// The read-only topology a wake-up consults: the machine, its domains for the patch
 /// set's kernel, and per-CPU copies of what the hot path reads, packed as the kernel
-/// packs them (see [`TopCache`] and [`SdHot`]).
+/// packs them (see `TopCache` and `SdHot`).
 ///
 /// `domains` is the source of truth and never changes after [`WakeEnv::new`]; the
 /// packed copies are derived from it there, once.

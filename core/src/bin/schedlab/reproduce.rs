@@ -1,8 +1,6 @@
 //! `schedlab reproduce [--all | NAME...] [--scale full|ci] [--format table|json]`:
 //! the seeds' published tables next to the model's.
 
-use std::time::Instant;
-
 use clap::ValueEnum;
 use serde::Serialize;
 
@@ -64,7 +62,7 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
     } else {
         a.names.clone()
     };
-    let t0 = Instant::now();
+    let t0 = crate::wall_clock();
     // Every run of every experiment in one parallel batch; each run stays
     // single-threaded and deterministic.
     let mut plans = Vec::new();

@@ -11,8 +11,6 @@
 //! depend on the number of cores or the order. Wall time is measured here, never in
 //! core.
 
-use std::time::Instant;
-
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
@@ -233,7 +231,7 @@ fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
 
 pub fn run(a: RunArgs) -> Result<String, String> {
     let s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
-    let t0 = Instant::now();
+    let t0 = crate::wall_clock();
     let r = experiment::run(&s).map_err(|e| e.to_string())?;
     let wall = t0.elapsed();
     Ok(match a.format {
@@ -355,7 +353,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         baseline,
         patched,
     };
-    let t0 = Instant::now();
+    let t0 = crate::wall_clock();
     // Points come in (threads, variant) order: point i has threads[i / 2].
     let points: Vec<(u32, RunSpec)> = sw
         .points()

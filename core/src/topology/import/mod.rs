@@ -11,9 +11,9 @@
 //!        numactl -H lines (anywhere) ─ node CPU lists + SLIT ┘
 //! ```
 //!
-//! Every importer reduces its input to one [`RawCpu`] per online CPU carrying dense
+//! Every importer reduces its input to one `RawCpu` per online CPU carrying dense
 //! ids (package, LLC, cluster, core) that are already unique machine-wide, plus the
-//! node id the tool printed. [`assemble`] then cross-checks the node lists against
+//! node id the tool printed. `assemble()` then cross-checks the node lists against
 //! `numactl -H`, renumbers nodes densely, picks the SLIT and hands an explicit
 //! [`MachineSpec`] to `build()`, so imported machines pass the same validation as
 //! JSON files and presets. The formats and the assumptions are documented for users
