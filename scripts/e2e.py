@@ -43,6 +43,7 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-dev-shm-usage", "--window-size=1400,1100",
 ]
+VIEWPORT = (1400, 1100)
 
 
 # ---------------------------------------------------------------- results
@@ -508,7 +509,13 @@ def start_browser(workdir):
     options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='profile-', dir=workdir)}")
     log = os.path.join(workdir, "chromedriver.log")
     service = Service(executable_path=CHROMEDRIVER, service_args=[f"--log-path={log}"])
-    return webdriver.Chrome(service=service, options=options)
+    driver = webdriver.Chrome(service=service, options=options)
+    # --window-size sizes the window, browser frame included; make the page's own
+    # viewport 1400x1100, as `chromium --screenshot --window-size` shoots it.
+    dw, dh = driver.execute_script(
+        "return [outerWidth - innerWidth, outerHeight - innerHeight]")
+    driver.set_window_size(VIEWPORT[0] + dw, VIEWPORT[1] + dh)
+    return driver
 
 
 def run_journey(page, cfg, journey):
