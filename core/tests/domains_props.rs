@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SdFlags};
-use schedlab_core::topology::spec::{MachineSpec, Numbering};
+use schedlab_core::topology::{MachineSpec, Numbering};
 use schedlab_core::topology::{Arch, KernelConfig, TopologyError};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -194,7 +194,7 @@ fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
     // its LLC {0,1}; CPU2's LLC is not inside its node, so its coregroup is the node
     // {0-3}: the MC masks overlap without being equal.
     let cpus = (0..8u32)
-        .map(|cpu| schedlab_core::topology::spec::CpuSpec {
+        .map(|cpu| schedlab_core::topology::CpuSpec {
             cpu,
             package: 0,
             node: (cpu / 4) as u16,

@@ -19,9 +19,9 @@
 //! kernel's.
 
 mod build;
-pub mod flags;
+mod flags;
 pub mod format;
-pub mod levels;
+mod levels;
 
 use serde::{Serialize, Serializer};
 use thiserror::Error;

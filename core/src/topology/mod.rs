@@ -17,7 +17,7 @@
 
 pub mod import;
 pub mod presets;
-pub mod spec;
+mod spec;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -25,7 +25,7 @@ use thiserror::Error;
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
 
 pub use import::{load_machine, ImportError, ImportHint};
-pub use spec::{MachineSpec, Numbering};
+pub use spec::{CpuSpec, MachineSpec, Numbering};
 
 /// A NUMA node id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -21,8 +21,8 @@
 
 pub mod scenario;
 mod select;
-pub mod state;
-pub mod trace;
+mod state;
+mod trace;
 
 pub use select::{ttwu_queue_cond, update_idle_cpu_scan, wake_up};
 pub use state::{
