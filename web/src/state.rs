@@ -1,72 +1,45 @@
-//! App state: one [`Reducible`] struct and the [`Action`]s that change it.
+//! App state: the typed scenario, the caches built from it, and the [`Action`]s that
+//! change it.
 //!
 //! ```text
-//!  Action ─▶ reduce ─▶ AppState ─┬─ machine, domains        (rebuilt on machine / patch change)
-//!                                ├─ wake: WakeUi             (busy CPUs, waker, prev, compare …)
-//!                                ├─ wake_a / wake_b          (core's wake_up() decisions, traced)
-//!                                └─ scenario() ─▶ core::scenario::encode ─▶ URL fragment
+//!  Action ─▶ reduce ─▶ AppState ─┬─ scenario: core's typed Scenario   (what the link carries)
+//!                                ├─ domains                         (rebuilt on machine / patch change)
+//!                                ├─ wake_a / wake_b                 (core's wake_up() decisions, traced)
+//!                                └─ ui: click mode, focus, errors, banner, heat (not in the link)
+//!  link_scenario() ─▶ core::scenario::encode ─▶ URL fragment
 //! ```
 //!
-//! The machine is rebuilt only when it changes and the domains only when the machine or
-//! the patch set changes; both are then shared read-only. Wake-up decisions are
-//! recomputed only while the wake-up tab is open and its inputs changed. Errors from
-//! core are kept as text so components can show them; nothing here panics on user input.
+//! The state holds core's [`Scenario`] itself, not a mirror of it: every CPU, CPU list
+//! and patch set in it is already one the machine has, so components read it without
+//! checks and actions change it only through checked steps. The domains are rebuilt
+//! only when the machine or patch set changes; wake-up decisions only while the
+//! wake-up tab is open and their inputs (a `PartialEq` key) changed. Errors from core
+//! are kept as text so components can show them; nothing here panics on user input.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::experiment::CpuSelection;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
-use schedlab_core::scenario::{self, MachineChoice, Scenario, SimSetup, View, WakeSetup};
+use schedlab_core::scenario::{
+    self, MachineChoice, Scenario, ScenarioMachine, SimSetup, WakeSetup,
+};
 use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
 use schedlab_core::topology::import::machine_to_spec;
-use schedlab_core::topology::{load_machine, presets, Arch, ImportHint, Machine, MachineSpec};
+use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec};
 use schedlab_core::wakeup::{Decision, Reject, Step, Trace};
 use yew::prelude::*;
+
+pub use schedlab_core::scenario::View;
 
 /// The preset the page opens with: seed 01's machine, where CLS matters.
 pub const DEFAULT_PRESET: &str = "kunpeng920-6426";
 
 /// The machine picker's value while a custom machine is loaded.
 pub const CUSTOM: &str = "custom";
-
-/// Which view the right-hand panel shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tab {
-    /// The domain levels drawn as cards.
-    Tree,
-    /// The exact text `sched_domain_debug()` prints with `sched_verbose`.
-    Dmesg,
-    /// What /sys/kernel/debug/sched/domains (or /proc/sys/kernel/sched_domain) shows.
-    Debugfs,
-    /// The wake-up explainer.
-    Wakeup,
-    /// The simulator, A against B, with live graphs.
-    Simulate,
-}
-
-impl Tab {
-    fn view(self) -> View {
-        match self {
-            Tab::Tree => View::Domains,
-            Tab::Dmesg => View::Dmesg,
-            Tab::Debugfs => View::Debugfs,
-            Tab::Wakeup => View::Wakeup,
-            Tab::Simulate => View::Simulate,
-        }
-    }
-
-    fn from_view(v: View) -> Tab {
-        match v {
-            View::Domains => Tab::Tree,
-            View::Dmesg => Tab::Dmesg,
-            View::Debugfs => Tab::Debugfs,
-            View::Wakeup => Tab::Wakeup,
-            View::Simulate => Tab::Simulate,
-        }
-    }
-}
 
 /// Which of the two compared patch sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,19 +58,9 @@ pub enum ClickMode {
     Prev,
 }
 
-/// The wake-up explainer's inputs.
+/// The wake-up explainer's own settings (not part of the link).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WakeUi {
-    pub busy: CpuMask,
-    pub waker: CpuId,
-    pub prev: CpuId,
-    /// `p->recent_used_cpu`; `None` = same as prev.
-    pub recent: Option<CpuId>,
-    pub sync: bool,
-    pub has_idle_cores: Option<bool>,
-    pub nr_idle_scan: Option<u32>,
-    /// The second patch set, when comparing.
-    pub compare: Option<PatchSet>,
     pub click: ClickMode,
     /// Which side's probes the drawing numbers.
     pub focus: Side,
@@ -105,17 +68,9 @@ pub struct WakeUi {
     pub patch_error: Option<String>,
 }
 
-impl WakeUi {
-    fn new(nr_cpus: u32) -> Self {
+impl Default for WakeUi {
+    fn default() -> Self {
         WakeUi {
-            busy: CpuMask::new(nr_cpus),
-            waker: CpuId(0),
-            prev: CpuId(0),
-            recent: None,
-            sync: false,
-            has_idle_cores: None,
-            nr_idle_scan: None,
-            compare: None,
             click: ClickMode::ToggleBusy,
             focus: Side::A,
             patch_error: None,
@@ -144,36 +99,35 @@ pub struct WakeMarks {
     pub probes: BTreeMap<u32, (Vec<u32>, Option<Reject>)>,
 }
 
+/// The inputs the wake-up decisions were computed for.
+#[derive(Clone, Debug, PartialEq)]
+struct WakeKey {
+    machine: ScenarioMachine,
+    patches: PatchSet,
+    wake: WakeSetup,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppState {
-    /// A preset name, or [`CUSTOM`].
-    pub preset: String,
-    /// The loaded custom machine's spec, when `preset == CUSTOM`.
-    pub custom: Option<Rc<MachineSpec>>,
-    pub patches: PatchSet,
-    pub cpu: CpuId,
-    pub tab: Tab,
-    /// The built machine, or why it could not be built.
-    pub machine: Result<Rc<Machine>, String>,
-    /// `build_sched_domains()` for that machine and patch set, or why it failed.
+    /// What the page shows and the link carries. Its simulation is always set (the
+    /// default one fitted to the machine until someone changes it).
+    pub scenario: Scenario,
+    /// `build_sched_domains()` for the machine and patch set, or why it failed.
     pub domains: Result<Rc<SchedDomains>, String>,
     /// The index into the chosen CPU's domains whose span the drawing shades.
     pub highlight: Option<usize>,
-    pub wake: WakeUi,
+    pub ui: WakeUi,
     /// The decisions for side A and (when comparing) B, or why there is none.
     pub wake_a: Option<Result<Rc<WakeOutcome>, String>>,
     pub wake_b: Option<Result<Rc<WakeOutcome>, String>>,
-    /// The wake inputs the decisions above were computed for.
-    wake_key: String,
-    /// A link that could not be opened, shown above everything.
+    wake_key: Option<WakeKey>,
+    /// A link (or machine) that could not be opened, shown above everything.
     pub banner: Option<String>,
     /// The custom-machine form is open.
     pub custom_open: bool,
     /// Why the last custom machine did not load, verbatim from core.
     pub custom_error: Option<String>,
-    /// The simulation the Simulate tab runs (always one that can run on the machine).
-    pub sim: SimSetup,
-    /// Why the last change to it was refused, if it was.
+    /// Why the last change to the simulation was refused, if it was.
     pub sim_error: Option<String>,
     /// Per side of the last finished simulation: each CPU's busy share, per mille
     /// (the drawing shades the focused side's). Not part of the link.
@@ -184,7 +138,7 @@ pub enum Action {
     SelectPreset(String),
     SelectRelease(Release),
     SelectCpu(CpuId),
-    ShowTab(Tab),
+    ShowTab(View),
     /// Shade a domain level's span in the drawing, or nothing.
     Highlight(Option<usize>),
     /// A click on a CPU in the drawing: selects it, or in the wake-up tab does what
@@ -219,6 +173,9 @@ pub enum Action {
     /// A new simulation setup from the Simulate tab's inputs; refused (with the reason
     /// shown) if it cannot run on the machine.
     SetSim(SimSetup),
+    /// The Simulate tab's CPU field as typed: parsed against the machine, or refused
+    /// with the reason (the setup stays).
+    SetSimCpus(String),
     /// A Simulate-tab input that could not be read: the setup stays, the reason shows.
     SimInputError(String),
     /// The utilisation of a finished simulation's sides (empty: none to show).
@@ -228,80 +185,39 @@ pub enum Action {
     DismissBanner,
 }
 
+/// The simulation a page opens with, before anyone changes it.
+fn default_sim() -> &'static SimSetup {
+    static DEFAULT: OnceLock<SimSetup> = OnceLock::new();
+    DEFAULT.get_or_init(SimSetup::default)
+}
+
 impl AppState {
-    pub fn new(preset: &str, release: Release) -> Self {
-        let machine = presets::machine(preset)
-            .map(Rc::new)
-            .map_err(|e| e.to_string());
-        Self::with_machine(
-            preset.to_string(),
-            None,
-            machine,
-            PatchSet::release(release),
-        )
+    /// A preset on a release, with everything else at its default.
+    pub fn new(preset: &str, release: Release) -> Result<Self, String> {
+        let s = Scenario::preset(preset, PatchSet::release(release)).map_err(|e| e.to_string())?;
+        Ok(Self::from_scenario(s))
     }
 
-    fn with_machine(
-        preset: String,
-        custom: Option<Rc<MachineSpec>>,
-        machine: Result<Rc<Machine>, String>,
-        patches: PatchSet,
-    ) -> Self {
-        let domains = build(&machine, &patches);
-        let nr = machine.as_ref().map_or(1, |m| m.nr_cpus());
-        AppState {
-            preset,
-            custom,
-            patches,
-            cpu: CpuId(0),
-            tab: Tab::Tree,
-            machine,
+    /// The page showing `s`, with its caches built.
+    pub fn from_scenario(s: Scenario) -> Self {
+        let domains = build(s.machine(), &s.patches);
+        let mut st = AppState {
+            scenario: s,
             domains,
             highlight: None,
-            wake: WakeUi::new(nr),
+            ui: WakeUi::default(),
             wake_a: None,
             wake_b: None,
-            wake_key: String::new(),
+            wake_key: None,
             banner: None,
             custom_open: false,
             custom_error: None,
-            sim: SimSetup::default(),
             sim_error: None,
             sim_heat: Vec::new(),
-        }
-    }
-
-    /// The page for a decoded link. The scenario was validated by `decode`; anything
-    /// still wrong is an error, not a panic.
-    pub fn from_scenario(s: &Scenario) -> Result<Self, String> {
-        let machine = s.validate().map_err(|e| e.to_string())?;
-        let patches: PatchSet = s.patches.parse().map_err(|e| format!("{e}"))?;
-        let (preset, custom) = match &s.machine {
-            MachineChoice::Preset(name) => (name.clone(), None),
-            MachineChoice::Spec(spec) => (CUSTOM.to_string(), Some(Rc::new((**spec).clone()))),
         };
-        let mut st = Self::with_machine(preset, custom, Ok(Rc::new(machine)), patches);
-        let n = st.nr_cpus();
-        st.cpu = CpuId(s.cpu);
-        st.tab = Tab::from_view(s.view);
-        let w = &s.wake;
-        st.wake.busy = s.busy_mask(n).map_err(|e| e.to_string())?;
-        st.wake.waker = CpuId(w.waker);
-        st.wake.prev = CpuId(w.prev);
-        st.wake.recent = w.recent.map(CpuId);
-        st.wake.sync = w.sync;
-        st.wake.has_idle_cores = w.has_idle_cores;
-        st.wake.nr_idle_scan = w.nr_idle_scan;
-        st.wake.compare = match &w.compare {
-            Some(c) => Some(c.parse().map_err(|e| format!("{e}"))?),
-            None => None,
-        };
-        if let Some(sim) = &s.sim {
-            st.sim = sim.clone();
-        }
         st.fit_sim();
         st.refresh_wake();
-        Ok(st)
+        st
     }
 
     /// The page for a URL fragment: the default page with a banner if it is bad, the
@@ -315,104 +231,120 @@ impl AppState {
         Rc::try_unwrap(st).unwrap_or_else(|rc| (*rc).clone())
     }
 
-    /// What the URL carries.
-    pub fn scenario(&self) -> Scenario {
-        let machine = match &self.custom {
-            Some(spec) if self.preset == CUSTOM => MachineChoice::Spec(Box::new((**spec).clone())),
-            _ => MachineChoice::Preset(self.preset.clone()),
-        };
-        let w = &self.wake;
-        Scenario {
-            machine,
-            patches: self.patches.to_string(),
-            cpu: self.cpu.0,
-            view: self.tab.view(),
-            wake: WakeSetup {
-                busy: w.busy.to_list(),
-                waker: w.waker.0,
-                prev: w.prev.0,
-                recent: w.recent.map(|c| c.0),
-                sync: w.sync,
-                has_idle_cores: w.has_idle_cores,
-                nr_idle_scan: w.nr_idle_scan,
-                compare: w.compare.map(|p| p.to_string()),
-            },
-            // Only when it matters: the Simulate tab, or a setup someone changed.
-            sim: (self.tab == Tab::Simulate || self.sim != SimSetup::default())
-                .then(|| self.sim.clone()),
+    /// The machine picker's value: the preset's name, or [`CUSTOM`].
+    pub fn preset(&self) -> &str {
+        self.scenario.machine.preset_name().unwrap_or(CUSTOM)
+    }
+
+    /// The loaded custom machine's spec, if the machine is one.
+    pub fn custom(&self) -> Option<&MachineSpec> {
+        match self.scenario.machine.choice() {
+            MachineChoice::Spec(spec) => Some(spec),
+            MachineChoice::Preset(_) => None,
         }
+    }
+
+    pub fn patches(&self) -> PatchSet {
+        self.scenario.patches
+    }
+
+    pub fn cpu(&self) -> CpuId {
+        self.scenario.cpu
+    }
+
+    pub fn tab(&self) -> View {
+        self.scenario.view
+    }
+
+    /// The wake-up explainer's inputs.
+    pub fn wake(&self) -> &WakeSetup {
+        &self.scenario.wake
+    }
+
+    /// The simulation the Simulate tab runs (always one that can run on the machine).
+    pub fn sim(&self) -> &SimSetup {
+        self.scenario.sim.as_ref().unwrap_or_else(|| default_sim())
+    }
+
+    /// What the URL carries: the scenario, without the simulation when it is the
+    /// untouched default and another tab is open (links without one stay short).
+    pub fn link_scenario(&self) -> Scenario {
+        let mut s = self.scenario.clone();
+        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) {
+            s.sim = None;
+        }
+        s
     }
 
     /// Keeps the simulation runnable on a new machine: CPUs it does not have become
     /// `all`, and a setup that still cannot run becomes the default one.
     fn fit_sim(&mut self) {
-        let Ok(m) = &self.machine else {
-            return;
-        };
-        if self.sim.run_spec(m, self.patches).is_ok() {
-            return;
+        let m = self.scenario.machine().clone();
+        let patches = self.scenario.patches;
+        let mut sim = self.sim().clone();
+        if sim.run_spec(&m, patches).is_err() {
+            sim.cpus = CpuSelection::All;
+            if sim.run_spec(&m, patches).is_err() {
+                sim = SimSetup {
+                    cpus: CpuSelection::All,
+                    ..SimSetup::default()
+                };
+            }
         }
-        self.sim.cpus = "all".to_string();
-        if self.sim.run_spec(m, self.patches).is_err() {
-            self.sim = SimSetup {
-                cpus: "all".to_string(),
-                ..SimSetup::default()
-            };
-        }
+        // An untouched default that needed no fitting stays the default (and so out
+        // of links for other tabs).
+        self.scenario.sim = Some(sim);
     }
 
     /// The URL fragment (without '#').
     pub fn fragment(&self) -> String {
-        scenario::encode(&self.scenario())
+        scenario::encode(&self.link_scenario())
     }
 
-    /// The machine, if it was built.
-    pub fn machine(&self) -> Option<&Rc<Machine>> {
-        self.machine.as_ref().ok()
+    /// The built machine.
+    pub fn machine(&self) -> &Arc<Machine> {
+        self.scenario.machine()
     }
 
     pub fn release(&self) -> Release {
-        self.patches.release
+        self.scenario.patches.release
     }
 
     fn nr_cpus(&self) -> u32 {
-        self.machine().map_or(0, |m| m.nr_cpus())
+        self.scenario.machine.nr_cpus()
     }
 
     /// The span of the highlighted level of the chosen CPU, if any. Only while the
     /// level cards are on screen: shading with no visible reason would puzzle.
     /// In the Simulate tab, the CPUs the workload may use.
     pub fn highlight_span(&self) -> Option<CpuMask> {
-        if self.tab == Tab::Simulate {
-            let m = self.machine()?;
-            let cpus = self.sim.cpus.trim();
-            return (cpus != "all")
-                .then(|| schedlab_core::experiment::parse_cpus(m, cpus).ok())
-                .flatten();
+        match self.tab() {
+            View::Simulate => match &self.sim().cpus {
+                CpuSelection::All => None,
+                cpus => cpus.mask(self.machine()).ok(),
+            },
+            View::Domains => {
+                let level = self.highlight?;
+                let domains = self.domains.as_ref().ok()?;
+                let sd = domains.try_cpu(self.cpu())?.domains.get(level)?;
+                Some(sd.span.clone())
+            }
+            _ => None,
         }
-        if self.tab != Tab::Tree {
-            return None;
-        }
-        let level = self.highlight?;
-        let domains = self.domains.as_ref().ok()?;
-        let sd = domains.try_cpu(self.cpu)?.domains.get(level)?;
-        Some(sd.span.clone())
     }
 
     /// The patch sets side by side: A, and B when comparing.
     pub fn sides(&self) -> Vec<PatchSet> {
-        std::iter::once(self.patches)
-            .chain(self.wake.compare)
-            .collect()
+        self.scenario.sides()
     }
 
     /// In the Simulate tab after a run: the focused side's per-CPU utilisation.
     pub fn heat(&self) -> Option<Rc<Vec<(u32, u64)>>> {
-        if self.tab != Tab::Simulate {
+        if self.tab() != View::Simulate {
             return None;
         }
-        let i = match self.wake.focus {
-            Side::B if self.wake.compare.is_some() => 1,
+        let i = match self.ui.focus {
+            Side::B if self.scenario.wake.compare.is_some() => 1,
             _ => 0,
         };
         self.sim_heat.get(i).cloned()
@@ -420,14 +352,14 @@ impl AppState {
 
     /// The marks the drawing shows in the wake-up tab.
     pub fn wake_marks(&self) -> Option<WakeMarks> {
-        if self.tab != Tab::Wakeup {
+        if self.tab() != View::Wakeup {
             return None;
         }
         let ok = |o: &Option<Result<Rc<WakeOutcome>, String>>| {
             o.as_ref().and_then(|r| r.as_ref().ok()).cloned()
         };
         let (a, b) = (ok(&self.wake_a), ok(&self.wake_b));
-        let focused = match self.wake.focus {
+        let focused = match self.ui.focus {
             Side::B if b.is_some() => b.clone(),
             _ => a.clone(),
         };
@@ -443,10 +375,11 @@ impl AppState {
                 }
             }
         }
+        let w = &self.scenario.wake;
         Some(WakeMarks {
-            busy: self.wake.busy.clone(),
-            waker: self.wake.waker,
-            prev: self.wake.prev,
+            busy: w.busy.clone(),
+            waker: w.waker,
+            prev: w.prev,
             chosen_a: a.map(|o| o.decision.cpu),
             chosen_b: b.map(|o| o.decision.cpu),
             probes,
@@ -455,48 +388,42 @@ impl AppState {
 
     /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
     fn refresh_wake(&mut self) {
-        if self.tab != Tab::Wakeup || self.machine.is_err() {
+        if self.tab() != View::Wakeup {
             return;
         }
-        let s = self.scenario();
-        let key = format!(
-            "{}|{}|{:?}",
-            self.preset,
-            s.patches,
-            (&s.wake, self.custom.as_ref().map(Rc::as_ptr))
-        );
-        if key == self.wake_key {
+        let key = WakeKey {
+            machine: self.scenario.machine.clone(),
+            patches: self.scenario.patches,
+            wake: self.scenario.wake.clone(),
+        };
+        if self.wake_key.as_ref() == Some(&key) {
             return;
         }
+        let s = &self.scenario;
         let decide = |p: PatchSet| -> Result<Rc<WakeOutcome>, String> {
-            let (decision, trace) = s.decide(&p.to_string()).map_err(|e| e.to_string())?;
+            let (decision, trace) = s.decide(p).map_err(|e| e.to_string())?;
             Ok(Rc::new(WakeOutcome {
                 patches: p,
                 decision,
                 trace,
             }))
         };
-        self.wake_a = Some(decide(self.patches));
-        self.wake_b = self.wake.compare.map(decide);
-        self.wake_key = key;
+        self.wake_a = Some(decide(s.patches));
+        self.wake_b = s.wake.compare.map(decide);
+        self.wake_key = Some(key);
     }
 
-    /// A new machine (or why there is none): the page starts over on it, keeping the
-    /// tab, the wake-up switches, the banner and the simulation (fitted to it).
-    fn set_machine(
-        &mut self,
-        preset: String,
-        custom: Option<Rc<MachineSpec>>,
-        machine: Result<Rc<Machine>, String>,
-    ) {
-        let mut next = Self::with_machine(preset, custom, machine, self.patches);
-        next.tab = self.tab;
-        next.wake.sync = self.wake.sync;
-        next.wake.compare = self.wake.compare;
-        next.wake.click = self.wake.click;
+    /// A new machine: the page starts over on it, keeping the tab, the wake-up
+    /// switches, the banner and the simulation (fitted to it).
+    fn set_machine(&mut self, machine: ScenarioMachine) {
+        let mut s = Scenario::on(machine, self.scenario.patches);
+        s.view = self.scenario.view;
+        s.wake.sync = self.scenario.wake.sync;
+        s.wake.compare = self.scenario.wake.compare;
+        s.sim = self.scenario.sim.clone();
+        let mut next = Self::from_scenario(s);
+        next.ui.click = self.ui.click;
         next.banner = self.banner.clone();
-        next.sim = self.sim.clone();
-        next.fit_sim();
         *self = next;
     }
 
@@ -529,24 +456,27 @@ impl AppState {
         set.features = base.features;
         Ok(set)
     }
+
+    /// A new patch set for side A: the domains follow it.
+    fn set_patches(&mut self, set: PatchSet) {
+        self.scenario.patches = set;
+        self.domains = build(self.scenario.machine(), &set);
+        self.highlight = None;
+    }
 }
 
 /// Builds the domains, or says why there are none.
-fn build(
-    machine: &Result<Rc<Machine>, String>,
-    patches: &PatchSet,
-) -> Result<Rc<SchedDomains>, String> {
-    match machine {
-        Ok(m) => build_sched_domains(m, &BuildConfig::for_patches(patches))
-            .map(Rc::new)
-            .map_err(|e| e.to_string()),
-        Err(_) => Err("there is no machine to build sched domains for".to_string()),
-    }
+fn build(machine: &Machine, patches: &PatchSet) -> Result<Rc<SchedDomains>, String> {
+    build_sched_domains(machine, &BuildConfig::for_patches(patches))
+        .map(Rc::new)
+        .map_err(|e| e.to_string())
 }
 
 impl Default for AppState {
     fn default() -> Self {
+        // The default preset builds on every release: `every_preset_builds` checks it.
         AppState::new(DEFAULT_PRESET, Release::DEFAULT)
+            .unwrap_or_else(|e| unreachable!("the default preset builds: {e}"))
     }
 }
 
@@ -557,111 +487,104 @@ impl Reducible for AppState {
         let mut next = (*self).clone();
         let nr = self.nr_cpus();
         let valid = |c: CpuId| c.0 < nr;
+        let wake = &mut next.scenario.wake;
         match action {
             Action::SelectPreset(name) => {
                 if name == CUSTOM {
                     next.custom_open = true;
-                } else if name == self.preset {
+                } else if name == self.preset() {
                     return self;
                 } else {
-                    let machine = presets::machine(&name)
-                        .map(Rc::new)
-                        .map_err(|e| e.to_string());
-                    next.set_machine(name, None, machine);
+                    match ScenarioMachine::preset(&name) {
+                        Ok(m) => next.set_machine(m),
+                        Err(e) => next.banner = Some(e.to_string()),
+                    }
                 }
             }
             Action::SelectRelease(release) | Action::SetSideRelease(Side::A, release) => {
-                if release == self.patches.release {
+                if release == self.release() {
                     return self;
                 }
-                next.patches = PatchSet::release(release);
-                next.domains = build(&self.machine, &next.patches);
-                next.highlight = None;
-                next.wake.patch_error = None;
+                next.set_patches(PatchSet::release(release));
+                next.ui.patch_error = None;
             }
             Action::SetSideRelease(Side::B, release) => {
-                next.wake.compare = Some(PatchSet::release(release));
-                next.wake.patch_error = None;
+                wake.compare = Some(PatchSet::release(release));
+                next.ui.patch_error = None;
             }
             Action::TogglePatch(side, patch, on) => {
                 let base = match side {
-                    Side::A => self.patches,
-                    Side::B => self.wake.compare.unwrap_or(self.patches),
+                    Side::A => self.patches(),
+                    Side::B => self.wake().compare.unwrap_or(self.patches()),
                 };
                 match AppState::toggled(base, patch, on) {
                     Ok(set) => {
-                        next.wake.patch_error = None;
+                        next.ui.patch_error = None;
                         match side {
-                            Side::A => {
-                                next.patches = set;
-                                next.domains = build(&self.machine, &set);
-                                next.highlight = None;
-                            }
-                            Side::B => next.wake.compare = Some(set),
+                            Side::A => next.set_patches(set),
+                            Side::B => next.scenario.wake.compare = Some(set),
                         }
                     }
-                    Err(e) => next.wake.patch_error = Some(e),
+                    Err(e) => next.ui.patch_error = Some(e),
                 }
             }
             Action::SetCompare(on) => {
-                next.wake.compare = if on {
+                wake.compare = if on {
                     // The teaching default: the same kernel with or without seed 01.
-                    let flip = !self.patches.has(Patch::Cluster);
-                    Some(
-                        AppState::toggled(self.patches, Patch::Cluster, flip)
-                            .unwrap_or(self.patches),
-                    )
+                    let p = self.patches();
+                    let flip = !p.has(Patch::Cluster);
+                    Some(AppState::toggled(p, Patch::Cluster, flip).unwrap_or(p))
                 } else {
                     None
                 };
-                next.wake.focus = Side::A;
+                next.ui.focus = Side::A;
             }
-            Action::Focus(side) => next.wake.focus = side,
+            Action::Focus(side) => next.ui.focus = side,
             Action::SelectCpu(cpu) => {
                 // A CPU outside the machine is ignored rather than trusted.
                 if !valid(cpu) {
                     return self;
                 }
-                next.cpu = cpu;
+                next.scenario.cpu = cpu;
                 next.highlight = None;
             }
             Action::ClickCpu(cpu) => {
                 if !valid(cpu) {
                     return self;
                 }
-                if self.tab != Tab::Wakeup {
+                if self.tab() != View::Wakeup {
                     return self.reduce(Action::SelectCpu(cpu));
                 }
-                match self.wake.click {
+                match self.ui.click {
                     ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
-                    ClickMode::Waker => next.wake.waker = cpu,
-                    ClickMode::Prev => next.wake.prev = cpu,
+                    ClickMode::Waker => wake.waker = cpu,
+                    ClickMode::Prev => wake.prev = cpu,
                 }
             }
-            Action::SetClickMode(m) => next.wake.click = m,
+            Action::SetClickMode(m) => next.ui.click = m,
             Action::ToggleBusy(cpu) => {
                 if !valid(cpu) {
                     return self;
                 }
-                if next.wake.busy.test_cpu(cpu) {
-                    next.wake.busy.clear_cpu(cpu);
+                if wake.busy.test_cpu(cpu) {
+                    wake.busy.clear_cpu(cpu);
                 } else {
-                    next.wake.busy.set_cpu(cpu);
+                    wake.busy.set_cpu(cpu);
                 }
             }
-            Action::AllIdle => next.wake.busy = CpuMask::new(nr.max(1)),
-            Action::AllBusy => next.wake.busy = CpuMask::full(nr.max(1)),
+            Action::AllIdle => wake.busy = CpuMask::new(nr),
+            Action::AllBusy => wake.busy = CpuMask::full(nr),
             Action::RandomBusy { permille, seed } => {
-                next.wake.busy = scenario::random_busy(nr.max(1), permille, seed)
+                wake.busy = scenario::random_busy(nr, permille, seed)
             }
-            Action::SetWaker(c) if valid(c) => next.wake.waker = c,
-            Action::SetPrev(c) if valid(c) => next.wake.prev = c,
-            Action::SetRecent(c) if c.is_none_or(valid) => next.wake.recent = c,
+            Action::SetWaker(c) if valid(c) => wake.waker = c,
+            Action::SetPrev(c) if valid(c) => wake.prev = c,
+            Action::SetRecent(c) if c.is_none_or(valid) => wake.recent = c,
             Action::SetWaker(_) | Action::SetPrev(_) | Action::SetRecent(_) => return self,
-            Action::SetSync(v) => next.wake.sync = v,
-            Action::SetHasIdleCores(v) => next.wake.has_idle_cores = v,
-            Action::SetNrIdleScan(v) => next.wake.nr_idle_scan = v,
-            Action::ShowTab(tab) => next.tab = tab,
+            Action::SetSync(v) => wake.sync = v,
+            Action::SetHasIdleCores(v) => wake.has_idle_cores = v,
+            Action::SetNrIdleScan(v) => wake.nr_idle_scan = v,
+            Action::ShowTab(tab) => next.scenario.view = tab,
             Action::Highlight(level) => next.highlight = level,
             Action::OpenCustom(open) => {
                 next.custom_open = open;
@@ -672,14 +595,19 @@ impl Reducible for AppState {
                     arch,
                     ..ImportHint::NONE
                 };
-                match load_machine(&text, &hint) {
+                let loaded = load_machine(&text, &hint)
+                    .map_err(|e| e.to_string())
+                    .and_then(|m| {
+                        let spec = MachineChoice::Spec(Box::new(machine_to_spec(&m)));
+                        ScenarioMachine::new(spec).map_err(|e| e.to_string())
+                    });
+                match loaded {
                     Ok(m) => {
-                        let spec = Rc::new(machine_to_spec(&m));
-                        next.set_machine(CUSTOM.to_string(), Some(spec), Ok(Rc::new(m)));
+                        next.set_machine(m);
                         next.custom_open = true;
                         next.custom_error = None;
                     }
-                    Err(e) => next.custom_error = Some(e.to_string()),
+                    Err(e) => next.custom_error = Some(e),
                 }
             }
             Action::LoadFragment(f) => {
@@ -687,11 +615,8 @@ impl Reducible for AppState {
                 if f.is_empty() || f == self.fragment() {
                     return self;
                 }
-                match scenario::decode(&f)
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| AppState::from_scenario(&s))
-                {
-                    Ok(st) => next = st,
+                match scenario::decode(&f) {
+                    Ok(s) => next = AppState::from_scenario(s),
                     Err(e) => {
                         next.banner = Some(format!(
                         "This link could not be opened, so the page keeps its current scenario: {e}"
@@ -702,19 +627,23 @@ impl Reducible for AppState {
             Action::DismissBanner => next.banner = None,
             Action::SimHeat(heat) => next.sim_heat = heat,
             Action::SimInputError(e) => next.sim_error = Some(e),
-            Action::SetSim(sim) => {
-                let check = match &self.machine {
-                    Ok(m) => sim.run_spec(m, self.patches).map(|_| ()),
-                    Err(e) => Err(e.clone()),
-                };
-                match check {
-                    Ok(()) => {
-                        next.sim = sim;
-                        next.sim_error = None;
-                    }
-                    Err(e) => next.sim_error = Some(e),
+            Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
+                Ok(cpus) => {
+                    let sim = SimSetup {
+                        cpus,
+                        ..self.sim().clone()
+                    };
+                    return self.reduce(Action::SetSim(sim));
                 }
-            }
+                Err(e) => next.sim_error = Some(format!("CPUs {e}")),
+            },
+            Action::SetSim(sim) => match sim.run_spec(self.machine(), self.patches()) {
+                Ok(_) => {
+                    next.scenario.sim = Some(sim);
+                    next.sim_error = None;
+                }
+                Err(e) => next.sim_error = Some(e),
+            },
         }
         next.refresh_wake();
         Rc::new(next)
@@ -726,13 +655,14 @@ pub type AppContext = UseReducerHandle<AppState>;
 
 #[cfg(test)]
 mod tests {
+    use schedlab_core::topology::presets;
     use schedlab_core::workload::Workload;
 
     use super::*;
 
     fn level_names(state: &AppState) -> Vec<&'static str> {
         let domains = state.domains.as_ref().expect("domains build");
-        let cpu = domains.try_cpu(state.cpu).expect("CPU is online");
+        let cpu = domains.try_cpu(state.cpu()).expect("CPU is online");
         cpu.domains.iter().map(|d| d.name).collect()
     }
 
@@ -756,7 +686,7 @@ mod tests {
         apply(
             Rc::new(AppState::default()),
             vec![
-                Action::ShowTab(Tab::Wakeup),
+                Action::ShowTab(View::Wakeup),
                 Action::SelectRelease(Release::new(6, 6)),
                 Action::AllBusy,
                 Action::ToggleBusy(CpuId(2)),
@@ -775,9 +705,9 @@ mod tests {
     #[test]
     fn default_page_has_kunpeng_domains_for_cpu0() {
         let state = AppState::default();
-        assert_eq!(state.preset, DEFAULT_PRESET);
+        assert_eq!(state.preset(), DEFAULT_PRESET);
         assert_eq!(state.release(), Release::new(6, 8));
-        assert_eq!(state.cpu, CpuId(0));
+        assert_eq!(state.cpu(), CpuId(0));
         assert_eq!(&level_names(&state)[..2], &["CLS", "MC"]);
         assert_eq!(state.wake_a, None, "no decision until the tab is opened");
     }
@@ -792,7 +722,7 @@ mod tests {
         let next = state.clone().reduce(Action::SetPrev(CpuId(128)));
         assert!(Rc::ptr_eq(&state, &next));
         let next = state.reduce(Action::SelectCpu(CpuId(127)));
-        assert_eq!(next.cpu, CpuId(127));
+        assert_eq!(next.cpu(), CpuId(127));
     }
 
     #[test]
@@ -802,7 +732,7 @@ mod tests {
         assert!(state.highlight_span().is_some());
         // CONFIG_SCHED_CLUSTER's CLS level arrived in v5.16.
         let old = state.reduce(Action::SelectRelease(Release::new(5, 15)));
-        assert_eq!(old.cpu, CpuId(5));
+        assert_eq!(old.cpu(), CpuId(5));
         assert_eq!(old.highlight, None);
         assert!(!level_names(&old).contains(&"CLS"));
     }
@@ -814,21 +744,20 @@ mod tests {
             vec![Action::SelectCpu(CpuId(100)), Action::AllBusy],
         );
         let state = state.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
-        assert_eq!(state.cpu, CpuId(0));
+        assert_eq!(state.cpu(), CpuId(0));
         assert_eq!(level_names(&state)[0], "SMT");
-        assert!(state.wake.busy.is_empty());
-        assert_eq!(state.wake.busy.nr_cpu_ids(), 8);
+        assert!(state.wake().busy.is_empty());
+        assert_eq!(state.wake().busy.nr_cpu_ids(), 8);
     }
 
     #[test]
     fn an_unknown_preset_is_an_error_message_not_a_panic() {
-        let state = Rc::new(AppState::default()).reduce(Action::SelectPreset("nope".to_string()));
-        let err = state.machine.as_ref().expect_err("unknown preset");
-        assert!(err.contains("unknown machine preset"), "{err}");
-        assert!(state.domains.is_err());
-        assert_eq!(state.highlight_span(), None);
-        let state = state.reduce(Action::ShowTab(Tab::Wakeup));
-        assert_eq!(state.wake_a, None);
+        let state = Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(3)));
+        let next = state.clone().reduce(Action::SelectPreset("nope".to_string()));
+        let err = next.banner.as_deref().expect("a message");
+        assert!(err.contains("nope"), "{err}");
+        assert_eq!(next.scenario, state.scenario, "the page keeps its scenario");
+        assert!(AppState::new("nope", Release::DEFAULT).is_err());
     }
 
     #[test]
@@ -836,8 +765,7 @@ mod tests {
         // All releases × presets is core's to test; here the page's three anchors.
         for p in presets::PRESETS {
             for r in [Release::OLDEST, Release::DEFAULT, Release::NEWEST] {
-                let state = AppState::new(p.name, r);
-                assert!(state.machine.is_ok(), "{} {r}", p.name);
+                let state = AppState::new(p.name, r).expect("builds");
                 assert!(state.domains.is_ok(), "{} {r}: {:?}", p.name, state.domains);
             }
         }
@@ -846,10 +774,10 @@ mod tests {
     #[test]
     fn compare_shows_prev_on_6_6_and_the_cluster_cpu_with_seed_01() {
         let state = teaching_case();
-        assert_eq!(state.wake.prev, CpuId(12));
-        assert_eq!(state.wake.busy.weight(), 126);
+        assert_eq!(state.wake().prev, CpuId(12));
+        assert_eq!(state.wake().busy.weight(), 126);
         assert_eq!(
-            state.wake.compare.map(|p| p.to_string()).as_deref(),
+            state.wake().compare.map(|p| p.to_string()).as_deref(),
             Some("6.6+cluster")
         );
         assert_eq!(chosen(&state.wake_a), 12);
@@ -872,7 +800,7 @@ mod tests {
         let f = state.fragment();
         let back = AppState::from_fragment(&format!("#{f}"));
         assert_eq!(back.banner, None);
-        assert_eq!(back.scenario(), state.scenario());
+        assert_eq!(back.scenario, state.scenario);
         assert_eq!(chosen(&back.wake_b), 2);
     }
 
@@ -884,37 +812,37 @@ mod tests {
             .reduce(Action::LoadFragment("#v1:garbage!".to_string()));
         let banner = next.banner.as_deref().expect("banner");
         assert!(banner.contains("could not be opened"), "{banner}");
-        assert_eq!(next.scenario(), state.scenario());
+        assert_eq!(next.scenario, state.scenario);
         let next = next.reduce(Action::DismissBanner);
         assert_eq!(next.banner, None);
         let fresh = AppState::from_fragment("#v9:abc");
         assert!(fresh.banner.as_deref().is_some_and(|b| b.contains("v9")));
-        assert_eq!(fresh.preset, DEFAULT_PRESET);
+        assert_eq!(fresh.preset(), DEFAULT_PRESET);
     }
 
     #[test]
     fn patch_boxes_go_through_the_canonical_syntax() {
         let s = Rc::new(AppState::default()).reduce(Action::SelectRelease(Release::new(6, 6)));
         let s = s.reduce(Action::TogglePatch(Side::A, Patch::Cluster, true));
-        assert_eq!(s.patches.to_string(), "6.6+cluster");
+        assert_eq!(s.patches().to_string(), "6.6+cluster");
         // Ticking cluster-scan unticks cluster: two versions of one series.
         let s = s.reduce(Action::TogglePatch(Side::A, Patch::ClusterScan, true));
-        assert_eq!(s.patches.to_string(), "6.6+cluster-scan");
+        assert_eq!(s.patches().to_string(), "6.6+cluster-scan");
         let s = s.reduce(Action::SelectRelease(Release::new(6, 8)));
         let s = s.reduce(Action::TogglePatch(Side::A, Patch::Cluster, false));
-        assert_eq!(s.patches.to_string(), "6.8-cluster");
+        assert_eq!(s.patches().to_string(), "6.8-cluster");
         assert!(
             level_names(&s).contains(&"CLS"),
             "CLS is Kconfig, not seed 01"
         );
         let s = s.reduce(Action::SetCompare(true));
         assert_eq!(
-            s.wake.compare.map(|p| p.to_string()).as_deref(),
+            s.wake().compare.map(|p| p.to_string()).as_deref(),
             Some("6.8")
         );
         let s = s.reduce(Action::SetSideRelease(Side::B, Release::new(6, 1)));
         assert_eq!(
-            s.wake.compare.map(|p| p.to_string()).as_deref(),
+            s.wake().compare.map(|p| p.to_string()).as_deref(),
             Some("6.1")
         );
     }
@@ -922,9 +850,9 @@ mod tests {
     #[test]
     fn all_idle_all_busy_and_random_are_deterministic() {
         let s = Rc::new(AppState::default()).reduce(Action::AllBusy);
-        assert_eq!(s.wake.busy.weight(), 128);
+        assert_eq!(s.wake().busy.weight(), 128);
         let s = s.reduce(Action::AllIdle);
-        assert!(s.wake.busy.is_empty());
+        assert!(s.wake().busy.is_empty());
         let a = s.clone().reduce(Action::RandomBusy {
             permille: 500,
             seed: 7,
@@ -933,47 +861,49 @@ mod tests {
             permille: 500,
             seed: 7,
         });
-        assert_eq!(a.wake.busy, b.wake.busy);
-        assert_eq!(a.wake.busy.weight(), 64);
+        assert_eq!(a.wake().busy, b.wake().busy);
+        assert_eq!(a.wake().busy.weight(), 64);
     }
 
     #[test]
     fn the_simulation_travels_in_the_link_and_bad_changes_are_refused() {
         assert_eq!(
-            AppState::default().scenario().sim,
+            AppState::default().link_scenario().sim,
             None,
             "links without it stay as they were"
         );
-        let s = Rc::new(AppState::default()).reduce(Action::ShowTab(Tab::Simulate));
-        assert_eq!(s.scenario().sim.as_ref(), Some(&s.sim));
+        let s = Rc::new(AppState::default()).reduce(Action::ShowTab(View::Simulate));
+        assert_eq!(s.link_scenario().sim.as_ref(), Some(s.sim()));
         let shaded = s.highlight_span().expect("the workload's CPUs are shaded");
         assert_eq!(shaded.to_list(), "0-31", "the default runs on node 0");
-        let bad = s.clone().reduce(Action::SetSim(SimSetup {
-            cpus: "node7".to_string(),
-            ..s.sim.clone()
-        }));
+        let bad = s.clone().reduce(Action::SetSimCpus("node7".to_string()));
         let e = bad.sim_error.as_deref().expect("refused");
         assert!(e.contains("nodes 0-3"), "{e}");
-        assert_eq!(bad.sim, s.sim, "the setup is kept");
+        assert_eq!(bad.sim(), s.sim(), "the setup is kept");
         let huge = bad.clone().reduce(Action::SetSim(SimSetup {
             workload: Workload::Tbench {
                 clients: 4_000_000_000,
             },
-            ..s.sim.clone()
+            ..s.sim().clone()
         }));
         let e = huge.sim_error.as_deref().expect("refused");
         assert!(e.contains("at most 100000"), "{e}");
-        assert_eq!(huge.sim, s.sim);
+        assert_eq!(huge.sim(), s.sim());
         let netperf = SimSetup {
             workload: Workload::NetperfTcpRr { instances: 4 },
-            cpus: "node1".to_string(),
-            ..s.sim.clone()
+            ..s.sim().clone()
         };
-        let good = bad.reduce(Action::SetSim(netperf.clone()));
-        assert_eq!((good.sim_error.as_deref(), &good.sim), (None, &netperf));
+        let good = bad
+            .reduce(Action::SetSim(netperf.clone()))
+            .reduce(Action::SetSimCpus("node1".to_string()));
+        let netperf = SimSetup {
+            cpus: CpuSelection::parse(good.machine(), "node1").expect("node 1"),
+            ..netperf
+        };
+        assert_eq!((good.sim_error.as_deref(), good.sim()), (None, &netperf));
         let back = AppState::from_fragment(&good.fragment());
-        assert_eq!((back.banner.as_deref(), back.tab), (None, Tab::Simulate));
-        assert_eq!(back.sim, netperf);
+        assert_eq!((back.banner.as_deref(), back.tab()), (None, View::Simulate));
+        assert_eq!(back.sim(), &netperf);
         // The drawing shades the focused side's utilisation, in this tab only.
         let heat = |p: u64| Rc::new(vec![(0, p)]);
         let shaded = good
@@ -983,11 +913,11 @@ mod tests {
         assert_eq!(shaded.heat(), Some(heat(100)));
         let b = shaded.clone().reduce(Action::Focus(Side::B));
         assert_eq!(b.heat(), Some(heat(900)));
-        assert_eq!(b.reduce(Action::ShowTab(Tab::Tree)).heat(), None);
+        assert_eq!(b.reduce(Action::ShowTab(View::Domains)).heat(), None);
         // A machine without node 1: the workload stays, on every CPU.
         let small = good.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
-        assert_eq!(small.sim.cpus, "all");
-        assert_eq!(small.sim.workload, netperf.workload);
+        assert_eq!(small.sim().cpus, CpuSelection::All);
+        assert_eq!(small.sim().workload, netperf.workload);
     }
 
     #[test]
@@ -995,7 +925,7 @@ mod tests {
         let s = Rc::new(AppState::default()).reduce(Action::SelectPreset(CUSTOM.to_string()));
         assert!(s.custom_open);
         assert_eq!(
-            s.preset, DEFAULT_PRESET,
+            s.preset(), DEFAULT_PRESET,
             "opening the form changes nothing yet"
         );
         let bad = s.clone().reduce(Action::LoadCustom {
@@ -1003,7 +933,7 @@ mod tests {
             arch: None,
         });
         assert!(bad.custom_error.is_some());
-        assert_eq!(bad.preset, DEFAULT_PRESET);
+        assert_eq!(bad.preset(), DEFAULT_PRESET);
         let lscpu = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n\
                      0,0,0,0,,0,0,0,0\n1,1,0,0,,1,1,0,0\n2,2,0,0,,2,2,1,0\n3,3,0,0,,3,3,1,0\n";
         let ok = s.reduce(Action::LoadCustom {
@@ -1011,12 +941,12 @@ mod tests {
             arch: Some(Arch::Arm64),
         });
         assert_eq!(ok.custom_error, None, "{:?}", ok.custom_error);
-        assert_eq!(ok.preset, CUSTOM);
-        assert_eq!(ok.machine().map(|m| m.nr_cpus()), Some(4));
+        assert_eq!(ok.preset(), CUSTOM);
+        assert_eq!(ok.machine().nr_cpus(), 4);
         // The link carries the spec, and opens the same machine.
         let back = AppState::from_fragment(&ok.fragment());
         assert_eq!(back.banner, None);
-        assert_eq!(back.preset, CUSTOM);
-        assert_eq!(back.machine().map(|m| m.nr_cpus()), Some(4));
+        assert_eq!(back.preset(), CUSTOM);
+        assert_eq!(back.machine().nr_cpus(), 4);
     }
 }
