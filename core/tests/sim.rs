@@ -8,10 +8,9 @@ use schedlab_core::cost::{kp920_8ccl, Distance};
 use schedlab_core::cpumask::CpuMask;
 use schedlab_core::experiment::{self, change_pct, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
-use schedlab_core::sim::rng::Dist;
 use schedlab_core::sim::{SimConfig, SimTime, Simulator};
 use schedlab_core::topology::{presets, Machine};
-use schedlab_core::workload::{self, Workload};
+use schedlab_core::workload::{self, Dist, Workload};
 
 fn machine(name: &str) -> Machine {
     presets::machine(name).unwrap()

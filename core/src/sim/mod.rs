@@ -12,7 +12,7 @@
 //!        the simulator applies Decision.effects and charges Decision.costs (cost.rs)
 //! ```
 //!
-//! Time is integer nanoseconds; the only randomness is [`rng::Rng`], seeded from the
+//! Time is integer nanoseconds; the only randomness is [`Rng`], seeded from the
 //! scenario; no clock, thread or OS randomness is touched, so one scenario gives the
 //! same digest natively and in wasm32.
 //!
@@ -66,7 +66,6 @@
 pub mod balance;
 pub mod event;
 pub mod pelt;
-pub mod rng;
 pub mod time;
 
 use thiserror::Error;
@@ -76,17 +75,16 @@ use crate::cpumask::{CpuId, CpuMask};
 use crate::metrics::{fnv, Metrics, FNV_OFFSET, MAX_SERIES};
 use crate::patch::PatchSet;
 use crate::release::Release;
+use crate::rng::Rng;
 use crate::sched_domain::DomainError;
 use crate::topology::Machine;
 use crate::wakeup::{
     self, NoTrace, QueuePath, SchedState, TaskId, TaskState, WakeEnv, WakeFlags, Waker,
 };
-use crate::workload::{Op, Plan};
-use rng::Dist;
+use crate::workload::{Dist, Op, Plan, MAX_REPEAT, MAX_TASKS};
 
 use event::{Event, EventQueue};
 use pelt::Pelt;
-use rng::Rng;
 pub use time::SimTime;
 
 /// `sysctl_sched_migration_cost`: tasks that ran this recently are cache hot, and
@@ -97,14 +95,8 @@ pub const MIGRATION_COST_NS: u64 = 500_000;
 const MIN_NR_TASKS_DURING_FORCEIDLE: u64 = 2;
 /// Upper bound on ops interpreted for one task without consuming time.
 const MAX_OPS_PER_STEP: u32 = 10_000;
-/// The most passes a `Repeat` op may make (a task counts them in 32 bits). Far above
-/// what a run's 4-hour cap lets a loop do: every loop holds a run, wait or sleep.
-pub const MAX_REPEAT: u32 = u32::MAX;
-
-/// The most tasks a run may have (the largest preset workloads have a few thousand).
-/// Keeps the pending events (one timer per task at most, a few per CPU) well inside
-/// [`event::MAX_PENDING`].
-pub const MAX_TASKS: usize = 100_000;
+// The workload's task limit keeps the pending events (one timer per task at most, a
+// few per CPU) well inside the event queue's bound.
 const _: () = assert!(MAX_TASKS + 4 * crate::cpumask::MAX_CPUS as usize + 16 < event::MAX_PENDING);
 const _: () = assert!(std::mem::size_of::<Task>() == 128);
 

@@ -18,9 +18,8 @@ use serde_json::json;
 
 use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
-use schedlab_core::sim::rng::Dist;
 use schedlab_core::workload::defaults::{self, PAIRS};
-use schedlab_core::workload::Workload;
+use schedlab_core::workload::{Dist, Workload};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum WorkloadName {
