@@ -360,6 +360,7 @@ impl EventQueue {
         self.heap.len() + self.immediate.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.heap.len() == 0 && self.immediate.is_empty() && self.ticks.slots.is_empty()
     }
