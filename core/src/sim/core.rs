@@ -217,9 +217,7 @@ impl Simulator {
                 switch_ns += mm_ns;
             }
             // schedule() takes the own rq lock: wait behind remote wakers holding it.
-            let start = c.lock_free_at.max(now);
-            switch_ns += start.since(now);
-            c.lock_free_at = start + hold;
+            switch_ns += c.lock.acquire(now.ns(), hold);
             if self.measuring {
                 self.metrics.context_switches += 1;
             }

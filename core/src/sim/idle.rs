@@ -55,7 +55,7 @@ impl Simulator {
                     c.tick_stopped = false;
                     let llc = self.llc_id_of[cpu as usize] as usize;
                     self.state.llc_shared[llc].nr_busy_cpus += 1;
-                    let cost = self.llc_line_access(cpu, true);
+                    let cost = self.llc_line_write(cpu);
                     self.cpus[cpu as usize].stolen_ns += cost;
                 }
             }
@@ -89,7 +89,7 @@ impl Simulator {
             let llc = self.llc_id_of[cpu as usize] as usize;
             let ls = &mut self.state.llc_shared[llc];
             ls.nr_busy_cpus = ls.nr_busy_cpus.saturating_sub(1);
-            self.llc_line_access(cpu, true);
+            self.llc_line_write(cpu);
         }
         self.update_cpu_pelt(cpu);
         // __update_idle_core(): with SMT, a core whose threads are all idle.

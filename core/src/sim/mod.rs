@@ -42,8 +42,8 @@
 //! - **Wake-up.** `wakeup::wake_up()` decides; its effects (`recent_used_cpu`,
 //!   `record_wakee`, `set_idle_cores(false)`, SIS_PROP averages) are applied; its costs are
 //!   charged: remote rq reads, the `sd_llc_shared` line (a contended line, see
-//!   [`Simulator::llc_line_access`]), an IPI or the remote rq lock (queueing on the
-//!   lock), then the wakee's C-state exit and IPI receive, and on its first run the
+//!   [`crate::cost::SharedLines`]), an IPI or the remote rq lock (queueing on the
+//!   lock, [`crate::cost::RqLock`]), then the wakee's C-state exit and IPI receive, and on its first run the
 //!   cache-distance cost of the data the waker left.
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
@@ -94,7 +94,7 @@ mod ttwu;
 
 use thiserror::Error;
 
-use crate::cost::CostModel;
+use crate::cost::{CostModel, RqLock, SharedLines};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::metrics::{fnv, Metrics, FNV_OFFSET, MAX_SERIES};
 use crate::patch::PatchSet;
@@ -239,7 +239,8 @@ struct Cpu {
     avg_idle_ns: u64,
     util: Pelt,
     load: Pelt,
-    lock_free_at: SimTime,
+    /// The rq lock: `schedule()` and remote wakers queue on it.
+    lock: RqLock,
     /// avg_vruntime of an empty runqueue.
     base_v: i64,
     /// Sum of the vruntimes of the queued tasks and the running one (the kernel's
@@ -264,14 +265,6 @@ struct Cpu {
     idle_occ: u8,
 }
 
-/// State of one LLC's `sched_domain_shared` cache line.
-#[derive(Clone, Debug, Default)]
-struct LlcLine {
-    version: u32,
-    last_writer: u32,
-    busy_until: SimTime,
-}
-
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].
 pub struct Simulator {
     env: WakeEnv,
@@ -290,10 +283,8 @@ pub struct Simulator {
     llc_of: Vec<u16>,
     /// Per CPU: sd_llc_id.
     llc_id_of: Vec<u32>,
-    llc_lines: Vec<LlcLine>,
-    /// Per (cpu, llc index): the line version this CPU last read.
-    seen: Vec<u32>,
-    n_llcs: usize,
+    /// Per LLC: its `sched_domain_shared` line, and which CPUs hold a current copy.
+    llc_lines: SharedLines,
     /// Per CPU: its SMT siblings, itself excluded.
     siblings: Vec<Vec<u32>>,
     /// Core scheduling, per task: `p->core_occupation`, the threads of its core that
@@ -459,7 +450,7 @@ impl Simulator {
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
                 util: Pelt::default(),
                 load: Pelt::default(),
-                lock_free_at: SimTime::ZERO,
+                lock: RqLock::default(),
                 base_v: 0,
                 v_sum: 0,
                 last_task: u32::MAX,
@@ -491,9 +482,7 @@ impl Simulator {
             cpus,
             llc_of,
             llc_id_of,
-            llc_lines: vec![LlcLine::default(); n_llcs],
-            seen: vec![0; n * n_llcs],
-            n_llcs,
+            llc_lines: SharedLines::new(n, n_llcs),
             siblings,
             core_occ: if core_sched { vec![0; nt] } else { Vec::new() },
             balance,

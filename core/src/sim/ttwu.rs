@@ -1,30 +1,70 @@
-//! The wake-up (`try_to_wake_up()`, kernel/sched/core.c) and its effects.
+//! The wake-up (`try_to_wake_up()`, kernel/sched/core.c), its effects and its costs.
 //!
 //! ```text
-//!   wake(p, waker, cpu)
-//!     sync_wake_view()   the wake-up path's view of p and the waker, brought to now
-//!     decide             wakeup::wake_up(): select_task_rq() and the queue path
-//!     apply_effects()    what the kernel writes while deciding
-//!     charge_select()    the waker pays remote rq reads and the sd_llc_shared line
-//!     ttwu_queue()       wakelist (IPI or polling) or the remote rq lock
-//!     ttwu_do_activate() metrics, the wakee's cache-distance debt, enqueue
-//!     kick_target()      wakeup_preempt() on a running target, wake an idle one
+//!   wake(p, waker, cpu)                          try_to_wake_up()
+//!     sync_wake_view()       the wake-up path's view of p and the waker, at now
+//!     decide_wake()          wakeup::wake_up(): select_task_rq() and the queue path
+//!     apply_wake_effects()   what the kernel wrote while deciding
+//!     select_cost_ns()       remote rq reads and the sd_llc_shared line (cost.rs)
+//!     update_sis_prop_scan() SIS_PROP's scan cost averages, from that cost
+//!     ttwu_queue()           wakelist (IPI or polling) or the remote rq lock (cost.rs)
+//!     charge_waker()         the waker pays: debt of its task, or interrupt time
+//!     record_wake_metrics()  placement, probes, migrations
+//!     ttwu_do_activate()     the wakee's cache-distance debt, enqueue
+//!     kick_target()          wakeup_preempt() on a running target, wake an idle one
 //! ```
 
+use crate::cost::Distance;
 use crate::cpumask::CpuId;
-use crate::wakeup::{self, NoTrace, QueuePath, WakeFlags, Waker};
+use crate::wakeup::{self, Costs, Decision, Effects, NoTrace, QueuePath, WakeFlags, Waker};
 
 use super::event::Event;
 use super::{Block, Loc, Mode, Simulator};
+
+/// What queueing the wakee (`ttwu_queue()`) cost and left to do.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    /// Time the waker spends: IPI send, remote lock wait and hold.
+    waker_ns: u64,
+    /// The target needs an IPI to notice (it receives it).
+    need_ipi: bool,
+    /// Until the wakee is on the target's queue: the lock hold on either side.
+    delay_ns: u64,
+}
 
 impl Simulator {
     /// `try_to_wake_up()` of blocked task `p` by `waker` (a task running on `cpu`) or,
     /// with `waker == None`, from interrupt context on `cpu` (a timer).
     pub(super) fn wake(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
+        debug_assert_eq!(self.tasks[p as usize].loc, Loc::Blocked);
+        self.tasks[p as usize].block = Block::None;
+        let prev = self.tasks[p as usize].last_cpu;
+        self.sync_wake_view(p, waker, cpu);
+        let d = self.decide_wake(p, waker, cpu);
+        self.apply_wake_effects(p, waker, &d.effects);
+        let target = d.cpu.0;
+        // What the target was doing before this wake-up changes it.
+        let target_mode = self.cpus[target as usize].mode;
+        let select_ns = self.select_cost_ns(cpu, target, &d.costs);
+        if d.effects.sis_prop_scan {
+            self.update_sis_prop_scan(cpu, select_ns);
+        }
+        let q = self.ttwu_queue(cpu, target, d.queue, target_mode);
+        self.charge_waker(waker, cpu, select_ns + q.waker_ns);
+        // The wakee's data was last written by the waker, or by itself on prev.
+        let src = if waker.is_some() { cpu } else { prev };
+        let dist = self.cost.distance(CpuId(src), CpuId(target));
+        self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
+        self.ttwu_do_activate(p, src, target, dist);
+        self.kick_target(p, waker, cpu, target, target_mode, q);
+    }
+
+    /// Brings the wake-up path's view of `p` (load, util, prev CPU) and of the waker
+    /// (its CPU, context, load) up to now, as the kernel reads them in
+    /// `select_task_rq_fair()`, and `jiffies`.
+    fn sync_wake_view(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
         let now = self.now;
         let pi = p as usize;
-        debug_assert_eq!(self.tasks[pi].loc, Loc::Blocked);
-        self.tasks[pi].block = Block::None;
         let prev = self.tasks[pi].last_cpu;
         {
             let (load, util) = {
@@ -46,6 +86,11 @@ impl Simulator {
             w.task.as_mut().expect("views hold tasks").load = load;
         }
         self.state.jiffies = now.ns() / self.cost.params.tick_ns;
+    }
+
+    /// `select_task_rq()` and the queue path, decided by [`wakeup::wake_up`] on the
+    /// views: `WF_TTWU | WF_SYNC` from a task, `WF_TTWU` from interrupt context.
+    fn decide_wake(&self, p: u32, waker: Option<u32>, cpu: u32) -> Decision {
         let flags = if waker.is_some() {
             WakeFlags::TTWU.union(WakeFlags::SYNC)
         } else {
@@ -56,23 +101,28 @@ impl Simulator {
             task: None,
             in_task: false,
         };
-        let d = {
-            let pv = self.views[pi].task.as_ref().expect("views hold tasks");
-            let wv = match waker {
-                Some(k) => &self.views[k as usize],
-                None => &irq,
-            };
-            wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut NoTrace)
+        let pv = self.views[p as usize]
+            .task
+            .as_ref()
+            .expect("views hold tasks");
+        let wv = match waker {
+            Some(k) => &self.views[k as usize],
+            None => &irq,
         };
-        // Apply what the kernel wrote while deciding.
-        if let Some(r) = d.effects.recent_used_cpu {
-            self.views[pi]
+        wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut NoTrace)
+    }
+
+    /// What the kernel wrote while deciding: `p->recent_used_cpu`, the waker's
+    /// `record_wakee()` state, `set_idle_cores(target, false)`.
+    fn apply_wake_effects(&mut self, p: u32, waker: Option<u32>, effects: &Effects) {
+        if let Some(r) = effects.recent_used_cpu {
+            self.views[p as usize]
                 .task
                 .as_mut()
                 .expect("views hold tasks")
                 .recent_used_cpu = r;
         }
-        if let (Some(k), Some((flips, ts, last))) = (waker, d.effects.waker_wakee) {
+        if let (Some(k), Some((flips, ts, last))) = (waker, effects.waker_wakee) {
             let w = self.views[k as usize]
                 .task
                 .as_mut()
@@ -81,37 +131,51 @@ impl Simulator {
             w.wakee_flip_decay_ts = ts;
             w.last_wakee = Some(last);
         }
-        if let Some(llc) = d.effects.clear_idle_cores {
+        if let Some(llc) = effects.clear_idle_cores {
             if let Some(ls) = self.state.llc_shared.get_mut(llc.idx()) {
                 ls.has_idle_cores = false;
             }
         }
-        let target = d.cpu.0;
-        // Charge the waker's side of the path.
-        let p_ = &self.cost.params;
-        let (ipi_send, ipi_recv) = (p_.ipi_send_ns, p_.ipi_recv_ns);
-        let mut waker_ns = d.costs.remote_rq_reads as u64 * self.cost.probe_ns(CpuId(cpu));
-        if d.costs.llc_shared_reads > 0 {
-            waker_ns += self.llc_line_read(cpu, target);
+    }
+
+    /// The time `select_task_rq()` took on `cpu`: the other runqueues' lines it read,
+    /// and the `sd_llc_shared` line of `target`'s LLC if it read that.
+    fn select_cost_ns(&mut self, cpu: u32, target: u32, costs: &Costs) -> u64 {
+        let mut ns = costs.remote_rq_reads as u64 * self.cost.probe_ns(CpuId(cpu));
+        if costs.llc_shared_reads > 0 {
+            ns += self.llc_line_read(cpu, target);
         }
-        if d.effects.sis_prop_scan {
-            let scan = waker_ns;
-            let llc = self.llc_id_of[cpu as usize] as usize;
-            let sp = &mut self.state.sis_prop;
-            if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
-                *x -= scan.min(*x);
-            }
-            if let Some(x) = sp.avg_scan_cost_ns.get_mut(llc) {
-                // update_avg(): 1/8 EWMA.
-                let a = *x as i64 + (scan as i64 - *x as i64) / 8;
-                *x = a.max(0) as u64;
-            }
+        ns
+    }
+
+    /// SIS_PROP after a limited scan (`select_idle_cpu()`): the scan's cost comes off
+    /// `this_rq->wake_avg_idle` and feeds `sd->avg_scan_cost` (`update_avg()`, 1/8).
+    fn update_sis_prop_scan(&mut self, cpu: u32, scan_ns: u64) {
+        let llc = self.llc_id_of[cpu as usize] as usize;
+        let sp = &mut self.state.sis_prop;
+        if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+            *x -= scan_ns.min(*x);
         }
-        let target_mode = self.cpus[target as usize].mode;
-        let target_idle = target_mode != Mode::Running;
-        let mut need_ipi = false;
-        let mut wake_delay_ns = 0;
-        match d.queue {
+        if let Some(x) = sp.avg_scan_cost_ns.get_mut(llc) {
+            // update_avg(): 1/8 EWMA.
+            let a = *x as i64 + (scan_ns as i64 - *x as i64) / 8;
+            *x = a.max(0) as u64;
+        }
+    }
+
+    /// `ttwu_queue()`: the wakee goes on the target's wake list (`ttwu_queue_wakelist()`,
+    /// an IPI unless the target polls; the target enqueues under its own lock once the
+    /// IPI is in) or the waker takes the target's rq lock and enqueues itself, with an
+    /// IPI if that leaves an idle, non-polling CPU to wake (`resched_curr()`).
+    fn ttwu_queue(&mut self, cpu: u32, target: u32, path: QueuePath, target_mode: Mode) -> Queued {
+        let p = &self.cost.params;
+        let (ipi_send, ipi_recv, hold) = (p.ipi_send_ns, p.ipi_recv_ns, p.rq_lock_hold_ns);
+        let mut q = Queued {
+            waker_ns: 0,
+            need_ipi: false,
+            delay_ns: 0,
+        };
+        match path {
             QueuePath::Local => {
                 if self.measuring {
                     self.metrics.wake_local += 1;
@@ -121,8 +185,8 @@ impl Simulator {
                 self.state
                     .update_rq(CpuId(target), |rq| rq.ttwu_pending = true);
                 if ipi {
-                    waker_ns += ipi_send;
-                    need_ipi = true;
+                    q.waker_ns += ipi_send;
+                    q.need_ipi = true;
                     if self.measuring {
                         self.metrics.wake_ipi += 1;
                     }
@@ -130,54 +194,86 @@ impl Simulator {
                     self.metrics.wake_polling += 1;
                 }
                 // sched_ttwu_pending(): the target enqueues under its own lock.
-                let hold = self.cost.params.rq_lock_hold_ns;
-                let c = &mut self.cpus[target as usize];
-                c.lock_free_at = c.lock_free_at.max(now + ipi_recv) + hold;
-                wake_delay_ns += hold;
+                let at = self.now.ns().saturating_add(ipi_recv);
+                self.cpus[target as usize].lock.acquire(at, hold);
+                q.delay_ns += hold;
             }
             QueuePath::RemoteLock => {
                 let (wait, hold) = self.take_remote_lock(cpu, target);
-                waker_ns += wait + hold;
-                wake_delay_ns += wait + hold;
+                q.waker_ns += wait + hold;
+                q.delay_ns += wait + hold;
                 if self.measuring {
                     self.metrics.wake_remote_lock += 1;
                     self.metrics.lock_wait.record(wait);
                 }
+                let target_idle = target_mode != Mode::Running;
                 if target_idle && !self.state.rqs[target as usize].polling {
                     // resched_curr() on an idle, non-polling CPU: smp_send_reschedule().
-                    waker_ns += ipi_send;
-                    need_ipi = true;
+                    q.waker_ns += ipi_send;
+                    q.need_ipi = true;
                 }
             }
         }
+        q
+    }
+
+    /// The waker's side of the path is its time: a task pays it as debt before its
+    /// next block or exit; interrupt context (a timer) steals it from the CPU's
+    /// running task.
+    fn charge_waker(&mut self, waker: Option<u32>, cpu: u32, ns: u64) {
         match waker {
-            Some(k) => self.tasks[k as usize].debt_ns += waker_ns,
+            Some(k) => self.tasks[k as usize].debt_ns += ns,
             None => {
                 if self.cpus[cpu as usize].mode == Mode::Running {
-                    self.cpus[cpu as usize].stolen_ns += waker_ns;
+                    self.cpus[cpu as usize].stolen_ns += ns;
                 }
             }
         }
-        // The wakee: placement metrics, cache-distance cost, enqueue.
-        let src = if waker.is_some() { cpu } else { prev };
-        let dist = self.cost.distance(CpuId(src), CpuId(target));
+    }
+
+    /// Where the wake-up placed the wakee, how far from its data, how many CPUs it
+    /// probed, whether it moved.
+    fn record_wake_metrics(&mut self, prev: u32, target: u32, dist: Distance, probed: u32) {
         if self.measuring {
             let m = &mut self.metrics;
             m.wakeups += 1;
             m.placement[dist as usize] += 1;
-            m.cpus_probed.record(d.costs.cpus_probed as u64);
+            m.cpus_probed.record(probed as u64);
             if target != prev {
                 m.migrations_wakeup += 1;
             }
         }
+    }
+
+    /// `ttwu_do_activate()`: the wakee owes the cache-distance cost of its data (last
+    /// written on `src`, `dist` from `target`) on its next run, and is enqueued.
+    fn ttwu_do_activate(&mut self, p: u32, src: u32, target: u32, dist: Distance) {
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
-        self.tasks[pi].debt_ns += data_ns;
-        self.tasks[pi].wake_at = now;
+        let task = &mut self.tasks[p as usize];
+        task.debt_ns += data_ns;
+        task.wake_at = self.now;
         self.enqueue(p, target);
-        // Get the target CPU to schedule.
+    }
+
+    /// Gets the target to schedule: on a running target `wakeup_preempt()` and, if the
+    /// wakee should preempt, `resched_curr()` (at once for a waker on that CPU, else
+    /// after an IPI); an idle target leaves its C-state (after the IPI, if one was
+    /// needed, and the wake-list lock hold); a target already on its way does nothing.
+    fn kick_target(
+        &mut self,
+        p: u32,
+        waker: Option<u32>,
+        cpu: u32,
+        target: u32,
+        target_mode: Mode,
+        q: Queued,
+    ) {
+        let now = self.now;
+        let params = &self.cost.params;
+        let (ipi_send, ipi_recv) = (params.ipi_send_ns, params.ipi_recv_ns);
         match target_mode {
             Mode::Running => {
-                if need_ipi && target != cpu {
+                if q.need_ipi && target != cpu {
                     self.cpus[target as usize].stolen_ns += ipi_recv;
                 }
                 if self.should_preempt(target, p) {
@@ -203,12 +299,12 @@ impl Simulator {
             Mode::Idle | Mode::ForceIdle => {
                 let c = &self.cpus[target as usize];
                 let exit = if c.mode == Mode::Idle {
-                    self.cost.params.idle_states[c.cstate as usize].exit_latency_ns
+                    params.idle_states[c.cstate as usize].exit_latency_ns
                 } else {
                     0
                 };
-                let ipi = if need_ipi { ipi_send + ipi_recv } else { 0 };
-                let delay = wake_delay_ns + ipi + exit;
+                let ipi = if q.need_ipi { ipi_send + ipi_recv } else { 0 };
+                let delay = q.delay_ns + ipi + exit;
                 let c = &mut self.cpus[target as usize];
                 if c.mode == Mode::Idle {
                     c.mode = Mode::Waking;
@@ -228,62 +324,40 @@ impl Simulator {
 
     /// The waker takes `target`'s rq lock (`ttwu_queue()` → `rq_lock()`): FIFO queueing
     /// behind the current holder, then the hold time plus the rq lines brought over.
+    /// Returns (wait, hold).
     fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
-        let now = self.now;
-        let p = &self.cost.params;
-        let hold = p.rq_lock_hold_ns + p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(target));
-        let c = &mut self.cpus[target as usize];
-        let start = c.lock_free_at.max(now);
-        c.lock_free_at = start + hold;
-        (start.since(now), hold)
+        let hold = self.cost.remote_rq_lock_hold_ns(CpuId(cpu), CpuId(target));
+        let wait = self.cpus[target as usize].lock.acquire(self.now.ns(), hold);
+        (wait, hold)
     }
 
-    /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`.
+    /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`
+    /// (`test_idle_cores()`, `nr_idle_scan`): free while `cpu`'s copy is current.
     fn llc_line_read(&mut self, cpu: u32, target: u32) -> u64 {
         let llc = self.llc_of[target as usize] as usize;
-        let key = cpu as usize * self.n_llcs + llc;
         if self.measuring {
             self.metrics.llc_line_reads += 1;
         }
-        let line = &self.llc_lines[llc];
-        if self.seen[key] == line.version {
-            return 0; // still in this CPU's cache
+        let now = self.now.ns();
+        match self.llc_lines.read(&self.cost, CpuId(cpu), llc, now) {
+            None => 0, // still in this CPU's cache
+            Some(ns) => {
+                if self.measuring {
+                    self.metrics.llc_line_misses += 1;
+                }
+                ns
+            }
         }
-        let cost = self.line_transfer(cpu, llc);
-        self.seen[key] = self.llc_lines[llc].version;
-        if self.measuring {
-            self.metrics.llc_line_misses += 1;
-        }
-        cost
     }
 
-    /// A write of the own LLC's `sd_llc_shared` line (nr_busy_cpus on nohz idle entry
-    /// and exit). Returns the writer's cost.
-    pub(super) fn llc_line_access(&mut self, cpu: u32, _write: bool) -> u64 {
+    /// A write of the own LLC's `sd_llc_shared` line by `cpu` (`nr_busy_cpus` on nohz
+    /// idle entry and exit). Returns the writer's cost. Reads go through
+    /// [`Simulator::llc_line_read`]: [`crate::cost::SharedLines`] prices the two
+    /// differently (a current copy reads free; only the line's exclusive owner
+    /// writes free).
+    pub(super) fn llc_line_write(&mut self, cpu: u32) -> u64 {
         let llc = self.llc_of[cpu as usize] as usize;
-        let cost = if self.llc_lines[llc].last_writer == cpu
-            && self.seen[cpu as usize * self.n_llcs + llc] == self.llc_lines[llc].version
-        {
-            0
-        } else {
-            self.line_transfer(cpu, llc)
-        };
-        let line = &mut self.llc_lines[llc];
-        line.version = line.version.wrapping_add(1);
-        line.last_writer = cpu;
-        self.seen[cpu as usize * self.n_llcs + llc] = line.version;
-        cost
-    }
-
-    /// Moves the line to `cpu`: one core-to-core transfer from its last writer, queued
-    /// behind transfers in flight (a contended line serialises its owners).
-    fn line_transfer(&mut self, cpu: u32, llc: usize) -> u64 {
-        let now = self.now;
-        let from = self.llc_lines[llc].last_writer;
-        let xfer = self.cost.c2c_ns(CpuId(from), CpuId(cpu));
-        let line = &mut self.llc_lines[llc];
-        let start = line.busy_until.max(now);
-        line.busy_until = start + xfer;
-        start.since(now) + xfer
+        let now = self.now.ns();
+        self.llc_lines.write(&self.cost, CpuId(cpu), llc, now)
     }
 }
