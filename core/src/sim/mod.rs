@@ -31,6 +31,10 @@
 //! scenario; no clock, thread or OS randomness is touched, so one scenario gives the
 //! same digest natively and in wasm32.
 //!
+//! The public API speaks [`CpuId`] and [`TaskId`]; inside the module CPUs and tasks
+//! are `u32` indexes into the per-CPU and per-task tables (the wake-up path's views
+//! are built with ids at the edge).
+//!
 //! What is modelled, and the simplifications (each a deliberate choice, listed so a
 //! reader can judge the numbers):
 //! - **Fair class.** All tasks are nice 0. From 6.6, EEVDF: lag-preserving placement
@@ -126,11 +130,9 @@ pub enum SimError {
     EmptyCpus,
     #[error("workload: {0}")]
     Workload(String),
-    #[error("task {task} sends to task {to}, which does not exist")]
-    BadTarget { task: u32, to: u32 },
-    #[error(
-        "the workload did not finish within {cap_ms} ms of simulated time; raise --duration-ms"
-    )]
+    #[error("task {} sends to task {}, which does not exist", .task.0, .to.0)]
+    BadTarget { task: TaskId, to: TaskId },
+    #[error("the workload did not finish within its cap of {cap_ms} ms of simulated time")]
     DidNotFinish { cap_ms: u64 },
     #[error("a run may last at most {max_s} s of simulated time")]
     TooLong { max_s: u64 },
@@ -294,7 +296,7 @@ pub struct Simulator {
     queue: EventQueue,
     rng: Rng,
     now: SimTime,
-    pub metrics: Metrics,
+    metrics: Metrics,
     events: u64,
     live: u32,
     end: SimTime,
@@ -530,8 +532,14 @@ impl Simulator {
         &self.cost
     }
 
-    pub fn active_cpus(&self) -> &[u32] {
-        &self.active_cpus
+    /// The CPUs the run's tasks may use, in CPU order.
+    pub fn active_cpus(&self) -> impl ExactSizeIterator<Item = CpuId> + '_ {
+        self.active_cpus.iter().map(|&c| CpuId(c))
+    }
+
+    /// What the run has measured so far (since the warm-up).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// Tasks that have not exited.

@@ -2,6 +2,7 @@
 //! instruction array, and the interpreter that runs a task until it has CPU work,
 //! blocks or exits. (No kernel twin: this is the tasks' own code.)
 
+use crate::wakeup::TaskId;
 use crate::workload::{Dist, Op, MAX_REPEAT};
 
 use super::event::Event;
@@ -212,7 +213,12 @@ pub(super) fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(
     }
     for (i, op) in prog.iter().enumerate() {
         match *op {
-            Op::Send { to } if to >= n_tasks => return Err(SimError::BadTarget { task, to }),
+            Op::Send { to } if to >= n_tasks => {
+                return Err(SimError::BadTarget {
+                    task: TaskId(task),
+                    to: TaskId(to),
+                })
+            }
             Op::Repeat { times, .. } if times > MAX_REPEAT as u64 => {
                 return Err(SimError::Workload(format!(
                     "task {task}: the loop at op {i} repeats {times} times; a loop may repeat at \
