@@ -12,6 +12,13 @@
 //!                                               node, by SLIT) ─ wake_data_ns[class]
 //! ```
 //!
+//! Contended state, owned by the simulator, priced here: [`RqLock`] (a runqueue lock
+//! taken FIFO) and [`SharedLines`] (the `sd_llc_shared` lines, each moved between
+//! CPUs one transfer at a time).
+//!
+//! Over 700 lines: the parameters, their derivation and calibration tests stay in
+//! one file so that a number and where it comes from read together.
+//!
 //! Every number is per machine family and never per experiment: the same parameters
 //! serve every workload and thread count. `docs/calibration.md` lists each parameter
 //! with its value and its source (a file and line under reference/latency/ or a seed),
@@ -510,12 +517,149 @@ impl CostModel {
     }
 }
 
+impl CostModel {
+    /// How long a waker on `cpu` holds `target`'s rq lock to enqueue remotely
+    /// (`ttwu_queue()` → `rq_lock()`): the hold time plus the rq lines it brings over.
+    #[inline]
+    pub fn remote_rq_lock_hold_ns(&self, cpu: CpuId, target: CpuId) -> u64 {
+        let p = &self.params;
+        p.rq_lock_hold_ns + p.rq_lines * self.c2c_ns(cpu, target)
+    }
+}
+
+/// A runqueue lock as the model sees it: taken in FIFO order, each holder keeps it
+/// for a given time, so a CPU that wants it waits for the holders queued before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RqLock {
+    /// When the last queued holder lets go, ns of simulated time.
+    free_at_ns: u64,
+}
+
+impl RqLock {
+    /// Takes the lock at `at_ns` (behind whoever holds or waits for it) for `hold_ns`.
+    /// Returns the wait.
+    #[inline]
+    pub fn acquire(&mut self, at_ns: u64, hold_ns: u64) -> u64 {
+        let start = self.free_at_ns.max(at_ns);
+        self.free_at_ns = start.saturating_add(hold_ns);
+        start - at_ns
+    }
+}
+
+/// One contended cache line: its version (bumped by every write), its last writer,
+/// and when the transfers in flight end.
+#[derive(Clone, Copy, Debug)]
+struct ContendedLine {
+    version: u32,
+    last_writer: CpuId,
+    busy_until_ns: u64,
+}
+
+/// Shared cache lines (one `sd_llc_shared` per LLC) and the version of each that
+/// every CPU last saw. Reads and writes differ: a read is free while the CPU's copy
+/// is current (any number of CPUs may share it); a write is free only to the CPU
+/// that wrote last with nobody writing since (it holds the line exclusive), and
+/// every write invalidates the other copies. Whatever is not free moves the line:
+/// one core-to-core transfer from its last writer, queued behind the transfers in
+/// flight (a contended line serialises its owners).
+#[derive(Clone, Debug)]
+pub struct SharedLines {
+    lines: Vec<ContendedLine>,
+    /// Per (cpu, line): the version the CPU last read or wrote.
+    seen: Vec<u32>,
+}
+
+impl SharedLines {
+    /// `n_lines` lines, never written, whose first owner is CPU 0 and whose version 0
+    /// every CPU holds.
+    pub fn new(n_cpus: usize, n_lines: usize) -> SharedLines {
+        let line = ContendedLine {
+            version: 0,
+            last_writer: CpuId(0),
+            busy_until_ns: 0,
+        };
+        SharedLines {
+            lines: vec![line; n_lines],
+            seen: vec![0; n_cpus * n_lines],
+        }
+    }
+
+    #[inline]
+    fn key(&self, cpu: CpuId, line: usize) -> usize {
+        cpu.idx() * self.lines.len() + line
+    }
+
+    /// A read of `line` by `cpu` at `now_ns`: `None` when the CPU's copy is current
+    /// (a hit, free), else the cost of bringing the line over.
+    #[inline]
+    pub fn read(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> Option<u64> {
+        let key = self.key(cpu, line);
+        if self.seen[key] == self.lines[line].version {
+            return None;
+        }
+        let ns = self.transfer(cost, cpu, line, now_ns);
+        self.seen[key] = self.lines[line].version;
+        Some(ns)
+    }
+
+    /// A write of `line` by `cpu` at `now_ns`; returns the writer's cost.
+    #[inline]
+    pub fn write(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
+        let key = self.key(cpu, line);
+        let l = &self.lines[line];
+        let ns = if l.last_writer == cpu && self.seen[key] == l.version {
+            0
+        } else {
+            self.transfer(cost, cpu, line, now_ns)
+        };
+        let l = &mut self.lines[line];
+        l.version = l.version.wrapping_add(1);
+        l.last_writer = cpu;
+        self.seen[key] = l.version;
+        ns
+    }
+
+    /// Moves `line` to `cpu`: one transfer from its last writer, after those in flight.
+    fn transfer(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
+        let l = &mut self.lines[line];
+        let xfer = cost.c2c_ns(l.last_writer, cpu);
+        let start = l.busy_until_ns.max(now_ns);
+        l.busy_until_ns = start.saturating_add(xfer);
+        (start - now_ns) + xfer
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topology::presets;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// A current copy reads free; a write is free only to the exclusive owner; what
+    /// is not free moves the line, queued behind the transfer in flight. A lock
+    /// queues its takers.
+    #[test]
+    fn contended_lines_and_locks_queue() {
+        let m = presets::machine("kunpeng920-6426").unwrap();
+        let c = CostModel::new(&m);
+        let (a, b) = (CpuId(0), CpuId(4));
+        let x = c.c2c_ns(a, b);
+        let mut l = SharedLines::new(m.nr_cpus() as usize, 1);
+        assert_eq!(l.read(&c, b, 0, 0), None, "every CPU starts with version 0");
+        assert_eq!(l.write(&c, a, 0, 0), 0, "CPU 0 starts as the owner");
+        assert_eq!(l.write(&c, a, 0, 0), 0);
+        assert_eq!(l.read(&c, b, 0, 0), Some(x));
+        assert_eq!(l.read(&c, b, 0, 0), None);
+        // b holds a shared copy, not the line: its write moves it, behind b's read.
+        assert_eq!(l.write(&c, b, 0, 0), 2 * x);
+        assert_eq!(l.read(&c, a, 0, 10 * x), Some(x));
+
+        let mut lock = RqLock::default();
+        assert_eq!(lock.acquire(100, 50), 0);
+        assert_eq!(lock.acquire(120, 50), 30);
+        assert_eq!(lock.acquire(500, 50), 0);
+    }
 
     #[test]
     fn kunpeng_costs_follow_lat_pipe() {

@@ -685,7 +685,7 @@ mod tests {
 
     #[test]
     fn wrap_position_counts_what_the_wrapped_walk_visits_first() {
-        let r = &mut crate::sim::rng::Rng::new(7);
+        let r = &mut crate::rng::Rng::new(7);
         for n in [1u32, 5, 63, 64, 65, 100, 128, 130, 600] {
             for _ in 0..50 {
                 let cpus: Vec<u32> = (0..n).filter(|_| r.below(3) == 0).collect();
@@ -705,7 +705,7 @@ mod tests {
 
     #[test]
     fn wrap_walk_stops_where_the_cpu_by_cpu_walk_stops() {
-        let r = &mut crate::sim::rng::Rng::new(11);
+        let r = &mut crate::rng::Rng::new(11);
         for n in [1u32, 5, 63, 64, 65, 100, 127, 128, 129, 130, 600] {
             for _ in 0..200 {
                 let dens = 1 + r.below(4);
@@ -749,7 +749,7 @@ mod tests {
 
     #[test]
     fn assign_cpu_sets_or_clears_one_bit() {
-        let r = &mut crate::sim::rng::Rng::new(3);
+        let r = &mut crate::rng::Rng::new(3);
         for n in [1u32, 64, 65, 130, 600] {
             let (mut a, mut b) = (CpuMask::new(n), CpuMask::new(n));
             for _ in 0..500 {

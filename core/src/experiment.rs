@@ -369,7 +369,7 @@ impl LiveRun {
     /// The throughput series so far, in the headline's unit per sampling interval
     /// (empty for completion-time workloads), and the interval.
     pub fn series(&self) -> (Vec<f64>, u64) {
-        let m = &self.sim.metrics;
+        let m = self.sim.metrics();
         let iv = m.series_interval_ns.max(1);
         let v = m
             .series
@@ -384,7 +384,7 @@ impl LiveRun {
         let spec = &self.spec;
         let now = self.sim.now().ns();
         let cpus: Vec<u32> = spec.cpus.iter().map(|c| c.0).collect();
-        let report = self.sim.metrics.report(now, &cpus);
+        let report = self.sim.metrics().report(now, &cpus);
         let value = headline(self.metric, &report, now);
         RunReport {
             machine: spec.machine.name.clone(),

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod patch;
 pub mod release;
 pub mod reproduce;
+pub mod rng;
 pub mod scenario;
 pub mod sched_domain;
 pub mod sim;

@@ -18,9 +18,8 @@ use thiserror::Error;
 use crate::experiment::{self, change_pct, CpuSelection, RunReport, RunSpec};
 use crate::patch::PatchSet;
 use crate::scenario::{Scenario, SimSetup, View};
-use crate::sim::rng::Dist;
 use crate::sim::SimError;
-use crate::workload::Workload;
+use crate::workload::{Dist, Workload};
 
 /// The published tables, verbatim from the seeds (see each table's `source`).
 pub const PUBLISHED_JSON: &str = include_str!("../data/published.json");

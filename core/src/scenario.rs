@@ -707,7 +707,7 @@ pub fn random_busy(nr_cpus: u32, busy_permille: u32, seed: u64) -> CpuMask {
     let permille = u64::from(busy_permille.min(1000));
     let k = ((u64::from(nr_cpus) * permille + 500) / 1000) as usize;
     let mut order: Vec<u32> = (0..nr_cpus).collect();
-    let mut rng = crate::sim::rng::Rng::new(seed);
+    let mut rng = crate::rng::Rng::new(seed);
     for i in (1..order.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         order.swap(i, j);

@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SdFlags};
-use schedlab_core::topology::{MachineSpec, Numbering};
 use schedlab_core::topology::{Arch, KernelConfig, TopologyError};
+use schedlab_core::topology::{MachineSpec, Numbering};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 

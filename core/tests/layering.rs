@@ -1,17 +1,18 @@
 //! The layers of schedlab-core point one way:
 //!
 //! ```text
-//!  cpumask, rng                    0   bitsets, the one PRNG
-//!  topology, release               1   machines; mainline releases
-//!  patch                           2   seed patches, sched features, `6.6+cluster`
-//!  sched_domain                    3   build_sched_domains() and its output formats
-//!  wakeup                          4   select_task_rq_fair() … ttwu_queue_cond()
-//!  cost                            5   the cost model and its per-machine parameters
-//!  metrics, workload               6   what a run measures; what it runs (beside sim)
-//!  sim                             7   the discrete-event simulator
-//!  experiment                      8   runs and sweeps
-//!  scenario                        9   the page's typed state and its links
-//!  reproduce                      10   the seeds' tables (and the page's examples)
+//!  rng                             0   the one seeded PRNG
+//!  cpumask                         1   the CPU bitset
+//!  topology, release               2   machines; mainline releases
+//!  patch                           3   seed patches, sched features, `6.6+cluster`
+//!  sched_domain                    4   build_sched_domains() and its output formats
+//!  wakeup                          5   select_task_rq_fair() … ttwu_queue_cond()
+//!  cost                            6   the cost model and its per-machine parameters
+//!  metrics, workload               7   what a run measures; what it runs (beside sim)
+//!  sim                             8   the discrete-event simulator
+//!  experiment                      9   runs and sweeps
+//!  scenario                       10   the page's typed state and its links
+//!  reproduce                      11   the seeds' tables (and the page's examples)
 //! ```
 //!
 //! A module may use only modules of a lower layer (tests inside it too). This test
@@ -22,20 +23,20 @@
 use std::path::{Path, PathBuf};
 
 const LAYERS: &[(&str, u32)] = &[
-    ("cpumask", 0),
     ("rng", 0),
-    ("topology", 1),
-    ("release", 1),
-    ("patch", 2),
-    ("sched_domain", 3),
-    ("wakeup", 4),
-    ("cost", 5),
-    ("metrics", 6),
-    ("workload", 6),
-    ("sim", 7),
-    ("experiment", 8),
-    ("scenario", 9),
-    ("reproduce", 10),
+    ("cpumask", 1),
+    ("topology", 2),
+    ("release", 2),
+    ("patch", 3),
+    ("sched_domain", 4),
+    ("wakeup", 5),
+    ("cost", 6),
+    ("metrics", 7),
+    ("workload", 7),
+    ("sim", 8),
+    ("experiment", 9),
+    ("scenario", 10),
+    ("reproduce", 11),
 ];
 
 fn layer(module: &str) -> Option<u32> {

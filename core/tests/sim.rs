@@ -8,10 +8,9 @@ use schedlab_core::cost::{kp920_8ccl, Distance};
 use schedlab_core::cpumask::CpuMask;
 use schedlab_core::experiment::{self, change_pct, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
-use schedlab_core::sim::rng::Dist;
 use schedlab_core::sim::{SimConfig, SimTime, Simulator};
 use schedlab_core::topology::{presets, Machine};
-use schedlab_core::workload::{self, Workload};
+use schedlab_core::workload::{self, Dist, Workload};
 
 fn machine(name: &str) -> Machine {
     presets::machine(name).unwrap()
@@ -375,7 +374,7 @@ fn runs_longer_than_the_event_keys_hold_are_refused() {
 }
 
 #[test]
-fn empty_runs_and_uncountable_loops_are_refused_with_the_flag_named() {
+fn empty_runs_and_uncountable_loops_are_refused() {
     let e = one_pair_for(0).unwrap_err();
     assert_eq!(e.to_string(), "a run lasts at least 1 ms of simulated time");
     assert_eq!(e.flag(), "--duration-ms", "the CLI names the flag");

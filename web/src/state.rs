@@ -753,7 +753,9 @@ mod tests {
     #[test]
     fn an_unknown_preset_is_an_error_message_not_a_panic() {
         let state = Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(3)));
-        let next = state.clone().reduce(Action::SelectPreset("nope".to_string()));
+        let next = state
+            .clone()
+            .reduce(Action::SelectPreset("nope".to_string()));
         let err = next.banner.as_deref().expect("a message");
         assert!(err.contains("nope"), "{err}");
         assert_eq!(next.scenario, state.scenario, "the page keeps its scenario");
@@ -925,7 +927,8 @@ mod tests {
         let s = Rc::new(AppState::default()).reduce(Action::SelectPreset(CUSTOM.to_string()));
         assert!(s.custom_open);
         assert_eq!(
-            s.preset(), DEFAULT_PRESET,
+            s.preset(),
+            DEFAULT_PRESET,
             "opening the form changes nothing yet"
         );
         let bad = s.clone().reduce(Action::LoadCustom {

@@ -8,7 +8,7 @@
 //!            LLC level            sum_util ─▶ wakeup::update_idle_cpu_scan() (SIS_UTIL)
 //!            busiest group        pull one queued task to cpu
 //!   idle ─▶ newidle_balance(cpu): avg_idle >= migration cost: pull from the busiest CPU
-//!   forced idle ─▶ core_balance(cpu): steal a queued task of the core's cookie (core scheduling)
+//!   forced idle ─▶ core_balance(cpu) (core_sched.rs) walks the spans kept here
 //!   fork ─▶ find_idlest_cpu_fork(): group with most idle CPUs per level, then an idle CPU
 //! ```
 //!
@@ -24,7 +24,7 @@ use crate::wakeup::{self, WakeEnv};
 use super::{Loc, Mode, SimTime, Simulator, MIGRATION_COST_NS};
 
 #[derive(Clone, Debug)]
-pub(crate) struct Level {
+pub(super) struct Level {
     /// Groups (run CPUs only, empty groups dropped); the first holds the CPU.
     groups: Vec<Vec<u32>>,
     interval_ns: u64,
@@ -39,14 +39,15 @@ pub(crate) struct Level {
 }
 
 #[derive(Clone, Debug, Default)]
-pub(crate) struct BalanceInfo {
+pub(super) struct BalanceInfo {
     /// Per CPU (empty for CPUs outside the run), bottom-up.
     levels: Vec<Vec<Level>>,
     next: Vec<Vec<SimTime>>,
 }
 
 impl BalanceInfo {
-    pub(crate) fn new(env: &WakeEnv, active: &[u32]) -> BalanceInfo {
+    /// The domains of every run CPU, restricted to the run's CPUs.
+    pub(super) fn new(env: &WakeEnv, active: &[u32]) -> BalanceInfo {
         let n = env.nr_cpus() as usize;
         let mut act = CpuMask::new(n as u32);
         for &c in active {
@@ -80,6 +81,16 @@ impl BalanceInfo {
         }
         BalanceInfo { levels, next }
     }
+
+    /// The number of domains of `cpu` (bottom-up), for walking their spans.
+    pub(super) fn n_levels(&self, cpu: u32) -> usize {
+        self.levels[cpu as usize].len()
+    }
+
+    /// The run CPUs of `cpu`'s domain at level `li`, in CPU order.
+    pub(super) fn span(&self, cpu: u32, li: usize) -> &[u32] {
+        &self.levels[cpu as usize][li].span
+    }
 }
 
 impl Simulator {
@@ -88,7 +99,8 @@ impl Simulator {
         self.state.rqs[c as usize].idle_cpu()
     }
 
-    fn allowed_on(&self, t: u32, cpu: u32) -> bool {
+    /// `cpumask_test_cpu(cpu, p->cpus_ptr)`.
+    pub(super) fn allowed_on(&self, t: u32, cpu: u32) -> bool {
         self.views[t as usize]
             .task
             .as_ref()
@@ -122,7 +134,7 @@ impl Simulator {
     }
 
     /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`.
-    fn migrate_queued(&mut self, t: u32, src: u32, dst: u32) {
+    pub(super) fn migrate_queued(&mut self, t: u32, src: u32, dst: u32) {
         self.update_cpu_pelt(src);
         let avg = self.avg_vruntime(src);
         let lim = self.lag_limit();
@@ -154,70 +166,8 @@ impl Simulator {
         }
     }
 
-    /// `sched_core_balance()` (core.c), which `queue_core_balance()` queues when `cpu`
-    /// is forced idle (tasks queued, none of the cookie its core runs): for each of the
-    /// CPU's domains, bottom-up, `steal_cookie_task()` tries the other CPUs of the span
-    /// from `cpu` on (`for_each_cpu_wrap()`), and the first `try_steal_cookie()` that
-    /// finds a queued task of the core's cookie moves it here and ends the walk.
-    ///
-    /// Each CPU tried costs one remote rq lock line (`double_rq_lock()`), the moved task
-    /// its rq lines; the stolen task pays them before it runs, as a pulled task pays
-    /// newidle's scan. Simplified: the scan is instantaneous (nothing can wake this CPU
-    /// during it, so `need_resched()` never cuts it short), and a sibling's pick still
-    /// in flight (`src->core_pick`) is not known, so it is not protected.
-    pub(crate) fn core_balance(&mut self, cpu: u32) {
-        // queue_core_balance(): only with a core cookie, only when forced idle.
-        let Some(cookie) = self.sibling_cookie(cpu) else {
-            return;
-        };
-        if cookie == 0 || self.cpus[cpu as usize].mode != Mode::ForceIdle {
-            return;
-        }
-        let mut debt = 0;
-        for li in 0..self.balance.levels[cpu as usize].len() {
-            // for_each_cpu_wrap(i, sched_domain_span(sd), cpu)
-            let span = &self.balance.levels[cpu as usize][li].span;
-            let (n, start) = (span.len(), span.partition_point(|&c| c < cpu));
-            for k in 0..n {
-                let src = self.balance.levels[cpu as usize][li].span[(start + k) % n];
-                if src == cpu {
-                    continue;
-                }
-                debt += self.cost.c2c_ns(CpuId(cpu), CpuId(src));
-                if let Some(t) = self.steal_candidate(cpu, src, cookie) {
-                    let p = &self.cost.params;
-                    debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
-                    self.migrate_queued(t, src, cpu);
-                    self.tasks[t as usize].debt_ns += debt;
-                    if self.measuring {
-                        self.metrics.core_steals += 1;
-                    }
-                    return;
-                }
-            }
-        }
-    }
-
-    /// `try_steal_cookie(cpu, src)`: the first queued task of `src` with `cookie`, by
-    /// `sched_core_find()`'s order (least vruntime first), that may run on `cpu` and
-    /// did not last run with more of its core busy than `cpu`'s core is now
-    /// (`p->core_occupation > dst->idle->core_occupation`).
-    fn steal_candidate(&self, cpu: u32, src: u32, cookie: u64) -> Option<u32> {
-        let idle_occ = self.cpus[cpu as usize].idle_occ;
-        self.cpus[src as usize]
-            .queue
-            .iter()
-            .copied()
-            .filter(|&t| {
-                self.cookie(t) == cookie
-                    && self.allowed_on(t, cpu)
-                    && self.core_occ[t as usize] <= idle_occ
-            })
-            .min_by_key(|&t| self.tasks[t as usize].vruntime)
-    }
-
     /// Periodic balancing of `cpu` at the tick (`sched_balance_domains()`).
-    pub(crate) fn periodic_balance(&mut self, cpu: u32) {
+    pub(super) fn periodic_balance(&mut self, cpu: u32) {
         let n_levels = self.balance.levels[cpu as usize].len();
         for li in 0..n_levels {
             if self.now < self.balance.next[cpu as usize][li] {
@@ -245,6 +195,9 @@ impl Simulator {
         }
     }
 
+    /// `sched_balance_rq()` at one level, once `should_we_balance()` chose `cpu`:
+    /// `update_sd_lb_stats()`, SIS_UTIL at the LLC, then one task pulled from the
+    /// busiest CPU of the busiest group.
     fn balance_level(&mut self, cpu: u32, li: usize) {
         let lv = self.balance.levels[cpu as usize][li].clone();
         // update_sd_lb_stats(): per-group numbers.
@@ -312,7 +265,7 @@ impl Simulator {
     }
 
     /// `sched_balance_newidle()`: `cpu` is about to go idle.
-    pub(crate) fn newidle_balance(&mut self, cpu: u32) -> Option<u32> {
+    pub(super) fn newidle_balance(&mut self, cpu: u32) -> Option<u32> {
         if self.cpus[cpu as usize].avg_idle_ns < MIGRATION_COST_NS {
             return None;
         }
@@ -345,7 +298,7 @@ impl Simulator {
     }
 
     /// `sched_balance_find_dst_cpu()` for a new task forked on `parent`.
-    pub(crate) fn find_idlest_cpu_fork(&self, parent: u32, mask: &CpuMask) -> u32 {
+    pub(super) fn find_idlest_cpu_fork(&self, parent: u32, mask: &CpuMask) -> u32 {
         if mask.weight() == 1 {
             return mask.first().expect("non-empty").0;
         }

@@ -360,6 +360,7 @@ impl EventQueue {
         self.heap.len() + self.immediate.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.heap.len() == 0 && self.immediate.is_empty() && self.ticks.slots.is_empty()
     }
@@ -437,7 +438,7 @@ mod tests {
     fn matches_a_sorted_time_seq_reference_under_interleaving() {
         // Pushes at or after the last time taken out (often exactly at it), mixed
         // with pops: the order must be (time, scheduling order).
-        let mut r = crate::sim::rng::Rng::new(11);
+        let mut r = crate::rng::Rng::new(11);
         let mut q = EventQueue::new();
         let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
         let (mut now, mut seq) = (0u64, 0u64);
@@ -469,7 +470,7 @@ mod tests {
     fn sequence_numbers_are_renumbered_without_changing_the_order() {
         // Three times 2^20 events scheduled, with ticks and many same-instant ties
         // pending across each renumbering.
-        let mut r = crate::sim::rng::Rng::new(5);
+        let mut r = crate::rng::Rng::new(5);
         let mut q = EventQueue::new();
         q.set_ticks(1000, vec![(0, 0), (500, 1), (999, 2)]);
         let mut reference: std::collections::BTreeMap<(u64, u64), u32> = Default::default();
@@ -529,7 +530,7 @@ mod tests {
     #[test]
     fn heap_sorts_many_keys() {
         let mut q = EventQueue::new();
-        let mut r = crate::sim::rng::Rng::new(3);
+        let mut r = crate::rng::Rng::new(3);
         let mut want = Vec::new();
         for i in 0..2000u32 {
             let t = 1 + r.below(500);

@@ -43,7 +43,7 @@ pub fn decay_factor(ns: u64) -> u64 {
 }
 
 /// `decay_load(val, n)` extended to fractional periods: val * y^(ns / PERIOD_NS).
-#[inline]
+#[cfg(test)]
 pub fn decay(val: u64, ns: u64) -> u64 {
     ((val as u128 * decay_factor(ns) as u128) >> 32) as u64
 }

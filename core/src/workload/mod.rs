@@ -15,15 +15,23 @@
 //! [`CostParams`] (`pipe_msg_ns` is calibrated on lmbench `lat_pipe`); what each
 //! workload adds is written next to it and in docs/calibration.md.
 
+mod dist;
 pub mod programs;
 
 use serde::{Deserialize, Serialize};
 
 use crate::cost::CostParams;
 use crate::cpumask::CpuMask;
-use crate::sim::rng::Dist;
-
+pub use dist::Dist;
 pub use programs::{build, task_count};
+
+/// The most tasks a workload may have (the largest preset workloads have a few
+/// thousand). The simulator sizes its event queue bound from it.
+pub const MAX_TASKS: usize = 100_000;
+
+/// The most passes a `Repeat` op may make (a task counts them in 32 bits). Far above
+/// what a run's 4-hour cap lets a loop do: every loop holds a run, wait or sleep.
+pub const MAX_REPEAT: u32 = u32::MAX;
 
 /// One step of a task's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

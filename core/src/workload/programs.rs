@@ -1,10 +1,8 @@
 //! The programs of each workload, and how each maps onto the real benchmark.
 
+use super::{tcp_split, Dist, MetricKind, Op, Plan, TaskSpec, Workload, MAX_REPEAT, MAX_TASKS};
 use crate::cost::CostParams;
 use crate::cpumask::{CpuId, CpuMask};
-use crate::sim::rng::Dist;
-
-use super::{tcp_split, MetricKind, Op, Plan, TaskSpec, Workload};
 
 /// Mean tbench payload per operation, bytes (assumption: dbench's client.txt mixes
 /// small SMB requests with ReadX/WriteX of up to 64 KiB; no measurement in
@@ -89,11 +87,11 @@ pub fn task_count(w: &Workload) -> u64 {
 /// allocated (a mistyped scale must not exhaust memory).
 pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, String> {
     let tasks = task_count(w);
-    if tasks > crate::sim::MAX_TASKS as u64 {
+    if tasks > MAX_TASKS as u64 {
         return Err(format!(
             "{}: {tasks} tasks; the simulator runs at most {}",
             w.name(),
-            crate::sim::MAX_TASKS
+            MAX_TASKS
         ));
     }
     match *w {
@@ -200,7 +198,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 return Err("hackbench: at most 500 fds per group".into());
             }
             // Each receiver reads loops × fds messages, counted in one 32-bit loop.
-            let max_loops = crate::sim::MAX_REPEAT as u64 / fds as u64;
+            let max_loops = MAX_REPEAT as u64 / fds as u64;
             if loops > max_loops {
                 return Err(format!(
                     "hackbench: at most {max_loops} loops with {fds} fds per group"
@@ -265,11 +263,8 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             if iterations == 0 {
                 return Err("cookie-pairs needs at least one iteration".into());
             }
-            if iterations > crate::sim::MAX_REPEAT as u64 {
-                return Err(format!(
-                    "cookie-pairs: at most {} iterations",
-                    crate::sim::MAX_REPEAT
-                ));
+            if iterations > MAX_REPEAT as u64 {
+                return Err(format!("cookie-pairs: at most {} iterations", MAX_REPEAT));
             }
             let tasks = (0..threads)
                 .map(|i| {

@@ -16,9 +16,9 @@ use serde_json::json;
 
 use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
-use schedlab_core::sim::rng::Dist;
+use schedlab_core::sim::SimError;
 use schedlab_core::workload::defaults::{self, PAIRS};
-use schedlab_core::workload::Workload;
+use schedlab_core::workload::{Dist, Workload};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum WorkloadName {
@@ -225,6 +225,14 @@ fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, 
     .map_err(|e| format!("{}: {e}", e.flag()))
 }
 
+/// A simulation error as the command line reports it: with the flag that fixes it.
+fn sim_error(e: SimError) -> String {
+    match e {
+        SimError::DidNotFinish { .. } => format!("{e}; raise --duration-ms"),
+        e => e.to_string(),
+    }
+}
+
 fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
     s.parse().map_err(|e| format!("--{flag}: {e}"))
 }
@@ -232,7 +240,7 @@ fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
 pub fn run(a: RunArgs) -> Result<String, String> {
     let s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
     let t0 = crate::wall_clock();
-    let r = experiment::run(&s).map_err(|e| e.to_string())?;
+    let r = experiment::run(&s).map_err(sim_error)?;
     let wall = t0.elapsed();
     Ok(match a.format {
         RunFormat::Json => {
@@ -365,7 +373,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         crate::par::map_longest_first(&points, |&(n, _)| n as u64, |(_, p)| experiment::run(p))
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
+            .map_err(sim_error)?;
     let wall = t0.elapsed();
     let rows = sw.rows(&reports);
     let unit = reports[0].unit;
@@ -468,6 +476,32 @@ mod tests {
             );
         }
         assert_eq!(Workload::with_defaults("dbench"), None);
+    }
+
+    /// The library says what is wrong with a value; the command line adds the flag
+    /// that sets it.
+    #[test]
+    fn errors_name_the_flag_that_fixes_them() {
+        let f = Flags::try_parse_from([
+            "schedlab",
+            "--machine",
+            "flat-16",
+            "--workload",
+            "tbench",
+            "--duration-ms",
+            "0",
+        ])
+        .unwrap();
+        let e = spec(&f.common, None, "6.6".parse().unwrap()).unwrap_err();
+        assert_eq!(
+            e,
+            "--duration-ms: a run lasts at least 1 ms of simulated time"
+        );
+        assert_eq!(
+            sim_error(SimError::DidNotFinish { cap_ms: 5 }),
+            "the workload did not finish within its cap of 5 ms of simulated time; raise \
+             --duration-ms"
+        );
     }
 
     /// The page prints the command line that reruns its simulation natively: the CLI

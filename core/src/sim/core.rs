@@ -1,0 +1,429 @@
+//! The core of the scheduler (kernel/sched/core.c): the event loop, `schedule()` and
+//! the context switch, the tick, and the placement of new tasks.
+//!
+//! ```text
+//!   step(): pop (time, seq) ─▶ BurstEnd ─▶ advance() the program ─▶ run on / block / exit
+//!                              Resched  ─▶ schedule(): pick (fair.rs, core_sched.rs),
+//!                                          run_task() (context switch) or idle (idle.rs)
+//!                              Timer    ─▶ wake() (ttwu.rs)
+//!                              Tick     ─▶ task_tick_fair(), task_tick_core(), balance
+//!                              Sample   ─▶ throughput series
+//! ```
+
+use crate::cpumask::CpuId;
+use crate::metrics::MAX_SERIES;
+
+use super::event::Event;
+use super::program::Next;
+use super::{Block, Loc, Mode, SimError, SimTime, Simulator};
+
+impl Simulator {
+    /// Places every task as `wake_up_new_task()` would, from the first CPU of the set,
+    /// and starts ticks and sampling.
+    pub(super) fn start(&mut self) {
+        let parent = self.active_cpus[0];
+        for t in 0..self.tasks.len() as u32 {
+            let mask = self.views[t as usize]
+                .task
+                .as_ref()
+                .expect("views hold tasks")
+                .allowed
+                .clone();
+            let cpu = self.find_idlest_cpu_fork(parent, &mask);
+            self.tasks[t as usize].last_cpu = cpu;
+            {
+                let v = self.views[t as usize]
+                    .task
+                    .as_mut()
+                    .expect("views hold tasks");
+                v.prev_cpu = CpuId(cpu);
+                v.recent_used_cpu = CpuId(cpu);
+            }
+            self.enqueue(t, cpu);
+        }
+        let tick = self.cost.params.tick_ns;
+        let n_active = self.active_cpus.len() as u64;
+        // Stagger ticks across CPUs as the kernel's tick offsets do.
+        let ticks = self
+            .active_cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (tick * (i as u64 + 1) / (n_active + 1), c))
+            .collect();
+        self.queue.set_ticks(tick, ticks);
+        for c in self.active_cpus.clone() {
+            if !self.cpus[c as usize].queue.is_empty() {
+                self.cpus[c as usize].mode = Mode::Waking;
+                let g = self.cpus[c as usize].switch_gen;
+                self.queue
+                    .push(SimTime::ZERO, Event::Resched { cpu: c, gen: g });
+            }
+        }
+        if self.until_exit {
+            self.measuring = true;
+        } else {
+            self.queue.push(self.warmup, Event::Sample);
+        }
+    }
+
+    /// Runs until the end (duration, or every task exited for completion workloads).
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while self.step() {}
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => {
+                if self.until_exit && self.live > 0 {
+                    return Err(SimError::DidNotFinish {
+                        cap_ms: self.end.ns() / 1_000_000,
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs until simulated time `t` at most (for stepping a UI in batches).
+    /// Returns false when the run is over.
+    pub fn run_until(&mut self, t: SimTime) -> bool {
+        while self.queue.peek_time().is_some_and(|x| x <= t) {
+            if !self.step() {
+                return false;
+            }
+        }
+        !self.finished()
+    }
+
+    /// The run is over: an error, every task of a completion workload exited, or the
+    /// end reached.
+    pub fn finished(&self) -> bool {
+        self.error.is_some() || (self.until_exit && self.live == 0) || self.now >= self.end
+    }
+
+    /// Processes one event; false when the run is over.
+    pub fn step(&mut self) -> bool {
+        if self.error.is_some() || (self.until_exit && self.live == 0) {
+            return false;
+        }
+        let Some((t, ev)) = self.queue.pop() else {
+            return false;
+        };
+        if t > self.end {
+            self.now = self.end;
+            self.flush_accounting();
+            return false;
+        }
+        debug_assert!(t >= self.now, "time went backwards");
+        self.now = t;
+        self.events += 1;
+        match ev {
+            Event::BurstEnd { cpu, gen } => self.on_burst_end(cpu, gen),
+            Event::Resched { cpu, gen } => self.on_resched(cpu, gen),
+            Event::Timer { task, gen } => self.on_timer(task, gen),
+            Event::Tick { cpu } => self.on_tick(cpu),
+            Event::Sample => self.on_sample(),
+        }
+        if self.check || (cfg!(debug_assertions) && self.events.is_multiple_of(4096)) {
+            if let Err(what) = self.check_invariants() {
+                self.error = Some(SimError::Invariant { at: self.now, what });
+                return false;
+            }
+        }
+        if self.until_exit && self.live == 0 {
+            self.flush_accounting();
+            return false;
+        }
+        true
+    }
+
+    /// `update_curr()` on every CPU and the force-idle time so far, so the metrics are
+    /// complete at the end of the run or of the warm-up.
+    fn flush_accounting(&mut self) {
+        for c in 0..self.cpus.len() as u32 {
+            self.update_curr(c);
+            let cpu = &mut self.cpus[c as usize];
+            if cpu.mode == Mode::ForceIdle && self.measuring {
+                self.metrics.force_idle_ns += self.now.since(cpu.force_idle_since);
+                cpu.force_idle_since = self.now;
+            }
+        }
+    }
+
+    /// `schedule()` on `cpu` whose current task has already been put back, blocked or
+    /// exited (or which was idle).
+    pub(super) fn schedule(&mut self, cpu: u32) {
+        let forced = self.core_sched && std::mem::take(&mut self.cpus[cpu as usize].core_forced);
+        // Bounded: each iteration removes a task from this CPU's queue.
+        loop {
+            let leaving_idle = {
+                let c = &self.cpus[cpu as usize];
+                matches!(c.mode, Mode::Idle | Mode::Waking | Mode::ForceIdle) && c.curr == u32::MAX
+            };
+            if leaving_idle {
+                self.leave_idle_accounting(cpu);
+            }
+            self.state
+                .update_rq(CpuId(cpu), |rq| rq.ttwu_pending = false);
+            let (pick, core) = if self.core_sched && !forced {
+                self.core_pick(cpu)
+            } else {
+                (self.pick_next(cpu), None)
+            };
+            let Some(i) = pick else {
+                if !self.cpus[cpu as usize].queue.is_empty() {
+                    self.enter_force_idle(cpu);
+                    self.core_sync(cpu, core);
+                    // queue_core_balance(): a forced-idle CPU looks for work of the
+                    // core's cookie elsewhere once it is in the idle task.
+                    self.core_balance(cpu);
+                    return;
+                }
+                if let Some(t) = self.newidle_balance(cpu) {
+                    let i = self.cpus[cpu as usize]
+                        .queue
+                        .iter()
+                        .position(|&x| x == t)
+                        .expect("pulled task is queued here");
+                    if self.run_task(cpu, i) {
+                        self.core_sync(cpu, core);
+                        return;
+                    }
+                    continue;
+                }
+                self.enter_idle(cpu);
+                self.core_sync(cpu, core);
+                return;
+            };
+            if self.run_task(cpu, i) {
+                self.core_sync(cpu, core);
+                return;
+            }
+        }
+    }
+
+    /// Switches `cpu` to the task at `queue[i]`. Returns false if the task blocked or
+    /// exited at once (its program found nothing to run), in which case the caller
+    /// picks again.
+    fn run_task(&mut self, cpu: u32, i: usize) -> bool {
+        let now = self.now;
+        let t = self.cpus[cpu as usize].queue.swap_remove(i);
+        let p = &self.cost.params;
+        let (ctx_ns, mm_ns, hold) = (p.ctx_switch_ns, p.ctx_switch_mm_ns, p.sched_lock_hold_ns);
+        let c = &mut self.cpus[cpu as usize];
+        let mut switch_ns = 0;
+        if c.last_task != t {
+            switch_ns = ctx_ns;
+            let task = &self.tasks[t as usize];
+            if task.own_mm && c.last_mm != t {
+                switch_ns += mm_ns;
+            }
+            // schedule() takes the own rq lock: wait behind remote wakers holding it.
+            switch_ns += c.lock.acquire(now.ns(), hold);
+            if self.measuring {
+                self.metrics.context_switches += 1;
+            }
+        }
+        c.last_task = t;
+        if self.tasks[t as usize].own_mm {
+            c.last_mm = t;
+        }
+        c.mode = Mode::Running;
+        c.curr = t;
+        c.switch_gen = c.switch_gen.wrapping_add(1);
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.last_update = now;
+        c.slice_start = now;
+        c.need_resched = false;
+        {
+            let task = &mut self.tasks[t as usize];
+            task.loc = Loc::Running(cpu);
+            task.util.update(now.ns(), 0);
+            task.last_cpu = cpu;
+            let w = std::mem::replace(&mut task.wake_at, SimTime::MAX);
+            if w != SimTime::MAX && self.measuring {
+                let lat = (now + switch_ns).since(w);
+                self.metrics.wake_latency.record(lat);
+                if task.latency_tracked {
+                    self.metrics.task_wake_latency.record(lat);
+                }
+            }
+        }
+        self.views[t as usize]
+            .task
+            .as_mut()
+            .expect("views hold tasks")
+            .prev_cpu = CpuId(cpu);
+        self.state.update_rq(CpuId(cpu), |rq| {
+            rq.curr_is_idle = false;
+            rq.polling = false;
+        });
+        self.update_cpu_pelt(cpu);
+        self.publish_core_cookie(cpu);
+        // The time of the switch is spent before the task's own work.
+        let mut burst = self.tasks[t as usize].remaining_ns;
+        if burst == 0 {
+            match self.advance(t, cpu) {
+                Next::Run(ns) => burst = ns,
+                Next::Block => {
+                    self.dequeue_curr(cpu, Loc::Blocked);
+                    self.kick_force_idle_siblings(cpu);
+                    return false;
+                }
+                Next::Exit => {
+                    self.dequeue_curr(cpu, Loc::Exited);
+                    self.kick_force_idle_siblings(cpu);
+                    return false;
+                }
+            }
+        }
+        self.tasks[t as usize].remaining_ns = 0;
+        let c = &mut self.cpus[cpu as usize];
+        let total = switch_ns + burst + std::mem::take(&mut c.stolen_ns);
+        c.burst_end = now + total;
+        let gen = c.burst_gen;
+        self.queue.push(now + total, Event::BurstEnd { cpu, gen });
+        if c.need_resched {
+            // A wake-up during advance() asked to preempt at once.
+            c.need_resched = false;
+            let g = c.switch_gen;
+            self.queue.push(now, Event::Resched { cpu, gen: g });
+        }
+        true
+    }
+
+    /// The running task's CPU burst is over: its program goes on (the task's own code,
+    /// then `schedule()` if it blocks or exits, or a preemption `set_tsk_need_resched()`
+    /// asked for while it ran).
+    fn on_burst_end(&mut self, cpu: u32, gen: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.burst_gen != gen || c.mode != Mode::Running {
+            return;
+        }
+        if c.stolen_ns > 0 {
+            // Interrupt time (IPIs taken) pushes the end of the burst out.
+            let s = std::mem::take(&mut c.stolen_ns);
+            c.burst_end = self.now + s;
+            self.queue.push(self.now + s, Event::BurstEnd { cpu, gen });
+            return;
+        }
+        self.update_curr(cpu);
+        let t = self.cpus[cpu as usize].curr;
+        match self.advance(t, cpu) {
+            Next::Run(ns) => {
+                let c = &mut self.cpus[cpu as usize];
+                if c.need_resched {
+                    c.need_resched = false;
+                    c.burst_end = self.now + ns;
+                    self.put_prev(cpu);
+                    if self.measuring {
+                        self.metrics.preemptions += 1;
+                    }
+                    self.schedule(cpu);
+                } else {
+                    c.burst_gen = c.burst_gen.wrapping_add(1);
+                    c.burst_end = self.now + ns;
+                    let g = c.burst_gen;
+                    self.queue
+                        .push(self.now + ns, Event::BurstEnd { cpu, gen: g });
+                }
+            }
+            Next::Block => {
+                self.cpus[cpu as usize].need_resched = false;
+                self.dequeue_curr(cpu, Loc::Blocked);
+                self.kick_force_idle_siblings(cpu);
+                self.schedule(cpu);
+            }
+            Next::Exit => {
+                self.cpus[cpu as usize].need_resched = false;
+                self.dequeue_curr(cpu, Loc::Exited);
+                self.kick_force_idle_siblings(cpu);
+                self.schedule(cpu);
+            }
+        }
+    }
+
+    /// `scheduler_ipi()` / `resched_curr()` arriving: a running CPU is preempted
+    /// (`put_prev_task()`, then `schedule()`), an idle one leaves idle and schedules.
+    fn on_resched(&mut self, cpu: u32, gen: u32) {
+        let c = &self.cpus[cpu as usize];
+        if c.switch_gen != gen {
+            return;
+        }
+        match c.mode {
+            Mode::Running => {
+                // A preemption request: switch if the pick differs.
+                self.put_prev(cpu);
+                if self.measuring {
+                    self.metrics.preemptions += 1;
+                }
+                self.kick_force_idle_siblings(cpu);
+                self.schedule(cpu);
+            }
+            Mode::Idle | Mode::Waking | Mode::ForceIdle => self.schedule(cpu),
+        }
+    }
+
+    /// `hrtimer_wakeup()`: a sleeper's timer fires.
+    fn on_timer(&mut self, task: u32, gen: u32) {
+        let t = &self.tasks[task as usize];
+        if t.timer_gen != gen || t.block != Block::Sleep || t.loc != Loc::Blocked {
+            return;
+        }
+        // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
+        // interrupt context.
+        let cpu = t.last_cpu;
+        self.wake(task, None, cpu);
+    }
+
+    /// `sched_tick()` on `cpu`: the fair class's tick, `task_tick_core()`, then
+    /// periodic balancing (`sched_balance_trigger()`).
+    fn on_tick(&mut self, cpu: u32) {
+        let tick = self.cost.params.tick_ns;
+        self.state.jiffies = self.now.ns() / tick;
+        if self.cpus[cpu as usize].mode == Mode::Running {
+            let resched = self.task_tick_fair(cpu);
+            // task_tick_core(): with a sibling forced idle, the only task here gives
+            // up the CPU once it has used half its slice
+            // (__entity_slice_used(curr, MIN_NR_TASKS_DURING_FORCEIDLE = 2)).
+            // resched_curr(): the core-wide pick in schedule() decides who runs.
+            if self.core_sched && self.core_tick_hands_over(cpu) {
+                self.put_prev(cpu);
+                if self.measuring {
+                    self.metrics.preemptions += 1;
+                }
+                self.schedule(cpu);
+                self.periodic_balance(cpu);
+                return;
+            }
+            if resched {
+                let g = self.cpus[cpu as usize].switch_gen;
+                self.queue.push(self.now, Event::Resched { cpu, gen: g });
+            }
+        }
+        self.periodic_balance(cpu);
+    }
+
+    /// The end of the warm-up (metrics reset), then one point of the throughput
+    /// series per interval. (No kernel twin: the benchmark's own reporting.)
+    fn on_sample(&mut self) {
+        if !self.measuring {
+            // End of the warm-up: forget it.
+            self.flush_accounting();
+            self.metrics.reset(self.now.ns());
+            self.measuring = true;
+            self.last_units = 0;
+        } else {
+            let d = self.metrics.units - self.last_units;
+            self.last_units = self.metrics.units;
+            let m = &mut self.metrics;
+            if m.series.len() >= MAX_SERIES {
+                // Halve the resolution to stay bounded.
+                let merged: Vec<u64> = m.series.chunks(2).map(|c| c.iter().sum()).collect();
+                m.series = merged;
+                m.series_interval_ns *= 2;
+            }
+            m.series.push(d);
+        }
+        let iv = self.metrics.series_interval_ns;
+        self.queue.push(self.now + iv, Event::Sample);
+    }
+}

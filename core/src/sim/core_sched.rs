@@ -1,0 +1,343 @@
+//! Core scheduling (the core-scheduling parts of kernel/sched/core.c and fair.c):
+//! SMT siblings only run tasks of one cookie.
+//!
+//! ```text
+//!   schedule(cpu) ─▶ core_pick(): each thread's best task, the most important by
+//!                    cfs_prio_less() (vruntime - min_vruntime_fi), its cookie for all
+//!                 ─▶ core_sync(): siblings follow (IPI + preempt, or run a task of
+//!                    the cookie); min_vruntime_fi updated unless still forced idle
+//!   nothing of the cookie here ─▶ enter_force_idle() ─▶ core_balance(): steal one
+//!   tick ─▶ core_tick_hands_over() (task_tick_core())
+//! ```
+//!
+//! `sched_core_balance()` lives here as it does in core.c; the domain spans it walks
+//! come from `balance.rs`.
+
+use crate::cpumask::CpuId;
+
+use super::event::Event;
+use super::{Mode, Simulator};
+
+/// `MIN_NR_TASKS_DURING_FORCEIDLE` (fair.c): a task alone on a CPU whose sibling is
+/// forced idle yields after a slice shared by this many.
+const MIN_NR_TASKS_DURING_FORCEIDLE: u64 = 2;
+
+/// What a core-wide pick leaves for the siblings to follow.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CoreSync {
+    /// The cookie of the core's most important task (`None`: nothing runnable).
+    cookie: Option<u64>,
+    /// The core was in force idle before the pick.
+    fi_before: bool,
+}
+
+impl Simulator {
+    /// `p->core_cookie` (0: none), as the wake-up path reads it from the task's view.
+    pub(super) fn cookie(&self, t: u32) -> u64 {
+        self.views[t as usize].task.as_ref().map_or(0, |v| v.cookie)
+    }
+
+    /// The cookie the CPU's SMT siblings are running, if any (core scheduling).
+    #[inline]
+    pub(super) fn sibling_cookie(&self, cpu: u32) -> Option<u64> {
+        if self.core_sched {
+            self.sibling_cookie_sched(cpu)
+        } else {
+            None
+        }
+    }
+
+    /// [`Simulator::sibling_cookie`] with core scheduling on.
+    fn sibling_cookie_sched(&self, cpu: u32) -> Option<u64> {
+        self.siblings[cpu as usize].iter().find_map(|&s| {
+            let sc = &self.cpus[s as usize];
+            (sc.mode == Mode::Running).then(|| self.cookie(sc.curr))
+        })
+    }
+
+    /// The core-wide selection of `pick_next_task()` (core.c) with core scheduling:
+    /// each thread's own best task (`pick_task()`: the sibling's running task, or the
+    /// best queued on an idle or forced-idle sibling), the most important of them by
+    /// `cfs_prio_less()` (vruntime less the CPU's `min_vruntime_fi`; a sibling wins
+    /// only when strictly ahead), and for this CPU its best task of that task's cookie.
+    /// Returns the pick and, for [`Simulator::core_sync`], the core's new cookie and
+    /// whether the core was in force idle before.
+    ///
+    /// Simplified: a sibling still on its way to schedule() (an IPI or C-state exit in
+    /// flight) is left out, and picks for itself when it gets there.
+    #[inline(never)]
+    pub(super) fn core_pick(&mut self, cpu: u32) -> (Option<usize>, Option<CoreSync>) {
+        let fi_before = self.core_in_force_idle(cpu);
+        let local = self.pick_next_with(cpu, None);
+        let norm = |sim: &Simulator, c: u32, t: u32| {
+            sim.tasks[t as usize].vruntime - sim.cpus[c as usize].fi_base
+        };
+        let mut max = local.map(|i| {
+            let t = self.cpus[cpu as usize].queue[i];
+            (norm(self, cpu, t), t)
+        });
+        for k in 0..self.siblings[cpu as usize].len() {
+            let s = self.siblings[cpu as usize][k];
+            let cand = match self.cpus[s as usize].mode {
+                Mode::Running => {
+                    self.update_curr(s);
+                    Some(self.cpus[s as usize].curr)
+                }
+                Mode::Waking => None,
+                Mode::Idle | Mode::ForceIdle => self
+                    .pick_next_with(s, None)
+                    .map(|i| self.cpus[s as usize].queue[i]),
+            };
+            if let Some(t) = cand {
+                let n = norm(self, s, t);
+                // prio_less(max, p): max's normalized vruntime is larger.
+                if max.is_none_or(|(m, _)| m - n > 0) {
+                    max = Some((n, t));
+                }
+            }
+        }
+        let cookie = max.map(|(_, t)| self.cookie(t));
+        let pick = match (local, max) {
+            (Some(i), Some((_, t))) if self.cpus[cpu as usize].queue[i] == t => Some(i),
+            (_, Some(_)) => self.pick_next_with(cpu, cookie),
+            _ => None,
+        };
+        (pick, Some(CoreSync { cookie, fi_before }))
+    }
+
+    /// After a core-wide pick on `cpu`: each sibling follows it (`resched_curr()` of a
+    /// sibling running another cookie, an IPI; a forced-idle or idle sibling with a
+    /// task of the core's cookie runs it), then `min_vruntime_fi` is brought up to
+    /// date on every thread unless the core was and still is in force idle.
+    #[inline]
+    pub(super) fn core_sync(&mut self, cpu: u32, core: Option<CoreSync>) {
+        if let Some(core) = core {
+            self.core_sync_with(cpu, core);
+        }
+    }
+
+    #[inline(never)]
+    fn core_sync_with(&mut self, cpu: u32, core: CoreSync) {
+        let CoreSync { cookie, fi_before } = core;
+        if let Some(k) = cookie {
+            for i in 0..self.siblings[cpu as usize].len() {
+                let s = self.siblings[cpu as usize][i];
+                let sc = &self.cpus[s as usize];
+                let follow = match sc.mode {
+                    Mode::Running => self.cookie(sc.curr) != k,
+                    Mode::Idle | Mode::ForceIdle => sc.queue.iter().any(|&t| self.cookie(t) == k),
+                    Mode::Waking => false,
+                };
+                if !follow {
+                    continue;
+                }
+                if self.cpus[s as usize].mode == Mode::Running {
+                    let p = &self.cost.params;
+                    let (send, recv) = (p.ipi_send_ns, p.ipi_recv_ns);
+                    if self.cpus[cpu as usize].mode == Mode::Running {
+                        self.cpus[cpu as usize].stolen_ns += send;
+                    }
+                    self.put_prev(s);
+                    self.cpus[s as usize].stolen_ns += recv;
+                    if self.measuring {
+                        self.metrics.preemptions += 1;
+                    }
+                }
+                self.cpus[s as usize].core_forced = true;
+                self.schedule(s);
+            }
+        }
+        self.record_core_occupation(cpu);
+        if !(fi_before && self.core_in_force_idle(cpu)) {
+            self.update_fi_base(cpu);
+            for i in 0..self.siblings[cpu as usize].len() {
+                self.update_fi_base(self.siblings[cpu as usize][i]);
+            }
+        }
+    }
+
+    /// `core_occupation` as a core-wide pick sets it (`occ`, the threads given a task
+    /// rather than idle) on every thread's pick: here counted once the siblings have
+    /// followed the pick, on the running tasks and on the forced-idle CPUs' idle tasks.
+    fn record_core_occupation(&mut self, cpu: u32) {
+        let occ = std::iter::once(&cpu)
+            .chain(&self.siblings[cpu as usize])
+            .filter(|&&c| self.cpus[c as usize].mode == Mode::Running)
+            .count() as u8;
+        self.set_core_occupation(cpu, occ);
+        for i in 0..self.siblings[cpu as usize].len() {
+            self.set_core_occupation(self.siblings[cpu as usize][i], occ);
+        }
+    }
+
+    /// `core_occupation = occ` on what `cpu` runs: its task, or its idle task when
+    /// forced idle.
+    fn set_core_occupation(&mut self, cpu: u32, occ: u8) {
+        let c = &mut self.cpus[cpu as usize];
+        match c.mode {
+            Mode::Running => self.core_occ[c.curr as usize] = occ,
+            Mode::ForceIdle => c.idle_occ = occ,
+            Mode::Idle | Mode::Waking => {}
+        }
+    }
+
+    /// Some thread of the CPU's core is forced idle (`core_forceidle_count`).
+    fn core_in_force_idle(&self, cpu: u32) -> bool {
+        std::iter::once(&cpu)
+            .chain(&self.siblings[cpu as usize])
+            .any(|&c| self.cpus[c as usize].mode == Mode::ForceIdle)
+    }
+
+    /// `se_fi_update()`: `min_vruntime_fi = min_vruntime`, with `min_vruntime` raised
+    /// to the least vruntime of the running and queued tasks first.
+    fn update_fi_base(&mut self, cpu: u32) {
+        let c = &self.cpus[cpu as usize];
+        let running = (c.mode == Mode::Running).then_some(c.curr);
+        let least = running
+            .into_iter()
+            .chain(c.queue.iter().copied())
+            .map(|t| self.tasks[t as usize].vruntime)
+            .min();
+        let c = &mut self.cpus[cpu as usize];
+        if let Some(v) = least {
+            c.min_v = c.min_v.max(v);
+        }
+        if c.min_v != i64::MIN {
+            c.fi_base = c.min_v;
+        }
+    }
+
+    /// The CPU runs its idle task while tasks are queued (`rq->core->core_forceidle_count`,
+    /// `pick_next_task()` returning the idle task for a cookie mismatch).
+    pub(super) fn enter_force_idle(&mut self, cpu: u32) {
+        self.cpus[cpu as usize].force_idle_since = self.now;
+        self.switch_to_idle_task(cpu, Mode::ForceIdle, false);
+        self.update_cpu_pelt(cpu);
+        self.publish_core_cookie(cpu);
+    }
+
+    /// `rq->core->core_cookie` for the CPU's core: the cookie of a running thread.
+    #[inline]
+    pub(super) fn publish_core_cookie(&mut self, cpu: u32) {
+        if self.core_sched {
+            self.publish_core_cookie_sched(cpu);
+        }
+    }
+
+    /// [`Simulator::publish_core_cookie`] with core scheduling on.
+    fn publish_core_cookie_sched(&mut self, cpu: u32) {
+        let mut cookie = 0;
+        for &c in std::iter::once(&cpu).chain(self.siblings[cpu as usize].iter()) {
+            let cc = &self.cpus[c as usize];
+            if cc.mode == Mode::Running {
+                cookie = self.cookie(cc.curr);
+            }
+        }
+        self.state.rqs[cpu as usize].core_cookie = cookie;
+        for i in 0..self.siblings[cpu as usize].len() {
+            let s = self.siblings[cpu as usize][i];
+            self.state.rqs[s as usize].core_cookie = cookie;
+        }
+    }
+
+    /// A sibling stopped running a cookie: force-idle siblings may pick again.
+    #[inline]
+    pub(super) fn kick_force_idle_siblings(&mut self, cpu: u32) {
+        if self.core_sched {
+            self.kick_force_idle_siblings_sched(cpu);
+        }
+    }
+
+    /// [`Simulator::kick_force_idle_siblings`] with core scheduling on.
+    fn kick_force_idle_siblings_sched(&mut self, cpu: u32) {
+        for i in 0..self.siblings[cpu as usize].len() {
+            let s = self.siblings[cpu as usize][i];
+            let sc = &mut self.cpus[s as usize];
+            if sc.mode == Mode::ForceIdle {
+                let g = sc.switch_gen;
+                self.queue.push(self.now, Event::Resched { cpu: s, gen: g });
+            }
+        }
+    }
+
+    /// `task_tick_core()`'s test on a running CPU: a sibling is forced idle
+    /// (`core_forceidle_count`), the current task is the only one here
+    /// (`cfs.nr_running == 1`), and it has run more than half its slice since it was
+    /// picked (`__entity_slice_used(curr, 2)`: `se->slice` under EEVDF, `sched_slice()`
+    /// of a lone task, `sysctl_sched_latency`, before).
+    pub(super) fn core_tick_hands_over(&self, cpu: u32) -> bool {
+        // This CPU runs, so a forced-idle thread of its core is a sibling.
+        if !self.core_in_force_idle(cpu) || self.state.rqs[cpu as usize].nr_running != 1 {
+            return false;
+        }
+        let slice = if self.eevdf {
+            self.slice_ns as u64
+        } else {
+            24_000_000
+        };
+        let rtime = self.now.since(self.cpus[cpu as usize].slice_start);
+        rtime * MIN_NR_TASKS_DURING_FORCEIDLE > slice
+    }
+
+    /// `sched_core_balance()` (core.c), which `queue_core_balance()` queues when `cpu`
+    /// is forced idle (tasks queued, none of the cookie its core runs): for each of the
+    /// CPU's domains, bottom-up, `steal_cookie_task()` tries the other CPUs of the span
+    /// from `cpu` on (`for_each_cpu_wrap()`), and the first `try_steal_cookie()` that
+    /// finds a queued task of the core's cookie moves it here and ends the walk.
+    ///
+    /// Each CPU tried costs one remote rq lock line (`double_rq_lock()`), the moved task
+    /// its rq lines; the stolen task pays them before it runs, as a pulled task pays
+    /// newidle's scan. Simplified: the scan is instantaneous (nothing can wake this CPU
+    /// during it, so `need_resched()` never cuts it short), and a sibling's pick still
+    /// in flight (`src->core_pick`) is not known, so it is not protected.
+    pub(super) fn core_balance(&mut self, cpu: u32) {
+        // queue_core_balance(): only with a core cookie, only when forced idle.
+        let Some(cookie) = self.sibling_cookie(cpu) else {
+            return;
+        };
+        if cookie == 0 || self.cpus[cpu as usize].mode != Mode::ForceIdle {
+            return;
+        }
+        let mut debt = 0;
+        for li in 0..self.balance.n_levels(cpu) {
+            // for_each_cpu_wrap(i, sched_domain_span(sd), cpu)
+            let span = self.balance.span(cpu, li);
+            let (n, start) = (span.len(), span.partition_point(|&c| c < cpu));
+            for k in 0..n {
+                let src = self.balance.span(cpu, li)[(start + k) % n];
+                if src == cpu {
+                    continue;
+                }
+                debt += self.cost.c2c_ns(CpuId(cpu), CpuId(src));
+                if let Some(t) = self.steal_candidate(cpu, src, cookie) {
+                    let p = &self.cost.params;
+                    debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
+                    self.migrate_queued(t, src, cpu);
+                    self.tasks[t as usize].debt_ns += debt;
+                    if self.measuring {
+                        self.metrics.core_steals += 1;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `try_steal_cookie(cpu, src)`: the first queued task of `src` with `cookie`, by
+    /// `sched_core_find()`'s order (least vruntime first), that may run on `cpu` and
+    /// did not last run with more of its core busy than `cpu`'s core is now
+    /// (`p->core_occupation > dst->idle->core_occupation`).
+    fn steal_candidate(&self, cpu: u32, src: u32, cookie: u64) -> Option<u32> {
+        let idle_occ = self.cpus[cpu as usize].idle_occ;
+        self.cpus[src as usize]
+            .queue
+            .iter()
+            .copied()
+            .filter(|&t| {
+                self.cookie(t) == cookie
+                    && self.allowed_on(t, cpu)
+                    && self.core_occ[t as usize] <= idle_occ
+            })
+            .min_by_key(|&t| self.tasks[t as usize].vruntime)
+    }
+}

@@ -1,0 +1,263 @@
+//! The fair class (kernel/sched/fair.c): runtime accounting, EEVDF (6.6 on) or CFS
+//! placement on enqueue, lag on dequeue, the pick, wake-up preemption and the
+//! tick's slice check.
+//!
+//! ```text
+//!   enqueue()       enqueue_task_fair() + place_entity(): v = avg_vruntime - vlag
+//!   dequeue_curr()  dequeue_task_fair(): vlag = avg_vruntime - v (clamped)
+//!   put_prev()      put_prev_task_fair(): back on the queue, burst left kept
+//!   pick_next()     pick_next_task_fair(): earliest eligible deadline (EEVDF),
+//!                   least vruntime (CFS)
+//!   should_preempt  check_preempt_wakeup_fair()
+//!   task_tick_fair  update_deadline() / check_preempt_tick()
+//! ```
+//!
+//! All tasks are nice 0, so a runqueue's `avg_vruntime` is its vruntime sum over
+//! `nr_running` (see [`super::Cpu::v_sum`]).
+
+use crate::cpumask::CpuId;
+
+use super::pelt::Pelt;
+use super::{Loc, Mode, Simulator};
+
+impl Simulator {
+    /// `update_curr()`: charges the running task for the time since the last update.
+    #[inline]
+    pub(super) fn update_curr(&mut self, cpu: u32) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu as usize];
+        if c.mode != Mode::Running {
+            return;
+        }
+        let d = now.since(c.last_update);
+        c.last_update = now;
+        if d == 0 {
+            return;
+        }
+        let t = c.curr as usize;
+        c.v_sum += d as i64;
+        self.tasks[t].vruntime += d as i64;
+        if self.measuring {
+            self.metrics.busy_ns[cpu as usize] += d;
+        }
+    }
+
+    /// Updates the CPU's PELT signals to now with the level it had so far, and
+    /// publishes them into the wake-up state.
+    #[inline]
+    pub(super) fn update_cpu_pelt(&mut self, cpu: u32) {
+        let now = self.now.ns();
+        let c = &mut self.cpus[cpu as usize];
+        if c.util.last_ns == now && c.load.last_ns == now {
+            // Already updated at this instant (and published): nothing decays.
+            return;
+        }
+        let running = if c.mode == Mode::Running { 1024 } else { 0 };
+        let nr = self.state.rqs[cpu as usize].nr_running as u64;
+        Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
+        let rq = &mut self.state.rqs[cpu as usize];
+        rq.util_avg = c.util.avg().min(rq.capacity);
+        rq.load_avg = c.load.avg();
+    }
+
+    /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
+    #[inline]
+    pub(super) fn avg_vruntime(&self, cpu: u32) -> i64 {
+        let c = &self.cpus[cpu as usize];
+        match self.state.rqs[cpu as usize].nr_running {
+            0 => c.base_v,
+            n => c.v_sum.div_euclid(n as i64),
+        }
+    }
+
+    /// `vruntime_eligible()`: `v <= avg_vruntime()` tested as the kernel does, by
+    /// multiplying instead of dividing (for integers, floor(sum / n) >= v exactly when
+    /// sum >= v × n).
+    #[inline]
+    fn vruntime_eligible(&self, cpu: u32, v: i64) -> bool {
+        let c = &self.cpus[cpu as usize];
+        match self.state.rqs[cpu as usize].nr_running {
+            0 => v <= c.base_v,
+            n => (v as i128) * (n as i128) <= c.v_sum as i128,
+        }
+    }
+
+    /// Lag limit (`update_entity_lag()`): max(2 × slice, a tick).
+    pub(super) fn lag_limit(&self) -> i64 {
+        (2 * self.slice_ns).max(self.cost.params.tick_ns as i64)
+    }
+
+    /// `enqueue_task_fair()` + `place_entity()`.
+    pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
+        self.update_cpu_pelt(cpu);
+        let avg = self.avg_vruntime(cpu);
+        let now = self.now.ns();
+        let slice = self.slice_ns;
+        let eevdf = self.eevdf;
+        let task = &mut self.tasks[t as usize];
+        if eevdf {
+            task.vruntime = avg - task.vlag;
+            // PLACE_DEADLINE_INITIAL: new tasks start with half a slice.
+            let s = if task.new_task { slice / 2 } else { slice };
+            task.deadline = task.vruntime + s;
+        } else {
+            // CFS place_entity(): sleeper credit of half sched_latency (GENTLE_FAIR_SLEEPERS).
+            let thresh = 4 * 6_000_000 / 2;
+            task.vruntime = (avg - task.vlag).max(avg - thresh);
+            task.deadline = task.vruntime + slice;
+        }
+        task.new_task = false;
+        task.load.update(now, 0);
+        task.loc = Loc::Queued(cpu);
+        let v = task.vruntime;
+        let c = &mut self.cpus[cpu as usize];
+        c.queue.push(t);
+        c.v_sum += v;
+        self.state.update_rq(CpuId(cpu), |rq| rq.nr_running += 1);
+        if self.state.rqs[cpu as usize].nr_running == 1 {
+            self.cpus[cpu as usize].base_v = avg;
+        }
+    }
+
+    /// Removes the running task from its CPU as it blocks or exits (`dequeue_task_fair()`).
+    pub(super) fn dequeue_curr(&mut self, cpu: u32, loc: Loc) {
+        self.update_curr(cpu);
+        self.update_cpu_pelt(cpu);
+        let avg = self.avg_vruntime(cpu);
+        let lim = self.lag_limit();
+        let now = self.now;
+        let t = self.cpus[cpu as usize].curr;
+        let task = &mut self.tasks[t as usize];
+        task.vlag = (avg - task.vruntime).clamp(-lim, lim);
+        task.load.update(now.ns(), 1024);
+        task.util.update(now.ns(), 1024);
+        task.loc = loc;
+        task.last_ran = now;
+        task.remaining_ns = 0;
+        let v = task.vruntime;
+        let c = &mut self.cpus[cpu as usize];
+        c.v_sum -= v;
+        c.curr = u32::MAX;
+        c.mode = Mode::Waking; // transient: schedule() follows
+        c.base_v = avg;
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        self.state.update_rq(CpuId(cpu), |rq| rq.nr_running -= 1);
+        if loc == Loc::Exited {
+            self.live -= 1;
+        }
+    }
+
+    /// Puts the running task back on its queue (preemption).
+    pub(super) fn put_prev(&mut self, cpu: u32) {
+        self.update_curr(cpu);
+        self.update_cpu_pelt(cpu);
+        let now = self.now;
+        let c = &mut self.cpus[cpu as usize];
+        let t = c.curr;
+        let rem = c.burst_end.since(now) + c.stolen_ns;
+        c.stolen_ns = 0;
+        c.curr = u32::MAX;
+        c.mode = Mode::Waking;
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.queue.push(t);
+        let task = &mut self.tasks[t as usize];
+        task.remaining_ns = rem;
+        task.util.update(now.ns(), 1024);
+        task.loc = Loc::Queued(cpu);
+        task.last_ran = now;
+    }
+
+    /// `pick_next_task_fair()`: EEVDF's earliest eligible deadline, or CFS's smallest
+    /// vruntime; under core scheduling only tasks of the cookie the core runs.
+    #[inline]
+    pub(super) fn pick_next(&self, cpu: u32) -> Option<usize> {
+        self.pick_next_with(cpu, self.sibling_cookie(cpu))
+    }
+
+    /// [`Simulator::pick_next`] among the tasks of cookie `want` (all with `None`).
+    /// Always inlined: out of line it costs the reference run 2% more instructions.
+    #[inline(always)]
+    pub(super) fn pick_next_with(&self, cpu: u32, want: Option<u64>) -> Option<usize> {
+        let c = &self.cpus[cpu as usize];
+        if c.queue.is_empty() {
+            return None;
+        }
+        let ok = |t: u32| want.is_none_or(|k| self.cookie(t) == k);
+        if self.eevdf {
+            // The earliest deadline among eligible tasks, else the least vruntime; the
+            // first in queue order on ties. (A deadline or vruntime never reaches
+            // i64::MAX: both are nanoseconds of a run capped at hours.)
+            let (mut best_d, mut best) = (i64::MAX, usize::MAX);
+            let (mut least_v, mut fallback) = (i64::MAX, usize::MAX);
+            for (i, &t) in c.queue.iter().enumerate() {
+                if !ok(t) {
+                    continue;
+                }
+                let task = &self.tasks[t as usize];
+                if task.deadline < best_d && self.vruntime_eligible(cpu, task.vruntime) {
+                    (best_d, best) = (task.deadline, i);
+                }
+                if task.vruntime < least_v {
+                    (least_v, fallback) = (task.vruntime, i);
+                }
+            }
+            [best, fallback].into_iter().find(|&i| i != usize::MAX)
+        } else {
+            c.queue
+                .iter()
+                .enumerate()
+                .filter(|(_, &t)| ok(t))
+                .min_by_key(|(_, &t)| self.tasks[t as usize].vruntime)
+                .map(|(i, _)| i)
+        }
+    }
+
+    /// `check_preempt_wakeup_fair()` for task `w` newly queued on a CPU running `curr`.
+    pub(super) fn should_preempt(&mut self, cpu: u32, w: u32) -> bool {
+        self.update_curr(cpu);
+        let c = &self.cpus[cpu as usize];
+        if c.mode != Mode::Running {
+            return false;
+        }
+        // No cookie test here (there is none in the kernel): under core scheduling the
+        // schedule() that follows picks for the whole core.
+        let curr = &self.tasks[c.curr as usize];
+        let wt = &self.tasks[w as usize];
+        if self.eevdf {
+            let curr_eligible = self.vruntime_eligible(cpu, curr.vruntime);
+            // RUN_TO_PARITY: an eligible current keeps its slice.
+            if curr_eligible && curr.vruntime < curr.deadline {
+                return false;
+            }
+            wt.deadline < curr.deadline && self.vruntime_eligible(cpu, wt.vruntime)
+        } else {
+            // wakeup_gran(): 1 ms × (1 + ilog2(ncpus)), 4 ms on 8+ CPUs.
+            curr.vruntime - wt.vruntime > 4_000_000
+        }
+    }
+
+    /// `task_tick_fair()` → `entity_tick()` on a running CPU: charges the current
+    /// task, then under EEVDF `update_deadline()`, before 6.6 `check_preempt_tick()`.
+    /// Returns whether the current task should be rescheduled (`resched_curr()`).
+    pub(super) fn task_tick_fair(&mut self, cpu: u32) -> bool {
+        self.update_curr(cpu);
+        self.update_cpu_pelt(cpu);
+        let c = &self.cpus[cpu as usize];
+        let t = c.curr as usize;
+        let mut resched = false;
+        if self.eevdf {
+            // update_deadline(): a new slice once the deadline is reached.
+            let task = &mut self.tasks[t];
+            if task.vruntime >= task.deadline {
+                task.deadline = task.vruntime + self.slice_ns;
+                resched = !self.cpus[cpu as usize].queue.is_empty();
+            }
+        } else {
+            // check_preempt_tick(): ideal slice sched_latency / nr_running.
+            let nr = self.state.rqs[cpu as usize].nr_running.max(1) as u64;
+            let ideal = (24_000_000 / nr).max(3_000_000);
+            resched = self.now.since(c.slice_start) >= ideal && !c.queue.is_empty();
+        }
+        resched
+    }
+}

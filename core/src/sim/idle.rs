@@ -1,0 +1,121 @@
+//! The idle class and cpuidle (kernel/sched/idle.c, drivers/cpuidle, nohz): idle
+//! entry with a menu-like governor, idle exit's accounting.
+//!
+//! ```text
+//!   enter_idle(): predicted = mean of the last 8 idle periods
+//!                 C-state = deepest with target residency <= predicted
+//!                 predicted >= a tick: stop the tick (nr_busy_cpus--, a line write)
+//!   leave_idle_accounting(): idle history, avg_idle (newidle, SIS_PROP),
+//!                 restart the tick (nr_busy_cpus++)
+//! ```
+
+use crate::cpumask::CpuId;
+
+use super::{Mode, SimTime, Simulator, MIGRATION_COST_NS};
+
+impl Simulator {
+    /// Leaving idle or force idle: the force-idle time; the idle period into the
+    /// governor's history and `rq->avg_idle` (`update_avg()` in `ttwu_do_activate()`),
+    /// SIS_PROP's `wake_avg_idle`; `nohz_balance_exit_idle()` →
+    /// `set_cpu_sd_state_busy()` if the tick was stopped.
+    pub(super) fn leave_idle_accounting(&mut self, cpu: u32) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let c = &mut self.cpus[cpu as usize];
+        match c.mode {
+            Mode::ForceIdle => {
+                if measuring {
+                    self.metrics.force_idle_ns += now.since(c.force_idle_since);
+                }
+                c.force_idle_since = now;
+            }
+            Mode::Idle | Mode::Waking => {
+                if c.idle_since != SimTime::MAX {
+                    let d = now.since(c.idle_since);
+                    let pos = c.idle_hist_pos as usize;
+                    c.idle_hist[pos] = d;
+                    c.idle_hist_pos = ((pos + 1) % 8) as u8;
+                    // update_avg(&rq->avg_idle, delta), capped at 2 × max_idle_balance_cost.
+                    let avg = c.avg_idle_ns as i64 + (d as i64 - c.avg_idle_ns as i64) / 8;
+                    c.avg_idle_ns = (avg.max(0) as u64).min(2 * MIGRATION_COST_NS);
+                    c.idle_since = SimTime::MAX;
+                    // SIS_PROP's wake_avg_idle follows avg_idle (ttwu_do_wakeup()).
+                    let ai = c.avg_idle_ns;
+                    let jiffies = now.ns() / self.cost.params.tick_ns;
+                    let sp = &mut self.state.sis_prop;
+                    if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+                        *x = ai / 2;
+                    }
+                    if let Some(x) = sp.wake_stamp.get_mut(cpu as usize) {
+                        *x = jiffies;
+                    }
+                }
+                if c.tick_stopped {
+                    // nohz: set_cpu_sd_state_busy() at the first tick back.
+                    c.tick_stopped = false;
+                    let llc = self.llc_id_of[cpu as usize] as usize;
+                    self.state.llc_shared[llc].nr_busy_cpus += 1;
+                    let cost = self.llc_line_write(cpu);
+                    self.cpus[cpu as usize].stolen_ns += cost;
+                }
+            }
+            Mode::Running => {}
+        }
+    }
+
+    /// The idle governor (menu-like) and idle entry.
+    pub(super) fn enter_idle(&mut self, cpu: u32) {
+        let now = self.now;
+        let tick = self.cost.params.tick_ns;
+        let c = &mut self.cpus[cpu as usize];
+        c.idle_since = now;
+        let predicted = c.idle_hist.iter().sum::<u64>() / 8;
+        let states = &self.cost.params.idle_states;
+        let mut idx = 0;
+        for (i, s) in states.iter().enumerate() {
+            if s.target_residency_ns <= predicted {
+                idx = i;
+            }
+        }
+        c.cstate = idx as u8;
+        let polling = states[idx].polling;
+        let stop_tick = predicted >= tick && !c.tick_stopped;
+        if stop_tick {
+            c.tick_stopped = true;
+        }
+        self.switch_to_idle_task(cpu, Mode::Idle, polling);
+        if stop_tick {
+            // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
+            let llc = self.llc_id_of[cpu as usize] as usize;
+            let ls = &mut self.state.llc_shared[llc];
+            ls.nr_busy_cpus = ls.nr_busy_cpus.saturating_sub(1);
+            self.llc_line_write(cpu);
+        }
+        self.update_cpu_pelt(cpu);
+        // __update_idle_core(): with SMT, a core whose threads are all idle.
+        if self.smt {
+            let all_idle = self.siblings[cpu as usize]
+                .iter()
+                .all(|&s| self.state.rqs[s as usize].idle_cpu());
+            if all_idle {
+                let llc = self.llc_id_of[cpu as usize] as usize;
+                self.state.llc_shared[llc].has_idle_cores = true;
+            }
+        }
+        self.publish_core_cookie(cpu);
+        self.kick_force_idle_siblings(cpu);
+    }
+
+    /// The switch to the idle task that idle and force idle share.
+    pub(super) fn switch_to_idle_task(&mut self, cpu: u32, mode: Mode, polling: bool) {
+        let c = &mut self.cpus[cpu as usize];
+        c.mode = mode;
+        c.curr = u32::MAX;
+        c.switch_gen = c.switch_gen.wrapping_add(1);
+        c.last_task = u32::MAX;
+        self.state.update_rq(CpuId(cpu), |rq| {
+            rq.curr_is_idle = true;
+            rq.polling = polling;
+        });
+    }
+}

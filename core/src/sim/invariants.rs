@@ -1,0 +1,113 @@
+//! Conservation invariants, checked after every event in tests (and every 4096th
+//! event in debug builds).
+
+use crate::cpumask::CpuId;
+
+use super::{Loc, Mode, Simulator};
+
+impl Simulator {
+    /// Conservation: every task is in exactly one place (running on one CPU, queued on
+    /// one CPU, blocked or exited), every CPU is either running one task or idle, the
+    /// wake-up state matches, and SMT siblings never run different cookies.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen = vec![0u8; self.tasks.len()];
+        for (ci, c) in self.cpus.iter().enumerate() {
+            let rq = &self.state.rqs[ci];
+            let running = c.mode == Mode::Running;
+            if running {
+                let t = c.curr as usize;
+                if t >= self.tasks.len() {
+                    return Err(format!("CPU {ci} runs no valid task"));
+                }
+                if self.tasks[t].loc != Loc::Running(ci as u32) {
+                    return Err(format!(
+                        "CPU {ci} runs task {t} whose location is {:?}",
+                        self.tasks[t].loc
+                    ));
+                }
+                seen[t] += 1;
+            } else if c.curr != u32::MAX {
+                return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
+            }
+            if rq.curr_is_idle == running {
+                return Err(format!(
+                    "CPU {ci}: curr_is_idle={} but mode {:?}",
+                    rq.curr_is_idle, c.mode
+                ));
+            }
+            for &t in &c.queue {
+                if self.tasks[t as usize].loc != Loc::Queued(ci as u32) {
+                    return Err(format!(
+                        "task {t} queued on CPU {ci} but located {:?}",
+                        self.tasks[t as usize].loc
+                    ));
+                }
+                seen[t as usize] += 1;
+            }
+            let nr = c.queue.len() as u32 + running as u32;
+            let members = c.queue.iter().copied().chain(running.then_some(c.curr));
+            let v_sum: i64 = members.map(|t| self.tasks[t as usize].vruntime).sum();
+            if c.v_sum != v_sum {
+                return Err(format!(
+                    "CPU {ci}: vruntime sum {}, but its {nr} tasks sum to {v_sum}",
+                    c.v_sum
+                ));
+            }
+            if let Some(hint) = &self.state.idle_hint {
+                if hint.test_cpu(CpuId(ci as u32)) != self.state.idle_ish(CpuId(ci as u32)) {
+                    return Err(format!("CPU {ci}: the idle hint is stale"));
+                }
+            }
+            if rq.nr_running != nr {
+                return Err(format!(
+                    "CPU {ci}: nr_running {} but {} tasks",
+                    rq.nr_running, nr
+                ));
+            }
+            if c.mode == Mode::Idle && !c.queue.is_empty() {
+                return Err(format!(
+                    "CPU {ci} idle with {} queued tasks and no wake-up pending",
+                    c.queue.len()
+                ));
+            }
+            if running && self.core_sched {
+                let k = self.cookie(c.curr);
+                for &s in &self.siblings[ci] {
+                    let sc = &self.cpus[s as usize];
+                    if sc.mode == Mode::Running && self.cookie(sc.curr) != k {
+                        return Err(format!("SMT siblings {ci} and {s} run different cookies"));
+                    }
+                }
+            }
+        }
+        let mut live = 0;
+        for (i, t) in self.tasks.iter().enumerate() {
+            match t.loc {
+                Loc::Running(_) | Loc::Queued(_) => {
+                    if seen[i] != 1 {
+                        return Err(format!("task {i} found {} times on CPUs", seen[i]));
+                    }
+                    live += 1;
+                }
+                Loc::Blocked => {
+                    if seen[i] != 0 {
+                        return Err(format!("blocked task {i} is on a CPU"));
+                    }
+                    live += 1;
+                }
+                Loc::Exited => {
+                    if seen[i] != 0 {
+                        return Err(format!("exited task {i} is on a CPU"));
+                    }
+                }
+            }
+        }
+        if live != self.live {
+            return Err(format!(
+                "{live} live tasks but the count says {}",
+                self.live
+            ));
+        }
+        Ok(())
+    }
+}

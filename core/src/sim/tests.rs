@@ -1,0 +1,223 @@
+//! Unit tests of the simulator's internals (core scheduling, program limits, the
+//! wake-up view).
+
+use super::*;
+use crate::cost::CostParams;
+use crate::topology::presets;
+use crate::workload::{self, Dist, Op, TaskSpec, Workload, MAX_REPEAT};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// A cookie-pairs plan on a preset, and a 10 ms run of it on all its CPUs.
+fn cookie_pairs(preset: &str, threads: u32, work: Dist, cookies: bool) -> SimConfig {
+    let machine = presets::machine(preset).unwrap();
+    let n = machine.nr_cpus();
+    let w = Workload::CookiePairs {
+        threads,
+        iterations: 2,
+        work,
+        sleep: work,
+        cookies,
+    };
+    let plan = workload::build(&w, &CostParams::for_machine(&machine), n).unwrap();
+    SimConfig {
+        allowed: CpuMask::full(n),
+        machine,
+        patches: "6.8".parse().unwrap(),
+        plan,
+        seed: 1,
+        duration: SimTime::from_ms(10),
+        warmup: SimTime::ZERO,
+        check_invariants: false,
+    }
+}
+
+/// The wake-up path reads `p->core_cookie` from the task's view: the simulator
+/// must put each task's cookie there (it once kept its own copy and left the
+/// view's at 0, so every wakee looked cookie-less to select_idle_sibling()).
+#[test]
+fn the_wake_up_view_carries_the_task_cookie() {
+    let work = Dist::Uniform { lo: 0, hi: 1_000 };
+    let cfg = cookie_pairs("xeon-smt-8", 10, work, true);
+    let want: Vec<u64> = cfg.plan.tasks.iter().map(|t| t.cookie).collect();
+    assert!(want.iter().any(|&c| c != 0));
+    let sim = Simulator::new(cfg).unwrap();
+    for (t, &c) in want.iter().enumerate() {
+        assert_eq!(sim.views[t].task.as_ref().map(|v| v.cookie), Some(c));
+    }
+}
+
+/// A loop longer than a task can count is refused up front with the op named,
+/// and one at the limit is accepted.
+#[test]
+fn a_loop_past_the_repeat_limit_is_refused() {
+    let cfg = |times: u64| {
+        let mut cfg = cookie_pairs("flat-16", 2, Dist::Fixed { ns: 1_000 }, false);
+        for t in &mut cfg.plan.tasks {
+            for op in &mut t.program {
+                if let Op::Repeat { times: x, .. } = op {
+                    *x = times;
+                }
+            }
+        }
+        cfg
+    };
+    match Simulator::new(cfg(MAX_REPEAT as u64 + 1)) {
+        Err(SimError::Workload(msg)) => {
+            assert!(
+                msg.contains("the loop at op 2 repeats 4294967296 times"),
+                "{msg}"
+            )
+        }
+        other => panic!("expected a workload error, got {:?}", other.err()),
+    }
+    assert!(Simulator::new(cfg(MAX_REPEAT as u64)).is_ok());
+}
+
+/// `task_tick_core()`: a lone task yields to a forced-idle sibling once it has run
+/// more than half its slice, and not before, nor with company on its own CPU.
+#[test]
+fn a_lone_task_yields_the_core_after_half_a_slice() {
+    let cfg = cookie_pairs("xeon-smt-8", 10, Dist::Fixed { ns: 1_000 }, true);
+    let mut sim = Simulator::new(cfg).unwrap();
+    let cpu = 0;
+    let sib = sim.siblings[0][0];
+    sim.now = SimTime::from_ms(100);
+    let half = sim.slice_ns as u64 / 2;
+    let set = |sim: &mut Simulator, ran: u64, nr: u32, sib_mode: Mode| {
+        let c = &mut sim.cpus[cpu];
+        c.mode = Mode::Running;
+        c.curr = 0;
+        c.slice_start = SimTime(sim.now.ns() - ran);
+        sim.state.rqs[cpu].nr_running = nr;
+        sim.cpus[sib as usize].mode = sib_mode;
+    };
+    set(&mut sim, half, 1, Mode::ForceIdle);
+    assert!(
+        !sim.core_tick_hands_over(0),
+        "exactly half a slice is not more"
+    );
+    set(&mut sim, half + 1, 1, Mode::ForceIdle);
+    assert!(sim.core_tick_hands_over(0));
+    set(&mut sim, half + 1, 2, Mode::ForceIdle);
+    assert!(!sim.core_tick_hands_over(0), "another task queued here");
+    set(&mut sim, half + 1, 1, Mode::Idle);
+    assert!(!sim.core_tick_hands_over(0), "no sibling forced idle");
+}
+
+/// Two pinned tasks of different cookies on the two threads of one core: the one
+/// running since the last core-wide pick (its vruntime ahead of its base), the
+/// other just woken. The core-wide pick prefers the wakee (`cfs_prio_less()`):
+/// the running sibling is preempted and forced idle, not the wakee.
+fn core_pick_run() -> (Simulator, u32) {
+    let sib = smt8_sibling_of_0();
+    let ms = |n: u64| Dist::Fixed { ns: n * 1_000_000 };
+    let tasks = vec![
+        smt8_task(&[sib], 1, vec![Op::Run(ms(10)), Op::Exit]),
+        smt8_task(&[0], 2, vec![Op::Sleep(ms(1)), Op::Run(ms(1)), Op::Exit]),
+    ];
+    (smt8_run(tasks), sib)
+}
+
+/// CPU 0's SMT sibling on xeon-smt-8.
+fn smt8_sibling_of_0() -> u32 {
+    let machine = presets::machine("xeon-smt-8").unwrap();
+    let env = WakeEnv::new(&machine, "6.12".parse().unwrap()).unwrap();
+    let sib = env.smt_mask(CpuId(0)).iter().find(|c| c.0 != 0).unwrap();
+    sib.0
+}
+
+/// A task of `cookie` that may run on `allowed` (CPUs of xeon-smt-8).
+fn smt8_task(allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
+    TaskSpec {
+        role: "t",
+        program,
+        cookie,
+        mailbox_cap: 1,
+        wakes_in_task: true,
+        own_mm: false,
+        allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
+        drop_when_full: false,
+    }
+}
+
+/// `tasks` on xeon-smt-8 under 6.12, to completion, invariants checked.
+fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
+    Simulator::new(SimConfig {
+        allowed: CpuMask::full(8),
+        machine: presets::machine("xeon-smt-8").unwrap(),
+        patches: "6.12".parse().unwrap(),
+        plan: Plan::to_completion(tasks),
+        seed: 1,
+        duration: SimTime::from_ms(100),
+        warmup: SimTime::ZERO,
+        check_invariants: true,
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_core_wide_pick_prefers_the_wakee_over_the_running_sibling() {
+    let (mut sim, sib) = core_pick_run();
+    assert!(sim.run_until(SimTime::from_us(900)));
+    assert_eq!(sim.cpus[sib as usize].mode, Mode::Running);
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    // The wakee runs from about 1 ms (timer, C-state exit) to about 2 ms.
+    assert!(sim.run_until(SimTime::from_us(1_600)));
+    assert_eq!((sim.cpus[0].mode, sim.cpus[0].curr), (Mode::Running, 1));
+    assert_eq!(sim.cpus[sib as usize].mode, Mode::ForceIdle);
+    // Then the preempted task gets its core back and finishes.
+    sim.run().unwrap();
+    assert_eq!(sim.live_tasks(), 0);
+    assert!(
+        sim.metrics.force_idle_ns > 900_000,
+        "{}",
+        sim.metrics.force_idle_ns
+    );
+}
+
+/// One core (CPU 0 and its sibling) and a CPU `x` of another core: D (cookie 2)
+/// pinned to `x`; B and B' (cookie 2) pinned to CPU 0; A (cookie 1) pinned to the
+/// sibling; E (cookie 1) may run on CPU 0 or `x`, and forks onto `x` (CPU 0 has
+/// two tasks already), behind D. At time 0 CPU 0 picks B for the core, then the
+/// sibling's pick prefers A (ties go to the picking CPU) and forces CPU 0 idle.
+fn core_steal_run() -> (Simulator, u32, u32) {
+    let sib = smt8_sibling_of_0();
+    let x = (1..8).find(|&c| c != sib).unwrap();
+    let run = || vec![Op::Run(Dist::Fixed { ns: 10_000_000 }), Op::Exit];
+    let tasks = vec![
+        smt8_task(&[x], 2, run()),
+        smt8_task(&[0], 2, run()),
+        smt8_task(&[0], 2, run()),
+        smt8_task(&[sib], 1, run()),
+        smt8_task(&[0, x], 1, run()),
+    ];
+    (smt8_run(tasks), sib, x)
+}
+
+/// `sched_core_balance()`: CPU 0, forced idle when the core-wide pick gives its
+/// core A's cookie, steals E (A's cookie) from behind D on another core; it
+/// leaves E there when E last ran with its whole core busy
+/// (`p->core_occupation > dst->idle->core_occupation`).
+#[test]
+fn a_forced_idle_cpu_steals_a_task_of_the_core_cookie() {
+    let (a, e) = (3, 4);
+    for (occupation, stolen) in [(0, true), (2, false)] {
+        let (mut sim, sib, x) = core_steal_run();
+        assert_eq!(sim.tasks[e].loc, Loc::Queued(x));
+        sim.core_occ[e] = occupation;
+        while sim.cpus[0].mode != Mode::ForceIdle {
+            assert!(sim.step());
+        }
+        assert_eq!(sim.cpus[sib as usize].curr, a as u32);
+        let want = if stolen {
+            Loc::Queued(0)
+        } else {
+            Loc::Queued(x)
+        };
+        assert_eq!(sim.tasks[e].loc, want, "occupation {occupation}");
+        assert_eq!(sim.metrics.core_steals, stolen as u64);
+        sim.run().unwrap();
+        assert_eq!(sim.live_tasks(), 0);
+    }
+}

@@ -1,0 +1,363 @@
+//! The wake-up (`try_to_wake_up()`, kernel/sched/core.c), its effects and its costs.
+//!
+//! ```text
+//!   wake(p, waker, cpu)                          try_to_wake_up()
+//!     sync_wake_view()       the wake-up path's view of p and the waker, at now
+//!     decide_wake()          wakeup::wake_up(): select_task_rq() and the queue path
+//!     apply_wake_effects()   what the kernel wrote while deciding
+//!     select_cost_ns()       remote rq reads and the sd_llc_shared line (cost.rs)
+//!     update_sis_prop_scan() SIS_PROP's scan cost averages, from that cost
+//!     ttwu_queue()           wakelist (IPI or polling) or the remote rq lock (cost.rs)
+//!     charge_waker()         the waker pays: debt of its task, or interrupt time
+//!     record_wake_metrics()  placement, probes, migrations
+//!     ttwu_do_activate()     the wakee's cache-distance debt, enqueue
+//!     kick_target()          wakeup_preempt() on a running target, wake an idle one
+//! ```
+
+use crate::cost::Distance;
+use crate::cpumask::CpuId;
+use crate::wakeup::{self, Costs, Decision, Effects, NoTrace, QueuePath, WakeFlags, Waker};
+
+use super::event::Event;
+use super::{Block, Loc, Mode, Simulator};
+
+/// What queueing the wakee (`ttwu_queue()`) cost and left to do.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    /// Time the waker spends: IPI send, remote lock wait and hold.
+    waker_ns: u64,
+    /// The target needs an IPI to notice (it receives it).
+    need_ipi: bool,
+    /// Until the wakee is on the target's queue: the lock hold on either side.
+    delay_ns: u64,
+}
+
+impl Simulator {
+    /// `try_to_wake_up()` of blocked task `p` by `waker` (a task running on `cpu`) or,
+    /// with `waker == None`, from interrupt context on `cpu` (a timer).
+    pub(super) fn wake(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
+        debug_assert_eq!(self.tasks[p as usize].loc, Loc::Blocked);
+        self.tasks[p as usize].block = Block::None;
+        let prev = self.tasks[p as usize].last_cpu;
+        self.sync_wake_view(p, waker, cpu);
+        let d = self.decide_wake(p, waker, cpu);
+        self.apply_wake_effects(p, waker, &d.effects);
+        let target = d.cpu.0;
+        // What the target was doing before this wake-up changes it.
+        let target_mode = self.cpus[target as usize].mode;
+        let select_ns = self.select_cost_ns(cpu, target, &d.costs);
+        if d.effects.sis_prop_scan {
+            self.update_sis_prop_scan(cpu, select_ns);
+        }
+        let q = self.ttwu_queue(cpu, target, d.queue, target_mode);
+        self.charge_waker(waker, cpu, select_ns + q.waker_ns);
+        // The wakee's data was last written by the waker, or by itself on prev.
+        let src = if waker.is_some() { cpu } else { prev };
+        let dist = self.cost.distance(CpuId(src), CpuId(target));
+        self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
+        self.ttwu_do_activate(p, src, target, dist);
+        self.kick_target(p, waker, cpu, target, target_mode, q);
+    }
+
+    /// Brings the wake-up path's view of `p` (load, util, prev CPU) and of the waker
+    /// (its CPU, context, load) up to now, as the kernel reads them in
+    /// `select_task_rq_fair()`, and `jiffies`.
+    fn sync_wake_view(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
+        let now = self.now;
+        let pi = p as usize;
+        let prev = self.tasks[pi].last_cpu;
+        {
+            let (load, util) = {
+                let t = &self.tasks[pi];
+                (t.load.peek(now.ns(), 0), t.util.peek(now.ns(), 0))
+            };
+            let v = self.views[pi].task.as_mut().expect("views hold tasks");
+            v.load = load;
+            v.util = util;
+            v.prev_cpu = CpuId(prev);
+        }
+        if let Some(k) = waker {
+            let ki = k as usize;
+            let load = self.tasks[ki].load.peek(now.ns(), 1024);
+            let in_task = self.tasks[ki].wakes_in_task;
+            let w = &mut self.views[ki];
+            w.cpu = CpuId(cpu);
+            w.in_task = in_task;
+            w.task.as_mut().expect("views hold tasks").load = load;
+        }
+        self.state.jiffies = now.ns() / self.cost.params.tick_ns;
+    }
+
+    /// `select_task_rq()` and the queue path, decided by [`wakeup::wake_up`] on the
+    /// views: `WF_TTWU | WF_SYNC` from a task, `WF_TTWU` from interrupt context.
+    fn decide_wake(&self, p: u32, waker: Option<u32>, cpu: u32) -> Decision {
+        let flags = if waker.is_some() {
+            WakeFlags::TTWU.union(WakeFlags::SYNC)
+        } else {
+            WakeFlags::TTWU
+        };
+        let irq = Waker {
+            cpu: CpuId(cpu),
+            task: None,
+            in_task: false,
+        };
+        let pv = self.views[p as usize]
+            .task
+            .as_ref()
+            .expect("views hold tasks");
+        let wv = match waker {
+            Some(k) => &self.views[k as usize],
+            None => &irq,
+        };
+        wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut NoTrace)
+    }
+
+    /// What the kernel wrote while deciding: `p->recent_used_cpu`, the waker's
+    /// `record_wakee()` state, `set_idle_cores(target, false)`.
+    fn apply_wake_effects(&mut self, p: u32, waker: Option<u32>, effects: &Effects) {
+        if let Some(r) = effects.recent_used_cpu {
+            self.views[p as usize]
+                .task
+                .as_mut()
+                .expect("views hold tasks")
+                .recent_used_cpu = r;
+        }
+        if let (Some(k), Some((flips, ts, last))) = (waker, effects.waker_wakee) {
+            let w = self.views[k as usize]
+                .task
+                .as_mut()
+                .expect("views hold tasks");
+            w.wakee_flips = flips;
+            w.wakee_flip_decay_ts = ts;
+            w.last_wakee = Some(last);
+        }
+        if let Some(llc) = effects.clear_idle_cores {
+            if let Some(ls) = self.state.llc_shared.get_mut(llc.idx()) {
+                ls.has_idle_cores = false;
+            }
+        }
+    }
+
+    /// The time `select_task_rq()` took on `cpu`: the other runqueues' lines it read,
+    /// and the `sd_llc_shared` line of `target`'s LLC if it read that.
+    fn select_cost_ns(&mut self, cpu: u32, target: u32, costs: &Costs) -> u64 {
+        let mut ns = costs.remote_rq_reads as u64 * self.cost.probe_ns(CpuId(cpu));
+        if costs.llc_shared_reads > 0 {
+            ns += self.llc_line_read(cpu, target);
+        }
+        ns
+    }
+
+    /// SIS_PROP after a limited scan (`select_idle_cpu()`): the scan's cost comes off
+    /// `this_rq->wake_avg_idle` and feeds `sd->avg_scan_cost` (`update_avg()`, 1/8).
+    fn update_sis_prop_scan(&mut self, cpu: u32, scan_ns: u64) {
+        let llc = self.llc_id_of[cpu as usize] as usize;
+        let sp = &mut self.state.sis_prop;
+        if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+            *x -= scan_ns.min(*x);
+        }
+        if let Some(x) = sp.avg_scan_cost_ns.get_mut(llc) {
+            // update_avg(): 1/8 EWMA.
+            let a = *x as i64 + (scan_ns as i64 - *x as i64) / 8;
+            *x = a.max(0) as u64;
+        }
+    }
+
+    /// `ttwu_queue()`: the wakee goes on the target's wake list (`ttwu_queue_wakelist()`,
+    /// an IPI unless the target polls; the target enqueues under its own lock once the
+    /// IPI is in) or the waker takes the target's rq lock and enqueues itself, with an
+    /// IPI if that leaves an idle, non-polling CPU to wake (`resched_curr()`).
+    fn ttwu_queue(&mut self, cpu: u32, target: u32, path: QueuePath, target_mode: Mode) -> Queued {
+        let p = &self.cost.params;
+        let (ipi_send, ipi_recv, hold) = (p.ipi_send_ns, p.ipi_recv_ns, p.rq_lock_hold_ns);
+        let mut q = Queued {
+            waker_ns: 0,
+            need_ipi: false,
+            delay_ns: 0,
+        };
+        match path {
+            QueuePath::Local => {
+                if self.measuring {
+                    self.metrics.wake_local += 1;
+                }
+            }
+            QueuePath::Wakelist { ipi } => {
+                self.state
+                    .update_rq(CpuId(target), |rq| rq.ttwu_pending = true);
+                if ipi {
+                    q.waker_ns += ipi_send;
+                    q.need_ipi = true;
+                    if self.measuring {
+                        self.metrics.wake_ipi += 1;
+                    }
+                } else if self.measuring {
+                    self.metrics.wake_polling += 1;
+                }
+                // sched_ttwu_pending(): the target enqueues under its own lock.
+                let at = self.now.ns().saturating_add(ipi_recv);
+                self.cpus[target as usize].lock.acquire(at, hold);
+                q.delay_ns += hold;
+            }
+            QueuePath::RemoteLock => {
+                let (wait, hold) = self.take_remote_lock(cpu, target);
+                q.waker_ns += wait + hold;
+                q.delay_ns += wait + hold;
+                if self.measuring {
+                    self.metrics.wake_remote_lock += 1;
+                    self.metrics.lock_wait.record(wait);
+                }
+                let target_idle = target_mode != Mode::Running;
+                if target_idle && !self.state.rqs[target as usize].polling {
+                    // resched_curr() on an idle, non-polling CPU: smp_send_reschedule().
+                    q.waker_ns += ipi_send;
+                    q.need_ipi = true;
+                }
+            }
+        }
+        q
+    }
+
+    /// The waker's side of the path is its time: a task pays it as debt before its
+    /// next block or exit; interrupt context (a timer) steals it from the CPU's
+    /// running task.
+    fn charge_waker(&mut self, waker: Option<u32>, cpu: u32, ns: u64) {
+        match waker {
+            Some(k) => self.tasks[k as usize].debt_ns += ns,
+            None => {
+                if self.cpus[cpu as usize].mode == Mode::Running {
+                    self.cpus[cpu as usize].stolen_ns += ns;
+                }
+            }
+        }
+    }
+
+    /// Where the wake-up placed the wakee, how far from its data, how many CPUs it
+    /// probed, whether it moved.
+    fn record_wake_metrics(&mut self, prev: u32, target: u32, dist: Distance, probed: u32) {
+        if self.measuring {
+            let m = &mut self.metrics;
+            m.wakeups += 1;
+            m.placement[dist as usize] += 1;
+            m.cpus_probed.record(probed as u64);
+            if target != prev {
+                m.migrations_wakeup += 1;
+            }
+        }
+    }
+
+    /// `ttwu_do_activate()`: the wakee owes the cache-distance cost of its data (last
+    /// written on `src`, `dist` from `target`) on its next run, and is enqueued.
+    fn ttwu_do_activate(&mut self, p: u32, src: u32, target: u32, dist: Distance) {
+        let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
+        let task = &mut self.tasks[p as usize];
+        task.debt_ns += data_ns;
+        task.wake_at = self.now;
+        self.enqueue(p, target);
+    }
+
+    /// Gets the target to schedule: on a running target `wakeup_preempt()` and, if the
+    /// wakee should preempt, `resched_curr()` (at once for a waker on that CPU, else
+    /// after an IPI); an idle target leaves its C-state (after the IPI, if one was
+    /// needed, and the wake-list lock hold); a target already on its way does nothing.
+    fn kick_target(
+        &mut self,
+        p: u32,
+        waker: Option<u32>,
+        cpu: u32,
+        target: u32,
+        target_mode: Mode,
+        q: Queued,
+    ) {
+        let now = self.now;
+        let params = &self.cost.params;
+        let (ipi_send, ipi_recv) = (params.ipi_send_ns, params.ipi_recv_ns);
+        match target_mode {
+            Mode::Running => {
+                if q.need_ipi && target != cpu {
+                    self.cpus[target as usize].stolen_ns += ipi_recv;
+                }
+                if self.should_preempt(target, p) {
+                    if waker.is_some() && target == cpu {
+                        self.cpus[cpu as usize].need_resched = true;
+                    } else {
+                        let delay = if target == cpu {
+                            0
+                        } else {
+                            ipi_send + ipi_recv
+                        };
+                        let g = self.cpus[target as usize].switch_gen;
+                        self.queue.push(
+                            now + delay,
+                            Event::Resched {
+                                cpu: target,
+                                gen: g,
+                            },
+                        );
+                    }
+                }
+            }
+            Mode::Idle | Mode::ForceIdle => {
+                let c = &self.cpus[target as usize];
+                let exit = if c.mode == Mode::Idle {
+                    params.idle_states[c.cstate as usize].exit_latency_ns
+                } else {
+                    0
+                };
+                let ipi = if q.need_ipi { ipi_send + ipi_recv } else { 0 };
+                let delay = q.delay_ns + ipi + exit;
+                let c = &mut self.cpus[target as usize];
+                if c.mode == Mode::Idle {
+                    c.mode = Mode::Waking;
+                }
+                let g = c.switch_gen;
+                self.queue.push(
+                    now + delay,
+                    Event::Resched {
+                        cpu: target,
+                        gen: g,
+                    },
+                );
+            }
+            Mode::Waking => {}
+        }
+    }
+
+    /// The waker takes `target`'s rq lock (`ttwu_queue()` → `rq_lock()`): FIFO queueing
+    /// behind the current holder, then the hold time plus the rq lines brought over.
+    /// Returns (wait, hold).
+    fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
+        let hold = self.cost.remote_rq_lock_hold_ns(CpuId(cpu), CpuId(target));
+        let wait = self.cpus[target as usize].lock.acquire(self.now.ns(), hold);
+        (wait, hold)
+    }
+
+    /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`
+    /// (`test_idle_cores()`, `nr_idle_scan`): free while `cpu`'s copy is current.
+    fn llc_line_read(&mut self, cpu: u32, target: u32) -> u64 {
+        let llc = self.llc_of[target as usize] as usize;
+        if self.measuring {
+            self.metrics.llc_line_reads += 1;
+        }
+        let now = self.now.ns();
+        match self.llc_lines.read(&self.cost, CpuId(cpu), llc, now) {
+            None => 0, // still in this CPU's cache
+            Some(ns) => {
+                if self.measuring {
+                    self.metrics.llc_line_misses += 1;
+                }
+                ns
+            }
+        }
+    }
+
+    /// A write of the own LLC's `sd_llc_shared` line by `cpu` (`nr_busy_cpus` on nohz
+    /// idle entry and exit). Returns the writer's cost. Reads go through
+    /// [`Simulator::llc_line_read`]: [`crate::cost::SharedLines`] prices the two
+    /// differently (a current copy reads free; only the line's exclusive owner
+    /// writes free).
+    pub(super) fn llc_line_write(&mut self, cpu: u32) -> u64 {
+        let llc = self.llc_of[cpu as usize] as usize;
+        let now = self.now.ns();
+        self.llc_lines.write(&self.cost, CpuId(cpu), llc, now)
+    }
+}
