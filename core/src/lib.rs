@@ -2,6 +2,15 @@
 //! selection, mirrored function by function, for machines you may not have.
 //!
 //! Pure Rust: no clocks, no OS randomness, no threads; builds for the host and wasm32.
+//!
+//! ```text
+//!  rng → cpumask → topology, release → patch → sched_domain → wakeup → cost
+//!      → metrics, workload → sim → experiment → scenario → reproduce
+//! ```
+//!
+//! Each module uses only those before it (`tests/layering.rs` checks). The types most
+//! callers need are re-exported here; docs/architecture.md maps every kernel function
+//! to the file that mirrors it.
 
 pub mod cost;
 pub mod cpumask;
@@ -17,3 +26,13 @@ pub mod sim;
 pub mod topology;
 pub mod wakeup;
 pub mod workload;
+
+pub use cpumask::{CpuId, CpuMask};
+pub use experiment::{CpuSelection, LiveRun, RunReport, RunSpec, SweepSpec};
+pub use patch::{Patch, PatchSet};
+pub use release::Release;
+pub use scenario::{Scenario, SimSetup, View};
+pub use sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
+pub use topology::{load_machine, Machine, MachineSpec};
+pub use wakeup::{wake_up, Decision, Trace};
+pub use workload::Workload;

@@ -3,7 +3,7 @@
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
-use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SchedDomains};
+use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig};
 use schedlab_core::topology::{presets, Machine};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -12,9 +12,8 @@ const D06: &str = include_str!("fixtures/kunpeng920_D06_2P96c_sched_domains_v5.6
 const NONUMA: &str = include_str!("fixtures/kunpeng920_noNUMA_debugfs_sched_domains_v5.18.txt");
 const ALD: &str = include_str!("fixtures/intel_alderlake_sched_domains_dmesg.txt");
 
-fn build(m: &Machine, release: &str) -> SchedDomains {
-    build_sched_domains(m, &BuildConfig::new(release.parse().unwrap())).unwrap()
-}
+mod common;
+use common::domains as build;
 
 /// Strips the `[  202.222509] ` printk timestamp (and the indentation the mail added
 /// before it).

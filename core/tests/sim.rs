@@ -9,12 +9,10 @@ use schedlab_core::cpumask::CpuMask;
 use schedlab_core::experiment::{self, change_pct, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::{SimConfig, SimTime, Simulator};
-use schedlab_core::topology::{presets, Machine};
 use schedlab_core::workload::{self, Dist, Workload};
 
-fn machine(name: &str) -> Machine {
-    presets::machine(name).unwrap()
-}
+mod common;
+use common::preset as machine;
 
 fn spec(m: &str, cpus: &str, w: Workload, patches: &str, ms: u64) -> RunSpec {
     RunSpec {

@@ -420,14 +420,13 @@ fn env_for(preset: usize, set: usize) -> &'static WakeEnv {
     })[preset][set]
 }
 
-struct Lcg(u64);
-impl Lcg {
+mod common;
+
+/// The crate's PRNG with the name the random states below draw through.
+struct Draws(schedlab_core::rng::Rng);
+impl Draws {
     fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
+        self.0.next_u64()
     }
 }
 
@@ -438,7 +437,7 @@ fn random_state(
     restrict: bool,
 ) -> (SchedState, TaskState, Waker) {
     let n = env.nr_cpus();
-    let mut r = Lcg(seed);
+    let mut r = Draws(common::rng(seed));
     let mut s = SchedState::all_idle(n, |_| 0);
     s.core_sched_enabled = r.next().is_multiple_of(4);
     for c in 0..n as usize {

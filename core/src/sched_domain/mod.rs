@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The build runs in the kernel's phases: topology levels for the arch
-//! ([`levels`]), per-CPU domains bottom-up (`build_sched_domain()` / `sd_init()`),
+//! (`levels.rs`), per-CPU domains bottom-up (`build_sched_domain()` / `sd_init()`),
 //! groups (`build_sched_groups()` / `build_overlap_sched_groups()`), group capacity
 //! (`init_sched_groups_capacity()`, CPUs in descending order), then
 //! `cpu_attach_domain()` per CPU (degeneration) and `update_top_cache_domain()`.

@@ -5,6 +5,10 @@
 //! schedlab domains --machine kunpeng920-6426 --kernel 6.8 --cpu 0 --format dmesg
 //! ```
 
+// The flags' doc comments are their --help text, written for a terminal: usage such as
+// `RELEASE[+PATCH...]` is not a rustdoc link.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};

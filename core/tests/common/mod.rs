@@ -1,0 +1,31 @@
+//! Scaffolding the integration tests share: each test binary includes it with
+//! `mod common;` and uses what it needs (so some helpers are unused in some binaries).
+//!
+//! Test files still carry their own one-line
+//! `#[cfg(target_arch = "wasm32")] use wasm_bindgen_test::wasm_bindgen_test as test;`:
+//! an attribute named `test` cannot be re-exported from here without shadowing the
+//! built-in one on the host.
+#![allow(dead_code)]
+
+use schedlab_core::rng::Rng;
+use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
+use schedlab_core::topology::{presets, Machine};
+
+/// A preset machine by name (the tests' names are known presets).
+pub fn preset(name: &str) -> Machine {
+    presets::machine(name).unwrap_or_else(|e| panic!("preset {name}: {e}"))
+}
+
+/// The sched domains `release` (`"6.8"`, `"5.6"` …) builds on `m`, as its defaults.
+pub fn domains(m: &Machine, release: &str) -> SchedDomains {
+    let release = release
+        .parse()
+        .unwrap_or_else(|e| panic!("release {release}: {e}"));
+    build_sched_domains(m, &BuildConfig::new(release)).unwrap_or_else(|e| panic!("{}: {e}", m.name))
+}
+
+/// The crate's one PRNG, for random test states: a failing case is reproduced from
+/// the seed it prints.
+pub fn rng(seed: u64) -> Rng {
+    Rng::new(seed)
+}
