@@ -12,8 +12,8 @@
 //!                                               node, by SLIT) ─ wake_data_ns[class]
 //! ```
 //!
-//! Contended state, owned by the simulator, priced here: [`RqLock`] (a runqueue lock
-//! taken FIFO) and [`SharedLines`] (the `sd_llc_shared` lines, each moved between
+//! Contended state, owned by the simulator, priced here: `RqLock` (a runqueue lock
+//! taken FIFO) and `SharedLines` (the `sd_llc_shared` lines, each moved between
 //! CPUs one transfer at a time).
 //!
 //! Over 700 lines: the parameters, their derivation and calibration tests stay in
@@ -530,7 +530,7 @@ impl CostModel {
 /// A runqueue lock as the model sees it: taken in FIFO order, each holder keeps it
 /// for a given time, so a CPU that wants it waits for the holders queued before it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RqLock {
+pub(crate) struct RqLock {
     /// When the last queued holder lets go, ns of simulated time.
     free_at_ns: u64,
 }
@@ -563,7 +563,7 @@ struct ContendedLine {
 /// one core-to-core transfer from its last writer, queued behind the transfers in
 /// flight (a contended line serialises its owners).
 #[derive(Clone, Debug)]
-pub struct SharedLines {
+pub(crate) struct SharedLines {
     lines: Vec<ContendedLine>,
     /// Per (cpu, line): the version the CPU last read or wrote.
     seen: Vec<u32>,

@@ -11,7 +11,7 @@
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
+use crate::cpumask::{CpuMask, CpuMaskError};
 use crate::metrics::MetricsReport;
 use crate::patch::PatchSet;
 use crate::sim::{SimConfig, SimError, SimTime, Simulator};
@@ -498,9 +498,4 @@ impl SweepSpec {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(self.rows(&reports))
     }
-}
-
-/// The CPU the tests and benches use as "the first CPU of the set".
-pub fn first_cpu(m: &CpuMask) -> CpuId {
-    m.first().unwrap_or(CpuId(0))
 }

@@ -1,7 +1,7 @@
 //! What the simulator measures.
 //!
 //! Memory is bounded: histograms have fixed buckets, the throughput series has at most
-//! [`MAX_SERIES`] points (the sampling interval widens for long runs), per-CPU arrays
+//! `MAX_SERIES` points (the sampling interval widens for long runs), per-CPU arrays
 //! are sized by the machine.
 
 use serde::Serialize;
@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cost::Distance;
 
 /// Upper bound on throughput-series points.
-pub const MAX_SERIES: usize = 2048;
+pub(crate) const MAX_SERIES: usize = 2048;
 
 /// A log-linear histogram of non-negative integers (16 linear sub-buckets per power
 /// of two: relative error under 6.25%), fixed size.
@@ -131,7 +131,7 @@ pub struct HistSummary {
 
 /// FNV-1a over a u64, for digests.
 #[inline]
-pub fn fnv(mut h: u64, v: u64) -> u64 {
+pub(crate) fn fnv(mut h: u64, v: u64) -> u64 {
     for b in v.to_le_bytes() {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
@@ -139,7 +139,7 @@ pub fn fnv(mut h: u64, v: u64) -> u64 {
     h
 }
 
-pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// Counters of one run, reset at the end of the warm-up.
 #[derive(Clone, Debug)]

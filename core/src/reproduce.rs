@@ -22,7 +22,7 @@ use crate::sim::SimError;
 use crate::workload::{Dist, Workload};
 
 /// The published tables, verbatim from the seeds (see each table's `source`).
-pub const PUBLISHED_JSON: &str = include_str!("../data/published.json");
+pub(crate) const PUBLISHED_JSON: &str = include_str!("../data/published.json");
 
 /// How big the runs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,7 +191,7 @@ fn hackbench(groups: u32, fds: u32, loops: u64) -> Workload {
 }
 
 /// Seed 04: runs per configuration (seeds 1 to 32), see `points()`.
-pub const SEED04_RUNS: u64 = 32;
+pub(crate) const SEED04_RUNS: u64 = 32;
 
 /// Completion-time runs stop at this much simulated time at most.
 const CAP_MS: u64 = 600_000;
@@ -418,7 +418,7 @@ fn points(
 }
 
 /// Below this size a model change is noise, not a direction.
-pub const MODEL_NOISE_PCT: f64 = 1.0;
+pub(crate) const MODEL_NOISE_PCT: f64 = 1.0;
 
 /// The sign check: applies where the published change is at least 3% in size; the
 /// model must move the same way by at least [`MODEL_NOISE_PCT`].

@@ -5,7 +5,7 @@
 //! Written out here (no `rand`) so that native and wasm32 builds produce the same
 //! stream bit for bit. Only integer operations and IEEE-754 `+ - * /` (which are
 //! exactly rounded everywhere) are used; the exponential distribution computes its
-//! logarithm with [`ln`] below instead of the platform's libm, whose last bit differs
+//! logarithm with `ln()` below instead of the platform's libm, whose last bit differs
 //! between glibc and the wasm32 soft implementation.
 
 /// xoshiro256** 1.0 (Blackman and Vigna, 2018).
@@ -92,7 +92,7 @@ impl Rng {
 /// Natural logarithm of a positive normal f64 from basic IEEE operations only:
 /// x = m * 2^e with m in [sqrt(1/2), sqrt(2)), ln m by the atanh series
 /// 2(s + s^3/3 + s^5/5 + ...), s = (m-1)/(m+1), |s| < 0.172, 12 terms (error < 1e-16).
-pub fn ln(x: f64) -> f64 {
+pub(crate) fn ln(x: f64) -> f64 {
     debug_assert!(x > 0.0 && x.is_finite());
     let bits = x.to_bits();
     let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;

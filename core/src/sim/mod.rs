@@ -46,7 +46,7 @@
 //! - **Wake-up.** `wakeup::wake_up()` decides; its effects (`recent_used_cpu`,
 //!   `record_wakee`, `set_idle_cores(false)`, SIS_PROP averages) are applied; its costs are
 //!   charged: remote rq reads, the `sd_llc_shared` line (a contended line, see
-//!   [`crate::cost::SharedLines`]), an IPI or the remote rq lock (queueing on the
+//!   `cost::SharedLines`), an IPI or the remote rq lock (queueing on the
 //!   lock, [`crate::cost::RqLock`]), then the wakee's C-state exit and IPI receive, and on its first run the
 //!   cache-distance cost of the data the waker left.
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
@@ -116,7 +116,7 @@ pub use time::SimTime;
 
 /// `sysctl_sched_migration_cost`: tasks that ran this recently are cache hot, and
 /// newidle balance needs this much average idle time.
-pub const MIGRATION_COST_NS: u64 = 500_000;
+pub(crate) const MIGRATION_COST_NS: u64 = 500_000;
 // The workload's task limit keeps the pending events (one timer per task at most, a
 // few per CPU) well inside the event queue's bound.
 const _: () = assert!(MAX_TASKS + 4 * crate::cpumask::MAX_CPUS as usize + 16 < event::MAX_PENDING);

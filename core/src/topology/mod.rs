@@ -125,7 +125,7 @@ pub struct Machine {
 }
 
 /// RECLAIM_DISTANCE in include/linux/topology.h.
-pub const RECLAIM_DISTANCE: u8 = 30;
+pub(crate) const RECLAIM_DISTANCE: u8 = 30;
 
 fn default_reclaim_distance() -> u8 {
     RECLAIM_DISTANCE

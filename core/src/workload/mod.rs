@@ -16,7 +16,7 @@
 //! workload adds is written next to it and in docs/calibration.md.
 
 mod dist;
-pub mod programs;
+mod programs;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,21 +7,21 @@ use crate::cpumask::{CpuId, CpuMask};
 /// Mean tbench payload per operation, bytes (assumption: dbench's client.txt mixes
 /// small SMB requests with ReadX/WriteX of up to 64 KiB; no measurement in
 /// reference/). Throughput is reported as these bytes per second, as tbench does.
-pub const TBENCH_BYTES_PER_OP: u64 = 4096;
+pub(crate) const TBENCH_BYTES_PER_OP: u64 = 4096;
 /// tbench client bookkeeping per operation (parsing the load file line), assumption.
-pub const TBENCH_CLIENT_THINK_NS: u64 = 1_000;
+pub(crate) const TBENCH_CLIENT_THINK_NS: u64 = 1_000;
 /// tbench_srv work per request besides the socket calls, assumption.
-pub const TBENCH_SERVER_WORK_NS: u64 = 1_000;
+pub(crate) const TBENCH_SERVER_WORK_NS: u64 = 1_000;
 /// UDP one-way processing relative to TCP, percent (assumption: no ACKs, no
 /// congestion control state).
-pub const UDP_PCT: u64 = 70;
+pub(crate) const UDP_PCT: u64 = 70;
 /// Unix-socket message cost relative to a pipe message, percent (assumption: skb
 /// allocation and socket locking on top of the copy).
-pub const UNIX_SOCKET_PCT: u64 = 200;
+pub(crate) const UNIX_SOCKET_PCT: u64 = 200;
 /// `truesize` overhead of one small unix-socket skb, bytes (assumption).
-pub const SKB_OVERHEAD_BYTES: u64 = 576;
+pub(crate) const SKB_OVERHEAD_BYTES: u64 = 576;
 /// Default `SO_SNDBUF` (net.core.wmem_default), bytes.
-pub const WMEM_DEFAULT: u64 = 212_992;
+pub(crate) const WMEM_DEFAULT: u64 = 212_992;
 
 fn pin(n: u32, cpu: u32) -> Option<CpuMask> {
     Some(CpuMask::of(n, CpuId(cpu)))
@@ -53,7 +53,7 @@ fn loopback_task(role: &'static str, program: Vec<Op>) -> TaskSpec {
 /// Per-message CPU work varies by ±10 % around its mean (assumption: real system calls
 /// vary with cache and branch state; with exactly fixed times, identical pairs started
 /// together stay in lock-step forever, an artefact no machine shows).
-pub const WORK_JITTER_PCT: u64 = 10;
+pub(crate) const WORK_JITTER_PCT: u64 = 10;
 
 fn fixed(ns: u64) -> Dist {
     let d = ns * WORK_JITTER_PCT / 100;
