@@ -47,7 +47,7 @@
 //!   `record_wakee`, `set_idle_cores(false)`, SIS_PROP averages) are applied; its costs are
 //!   charged: remote rq reads, the `sd_llc_shared` line (a contended line, see
 //!   `cost::SharedLines`), an IPI or the remote rq lock (queueing on the
-//!   lock, [`crate::cost::RqLock`]), then the wakee's C-state exit and IPI receive, and on its first run the
+//!   lock, `cost::RqLock`), then the wakee's C-state exit and IPI receive, and on its first run the
 //!   cache-distance cost of the data the waker left.
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
