@@ -12,6 +12,7 @@
 
 mod app;
 mod components;
+mod dom;
 mod state;
 mod worker;
 

@@ -3,15 +3,10 @@
 use schedlab_core::cpumask::CpuId;
 use schedlab_core::release::Release;
 use schedlab_core::topology::presets::{self, PRESETS};
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
+use crate::dom::select_value;
 use crate::state::{Action, AppContext, CUSTOM};
-
-/// The value of the `<select>` an event came from.
-fn select_value(e: &Event) -> Option<String> {
-    e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
-}
 
 #[function_component(Controls)]
 pub fn controls() -> Html {

@@ -23,7 +23,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 use yew::prelude::*;
 
-use crate::components::wakeup_view::{input_value, kernel_pickers, select_value};
+use crate::components::wakeup_view::kernel_pickers;
+use crate::dom::{input_value, select_value};
 use crate::state::{Action, AppContext, AppState, Side};
 use crate::worker::{failed, now_ms, Msg, Progress, Report};
 

@@ -17,24 +17,11 @@ use schedlab_core::cpumask::CpuId;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::wakeup::{QueuePath, Reject, Step};
-use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use crate::components::machine_view::reject_class;
+use crate::dom::{checked, input_value, select_value};
 use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
-
-pub(crate) fn select_value(e: &Event) -> Option<String> {
-    e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
-}
-
-pub(crate) fn input_value(e: &Event) -> Option<String> {
-    e.target_dyn_into::<HtmlInputElement>().map(|s| s.value())
-}
-
-pub(crate) fn checked(e: &Event) -> bool {
-    e.target_dyn_into::<HtmlInputElement>()
-        .is_some_and(|s| s.checked())
-}
 
 /// A `<select>` of the machine's CPUs.
 fn cpu_select(
