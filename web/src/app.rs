@@ -10,8 +10,8 @@ use yew::prelude::*;
 
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
-use crate::components::domain_tree::DomainPanel;
 use crate::components::machine_view::MachineView;
+use crate::components::tabs::TabPanel;
 use crate::state::{Action, AppContext, AppState, Tab};
 
 /// The current `location.hash`, or "" outside a browser.
@@ -127,7 +127,7 @@ pub fn app() -> Html {
                     { machine }
                 </section>
                 <section class="panel domain-panel" aria-label="sched domains">
-                    <DomainPanel />
+                    <TabPanel />
                 </section>
             </main>
         </ContextProvider<AppContext>>

@@ -3,7 +3,8 @@
 //! ```text
 //!  main ─▶ App ─ ContextProvider<AppContext> ─┬─ Controls      (preset, release, CPU)
 //!                                             ├─ MachineView   (packages → … → threads)
-//!                                             └─ DomainTree / dmesg text / Wake-up / Simulate
+//!                                             └─ TabPanel ─ DomainTree / dmesg / debugfs
+//!                                                           Wake-up / Simulate
 //!  worker::worker_main  (the same module in a Web Worker: one side of a simulation)
 //! ```
 //!
