@@ -4,8 +4,8 @@
 //! reducer starts and again on `hashchange`, written back with `history.replaceState`
 //! whenever the state's encoding changes, so the address bar is always a shareable link.
 
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use gloo_events::EventListener;
+use wasm_bindgen::JsValue;
 use yew::prelude::*;
 
 use crate::components::controls::Controls;
@@ -38,28 +38,17 @@ fn replace_hash(fragment: &str) {
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::from_fragment(&current_hash()));
 
-    // Someone edits the address bar or follows another link to this page.
+    // Someone edits the address bar or follows another link to this page. The
+    // listener is removed when the effect's destructor drops it (the app unmounts).
     {
         let dispatcher = state.dispatcher();
         use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn()>::new(move || {
-                dispatcher.dispatch(Action::LoadFragment(current_hash()));
+            let listener = web_sys::window().map(|w| {
+                EventListener::new(&w, "hashchange", move |_| {
+                    dispatcher.dispatch(Action::LoadFragment(current_hash()));
+                })
             });
-            let window = web_sys::window();
-            if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback(
-                    "hashchange",
-                    listener.as_ref().unchecked_ref(),
-                );
-            }
-            move || {
-                if let Some(w) = window {
-                    let _ = w.remove_event_listener_with_callback(
-                        "hashchange",
-                        listener.as_ref().unchecked_ref(),
-                    );
-                }
-            }
+            move || drop(listener)
         });
     }
 
