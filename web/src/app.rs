@@ -4,15 +4,15 @@
 //! reducer starts and again on `hashchange`, written back with `history.replaceState`
 //! whenever the state's encoding changes, so the address bar is always a shareable link.
 
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use gloo_events::EventListener;
+use wasm_bindgen::JsValue;
 use yew::prelude::*;
 
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
-use crate::components::domain_tree::DomainPanel;
 use crate::components::machine_view::MachineView;
-use crate::state::{Action, AppContext, AppState, Tab};
+use crate::components::tabs::TabPanel;
+use crate::state::{Action, AppContext, AppState, View};
 
 /// The current `location.hash`, or "" outside a browser.
 fn current_hash() -> String {
@@ -38,28 +38,17 @@ fn replace_hash(fragment: &str) {
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::from_fragment(&current_hash()));
 
-    // Someone edits the address bar or follows another link to this page.
+    // Someone edits the address bar or follows another link to this page. The
+    // listener is removed when the effect's destructor drops it (the app unmounts).
     {
         let dispatcher = state.dispatcher();
         use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn()>::new(move || {
-                dispatcher.dispatch(Action::LoadFragment(current_hash()));
+            let listener = web_sys::window().map(|w| {
+                EventListener::new(&w, "hashchange", move |_| {
+                    dispatcher.dispatch(Action::LoadFragment(current_hash()));
+                })
             });
-            let window = web_sys::window();
-            if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback(
-                    "hashchange",
-                    listener.as_ref().unchecked_ref(),
-                );
-            }
-            move || {
-                if let Some(w) = window {
-                    let _ = w.remove_event_listener_with_callback(
-                        "hashchange",
-                        listener.as_ref().unchecked_ref(),
-                    );
-                }
-            }
+            move || drop(listener)
         });
     }
 
@@ -72,31 +61,28 @@ pub fn app() -> Html {
         let dispatcher = state.dispatcher();
         Callback::from(move |cpu| dispatcher.dispatch(Action::ClickCpu(cpu)))
     };
-    let wake = state.tab == Tab::Wakeup;
+    let wake = state.tab() == View::Wakeup;
     let hint = if wake {
-        match state.wake.click {
+        match state.ui.click {
             crate::state::ClickMode::ToggleBusy => "Click a CPU to make it busy or idle.",
             crate::state::ClickMode::Waker => "Click a CPU to make it the waker's CPU.",
             crate::state::ClickMode::Prev => "Click a CPU to make it the wakee's prev CPU.",
         }
-    } else if state.tab == Tab::Simulate {
+    } else if state.tab() == View::Simulate {
         "Shaded: the CPUs the workload may use. Click a CPU to show its sched domains."
     } else {
         "Click a CPU to show its sched domains."
     };
-    let machine = match &state.machine {
-        Ok(m) => html! {
+    let machine = html! {
             <MachineView
-                machine={m.clone()}
-                selected={state.cpu}
+                machine={state.machine().clone()}
+                selected={state.cpu()}
                 highlight={state.highlight_span()}
                 heat={state.heat()}
                 wake={state.wake_marks().map(std::rc::Rc::new)}
                 hint={hint}
                 {on_select}
             />
-        },
-        Err(e) => html! { <p class="error">{ format!("Cannot build the machine: {e}") }</p> },
     };
     let banner = state.banner.clone().map(|b| {
         let dispatcher = state.dispatcher();
@@ -122,12 +108,12 @@ pub fn app() -> Html {
             if state.custom_open {
                 <CustomMachine />
             }
-            <main class={classes!("layout", matches!(state.tab, Tab::Wakeup | Tab::Simulate).then_some("wide-right"))}>
+            <main class={classes!("layout", matches!(state.tab(), View::Wakeup | View::Simulate).then_some("wide-right"))}>
                 <section class="panel machine-panel" aria-label="machine">
                     { machine }
                 </section>
                 <section class="panel domain-panel" aria-label="sched domains">
-                    <DomainPanel />
+                    <TabPanel />
                 </section>
             </main>
         </ContextProvider<AppContext>>

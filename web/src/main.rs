@@ -3,8 +3,9 @@
 //! ```text
 //!  main ─▶ App ─ ContextProvider<AppContext> ─┬─ Controls      (preset, release, CPU)
 //!                                             ├─ MachineView   (packages → … → threads)
-//!                                             └─ DomainTree / dmesg text / Wake-up / Simulate
-//!  worker::worker_main  (the same module in a Web Worker: one side of a simulation)
+//!                                             └─ TabPanel ─ DomainTree / dmesg / debugfs
+//!                                                           Wake-up / Simulate
+//!  worker::SimWorker  (the same module in a Web Worker: one side of a simulation)
 //! ```
 //!
 //! The UI never computes scheduling: `state.rs` asks core for the machine and its
@@ -12,13 +13,17 @@
 
 mod app;
 mod components;
+mod dom;
+mod format;
+mod hooks;
 mod state;
 mod worker;
 
 fn main() {
-    // The simulation workers load this same module (static/worker.js): no page there.
-    if web_sys::window().is_none() {
-        return;
+    // One module, two entries: the simulation workers load it too (static/worker.js).
+    if worker::in_worker() {
+        worker::register();
+    } else {
+        yew::Renderer::<app::App>::new().render();
     }
-    yew::Renderer::<app::App>::new().render();
 }

@@ -1,26 +1,28 @@
 //! The simulator off the main thread. Each side of the Simulate tab runs in its own
-//! dedicated worker: the same wasm module, started by `static/worker.js` with
-//! [`worker_main`] instead of the page's `main`. The page stays responsive while a
-//! run goes, and A and B run in parallel on two cores.
+//! dedicated worker: the same wasm module, loaded by `static/worker.js`, whose `main`
+//! finds itself in a worker and registers [`SimWorker`] with gloo-worker. The page
+//! stays responsive while a run goes, and A and B run in parallel on two cores.
 //!
 //! ```text
-//!  page ── Msg::Run { id, machine, patches, sim } ──▶ worker: core's LiveRun, in batches
+//!  page ── Msg::Run { id, machine, patches, sim } ──▶ SimWorker: core's LiveRun, in batches
 //!  page ◀── Progress { id, series, …, report } ────── after each ~40 ms of wall time
 //!  page ── Msg::Cancel { id } (or a newer Run) ────▶ the old run stops at its next batch
 //! ```
 //!
-//! Messages are JSON strings. The worker only runs core; what the page shows of a run
-//! is decided here, in [`progress`], a plain function the host tests exercise.
+//! The messages are these serde types, carried by gloo-worker through [`Codec`]
+//! (serde-wasm-bindgen: structured clones, no JSON text). The worker only runs core;
+//! what the page shows of a run is decided here, in [`progress`], a plain function
+//! the host tests exercise. `hooks::use_run` is the page's end.
 
-use std::cell::Cell;
 use std::time::Duration;
 
+use gloo_worker::{HandlerId, Registrable, WorkerScope};
 use schedlab_core::experiment::LiveRun;
 use schedlab_core::patch::PatchSet;
-use schedlab_core::scenario::{MachineChoice, Scenario, SimSetup};
+use schedlab_core::scenario::v1::SimSetupV1;
+use schedlab_core::scenario::MachineChoice;
 use serde::{Deserialize, Serialize};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// Simulated time per slice.
 const SLICE_NS: u64 = 1_000_000;
@@ -31,12 +33,15 @@ const BATCH_MS: f64 = 40.0;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "kebab-case")]
 pub enum Msg {
-    /// Run `sim` on `machine` under `patches`; a newer id replaces an older run.
+    /// Run `sim` on `machine` under `patches`; a newer id replaces an older run. The
+    /// fields are the link's wire forms (a machine choice, the `6.6+cluster` text,
+    /// `scenario::v1`'s setup): the worker parses them into core's typed values, as a
+    /// link is parsed.
     Run {
         id: u64,
         machine: MachineChoice,
         patches: String,
-        sim: SimSetup,
+        sim: SimSetupV1,
     },
     /// Stop run `id` if it is still going.
     Cancel { id: u64 },
@@ -149,24 +154,11 @@ pub fn failed(id: u64, error: String) -> Progress {
 
 /// Builds the run a [`Msg::Run`] asks for: the machine and patches through the
 /// scenario's own validation, then the setup's `run_spec()`.
-pub fn start(machine: &MachineChoice, patches: &str, sim: &SimSetup) -> Result<LiveRun, String> {
-    let scenario = Scenario {
-        machine: machine.clone(),
-        ..Scenario::preset("", patches)
-    };
-    let m = scenario.validate().map_err(|e| e.to_string())?;
+pub fn start(machine: &MachineChoice, patches: &str, sim: &SimSetupV1) -> Result<LiveRun, String> {
+    let m = machine.build().map_err(|e| e.to_string())?;
     let p: PatchSet = patches.parse().map_err(|e| format!("{patches}: {e}"))?;
-    let spec = sim.run_spec(&m, p)?;
+    let spec = sim.parse(&m).map_err(|e| e.to_string())?.run_spec(&m, p)?;
     LiveRun::new(&spec).map_err(|e| e.to_string())
-}
-
-thread_local! {
-    /// The id of the run this worker should be doing (0: none).
-    static CURRENT: Cell<u64> = const { Cell::new(0) };
-}
-
-fn scope() -> Option<web_sys::DedicatedWorkerGlobalScope> {
-    js_sys::global().dyn_into().ok()
 }
 
 /// `performance.now()` of the page or of the worker, in ms (0 outside a browser).
@@ -177,50 +169,107 @@ pub fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-fn post(p: &Progress) {
-    if let (Some(s), Ok(text)) = (scope(), serde_json::to_string(p)) {
-        let _ = s.post_message(&JsValue::from_str(&text));
+/// Whether this module runs in a dedicated worker rather than on the page.
+pub fn in_worker() -> bool {
+    js_sys::global().is_instance_of::<web_sys::DedicatedWorkerGlobalScope>()
+}
+
+/// Makes this worker a [`SimWorker`]: gloo-worker answers the page's handshake and
+/// hands it the messages it held while the module loaded.
+pub fn register() {
+    SimWorker::registrar().encoding::<Codec>().register();
+}
+
+/// gloo-worker's message encoding: serde-wasm-bindgen, so messages cross as
+/// structured clones. (gloo-worker's default, bincode, cannot read the scenario's
+/// internally tagged enums.) u64s cross as BigInts: a seed may exceed 2^53.
+pub struct Codec;
+
+impl gloo_worker::Codec for Codec {
+    fn encode<I: Serialize>(input: I) -> JsValue {
+        let s = serde_wasm_bindgen::Serializer::new().serialize_large_number_types_as_bigints(true);
+        // Every message is one of this module's types, which serialise whole.
+        input.serialize(&s).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    fn decode<O: for<'de> Deserialize<'de>>(input: JsValue) -> O {
+        // Both ends are this module, so a message always decodes; gloo-worker's codec
+        // has no way to report otherwise (its own bincode codec panics too).
+        serde_wasm_bindgen::from_value(input)
+            .unwrap_or_else(|e| wasm_bindgen::throw_str(&format!("a worker message: {e}")))
     }
 }
 
-fn handle(text: &str) {
-    match serde_json::from_str::<Msg>(text) {
-        Ok(Msg::Run {
-            id,
-            machine,
-            patches,
-            sim,
-        }) => {
-            CURRENT.with(|c| c.set(id));
-            match start(&machine, &patches, &sim) {
-                Ok(run) => yew::platform::spawn_local(drive(id, run)),
-                Err(e) => post(&failed(id, e)),
+/// The run this worker is doing and for whom.
+struct Current {
+    /// Tells its batches from a cancelled or replaced run's.
+    generation: u64,
+    id: u64,
+    run: LiveRun,
+    who: HandlerId,
+    busy_ms: f64,
+}
+
+/// A simulation worker: one run at a time, in batches of [`BATCH_MS`], reporting after
+/// each; a newer run (or a cancel) takes the place of the current one.
+pub struct SimWorker {
+    current: Option<Current>,
+    generations: u64,
+}
+
+impl gloo_worker::Worker for SimWorker {
+    /// Run the next batch of the run of this generation.
+    type Message = u64;
+    type Input = Msg;
+    type Output = Progress;
+
+    fn create(_: &WorkerScope<Self>) -> Self {
+        SimWorker {
+            current: None,
+            generations: 0,
+        }
+    }
+
+    fn received(&mut self, scope: &WorkerScope<Self>, msg: Msg, who: HandlerId) {
+        match msg {
+            Msg::Run {
+                id,
+                machine,
+                patches,
+                sim,
+            } => {
+                self.current = None;
+                match start(&machine, &patches, &sim) {
+                    Ok(run) => {
+                        self.generations += 1;
+                        self.current = Some(Current {
+                            generation: self.generations,
+                            id,
+                            run,
+                            who,
+                            busy_ms: 0.0,
+                        });
+                        scope.send_message(self.generations);
+                    }
+                    Err(e) => scope.respond(who, failed(id, e)),
+                }
+            }
+            Msg::Cancel { id } => {
+                if self.current.as_ref().is_some_and(|c| c.id == id) {
+                    self.current = None;
+                }
             }
         }
-        Ok(Msg::Cancel { id }) => CURRENT.with(|c| {
-            if c.get() == id {
-                c.set(0)
-            }
-        }),
-        Err(e) => post(&failed(
-            0,
-            format!("the worker got a message it cannot read: {e}"),
-        )),
     }
-}
 
-/// Runs `run` to its end in batches, reporting after each, unless another run (or a
-/// cancel) takes its place.
-async fn drive(id: u64, mut run: LiveRun) {
-    let mut busy_ms = 0.0;
-    loop {
-        if CURRENT.with(Cell::get) != id {
+    fn update(&mut self, scope: &WorkerScope<Self>, generation: u64) {
+        let Some(c) = self.current.as_mut().filter(|c| c.generation == generation) else {
             return;
-        }
+        };
         let t0 = now_ms();
         let mut error = None;
         while now_ms() - t0 < BATCH_MS {
-            match run.advance(SLICE_NS) {
+            match c.run.advance(SLICE_NS) {
                 Ok(false) => {}
                 Ok(true) => break,
                 Err(e) => {
@@ -229,38 +278,20 @@ async fn drive(id: u64, mut run: LiveRun) {
                 }
             }
         }
-        busy_ms += now_ms() - t0;
-        let p = progress(id, &run, busy_ms, error);
-        post(&p);
-        if p.done {
-            return;
-        }
-        // A macrotask, so a Cancel or a newer Run waiting in the queue is read first.
-        yew::platform::time::sleep(Duration::ZERO).await;
-    }
-}
-
-/// The worker's entry, called by `static/worker.js` once the module is loaded, with
-/// the messages that arrived while it loaded.
-#[wasm_bindgen]
-pub fn worker_main(early: js_sys::Array) {
-    let Some(s) = scope() else {
-        return;
-    };
-    for m in early.iter() {
-        if let Some(text) = m.as_string() {
-            handle(&text);
+        c.busy_ms += now_ms() - t0;
+        let p = progress(c.id, &c.run, c.busy_ms, error);
+        let done = p.done;
+        scope.respond(c.who, p);
+        if done {
+            self.current = None;
+        } else {
+            // A macrotask, so a Cancel or a newer Run waiting in the queue is read first.
+            scope.send_future(async move {
+                yew::platform::time::sleep(Duration::ZERO).await;
+                generation
+            });
         }
     }
-    let on_message =
-        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(|e: web_sys::MessageEvent| {
-            if let Some(text) = e.data().as_string() {
-                handle(&text);
-            }
-        });
-    s.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    // The handler lives as long as the worker.
-    on_message.forget();
 }
 
 #[cfg(test)]
@@ -271,10 +302,10 @@ mod tests {
     use super::*;
 
     /// What a worker reports after running to the end is the native run: the same
-    /// digest and value, through the JSON the page reads.
+    /// digest and value, and it survives serde (the codec itself needs a browser).
     #[test]
     fn a_worker_run_reports_the_native_digest() {
-        let sim = SimSetup {
+        let sim = SimSetupV1 {
             workload: Workload::NetperfTcpRr { instances: 2 },
             cpus: "node0".to_string(),
             duration_ms: 20,
@@ -310,9 +341,9 @@ mod tests {
 
     #[test]
     fn a_run_that_cannot_start_says_why() {
-        let sim = SimSetup {
+        let sim = SimSetupV1 {
             cpus: "node5".to_string(),
-            ..SimSetup::default()
+            ..SimSetupV1::from(&schedlab_core::SimSetup::default())
         };
         let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
         let e = start(&machine, "6.6", &sim).err().expect("refused");

@@ -3,15 +3,10 @@
 use schedlab_core::cpumask::CpuId;
 use schedlab_core::release::Release;
 use schedlab_core::topology::presets::{self, PRESETS};
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
+use crate::dom::select_value;
 use crate::state::{Action, AppContext, CUSTOM};
-
-/// The value of the `<select>` an event came from.
-fn select_value(e: &Event) -> Option<String> {
-    e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
-}
 
 #[function_component(Controls)]
 pub fn controls() -> Html {
@@ -44,8 +39,8 @@ pub fn controls() -> Html {
         })
     };
 
-    let nr_cpus = state.machine().map_or(0, |m| m.nr_cpus());
-    let summary = presets::preset(&state.preset).map(|p| (p.summary, p.source));
+    let nr_cpus = state.machine().nr_cpus();
+    let summary = presets::preset(state.preset()).map(|p| (p.summary, p.source));
 
     html! {
         <section class="controls" aria-label="controls">
@@ -53,10 +48,10 @@ pub fn controls() -> Html {
                 <span>{ "Machine" }</span>
                 <select id="preset" onchange={on_preset}>
                     { for PRESETS.iter().map(|p| html! {
-                        <option value={p.name} selected={p.name == state.preset}>{ p.name }</option>
+                        <option value={p.name} selected={p.name == state.preset()}>{ p.name }</option>
                     }) }
-                    if let (true, Some(m)) = (state.preset == CUSTOM, state.machine()) {
-                        <option value={CUSTOM} selected=true>{ format!("custom: {}", m.name) }</option>
+                    if state.preset() == CUSTOM {
+                        <option value={CUSTOM} selected=true>{ format!("custom: {}", state.machine().name) }</option>
                     }
                     <option value={CUSTOM} selected=false>{ "Custom…" }</option>
                 </select>
@@ -75,13 +70,13 @@ pub fn controls() -> Html {
                 <span>{ "CPU" }</span>
                 <select id="cpu" onchange={on_cpu}>
                     { for (0..nr_cpus).map(|c| html! {
-                        <option value={c.to_string()} selected={c == state.cpu.0}>{ c }</option>
+                        <option value={c.to_string()} selected={c == state.cpu().0}>{ c }</option>
                     }) }
                 </select>
             </label>
-            if let (true, Some(m)) = (state.preset == CUSTOM, state.machine()) {
+            if state.preset() == CUSTOM {
                 <p class="preset-summary">
-                    { format!("Custom machine: {}", m.name) }
+                    { format!("Custom machine: {}", state.machine().name) }
                     <span class="source">{ "Loaded from pasted text; the link carries its JSON spec." }</span>
                 </p>
             }

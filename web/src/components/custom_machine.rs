@@ -4,10 +4,10 @@
 //! machine stays until a load succeeds. "Copy as JSON" gives the spec back.
 
 use schedlab_core::topology::Arch;
-use web_sys::{HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
-use crate::state::{Action, AppContext, CUSTOM};
+use crate::dom::{select_value, textarea_value};
+use crate::state::{Action, AppContext};
 
 #[function_component(CustomMachine)]
 pub fn custom_machine() -> Html {
@@ -21,15 +21,15 @@ pub fn custom_machine() -> Html {
     let oninput = {
         let text = text.clone();
         Callback::from(move |e: InputEvent| {
-            if let Some(t) = e.target_dyn_into::<HtmlTextAreaElement>() {
-                text.set(t.value());
+            if let Some(t) = textarea_value(&e) {
+                text.set(t);
             }
         })
     };
     let onarch = {
         let arch = arch.clone();
         Callback::from(move |e: Event| {
-            let v = e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value());
+            let v = select_value(&e);
             arch.set(match v.as_deref() {
                 Some("arm64") => Some(Arch::Arm64),
                 Some("x86") => Some(Arch::X86),
@@ -54,10 +54,8 @@ pub fn custom_machine() -> Html {
     };
 
     let json = state
-        .custom
-        .as_ref()
-        .filter(|_| state.preset == CUSTOM)
-        .map(|spec| serde_json::to_string_pretty(&**spec).unwrap_or_default());
+        .custom()
+        .map(|spec| serde_json::to_string_pretty(spec).unwrap_or_default());
     let oncopy = {
         let json = json.clone().unwrap_or_default();
         let copied = copied.clone();

@@ -6,8 +6,9 @@
 //!  domain-2  NUMA  0-63   SD_NUMA …                   groups {0-31} {32-63}
 //! ```
 //!
-//! A second tab shows core's byte-exact `dmesg` text for the CPU, a third the
-//! debugfs files, so a user can diff against their own machine.
+//! The dmesg tab shows core's byte-exact `dmesg` text for the CPU, the debugfs tab the
+//! debugfs files, so a user can diff against their own machine. The tabs themselves
+//! are `components::tabs`.
 
 use schedlab_core::cpumask::CpuId;
 use schedlab_core::release::Release;
@@ -15,65 +16,17 @@ use schedlab_core::sched_domain::format;
 use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
-use crate::components::sim_view::SimPanel;
-use crate::components::wakeup_view::WakeupPanel;
-use crate::state::{Action, AppContext, Tab};
+use crate::state::{Action, AppContext, View};
 
-#[function_component(DomainPanel)]
-pub fn domain_panel() -> Html {
+/// The Domains, dmesg and debugfs tabs' body: the chosen CPU's domain cards, or the
+/// kernel's text for it.
+#[function_component(DomainTree)]
+pub fn domain_tree() -> Html {
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
-
-    let tab_button = |tab: Tab, label: &'static str| {
-        let active = state.tab == tab;
-        let class = classes!(active.then_some("active"));
-        let dispatch = state.dispatcher();
-        let onclick = Callback::from(move |_: MouseEvent| dispatch.dispatch(Action::ShowTab(tab)));
-        html! {
-            <button {class} {onclick} role="tab" aria-selected={active.to_string()}>{ label }</button>
-        }
-    };
-
-    let tabs = html! {
-        <div class="tabs" role="tablist">
-            { tab_button(Tab::Tree, "Domains") }
-            { tab_button(Tab::Dmesg, "dmesg") }
-            { tab_button(Tab::Debugfs, "debugfs") }
-            { tab_button(Tab::Wakeup, "Wake-up") }
-            { tab_button(Tab::Simulate, "Simulate") }
-        </div>
-    };
-    // The wake-up and simulation tabs: their own heading, then their panel.
-    let own = |title: &'static str, sub: &'static str, panel: Html| {
-        html! {
-            <div class="domains">
-                <h2>{ title }<span class="sub">{ sub }</span></h2>
-                { tabs.clone() }
-                { panel }
-            </div>
-        }
-    };
-    match state.tab {
-        Tab::Wakeup => {
-            return own(
-                "Where does the wakee go?",
-                " · select_task_rq_fair() step by step",
-                html! { <WakeupPanel /> },
-            )
-        }
-        Tab::Simulate => {
-            return own(
-                "What does the patch do to the benchmark?",
-                " · the simulator, A against B",
-                html! { <SimPanel /> },
-            )
-        }
-        Tab::Tree | Tab::Dmesg | Tab::Debugfs => {}
-    }
-
-    let cpu = state.cpu;
-    let body = match &state.domains {
+    let cpu = state.cpu();
+    match &state.domains {
         Err(e) => html! {
             <p class="error">{ format!("The kernel would build no sched domains: {e}") }</p>
         },
@@ -81,8 +34,18 @@ pub fn domain_panel() -> Html {
             None => html! {
                 <p class="error">{ format!("CPU {} is offline: it has no sched domains.", cpu.0) }</p>
             },
-            Some(cd) => match state.tab {
-                Tab::Tree => {
+            Some(cd) => match state.tab() {
+                View::Dmesg => text_view(
+                    format::dmesg(sds, Some(cpu)),
+                    "sched_domain_debug() output for this CPU, as dmesg shows it with the \
+                     sched_verbose boot parameter (timestamps left out).",
+                ),
+                View::Debugfs => text_view(
+                    format::debugfs(sds, Some(cpu)),
+                    "The per-domain files the kernel exposes for this CPU.",
+                ),
+                // The tab router shows this component for the three domain tabs only.
+                View::Domains | View::Wakeup | View::Simulate => {
                     let on_level = {
                         let state = state.clone();
                         Callback::from(move |i: usize| {
@@ -92,30 +55,8 @@ pub fn domain_panel() -> Html {
                     };
                     tree(sds, cd, state.release(), state.highlight, on_level)
                 }
-                Tab::Dmesg => text_view(
-                    format::dmesg(sds, Some(cpu)),
-                    "sched_domain_debug() output for this CPU, as dmesg shows it with the \
-                     sched_verbose boot parameter (timestamps left out).",
-                ),
-                Tab::Debugfs => text_view(
-                    format::debugfs(sds, Some(cpu)),
-                    "The per-domain files the kernel exposes for this CPU.",
-                ),
-                // Handled above; kept so the match stays exhaustive.
-                Tab::Wakeup | Tab::Simulate => html! {},
             },
         },
-    };
-
-    html! {
-        <div class="domains">
-            <h2>
-                { format!("Sched domains of CPU {}", cpu.0) }
-                <span class="sub">{ format!(" · Linux v{}", state.patches) }</span>
-            </h2>
-            { tabs }
-            { body }
-        </div>
     }
 }
 

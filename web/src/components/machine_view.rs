@@ -12,6 +12,7 @@
 //! machines do not drown in boxes. Cores with SMT siblings get a box of threads.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::topology::Machine;
@@ -22,7 +23,7 @@ use crate::state::WakeMarks;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub machine: Rc<Machine>,
+    pub machine: Arc<Machine>,
     pub selected: CpuId,
     /// CPUs to shade, e.g. the span of the domain level under the pointer.
     #[prop_or_default]

@@ -1,8 +1,12 @@
 //! One function component per file.
 
+pub mod chart;
 pub mod controls;
 pub mod custom_machine;
 pub mod domain_tree;
 pub mod machine_view;
+pub mod sim_results;
+pub mod sim_setup;
 pub mod sim_view;
+pub mod tabs;
 pub mod wakeup_view;

@@ -17,24 +17,11 @@ use schedlab_core::cpumask::CpuId;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::wakeup::{QueuePath, Reject, Step};
-use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use crate::components::machine_view::reject_class;
+use crate::dom::{checked, input_value, select_value};
 use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
-
-pub(crate) fn select_value(e: &Event) -> Option<String> {
-    e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value())
-}
-
-pub(crate) fn input_value(e: &Event) -> Option<String> {
-    e.target_dyn_into::<HtmlInputElement>().map(|s| s.value())
-}
-
-pub(crate) fn checked(e: &Event) -> bool {
-    e.target_dyn_into::<HtmlInputElement>()
-        .is_some_and(|s| s.checked())
-}
 
 /// A `<select>` of the machine's CPUs.
 fn cpu_select(
@@ -225,7 +212,7 @@ fn decision_card(
 /// The two patch sets, A (the page's) and B (compared), with the compare switch: the
 /// wake-up tab decides under both, the Simulate tab runs under both.
 pub(crate) fn kernel_pickers(state: &AppContext) -> Html {
-    let w = &state.wake;
+    let w = state.wake();
     let dispatcher = state.dispatcher();
     let comparing = w.compare.is_some();
     let on_compare = {
@@ -236,7 +223,7 @@ pub(crate) fn kernel_pickers(state: &AppContext) -> Html {
         <fieldset class="wake-kernel">
             <legend>{ "Kernel" }</legend>
             <div class={classes!("pickers", comparing.then_some("compare"))}>
-                { patch_picker(Side::A, state.patches, dispatcher.clone()) }
+                { patch_picker(Side::A, state.patches(), dispatcher.clone()) }
                 if let Some(b) = w.compare {
                     { patch_picker(Side::B, b, dispatcher.clone()) }
                 }
@@ -245,7 +232,7 @@ pub(crate) fn kernel_pickers(state: &AppContext) -> Html {
                 <input type="checkbox" id="compare" checked={comparing} onchange={on_compare} />
                 <span>{ "Compare with a second patch set, side by side" }</span>
             </label>
-            if let Some(e) = &w.patch_error {
+            if let Some(e) = &state.ui.patch_error {
                 <p class="error">{ e.clone() }</p>
             }
         </fieldset>
@@ -259,11 +246,8 @@ pub fn wakeup_panel() -> Html {
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
-    let Some(m) = state.machine() else {
-        return html! { <p class="error">{ "There is no machine to wake a task on." }</p> };
-    };
-    let n = m.nr_cpus();
-    let w = &state.wake;
+    let n = state.machine().nr_cpus();
+    let w = state.wake();
     let dispatcher = state.dispatcher();
     let act = |a: fn() -> Action| {
         let d = dispatcher.clone();
@@ -272,7 +256,7 @@ pub fn wakeup_panel() -> Html {
 
     let mode_btn = |mode: ClickMode, label: &'static str| {
         let d = dispatcher.clone();
-        let active = w.click == mode;
+        let active = state.ui.click == mode;
         let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::SetClickMode(mode)));
         html! {
             <button class={classes!("seg", active.then_some("active"))} aria-pressed={active.to_string()} {onclick}>{ label }</button>
@@ -345,10 +329,10 @@ pub fn wakeup_panel() -> Html {
     let results = html! {
         <div class={classes!("decisions", comparing.then_some("compare"))}>
             if let Some(a) = &state.wake_a {
-                { decision_card(Side::A, a, w.focus == Side::A, comparing, on_focus.clone()) }
+                { decision_card(Side::A, a, state.ui.focus == Side::A, comparing, on_focus.clone()) }
             }
             if let Some(b) = &state.wake_b {
-                { decision_card(Side::B, b, w.focus == Side::B, comparing, on_focus.clone()) }
+                { decision_card(Side::B, b, state.ui.focus == Side::B, comparing, on_focus.clone()) }
             }
         </div>
     };

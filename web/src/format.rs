@@ -1,0 +1,172 @@
+//! What the page prints of numbers and of the command line: plain functions of their
+//! inputs, tested on the host.
+
+use schedlab_core::patch::PatchSet;
+use schedlab_core::scenario::SimSetup;
+use schedlab_core::workload::Workload;
+use schedlab_core::CpuSelection;
+
+/// A result or axis value: four significant digits below 10, then fewer decimals,
+/// millions as `M`.
+pub fn fmt_value(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.3} M", v / 1e6)
+    } else if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        // Four significant digits: 0.8447 s, 0.0002120 s.
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 12) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+/// An axis label: [`fmt_value`] without trailing zeros (`500`, `0.25`, `2.5 M`).
+pub fn fmt_tick(v: f64) -> String {
+    let s = fmt_value(v);
+    let (number, unit) = s.split_once(' ').unwrap_or((&s, ""));
+    let number = if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    };
+    if unit.is_empty() {
+        number.to_string()
+    } else {
+        format!("{number} {unit}")
+    }
+}
+
+/// Simulated milliseconds, with the digits a short run needs.
+pub fn fmt_ms(ms: f64) -> String {
+    if ms >= 10.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
+
+/// A change in percent, signed: `+12.81%`.
+pub fn fmt_pct(c: f64) -> String {
+    format!("{c:+.2}%")
+}
+
+/// The label of a workload's scale parameter.
+pub fn scale_label(w: &Workload) -> &'static str {
+    match w {
+        Workload::Tbench { .. } => "clients",
+        Workload::NetperfTcpRr { .. } | Workload::NetperfUdpRr { .. } => "instances",
+        Workload::Hackbench { .. } => "groups",
+        Workload::CookiePairs { .. } => "threads",
+        Workload::Schbench { .. } => "workers",
+        Workload::Custom { .. } => "pairs",
+        Workload::LatPipe { .. } => "pair",
+    }
+}
+
+/// The `schedlab` command lines that rerun `sim` natively on `machine` (a preset
+/// name, or a file for a custom machine), with the page's digests: `run` once per
+/// side's patch set, or one `sweep` of A (the baseline) against B (or A again).
+/// The workload's own flags are core's `Workload::cli_args()`.
+pub fn cli_lines(machine: &str, sim: &SimSetup, sides: &[PatchSet]) -> Vec<String> {
+    let mut args = sim.workload.cli_args();
+    if !sim.sweep.is_empty() {
+        if let Some(i) = args.iter().position(|a| a == "--threads") {
+            args[i + 1] = sim
+                .sweep
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+        }
+    }
+    let mut common = format!("--machine {machine}");
+    if sim.cpus != CpuSelection::All {
+        common.push_str(&format!(" --cpus {}", sim.cpus));
+    }
+    common.push_str(&format!(
+        " {} --duration-ms {} --seed {}",
+        args.join(" "),
+        sim.duration_ms,
+        sim.seed
+    ));
+    match sides {
+        [] => Vec::new(),
+        [a, rest @ ..] if !sim.sweep.is_empty() => {
+            let b = rest.first().unwrap_or(a);
+            vec![format!(
+                "schedlab sweep {common} --baseline {a} --patched {b}"
+            )]
+        }
+        _ => sides
+            .iter()
+            .map(|p| format!("schedlab run {common} --patches {p}"))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::topology::NodeId;
+
+    #[test]
+    fn values_keep_four_significant_digits() {
+        let shown: Vec<String> = [0.0, 0.000212, 0.8447, 258.46, 11656.6, 2.5e6]
+            .map(fmt_value)
+            .into();
+        assert_eq!(
+            shown,
+            ["0", "0.0002120", "0.8447", "258.5", "11657", "2.500 M"]
+        );
+        assert_eq!(fmt_value(f64::INFINITY), "–");
+        assert_eq!(
+            (fmt_ms(0.212), fmt_ms(60.4)),
+            ("0.21 ms".to_string(), "60 ms".to_string())
+        );
+        assert_eq!(fmt_pct(12.8061), "+12.81%");
+        let ticks = [0.0, 500.0, 1500.0, 0.25, 2.5e6].map(fmt_tick);
+        assert_eq!(ticks, ["0", "500", "1500", "0.25", "2.5 M"]);
+    }
+
+    #[test]
+    fn command_lines_are_run_per_side_or_one_sweep() {
+        let a: PatchSet = "6.6".parse().unwrap();
+        let b: PatchSet = "6.6+cluster".parse().unwrap();
+        let mut sim = SimSetup {
+            workload: Workload::Tbench { clients: 4 },
+            cpus: CpuSelection::Nodes {
+                first: NodeId(0),
+                last: NodeId(0),
+            },
+            duration_ms: 60,
+            seed: 1,
+            sweep: Vec::new(),
+        };
+        assert_eq!(
+            cli_lines("kunpeng920-6426", &sim, &[a, b]),
+            [
+                "schedlab run --machine kunpeng920-6426 --cpus node0 --workload tbench \
+                 --threads 4 --duration-ms 60 --seed 1 --patches 6.6",
+                "schedlab run --machine kunpeng920-6426 --cpus node0 --workload tbench \
+                 --threads 4 --duration-ms 60 --seed 1 --patches 6.6+cluster",
+            ]
+        );
+        sim.sweep = vec![1, 4, 8];
+        assert_eq!(
+            cli_lines("FILE.json", &sim, &[a]),
+            [
+                "schedlab sweep --machine FILE.json --cpus node0 --workload tbench \
+              --threads 1,4,8 --duration-ms 60 --seed 1 --baseline 6.6 --patched 6.6"
+            ]
+        );
+    }
+}
