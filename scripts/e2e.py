@@ -185,19 +185,22 @@ def chart_series(page):
     """Every line in the Simulate tab's chart, as
     [{"side": "a" | "b", "published": bool, "points": [(x, y), ...], "markers": int}].
 
-    The one place that knows how the chart is drawn. Today: SVG <polyline>s in
-    .sim-chart; a run's line carries data-side, a sweep's line sits in a
-    <g data-side> with a <circle> marker per point, and the published numbers are
+    The one place that knows how the chart is drawn. Today: plotters' SVG in
+    .sim-chart; a series is a <polyline data-side>, a sweep's model series has a
+    <circle data-side> marker per point, and the published numbers are
     polyline.published-line (with data-side).
     """
     raw = page.js("""
         return [...document.querySelectorAll('.sim-chart polyline')].map(p => {
-          const owner = p.closest('[data-side]');
+          const side = p.dataset.side || null;
+          const published = p.classList.contains('published-line');
+          const chart = p.closest('.sim-chart');
           return {
-            side: owner ? owner.dataset.side : null,
-            published: p.classList.contains('published-line'),
+            side: side,
+            published: published,
             points: p.getAttribute('points') || '',
-            markers: owner && owner !== p ? owner.querySelectorAll('circle').length : 0,
+            markers: side && !published
+              ? chart.querySelectorAll(`circle[data-side="${side}"]`).length : 0,
           };
         })""")
     for s in raw:

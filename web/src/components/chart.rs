@@ -60,7 +60,16 @@ impl Series {
         } else {
             ""
         };
-        format!(r#"class="line{published} line-{side}" data-side="{side}""#)
+        format!(
+            r#"class="line{published} line-{side}" {}"#,
+            self.side_attr()
+        )
+    }
+
+    /// `data-side="a"` or `"b"`: which patch set the element draws.
+    fn side_attr(&self) -> String {
+        let side = if self.side == 0 { "a" } else { "b" };
+        format!(r#"data-side="{side}""#)
     }
 }
 
@@ -201,30 +210,38 @@ fn svg(props: &ChartProps) -> Result<String, String> {
             .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
-    let tags: Vec<(String, String)> = props
+    let lines: Vec<(String, String)> = props
         .series
         .iter()
-        .map(|s| (svg_colour(s.colour()), s.tag()))
+        .map(|s| (svg_colour("stroke", s.colour()), s.tag()))
         .collect();
-    Ok(tag_polylines(&out, &tags))
+    // A sweep's dots are filled with their series' colour (published series have none).
+    let dots: Vec<(String, String)> = props
+        .series
+        .iter()
+        .filter(|s| !s.published)
+        .map(|s| (svg_colour("fill", s.colour()), s.side_attr()))
+        .collect();
+    let out = tag_elements(&out, "<polyline", &lines);
+    Ok(tag_elements(&out, "<circle", &dots))
 }
 
-/// A colour as plotters' SVG backend writes it.
-fn svg_colour(c: RGBColor) -> String {
-    format!(r##"stroke="#{:02X}{:02X}{:02X}""##, c.0, c.1, c.2)
+/// A colour attribute as plotters' SVG backend writes it.
+fn svg_colour(attr: &str, c: RGBColor) -> String {
+    format!(r##"{attr}="#{:02X}{:02X}{:02X}""##, c.0, c.1, c.2)
 }
 
-/// Gives each `<polyline>` whose stroke is in `tags` that entry's attributes.
-fn tag_polylines(svg: &str, tags: &[(String, String)]) -> String {
-    const OPEN: &str = "<polyline";
+/// Gives each element opened by `open` (`<polyline`, `<circle`) that contains one of
+/// `tags`' colour attributes that entry's attributes.
+fn tag_elements(svg: &str, open: &str, tags: &[(String, String)]) -> String {
     let mut out = String::with_capacity(svg.len() + 64 * tags.len());
     let mut rest = svg;
-    while let Some(i) = rest.find(OPEN) {
+    while let Some(i) = rest.find(open) {
         let (before, from) = rest.split_at(i);
         let end = from.find("/>").map_or(from.len(), |e| e + 2);
         let (element, after) = from.split_at(end);
         out.push_str(before);
-        out.push_str(OPEN);
+        out.push_str(open);
         if let Some((_, attrs)) = tags
             .iter()
             .find(|(stroke, _)| element.contains(stroke.as_str()))
@@ -232,7 +249,7 @@ fn tag_polylines(svg: &str, tags: &[(String, String)]) -> String {
             out.push(' ');
             out.push_str(attrs);
         }
-        out.push_str(&element[OPEN.len()..]);
+        out.push_str(&element[open.len()..]);
         rest = after;
     }
     out.push_str(rest);
@@ -388,6 +405,8 @@ mod tests {
             2
         );
         assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
+        assert_eq!(svg.matches(r#"<circle data-side="a""#).count(), 3, "{svg}");
+        assert_eq!(svg.matches(r#"<circle data-side="b""#).count(), 3, "{svg}");
         assert!(
             svg.contains(">\n8\n</text>"),
             "the scales label the x axis: {svg}"
