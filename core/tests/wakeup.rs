@@ -312,6 +312,66 @@ fn wakelist_without_ipi_when_the_target_polls() {
     assert_eq!(d.queue, QueuePath::Wakelist { ipi: true });
 }
 
+/// EPYC 9654 NPS1: one node per socket holds 12 LLCs (CCX 40-47 holds prev 43 and
+/// CPU 40). Every CPU busy; p may run on CPUs 0 and 40 only; the waker runs on prev.
+fn fallback_case(machine: &str, allowed: &str, extra: &str) -> String {
+    format!(
+        r#"{{ "machine": "{machine}", "patches": "6.8",
+             "cpus": [ {{ "cpus": "0-{last}", "state": "busy" }}{extra} ],
+             "wakee": {{ "id": 1, "prev_cpu": 43, "allowed": "{allowed}" }},
+             "waker": {{ "cpu": 43, "task": {{ "id": 2 }} }} }}"#,
+        last = if machine == "epyc9654-1p" { 191 } else { 383 },
+    )
+}
+
+/// kernel/sched/core.c (v6.8), select_task_rq() lines 3655-3656 and
+/// select_fallback_rq() lines 3561-3630. select_task_rq_fair() cannot pull to the
+/// waker's CPU 43 (not allowed), select_idle_sibling(p, 43, 43) finds nothing idle
+/// (nr_idle_scan is 0) and returns 43, which is_cpu_allowed() rejects; then
+/// select_fallback_rq(43, p) walks `cpumask_of_node(cpu_to_node(43))` (lines
+/// 3573-3581) from CPU 0, not prev's LLC, and CPU 0 is allowed and active: it wins over
+/// CPU 40 although 40 shares prev's L3. CPU 0 shares no cache with the waker, so
+/// ttwu_queue_cond() (line 3997: "!cpus_share_cache(smp_processor_id(), cpu)")
+/// queues it on CPU 0's wakelist with an IPI; CPU 40 would have taken the remote rq
+/// lock.
+#[test]
+fn select_fallback_rq_tries_prevs_node_before_its_llc() {
+    for machine in ["epyc9654-2p", "epyc9654-1p"] {
+        let (d, t) = decide(&fallback_case(machine, "0,40", ""), "6.8");
+        assert_eq!(d.cpu.0, 0, "{machine}: {}", t.render(&d));
+        assert_eq!(d.queue, QueuePath::Wakelist { ipi: true }, "{machine}");
+        assert!(
+            t.render(&d).contains("first allowed CPU of prev's node"),
+            "{}",
+            t.render(&d)
+        );
+    }
+}
+
+/// select_fallback_rq() (kernel/sched/core.c v6.8): past prev's node, lines 3583-3590
+/// take the first allowed CPU that is_cpu_allowed() (line 2479: a user task needs
+/// cpu_active()); with none, lines 3592-3613 widen p's mask (cpuset, then
+/// cpu_possible_mask) and take the first active CPU.
+#[test]
+fn select_fallback_rq_then_any_allowed_cpu_then_any_active_cpu() {
+    // Node 1 of the 2P (CPUs 96-191, 288-383): nothing allowed on prev's node 0.
+    let (d, _) = decide(&fallback_case("epyc9654-2p", "100,300", ""), "6.8");
+    assert_eq!(d.cpu.0, 100);
+    // CPU 0 is going down (not active): the node walk passes it for CPU 40.
+    let inactive0 = r#", { "cpus": "0", "active": false }"#;
+    let (d, _) = decide(&fallback_case("epyc9654-2p", "0,40", inactive0), "6.8");
+    assert_eq!(d.cpu.0, 40);
+    // Neither allowed CPU active: affinity is broken, the first active CPU takes it.
+    let both = r#", { "cpus": "0,40", "active": false }"#;
+    let (d, t) = decide(&fallback_case("epyc9654-2p", "0,40", both), "6.8");
+    assert_eq!(d.cpu.0, 1);
+    assert!(
+        t.render(&d).contains("affinity widened"),
+        "{}",
+        t.render(&d)
+    );
+}
+
 #[test]
 fn bad_state_files_get_clear_errors() {
     let e = WakeScenario::from_json("{").unwrap_err().to_string();

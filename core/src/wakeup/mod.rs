@@ -51,6 +51,10 @@ pub struct WakeEnv {
     smt: Vec<CpuMask>,
     /// `cpu_smt_mask(cpu)` as a list, for the tight loops.
     smt_list: Vec<Vec<CpuId>>,
+    /// `cpumask_of_node(cpu_to_node(cpu))`, by index into `node_masks` (CONFIG_NUMA=n:
+    /// one node holding every CPU).
+    cpu_node: Vec<u16>,
+    node_masks: Vec<CpuMask>,
     /// Per CPU (offline ones too).
     top: Vec<TopCache>,
     /// Every online CPU's `rq->sd` chain bottom-up, then its LLC's first group; a
@@ -101,12 +105,27 @@ impl WakeEnv {
         let online = domains.cpu_map.clone();
         let smt: Vec<CpuMask> = machine.smt_masks().iter().map(|m| m.and(&online)).collect();
         let smt_list = smt.iter().map(|m| m.iter().collect()).collect();
+        let mut node_masks: Vec<CpuMask> = Vec::new();
+        let mut cpu_node = Vec::with_capacity(machine.nr_cpus() as usize);
+        for c in 0..machine.nr_cpus() {
+            let m = machine.node_mask(CpuId(c));
+            let i = match node_masks.iter().position(|n| *n == m) {
+                Some(i) => i,
+                None => {
+                    node_masks.push(m);
+                    node_masks.len() - 1
+                }
+            };
+            cpu_node.push(i as u16);
+        }
         let (top, sd_hot) = pack_hot(&domains);
         Ok(WakeEnv {
             patches,
             domains,
             smt,
             smt_list,
+            cpu_node,
+            node_masks,
             top,
             sd_hot,
         })
@@ -123,6 +142,18 @@ impl WakeEnv {
 
     pub(crate) fn smt_siblings(&self, cpu: CpuId) -> &[CpuId] {
         &self.smt_list[cpu.idx()]
+    }
+
+    /// `cpumask_of_node(cpu_to_node(cpu))`: every CPU of the CPU's NUMA node (every
+    /// CPU with CONFIG_NUMA=n).
+    pub fn node_mask(&self, cpu: CpuId) -> &CpuMask {
+        &self.node_masks[self.cpu_node[cpu.idx()] as usize]
+    }
+
+    /// `cpu_online(cpu)`: the CPU is in the domains' `cpu_map`.
+    #[inline]
+    pub fn cpu_online(&self, cpu: CpuId) -> bool {
+        self.domains.cpu_map.test_cpu(cpu)
     }
 
     /// `sched_smt_active()`.

@@ -218,7 +218,39 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.env.cpus_share_cache(a, b)
     }
 
-    /// `select_task_rq()` (core.c).
+    /// `cpu_active(cpu)`: active implies online (core.c's notes above
+    /// select_fallback_rq()), so an offline CPU is never active whatever its rq says.
+    #[inline]
+    fn cpu_active(&self, cpu: CpuId) -> bool {
+        self.env.cpu_online(cpu) && self.s.rq(cpu).active
+    }
+
+    /// `is_cpu_allowed(p, cpu)` (kernel/sched/core.c v6.8, lines 2479-2502):
+    ///
+    /// ```c
+    /// if (!cpumask_test_cpu(cpu, p->cpus_ptr)) return false;
+    /// if (is_migration_disabled(p)) return cpu_online(cpu);
+    /// if (!(p->flags & PF_KTHREAD)) return cpu_active(cpu) && task_cpu_possible(cpu, p);
+    /// if (kthread_is_per_cpu(p)) return cpu_online(cpu);
+    /// if (cpu_dying(cpu)) return false;
+    /// return cpu_online(cpu);
+    /// ```
+    ///
+    /// The model has no migrate_disable(), no asymmetric 32-bit tasks
+    /// (`task_cpu_possible()` holds) and no CPU half-way through going down
+    /// (`cpu_dying()` is false): a user task needs an active CPU, a kernel thread
+    /// (`per_cpu_kthread`, the only PF_KTHREAD tasks the model has) an online one.
+    fn is_cpu_allowed(&self, cpu: CpuId) -> bool {
+        if !self.p.allowed.test_cpu(cpu) {
+            return false;
+        }
+        if !self.p.per_cpu_kthread {
+            return self.cpu_active(cpu);
+        }
+        self.env.cpu_online(cpu)
+    }
+
+    /// `select_task_rq()` (kernel/sched/core.c v6.8, lines 3635-3659).
     fn select_task_rq(&mut self, waker: &Waker, wake_flags: WakeFlags) -> CpuId {
         let p = self.p;
         let nr_allowed = p.allowed.weight();
@@ -233,27 +265,64 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             });
             c
         };
-        if !p.allowed.test_cpu(cpu) || !self.s.rq(cpu).active {
-            let fb = self.select_fallback_rq(p.prev_cpu);
+        // core.c:3655-3656: "if (unlikely(!is_cpu_allowed(p, cpu)))
+        // cpu = select_fallback_rq(task_cpu(p), p);"
+        if !self.is_cpu_allowed(cpu) {
+            let (fb, why) = self.select_fallback_rq(p.prev_cpu);
             self.t.step(|| Step::Return {
                 func: "select_fallback_rq",
                 cpu: Some(fb),
-                why: format!("CPU{} is not allowed or not active", cpu.0),
+                why: format!("CPU{} is not allowed or not active: {why}", cpu.0),
             });
             return fb;
         }
         cpu
     }
 
-    /// `select_fallback_rq()`: an allowed, active CPU on prev's node, else anywhere.
-    fn select_fallback_rq(&self, prev: CpuId) -> CpuId {
-        let usable = |c: &CpuId| self.s.rq(*c).active && self.env.domains.try_cpu(*c).is_some();
-        self.p
-            .allowed
+    /// `select_fallback_rq(cpu, p)` (kernel/sched/core.c v6.8, lines 3561-3630), with
+    /// `cpu` = `task_cpu(p)`, the CPU p last ran on. In the kernel's order:
+    ///
+    /// 1. lines 3573-3581: the CPUs of `cpu`'s node (`cpumask_of_node(cpu_to_node(cpu))`),
+    ///    lowest number first, the first for which `is_cpu_allowed()` holds. Not the
+    ///    LLC: on a node of several LLCs (EPYC NPS1, Kunpeng's CCLs) the answer can be
+    ///    in another LLC than `cpu`'s. (`nid == -1`, a node offlined under its CPU,
+    ///    does not happen in the model.)
+    /// 2. lines 3583-3590: any CPU of `p->cpus_ptr`, lowest first, that
+    ///    `is_cpu_allowed()`.
+    /// 3. lines 3592-3613, "No more Mr. Nice Guy": `cpuset_cpus_allowed_fallback()`
+    ///    widens `p->cpus_ptr` to its cpuset's CPUs (cgroup v2; the model has no
+    ///    cpusets, so the root's: every CPU), else `do_set_cpus_allowed(p,
+    ///    task_cpu_possible_mask(p))` widens it to every possible CPU; either way the
+    ///    loop of step 2 then takes the first CPU `is_cpu_allowed()` accepts under the
+    ///    widened mask. The model does not write the widened mask back to the task.
+    fn select_fallback_rq(&self, cpu: CpuId) -> (CpuId, &'static str) {
+        // 1. "Look for allowed, online CPU in same node."
+        if let Some(c) = self
+            .env
+            .node_mask(cpu)
             .iter()
-            .filter(usable)
-            .min_by_key(|c| (!self.share_cache(*c, prev), c.0))
-            .unwrap_or(prev)
+            .find(|&c| self.is_cpu_allowed(c))
+        {
+            return (c, "first allowed CPU of prev's node");
+        }
+        // 2. "Any allowed, online CPU?"
+        if let Some(c) = self.p.allowed.iter().find(|&c| self.is_cpu_allowed(c)) {
+            return (c, "first allowed CPU outside prev's node");
+        }
+        // 3. p->cpus_ptr widened to every CPU (the root cpuset / cpu_possible_mask):
+        // is_cpu_allowed() then only asks for an active (kthread: online) CPU.
+        let widened = (0..self.env.nr_cpus()).map(CpuId).find(|&c| {
+            if self.p.per_cpu_kthread {
+                self.env.cpu_online(c)
+            } else {
+                self.cpu_active(c)
+            }
+        });
+        match widened {
+            Some(c) => (c, "no allowed CPU is usable: affinity widened to every CPU"),
+            // No active CPU at all: the kernel would BUG() (line 3611).
+            None => (cpu, "no active CPU anywhere (the kernel would BUG())"),
+        }
     }
 
     /// `record_wakee(p)`, run in the waker; returns the waker's updated flips.
@@ -1026,7 +1095,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `ttwu_queue_cond(p, cpu)`; the second value says why.
     fn ttwu_queue_cond(&self, cpu: CpuId, on_cpu_path: bool) -> (bool, &'static str) {
         let rq = self.s.rq(cpu);
-        if !rq.active {
+        if !self.cpu_active(cpu) {
             return (false, "target CPU not active");
         }
         if !self.p.allowed.test_cpu(cpu) {
