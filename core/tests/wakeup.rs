@@ -372,6 +372,61 @@ fn select_fallback_rq_then_any_allowed_cpu_then_any_active_cpu() {
     );
 }
 
+/// kernel/sched/fair.c (v6.8), wake_wide() lines 6985-6996: `master` and `slave`
+/// are `unsigned int` and `factor` (sd_llc_size, 16 on an EPYC 9654 CCX) converts to
+/// `unsigned int`, so `slave * factor` = 2^28 * 16 wraps to 0: `master < 0` is false
+/// and the wake-up goes wide. want_affine is then false, the domain walk breaks at
+/// the first level, and select_idle_sibling(p, prev, prev) finds nothing idle: prev
+/// (CPU 8, another CCX) it is. Without the wrap (a saturating product) wake_wide()
+/// says no and the sync wake_affine_idle() pulls p to the waker's CPU 0.
+#[test]
+fn wake_wide_multiplies_flips_as_unsigned_int_and_wraps() {
+    let s = r#"{ "machine": "epyc9654-2p", "patches": "6.8",
+                 "cpus": [ { "cpus": "0-383", "state": "busy" } ],
+                 "wakee": { "id": 1, "prev_cpu": 8, "wakee_flips": 268435456 },
+                 "waker": { "cpu": 0, "task": { "id": 2, "wakee_flips": 268435456, "last_wakee": 1 } },
+                 "wake_flags": ["sync"] }"#;
+    let (d, t) = decide(s, "6.8");
+    assert_eq!(d.cpu.0, 8, "{}", t.render(&d));
+    assert!(t.steps.iter().any(|s| matches!(
+        s,
+        Step::Check {
+            func: "wake_wide",
+            outcome: true,
+            ..
+        }
+    )));
+    // record_wakee() left the waker's flips alone (same last_wakee, no decay).
+    assert_eq!(d.effects.waker_wakee.map(|w| w.0), Some(268435456));
+    // One flip less on each side: 2^28 - 1 times 16 does not wrap, and 2^28 - 1 <
+    // 2^32 - 16: wake_wide() says no, the sync wake-up pulls to the waker.
+    let s = s.replace("268435456", "268435455");
+    assert_eq!(cpu(&s, "6.8"), 0);
+}
+
+/// kernel/sched/fair.c (v6.8), record_wakee() lines 6951-6966: `wakee_flips` is
+/// `unsigned int`, so `current->wakee_flips++` wraps to 0; `time_after(jiffies,
+/// decay_ts + HZ)` is a signed difference of `unsigned long`s.
+#[test]
+fn record_wakee_wraps_the_flip_count_and_uses_time_after() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" } ],
+                 "wakee": { "id": 1, "prev_cpu": 5 },
+                 "waker": { "cpu": 0, "task": { "id": 2, "wakee_flips": 4294967295, "last_wakee": 3 } } }"#;
+    let (d, _) = decide(s, "6.8");
+    assert_eq!(d.effects.waker_wakee, Some((0, 0, TaskId(1))));
+    // decay_ts far ahead of jiffies (0): decay_ts + HZ wraps past 2^64, and
+    // time_after() still says jiffies is before it: no decay.
+    let s = s.replace(
+        r#""last_wakee": 3"#,
+        r#""last_wakee": 1, "wakee_flip_decay_ts": 18446744073709551615"#,
+    );
+    let (d, _) = decide(&s, "6.8");
+    assert_eq!(
+        d.effects.waker_wakee,
+        Some((4294967295, u64::MAX, TaskId(1)))
+    );
+}
+
 #[test]
 fn bad_state_files_get_clear_errors() {
     let e = WakeScenario::from_json("{").unwrap_err().to_string();

@@ -325,33 +325,55 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
     }
 
-    /// `record_wakee(p)`, run in the waker; returns the waker's updated flips.
+    /// `record_wakee(p)` (kernel/sched/fair.c v6.8, lines 6951-6966), run in the
+    /// waker; returns the waker's updated flips. C types: `jiffies` and
+    /// `wakee_flip_decay_ts` are `unsigned long`, compared with `time_after()` (a
+    /// signed difference, so it survives jiffies wrapping); `wakee_flips` is
+    /// `unsigned int` and `wakee_flips++` wraps.
     fn record_wakee(&mut self, waker: &Waker) -> u32 {
         let Some(cur) = &waker.task else {
             return 0;
         };
         let mut flips = cur.wakee_flips;
         let mut decay_ts = cur.wakee_flip_decay_ts;
-        // "Only decay a single time"
-        if self.s.jiffies > decay_ts + self.s.hz {
+        // "Only decay a single time": time_after(jiffies, decay_ts + HZ), i.e.
+        // (long)((decay_ts + HZ) - jiffies) < 0.
+        let until_decay = decay_ts
+            .wrapping_add(self.s.hz)
+            .wrapping_sub(self.s.jiffies);
+        if (until_decay as i64) < 0 {
             flips >>= 1;
             decay_ts = self.s.jiffies;
         }
         if cur.last_wakee != Some(self.p.id) {
-            flips += 1;
+            flips = flips.wrapping_add(1);
         }
         self.effects.waker_wakee = Some((flips, decay_ts, self.p.id));
         flips
     }
 
-    /// `wake_wide(p)`: many-to-one wakers spread instead of pulling.
+    /// `wake_wide(p)` (kernel/sched/fair.c v6.8, lines 6985-6996): many-to-one wakers
+    /// spread instead of pulling.
+    ///
+    /// ```c
+    /// unsigned int master = current->wakee_flips;
+    /// unsigned int slave = p->wakee_flips;
+    /// int factor = __this_cpu_read(sd_llc_size);
+    /// if (master < slave) swap(master, slave);
+    /// if (slave < factor || master < slave * factor) return 0;
+    /// return 1;
+    /// ```
+    ///
+    /// `factor` is converted to `unsigned int` in both comparisons, and
+    /// `slave * factor` is an `unsigned int` product that wraps modulo 2^32: with
+    /// both flips at 2^28 and an LLC of 16 it is 0, and the wake-up goes wide.
     fn wake_wide(&mut self, waker_flips: u32) -> bool {
         let factor = self.env.top(self.this).sd_llc_size;
         let (mut master, mut slave) = (waker_flips, self.p.wakee_flips);
         if master < slave {
             std::mem::swap(&mut master, &mut slave);
         }
-        let wide = !(slave < factor || master < slave.saturating_mul(factor));
+        let wide = !(slave < factor || master < slave.wrapping_mul(factor));
         self.t.step(|| Step::Check {
             func: "wake_wide",
             condition: format!(
