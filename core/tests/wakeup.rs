@@ -427,6 +427,42 @@ fn record_wakee_wraps_the_flip_count_and_uses_time_after() {
     );
 }
 
+/// kernel/sched/fair.c (v6.8), select_idle_cpu() line 7368: `nr =
+/// READ_ONCE(sd_share->nr_idle_scan) + 1` in `int`. An nr_idle_scan whose bits read
+/// as -1 gives nr = 0, not 1: no early return, but the first `--nr <= 0` (line 7406)
+/// ends the scan before any probe.
+#[test]
+fn sis_util_budget_is_an_int() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" }, { "cpus": "9", "state": "idle" } ],
+                 "llc": [ { "cpu": 0, "nr_idle_scan": 4294967295 } ],
+                 "wakee": { "id": 1, "prev_cpu": 5 }, "waker": { "cpu": 0, "task": { "id": 2 } },
+                 "wake_flags": ["sync"] }"#;
+    let (d, t) = decide(s, "6.8");
+    assert_eq!(d.costs.cpus_probed, 0, "{}", t.render(&d));
+    assert_eq!(d.cpu.0, 0);
+}
+
+/// kernel/sched/fair.c (v6.8), wake_affine_weight() lines 7037-7078: the effective
+/// loads are `s64` and every step wraps (-fno-strict-overflow; the `unsigned long`
+/// operands make some steps `u64`, with the same bits). this_eff_load = (2^55 + 1024)
+/// × 100 × 1024 = 25 × 2^67 + 104857600 ≡ 104857600 (mod 2^64); prev_eff_load =
+/// (2048 - 1024) × 108 × 1024 = 113246208 (imbalance_pct 117: 100 + 17 / 2). The
+/// wrapped product is the smaller: the kernel pulls p to the waker.
+#[test]
+fn wake_affine_weight_wraps_like_the_kernels_s64() {
+    let s = r#"{ "machine": "flat-16", "cpus": [ { "cpus": "0-15", "state": "busy" },
+                   { "cpus": "0", "load": 36028797018963968 }, { "cpus": "5", "load": 2048 } ],
+                 "wakee": { "id": 1, "prev_cpu": 5 }, "waker": { "cpu": 0, "task": { "id": 2 } } }"#;
+    let (d, t) = decide(s, "6.8");
+    assert!(
+        t.render(&d)
+            .contains("this_eff_load 104857600 < prev_eff_load 113246208"),
+        "{}",
+        t.render(&d)
+    );
+    assert_eq!(d.cpu.0, 0);
+}
+
 #[test]
 fn bad_state_files_get_clear_errors() {
     let e = WakeScenario::from_json("{").unwrap_err().to_string();

@@ -88,21 +88,29 @@ pub fn ttwu_queue_cond(
     c.ttwu_queue_cond(cpu, false).0
 }
 
-/// `update_idle_cpu_scan()` (fair.c): the new `nr_idle_scan` of the LLC whose first CPU
-/// is `llc_id`, given the sum of its CPUs' CFS util. Called from periodic and idle
-/// balancing at the LLC level only (never newidle), with SIS_UTIL on.
+/// `update_idle_cpu_scan()` (kernel/sched/fair.c v6.8, lines 10480-10549): the new
+/// `nr_idle_scan` of the LLC whose first CPU is `llc_id`, given the sum of its CPUs'
+/// CFS util. Called from periodic and idle balancing at the LLC level only (never
+/// newidle), with SIS_UTIL on.
+///
+/// C types: `llc_weight` and `pct` are `int`, `x`, `y`, `tmp` are `u64`; `x * x * pct *
+/// pct` is a `u64` product (wrapping), `min_t(long, tmp, 1024)` compares as `long`,
+/// and the result is stored truncated to `int` (`(int)y`): returned here as that
+/// `int`'s bits, which `LlcShared::nr_idle_scan` holds.
 pub fn update_idle_cpu_scan(env: &WakeEnv, llc_id: CpuId, sum_util: u64) -> u32 {
     let cd = env.domains.cpu(llc_id);
     let Some(llc) = cd.llc() else {
         return 0;
     };
     let llc_weight = cd.sd_llc_size as u64;
-    let pct = llc.imbalance_pct as u64;
+    let pct = llc.imbalance_pct as i32 as i64 as u64;
     // x = sum_util / llc_weight; tmp = x^2 * pct^2 / (10000 * 1024), capped at 1024;
     // y = (1024 - tmp) * llc_weight / 1024 — integer division at each step as in C.
     let x = sum_util / llc_weight;
-    let tmp = (x * x * pct * pct / (10000 * 1024)).min(1024);
-    ((1024 - tmp) * llc_weight / 1024) as u32
+    let tmp = x.wrapping_mul(x).wrapping_mul(pct).wrapping_mul(pct) / (10000 * 1024);
+    let tmp = (tmp as i64).min(1024) as u64;
+    let y = 1024u64.wrapping_sub(tmp).wrapping_mul(llc_weight) / 1024;
+    y as i32 as u32
 }
 
 impl<'a, T: Tracer> Ctx<'a, T> {
@@ -204,9 +212,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.env.domains.sched_asym_cpucapacity
     }
 
-    /// `util_fits_cpu()` without uclamp: `fits_capacity(util, capacity)`.
+    /// `util_fits_cpu()` without uclamp (kernel/sched/fair.c v6.8, lines 4962-4977):
+    /// `fits_capacity(util, capacity)`, the macro of line 108, `(cap) * 1280 < (max) *
+    /// 1024` on two `unsigned long`s: both products wrap modulo 2^64.
     fn util_fits_cpu(&self, cpu: CpuId) -> bool {
-        self.p.util * 1280 < self.s.rq(cpu).capacity * 1024
+        self.p.util.wrapping_mul(1280) < self.s.rq(cpu).capacity.wrapping_mul(1024)
     }
 
     /// `asym_fits_cpu()`.
@@ -559,7 +569,14 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         None
     }
 
-    /// `wake_affine_weight(sd, p, this_cpu, prev_cpu, sync)`, signed 64-bit as in C.
+    /// `wake_affine_weight(sd, p, this_cpu, prev_cpu, sync)` (kernel/sched/fair.c
+    /// v6.8, lines 7037-7078), with C's integer types: the effective loads are `s64`,
+    /// `cpu_load()`, `task_h_load()` and `capacity_of()` are `unsigned long` (so
+    /// `current_load > this_eff_load` compares unsigned, and the mixed `+=`, `-=`,
+    /// `*=` are done in `u64` and converted back), `sd->imbalance_pct` is
+    /// `unsigned int` (so `(imbalance_pct - 100) / 2` is unsigned). The kernel builds
+    /// with -fno-strict-overflow, so every step wraps in two's complement; the
+    /// comparison at the end is signed.
     fn wake_affine_weight(
         &mut self,
         sd_idx: usize,
@@ -569,27 +586,33 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     ) -> Option<CpuId> {
         let f = self.env.patches.features;
         let sd = &self.env.sd_walk(this)[sd_idx];
+        // this_eff_load = cpu_load(cpu_rq(this_cpu));
         let mut this_eff = self.s.rq(this).load_avg as i64;
         if sync {
-            let cur = self.p_waker_load();
-            if cur > this_eff {
+            // unsigned long current_load = task_h_load(current);
+            let cur = self.waker_load;
+            // if (current_load > this_eff_load): this_eff_load converted to unsigned long.
+            if cur > this_eff as u64 {
                 return Some(this);
             }
-            this_eff -= cur;
+            this_eff = this_eff.wrapping_sub(cur as i64);
         }
+        // unsigned long task_load = task_h_load(p);
         let task_load = self.p.load as i64;
-        this_eff += task_load;
+        this_eff = this_eff.wrapping_add(task_load);
         if f.wa_bias {
-            this_eff *= 100;
+            this_eff = this_eff.wrapping_mul(100);
         }
-        this_eff *= self.s.rq(prev).capacity as i64;
-        let mut prev_eff = self.s.rq(prev).load_avg as i64 - task_load;
+        this_eff = this_eff.wrapping_mul(self.s.rq(prev).capacity as i64);
+        let mut prev_eff = (self.s.rq(prev).load_avg as i64).wrapping_sub(task_load);
         if f.wa_bias {
-            prev_eff *= 100 + (sd.imbalance_pct as i64 - 100) / 2;
+            // 100 + (sd->imbalance_pct - 100) / 2, all unsigned int.
+            let bias = 100u32.wrapping_add(sd.imbalance_pct.wrapping_sub(100) / 2);
+            prev_eff = prev_eff.wrapping_mul(bias as i64);
         }
-        prev_eff *= self.s.rq(this).capacity as i64;
+        prev_eff = prev_eff.wrapping_mul(self.s.rq(this).capacity as i64);
         if sync {
-            prev_eff += 1;
+            prev_eff = prev_eff.wrapping_add(1);
         }
         let pull = this_eff < prev_eff;
         self.t.step(|| Step::Check {
@@ -598,11 +621,6 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             outcome: pull,
         });
         pull.then_some(this)
-    }
-
-    /// `task_h_load(current)` for the sync case: the waker's own load.
-    fn p_waker_load(&self) -> i64 {
-        self.waker_load as i64
     }
 
     /// `select_idle_sibling(p, prev, target)`.
@@ -902,7 +920,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let llc = env.sd_llc(target).expect("checked by caller");
         let mut cpus = llc.span.and(&self.p.allowed);
         let mut idle_cpu: Option<CpuId> = None;
-        let mut nr: i64 = i64::MAX;
+        // `int nr = INT_MAX` (fair.c v6.8 line 7359).
+        let mut nr: i64 = i32::MAX as i64;
         self.t.step(|| Step::Enter {
             func: F,
             detail: format!(
@@ -919,8 +938,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if f.sis_util {
             if let Some(id) = env.llc_shared_of(target) {
                 self.costs.llc_shared_reads += 1;
-                let scan = self.s.llc_shared[id.idx()].nr_idle_scan as i64;
-                nr = scan + 1;
+                // fair.c v6.8 line 7368: "nr = READ_ONCE(sd_share->nr_idle_scan) + 1;",
+                // `int` (as nr_idle_scan is) plus one, wrapping under
+                // -fno-strict-overflow.
+                let scan = self.s.llc_shared[id.idx()].nr_idle_scan as i32;
+                nr = scan.wrapping_add(1) as i64;
+                let scan = scan as i64;
                 self.t.step(|| Step::Budget {
                     func: F,
                     nr: scan,
