@@ -782,3 +782,31 @@ fn sis_prop_budget_on_kernels_before_6_0() {
         "nr = 16 x 500 / 1000 = 8: !--nr stops at the 8th"
     );
 }
+
+/// SIS_PROP (kernel/sched/fair.c v6.6, select_idle_cpu(); removed in 6.7): `nr =
+/// div_u64(span_avg, avg_cost)` lands in an `int`. 16 × 2^40 ns / 1 ns = 2^44, whose
+/// low 32 bits are 0: nr is 0, and the first `--nr <= 0` ends the scan before a probe.
+#[test]
+fn sis_prop_budget_is_truncated_to_int() {
+    let m = presets::machine("flat-16").unwrap();
+    let env = WakeEnv::new(&m, "5.15".parse().unwrap()).unwrap();
+    let mut s = SchedState::all_idle(16, |_| 16);
+    for c in 0..15 {
+        s.rqs[c] = RqState::busy(1);
+    }
+    s.sis_prop.avg_scan_cost_ns[0] = 0;
+    s.sis_prop.wake_avg_idle_ns[0] = 1 << 40;
+    let p = TaskState::new(TaskId(1), CpuId(0), CpuMask::full(16));
+    let waker = Waker {
+        cpu: CpuId(0),
+        task: Some(TaskState::new(TaskId(2), CpuId(0), CpuMask::full(16))),
+        in_task: true,
+    };
+    let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!(d.costs.cpus_probed, 0);
+    assert_eq!(d.cpu, CpuId(0));
+    // One ns less: the quotient is 2^44 - 16, whose low 32 bits read as the int -16.
+    s.sis_prop.wake_avg_idle_ns[0] = (1 << 40) - 1;
+    let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!(d.costs.cpus_probed, 0);
+}

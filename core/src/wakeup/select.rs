@@ -1122,10 +1122,17 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             avg_idle >>= 1;
         }
         let llc_id = self.env.top(self.this).sd_llc_id;
-        let avg_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0) + 1;
-        let span_avg = span_weight as u64 * avg_idle;
-        let nr = if span_avg > 4 * avg_cost {
-            span_avg / avg_cost
+        // C types (v6.6 fair.c, select_idle_cpu()'s SIS_PROP block): avg_cost, avg_idle
+        // and span_avg are u64, span_weight unsigned int, nr an int:
+        // "avg_cost = this_sd->avg_scan_cost + 1; span_avg = sd->span_weight *
+        // avg_idle; if (span_avg > 4*avg_cost) nr = div_u64(span_avg, avg_cost); else
+        // nr = 4;" — u64 products wrap, and the quotient is truncated to int.
+        let stored_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0);
+        let avg_cost = stored_cost.wrapping_add(1);
+        let span_avg = (span_weight as u64).wrapping_mul(avg_idle);
+        let nr: i32 = if span_avg > avg_cost.wrapping_mul(4) {
+            // avg_cost is 0 only if avg_scan_cost is u64::MAX; div_u64() would trap.
+            (span_avg / avg_cost.max(1)) as i32
         } else {
             4
         };
