@@ -86,6 +86,8 @@ struct Builder<'a> {
     groups: Vec<Sg>,
     /// Non-overlapping sched_group per level and anchor CPU (`sdd->sg[cpu]`).
     sg_of: Vec<Vec<u32>>,
+    /// Per level, each online CPU's `get_group()` anchor, once the domains are built.
+    anchors: Vec<Vec<u32>>,
     /// The circular group lists (indices into `groups`), each stored once.
     rings: Vec<Vec<u32>>,
     /// Non-overlapping rings by content, first group the lowest index.
@@ -147,6 +149,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
         span_ids: vec![HashMap::new(); n_levels],
         groups: Vec::new(),
         sg_of: vec![vec![NONE; n as usize]; n_levels],
+        anchors: Vec::new(),
         rings: Vec::new(),
         ring_of: HashMap::new(),
         ring_init: Vec::new(),
@@ -387,6 +390,17 @@ impl Builder<'_> {
     /// shares it instead of walking the span again.
     fn build_groups(&mut self) {
         let n_levels = self.levels.len();
+        let n = self.m.nr_cpus() as usize;
+        let anchors: Vec<Vec<u32>> = (0..n_levels)
+            .map(|tl| {
+                let mut a = vec![NONE; n];
+                for cpu in self.online() {
+                    a[cpu.idx()] = self.group_anchor(tl, cpu).0;
+                }
+                a
+            })
+            .collect();
+        self.anchors = anchors;
         let partition: Vec<bool> = (0..n_levels)
             .map(|tl| !self.levels[tl].overlap && self.groups_partition(tl))
             .collect();
@@ -483,6 +497,11 @@ impl Builder<'_> {
     /// The `get_group()` key: the first CPU of the child's span, or the CPU itself at
     /// the lowest level, and the group's span.
     fn group_anchor(&self, tl: usize, cpu: CpuId) -> CpuId {
+        if let Some(&a) = self.anchors.get(tl).and_then(|a| a.get(cpu.idx())) {
+            if a != NONE {
+                return CpuId(a);
+            }
+        }
         match self.child_span(tl, cpu) {
             Some(cs) => cs.first().expect("child span holds its CPU"),
             None => cpu,
