@@ -552,7 +552,7 @@ impl Builder<'_> {
             .all(|&i| owner[i.idx()] == self.group_anchor(tl, i).0)
     }
 
-    /// A circular list of non-overlapping groups, stored once: every rotation of it
+    /// A circular list of non-overlapping groups (`sg->next`), stored once: every rotation of it
     /// (another CPU entering the same ring) shares the ring.
     fn intern_ring(&mut self, list: Vec<u32>) -> GroupList {
         let k = list.len();
@@ -568,6 +568,7 @@ impl Builder<'_> {
         GroupList { ring: r, first }
     }
 
+    /// A new ring of groups linked by `sg->next` (`last->next = first`).
     fn push_ring(&mut self, ring: Vec<u32>) -> u32 {
         self.rings.push(ring);
         self.ring_init.push(0);

@@ -65,6 +65,7 @@ impl Masks {
         Masks { distinct, of }
     }
 
+    /// `tl->mask(cpu)` / the sibling mask of `cpu`.
     pub fn get(&self, cpu: CpuId) -> &CpuMask {
         &self.distinct[self.of[cpu.idx()] as usize]
     }

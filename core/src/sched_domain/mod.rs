@@ -133,6 +133,7 @@ impl Groups {
         Groups { ring, first }
     }
 
+    /// The number of groups round the ring (`sd->groups` back to itself).
     pub fn len(&self) -> usize {
         self.ring.len()
     }
