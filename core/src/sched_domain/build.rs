@@ -5,11 +5,16 @@ use std::collections::HashMap;
 use crate::cpumask::{CpuId, CpuMask};
 use crate::topology::Machine;
 
-use super::levels::{node_reclaim_distance, numa_distances, topology_levels, Level};
+use std::sync::Arc;
+
+use super::levels::{node_reclaim_distance, numa_distances, topology_levels, Level, TopoMasks};
 use super::{
-    BuildConfig, CpuDomains, DomainError, LevelInfo, SchedDomain, SchedDomains, SchedGroup,
+    BuildConfig, CpuDomains, DomainError, Groups, LevelInfo, SchedDomain, SchedDomains, SchedGroup,
     SdFlags, SharedId,
 };
+
+/// No group, ring or span id.
+const NONE: u32 = u32::MAX;
 
 /// SCHED_CAPACITY_SCALE.
 const SCHED_CAPACITY_SCALE: u64 = 1024;
@@ -25,8 +30,26 @@ struct BuildSd {
     min_interval: u32,
     max_interval: u32,
     busy_factor: u32,
-    /// Indices into `Builder::groups`, circular-list order.
-    groups: Vec<usize>,
+    /// Id of `span` among this level's distinct spans (equal ids, equal spans).
+    span_id: u32,
+    /// `sd->groups`: a ring of `Builder::rings` and where this domain enters it.
+    groups: GroupList,
+}
+
+/// `sd->groups` while building: ring `ring` of `Builder::rings`, entered at `first`.
+/// Domains whose circular lists are rotations of one another share a ring, as the
+/// kernel's CPUs share one `sg->next` ring of `get_group()` objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GroupList {
+    ring: u32,
+    first: u32,
+}
+
+impl GroupList {
+    const UNBUILT: GroupList = GroupList {
+        ring: NONE,
+        first: 0,
+    };
 }
 
 /// A `struct sched_group`. Non-overlapping groups are per-CPU objects shared by every
@@ -41,13 +64,13 @@ struct Sg {
     asym_prefer_cpu: Option<CpuId>,
 }
 
-/// A `struct sched_group_capacity` (`sdd->sgc[cpu]`); holds the balance mask.
+/// A `struct sched_group_capacity` (`sdd->sgc[cpu]`); holds the balance mask. Its
+/// `ref` is not kept: nothing here frees domains.
 #[derive(Clone, Debug)]
 struct Sgc {
     id: u32,
     capacity: u64,
     balance_mask: CpuMask,
-    refs: u32,
 }
 
 struct Builder<'a> {
@@ -58,15 +81,30 @@ struct Builder<'a> {
     numa_distance: Vec<u8>,
     /// `sdd[tl].sd[cpu]`; `None` where the CPU's hierarchy stopped below `tl`.
     sd: Vec<Vec<Option<BuildSd>>>,
+    /// Per level, the distinct domain spans (`BuildSd::span_id`).
+    span_ids: Vec<HashMap<CpuMask, u32>>,
     groups: Vec<Sg>,
-    /// Non-overlapping sched_group per (tl, anchor CPU).
-    sg_of: HashMap<(usize, u32), usize>,
+    /// Non-overlapping sched_group per level and anchor CPU (`sdd->sg[cpu]`).
+    sg_of: Vec<Vec<u32>>,
+    /// Per level, each online CPU's `get_group()` anchor, once the domains are built.
+    anchors: Vec<Vec<u32>>,
+    /// The circular group lists (indices into `groups`), each stored once.
+    rings: Vec<Vec<u32>>,
+    /// Non-overlapping rings by content, first group the lowest index.
+    ring_of: HashMap<Vec<u32>, u32>,
+    /// Per ring: `init_sched_groups_capacity()` has set its groups' cores (bit 0) and
+    /// asym_prefer_cpu (bit 1); both depend on the group's span only.
+    ring_init: Vec<u8>,
+    /// `sg->cores` by group span.
+    cores_of: HashMap<CpuMask, u32>,
     sgc: HashMap<(usize, u32), Sgc>,
     /// build_balance_mask() results, keyed by (tl, group span).
     balance_masks: HashMap<(usize, CpuMask), CpuMask>,
     messages: Vec<String>,
-    /// `cpu_smt_mask()` of every CPU.
-    smt: Vec<CpuMask>,
+    /// The machine's sibling masks; `topo.smt` is `cpu_smt_mask()`.
+    topo: TopoMasks,
+    /// The distinct `arch_scale_cpu_capacity()` values of `cpu_map`.
+    nr_capacities: usize,
 }
 
 /// Mirrors `build_sched_domains(cpu_map, attr)` followed by the attach of every CPU.
@@ -90,13 +128,17 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
             return Err(DomainError::RelaxOutOfRange(r));
         }
     }
-    let levels = topology_levels(m, cfg, &cpu_map);
+    let topo = TopoMasks::new(m);
+    let levels = topology_levels(m, &topo, cfg, &cpu_map);
     let numa_distance = if m.config.numa {
         numa_distances(m, &cpu_map)
     } else {
         Vec::new()
     };
     let n_levels = levels.len();
+    let mut capacities: Vec<u32> = cpu_map.iter().map(|c| m.topo(c).capacity).collect();
+    capacities.sort();
+    capacities.dedup();
     let mut b = Builder {
         m,
         cfg,
@@ -104,12 +146,19 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
         levels,
         numa_distance,
         sd: vec![vec![None; n as usize]; n_levels],
+        span_ids: vec![HashMap::new(); n_levels],
         groups: Vec::new(),
-        sg_of: HashMap::new(),
+        sg_of: vec![vec![NONE; n as usize]; n_levels],
+        anchors: Vec::new(),
+        rings: Vec::new(),
+        ring_of: HashMap::new(),
+        ring_init: Vec::new(),
+        cores_of: HashMap::new(),
         sgc: HashMap::new(),
         balance_masks: HashMap::new(),
         messages: Vec::new(),
-        smt: m.smt_masks(),
+        topo,
+        nr_capacities: capacities.len(),
     };
     b.build_domains()?;
     b.build_groups();
@@ -133,8 +182,11 @@ impl Builder<'_> {
         for cpu in self.online() {
             let mut child: Option<usize> = None;
             for tl in 0..self.levels.len() {
-                let sd = self.build_sched_domain(tl, child, cpu);
+                let mut sd = self.build_sched_domain(tl, child, cpu);
                 let covers_all = sd.span == self.cpu_map;
+                let ids = &mut self.span_ids[tl];
+                let next = ids.len() as u32;
+                sd.span_id = *ids.entry(sd.span.clone()).or_insert(next);
                 self.sd[tl][cpu.idx()] = Some(sd);
                 child = Some(tl);
                 if covers_all {
@@ -151,11 +203,22 @@ impl Builder<'_> {
         let masks = &self.levels[tl].masks;
         let online = self.online();
         // Each distinct mask needs checking once; compare each CPU's against the first
-        // CPU of every other distinct mask.
+        // CPU of every other distinct mask. The masks are stored once per value, so a
+        // repeat is an index seen before, and a mask that misses the union of those
+        // seen so far overlaps none of them.
+        let mut seen = vec![false; masks.distinct.len()];
+        let mut covered = CpuMask::new(self.m.nr_cpus());
         let mut distinct: Vec<(CpuId, &CpuMask)> = Vec::new();
         for &c in &online {
-            let mc = &masks[c.idx()];
-            if distinct.iter().any(|(_, d)| *d == mc) {
+            let id = masks.of[c.idx()] as usize;
+            if seen[id] {
+                continue;
+            }
+            seen[id] = true;
+            let mc = &masks.distinct[id];
+            if !mc.intersects(&covered) {
+                covered.or_assign(mc);
+                distinct.push((c, mc));
                 continue;
             }
             for &(o, d) in &distinct {
@@ -221,7 +284,7 @@ impl Builder<'_> {
     /// `sd_init(tl, cpu_map, child, cpu)`.
     fn sd_init(&mut self, tl: usize, child: Option<usize>, cpu: CpuId) -> BuildSd {
         let level = &self.levels[tl];
-        let mask = &level.masks[cpu.idx()];
+        let mask = level.masks.get(cpu);
         let sd_weight = mask.weight();
         let mut allowed = SdFlags::SHARE_CPUCAPACITY
             .union(SdFlags::SHARE_LLC)
@@ -283,21 +346,16 @@ impl Builder<'_> {
             min_interval: sd_weight,
             max_interval: 2 * sd_weight,
             busy_factor: 16,
-            groups: Vec::new(),
+            span_id: NONE,
+            groups: GroupList::UNBUILT,
         }
     }
 
     /// `asym_cpu_capacity_classify()`: SD_ASYM_CPUCAPACITY when the span sees more than
     /// one capacity, plus _FULL (v5.16+) when it sees every capacity of the machine.
     fn asym_cpu_capacity_classify(&self, span: &CpuMask) -> SdFlags {
-        let mut all: Vec<u32> = self
-            .cpu_map
-            .iter()
-            .map(|c| self.m.topo(c).capacity)
-            .collect();
-        all.sort();
-        all.dedup();
-        if all.len() <= 1 {
+        // The machine's distinct capacities (`asym_cap_list`) are counted once.
+        if self.nr_capacities <= 1 {
             return SdFlags::EMPTY;
         }
         let mut seen: Vec<u32> = span.iter().map(|c| self.m.topo(c).capacity).collect();
@@ -306,7 +364,7 @@ impl Builder<'_> {
         if seen.len() <= 1 {
             return SdFlags::EMPTY;
         }
-        if seen.len() == all.len() && self.cfg.release.has_asym_cpucapacity_full() {
+        if seen.len() == self.nr_capacities && self.cfg.release.has_asym_cpucapacity_full() {
             return SdFlags::ASYM_CPUCAPACITY.union(SdFlags::ASYM_CPUCAPACITY_FULL);
         }
         SdFlags::ASYM_CPUCAPACITY
@@ -325,41 +383,208 @@ impl Builder<'_> {
         self.sd_ref(tl - 1, cpu).map(|c| &c.span)
     }
 
-    /// Step 3: groups for every domain of every CPU.
+    /// Step 3: groups for every domain of every CPU, in the kernel's order (CPU by CPU,
+    /// each bottom-up), which is the order `get_group()` and `init_overlap_sched_group()`
+    /// touch the shared sched_group_capacity objects in. A CPU whose circular list must
+    /// equal the one of the previous CPU with the same span (see `same_groups_as`)
+    /// shares it instead of walking the span again.
     fn build_groups(&mut self) {
-        for cpu in self.online() {
-            for tl in 0..self.levels.len() {
-                if self.sd_ref(tl, cpu).is_none() {
-                    break;
+        let n_levels = self.levels.len();
+        let n = self.m.nr_cpus() as usize;
+        let anchors: Vec<Vec<u32>> = (0..n_levels)
+            .map(|tl| {
+                let mut a = vec![NONE; n];
+                for cpu in self.online() {
+                    a[cpu.idx()] = self.group_anchor(tl, cpu).0;
                 }
-                let groups = if self.levels[tl].overlap {
-                    self.build_overlap_sched_groups(tl, cpu)
-                } else {
-                    self.build_sched_groups(tl, cpu)
+                a
+            })
+            .collect();
+        self.anchors = anchors;
+        let partition: Vec<bool> = (0..n_levels)
+            .map(|tl| !self.levels[tl].overlap && self.groups_partition(tl))
+            .collect();
+        let mut last: Vec<HashMap<u32, CpuId>> = vec![HashMap::new(); n_levels];
+        let mut stamp = vec![0u32; self.m.nr_cpus() as usize];
+        let mut gen = 0u32;
+        for cpu in self.online() {
+            for tl in 0..n_levels {
+                let Some(sd) = self.sd_ref(tl, cpu) else {
+                    break;
                 };
-                self.sd[tl][cpu.idx()].as_mut().expect("built").groups = groups;
+                let prev = last[tl].insert(sd.span_id, cpu);
+                let overlap = self.levels[tl].overlap;
+                let list = match prev.and_then(|p| self.same_groups_as(tl, p, cpu)) {
+                    Some(list) => {
+                        if overlap {
+                            self.init_overlap_sgc_again(list);
+                        }
+                        list
+                    }
+                    None if overlap => self.build_overlap_sched_groups(tl, cpu),
+                    None if partition[tl] => {
+                        gen += 1;
+                        self.build_sched_groups(tl, cpu, &mut stamp, gen)
+                    }
+                    None => self.build_sched_groups_masked(tl, cpu),
+                };
+                self.sd[tl][cpu.idx()].as_mut().expect("built").groups = list;
             }
         }
+    }
+
+    /// Whether CPU `c`'s `build_sched_groups()` / `build_overlap_sched_groups()` at
+    /// `tl` must give the list CPU `p` (built before it, same span) got; then that list.
+    ///
+    /// Both walk the span with wrap-around from the CPU, adding a group per CPU not yet
+    /// covered. If `c` builds the same first group G0 as `p`, both hold `p` and `c`, and
+    /// every CPU of the span between them lies in G0, then after G0 the two walks visit
+    /// the same uncovered CPUs in the same order and build the same groups.
+    fn same_groups_as(&self, tl: usize, p: CpuId, c: CpuId) -> Option<GroupList> {
+        let list = self.sd_ref(tl, p)?.groups;
+        if list.ring == NONE {
+            return None;
+        }
+        let g0 = self.first_group(list);
+        let g0_span = &self.groups[g0].span;
+        let span = &self.sd_ref(tl, c)?.span;
+        if !g0_span.test_cpu(p) || !g0_span.test_cpu(c) || p.0 >= c.0 {
+            return None;
+        }
+        let mut i = p.0 + 1;
+        while let Some(x) = span.next_from(i).filter(|x| x.0 < c.0) {
+            if !g0_span.test_cpu(x) {
+                return None;
+            }
+            i = x.0 + 1;
+        }
+        if self.levels[tl].overlap {
+            // c's first group is built from its own child, as p's was from p's, when
+            // that child fits the span (no descent) and matches p's in span and flags.
+            if tl == 0 || !span.test_cpu(c) || !g0_span.is_subset(span) {
+                return None;
+            }
+            let (pc, cc) = (self.sd_ref(tl - 1, p)?, self.sd_ref(tl - 1, c)?);
+            let same = pc.span_id == cc.span_id
+                && cc.span == *g0_span
+                && cc.flags == self.groups[g0].flags;
+            same.then_some(list)
+        } else {
+            (self.get_group_of(tl, c) == Some(g0)).then_some(list)
+        }
+    }
+
+    /// The per-domain part of `init_overlap_sched_group()` for a list shared with an
+    /// earlier CPU: each group's sgc gets its capacity set again, as the kernel's own
+    /// copy of the group would set it.
+    fn init_overlap_sgc_again(&mut self, list: GroupList) {
+        let ring = &self.rings[list.ring as usize];
+        let k = ring.len();
+        for j in 0..k {
+            let sg = &self.groups[ring[(list.first as usize + j) % k] as usize];
+            let capacity = SCHED_CAPACITY_SCALE * sg.span.weight() as u64;
+            if let Some(sgc) = self.sgc.get_mut(&sg.sgc) {
+                sgc.capacity = capacity;
+            }
+        }
+    }
+
+    /// `sd->groups`: the group a domain's list enters its ring at.
+    fn first_group(&self, list: GroupList) -> usize {
+        self.rings[list.ring as usize][list.first as usize] as usize
+    }
+
+    /// The `get_group()` key: the first CPU of the child's span, or the CPU itself at
+    /// the lowest level, and the group's span.
+    fn group_anchor(&self, tl: usize, cpu: CpuId) -> CpuId {
+        if let Some(&a) = self.anchors.get(tl).and_then(|a| a.get(cpu.idx())) {
+            if a != NONE {
+                return CpuId(a);
+            }
+        }
+        match self.child_span(tl, cpu) {
+            Some(cs) => cs.first().expect("child span holds its CPU"),
+            None => cpu,
+        }
+    }
+
+    /// The group `get_group(cpu)` would return at `tl`, if it exists yet.
+    fn get_group_of(&self, tl: usize, cpu: CpuId) -> Option<usize> {
+        let g = self.sg_of[tl][self.group_anchor(tl, cpu).idx()];
+        (g != NONE).then_some(g as usize)
+    }
+
+    /// Whether the groups `get_group()` makes at `tl` partition the online CPUs, each
+    /// CPU in the group of its own anchor: then "covered by an earlier group" in
+    /// `build_sched_groups()` is "its group was already added", which a stamp per group
+    /// answers without the covered mask. A non-overlapping level over a sane child
+    /// always passes; anything else takes the mask walk.
+    fn groups_partition(&self, tl: usize) -> bool {
+        let n = self.m.nr_cpus() as usize;
+        let mut owner = vec![NONE; n];
+        let mut first_of_anchor = vec![NONE; n];
+        let online = self.online();
+        let single = |c: CpuId| CpuMask::of(self.m.nr_cpus(), c);
+        for &i in &online {
+            let a = self.group_anchor(tl, i);
+            let span_i = self.child_span(tl, i).cloned().unwrap_or_else(|| single(i));
+            let f = first_of_anchor[a.idx()];
+            if f != NONE {
+                let span_f = self
+                    .child_span(tl, CpuId(f))
+                    .cloned()
+                    .unwrap_or_else(|| single(CpuId(f)));
+                if span_f != span_i {
+                    return false;
+                }
+                continue;
+            }
+            first_of_anchor[a.idx()] = i.0;
+            for j in span_i.iter() {
+                if owner[j.idx()] != NONE {
+                    return false;
+                }
+                owner[j.idx()] = a.0;
+            }
+        }
+        online
+            .iter()
+            .all(|&i| owner[i.idx()] == self.group_anchor(tl, i).0)
+    }
+
+    /// A circular list of non-overlapping groups (`sg->next`), stored once: every rotation of it
+    /// (another CPU entering the same ring) shares the ring.
+    fn intern_ring(&mut self, list: Vec<u32>) -> GroupList {
+        let k = list.len();
+        let pos = (0..k).min_by_key(|&j| list[j]).unwrap_or(0);
+        let mut ring = list;
+        ring.rotate_left(pos);
+        let first = ((k - pos) % k.max(1)) as u32;
+        if let Some(&r) = self.ring_of.get(&ring) {
+            return GroupList { ring: r, first };
+        }
+        let r = self.push_ring(ring.clone());
+        self.ring_of.insert(ring, r);
+        GroupList { ring: r, first }
+    }
+
+    /// A new ring of groups linked by `sg->next` (`last->next = first`).
+    fn push_ring(&mut self, ring: Vec<u32>) -> u32 {
+        self.rings.push(ring);
+        self.ring_init.push(0);
+        self.rings.len() as u32 - 1
     }
 
     /// `get_group(cpu, sdd)`: the group anchored at the first CPU of the child's span,
     /// shared by all CPUs that reach it.
     fn get_group(&mut self, tl: usize, cpu: CpuId) -> usize {
-        let (anchor, child) = match self.child_span(tl, cpu) {
-            Some(cs) => (cs.first().expect("child span holds its CPU"), true),
-            None => (cpu, false),
-        };
-        if let Some(&g) = self.sg_of.get(&(tl, anchor.0)) {
-            if let Some(sgc) = self.sgc.get_mut(&(tl, anchor.0)) {
-                sgc.refs += 1;
-            }
+        let anchor = self.group_anchor(tl, cpu);
+        if let Some(g) = self.get_group_of(tl, cpu) {
             return g;
         }
-        let (span, flags) = if child {
-            let c = self.sd_ref(tl - 1, cpu).expect("child exists");
-            (c.span.clone(), c.flags)
-        } else {
-            (CpuMask::of(self.m.nr_cpus(), cpu), SdFlags::EMPTY)
+        let (span, flags) = match self.child_span(tl, cpu) {
+            Some(cs) => (cs.clone(), self.sd_ref(tl - 1, cpu).expect("child").flags),
+            None => (CpuMask::of(self.m.nr_cpus(), cpu), SdFlags::EMPTY),
         };
         let capacity = SCHED_CAPACITY_SCALE * span.weight() as u64;
         self.sgc.insert(
@@ -368,7 +593,6 @@ impl Builder<'_> {
                 id: anchor.0,
                 capacity,
                 balance_mask: span.clone(),
-                refs: 1,
             },
         );
         self.groups.push(Sg {
@@ -379,13 +603,37 @@ impl Builder<'_> {
             asym_prefer_cpu: None,
         });
         let g = self.groups.len() - 1;
-        self.sg_of.insert((tl, anchor.0), g);
+        self.sg_of[tl][anchor.idx()] = g as u32;
         g
     }
 
     /// `build_sched_groups(sd, cpu)`: walk the span from `cpu` with wrap-around, one
-    /// group per uncovered child span; the first group holds `cpu`.
-    fn build_sched_groups(&mut self, tl: usize, cpu: CpuId) -> Vec<usize> {
+    /// group per uncovered child span; the first group holds `cpu`. The groups
+    /// partition the CPUs (`groups_partition`), so a CPU is covered when its group's
+    /// stamp is this walk's.
+    fn build_sched_groups(
+        &mut self,
+        tl: usize,
+        cpu: CpuId,
+        stamp: &mut [u32],
+        gen: u32,
+    ) -> GroupList {
+        let span = self.sd_ref(tl, cpu).expect("built").span.clone();
+        let mut list = Vec::new();
+        for i in span.iter_wrap(cpu.0) {
+            let a = self.group_anchor(tl, i).idx();
+            if stamp[a] == gen {
+                continue;
+            }
+            stamp[a] = gen;
+            list.push(self.get_group(tl, i) as u32);
+        }
+        self.intern_ring(list)
+    }
+
+    /// `build_sched_groups(sd, cpu)` with the kernel's covered mask, for levels whose
+    /// groups do not partition the CPUs (a broken topology).
+    fn build_sched_groups_masked(&mut self, tl: usize, cpu: CpuId) -> GroupList {
         let span = self.sd_ref(tl, cpu).expect("built").span.clone();
         let mut covered = CpuMask::new(self.m.nr_cpus());
         let mut list = Vec::new();
@@ -395,14 +643,15 @@ impl Builder<'_> {
             }
             let g = self.get_group(tl, i);
             covered.or_assign(&self.groups[g].span);
-            list.push(g);
+            list.push(g as u32);
         }
-        list
+        self.intern_ring(list)
     }
 
     /// `build_overlap_sched_groups(sd, cpu)`, with the NUMA-diameter > 2 fix
     /// (585b6d2723dc, v5.13) that descends to a sibling whose child fits the span.
-    fn build_overlap_sched_groups(&mut self, tl: usize, cpu: CpuId) -> Vec<usize> {
+    /// The kernel allocates these groups per domain; their ring is this domain's.
+    fn build_overlap_sched_groups(&mut self, tl: usize, cpu: CpuId) -> GroupList {
         let span = self.sd_ref(tl, cpu).expect("built").span.clone();
         let mut covered = CpuMask::new(self.m.nr_cpus());
         let mut list = Vec::new();
@@ -446,9 +695,7 @@ impl Builder<'_> {
                 id: bcpu.0,
                 capacity,
                 balance_mask: mask.clone(),
-                refs: 0,
             });
-            sgc.refs += 1;
             // "Initialize sgc->capacity such that even if we mess up the domains ..."
             sgc.capacity = capacity;
             covered.or_assign(&sg_span);
@@ -459,9 +706,10 @@ impl Builder<'_> {
                 cores: 0,
                 asym_prefer_cpu: None,
             });
-            list.push(self.groups.len() - 1);
+            list.push(self.groups.len() as u32 - 1);
         }
-        list
+        let ring = self.push_ring(list);
+        GroupList { ring, first: 0 }
     }
 
     /// `build_balance_mask(sd, sg, mask)`: the CPUs of the group whose own sibling at
@@ -518,33 +766,35 @@ impl Builder<'_> {
     /// `init_sched_groups_capacity(cpu, sd)`.
     fn init_sched_groups_capacity(&mut self, cpu: CpuId, tl: usize, cpu_capacity: &mut [u64]) {
         let sd = self.sd_ref(tl, cpu).expect("built");
-        let groups = sd.groups.clone();
+        let list = sd.groups;
         let asym_packing = sd.flags.contains(SdFlags::ASYM_PACKING);
-        for &g in &groups {
-            let span = self.groups[g].span.clone();
-            let mut mask = span.clone();
-            let mut cores = 0;
-            while let Some(c) = mask.first() {
-                cores += 1;
-                mask.andnot_assign(&self.smt[c.idx()]);
-                mask.clear_cpu(c);
-            }
-            self.groups[g].cores = cores;
-            if asym_packing {
-                // sched_asym_prefer(): higher priority wins; ties keep the lower CPU.
-                let mut best: Option<CpuId> = None;
-                for c in span.iter() {
-                    best = match best {
-                        None => Some(c),
-                        Some(b) if self.m.topo(c).asym_prio > self.m.topo(b).asym_prio => Some(c),
-                        keep => keep,
-                    };
+        // Both results depend on the group's span only: a ring another domain has
+        // already initialised (with asym packing, if this one has it) is done.
+        let need = if asym_packing { 3 } else { 1 };
+        let r = list.ring as usize;
+        if self.ring_init[r] & need != need {
+            for j in 0..self.rings[r].len() {
+                let g = self.rings[r][j] as usize;
+                self.groups[g].cores = self.group_cores(g);
+                if asym_packing {
+                    // sched_asym_prefer(): higher priority wins; ties keep the lower CPU.
+                    let mut best: Option<CpuId> = None;
+                    for c in self.groups[g].span.iter() {
+                        best = match best {
+                            None => Some(c),
+                            Some(b) if self.m.topo(c).asym_prio > self.m.topo(b).asym_prio => {
+                                Some(c)
+                            }
+                            keep => keep,
+                        };
+                    }
+                    self.groups[g].asym_prefer_cpu = best;
                 }
-                self.groups[g].asym_prefer_cpu = best;
             }
+            self.ring_init[r] |= need;
         }
         // group_balance_cpu(sd->groups): first CPU of the first group's balance mask.
-        let first = groups[0];
+        let first = self.first_group(list);
         let balance_cpu = self.sgc[&self.groups[first].sgc]
             .balance_mask
             .first()
@@ -555,11 +805,29 @@ impl Builder<'_> {
         self.update_group_capacity(tl, cpu, cpu_capacity);
     }
 
+    /// `sg->cores` as `init_sched_groups_capacity()` counts it: the span's distinct SMT
+    /// cores (`cpumask_andnot(mask, mask, cpu_smt_mask(cpu))`), once per span.
+    fn group_cores(&mut self, g: usize) -> u32 {
+        let span = &self.groups[g].span;
+        if let Some(&cores) = self.cores_of.get(span) {
+            return cores;
+        }
+        let mut mask = span.clone();
+        let mut cores = 0;
+        while let Some(c) = mask.first() {
+            cores += 1;
+            mask.andnot_assign(self.topo.smt.get(c));
+            mask.clear_cpu(c);
+        }
+        self.cores_of.insert(span.clone(), cores);
+        cores
+    }
+
     /// `update_group_capacity(sd, cpu)`; without a child, `update_cpu_capacity()`.
     /// `capacity_of()` is the arch capacity (no RT/IRQ pressure at build time).
     fn update_group_capacity(&mut self, tl: usize, cpu: CpuId, cpu_capacity: &mut [u64]) {
         let sd = self.sd_ref(tl, cpu).expect("built");
-        let sdg = sd.groups[0];
+        let sdg = self.first_group(sd.groups);
         let key = self.groups[sdg].sgc;
         let capacity = if tl == 0 {
             let cap = self.m.topo(cpu).capacity as u64;
@@ -576,10 +844,9 @@ impl Builder<'_> {
                     .map(|c| cpu_capacity[c.idx()])
                     .sum()
             } else {
-                child
-                    .groups
+                self.rings[child.groups.ring as usize]
                     .iter()
-                    .map(|&g| self.sgc[&self.groups[g].sgc].capacity)
+                    .map(|&g| self.sgc[&self.groups[g as usize].sgc].capacity)
                     .sum()
             }
         };
@@ -600,9 +867,13 @@ impl Builder<'_> {
         let mut cpus: Vec<Option<CpuDomains>> = vec![None; n as usize];
         let mut has_cluster = false;
         let mut has_asym = false;
+        let mut rings = ResolvedRings::default();
         for cpu in self.online() {
             let chain = per_cpu[cpu.idx()].take().expect("attached");
-            let domains: Vec<SchedDomain> = chain.iter().map(|a| self.resolve(cpu, a)).collect();
+            let domains: Vec<SchedDomain> = chain
+                .iter()
+                .map(|a| self.resolve(cpu, a, &mut rings))
+                .collect();
             has_asym |= (0..self.levels.len())
                 .filter_map(|tl| self.sd_ref(tl, cpu))
                 .any(|sd| sd.flags.contains(SdFlags::ASYM_CPUCAPACITY));
@@ -616,7 +887,7 @@ impl Builder<'_> {
             && self
                 .cpu_map
                 .iter()
-                .any(|c| self.smt[c.idx()].and(&self.cpu_map).weight() > 1);
+                .any(|c| self.topo.smt.get(c).and(&self.cpu_map).weight() > 1);
         SchedDomains {
             machine: self.m.name.clone(),
             release,
@@ -645,7 +916,7 @@ impl Builder<'_> {
             return true;
         }
         // "Following flags need at least 2 groups"
-        if a.flags.intersects(SdFlags::degenerate_groups_mask()) && a.groups.len() > 1 {
+        if a.flags.intersects(SdFlags::degenerate_groups_mask()) && a.nr_groups > 1 {
             return false;
         }
         // "Following flags don't use groups"
@@ -665,7 +936,7 @@ impl Builder<'_> {
         }
         let mut pflags = parent.flags;
         // "Flags needing groups don't count if only 1 group in parent"
-        if parent.groups.len() == 1 {
+        if parent.nr_groups == 1 {
             pflags.remove(SdFlags::degenerate_groups_mask());
         }
         // "if (~cflags & pflags) return 0;"
@@ -674,7 +945,9 @@ impl Builder<'_> {
 
     /// `cpu_attach_domain(sd, rd, cpu)`: remove degenerate parents (re-testing the new
     /// parent each time), then a degenerate base. Side effects on shared groups are
-    /// applied to the group arena, as the kernel applies them to shared objects.
+    /// applied to the group arena, as the kernel applies them to shared objects; on an
+    /// overlapping level's first group, which the kernel allocated for this domain
+    /// alone, they stay with the domain (`AttachedSd::first_flags`).
     fn cpu_attach_domain(&mut self, cpu: CpuId) -> Vec<AttachedSd> {
         let mut chain: Vec<AttachedSd> = (0..self.levels.len())
             .map_while(|tl| {
@@ -683,7 +956,9 @@ impl Builder<'_> {
                     span: sd.span.clone(),
                     flags: sd.flags,
                     level: sd.level,
-                    groups: sd.groups.clone(),
+                    groups: sd.groups,
+                    nr_groups: self.rings[sd.groups.ring as usize].len(),
+                    first_flags: None,
                 })
             })
             .collect();
@@ -694,12 +969,13 @@ impl Builder<'_> {
                 let parent = chain.remove(i + 1);
                 if i + 1 < chain.len() {
                     // parent->parent->child = tmp; and the first group's flags follow.
-                    let g = chain[i + 1].groups[0];
+                    let mut flags = self.first_group_flags(&chain[i + 1]);
                     if release.aligns_group_flags() {
-                        self.groups[g].flags = chain[i].flags;
+                        flags = chain[i].flags;
                     } else if chain[i].flags.contains(SdFlags::SHARE_CPUCAPACITY) {
-                        self.groups[g].flags.insert(SdFlags::SHARE_CPUCAPACITY);
+                        flags.insert(SdFlags::SHARE_CPUCAPACITY);
                     }
+                    self.set_first_group_flags(&mut chain[i + 1], flags);
                 }
                 // "Transfer SD_PREFER_SIBLING down in case of a degenerate parent"
                 if parent.flags.contains(SdFlags::PREFER_SIBLING) {
@@ -711,17 +987,83 @@ impl Builder<'_> {
         }
         if !chain.is_empty() && self.sd_degenerate(&chain[0]) {
             chain.remove(0);
-            if let Some(sd) = chain.first() {
+            if let Some(sd) = chain.first_mut() {
                 // The do-while in the kernel never advances: only the first group's
                 // flags are cleared.
-                let g = sd.groups[0];
-                self.groups[g].flags = SdFlags::EMPTY;
+                self.set_first_group_flags(sd, SdFlags::EMPTY);
             }
         }
         chain
     }
 
-    fn resolve(&self, cpu: CpuId, a: &AttachedSd) -> SchedDomain {
+    /// `sd->groups->flags` as this domain sees it.
+    fn first_group_flags(&self, a: &AttachedSd) -> SdFlags {
+        a.first_flags
+            .unwrap_or(self.groups[self.first_group(a.groups)].flags)
+    }
+
+    /// `sd->groups->flags = flags`: on the shared group, or on this domain's own
+    /// overlapping group.
+    fn set_first_group_flags(&mut self, a: &mut AttachedSd, flags: SdFlags) {
+        if self.levels[a.tl].overlap {
+            a.first_flags = Some(flags);
+        } else {
+            let g = self.first_group(a.groups);
+            self.groups[g].flags = flags;
+        }
+    }
+
+    /// The public `struct sched_group` of group `g`, as the domains see it after every
+    /// CPU attached.
+    fn public_group(&self, g: usize) -> SchedGroup {
+        let sg = &self.groups[g];
+        let sgc = &self.sgc[&sg.sgc];
+        SchedGroup {
+            id: CpuId(sgc.id),
+            span: sg.span.clone(),
+            balance_mask: sgc.balance_mask.clone(),
+            capacity: sgc.capacity,
+            flags: sg.flags,
+            cores: sg.cores,
+            asym_prefer_cpu: sg.asym_prefer_cpu,
+        }
+    }
+
+    /// The public ring a domain walks: each builder ring becomes one shared
+    /// `Arc<[SchedGroup]>`; a domain whose own (overlapping) first group was changed
+    /// by `cpu_attach_domain()` gets a copy with that change, shared by the domains
+    /// with the same one.
+    fn resolve_groups(&self, a: &AttachedSd, rings: &mut ResolvedRings) -> Groups {
+        let r = a.groups.ring;
+        let first = a.groups.first as usize;
+        let shared = rings
+            .plain
+            .entry(r)
+            .or_insert_with(|| {
+                self.rings[r as usize]
+                    .iter()
+                    .map(|&g| self.public_group(g as usize))
+                    .collect()
+            })
+            .clone();
+        match a.first_flags {
+            Some(f) if f != shared[first].flags => {
+                let own = rings
+                    .changed
+                    .entry((r, first as u32, f))
+                    .or_insert_with(|| {
+                        let mut ring = shared.to_vec();
+                        ring[first].flags = f;
+                        ring.into()
+                    })
+                    .clone();
+                Groups::new(own, first)
+            }
+            _ => Groups::new(shared, first),
+        }
+    }
+
+    fn resolve(&self, cpu: CpuId, a: &AttachedSd, rings: &mut ResolvedRings) -> SchedDomain {
         let proto = self.sd_ref(a.tl, cpu).expect("attached domains were built");
         SchedDomain {
             name: self.levels[a.tl].name,
@@ -729,23 +1071,7 @@ impl Builder<'_> {
             span: a.span.clone(),
             span_weight: a.span.weight(),
             flags: a.flags,
-            groups: a
-                .groups
-                .iter()
-                .map(|&g| {
-                    let sg = &self.groups[g];
-                    let sgc = &self.sgc[&sg.sgc];
-                    SchedGroup {
-                        id: CpuId(sgc.id),
-                        span: sg.span.clone(),
-                        balance_mask: sgc.balance_mask.clone(),
-                        capacity: sgc.capacity,
-                        flags: sg.flags,
-                        cores: sg.cores,
-                        asym_prefer_cpu: sg.asym_prefer_cpu,
-                    }
-                })
-                .collect(),
+            groups: self.resolve_groups(a, rings),
             imbalance_pct: proto.imbalance_pct,
             cache_nice_tries: proto.cache_nice_tries,
             min_interval: proto.min_interval,
@@ -793,7 +1119,7 @@ impl Builder<'_> {
         }
         let sd_share_id = id;
         // Seed 03 (RFC): sd_l2c from topology_cluster_cpumask().
-        let l2c = self.m.cluster_mask(cpu).and(&self.cpu_map);
+        let l2c = self.topo.cluster.get(cpu).and(&self.cpu_map);
         let highest = |flag: SdFlags| domains.iter().rposition(|d| d.flags.contains(flag));
         CpuDomains {
             cpu,
@@ -821,5 +1147,16 @@ struct AttachedSd {
     span: CpuMask,
     flags: SdFlags,
     level: u32,
-    groups: Vec<usize>,
+    groups: GroupList,
+    nr_groups: usize,
+    /// `sd->groups->flags` when `cpu_attach_domain()` changed it on a group only this
+    /// domain has (overlapping levels allocate their groups per domain).
+    first_flags: Option<SdFlags>,
+}
+
+/// The public rings, built once each (see `Builder::resolve_groups`).
+#[derive(Default)]
+struct ResolvedRings {
+    plain: HashMap<u32, Arc<[SchedGroup]>>,
+    changed: HashMap<(u32, u32, SdFlags), Arc<[SchedGroup]>>,
 }

@@ -9,11 +9,92 @@
 //!   NODE, NUMA...  sd_numa_mask       NODE, NUMA...
 //! ```
 
+use std::collections::HashMap;
+
 use crate::cpumask::{CpuId, CpuMask};
 use crate::release::Release;
-use crate::topology::{Arch, Machine, NodeId};
+use crate::topology::{Arch, CpuTopo, Machine, NodeId};
 
 use super::{BuildConfig, SdFlags};
+
+/// Masks stored once per distinct value and an index per CPU: the kernel's topology
+/// masks are per CPU but equal across siblings (`sched_domains_numa_masks[level][node]`
+/// are per node), and a 4096-CPU machine cannot afford 4096 copies of each.
+pub(crate) struct Masks {
+    /// The distinct masks, in order of their first CPU.
+    pub distinct: Vec<CpuMask>,
+    /// Index into `distinct` of each CPU's mask.
+    pub of: Vec<u32>,
+}
+
+impl Masks {
+    /// `f(cpu)` for every CPU, equal results stored once.
+    fn collect(n: u32, mut f: impl FnMut(CpuId) -> CpuMask) -> Masks {
+        let mut index: HashMap<CpuMask, u32> = HashMap::new();
+        let mut distinct = Vec::new();
+        let of = (0..n)
+            .map(|c| {
+                let m = f(CpuId(c));
+                *index.entry(m).or_insert_with_key(|m| {
+                    distinct.push(m.clone());
+                    distinct.len() as u32 - 1
+                })
+            })
+            .collect();
+        Masks { distinct, of }
+    }
+
+    /// The CPUs sharing `key`, one pass over the machine (the arch's sibling masks).
+    fn siblings(m: &Machine, key: impl Fn(&CpuTopo) -> u64) -> Masks {
+        let n = m.nr_cpus();
+        let mut index: HashMap<u64, u32> = HashMap::new();
+        let mut distinct: Vec<CpuMask> = Vec::new();
+        let of = m
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let d = *index.entry(key(t)).or_insert_with(|| {
+                    distinct.push(CpuMask::new(n));
+                    distinct.len() as u32 - 1
+                });
+                distinct[d as usize].set_cpu(CpuId(i as u32));
+                d
+            })
+            .collect();
+        Masks { distinct, of }
+    }
+
+    /// `tl->mask(cpu)` / the sibling mask of `cpu`.
+    pub fn get(&self, cpu: CpuId) -> &CpuMask {
+        &self.distinct[self.of[cpu.idx()] as usize]
+    }
+}
+
+/// The machine's sibling masks, each computed once (`topology_sibling_cpumask()`,
+/// `topology_cluster_cpumask()`, `cpu_llc_shared_mask()`, `topology_core_cpumask()`,
+/// `cpumask_of_node()`), for the per-CPU mask functions below.
+pub(crate) struct TopoMasks {
+    pub smt: Masks,
+    pub cluster: Masks,
+    pub llc: Masks,
+    pub package: Masks,
+    /// `cpumask_of_node(cpu_to_node(cpu))`; every CPU with CONFIG_NUMA=n.
+    pub node: Masks,
+}
+
+impl TopoMasks {
+    pub fn new(m: &Machine) -> TopoMasks {
+        let numa = m.config.numa;
+        TopoMasks {
+            smt: Masks::siblings(m, |t| t.core as u64),
+            cluster: Masks::siblings(m, |t| t.cluster as u64),
+            llc: Masks::siblings(m, |t| t.llc as u64),
+            package: Masks::siblings(m, |t| t.package as u64),
+            node: Masks::siblings(m, |t| if numa { t.node.0 as u64 } else { 0 }),
+        }
+    }
+}
 
 /// One `struct sched_domain_topology_level` with its mask evaluated for every CPU.
 pub(crate) struct Level {
@@ -24,7 +105,7 @@ pub(crate) struct Level {
     pub overlap: bool,
     pub numa_level: Option<usize>,
     /// `tl->mask(cpu)` for each CPU, already restricted to online CPUs.
-    pub masks: Vec<CpuMask>,
+    pub masks: Masks,
 }
 
 /// `cpu_smt_flags()`: SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES.
@@ -56,23 +137,28 @@ fn itmt_enabled(m: &Machine) -> bool {
 }
 
 /// arm64 `cpu_coregroup_mask()` (drivers/base/arch_topology.c).
-fn arm64_coregroup_mask(m: &Machine, cpu: CpuId, release: Release) -> CpuMask {
-    let node = m.node_mask(cpu);
+fn arm64_coregroup_mask<'t>(
+    m: &Machine,
+    t: &'t TopoMasks,
+    cpu: CpuId,
+    release: Release,
+) -> &'t CpuMask {
+    let node = t.node.get(cpu);
     let mut core_mask = node;
     // "Find the smaller of NUMA, core or LLC siblings"
-    let pkg = m.package_mask(cpu);
-    if pkg.is_subset(&core_mask) {
+    let pkg = t.package.get(cpu);
+    if pkg.is_subset(core_mask) {
         core_mask = pkg;
     }
-    let llc = m.llc_mask(cpu);
-    if llc.is_subset(&core_mask) {
+    let llc = t.llc.get(cpu);
+    if llc.is_subset(core_mask) {
         core_mask = llc;
     }
     // v6.0+: with clusters but no smaller shared LLC, widen to the cluster so that MC
     // degenerates into CLS.
     if release.has_arm64_cluster_limit() && m.config.sched_cluster {
-        let cluster = m.cluster_mask(cpu);
-        if core_mask.is_subset(&cluster) {
+        let cluster = t.cluster.get(cpu);
+        if core_mask.is_subset(cluster) {
             core_mask = cluster;
         }
     }
@@ -80,37 +166,44 @@ fn arm64_coregroup_mask(m: &Machine, cpu: CpuId, release: Release) -> CpuMask {
 }
 
 /// arm64 `cpu_clustergroup_mask()`.
-fn arm64_clustergroup_mask(m: &Machine, cpu: CpuId, release: Release) -> CpuMask {
-    let cluster = m.cluster_mask(cpu);
+fn arm64_clustergroup_mask<'t>(
+    m: &Machine,
+    t: &'t TopoMasks,
+    cpu: CpuId,
+    release: Release,
+) -> &'t CpuMask {
+    let cluster = t.cluster.get(cpu);
     // v6.0+: "Forbid cpu_clustergroup_mask() to span more or the same CPUs as
     // cpu_coregroup_mask()".
     if release.has_arm64_cluster_limit()
-        && arm64_coregroup_mask(m, cpu, release).is_subset(&cluster)
+        && arm64_coregroup_mask(m, t, cpu, release).is_subset(cluster)
     {
-        return m.smt_mask(cpu);
+        return t.smt.get(cpu);
     }
     cluster
 }
 
 /// `x86_has_numa_in_package`: some package holds CPUs of more than one node.
 fn x86_has_numa_in_package(m: &Machine) -> bool {
+    let mut node_of_package: HashMap<u32, NodeId> = HashMap::new();
     m.config.numa
-        && m.cpus.iter().any(|a| {
-            m.cpus
-                .iter()
-                .any(|b| a.package == b.package && a.node != b.node)
-        })
+        && m.cpus
+            .iter()
+            .any(|c| *node_of_package.entry(c.package).or_insert(c.node) != c.node)
 }
 
 /// The levels for this machine and release, bottom-up, masks evaluated for the online
 /// CPUs. Mirrors `default_topology[]` / `build_sched_topology()` + `sched_init_numa()`.
-pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) -> Vec<Level> {
+pub(crate) fn topology_levels<'t>(
+    m: &Machine,
+    t: &'t TopoMasks,
+    cfg: &BuildConfig,
+    online: &CpuMask,
+) -> Vec<Level> {
     let release = cfg.release;
     let n = m.nr_cpus();
-    let cpus = || (0..n).map(CpuId);
-    let per_cpu = |f: &dyn Fn(CpuId) -> CpuMask| -> Vec<CpuMask> {
-        cpus().map(|c| f(c).and(online)).collect()
-    };
+    let per_cpu =
+        |f: &dyn Fn(CpuId) -> &'t CpuMask| -> Masks { Masks::collect(n, |c| f(c).and(online)) };
     let mut levels = Vec::new();
     let top_name = release.name_of_top_level();
     match m.arch {
@@ -121,7 +214,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: cpu_smt_flags(),
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| m.smt_mask(c)),
+                    masks: per_cpu(&|c| t.smt.get(c)),
                 });
             }
             if m.config.sched_cluster && release.has_cls_level() {
@@ -130,7 +223,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: cpu_cluster_flags(cfg.sd_cluster),
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| arm64_clustergroup_mask(m, c, release)),
+                    masks: per_cpu(&|c| arm64_clustergroup_mask(m, t, c, release)),
                 });
             }
             if m.config.sched_mc {
@@ -139,7 +232,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: cpu_core_flags(),
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| arm64_coregroup_mask(m, c, release)),
+                    masks: per_cpu(&|c| arm64_coregroup_mask(m, t, c, release)),
                 });
             }
             levels.push(Level {
@@ -147,7 +240,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                 sd_flags: SdFlags::EMPTY,
                 overlap: false,
                 numa_level: None,
-                masks: per_cpu(&|c| m.node_mask(c)),
+                masks: per_cpu(&|c| t.node.get(c)),
             });
         }
         Arch::X86 => {
@@ -168,7 +261,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: cpu_smt_flags().union(extra),
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| m.smt_mask(c)),
+                    masks: per_cpu(&|c| t.smt.get(c)),
                 });
             }
             let cls_skipped = m.hybrid && !release.x86_cls_on_hybrid();
@@ -184,7 +277,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: cpu_cluster_flags(cfg.sd_cluster).union(extra),
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| m.cluster_mask(c)),
+                    masks: per_cpu(&|c| t.cluster.get(c)),
                 });
             }
             if m.config.sched_mc {
@@ -193,7 +286,7 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: cpu_core_flags().union(itmt),
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| m.llc_mask(c)),
+                    masks: per_cpu(&|c| t.llc.get(c)),
                 });
             }
             if !x86_has_numa_in_package(m) {
@@ -208,36 +301,43 @@ pub(crate) fn topology_levels(m: &Machine, cfg: &BuildConfig, online: &CpuMask) 
                     sd_flags: extra,
                     overlap: false,
                     numa_level: None,
-                    masks: per_cpu(&|c| m.node_mask(c)),
+                    masks: per_cpu(&|c| t.node.get(c)),
                 });
             }
         }
     }
     if m.config.numa {
-        append_numa_levels(m, &mut levels, online);
+        append_numa_levels(m, t, &mut levels, online);
     }
     levels
 }
 
 /// `sched_init_numa()`: one NODE level, then a NUMA level per further distinct distance.
-fn append_numa_levels(m: &Machine, levels: &mut Vec<Level>, online: &CpuMask) {
+fn append_numa_levels(m: &Machine, t: &TopoMasks, levels: &mut Vec<Level>, online: &CpuMask) {
     let distances = numa_distances(m, online);
     let n = m.nr_cpus();
+    // cpumask_of_node() of each node (empty for a node without CPUs).
+    let mut node_cpus = vec![CpuMask::new(n); m.nr_nodes()];
+    for c in 0..n {
+        let c = CpuId(c);
+        node_cpus[m.topo(c).node.0 as usize] = t.node.get(c).clone();
+    }
     for (numa_level, &dist) in distances.iter().enumerate() {
-        // masks[level][node] = CPUs of every node within `dist` of node.
-        let masks = (0..n)
-            .map(|c| {
-                let node = m.topo(CpuId(c)).node;
+        // masks[level][node] = CPUs of every node within `dist` of node: one mask per
+        // node, as `sched_domains_numa_masks[level][node]`.
+        let per_node: Vec<CpuMask> = (0..m.nr_nodes())
+            .map(|node| {
+                let node = NodeId(node as u16);
                 let mut mask = CpuMask::new(n);
-                for other in 0..m.nr_nodes() {
-                    let other = NodeId(other as u16);
-                    if m.node_distance(node, other) <= dist {
-                        mask.or_assign(&m.node_cpus(other));
+                for (other, cpus) in node_cpus.iter().enumerate() {
+                    if m.node_distance(node, NodeId(other as u16)) <= dist {
+                        mask.or_assign(cpus);
                     }
                 }
                 mask.and(online)
             })
             .collect();
+        let masks = Masks::collect(n, |c| per_node[m.topo(c).node.0 as usize].clone());
         levels.push(Level {
             name: if numa_level == 0 { "NODE" } else { "NUMA" },
             sd_flags: if numa_level == 0 {

@@ -16,12 +16,16 @@
 //! `cpu_attach_domain()` per CPU (degeneration) and `update_top_cache_domain()`.
 //! Shared kernel objects (sched_group, sched_group_capacity) live in arenas so that
 //! their sharing between CPUs, and the side effects of degeneration on them, are the
-//! kernel's.
+//! kernel's. The result shares them too: a domain's [`Groups`] is a ring stored once
+//! and the place where this domain enters it (`sd->groups`), so a 4096-CPU machine
+//! holds one copy of each group rather than one per CPU.
 
 mod build;
 mod flags;
 pub mod format;
 mod levels;
+
+use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 use thiserror::Error;
@@ -108,6 +112,89 @@ pub struct SchedGroup {
     pub asym_prefer_cpu: Option<CpuId>,
 }
 
+/// `sd->groups`: the circular list of a domain's groups, entered at the group that
+/// holds the domain's CPU. The ring is stored once and shared by every domain that
+/// walks it (`sg->ref` in the kernel), so iterating, indexing and comparing see the
+/// domain's own order while memory stays O(groups) rather than O(CPUs × groups).
+#[derive(Clone, Debug)]
+pub struct Groups {
+    ring: Arc<[SchedGroup]>,
+    /// Index in `ring` of `sd->groups` (the group holding the domain's CPU).
+    first: usize,
+}
+
+impl Groups {
+    /// A domain entering `ring` at `first` (0 for a ring already in the domain's order).
+    pub fn new(ring: Arc<[SchedGroup]>, first: usize) -> Self {
+        assert!(
+            first < ring.len().max(1),
+            "a domain enters its ring at a group"
+        );
+        Groups { ring, first }
+    }
+
+    /// The number of groups round the ring (`sd->groups` back to itself).
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// `sd->groups`: the group holding the domain's CPU.
+    pub fn first(&self) -> Option<&SchedGroup> {
+        self.get(0)
+    }
+
+    /// The `i`th group from `sd->groups` along `sg->next`.
+    pub fn get(&self, i: usize) -> Option<&SchedGroup> {
+        (i < self.ring.len()).then(|| &self.ring[(self.first + i) % self.ring.len()])
+    }
+
+    /// The groups from `sd->groups` once round the ring (`do { … } while (sg != sd->groups)`).
+    pub fn iter(&self) -> GroupsIter<'_> {
+        self.into_iter()
+    }
+
+    /// Whether two domains share one ring (the kernel's same `sched_group` objects).
+    pub fn shares_ring_with(&self, other: &Groups) -> bool {
+        Arc::ptr_eq(&self.ring, &other.ring)
+    }
+}
+
+/// [`Groups::iter`]: once round the ring from `sd->groups`.
+pub type GroupsIter<'a> =
+    std::iter::Chain<std::slice::Iter<'a, SchedGroup>, std::slice::Iter<'a, SchedGroup>>;
+
+impl std::ops::Index<usize> for Groups {
+    type Output = SchedGroup;
+    fn index(&self, i: usize) -> &SchedGroup {
+        self.get(i).expect("group index within the ring")
+    }
+}
+
+impl<'a> IntoIterator for &'a Groups {
+    type Item = &'a SchedGroup;
+    type IntoIter = GroupsIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        let (head, tail) = self.ring.split_at(self.first.min(self.ring.len()));
+        tail.iter().chain(head.iter())
+    }
+}
+
+impl PartialEq for Groups {
+    fn eq(&self, other: &Groups) -> bool {
+        self.len() == other.len() && self.into_iter().eq(other)
+    }
+}
+
+impl Serialize for Groups {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self)
+    }
+}
+
 /// A `struct sched_domain` of one CPU, after `cpu_attach_domain()`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SchedDomain {
@@ -120,7 +207,7 @@ pub struct SchedDomain {
     pub span_weight: u32,
     pub flags: SdFlags,
     /// Groups in the kernel's circular-list order; the first holds this CPU.
-    pub groups: Vec<SchedGroup>,
+    pub groups: Groups,
     pub imbalance_pct: u32,
     pub cache_nice_tries: u32,
     pub min_interval: u32,
