@@ -71,7 +71,8 @@ pub struct Common {
     /// cookie-pairs: iterations per thread.
     #[arg(long, default_value_t = defaults::COOKIE_ITERATIONS)]
     iterations: u64,
-    /// cookie-pairs: work per iteration (fixed:N, uniform:A-B, exp:MEAN; ns/us/ms).
+    /// cookie-pairs: work per iteration (fixed:N, uniform:A-B, exp:MEAN; ns/us/ms/s; each
+    /// value at most 14400 s).
     #[arg(long, default_value = defaults::COOKIE_WORK)]
     work: String,
     /// cookie-pairs / custom: sleep per iteration.
