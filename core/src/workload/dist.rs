@@ -96,7 +96,9 @@ impl Dist {
     }
 
     /// Parses `N`, `fixed:N`, `uniform:A-B` or `exp:MEAN`, each number with an optional
-    /// `ns`/`us`/`ms`/`s` suffix (default ns), each value at most [`Dist::MAX_NS`].
+    /// `ns`/`us`/`ms`/`s` suffix (default ns), each value at most [`Dist::MAX_NS`]. In
+    /// `uniform:A-B` a unit written only on `B` applies to `A` too (`uniform:5-10ms` is
+    /// 5 ms to 10 ms); `uniform:5us-10ms` keeps both.
     pub fn parse(text: &str) -> Result<Dist, String> {
         let d = Self::parse_unchecked(text)?;
         d.check().map_err(|e| format!("{text:?}: {e}"))?;
@@ -117,7 +119,11 @@ impl Dist {
                 let (a, b) = rest
                     .split_once('-')
                     .ok_or_else(|| format!("{text:?}: write uniform:LO-HI, e.g. uniform:0-10ms"))?;
-                let (lo, hi) = (parse_ns(a)?, parse_ns(b)?);
+                // `5-10ms` is 5 ms to 10 ms: a unit on HI alone applies to LO too;
+                // `5us-10ms` keeps each end's own.
+                let ((a_num, a_unit), (b_num, b_unit)) = (split_unit(a), split_unit(b));
+                let lo = to_ns(a, a_num, a_unit.or(b_unit).unwrap_or(1))?;
+                let hi = to_ns(b, b_num, b_unit.unwrap_or(1))?;
                 if hi < lo {
                     return Err(format!("{text:?}: LO must not exceed HI"));
                 }
@@ -143,18 +149,28 @@ impl std::fmt::Display for Dist {
 
 /// `250`, `250ns`, `3us`, `10ms`, `1s` → ns.
 fn parse_ns(text: &str) -> Result<u64, String> {
+    let (num, unit) = split_unit(text);
+    to_ns(text, num, unit.unwrap_or(1))
+}
+
+/// A duration's number and its unit's multiple to ns, if it has a unit.
+fn split_unit(text: &str) -> (&str, Option<u64>) {
     let t = text.trim();
-    let (num, mul) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1)
+    if let Some(n) = t.strip_suffix("ns") {
+        (n, Some(1))
     } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1_000)
+        (n, Some(1_000))
     } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1_000_000)
+        (n, Some(1_000_000))
     } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1_000_000_000)
+        (n, Some(1_000_000_000))
     } else {
-        (t, 1)
-    };
+        (t, None)
+    }
+}
+
+/// `num` × `mul` ns; `text` is the whole duration, for the messages.
+fn to_ns(text: &str, num: &str, mul: u64) -> Result<u64, String> {
     let too_long = || {
         format!(
             "{text:?} is too long: a duration may be at most {} ns ({} s, the longest run)",
@@ -191,6 +207,34 @@ mod tests {
         assert_eq!(Dist::parse("exp:5us").unwrap(), Dist::Exp { mean: 5000 });
         assert!(Dist::parse("gauss:1").is_err());
         assert!(Dist::parse("uniform:5-1").is_err());
+    }
+
+    #[test]
+    fn a_uniform_range_s_last_unit_applies_to_both_ends() {
+        // Issue 16: `uniform:5-10ms` meant 5 ns to 10 ms.
+        let u = |lo, hi| Dist::Uniform { lo, hi };
+        assert_eq!(
+            Dist::parse("uniform:5-10ms").unwrap(),
+            u(5_000_000, 10_000_000)
+        );
+        assert_eq!(
+            Dist::parse("uniform:1-2s").unwrap(),
+            u(1_000_000_000, 2_000_000_000)
+        );
+        assert_eq!(
+            Dist::parse("uniform:5us-10ms").unwrap(),
+            u(5_000, 10_000_000)
+        );
+        assert_eq!(Dist::parse("uniform:5ns-10ms").unwrap(), u(5, 10_000_000));
+        assert_eq!(
+            Dist::parse("uniform: 5 - 10 ms").unwrap(),
+            u(5_000_000, 10_000_000)
+        );
+        assert_eq!(Dist::parse("uniform:5-10").unwrap(), u(5, 10));
+        assert_eq!(Dist::parse("uniform:0-10ms").unwrap(), u(0, 10_000_000));
+        // Display writes ns on both ends, which reads back the same.
+        let d = u(5, 10_000_000);
+        assert_eq!(Dist::parse(&d.to_string()).unwrap(), d);
     }
 
     #[test]
