@@ -263,13 +263,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         };
         let mut flips = cur.wakee_flips;
         let mut decay_ts = cur.wakee_flip_decay_ts;
-        // "Only decay a single time"
-        if self.s.jiffies > decay_ts + self.s.hz {
+        // "Only decay a single time". Saturating where the kernel's unsigned
+        // arithmetic would wrap: 64-bit jiffies never do in practice, and 2^32 flips
+        // within one HZ cannot happen; only a hand-written state file gets there.
+        if self.s.jiffies > decay_ts.saturating_add(self.s.hz) {
             flips >>= 1;
             decay_ts = self.s.jiffies;
         }
         if cur.last_wakee != Some(self.p.id) {
-            flips += 1;
+            flips = flips.saturating_add(1);
         }
         self.effects.waker_wakee = Some((flips, decay_ts, self.p.id));
         flips
