@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod input;
 mod par;
 mod reproduce;
 mod sim;
@@ -65,7 +66,8 @@ enum DomainFormat {
 #[derive(clap::Args)]
 struct DomainsArgs {
     /// A preset name (see `schedlab machines`) or a machine file (JSON spec, `lscpu -p`
-    /// or `lscpu -e` output, optionally followed by `numactl -H` output).
+    /// or `lscpu -e` output, optionally followed by `numactl -H` output; at most 4 MiB;
+    /// `-` reads standard input).
     #[arg(long, short)]
     machine: String,
     /// Mainline release whose domain code to mirror (5.12 to 6.12).
@@ -140,7 +142,7 @@ fn load_machine(arg: &str) -> Result<Machine, String> {
     if let Some(p) = presets::preset(arg) {
         return p.spec().build().map_err(|e| e.to_string());
     }
-    let text = std::fs::read_to_string(arg).map_err(|e| {
+    let file = input::open(arg).map_err(|e| {
         format!(
             "{arg:?} is neither a preset ({}) nor a readable file: {e}",
             presets::PRESETS
@@ -150,8 +152,10 @@ fn load_machine(arg: &str) -> Result<Machine, String> {
                 .join(", ")
         )
     })?;
+    let name = input::display_name(arg);
+    let text = input::read_capped(&name, file, input::MAX_FILE_BYTES)?;
     schedlab_core::topology::load_machine(&text, &schedlab_core::topology::ImportHint::NONE)
-        .map_err(|e| format!("{arg}: {e}"))
+        .map_err(|e| format!("{name}: {e}"))
 }
 
 fn domains(a: DomainsArgs) -> Result<String, String> {
@@ -187,4 +191,30 @@ fn domains(a: DomainsArgs) -> Result<String, String> {
         DomainFormat::Schedstat => format::schedstat(&sd, cpu),
         DomainFormat::Json => format::json(&sd, cpu) + "\n",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cli(args: &[&str]) -> Result<String, String> {
+        let mut argv = vec!["schedlab"];
+        argv.extend_from_slice(args);
+        run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
+    }
+
+    /// Issue 16: whole files were read before any size check (`-m /dev/urandom` ran
+    /// until killed). A file one byte past the cap is refused, naming the cap.
+    #[test]
+    fn files_past_the_input_cap_are_refused_naming_it() {
+        let path = std::env::temp_dir().join(format!("schedlab-cap-{}.txt", std::process::id()));
+        std::fs::write(&path, vec![b' '; (4 << 20) + 1]).unwrap();
+        let p = path.to_str().unwrap();
+        let machine = cli(&["domains", "-m", p]).unwrap_err();
+        let wake = cli(&["wake", "-s", p]).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        for e in [machine, wake] {
+            assert!(e.contains("4 MiB") && e.contains(p), "{e}");
+        }
+    }
 }

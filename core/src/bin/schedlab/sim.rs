@@ -35,7 +35,8 @@ pub enum WorkloadName {
 /// Workload and machine flags shared by `run` and `sweep`.
 #[derive(Args, Debug)]
 pub struct Common {
-    /// A preset name (see `schedlab machines`) or a machine file.
+    /// A preset name (see `schedlab machines`) or a machine file (at most 4 MiB; `-`
+    /// reads standard input).
     #[arg(long, short)]
     machine: String,
     /// CPUs the workload may use: a kernel CPU list (0-31,64), nodeN or nodeA-B
