@@ -558,7 +558,7 @@ impl CpuMask {
                         .parse()
                         .map_err(|_| bad(&format!("stride {s:?} is not a number")))?;
                     if s == 0 {
-                        return Err(bad("stride must be at least 1"));
+                        return Err(bad("stride 0: a stride must be at least 1"));
                     }
                     (r, s)
                 }
@@ -585,10 +585,12 @@ impl CpuMask {
                     last: nr_cpu_ids.saturating_sub(1),
                 });
             }
-            let mut c = lo;
-            while c <= hi {
-                m.set_cpu(CpuId(c as u32));
-                c += stride;
+            // `hi < nr_cpu_ids`, so a step past u64::MAX is simply past the range: a
+            // wrapping add would start again at CPU 0 (issue 16).
+            let mut c = Some(lo);
+            while let Some(cpu) = c.filter(|&cpu| cpu <= hi) {
+                m.set_cpu(CpuId(cpu as u32));
+                c = cpu.checked_add(stride);
             }
         }
         Ok(m)
@@ -811,6 +813,27 @@ mod tests {
         assert!(CpuMask::parse_list(8, "3-1").is_err());
         assert!(CpuMask::parse_list(8, "a").is_err());
         assert!(CpuMask::parse_list(8, "1,,2").is_err());
+    }
+
+    #[test]
+    fn parse_list_strides_never_wrap() {
+        // Issue 16: `c += stride` wrapped past u64::MAX and took CPUs 0-3 too.
+        let huge = u64::MAX;
+        for (text, want) in [
+            (format!("3-3:{huge}"), vec![3]),
+            (format!("0-15:{huge}"), vec![0]),
+            (format!("14-15:{}", huge - 13), vec![14]),
+            ("0-15:15".to_string(), vec![0, 15]),
+        ] {
+            let m = CpuMask::parse_list(16, &text).unwrap();
+            assert_eq!(m, mask(16, &want), "{text}");
+        }
+        let err = CpuMask::parse_list(16, "3-3:0").unwrap_err().to_string();
+        assert!(err.contains("stride"), "{err}");
+        let err = CpuMask::parse_list(16, &format!("3-{huge}:2"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("0-15"), "{err}");
     }
 
     #[test]

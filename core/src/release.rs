@@ -100,6 +100,12 @@ impl Release {
         self >= Release::new(6, 7)
     }
 
+    /// WF_CURRENT_CPU: ab83f455f04d "sched: add WF_CURRENT_CPU and externise ttwu"
+    /// (v6.6, for seccomp's synchronous user notifications); v6.5 has no such flag.
+    pub fn has_wf_current_cpu(self) -> bool {
+        self >= Release::new(6, 6)
+    }
+
     /// SD_SHARE_PKG_RESOURCES was renamed SD_SHARE_LLC in v6.9.
     pub fn has_sd_share_llc_name(self) -> bool {
         self >= Release::new(6, 9)

@@ -65,13 +65,17 @@ impl Rng {
         (m >> 64) as u64
     }
 
-    /// Uniform in `lo..=hi`.
+    /// Uniform in `lo..=hi`, over the whole `u64` range too: `0..=u64::MAX` has
+    /// 2^64 values, one more than `below()` can name, and is a raw draw.
     #[inline]
     pub fn range_inclusive(&mut self, lo: u64, hi: u64) -> u64 {
         if hi <= lo {
             return lo;
         }
-        lo + self.below(hi - lo + 1)
+        match (hi - lo).checked_add(1) {
+            Some(n) => lo + self.below(n),
+            None => self.next_u64(),
+        }
     }
 
     /// Uniform in (0, 1], 53 bits.
@@ -143,6 +147,24 @@ mod tests {
             seen[x as usize] = true;
         }
         assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn range_inclusive_covers_the_full_u64_range() {
+        // Issue 16: `hi - lo + 1` wrapped to 0 at 0..=u64::MAX, so every draw was 0.
+        let mut r = Rng::new(3);
+        let draws: Vec<u64> = (0..64).map(|_| r.range_inclusive(0, u64::MAX)).collect();
+        assert!(draws.iter().any(|&x| x > u64::MAX / 2), "{draws:?}");
+        assert!(draws.iter().any(|&x| x != 0), "{draws:?}");
+        for _ in 0..64 {
+            let x = r.range_inclusive(u64::MAX - 1, u64::MAX);
+            assert!(x >= u64::MAX - 1);
+            let y = r.range_inclusive(1, u64::MAX);
+            assert!(y >= 1);
+        }
+        // A narrower range draws exactly as before: below(hi - lo + 1).
+        let (mut a, mut b) = (Rng::new(9), Rng::new(9));
+        assert_eq!(a.range_inclusive(5, 20), 5 + b.below(16));
     }
 
     #[test]

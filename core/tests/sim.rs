@@ -515,3 +515,56 @@ fn cpus_parse_nodes_and_lists() {
     assert!(experiment::parse_cpus(&m, "nodex").is_err());
     let _ = Distance::ALL;
 }
+
+/// Issue 16: the largest durations a `Dist` accepts run without an overflow. Tests
+/// build with overflow checks on, so any unchecked `+` on a sampled time panics here;
+/// a few ms of simulated time is enough to sample each distribution.
+#[test]
+fn the_longest_accepted_durations_run_without_overflow() {
+    let max = Dist::MAX_NS;
+    let dists = [
+        Dist::Fixed { ns: max },
+        Dist::Uniform { lo: 0, hi: max },
+        Dist::Uniform { lo: max, hi: max },
+        Dist::Exp { mean: max },
+    ];
+    for (i, &long) in dists.iter().enumerate() {
+        let short = Dist::fixed(1_000);
+        for (client_work, server_work, sleep) in [
+            (long, short, short),
+            (short, long, short),
+            (short, short, long),
+            (long, long, long),
+        ] {
+            let s = spec(
+                "xeon-smt-8",
+                "all",
+                Workload::Custom {
+                    pairs: 2,
+                    client_work,
+                    server_work,
+                    sleep,
+                },
+                "6.8",
+                5,
+            );
+            let r = run(&s);
+            assert!(r.events > 0, "case {i}");
+        }
+    }
+    // A value past the bound, built without parsing, is refused when the run starts.
+    let s = spec(
+        "xeon-smt-8",
+        "all",
+        Workload::Custom {
+            pairs: 2,
+            client_work: Dist::Fixed { ns: u64::MAX },
+            server_work: Dist::fixed(1_000),
+            sleep: Dist::fixed(0),
+        },
+        "6.8",
+        5,
+    );
+    let err = experiment::run(&s).unwrap_err().to_string();
+    assert!(err.contains("at most"), "{err}");
+}

@@ -277,7 +277,12 @@ impl Simulator {
         }
         self.tasks[t as usize].remaining_ns = 0;
         let c = &mut self.cpus[cpu as usize];
-        let total = switch_ns + burst + std::mem::take(&mut c.stolen_ns);
+        // Saturating, as `SimTime + ns` is: `burst` comes from a user-given `Dist`
+        // (bounded by Dist::MAX_NS, so in practice far from u64::MAX); a saturated end
+        // lies past every run's end and never fires.
+        let total = switch_ns
+            .saturating_add(burst)
+            .saturating_add(std::mem::take(&mut c.stolen_ns));
         c.burst_end = now + total;
         let gen = c.burst_gen;
         self.queue.push(now + total, Event::BurstEnd { cpu, gen });

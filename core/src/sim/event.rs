@@ -24,6 +24,10 @@ const TIME_LIMIT: u64 = (1 << (64 - SEQ_BITS)) - 1;
 /// The longest run the queue accepts (duration plus warm-up): 4 hours.
 pub const MAX_RUN: SimTime = SimTime(4 * 3600 * 1_000_000_000);
 
+// A workload's longest duration is the longest run (its doc says so); a burst or
+// sleep ending past the horizon is kept at it and never fires.
+const _: () = assert!(crate::workload::Dist::MAX_NS == MAX_RUN.0);
+
 /// The most events that may be pending at once, far above what a run with the
 /// simulator's task limit can have (one timer per task, a few per CPU).
 pub const MAX_PENDING: usize = (SEQ_END / 2) as usize;

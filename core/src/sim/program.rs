@@ -95,8 +95,13 @@ impl Simulator {
             let op = self.code.ins[task.pc as usize];
             match op {
                 Ins::Run(d) => {
-                    let ns = self.code.dists[d as usize].sample(&mut self.rng)
-                        + std::mem::take(&mut self.tasks[t as usize].debt_ns);
+                    // Saturating: a sample is at most 36.7 × Dist::MAX_NS (validated
+                    // programs), so this never saturates; if it did, the burst would
+                    // end at the event queue's horizon and never fire, which is what
+                    // so long a burst means in a run of at most 4 hours.
+                    let ns = self.code.dists[d as usize]
+                        .sample(&mut self.rng)
+                        .saturating_add(std::mem::take(&mut self.tasks[t as usize].debt_ns));
                     self.tasks[t as usize].pc += 1;
                     if ns > 0 {
                         return Next::Run(ns);
@@ -213,6 +218,10 @@ pub(super) fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(
     }
     for (i, op) in prog.iter().enumerate() {
         match *op {
+            Op::Run(d) | Op::Sleep(d) if d.check().is_err() => {
+                let why = d.check().unwrap_err();
+                return Err(SimError::Workload(format!("task {task}, op {i}: {why}")));
+            }
             Op::Send { to } if to >= n_tasks => {
                 return Err(SimError::BadTarget {
                     task: TaskId(task),

@@ -15,18 +15,40 @@
 //! `nr_idle_scan` is what `update_idle_cpu_scan()` computes from the CPUs' util, and
 //! `has_idle_cores` is set when the LLC holds a whole idle core (as
 //! `__update_idle_core()` would have left it).
+//!
+//! Numbers are held to the kernel's ranges ([`SCHED_CAPACITY_SCALE`], [`MAX_TASK_LOAD`],
+//! [`MAX_RQ_LOAD`], [`MAX_NR_RUNNING`], `nr_idle_scan` ≤ the LLC's weight) and refused
+//! past them with the field's name, so no sum or product in the wake-up path can wrap.
 
 use serde::Deserialize;
 use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
 use crate::patch::{PatchError, PatchSet};
+use crate::release::Release;
 use crate::sched_domain::DomainError;
 use crate::topology::{presets, MachineSpec, TopologyError};
 
 use super::{
     update_idle_cpu_scan, RqState, SchedState, TaskId, TaskState, WakeEnv, WakeFlags, Waker,
 };
+
+/// `SCHED_CAPACITY_SCALE`: the largest `util` (a CPU's `cpu_util_cfs()` is clamped to
+/// its original capacity, a task's util_avg cannot pass it) and the largest
+/// `capacity` of a CPU.
+pub const SCHED_CAPACITY_SCALE: u64 = 1024;
+
+/// The largest `load` of a task: `sched_prio_to_weight[0]`, a nice -20 task's weight
+/// (its load_avg, and so `task_h_load()`, cannot pass it).
+pub const MAX_TASK_LOAD: u64 = 88761;
+
+/// `PID_MAX_LIMIT` (2^22): the most tasks a kernel can have, so the largest
+/// `nr_running` of a CPU.
+pub const MAX_NR_RUNNING: u32 = 1 << 22;
+
+/// The largest `load` of a CPU: every possible task at nice -20 on it. With it
+/// `wake_affine_weight()`'s products (load × 100 × capacity) stay far inside `i64`.
+pub const MAX_RQ_LOAD: u64 = MAX_TASK_LOAD * MAX_NR_RUNNING as u64;
 
 #[derive(Debug, Error)]
 pub enum ScenarioError {
@@ -243,6 +265,21 @@ impl WakeScenario {
             }
         };
         for (i, r) in self.cpus.iter().enumerate() {
+            let field = |name: &str| format!("cpus[{i}].{name}");
+            at_most(&field("util"), r.util, SCHED_CAPACITY_SCALE)?;
+            at_most(&field("load"), r.load, MAX_RQ_LOAD)?;
+            at_most(&field("capacity"), r.capacity, SCHED_CAPACITY_SCALE)?;
+            at_most(
+                &field("nr_running"),
+                r.nr_running.map(u64::from),
+                MAX_NR_RUNNING as u64,
+            )?;
+            if r.capacity == Some(0) {
+                return Err(ScenarioError::Invalid(format!(
+                    "{}: 0; a CPU's capacity is at least 1 (scale_rt_capacity() never returns 0)",
+                    field("capacity")
+                )));
+            }
             let m = mask(&format!("cpus[{i}].cpus"), &r.cpus)?;
             for c in m.iter() {
                 let rq = &mut state.rqs[c.idx()];
@@ -350,11 +387,23 @@ impl WakeScenario {
                 sh.has_idle_cores = v;
             }
             if let Some(v) = r.nr_idle_scan {
+                // update_idle_cpu_scan() computes it as a share of the LLC's weight:
+                // more CPUs than the LLC holds is no state the kernel can be in.
+                let llc_size = env.domains.cpu(id).sd_llc_size;
+                if v > llc_size {
+                    return Err(ScenarioError::Invalid(format!(
+                        "llc[{i}].nr_idle_scan: {v}; the LLC of CPU {} has {llc_size} CPUs, \
+                         and nr_idle_scan may be at most that",
+                        r.cpu
+                    )));
+                }
                 sh.nr_idle_scan = v;
             }
         }
         let task =
             |field: &str, t: &TaskSpec, default_prev: u32| -> Result<TaskState, ScenarioError> {
+                at_most(&format!("{field}.util"), Some(t.util), SCHED_CAPACITY_SCALE)?;
+                at_most(&format!("{field}.load"), Some(t.load), MAX_TASK_LOAD)?;
                 let prev = cpu(
                     &format!("{field}.prev_cpu"),
                     t.prev_cpu.unwrap_or(default_prev),
@@ -399,6 +448,14 @@ impl WakeScenario {
                 "sync" => WakeFlags::SYNC,
                 "fork" => WakeFlags::FORK,
                 "exec" => WakeFlags::EXEC,
+                "current-cpu" if !env.patches.release.has_wf_current_cpu() => {
+                    let since = Release::all().into_iter().find(|r| r.has_wf_current_cpu());
+                    return Err(ScenarioError::Invalid(format!(
+                        "wake_flags: current-cpu (WF_CURRENT_CPU) is not in {}; it arrived in {}",
+                        env.patches.release,
+                        since.map_or("a later release".into(), |r| r.to_string())
+                    )));
+                }
                 "current-cpu" => WakeFlags::CURRENT_CPU,
                 other => {
                     return Err(ScenarioError::Invalid(format!(
@@ -418,5 +475,132 @@ impl WakeScenario {
             },
             flags,
         })
+    }
+}
+
+/// `Some(v)` with `v > max` is refused, naming the field and the limit.
+fn at_most(field: &str, v: Option<u64>, max: u64) -> Result<(), ScenarioError> {
+    match v {
+        Some(v) if v > max => Err(ScenarioError::Invalid(format!(
+            "{field}: {v}; it may be at most {max}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// Kunpeng 920-6426: LLCs of 32 CPUs. `extra` goes in after `wakee`/`waker`.
+    fn file(cpu_rule: &str, llc: &str, wakee: &str, extra: &str) -> String {
+        format!(
+            r#"{{ "machine": "kunpeng920-6426",
+                 "cpus": [ {{ "cpus": "0-7", "state": "busy" {cpu_rule} }} ],
+                 "llc": [ {{ "cpu": 0 {llc} }} ],
+                 "wakee": {{ "id": 1, "prev_cpu": 12 {wakee} }},
+                 "waker": {{ "cpu": 0, "task": {{ "id": 2 }} }} {extra} }}"#
+        )
+    }
+
+    fn err(json: &str, patches: &str) -> String {
+        match WakeScenario::from_json(json).and_then(|s| s.resolve(Some(patches))) {
+            Ok(_) => panic!("accepted: {json}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn ok(json: &str, patches: &str) {
+        WakeScenario::from_json(json)
+            .and_then(|s| s.resolve(Some(patches)))
+            .unwrap_or_else(|e| panic!("{e}: {json}"));
+    }
+
+    #[test]
+    fn values_past_the_kernel_s_ranges_are_refused_by_name() {
+        // Issue 16: util, load and capacity were taken as any u64 and summed.
+        let big = u64::MAX;
+        for (json, want) in [
+            (
+                file(&format!(r#", "util": {big}"#), "", "", ""),
+                "cpus[0].util",
+            ),
+            (file(r#", "util": 1025"#, "", "", ""), "at most 1024"),
+            (
+                file(&format!(r#", "load": {big}"#), "", "", ""),
+                "cpus[0].load",
+            ),
+            (
+                file(r#", "capacity": 1025"#, "", "", ""),
+                "cpus[0].capacity",
+            ),
+            (file(r#", "capacity": 0"#, "", "", ""), "cpus[0].capacity"),
+            (
+                file(r#", "nr_running": 4294967295"#, "", "", ""),
+                "cpus[0].nr_running",
+            ),
+            (file("", "", r#", "util": 1025"#, ""), "wakee.util"),
+            (
+                file("", "", &format!(r#", "load": {big}"#), ""),
+                "wakee.load",
+            ),
+            (
+                file("", r#", "nr_idle_scan": 33"#, "", ""),
+                "llc[0].nr_idle_scan",
+            ),
+        ] {
+            let e = err(&json, "6.8");
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        // The largest values are accepted, and the derived SIS_UTIL budget is sane.
+        ok(
+            &file(
+                r#", "util": 1024, "capacity": 1024, "load": 372290617344"#,
+                r#", "nr_idle_scan": 32"#,
+                r#", "util": 1024, "load": 88761"#,
+                "",
+            ),
+            "6.8",
+        );
+        ok(&file(r#", "capacity": 1"#, "", "", ""), "6.8");
+    }
+
+    #[test]
+    fn extreme_flips_and_jiffies_decide_without_overflow() {
+        let json = format!(
+            r#"{{ "machine": "kunpeng920-6426", "jiffies": {j},
+                 "wakee": {{ "id": 1, "prev_cpu": 12, "wakee_flips": {f} }},
+                 "waker": {{ "cpu": 0, "task": {{ "id": 2, "wakee_flips": {f},
+                     "wakee_flip_decay_ts": {j} }} }} }}"#,
+            j = u64::MAX,
+            f = u32::MAX
+        );
+        let r = WakeScenario::from_json(&json)
+            .unwrap()
+            .resolve(None)
+            .unwrap();
+        let d = super::super::wake_up(
+            &r.env,
+            &r.state,
+            &r.wakee,
+            &r.waker,
+            r.flags,
+            &mut super::super::NoTrace,
+        );
+        assert!(d.cpu.0 < 128);
+    }
+
+    #[test]
+    fn current_cpu_is_refused_before_the_release_that_has_it() {
+        let json = file("", "", "", r#", "wake_flags": ["current-cpu"]"#);
+        let e = err(&json, "6.5");
+        assert!(
+            e.contains("current-cpu") && e.contains("6.5") && e.contains("6.6"),
+            "{e}"
+        );
+        ok(&json, "6.6");
+        ok(&json, "6.8");
     }
 }

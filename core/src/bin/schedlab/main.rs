@@ -9,10 +9,12 @@
 // `RELEASE[+PATCH...]` is not a rustdoc link.
 #![allow(rustdoc::broken_intra_doc_links)]
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod input;
 mod par;
 mod reproduce;
 mod sim;
@@ -65,7 +67,8 @@ enum DomainFormat {
 #[derive(clap::Args)]
 struct DomainsArgs {
     /// A preset name (see `schedlab machines`) or a machine file (JSON spec, `lscpu -p`
-    /// or `lscpu -e` output, optionally followed by `numactl -H` output).
+    /// or `lscpu -e` output, optionally followed by `numactl -H` output; at most 4 MiB;
+    /// `-` reads standard input).
     #[arg(long, short)]
     machine: String,
     /// Mainline release whose domain code to mirror (5.12 to 6.12).
@@ -93,16 +96,54 @@ fn wall_clock() -> std::time::Instant {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(out) => {
-            print!("{out}");
+    emit(
+        run(cli),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+}
+
+/// Prints a command's answer or error: the one place the CLI writes to the terminal.
+fn emit(result: Result<String, String>, out: &mut impl Write, err: &mut impl Write) -> ExitCode {
+    match result {
+        Ok(text) => {
+            let _ = write!(out, "{}", terminal_safe(&text));
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("schedlab: {e}");
+            let _ = writeln!(err, "schedlab: {}", terminal_safe(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// `text` with every character that could drive the terminal written out instead: C0
+/// and C1 controls (ESC, CSI U+009B, `\r`, …) but newline and tab, DEL, and the
+/// bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) that reorder what
+/// the user reads. Names and strings from files (a machine's name, an echoed value) end
+/// up in the answer and in errors, so everything printed goes through here: `\x1b`,
+/// `\r`, `\u{9b}`, `\u{202e}`. JSON output is unaffected: serde_json already escapes
+/// controls inside strings, and the bidi characters only appear if a file put them there.
+fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if unsafe_char(c) && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }
 
 fn run(cli: Cli) -> Result<String, String> {
@@ -140,7 +181,7 @@ fn load_machine(arg: &str) -> Result<Machine, String> {
     if let Some(p) = presets::preset(arg) {
         return p.spec().build().map_err(|e| e.to_string());
     }
-    let text = std::fs::read_to_string(arg).map_err(|e| {
+    let file = input::open(arg).map_err(|e| {
         format!(
             "{arg:?} is neither a preset ({}) nor a readable file: {e}",
             presets::PRESETS
@@ -150,8 +191,10 @@ fn load_machine(arg: &str) -> Result<Machine, String> {
                 .join(", ")
         )
     })?;
+    let name = input::display_name(arg);
+    let text = input::read_capped(&name, file, input::MAX_FILE_BYTES)?;
     schedlab_core::topology::load_machine(&text, &schedlab_core::topology::ImportHint::NONE)
-        .map_err(|e| format!("{arg}: {e}"))
+        .map_err(|e| format!("{name}: {e}"))
 }
 
 fn domains(a: DomainsArgs) -> Result<String, String> {
@@ -187,4 +230,72 @@ fn domains(a: DomainsArgs) -> Result<String, String> {
         DomainFormat::Schedstat => format::schedstat(&sd, cpu),
         DomainFormat::Json => format::json(&sd, cpu) + "\n",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cli(args: &[&str]) -> Result<String, String> {
+        let mut argv = vec!["schedlab"];
+        argv.extend_from_slice(args);
+        run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
+    }
+
+    /// Issue 16: a machine's name comes from its file, and was printed raw: a file
+    /// could clear the screen or recolour it. Everything printed goes through one
+    /// escape, on stdout and stderr alike.
+    #[test]
+    fn control_characters_from_files_never_reach_the_terminal() {
+        let path = std::env::temp_dir().join(format!("schedlab-esc-{}.json", std::process::id()));
+        let name = r"evil\u001b[2J\u009b31m\r\u202eX";
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{ "machine": {{ "name": "{name}", "arch": "x86", "packages": 1,
+                     "cores_per_llc": 4 }},
+                   "wakee": {{ "id": 1, "prev_cpu": 1 }}, "waker": {{ "cpu": 0 }} }}"#
+            ),
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let mut outputs = Vec::new();
+        for args in [
+            &["wake", "-s", p][..],
+            &["wake", "-s", p, "--patches", "nope"][..],
+        ] {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            emit(cli(args), &mut out, &mut err);
+            outputs.push(String::from_utf8(out).unwrap() + &String::from_utf8(err).unwrap());
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            outputs[0].contains("evil\\x1b[2J\\u{9b}31m\\r\\u{202e}X"),
+            "{}",
+            outputs[0]
+        );
+        for o in &outputs {
+            assert!(
+                !o.chars()
+                    .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+                "{o:?}"
+            );
+        }
+        assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
+    }
+
+    /// Issue 16: whole files were read before any size check (`-m /dev/urandom` ran
+    /// until killed). A file one byte past the cap is refused, naming the cap.
+    #[test]
+    fn files_past_the_input_cap_are_refused_naming_it() {
+        let path = std::env::temp_dir().join(format!("schedlab-cap-{}.txt", std::process::id()));
+        std::fs::write(&path, vec![b' '; (4 << 20) + 1]).unwrap();
+        let p = path.to_str().unwrap();
+        let machine = cli(&["domains", "-m", p]).unwrap_err();
+        let wake = cli(&["wake", "-s", p]).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        for e in [machine, wake] {
+            assert!(e.contains("4 MiB") && e.contains(p), "{e}");
+        }
+    }
 }

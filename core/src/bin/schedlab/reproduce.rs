@@ -52,16 +52,29 @@ struct Summary {
     magnitude_checked: usize,
 }
 
+/// The experiments to run: every one with `--all` or no name, else the names given.
+/// Every name given must be known, `--all` or not.
+fn selected(a: &ReproArgs) -> Result<Vec<String>, String> {
+    if let Some(n) = a.names.iter().find(|n| !EXPERIMENTS.contains(&n.as_str())) {
+        return Err(reproduce::ReproError::Unknown {
+            name: n.clone(),
+            known: EXPERIMENTS.join(", "),
+        }
+        .to_string());
+    }
+    Ok(if a.all || a.names.is_empty() {
+        EXPERIMENTS.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.names.clone()
+    })
+}
+
 pub fn run(a: ReproArgs) -> Result<String, String> {
     let scale = match a.scale {
         ReproScale::Full => Scale::Full,
         ReproScale::Ci => Scale::Ci,
     };
-    let names: Vec<String> = if a.all || a.names.is_empty() {
-        EXPERIMENTS.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.names.clone()
-    };
+    let names = selected(&a)?;
     let t0 = crate::wall_clock();
     // Every run of every experiment in one parallel batch; each run stays
     // single-threaded and deterministic.
@@ -129,4 +142,45 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
                 + "\n"
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        a: ReproArgs,
+    }
+
+    fn sel(args: &[&str]) -> Result<Vec<String>, String> {
+        let mut argv = vec!["reproduce"];
+        argv.extend_from_slice(args);
+        selected(&Flags::try_parse_from(argv).unwrap().a)
+    }
+
+    /// Issue 16: `reproduce --all nope` ran everything and ignored the unknown name.
+    #[test]
+    fn unknown_experiment_names_are_refused_with_or_without_all() {
+        for args in [
+            &["nope"][..],
+            &["--all", "nope"],
+            &["seed01-tbench", "nope"],
+        ] {
+            let e = sel(args).unwrap_err();
+            assert!(
+                e.contains("\"nope\"") && e.contains(&EXPERIMENTS.join(", ")),
+                "{e}"
+            );
+        }
+        assert_eq!(sel(&[]).unwrap().len(), EXPERIMENTS.len());
+        assert_eq!(
+            sel(&["--all", "seed04-cookie"]).unwrap().len(),
+            EXPERIMENTS.len()
+        );
+        assert_eq!(sel(&["seed04-cookie"]).unwrap(), vec!["seed04-cookie"]);
+    }
 }

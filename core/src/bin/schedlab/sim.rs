@@ -35,7 +35,8 @@ pub enum WorkloadName {
 /// Workload and machine flags shared by `run` and `sweep`.
 #[derive(Args, Debug)]
 pub struct Common {
-    /// A preset name (see `schedlab machines`) or a machine file.
+    /// A preset name (see `schedlab machines`) or a machine file (at most 4 MiB; `-`
+    /// reads standard input).
     #[arg(long, short)]
     machine: String,
     /// CPUs the workload may use: a kernel CPU list (0-31,64), nodeN or nodeA-B
@@ -71,7 +72,8 @@ pub struct Common {
     /// cookie-pairs: iterations per thread.
     #[arg(long, default_value_t = defaults::COOKIE_ITERATIONS)]
     iterations: u64,
-    /// cookie-pairs: work per iteration (fixed:N, uniform:A-B, exp:MEAN; ns/us/ms).
+    /// cookie-pairs: work per iteration (fixed:N, uniform:A-B, exp:MEAN; ns/us/ms/s; each
+    /// value at most 14400 s).
     #[arg(long, default_value = defaults::COOKIE_WORK)]
     work: String,
     /// cookie-pairs / custom: sleep per iteration.

@@ -14,7 +14,8 @@ pub enum WakeFormat {
 
 #[derive(clap::Args)]
 pub struct WakeArgs {
-    /// The wake-up state file (schema in README.md; examples in examples/wake/).
+    /// The wake-up state file (schema in README.md; examples in examples/wake/; at most
+    /// 4 MiB; `-` reads standard input).
     #[arg(long, short)]
     state: String,
     /// Patch set, overriding the file's: RELEASE[+PATCH...][-PATCH...], e.g. 6.6+cluster.
@@ -32,11 +33,12 @@ struct Output<'a> {
 }
 
 pub fn run(a: WakeArgs) -> Result<String, String> {
-    let text = std::fs::read_to_string(&a.state).map_err(|e| format!("{}: {e}", a.state))?;
-    let scenario = WakeScenario::from_json(&text).map_err(|e| format!("{}: {e}", a.state))?;
+    let name = crate::input::display_name(&a.state);
+    let text = crate::input::read_file(&a.state)?;
+    let scenario = WakeScenario::from_json(&text).map_err(|e| format!("{name}: {e}"))?;
     let r = scenario
         .resolve(a.patches.as_deref())
-        .map_err(|e| format!("{}: {e}", a.state))?;
+        .map_err(|e| format!("{name}: {e}"))?;
     let mut trace = Trace::default();
     let d = wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut trace);
     Ok(match a.format {
