@@ -106,6 +106,19 @@ impl Release {
         self >= Release::new(6, 6)
     }
 
+    /// /proc/schedstat's `SCHEDSTAT_VERSION` (kernel/sched/stats.c): 16 from v6.10
+    /// ("sched/debug: Increase SCHEDSTAT_VERSION to 16", Ingo Molnar, March 2024,
+    /// merged for v6.10: `enum cpu_idle_type` reordered, so the per-domain columns
+    /// swap CPU_IDLE and __CPU_NOT_IDLE; the line layout is unchanged), 15 before.
+    /// Version 17 (the split `lb_imbalance_*` fields) came after the modelled releases.
+    pub fn schedstat_version(self) -> u32 {
+        if self >= Release::new(6, 10) {
+            16
+        } else {
+            15
+        }
+    }
+
     /// SD_SHARE_PKG_RESOURCES was renamed SD_SHARE_LLC in v6.9.
     pub fn has_sd_share_llc_name(self) -> bool {
         self >= Release::new(6, 9)

@@ -167,6 +167,27 @@ fn kunpeng_no_numa_v5_18_schedstat_masks_match() {
     assert_eq!(m.smt_mask(CpuId(0)).to_list(), "0");
 }
 
+/// kernel/sched/stats.c: SCHEDSTAT_VERSION 15 until v6.9, 16 from v6.10 (the
+/// `enum cpu_idle_type` reorder); Debian's 6.12 prints `version 16`, its 6.1 `15`.
+#[test]
+fn schedstat_prints_the_releases_version() {
+    let m = common::preset("flat-16");
+    for (release, want) in [
+        ("5.12", 15),
+        ("6.1", 15),
+        ("6.9", 15),
+        ("6.10", 16),
+        ("6.12", 16),
+    ] {
+        let out = format::schedstat(&build(&m, release), Some(CpuId(0)));
+        assert_eq!(
+            out.lines().next(),
+            Some(format!("version {want}").as_str()),
+            "{release}"
+        );
+    }
+}
+
 /// The fixture's blocks for one CPU (up to the next "..." or blank line), with the
 /// mail's one lost space (`},12:{`) put back.
 fn ald_block(text: &str, cpu: u32, nth: usize) -> Vec<String> {

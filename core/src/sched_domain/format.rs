@@ -183,7 +183,7 @@ pub fn debugfs(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
 /// The /proc/schedstat header and, per selected CPU, its `cpuN` line and a
 /// `domainN <hex span>` line per domain. Counters are zero: nothing has run.
 pub fn schedstat(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
-    let mut out = String::from("version 15\ntimestamp 0\n");
+    let mut out = format!("version {}\ntimestamp 0\n", sd.release.schedstat_version());
     for cd in selected(sd, cpu) {
         let _ = writeln!(out, "cpu{} 0 0 0 0 0 0 0 0 0", cd.cpu.0);
         for (i, d) in cd.domains.iter().enumerate() {
