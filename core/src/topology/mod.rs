@@ -60,6 +60,22 @@ impl Arch {
     }
 }
 
+impl std::str::FromStr for Arch {
+    type Err = String;
+
+    /// `x86` (also `x86_64`, `amd64`) or `arm64` (also `aarch64`), as `uname -m` and
+    /// distributions spell them.
+    fn from_str(s: &str) -> Result<Arch, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "x86" | "x86_64" | "x86-64" | "amd64" => Ok(Arch::X86),
+            "arm64" | "aarch64" => Ok(Arch::Arm64),
+            other => Err(format!(
+                "{other:?} is not an architecture schedlab models: write x86 or arm64"
+            )),
+        }
+    }
+}
+
 /// The Kconfig options that decide which levels exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KernelConfig {
@@ -82,6 +98,40 @@ impl KernelConfig {
         sched_cluster: true,
         sched_mc: true,
     };
+
+    /// This configuration with `options` applied: a comma-separated list of
+    /// `NAME=y|n` (or `NAME=m`, refused: these are bool options), NAME one of
+    /// `SCHED_SMT`, `SCHED_CLUSTER`, `SCHED_MC`, `NUMA`, with or without `CONFIG_`,
+    /// as a distribution's /boot/config-* spells them. `# CONFIG_X is not set` lines
+    /// are not read: write `X=n`.
+    pub fn with_options(mut self, options: &str) -> Result<KernelConfig, String> {
+        for item in options.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, value) = item.split_once('=').ok_or_else(|| {
+                format!("{item:?}: write NAME=y or NAME=n, e.g. CONFIG_SCHED_CLUSTER=n")
+            })?;
+            let name = name.trim();
+            let key = name.strip_prefix("CONFIG_").unwrap_or(name);
+            let on = match value.trim() {
+                "y" | "Y" => true,
+                "n" | "N" => false,
+                v => return Err(format!("{name}={v}: the value is y or n")),
+            };
+            let field = match key {
+                "SCHED_SMT" => &mut self.sched_smt,
+                "SCHED_CLUSTER" => &mut self.sched_cluster,
+                "SCHED_MC" => &mut self.sched_mc,
+                "NUMA" => &mut self.numa,
+                _ => {
+                    return Err(format!(
+                        "{name}: not an option that changes the sched domains; \
+                         these are SCHED_SMT, SCHED_CLUSTER, SCHED_MC and NUMA"
+                    ))
+                }
+            };
+            *field = on;
+        }
+        Ok(self)
+    }
 }
 
 /// One logical CPU and the ids the kernel keeps for it. Ids are machine-global.

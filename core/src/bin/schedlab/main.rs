@@ -23,7 +23,7 @@ mod wake;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig};
-use schedlab_core::topology::{presets, Machine};
+use schedlab_core::topology::{presets, Arch, Machine};
 
 #[derive(Parser)]
 #[command(
@@ -71,6 +71,8 @@ struct DomainsArgs {
     /// `-` reads standard input).
     #[arg(long, short)]
     machine: String,
+    #[command(flatten)]
+    machine_opts: MachineOpts,
     /// Mainline release whose domain code to mirror (5.12 to 6.12).
     #[arg(long, short, default_value = "6.8")]
     kernel: String,
@@ -177,7 +179,42 @@ fn machines() -> String {
 }
 
 /// A preset name, or a file in any format the importers read.
-fn load_machine(arg: &str) -> Result<Machine, String> {
+/// How to read a machine file, and the kernel's configuration.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct MachineOpts {
+    /// The architecture whose topology code to model: x86 or arm64. `lscpu -p`/`-e`
+    /// and sysfs dumps do not say (without it they are read as x86; plain `lscpu`
+    /// says in its Architecture: line). Presets and JSON specs name their own.
+    #[arg(long)]
+    arch: Option<Arch>,
+    /// Kconfig options that change the domains, as a distribution's config spells
+    /// them, e.g. CONFIG_SCHED_CLUSTER=n (Debian's arm64 kernels) or NUMA=n,SCHED_SMT=y:
+    /// SCHED_SMT, SCHED_CLUSTER, SCHED_MC, NUMA. Default: all y (a server distribution).
+    #[arg(long)]
+    kconfig: Option<String>,
+}
+
+fn load_machine(arg: &str, opts: &MachineOpts) -> Result<Machine, String> {
+    let mut m = load_machine_as(arg, opts.arch)?;
+    if let Some(want) = opts.arch.filter(|&a| a != m.arch) {
+        return Err(format!(
+            "--arch {}: {} is an {} machine (presets and JSON specs name their \
+             architecture; --arch is for lscpu and sysfs text)",
+            want.as_str(),
+            m.name,
+            m.arch.as_str()
+        ));
+    }
+    if let Some(k) = &opts.kconfig {
+        m.config = m
+            .config
+            .with_options(k)
+            .map_err(|e| format!("--kconfig: {e}"))?;
+    }
+    Ok(m)
+}
+
+fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
     if let Some(p) = presets::preset(arg) {
         return p.spec().build().map_err(|e| e.to_string());
     }
@@ -193,12 +230,15 @@ fn load_machine(arg: &str) -> Result<Machine, String> {
     })?;
     let name = input::display_name(arg);
     let text = input::read_capped(&name, file, input::MAX_FILE_BYTES)?;
-    schedlab_core::topology::load_machine(&text, &schedlab_core::topology::ImportHint::NONE)
-        .map_err(|e| format!("{name}: {e}"))
+    let hint = schedlab_core::topology::ImportHint {
+        arch,
+        ..schedlab_core::topology::ImportHint::NONE
+    };
+    schedlab_core::topology::load_machine(&text, &hint).map_err(|e| format!("{name}: {e}"))
 }
 
 fn domains(a: DomainsArgs) -> Result<String, String> {
-    let machine = load_machine(&a.machine)?;
+    let machine = load_machine(&a.machine, &a.machine_opts)?;
     let release: Release = a.kernel.parse().map_err(|e| format!("{e}"))?;
     let mut cfg = BuildConfig::new(release);
     cfg.relax_domain_level = a.relax_domain_level;
@@ -240,6 +280,37 @@ mod tests {
         let mut argv = vec!["schedlab"];
         argv.extend_from_slice(args);
         run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
+    }
+
+    /// A sysfs dump says nothing of its architecture: --arch says it, and --kconfig
+    /// says what the distribution built. Debian's arm64 kernels have no
+    /// CONFIG_SCHED_CLUSTER, so on Kunpeng 920 their lowest level is MC, not CLS.
+    #[test]
+    fn arch_and_kconfig_pick_the_distributions_levels() {
+        let dump = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/kunpeng920_128c_sysfs_topology.txt"
+        );
+        let first_level = |extra: &[&str]| {
+            let mut args = vec!["domains", "-m", dump, "--cpu", "0"];
+            args.extend_from_slice(extra);
+            let out = cli(&args).expect("builds");
+            out.lines().nth(1).unwrap_or_default().to_string()
+        };
+        assert_eq!(
+            first_level(&["--arch", "arm64"]),
+            " domain-0: span=0-3 level=CLS"
+        );
+        assert_eq!(
+            first_level(&["--arch", "aarch64", "--kconfig", "CONFIG_SCHED_CLUSTER=n"]),
+            " domain-0: span=0-31 level=MC"
+        );
+        let e = cli(&["domains", "-m", "flat-16", "--kconfig", "SCHED_CLUSTER=m"]).unwrap_err();
+        assert!(e.contains("--kconfig") && e.contains("y or n"), "{e}");
+        let e = cli(&["domains", "-m", "kunpeng920-6426", "--arch", "x86"]).unwrap_err();
+        assert!(e.contains("arm64 machine"), "{e}");
+        let e = cli(&["domains", "-m", "flat-16", "--arch", "riscv"]).unwrap_err();
+        assert!(e.contains("x86 or arm64"), "{e}");
     }
 
     /// Issue 16: a machine's name comes from its file, and was printed raw: a file
