@@ -124,6 +124,11 @@ pub struct Machine {
     pub node_reclaim_distance: u8,
 }
 
+/// The most NUMA nodes a machine may have: MAX_NUMNODES of a kernel built with
+/// NODES_SHIFT=10, the largest x86 and arm64 allow. A node id is at most
+/// `MAX_NODES - 1`; the SLIT is at most `MAX_NODES²` bytes.
+pub const MAX_NODES: usize = 1024;
+
 /// RECLAIM_DISTANCE in include/linux/topology.h.
 pub(crate) const RECLAIM_DISTANCE: u8 = 30;
 
@@ -137,8 +142,17 @@ pub enum TopologyError {
     NoCpus,
     #[error("the machine has {cpus} CPUs; schedlab models at most {MAX_CPUS}")]
     TooManyCpus { cpus: u64 },
-    #[error("{nodes} NUMA nodes is more than the kernel's limit of 1024 (MAX_NUMNODES)")]
+    #[error("{nodes} NUMA nodes is more than the kernel's limit of {MAX_NODES} (MAX_NUMNODES)")]
     TooManyNodes { nodes: usize },
+    /// A number of the description is beyond a documented limit; checked before
+    /// anything is sized from it.
+    #[error("{field} is {value}, more than {limit}: {why}")]
+    TooLarge {
+        field: String,
+        value: u64,
+        limit: u64,
+        why: &'static str,
+    },
     #[error("{what} must be at least 1, got 0")]
     ZeroCount { what: &'static str },
     #[error("cluster size {cluster} does not divide {llc} cores per LLC")]
@@ -363,7 +377,7 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
             what: "the number of NUMA nodes",
         });
     }
-    if n > 1024 {
+    if n > MAX_NODES {
         return Err(TopologyError::TooManyNodes { nodes: n });
     }
     for (i, row) in d.iter().enumerate() {

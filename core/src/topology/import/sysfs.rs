@@ -28,6 +28,7 @@ use super::{
     arch_or_default, is_number, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu,
 };
 use crate::cpumask::{CpuMask, MAX_CPUS};
+use crate::topology::MAX_NODES;
 
 const DEFAULT_COLUMNS: [&str; 10] = [
     "cpu",
@@ -132,7 +133,7 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             }
         } else if let Some(id) = first.strip_prefix("node").filter(|n| is_number(n)) {
             let id = match id.parse::<u32>() {
-                Ok(id) if id < 1024 => id,
+                Ok(id) if (id as usize) < MAX_NODES => id,
                 _ => return Err(bad(n, format!("node {id} is beyond the 1024-node limit"))),
             };
             let rest = t[first.len()..].trim();
