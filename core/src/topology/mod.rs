@@ -178,8 +178,10 @@ pub enum TopologyError {
     SlitDiagonal { node: usize, value: u8 },
     #[error("node_distance({a}, {b}) = {ab} but node_distance({b}, {a}) = {ba}; the scheduler's NUMA levels need a symmetric table")]
     SlitAsymmetric { a: usize, b: usize, ab: u8, ba: u8 },
-    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 255)")]
+    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 254)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
+    #[error("node_distance({a}, {b}) is 255, which a SLIT uses for an unreachable node; distances between different nodes must be 11-254")]
+    SlitUnreachable { a: usize, b: usize },
     #[error("CPU {cpu}: {what}")]
     Inconsistent { cpu: u32, what: String },
     #[error("unknown machine preset {name:?}; known presets: {known}")]
@@ -369,7 +371,8 @@ impl Machine {
     }
 }
 
-/// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser need it.
+/// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser (`slit_valid()`) need
+/// it: square, 10 on the diagonal, 11-254 elsewhere, symmetric.
 pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
     let n = d.len();
     if n == 0 {
@@ -399,6 +402,11 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
         for (j, &value) in row.iter().enumerate() {
             if i != j && value <= 10 {
                 return Err(TopologyError::SlitRemoteTooSmall { a: i, b: j, value });
+            }
+            // NUMA_NO_DISTANCE: ACPI's "unreachable", which sched_init_numa() would
+            // take for a real, very far level.
+            if value == u8::MAX {
+                return Err(TopologyError::SlitUnreachable { a: i, b: j });
             }
             if value != d[j][i] {
                 return Err(TopologyError::SlitAsymmetric {

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use super::{
     arch_or_default, is_number, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu,
 };
-use crate::cpumask::{CpuMask, MAX_CPUS};
+use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
 use crate::topology::MAX_NODES;
 
 const DEFAULT_COLUMNS: [&str; 10] = [
@@ -71,11 +71,128 @@ fn list_key(line: usize, column: &str, text: &str) -> Result<String, ImportError
         })
 }
 
+fn parse_mask(line: usize, column: &str, text: &str) -> Result<CpuMask, ImportError> {
+    CpuMask::parse_list(MAX_CPUS, text).map_err(|e| ImportError::BadField {
+        line,
+        column: column.to_string(),
+        value: format!("{text} ({e})"),
+        expected: "a CPU list like 0-3,8",
+    })
+}
+
+fn leaves_out(line: usize, cpu: u32, column: &str, mask: &CpuMask) -> ImportError {
+    bad(
+        line,
+        format!(
+            "CPU {cpu}'s {column} is {}, which leaves out CPU {cpu} itself; the kernel's sibling masks always hold their CPU",
+            list_or_empty(mask)
+        ),
+    )
+}
+
+fn list_or_empty(mask: &CpuMask) -> String {
+    if mask.is_empty() {
+        "empty".to_string()
+    } else {
+        mask.to_list()
+    }
+}
+
+/// What the kernel's sibling masks always are, checked on the dump's lists: each holds
+/// its own CPU; a list is the same for every CPU it names (the masks are built
+/// symmetrically, `cpumask_set_cpu(cpu, sibling(other))` and the converse); and the
+/// levels nest, SMT core ⊆ cluster ⊆ package (`update_siblings_masks()` only links
+/// CPUs of one package; `topology_span_sane()` refuses masks that partially overlap).
+/// `levels` are the core, cluster and package columns in that order.
+fn check_sibling_lists(
+    columns: &[String],
+    rows: &[(usize, u32, Vec<&str>)],
+    levels: [Option<usize>; 3],
+) -> Result<(), ImportError> {
+    let mut row_of: HashMap<u32, usize> = HashMap::new();
+    for (i, (n, cpu, _)) in rows.iter().enumerate() {
+        if row_of.insert(*cpu, i).is_some() {
+            return Err(ImportError::DuplicateCpu {
+                line: *n,
+                cpu: *cpu,
+            });
+        }
+    }
+    let list_cols: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].ends_with("_list"))
+        .collect();
+    // masks[row][k] is the list in column list_cols[k].
+    let mut masks: Vec<Vec<CpuMask>> = Vec::with_capacity(rows.len());
+    for (n, cpu, words) in rows {
+        let mut row = Vec::with_capacity(list_cols.len());
+        for &c in &list_cols {
+            let m = parse_mask(*n, &columns[c], words[c])?;
+            if !m.test_cpu(CpuId(*cpu)) {
+                return Err(leaves_out(*n, *cpu, &columns[c], &m));
+            }
+            row.push(m);
+        }
+        masks.push(row);
+    }
+    for (k, &c) in list_cols.iter().enumerate() {
+        // One check per distinct list: n rows, at most n² membership tests in all.
+        let mut seen: HashMap<&str, ()> = HashMap::new();
+        for (i, (n, cpu, words)) in rows.iter().enumerate() {
+            if seen.insert(words[c], ()).is_some() {
+                continue;
+            }
+            let mine = &masks[i][k];
+            for other in mine.iter() {
+                let Some(&j) = row_of.get(&other.0) else {
+                    continue; // not in the dump: the numbering check reports it
+                };
+                if masks[j][k] != *mine {
+                    let (m, _, _) = &rows[j];
+                    return Err(bad(
+                        *n,
+                        format!(
+                            "CPU {cpu}'s {col} is {}, which includes CPU {}, but CPU {}'s {col} (line {m}) is {}; sibling lists must be the same for every CPU they list",
+                            mine.to_list(),
+                            other.0,
+                            other.0,
+                            masks[j][k].to_list(),
+                            col = columns[c],
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let k_of = |col: Option<usize>| col.and_then(|c| list_cols.iter().position(|&l| l == c));
+    let [core, cluster, package] = levels.map(k_of);
+    for (inner, outer) in [(core, cluster), (cluster, package), (core, package)] {
+        let (Some(inner), Some(outer)) = (inner, outer) else {
+            continue;
+        };
+        for (i, (n, cpu, _)) in rows.iter().enumerate() {
+            if !masks[i][inner].is_subset(&masks[i][outer]) {
+                return Err(bad(
+                    *n,
+                    format!(
+                        "CPU {cpu}'s {} ({}) is not within its {} ({}); each level must nest inside the next",
+                        columns[list_cols[inner]],
+                        masks[i][inner].to_list(),
+                        columns[list_cols[outer]],
+                        masks[i][outer].to_list(),
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportError> {
     let mut columns: Vec<String> = DEFAULT_COLUMNS.iter().map(|s| s.to_string()).collect();
     let mut topo_rows: Vec<(usize, u32, Vec<&str>)> = Vec::new();
-    let mut llc_lists: Vec<(usize, u32, &str)> = Vec::new(); // (line, level, list)
+    let mut llc_lists: Vec<(usize, u32, u32, &str)> = Vec::new(); // (line, cpu, level, list)
     let mut node_cpus: Vec<(u32, Vec<u32>)> = Vec::new();
+    let mut node_of: HashMap<u32, (u32, usize)> = HashMap::new(); // cpu -> (node, line)
     let mut dist_rows: Vec<(usize, u32, Vec<u8>)> = Vec::new();
     for &(n, l) in lines {
         let t = l.trim();
@@ -114,7 +231,7 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
                     .ok_or_else(|| bad(n, "a cache row needs level=N"))?;
                 let list = get("shared_cpu_list")
                     .ok_or_else(|| bad(n, "a cache row needs shared_cpu_list=LIST"))?;
-                llc_lists.push((n, level, list));
+                llc_lists.push((n, cpu, level, list));
             } else {
                 if words.len() != columns.len() {
                     return Err(ImportError::FieldCount {
@@ -145,6 +262,17 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
                 .strip_prefix("cpulist=")
                 .ok_or_else(|| bad(n, "a node row reads `nodeN cpulist=LIST distance=D D ...`"))?;
             let mask = CpuMask::parse_list(MAX_CPUS, list).map_err(|e| bad(n, e.to_string()))?;
+            for c in mask.iter() {
+                if let Some(&(other, l)) = node_of.get(&c.0) {
+                    if other != id {
+                        return Err(bad(
+                            n,
+                            format!("CPU {} is in node {id} but also in node {other} (line {l}); a CPU is on one node", c.0),
+                        ));
+                    }
+                }
+                node_of.insert(c.0, (id, n));
+            }
             node_cpus.push((id, mask.iter().map(|c| c.0).collect()));
             if let Some(d) = dist_part {
                 let row = d
@@ -176,24 +304,36 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         .or(col("physical_package_id"));
     let mut notes = Vec::new();
     let arch = arch_or_default(hint, &mut notes);
+    check_sibling_lists(&columns, &topo_rows, [core_col, cluster_col, pkg_col])?;
 
     // LLC per CPU from the highest cache level present.
-    let top = llc_lists.iter().map(|&(_, l, _)| l).max();
-    let mut llc_of: HashMap<u32, String> = HashMap::new();
-    for &(n, level, list) in &llc_lists {
-        if Some(level) == top {
-            let key = list_key(n, "shared_cpu_list", list)?;
-            if let Ok(m) = CpuMask::parse_list(MAX_CPUS, list) {
-                for c in m.iter() {
-                    llc_of.insert(c.0, key.clone());
+    let top = llc_lists.iter().map(|&(_, _, l, _)| l).max();
+    let mut llc_of: HashMap<u32, (String, usize)> = HashMap::new(); // cpu -> (list, line)
+    for &(n, cpu, level, list) in &llc_lists {
+        let mask = parse_mask(n, "shared_cpu_list", list)?;
+        if !mask.test_cpu(CpuId(cpu)) {
+            return Err(leaves_out(n, cpu, "cache index shared_cpu_list", &mask));
+        }
+        if Some(level) != top {
+            continue;
+        }
+        let key = mask.to_list();
+        for c in mask.iter() {
+            match llc_of.get(&c.0) {
+                Some((other, l)) if *other != key => {
+                    return Err(bad(
+                        n,
+                        format!(
+                            "CPU {cpu}'s level-{level} shared_cpu_list is {key}, which includes CPU {}, but line {l} gives CPU {} the shared_cpu_list {other}; CPUs sharing a cache must list the same CPUs",
+                            c.0, c.0
+                        ),
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    llc_of.insert(c.0, (key.clone(), n));
                 }
             }
-        }
-    }
-    let mut node_of: HashMap<u32, u32> = HashMap::new();
-    for (id, cpus) in &node_cpus {
-        for &c in cpus {
-            node_of.insert(c, *id);
         }
     }
 
@@ -218,9 +358,9 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         let core_key = key(core_col)?.unwrap_or_else(|| cpu.to_string());
         let core = cores.id(core_key.clone());
         let cluster_key = key(cluster_col)?.unwrap_or(core_key);
-        let node = node_of.get(&cpu).copied();
+        let node = node_of.get(&cpu).map(|&(id, _)| id);
         let llc = match llc_of.get(&cpu) {
-            Some(k) => llcs.id((k.clone(), 0, 0)),
+            Some((k, _)) => llcs.id((k.clone(), 0, 0)),
             None => {
                 fallback_llc = true;
                 llcs.id((String::new(), package, node.unwrap_or(0)))
