@@ -491,6 +491,52 @@ fn sysfs_levels_must_nest() {
 }
 
 #[test]
+fn sysfs_without_a_shared_cache_says_what_is_missing() {
+    // QEMU's device tree: SMT threads, but every cache private to one CPU.
+    let text = "cpu0 0 -1 0 0 0-1 0-1 0-1 0-1 0-1\n\
+                cpu1 0 -1 0 0 0-1 0-1 0-1 0-1 0-1\n\
+                cpu0 index0 level=1 type=Data shared_cpu_list=0\n\
+                cpu0 index2 level=2 type=Unified shared_cpu_list=0\n\
+                cpu1 index2 level=2 type=Unified shared_cpu_list=1\n";
+    says(
+        &refused(text, Arch::Arm64),
+        &[
+            "line 4",
+            "the LLC of CPU 0 (0) is narrower than its SMT core (0-1)",
+            "describes no shared cache",
+        ],
+    );
+}
+
+#[test]
+fn sysfs_cache_rows_claiming_every_cpu_are_no_llc() {
+    // An ACPI PPTT without cache entries: every cache row claims all CPUs, across
+    // packages. arm64 has no valid LLC then and cpu_coregroup_mask() falls back to
+    // the package (∩ node).
+    let mut text = String::from(
+        "cpu0 0 -1 0 0 0 0 0-1 0-1 0-1\n\
+         cpu1 0 -1 1 1 1 1 0-1 0-1 0-1\n\
+         cpu2 1 -1 2 2 2 2 2-3 2-3 2-3\n\
+         cpu3 1 -1 3 3 3 3 2-3 2-3 2-3\n\
+         node0 cpulist=0-1 distance=10 20\n\
+         node1 cpulist=2-3 distance=20 10\n",
+    );
+    for c in 0..4 {
+        text.push_str(&format!(
+            "cpu{c} index3 level=3 type=Unified shared_cpu_list=0-3\n"
+        ));
+    }
+    let m = load_with(&text, &ImportHint::arch(Arch::Arm64));
+    assert_eq!(groups(&m, Machine::llc_mask), ["0-1", "2-3"]);
+    assert!(m.description.contains("no valid LLC"), "{}", m.description);
+    // x86 takes its LLC from CPUID, never across packages: such a dump is refused.
+    says(
+        &refused(&text, Arch::X86),
+        &["line 7", "CPU 0", "0-3", "beyond its package (0-1)"],
+    );
+}
+
+#[test]
 fn lscpu_levels_must_nest_and_errors_give_the_line() {
     // The two threads of core 0 report different L3s.
     let text = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n0,0,0,0,,0,0,0,0\n1,0,0,0,,0,0,0,1\n";

@@ -20,7 +20,13 @@
 //! - package = `package_cpus_list` / `core_siblings_list` / `physical_package_id`;
 //! - LLC = `shared_cpu_list` of the highest cache level among the cache rows. CPUs no
 //!   cache row covers get their package ∩ node, which is what arm64's
-//!   `cpu_coregroup_mask()` falls back to without cache information.
+//!   `cpu_coregroup_mask()` falls back to without cache information; so do all CPUs on
+//!   arm64 when a cache list spans packages (an ACPI PPTT without cache entries). An
+//!   LLC narrower than the SMT core (a device tree without cache nodes, as QEMU's) is
+//!   refused, saying the firmware describes no shared cache.
+//!
+//! The lists are checked as the kernel builds its masks: each holds its CPU, is the
+//! same for every CPU it names, and core ⊆ cluster ⊆ package.
 
 use std::collections::HashMap;
 
@@ -28,7 +34,7 @@ use super::{
     arch_or_default, is_number, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu,
 };
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
-use crate::topology::MAX_NODES;
+use crate::topology::{Arch, MAX_NODES};
 
 const DEFAULT_COLUMNS: [&str; 10] = [
     "cpu",
@@ -108,7 +114,7 @@ fn check_sibling_lists(
     columns: &[String],
     rows: &[(usize, u32, Vec<&str>)],
     levels: [Option<usize>; 3],
-) -> Result<(), ImportError> {
+) -> Result<RowMasks, ImportError> {
     let mut row_of: HashMap<u32, usize> = HashMap::new();
     for (i, (n, cpu, _)) in rows.iter().enumerate() {
         if row_of.insert(*cpu, i).is_some() {
@@ -184,7 +190,36 @@ fn check_sibling_lists(
             }
         }
     }
-    Ok(())
+    // The package of each row: its list, or the rows with the same id.
+    let package = match (package, levels[2]) {
+        (Some(k), _) => masks.iter().map(|m| m[k].clone()).collect(),
+        (None, Some(c)) => {
+            let mut by_id: HashMap<&str, CpuMask> = HashMap::new();
+            for (_, cpu, words) in rows {
+                by_id
+                    .entry(words[c])
+                    .or_insert_with(|| CpuMask::new(MAX_CPUS))
+                    .set_cpu(CpuId(*cpu));
+            }
+            rows.iter().map(|(_, _, w)| by_id[w[c]].clone()).collect()
+        }
+        (None, None) => vec![CpuMask::full(MAX_CPUS); rows.len()],
+    };
+    let core = rows
+        .iter()
+        .enumerate()
+        .map(|(i, (_, cpu, _))| match core {
+            Some(k) => masks[i][k].clone(),
+            None => CpuMask::of(MAX_CPUS, CpuId(*cpu)),
+        })
+        .collect();
+    Ok(RowMasks { core, package })
+}
+
+/// The SMT core and the package of each topology row, as CPU masks.
+struct RowMasks {
+    core: Vec<CpuMask>,
+    package: Vec<CpuMask>,
 }
 
 pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportError> {
@@ -304,7 +339,7 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         .or(col("physical_package_id"));
     let mut notes = Vec::new();
     let arch = arch_or_default(hint, &mut notes);
-    check_sibling_lists(&columns, &topo_rows, [core_col, cluster_col, pkg_col])?;
+    let row_masks = check_sibling_lists(&columns, &topo_rows, [core_col, cluster_col, pkg_col])?;
 
     // LLC per CPU from the highest cache level present.
     let top = llc_lists.iter().map(|&(_, _, l, _)| l).max();
@@ -335,6 +370,48 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
                 }
             }
         }
+    }
+
+    // Cache lists the kernel would not take for an LLC. An ACPI PPTT without cache
+    // entries makes every cache claim every CPU, across packages: arm64 then has no
+    // valid LLC (cpu_topology[].llc_id stays -1) and cpu_coregroup_mask() falls back
+    // to the package ∩ node, which is what CPUs without a cache row get below. x86
+    // reads its LLC from CPUID, which never spans packages.
+    let mut no_valid_llc = false;
+    for (i, (_, cpu, _)) in topo_rows.iter().enumerate() {
+        let Some((key, line)) = llc_of.get(cpu) else {
+            continue;
+        };
+        let llc = parse_mask(*line, "shared_cpu_list", key)?;
+        let package = &row_masks.package[i];
+        if !llc.is_subset(package) {
+            if arch == Arch::X86 {
+                return Err(bad(
+                    *line,
+                    format!(
+                        "CPU {cpu}'s LLC ({key}) reaches beyond its package ({}); x86 takes the LLC from CPUID, which never spans packages",
+                        package.to_list()
+                    ),
+                ));
+            }
+            no_valid_llc = true;
+            break;
+        }
+        let core = &row_masks.core[i];
+        if llc.is_subset(core) && llc != *core {
+            // A device tree without cache nodes (QEMU's): every cache private to
+            // one CPU, so the "LLC" is narrower than the SMT core.
+            return Err(bad(
+                *line,
+                format!(
+                    "the LLC of CPU {cpu} ({key}) is narrower than its SMT core ({}): the firmware describes no shared cache; add the cache rows of a machine that has them, or write a JSON machine file with the LLC you mean",
+                    core.to_list()
+                ),
+            ));
+        }
+    }
+    if no_valid_llc {
+        llc_of.clear();
     }
 
     let mut packages = Interner::new();
@@ -379,7 +456,9 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         });
     }
     if fallback_llc {
-        notes.push(if llc_lists.is_empty() {
+        notes.push(if no_valid_llc {
+            "the cache rows' shared_cpu_list spans packages (an ACPI PPTT without cache entries does that): no valid LLC, so the LLC is package ∩ node, as arm64's cpu_coregroup_mask() falls back to".to_string()
+        } else if llc_lists.is_empty() {
             "no cache rows: assumed the LLC is package ∩ node".to_string()
         } else {
             "CPUs that no cache row covers: assumed their LLC is package ∩ node".to_string()
