@@ -161,7 +161,11 @@ fn invalid_machines_get_actionable_errors() {
     );
     assert!(matches!(
         s.build(),
-        Err(TopologyError::TooManyCpus { cpus: 8192 })
+        Err(TopologyError::TooLarge {
+            value: 8192,
+            limit: 4096,
+            ..
+        })
     ));
 
     s = MachineSpec::regular("none", "", Arch::X86, 1, 1, 1, 0, 1, 1, Numbering::Linear);

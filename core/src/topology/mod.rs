@@ -174,6 +174,11 @@ pub struct Machine {
     pub node_reclaim_distance: u8,
 }
 
+/// The most NUMA nodes a machine may have: MAX_NUMNODES of a kernel built with
+/// NODES_SHIFT=10, the largest x86 and arm64 allow. A node id is at most
+/// `MAX_NODES - 1`; the SLIT is at most `MAX_NODES²` bytes.
+pub const MAX_NODES: usize = 1024;
+
 /// RECLAIM_DISTANCE in include/linux/topology.h.
 pub(crate) const RECLAIM_DISTANCE: u8 = 30;
 
@@ -187,8 +192,17 @@ pub enum TopologyError {
     NoCpus,
     #[error("the machine has {cpus} CPUs; schedlab models at most {MAX_CPUS}")]
     TooManyCpus { cpus: u64 },
-    #[error("{nodes} NUMA nodes is more than the kernel's limit of 1024 (MAX_NUMNODES)")]
+    #[error("{nodes} NUMA nodes is more than the kernel's limit of {MAX_NODES} (MAX_NUMNODES)")]
     TooManyNodes { nodes: usize },
+    /// A number of the description is beyond a documented limit; checked before
+    /// anything is sized from it.
+    #[error("{field} is {value}, more than {limit}: {why}")]
+    TooLarge {
+        field: String,
+        value: u64,
+        limit: u64,
+        why: &'static str,
+    },
     #[error("{what} must be at least 1, got 0")]
     ZeroCount { what: &'static str },
     #[error("cluster size {cluster} does not divide {llc} cores per LLC")]
@@ -214,8 +228,10 @@ pub enum TopologyError {
     SlitDiagonal { node: usize, value: u8 },
     #[error("node_distance({a}, {b}) = {ab} but node_distance({b}, {a}) = {ba}; the scheduler's NUMA levels need a symmetric table")]
     SlitAsymmetric { a: usize, b: usize, ab: u8, ba: u8 },
-    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 255)")]
+    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 254)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
+    #[error("node_distance({a}, {b}) is 255, which a SLIT uses for an unreachable node; distances between different nodes must be 11-254")]
+    SlitUnreachable { a: usize, b: usize },
     #[error("CPU {cpu}: {what}")]
     Inconsistent { cpu: u32, what: String },
     #[error("unknown machine preset {name:?}; known presets: {known}")]
@@ -405,7 +421,8 @@ impl Machine {
     }
 }
 
-/// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser need it.
+/// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser (`slit_valid()`) need
+/// it: square, 10 on the diagonal, 11-254 elsewhere, symmetric.
 pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
     let n = d.len();
     if n == 0 {
@@ -413,7 +430,7 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
             what: "the number of NUMA nodes",
         });
     }
-    if n > 1024 {
+    if n > MAX_NODES {
         return Err(TopologyError::TooManyNodes { nodes: n });
     }
     for (i, row) in d.iter().enumerate() {
@@ -435,6 +452,11 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
         for (j, &value) in row.iter().enumerate() {
             if i != j && value <= 10 {
                 return Err(TopologyError::SlitRemoteTooSmall { a: i, b: j, value });
+            }
+            // NUMA_NO_DISTANCE: ACPI's "unreachable", which sched_init_numa() would
+            // take for a real, very far level.
+            if value == u8::MAX {
+                return Err(TopologyError::SlitUnreachable { a: i, b: j });
             }
             if value != d[j][i] {
                 return Err(TopologyError::SlitAsymmetric {

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Arch, CpuTopo, KernelConfig, Machine, NodeId, TopologyError};
+use super::{Arch, CpuTopo, KernelConfig, Machine, NodeId, TopologyError, MAX_NODES};
 use crate::cpumask::MAX_CPUS;
 
 /// How Linux numbers the SMT threads of a regular machine.
@@ -169,16 +169,27 @@ impl MachineSpec {
         let cores_per_llc = self.cores_per_llc.ok_or(TopologyError::ZeroCount {
             what: "cores_per_llc",
         })?;
-        for (what, v) in [
+        let counts = [
             ("packages", packages),
             ("nodes_per_package", self.nodes_per_package),
             ("llcs_per_node", self.llcs_per_node),
             ("cores_per_llc", cores_per_llc),
             ("cores_per_cluster", self.cores_per_cluster),
             ("threads_per_core", self.threads_per_core),
-        ] {
+        ];
+        for (what, v) in counts {
             if v == 0 {
                 return Err(TopologyError::ZeroCount { what });
+            }
+            // Each count is a number of CPUs or of groups of CPUs: none can pass
+            // MAX_CPUS, and with all five at most 4096 their product fits a u64.
+            if v > MAX_CPUS {
+                return Err(TopologyError::TooLarge {
+                    field: what.to_string(),
+                    value: v.into(),
+                    limit: MAX_CPUS.into(),
+                    why: CPUS_WHY,
+                });
             }
         }
         if cores_per_llc % self.cores_per_cluster != 0 {
@@ -187,22 +198,38 @@ impl MachineSpec {
                 llc: cores_per_llc,
             });
         }
-        let n_cpus = [
+        let product = |vs: &[u32]| {
+            vs.iter()
+                .try_fold(1u64, |acc, &v| acc.checked_mul(v.into()))
+                .unwrap_or(u64::MAX)
+        };
+        let n_cpus = product(&[
             packages,
             self.nodes_per_package,
             self.llcs_per_node,
             cores_per_llc,
             self.threads_per_core,
-        ]
-        .iter()
-        .try_fold(1u64, |acc, &v| acc.checked_mul(v as u64))
-        .unwrap_or(u64::MAX);
-        if n_cpus > MAX_CPUS as u64 {
-            return Err(TopologyError::TooManyCpus { cpus: n_cpus });
+        ]);
+        if n_cpus > MAX_CPUS.into() {
+            return Err(TopologyError::TooLarge {
+                field: "packages × nodes_per_package × llcs_per_node × cores_per_llc × threads_per_core (the number of CPUs)".to_string(),
+                value: n_cpus,
+                limit: MAX_CPUS.into(),
+                why: CPUS_WHY,
+            });
+        }
+        let nodes = product(&[packages, self.nodes_per_package]);
+        if nodes > MAX_NODES as u64 {
+            return Err(TopologyError::TooLarge {
+                field: "packages × nodes_per_package (the number of NUMA nodes)".to_string(),
+                value: nodes,
+                limit: MAX_NODES as u64,
+                why: NODES_WHY,
+            });
         }
         let n_cpus = n_cpus as u32;
         let n_cores = n_cpus / self.threads_per_core;
-        let nodes = (packages * self.nodes_per_package) as usize;
+        let nodes = nodes as usize;
         let mut cpus = vec![None; n_cpus as usize];
         for core in 0..n_cores {
             let llc = core / cores_per_llc;
@@ -243,7 +270,7 @@ impl MachineSpec {
         }
         let n = list.len();
         let mut cpus: Vec<Option<CpuTopo>> = vec![None; n];
-        for c in list {
+        for (i, c) in list.iter().enumerate() {
             let idx = c.cpu as usize;
             if idx >= n {
                 return Err(TopologyError::Inconsistent {
@@ -259,6 +286,15 @@ impl MachineSpec {
                 return Err(TopologyError::Inconsistent {
                     cpu: c.cpu,
                     what: "is listed twice".to_string(),
+                });
+            }
+            if c.node as usize >= MAX_NODES {
+                // Before anything is sized from it: the SLIT is nodes² bytes.
+                return Err(TopologyError::TooLarge {
+                    field: format!("cpus[{i}].node (CPU {})", c.cpu),
+                    value: c.node.into(),
+                    limit: MAX_NODES as u64 - 1,
+                    why: NODES_WHY,
                 });
             }
             let core = c.core.unwrap_or(c.cpu);
@@ -278,9 +314,22 @@ impl MachineSpec {
             .map(|c| c.node.0 as usize + 1)
             .max()
             .unwrap_or(1);
+        // Every node 0..nodes needs a CPU; said here, before the SLIT is sized.
+        let mut has_cpu = vec![false; nodes];
+        for c in &cpus {
+            has_cpu[c.node.0 as usize] = true;
+        }
+        if let Some(empty) = has_cpu.iter().position(|&h| !h) {
+            return Err(TopologyError::EmptyNode { node: empty as u16 });
+        }
         Ok((cpus, nodes))
     }
 }
+
+const CPUS_WHY: &str = "schedlab models at most 4096 CPUs (MAX_CPUS)";
+const NODES_WHY: &str = "the kernel allows at most 1024 NUMA nodes, ids 0-1023 (MAX_NUMNODES)";
+// The two texts above spell the limits out.
+const _: () = assert!(MAX_CPUS == 4096 && MAX_NODES == 1024);
 
 /// 10 locally, 12 between nodes of one package, 20 across packages: the common shape of
 /// firmware SLITs on two-socket servers.
@@ -306,4 +355,29 @@ fn default_slit(cpus: &[CpuTopo], nodes: usize) -> Vec<Vec<u8>> {
                 .collect()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> MachineSpec {
+        serde_json::from_str(json).expect("valid spec")
+    }
+
+    /// The SLIT is `nodes × nodes` bytes and `nodes` comes from the CPUs' node ids: the
+    /// ids must be refused by the stage that reads them, before `build()` sizes a table.
+    #[test]
+    fn ids_are_checked_before_the_slit_is_sized() {
+        for node in [1023, 1024, 65535] {
+            let s = spec(&format!(
+                r#"{{"name":"x","arch":"x86","cpus":[{{"cpu":0,"node":{node}}}]}}"#
+            ));
+            let list = s.cpus.as_deref().expect("explicit");
+            assert!(s.explicit_cpus(list).is_err(), "node {node} passed");
+        }
+        // Regular form: the node count is refused before the default SLIT too.
+        let s = spec(r#"{"name":"x","arch":"x86","packages":1025,"cores_per_llc":1}"#);
+        assert!(s.regular_cpus().is_err());
+    }
 }

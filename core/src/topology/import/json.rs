@@ -2,7 +2,7 @@
 
 use super::{ImportError, MAX_INPUT_BYTES};
 use crate::topology::spec::CpuSpec;
-use crate::topology::{Machine, MachineSpec, Numbering, TopologyError};
+use crate::topology::{Machine, MachineSpec, Numbering};
 
 /// Parses and builds a JSON machine file. Errors carry the line, column and path
 /// (`cpus[3].node`) of the offending value.
@@ -16,7 +16,6 @@ pub fn load_json(text: &str) -> Result<Machine, ImportError> {
         json_error(e.into_inner(), path)
     })?;
     de.end().map_err(|e| json_error(e, String::new()))?;
-    precheck(&spec)?;
     Ok(spec.build()?)
 }
 
@@ -33,29 +32,6 @@ fn json_error(e: serde_json::Error, path: String) -> ImportError {
         path: if path == "." { String::new() } else { path },
         msg,
     }
-}
-
-/// Catches what `MachineSpec::build()` would size a table from before validating: an
-/// explicit CPU on node 60000 would otherwise make a 60000×60000 default SLIT.
-fn precheck(spec: &MachineSpec) -> Result<(), TopologyError> {
-    let Some(list) = &spec.cpus else {
-        return Ok(());
-    };
-    let Some(max_node) = list.iter().map(|c| c.node as usize).max() else {
-        return Ok(());
-    };
-    if max_node >= list.len() {
-        // More nodes than CPUs: some node is empty. Name the first.
-        let mut seen = vec![false; list.len()];
-        for c in list {
-            if let Some(s) = seen.get_mut(c.node as usize) {
-                *s = true;
-            }
-        }
-        let empty = seen.iter().position(|s| !s).unwrap_or(list.len());
-        return Err(TopologyError::EmptyNode { node: empty as u16 });
-    }
-    Ok(())
 }
 
 /// The explicit-`cpus` description of a machine, so an imported machine can be saved

@@ -30,7 +30,7 @@ use std::collections::HashMap;
 
 use super::{arch_or_default, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu};
 use crate::cpumask::{CpuMask, MAX_CPUS};
-use crate::topology::Arch;
+use crate::topology::{Arch, MAX_NODES};
 
 /// Whether the line is the `# CPU,Core,...` header of `lscpu -p`.
 pub(crate) fn is_parse_header(line: &str) -> bool {
@@ -251,7 +251,7 @@ impl RowReader {
             self.clusters.id((llc, core as u64, 2))
         };
         let node = match self.num(line, fields, self.cols.node)? {
-            Some(n) if n < 1024 => Some(n as u32),
+            Some(n) if n < MAX_NODES as u64 => Some(n as u32),
             Some(n) => {
                 return Err(ImportError::BadField {
                     line,
@@ -477,7 +477,7 @@ pub(crate) fn parse_summary(
             .and_then(|r| r.strip_suffix(" CPU(s)"))
         {
             let id = match id.parse::<u32>() {
-                Ok(id) if id < 1024 => id,
+                Ok(id) if (id as usize) < MAX_NODES => id,
                 _ => {
                     return Err(ImportError::BadField {
                         line: n,

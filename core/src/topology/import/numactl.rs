@@ -19,8 +19,7 @@
 use super::{is_number, ImportError, Line};
 use crate::cpumask::MAX_CPUS;
 
-/// The kernel's MAX_NUMNODES limit (CONFIG_NODES_SHIFT=10).
-const MAX_NODES: usize = 1024;
+use crate::topology::MAX_NODES;
 
 /// What `numactl -H` (or a sysfs dump's node rows) says about nodes.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,14 +20,21 @@
 //! - package = `package_cpus_list` / `core_siblings_list` / `physical_package_id`;
 //! - LLC = `shared_cpu_list` of the highest cache level among the cache rows. CPUs no
 //!   cache row covers get their package ∩ node, which is what arm64's
-//!   `cpu_coregroup_mask()` falls back to without cache information.
+//!   `cpu_coregroup_mask()` falls back to without cache information; so do all CPUs on
+//!   arm64 when a cache list spans packages (an ACPI PPTT without cache entries). An
+//!   LLC narrower than the SMT core (a device tree without cache nodes, as QEMU's) is
+//!   refused, saying the firmware describes no shared cache.
+//!
+//! The lists are checked as the kernel builds its masks: each holds its CPU, is the
+//! same for every CPU it names, and core ⊆ cluster ⊆ package.
 
 use std::collections::HashMap;
 
 use super::{
     arch_or_default, is_number, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu,
 };
-use crate::cpumask::{CpuMask, MAX_CPUS};
+use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
+use crate::topology::{Arch, MAX_NODES};
 
 const DEFAULT_COLUMNS: [&str; 10] = [
     "cpu",
@@ -70,11 +77,157 @@ fn list_key(line: usize, column: &str, text: &str) -> Result<String, ImportError
         })
 }
 
+fn parse_mask(line: usize, column: &str, text: &str) -> Result<CpuMask, ImportError> {
+    CpuMask::parse_list(MAX_CPUS, text).map_err(|e| ImportError::BadField {
+        line,
+        column: column.to_string(),
+        value: format!("{text} ({e})"),
+        expected: "a CPU list like 0-3,8",
+    })
+}
+
+fn leaves_out(line: usize, cpu: u32, column: &str, mask: &CpuMask) -> ImportError {
+    bad(
+        line,
+        format!(
+            "CPU {cpu}'s {column} is {}, which leaves out CPU {cpu} itself; the kernel's sibling masks always hold their CPU",
+            list_or_empty(mask)
+        ),
+    )
+}
+
+fn list_or_empty(mask: &CpuMask) -> String {
+    if mask.is_empty() {
+        "empty".to_string()
+    } else {
+        mask.to_list()
+    }
+}
+
+/// What the kernel's sibling masks always are, checked on the dump's lists: each holds
+/// its own CPU; a list is the same for every CPU it names (the masks are built
+/// symmetrically, `cpumask_set_cpu(cpu, sibling(other))` and the converse); and the
+/// levels nest, SMT core ⊆ cluster ⊆ package (`update_siblings_masks()` only links
+/// CPUs of one package; `topology_span_sane()` refuses masks that partially overlap).
+/// `levels` are the core, cluster and package columns in that order.
+fn check_sibling_lists(
+    columns: &[String],
+    rows: &[(usize, u32, Vec<&str>)],
+    levels: [Option<usize>; 3],
+) -> Result<RowMasks, ImportError> {
+    let mut row_of: HashMap<u32, usize> = HashMap::new();
+    for (i, (n, cpu, _)) in rows.iter().enumerate() {
+        if row_of.insert(*cpu, i).is_some() {
+            return Err(ImportError::DuplicateCpu {
+                line: *n,
+                cpu: *cpu,
+            });
+        }
+    }
+    let list_cols: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].ends_with("_list"))
+        .collect();
+    // masks[row][k] is the list in column list_cols[k].
+    let mut masks: Vec<Vec<CpuMask>> = Vec::with_capacity(rows.len());
+    for (n, cpu, words) in rows {
+        let mut row = Vec::with_capacity(list_cols.len());
+        for &c in &list_cols {
+            let m = parse_mask(*n, &columns[c], words[c])?;
+            if !m.test_cpu(CpuId(*cpu)) {
+                return Err(leaves_out(*n, *cpu, &columns[c], &m));
+            }
+            row.push(m);
+        }
+        masks.push(row);
+    }
+    for (k, &c) in list_cols.iter().enumerate() {
+        // One check per distinct list: n rows, at most n² membership tests in all.
+        let mut seen: HashMap<&str, ()> = HashMap::new();
+        for (i, (n, cpu, words)) in rows.iter().enumerate() {
+            if seen.insert(words[c], ()).is_some() {
+                continue;
+            }
+            let mine = &masks[i][k];
+            for other in mine.iter() {
+                let Some(&j) = row_of.get(&other.0) else {
+                    continue; // not in the dump: the numbering check reports it
+                };
+                if masks[j][k] != *mine {
+                    let (m, _, _) = &rows[j];
+                    return Err(bad(
+                        *n,
+                        format!(
+                            "CPU {cpu}'s {col} is {}, which includes CPU {}, but CPU {}'s {col} (line {m}) is {}; sibling lists must be the same for every CPU they list",
+                            mine.to_list(),
+                            other.0,
+                            other.0,
+                            masks[j][k].to_list(),
+                            col = columns[c],
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let k_of = |col: Option<usize>| col.and_then(|c| list_cols.iter().position(|&l| l == c));
+    let [core, cluster, package] = levels.map(k_of);
+    for (inner, outer) in [(core, cluster), (cluster, package), (core, package)] {
+        let (Some(inner), Some(outer)) = (inner, outer) else {
+            continue;
+        };
+        for (i, (n, cpu, _)) in rows.iter().enumerate() {
+            if !masks[i][inner].is_subset(&masks[i][outer]) {
+                return Err(bad(
+                    *n,
+                    format!(
+                        "CPU {cpu}'s {} ({}) is not within its {} ({}); each level must nest inside the next",
+                        columns[list_cols[inner]],
+                        masks[i][inner].to_list(),
+                        columns[list_cols[outer]],
+                        masks[i][outer].to_list(),
+                    ),
+                ));
+            }
+        }
+    }
+    // The package of each row: its list, or the rows with the same id.
+    let package = match (package, levels[2]) {
+        (Some(k), _) => masks.iter().map(|m| m[k].clone()).collect(),
+        (None, Some(c)) => {
+            let mut by_id: HashMap<&str, CpuMask> = HashMap::new();
+            for (_, cpu, words) in rows {
+                by_id
+                    .entry(words[c])
+                    .or_insert_with(|| CpuMask::new(MAX_CPUS))
+                    .set_cpu(CpuId(*cpu));
+            }
+            rows.iter().map(|(_, _, w)| by_id[w[c]].clone()).collect()
+        }
+        (None, None) => vec![CpuMask::full(MAX_CPUS); rows.len()],
+    };
+    let core = rows
+        .iter()
+        .enumerate()
+        .map(|(i, (_, cpu, _))| match core {
+            Some(k) => masks[i][k].clone(),
+            None => CpuMask::of(MAX_CPUS, CpuId(*cpu)),
+        })
+        .collect();
+    Ok(RowMasks { core, package })
+}
+
+/// The SMT core and the package of each topology row, as CPU masks.
+struct RowMasks {
+    core: Vec<CpuMask>,
+    package: Vec<CpuMask>,
+}
+
 pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportError> {
     let mut columns: Vec<String> = DEFAULT_COLUMNS.iter().map(|s| s.to_string()).collect();
     let mut topo_rows: Vec<(usize, u32, Vec<&str>)> = Vec::new();
-    let mut llc_lists: Vec<(usize, u32, &str)> = Vec::new(); // (line, level, list)
+    let mut llc_lists: Vec<(usize, u32, u32, &str)> = Vec::new(); // (line, cpu, level, list)
     let mut node_cpus: Vec<(u32, Vec<u32>)> = Vec::new();
+    let mut node_of: HashMap<u32, (u32, usize)> = HashMap::new(); // cpu -> (node, line)
     let mut dist_rows: Vec<(usize, u32, Vec<u8>)> = Vec::new();
     for &(n, l) in lines {
         let t = l.trim();
@@ -113,7 +266,7 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
                     .ok_or_else(|| bad(n, "a cache row needs level=N"))?;
                 let list = get("shared_cpu_list")
                     .ok_or_else(|| bad(n, "a cache row needs shared_cpu_list=LIST"))?;
-                llc_lists.push((n, level, list));
+                llc_lists.push((n, cpu, level, list));
             } else {
                 if words.len() != columns.len() {
                     return Err(ImportError::FieldCount {
@@ -132,7 +285,7 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             }
         } else if let Some(id) = first.strip_prefix("node").filter(|n| is_number(n)) {
             let id = match id.parse::<u32>() {
-                Ok(id) if id < 1024 => id,
+                Ok(id) if (id as usize) < MAX_NODES => id,
                 _ => return Err(bad(n, format!("node {id} is beyond the 1024-node limit"))),
             };
             let rest = t[first.len()..].trim();
@@ -144,6 +297,17 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
                 .strip_prefix("cpulist=")
                 .ok_or_else(|| bad(n, "a node row reads `nodeN cpulist=LIST distance=D D ...`"))?;
             let mask = CpuMask::parse_list(MAX_CPUS, list).map_err(|e| bad(n, e.to_string()))?;
+            for c in mask.iter() {
+                if let Some(&(other, l)) = node_of.get(&c.0) {
+                    if other != id {
+                        return Err(bad(
+                            n,
+                            format!("CPU {} is in node {id} but also in node {other} (line {l}); a CPU is on one node", c.0),
+                        ));
+                    }
+                }
+                node_of.insert(c.0, (id, n));
+            }
             node_cpus.push((id, mask.iter().map(|c| c.0).collect()));
             if let Some(d) = dist_part {
                 let row = d
@@ -175,25 +339,79 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         .or(col("physical_package_id"));
     let mut notes = Vec::new();
     let arch = arch_or_default(hint, &mut notes);
+    let row_masks = check_sibling_lists(&columns, &topo_rows, [core_col, cluster_col, pkg_col])?;
 
     // LLC per CPU from the highest cache level present.
-    let top = llc_lists.iter().map(|&(_, l, _)| l).max();
-    let mut llc_of: HashMap<u32, String> = HashMap::new();
-    for &(n, level, list) in &llc_lists {
-        if Some(level) == top {
-            let key = list_key(n, "shared_cpu_list", list)?;
-            if let Ok(m) = CpuMask::parse_list(MAX_CPUS, list) {
-                for c in m.iter() {
-                    llc_of.insert(c.0, key.clone());
+    let top = llc_lists.iter().map(|&(_, _, l, _)| l).max();
+    let mut llc_of: HashMap<u32, (String, usize)> = HashMap::new(); // cpu -> (list, line)
+    for &(n, cpu, level, list) in &llc_lists {
+        let mask = parse_mask(n, "shared_cpu_list", list)?;
+        if !mask.test_cpu(CpuId(cpu)) {
+            return Err(leaves_out(n, cpu, "cache index shared_cpu_list", &mask));
+        }
+        if Some(level) != top {
+            continue;
+        }
+        let key = mask.to_list();
+        for c in mask.iter() {
+            match llc_of.get(&c.0) {
+                Some((other, l)) if *other != key => {
+                    return Err(bad(
+                        n,
+                        format!(
+                            "CPU {cpu}'s level-{level} shared_cpu_list is {key}, which includes CPU {}, but line {l} gives CPU {} the shared_cpu_list {other}; CPUs sharing a cache must list the same CPUs",
+                            c.0, c.0
+                        ),
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    llc_of.insert(c.0, (key.clone(), n));
                 }
             }
         }
     }
-    let mut node_of: HashMap<u32, u32> = HashMap::new();
-    for (id, cpus) in &node_cpus {
-        for &c in cpus {
-            node_of.insert(c, *id);
+
+    // Cache lists the kernel would not take for an LLC. An ACPI PPTT without cache
+    // entries makes every cache claim every CPU, across packages: arm64 then has no
+    // valid LLC (cpu_topology[].llc_id stays -1) and cpu_coregroup_mask() falls back
+    // to the package ∩ node, which is what CPUs without a cache row get below. x86
+    // reads its LLC from CPUID, which never spans packages.
+    let mut no_valid_llc = false;
+    for (i, (_, cpu, _)) in topo_rows.iter().enumerate() {
+        let Some((key, line)) = llc_of.get(cpu) else {
+            continue;
+        };
+        let llc = parse_mask(*line, "shared_cpu_list", key)?;
+        let package = &row_masks.package[i];
+        if !llc.is_subset(package) {
+            if arch == Arch::X86 {
+                return Err(bad(
+                    *line,
+                    format!(
+                        "CPU {cpu}'s LLC ({key}) reaches beyond its package ({}); x86 takes the LLC from CPUID, which never spans packages",
+                        package.to_list()
+                    ),
+                ));
+            }
+            no_valid_llc = true;
+            break;
         }
+        let core = &row_masks.core[i];
+        if llc.is_subset(core) && llc != *core {
+            // A device tree without cache nodes (QEMU's): every cache private to
+            // one CPU, so the "LLC" is narrower than the SMT core.
+            return Err(bad(
+                *line,
+                format!(
+                    "the LLC of CPU {cpu} ({key}) is narrower than its SMT core ({}): the firmware describes no shared cache; add the cache rows of a machine that has them, or write a JSON machine file with the LLC you mean",
+                    core.to_list()
+                ),
+            ));
+        }
+    }
+    if no_valid_llc {
+        llc_of.clear();
     }
 
     let mut packages = Interner::new();
@@ -217,9 +435,9 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         let core_key = key(core_col)?.unwrap_or_else(|| cpu.to_string());
         let core = cores.id(core_key.clone());
         let cluster_key = key(cluster_col)?.unwrap_or(core_key);
-        let node = node_of.get(&cpu).copied();
+        let node = node_of.get(&cpu).map(|&(id, _)| id);
         let llc = match llc_of.get(&cpu) {
-            Some(k) => llcs.id((k.clone(), 0, 0)),
+            Some((k, _)) => llcs.id((k.clone(), 0, 0)),
             None => {
                 fallback_llc = true;
                 llcs.id((String::new(), package, node.unwrap_or(0)))
@@ -238,7 +456,9 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         });
     }
     if fallback_llc {
-        notes.push(if llc_lists.is_empty() {
+        notes.push(if no_valid_llc {
+            "the cache rows' shared_cpu_list spans packages (an ACPI PPTT without cache entries does that): no valid LLC, so the LLC is package ∩ node, as arm64's cpu_coregroup_mask() falls back to".to_string()
+        } else if llc_lists.is_empty() {
             "no cache rows: assumed the LLC is package ∩ node".to_string()
         } else {
             "CPUs that no cache row covers: assumed their LLC is package ∩ node".to_string()
