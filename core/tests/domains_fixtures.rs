@@ -167,6 +167,39 @@ fn kunpeng_no_numa_v5_18_schedstat_masks_match() {
     assert_eq!(m.smt_mask(CpuId(0)).to_list(), "0");
 }
 
+/// arch/x86/kernel/smpboot.c, match_llc() (v6.8): CPUs of different nodes never
+/// share an LLC in cpu_llc_shared_mask() (silently on Intel SNC, with topology_sane()'s
+/// "not on the same node" warning elsewhere), although sysfs' shared_cpu_list spans
+/// the package, as on a real SNC or cluster-on-die machine. So MC is the node's half,
+/// and nothing is "borken". (A QEMU guest with one package, two nodes and one L3.)
+#[test]
+fn x86_llc_siblings_stay_on_their_node() {
+    let mut text = String::from(
+        "# cpu physical_package_id die_id cluster_id core_id thread_siblings_list cluster_cpus_list core_siblings_list die_cpus_list package_cpus_list\n",
+    );
+    for c in 0..8 {
+        text.push_str(&format!("cpu{c} 0 0 {c} {c} {c} {c} 0-7 0-7 0-7\n"));
+    }
+    text.push_str("node0 cpulist=0-3 distance=10 20\nnode1 cpulist=4-7 distance=20 10\n");
+    for c in 0..8 {
+        text.push_str(&format!(
+            "cpu{c} index3 level=3 type=Unified shared_cpu_list=0-7\n"
+        ));
+    }
+    let m =
+        schedlab_core::topology::load_machine(&text, &schedlab_core::topology::ImportHint::NONE)
+            .expect("loads");
+    let out = format::dmesg(&build(&m, "6.8"), Some(CpuId(5)));
+    assert!(!out.contains("borken"), "{out}");
+    let spans: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("span=") && l.contains("level="))
+        .collect();
+    assert_eq!(spans.len(), 2, "{out}");
+    assert!(spans[0].ends_with("domain-0: span=4-7 level=MC"), "{out}");
+    assert!(spans[1].ends_with("domain-1: span=0-7 level=NUMA"), "{out}");
+}
+
 /// kernel/sched/stats.c: SCHEDSTAT_VERSION 15 until v6.9, 16 from v6.10 (the
 /// `enum cpu_idle_type` reorder); Debian's 6.12 prints `version 16`, its 6.1 `15`.
 #[test]

@@ -86,12 +86,28 @@ pub(crate) struct TopoMasks {
 impl TopoMasks {
     pub fn new(m: &Machine) -> TopoMasks {
         let numa = m.config.numa;
+        let node = |t: &CpuTopo| if numa { u64::from(t.node.0) } else { 0 };
+        // x86's match_l2c() and match_llc() (arch/x86/kernel/smpboot.c) end in
+        // topology_sane(), which refuses a sibling on another node ("…-sibling CPU #n
+        // is not on the same node! … Ignoring dependency.", or silently for Intel SNC in
+        // match_llc()): the kernel's cpu_l2c_shared_mask() and cpu_llc_shared_mask()
+        // never cross a node, whatever the caches say (sysfs shared_cpu_list still
+        // spans the package on an SNC machine). arm64 keeps the cache's siblings and
+        // cpu_coregroup_mask() deals with an LLC wider than the node.
+        let per_node = m.arch == Arch::X86;
+        let split = |id: u32, t: &CpuTopo| {
+            if per_node {
+                (u64::from(id) << 16) | node(t)
+            } else {
+                u64::from(id)
+            }
+        };
         TopoMasks {
             smt: Masks::siblings(m, |t| t.core as u64),
-            cluster: Masks::siblings(m, |t| t.cluster as u64),
-            llc: Masks::siblings(m, |t| t.llc as u64),
+            cluster: Masks::siblings(m, |t| split(t.cluster, t)),
+            llc: Masks::siblings(m, |t| split(t.llc, t)),
             package: Masks::siblings(m, |t| t.package as u64),
-            node: Masks::siblings(m, |t| if numa { t.node.0 as u64 } else { 0 }),
+            node: Masks::siblings(m, node),
         }
     }
 }
