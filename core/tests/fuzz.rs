@@ -19,6 +19,11 @@
 //! takes well under a minute in the dev profile); `FUZZ_SECONDS=N` runs each target for
 //! N seconds instead (`scripts/fuzz` does, in release).
 
+// Host only: it reads its corpora at run time, catches panics to report the input,
+// and reads /proc for the memory bound; wasm32 runs the same readers in the other
+// test files.
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use schedlab_core::cpumask::{CpuMask, MAX_CPUS};
