@@ -429,14 +429,7 @@ fn rule(cpus: &str, state: CpuStateKind) -> CpuRule {
     CpuRule {
         cpus: cpus.to_string(),
         state: Some(state),
-        nr_running: None,
-        ttwu_pending: None,
-        load: None,
-        util: None,
-        cookie: None,
-        polling: None,
-        capacity: None,
-        active: None,
+        ..CpuRule::default()
     }
 }
 

@@ -274,8 +274,12 @@ fn pack_hot(domains: &SchedDomains) -> (Vec<TopCache>, Vec<SdHot>) {
 }
 
 /// How the woken task reaches its CPU's runqueue (`ttwu_queue()`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+///
+/// In JSON always one shape, `{ "path": "local" | "wakelist" | "remote-lock", "ipi":
+/// bool }`: `ipi` is the wakelist's `send_call_function_single_ipi()`, so it is false
+/// for `local` and `remote-lock` (a remote enqueue's own resched IPI to an idle target,
+/// which the simulator charges, is not part of the decision).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueuePath {
     /// The waker's own runqueue: no remote access.
     Local,
@@ -286,11 +290,47 @@ pub enum QueuePath {
     RemoteLock,
 }
 
+impl QueuePath {
+    /// The `path` word of the JSON form.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueuePath::Local => "local",
+            QueuePath::Wakelist { .. } => "wakelist",
+            QueuePath::RemoteLock => "remote-lock",
+        }
+    }
+
+    /// Whether the wakelist sends an IPI (false off the wakelist).
+    pub fn ipi(self) -> bool {
+        matches!(self, QueuePath::Wakelist { ipi: true })
+    }
+}
+
+impl Serialize for QueuePath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("QueuePath", 2)?;
+        st.serialize_field("path", self.name())?;
+        st.serialize_field("ipi", &self.ipi())?;
+        st.end()
+    }
+}
+
 /// What a wake-up costs, counted as the simulator charges it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Costs {
-    /// Runqueues whose idle state was read in the select_idle_* scans.
+    /// CPUs whose idle state the select_idle_* scans read: select_idle_cpu()'s loop
+    /// (select_idle_core() counting each SMT sibling it reads), select_idle_smt()'s
+    /// siblings of prev, select_idle_capacity()'s loop. The scans only, as the
+    /// kernel's SIS accounting counts them: the target / prev / recent_used_cpu checks
+    /// of select_idle_sibling() are [`Costs::fast_path_checks`]. What the simulator's
+    /// "CPUs probed per wake-up" records.
     pub cpus_probed: u32,
+    /// The fast-path idle checks of select_idle_sibling() before any scan: target,
+    /// prev (when it shares the LLC with target) and recent_used_cpu (when it differs
+    /// from both and shares the LLC), 0 to 3. Not in [`Costs::cpus_probed`]; each is
+    /// also a [`Costs::remote_rq_reads`] unless it is the waker's CPU.
+    pub fast_path_checks: u32,
     /// Runqueue cache lines of other CPUs read while deciding (fast-path checks and
     /// scans), each one a line that may be remote.
     pub remote_rq_reads: u32,

@@ -20,7 +20,7 @@
 //! [`MAX_RQ_LOAD`], [`MAX_NR_RUNNING`], `nr_idle_scan` ≤ the LLC's weight) and refused
 //! past them with the field's name, so no sum or product in the wake-up path can wrap.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
@@ -69,14 +69,14 @@ pub enum ScenarioError {
 }
 
 /// A machine: preset name or inline spec.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum MachineRef {
     Preset(String),
     Spec(Box<MachineSpec>),
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum CpuStateKind {
     /// Running the idle task, nothing queued.
@@ -87,43 +87,53 @@ pub enum CpuStateKind {
     SchedIdle,
 }
 
-/// A rule setting the state of some CPUs.
-#[derive(Clone, Debug, Deserialize)]
+/// A rule setting the state of some CPUs. Unset fields leave the CPUs as earlier rules
+/// (or the all-idle start) left them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CpuRule {
     pub cpus: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<CpuStateKind>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_running: Option<u32>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttwu_pending: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub util: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cookie: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polling: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<bool>,
+    /// `vcpu_is_preempted(cpu)`: in a guest, the host has preempted this vCPU. An idle
+    /// CPU with it set is not `available_idle_cpu()`, so the wake-up path passes it
+    /// over as busy (it may still be `sched_idle_cpu()`). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vcpu_preempted: Option<bool>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LlcRule {
     /// Any CPU of the LLC.
     pub cpu: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_idle_cores: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_idle_scan: Option<u32>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+/// A task. The defaults that change a decision: `prev_cpu` missing is the waker's CPU,
+/// `recent_used_cpu` missing is `prev_cpu`, `allowed` missing is every CPU, and
+/// `last_wakee` missing (or null) is "no task", so `record_wakee()` counts a flip for
+/// any wakee (`--explain-defaults` writes them all out).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TaskSpec {
     pub id: u32,
@@ -179,7 +189,7 @@ impl TaskSpec {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct WakerSpec {
     pub cpu: u32,
@@ -194,7 +204,7 @@ fn yes() -> bool {
 }
 
 /// The whole file.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WakeScenario {
     pub machine: MachineRef,
@@ -336,6 +346,9 @@ impl WakeScenario {
                 if let Some(v) = r.active {
                     rq.active = v;
                 }
+                if let Some(v) = r.vcpu_preempted {
+                    rq.vcpu_preempted = v;
+                }
             }
         }
         // A core's cookie is the core's: every sibling reports rq->core->core_cookie.
@@ -475,6 +488,145 @@ impl WakeScenario {
             },
             flags,
         })
+    }
+}
+
+impl WakeScenario {
+    /// The same wake-up with every default written out, as a state file a user can
+    /// edit (`schedlab wake --explain-defaults`): `patches` is the resolved set (with
+    /// `patches_override` applied), `features` lists every sched feature the release
+    /// has (`NO_` when off), one `cpus` rule per group of CPUs in the same state
+    /// covers every CPU with every field, `llc` gives each LLC's `has_idle_cores` and
+    /// `nr_idle_scan` as derived, and each task has its `prev_cpu`,
+    /// `recent_used_cpu`, `allowed` and `last_wakee` (null: none). Resolving it gives
+    /// the same decision.
+    pub fn explicit(&self, patches_override: Option<&str>) -> Result<WakeScenario, ScenarioError> {
+        let r = self.resolve(patches_override)?;
+        Ok(r.to_scenario(self.machine.clone()))
+    }
+}
+
+impl ResolvedWake {
+    /// The state file that resolves to this wake-up on `machine` (see
+    /// [`WakeScenario::explicit`]).
+    pub fn to_scenario(&self, machine: MachineRef) -> WakeScenario {
+        let ps = self.env.patches;
+        let rel = ps.release;
+        let f = ps.features;
+        let features = [
+            ("SIS_UTIL", f.sis_util, rel >= Release::new(6, 0)),
+            ("SIS_PROP", f.sis_prop, rel < Release::new(6, 7)),
+            ("TTWU_QUEUE", f.ttwu_queue, true),
+            ("WA_IDLE", f.wa_idle, true),
+            ("WA_WEIGHT", f.wa_weight, true),
+            ("WA_BIAS", f.wa_bias, true),
+        ]
+        .into_iter()
+        .filter(|&(_, _, present)| present)
+        .map(|(name, on, _)| {
+            if on {
+                name.to_string()
+            } else {
+                format!("NO_{name}")
+            }
+        })
+        .collect();
+        let n = self.env.nr_cpus();
+        // CPUs in the same state share a rule, in order of their first CPU.
+        let mut groups: Vec<(CpuRule, CpuMask)> = Vec::new();
+        for (c, rq) in self.state.rqs.iter().enumerate() {
+            let state = if rq.nr_running == 0 {
+                CpuStateKind::Idle
+            } else if rq.idle_h_nr_running == rq.nr_running {
+                CpuStateKind::SchedIdle
+            } else {
+                CpuStateKind::Busy
+            };
+            let rule = CpuRule {
+                cpus: String::new(),
+                state: Some(state),
+                nr_running: Some(rq.nr_running),
+                ttwu_pending: Some(rq.ttwu_pending),
+                load: Some(rq.load_avg),
+                util: Some(rq.util_avg),
+                cookie: Some(rq.core_cookie),
+                polling: Some(rq.polling),
+                capacity: Some(rq.capacity),
+                active: Some(rq.active),
+                vcpu_preempted: Some(rq.vcpu_preempted),
+            };
+            match groups.iter_mut().find(|(r, _)| *r == rule) {
+                Some((_, m)) => m.set_cpu(CpuId(c as u32)),
+                None => {
+                    let mut m = CpuMask::new(n);
+                    m.set_cpu(CpuId(c as u32));
+                    groups.push((rule, m));
+                }
+            }
+        }
+        let cpus = groups
+            .into_iter()
+            .map(|(rule, m)| CpuRule {
+                cpus: m.to_list(),
+                ..rule
+            })
+            .collect();
+        let llc = (0..n)
+            .map(CpuId)
+            .filter(|&c| self.env.llc_shared_of(c) == Some(c))
+            .map(|c| {
+                let sh = &self.state.llc_shared[c.idx()];
+                LlcRule {
+                    cpu: c.0,
+                    has_idle_cores: Some(sh.has_idle_cores),
+                    nr_idle_scan: Some(sh.nr_idle_scan),
+                }
+            })
+            .collect();
+        let mut wake_flags = Vec::new();
+        for (flag, name) in [
+            (WakeFlags::SYNC, "sync"),
+            (WakeFlags::FORK, "fork"),
+            (WakeFlags::EXEC, "exec"),
+            (WakeFlags::CURRENT_CPU, "current-cpu"),
+        ] {
+            if self.flags.contains(flag) {
+                wake_flags.push(name.to_string());
+            }
+        }
+        WakeScenario {
+            machine,
+            patches: Some(ps.to_string()),
+            features,
+            cpus,
+            llc,
+            jiffies: self.state.jiffies,
+            wakee: task_spec(&self.wakee),
+            waker: WakerSpec {
+                cpu: self.waker.cpu.0,
+                task: self.waker.task.as_ref().map(task_spec),
+                in_task: self.waker.in_task,
+            },
+            wake_flags,
+        }
+    }
+}
+
+fn task_spec(t: &TaskState) -> TaskSpec {
+    TaskSpec {
+        id: t.id.0,
+        prev_cpu: Some(t.prev_cpu.0),
+        recent_used_cpu: Some(t.recent_used_cpu.0),
+        allowed: Some(t.allowed.to_list()),
+        wakee_flips: t.wakee_flips,
+        wakee_flip_decay_ts: t.wakee_flip_decay_ts,
+        last_wakee: t.last_wakee.map(|w| w.0),
+        load: t.load,
+        util: t.util,
+        cookie: t.cookie,
+        per_cpu_kthread: t.per_cpu_kthread,
+        on_cpu: t.on_cpu,
+        exiting: t.exiting,
     }
 }
 

@@ -272,6 +272,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "select_task_rq",
                 condition: format!("p->nr_cpus_allowed == {nr_allowed}: cpumask_any()"),
                 outcome: true,
+                cpu: Some(c),
             });
             c
         };
@@ -391,6 +392,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 self.p.wakee_flips
             ),
             outcome: wide,
+            cpu: None,
         });
         wide
     }
@@ -435,6 +437,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                         prev.0
                     ),
                     outcome: true,
+                    cpu: Some(prev),
                 });
                 if cpu != prev {
                     new_cpu = self.wake_affine(i, cpu, prev, sync);
@@ -547,6 +550,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "wake_affine_idle",
                 condition: format!("this CPU{} idle and shares cache with prev", this.0),
                 outcome: true,
+                cpu: Some(this),
             });
             return Some(r);
         }
@@ -555,6 +559,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "wake_affine_idle",
                 condition: "sync wake-up and the waker is alone on this CPU".into(),
                 outcome: true,
+                cpu: Some(this),
             });
             return Some(this);
         }
@@ -563,6 +568,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: "wake_affine_idle",
                 condition: format!("prev CPU{} idle", prev.0),
                 outcome: true,
+                cpu: Some(prev),
             });
             return Some(prev);
         }
@@ -619,6 +625,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             func: "wake_affine_weight",
             condition: format!("this_eff_load {this_eff} < prev_eff_load {prev_eff}"),
             outcome: pull,
+            cpu: None,
         });
         pull.then_some(this)
     }
@@ -635,6 +642,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let full_cluster = self.has(Patch::Cluster);
 
         // 1. target itself.
+        self.costs.fast_path_checks += 1;
         let target_ok = self.idle_ish(target)
             && (!fastpath_cookie || self.sched_core_cookie_match(target))
             && self.asym_fits_cpu(target);
@@ -650,6 +658,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 }
             ),
             outcome: target_ok,
+            cpu: Some(target),
         });
         if target_ok {
             return self.ret(F, target, "target is idle");
@@ -658,6 +667,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // 2. prev, if cache affine and idle ("don't be stupid").
         let mut prev_aff: Option<CpuId> = None;
         if prev != target && self.share_cache(prev, target) {
+            self.costs.fast_path_checks += 1;
             let ok = self.idle_ish(prev)
                 && (!fastpath_cookie || self.sched_core_cookie_match(prev))
                 && self.asym_fits_cpu(prev);
@@ -665,6 +675,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: F,
                 condition: format!("prev CPU{} shares the LLC with target and is idle", prev.0),
                 outcome: ok,
+                cpu: Some(prev),
             });
             if ok {
                 let share_res = self.env.cpus_share_resources(prev, target);
@@ -675,6 +686,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     func: F,
                     condition: format!("prev CPU{} shares the cluster with target", prev.0),
                     outcome: false,
+                    cpu: Some(prev),
                 });
                 if full_cluster {
                     prev_aff = Some(prev);
@@ -692,6 +704,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 func: F,
                 condition: "waker is a per-CPU kthread on prev with nr_running <= 1".into(),
                 outcome: true,
+                cpu: Some(prev),
             });
             return self.ret(F, prev, "stack with the per-CPU kthread");
         }
@@ -701,6 +714,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.effects.recent_used_cpu = Some(prev);
         let mut recent_fallback: Option<CpuId> = None;
         if recent != prev && recent != target && self.share_cache(recent, target) {
+            self.costs.fast_path_checks += 1;
             let ok = self.idle_ish(recent)
                 && (!fastpath_cookie || self.sched_core_cookie_match(recent))
                 && self.p.allowed.test_cpu(recent)
@@ -712,6 +726,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     recent.0
                 ),
                 outcome: ok,
+                cpu: Some(recent),
             });
             if ok {
                 if !cluster_active || self.env.cpus_share_resources(recent, target) {
@@ -754,6 +769,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     }
                 ),
                 outcome: has_idle_core,
+                cpu: None,
             });
         }
         if smt
@@ -1196,6 +1212,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             func: "ttwu_queue_cond",
             condition: format!("queue on CPU{}'s wakelist: {why}", cpu.0),
             outcome: cond,
+            cpu: Some(cpu),
         });
         if !cond {
             return None;

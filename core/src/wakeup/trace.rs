@@ -13,7 +13,8 @@ use super::{Decision, QueuePath};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reject {
-    /// Not idle: running a task, tasks queued, or a wake-up pending.
+    /// Not idle: running a task, tasks queued, a wake-up pending, or (in a guest) its
+    /// vCPU preempted (`available_idle_cpu()` asks `vcpu_is_preempted()`).
     Busy,
     /// Idle, but its core runs another core-scheduling cookie.
     CookieMismatch,
@@ -46,11 +47,16 @@ impl Reject {
 pub enum Step {
     /// A function entered.
     Enter { func: &'static str, detail: String },
-    /// A condition tested and its outcome.
+    /// A condition tested and its outcome; `cpu` is the CPU it tested, when it tested
+    /// one (the target, prev, recent_used_cpu or waker's CPU of a fast-path check, the
+    /// CPU whose wakelist `ttwu_queue_cond()` considered), and is left out of JSON
+    /// otherwise.
     Check {
         func: &'static str,
         condition: String,
         outcome: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cpu: Option<CpuId>,
     },
     /// A CPU probed in a scan; `reject` is `None` when it was taken.
     Probe {
@@ -121,9 +127,7 @@ impl Trace {
                     stack.push(func);
                 }
                 Step::Check {
-                    func: _,
-                    condition,
-                    outcome,
+                    condition, outcome, ..
                 } => {
                     let _ = writeln!(
                         out,
@@ -168,8 +172,12 @@ impl Trace {
         }
         let _ = writeln!(
             out,
-            "=> CPU{} | probed {} CPUs, {} remote rq reads, {} sd_llc_shared reads",
-            d.cpu.0, d.costs.cpus_probed, d.costs.remote_rq_reads, d.costs.llc_shared_reads
+            "=> CPU{} | {} fast-path checks, probed {} CPUs, {} remote rq reads, {} sd_llc_shared reads",
+            d.cpu.0,
+            d.costs.fast_path_checks,
+            d.costs.cpus_probed,
+            d.costs.remote_rq_reads,
+            d.costs.llc_shared_reads
         );
         out
     }

@@ -89,6 +89,21 @@ struct DomainsArgs {
     format: DomainFormat,
 }
 
+/// Why a command did not succeed.
+pub enum Failure {
+    /// Nothing to print but the error (exit status 2).
+    Error(String),
+    /// A batch (`wake --jsonl`) that answered every line but some with errors: `out`
+    /// is printed as a success would be, then `err`, and the exit status is 1.
+    Partial { out: String, err: String },
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Self {
+        Failure::Error(e)
+    }
+}
+
 /// The CLI's one clock: the wall time its "took" lines report. Core and the page have
 /// none (clippy.toml bans clocks there); timing itself is the CLI's own business.
 #[allow(clippy::disallowed_methods)]
@@ -106,15 +121,20 @@ fn main() -> ExitCode {
 }
 
 /// Prints a command's answer or error: the one place the CLI writes to the terminal.
-fn emit(result: Result<String, String>, out: &mut impl Write, err: &mut impl Write) -> ExitCode {
+fn emit(result: Result<String, Failure>, out: &mut impl Write, err: &mut impl Write) -> ExitCode {
     match result {
         Ok(text) => {
             let _ = write!(out, "{}", terminal_safe(&text));
             ExitCode::SUCCESS
         }
-        Err(e) => {
+        Err(Failure::Error(e)) => {
             let _ = writeln!(err, "schedlab: {}", terminal_safe(&e));
             ExitCode::from(2)
+        }
+        Err(Failure::Partial { out: text, err: e }) => {
+            let _ = write!(out, "{}", terminal_safe(&text));
+            let _ = writeln!(err, "schedlab: {}", terminal_safe(&e));
+            ExitCode::from(1)
         }
     }
 }
@@ -148,15 +168,15 @@ fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-fn run(cli: Cli) -> Result<String, String> {
-    match cli.command {
-        Command::Machines => Ok(machines()),
-        Command::Domains(a) => domains(a),
-        Command::Wake(a) => wake::run(a),
-        Command::Reproduce(a) => reproduce::run(a),
-        Command::Run(a) => sim::run(a),
-        Command::Sweep(a) => sim::sweep(a),
-    }
+fn run(cli: Cli) -> Result<String, Failure> {
+    Ok(match cli.command {
+        Command::Machines => machines(),
+        Command::Domains(a) => domains(a)?,
+        Command::Wake(a) => wake::run(a)?,
+        Command::Reproduce(a) => reproduce::run(a)?,
+        Command::Run(a) => sim::run(a)?,
+        Command::Sweep(a) => sim::sweep(a)?,
+    })
 }
 
 fn machines() -> String {
@@ -276,7 +296,15 @@ fn domains(a: DomainsArgs) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn cli(args: &[&str]) -> Result<String, String> {
+    /// The command's answer, or its error (for a failed batch, the error line).
+    pub(crate) fn cli(args: &[&str]) -> Result<String, String> {
+        cli_full(args).map_err(|f| match f {
+            Failure::Error(e) => e,
+            Failure::Partial { err, .. } => err,
+        })
+    }
+
+    pub(crate) fn cli_full(args: &[&str]) -> Result<String, Failure> {
         let mut argv = vec!["schedlab"];
         argv.extend_from_slice(args);
         run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
@@ -336,7 +364,7 @@ mod tests {
             &["wake", "-s", p, "--patches", "nope"][..],
         ] {
             let (mut out, mut err) = (Vec::new(), Vec::new());
-            emit(cli(args), &mut out, &mut err);
+            emit(cli_full(args), &mut out, &mut err);
             outputs.push(String::from_utf8(out).unwrap() + &String::from_utf8(err).unwrap());
         }
         std::fs::remove_file(&path).unwrap();
