@@ -38,7 +38,7 @@ use crate::topology::{presets, Machine, MachineSpec, TopologyError};
 use crate::wakeup::scenario::{
     CpuRule, CpuStateKind, LlcRule, MachineRef, TaskSpec, WakeScenario, WakerSpec,
 };
-use crate::wakeup::{wake_up, Decision, Trace};
+use crate::wakeup::{wake_up, Decision, Trace, WakeEnv};
 use crate::workload::Workload;
 
 /// The version this build writes; [`decode`] reads it and every older one.
@@ -413,14 +413,44 @@ impl Scenario {
         }
     }
 
-    /// Decides the wake-up under `patches` with core's `wake_up()`, traced.
+    /// Decides the wake-up under `patches` with core's `wake_up()`, traced. Builds the
+    /// domains for it; a caller deciding more than once on one machine and patch set
+    /// builds them once with [`Scenario::wake_env`] and calls [`Scenario::decide_in`].
     pub fn decide(
         &self,
         patches: PatchSet,
     ) -> Result<(Decision, Trace), crate::wakeup::scenario::ScenarioError> {
-        let r = self.wake_scenario().resolve(Some(&patches.to_string()))?;
+        self.decide_in(&self.wake_env(patches)?)
+    }
+
+    /// The domains (and the wake-up path's packed view of them) of this scenario's
+    /// machine under `patches`: what [`Scenario::decide_in`] decides in. It depends on
+    /// the machine and the patch set only, not on the wake-up's inputs.
+    pub fn wake_env(
+        &self,
+        patches: PatchSet,
+    ) -> Result<WakeEnv, crate::wakeup::scenario::ScenarioError> {
+        Ok(WakeEnv::new(self.machine(), patches)?)
+    }
+
+    /// Decides the wake-up in `env` (from [`Scenario::wake_env`] for this scenario's
+    /// machine, under the patch set to decide with), traced. The same decision and
+    /// trace as [`Scenario::decide`] under `env.patches`, without building anything.
+    /// An env of a machine of another size is refused.
+    pub fn decide_in(
+        &self,
+        env: &WakeEnv,
+    ) -> Result<(Decision, Trace), crate::wakeup::scenario::ScenarioError> {
+        let n = self.machine.nr_cpus();
+        let env_n = env.domains.cpu_map.nr_cpu_ids();
+        if env_n != n {
+            return Err(crate::wakeup::scenario::ScenarioError::Invalid(format!(
+                "the wake-up's domains are of a {env_n}-CPU machine, the scenario's has {n} CPUs"
+            )));
+        }
+        let r = self.wake_scenario().resolve_in(env)?;
         let mut t = Trace::default();
-        let d = wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
+        let d = wake_up(env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
         Ok((d, t))
     }
 }
@@ -800,6 +830,32 @@ mod tests {
         let (d, t) = s.decide(ps("6.6+cluster")).expect("resolves");
         assert_eq!(d.cpu, CpuId(2));
         assert!(t.render(&d).contains("select_idle_cpu"));
+    }
+
+    #[test]
+    fn one_env_decides_every_wake_up_as_decide_does() {
+        // Issue 16: the page built the machine's domains again for every decision.
+        let mut s = prev_other_cluster();
+        for patches in [s.patches, ps("6.6+cluster"), ps("6.8")] {
+            let env = s.wake_env(patches).expect("builds");
+            for (busy, waker, prev) in [
+                ("0-1,3-11,13-127", 0, 12),
+                ("", 5, 7),
+                ("0-127", 3, 100),
+                ("0-63", 64, 2),
+            ] {
+                s.wake.busy = CpuMask::parse_list(128, busy).expect("list");
+                s.wake.waker = CpuId(waker);
+                s.wake.prev = CpuId(prev);
+                let (d, t) = s.decide_in(&env).expect("decides");
+                let (d2, t2) = s.decide(patches).expect("decides");
+                assert_eq!((d, t), (d2, t2));
+            }
+        }
+        let other = Scenario::preset("xeon-smt-8", ps("6.8")).expect("preset");
+        let small = other.wake_env(ps("6.8")).expect("builds");
+        let e = s.decide_in(&small).expect_err("another machine's env");
+        assert!(e.to_string().contains("8-CPU"), "{e}");
     }
 
     #[test]
