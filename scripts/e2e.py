@@ -374,6 +374,44 @@ def wakeup_bad_link(page, cfg):
     page.screenshot(cfg["shot_epyc"].replace(".png", "-badlink.png"))
 
 
+# Issue 16's hostile links: the largest machine a link may carry (4096 CPUs in one
+# LLC), and a machine whose one CPU sits on NUMA node 65535 (refused by core's link
+# decoding: node ids past MAX_NUMNODES, 1024).
+BIG_MACHINE = {"machine": {"name": "m", "arch": "x86", "packages": 1, "cores_per_llc": 4096},
+               "patches": "6.8"}
+NODE_65535 = {"machine": {"name": "m", "arch": "x86", "cpus": [{"cpu": 0, "node": 65535}]},
+              "patches": "6.8"}
+
+
+def hostile_links(page, cfg):
+    """Links that once froze the tab: each opens in a fresh page to a working page or a
+    clear message, within 3 s, and the tab answers a click within 2 s."""
+    for name, scenario, want in [
+        ("4096 CPUs", BIG_MACHINE, None),
+        ("4096 CPUs, wake-up tab comparing 6.6", dict(BIG_MACHINE, view="wakeup",
+                                                      wake={"compare": "6.6"}), None),
+        ("node 65535", NODE_65535, "NUMA node 65535"),
+    ]:
+        t0 = time.monotonic()
+        page.open(fragment(scenario))
+        page.until(lambda: page.count(".banner") or page.count("button.cpu"), timeout=60)
+        opened = time.monotonic() - t0
+        banner, cpus = page.texts(".banner"), page.count("button.cpu")
+        if want:
+            check(banner and want in banner[0] and "could not be opened" in banner[0],
+                  f"{name}: the link is refused with a clear message (got {banner})")
+        else:
+            check(not banner and cpus == 4096,
+                  f"{name}: the machine opens and is drawn (got {cpus} CPUs, banner {banner})")
+        check(opened < 3.0, f"{name}: the page is up within 3 s (took {opened:.2f} s)")
+        t1 = time.monotonic()
+        page.click(".tabs button:nth-child(2)")
+        pre = page.wait_for("pre.dmesg", timeout=30)
+        took = time.monotonic() - t1
+        check(pre and took < 2.0, f"{name}: a click on the dmesg tab is answered within 2 s "
+                                  f"(took {took:.2f} s)")
+
+
 def simulate_shared_link(page, cfg):
     """The Simulate tab from a shared link: both runs finish with the native CLI's
     digests, the chart draws both, and the drawing shades the CPUs by utilisation."""
@@ -488,6 +526,7 @@ JOURNEYS = [
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,
+    hostile_links,
     simulate_shared_link,  # the simulate_* journeys go on from one another's page
     simulate_inputs,
     simulate_sweep,
