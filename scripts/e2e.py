@@ -521,6 +521,32 @@ def simulate_long_run(page, cfg):
     note(f"simulate screenshots: {cfg['shot_epyc'].replace('.png', '-*.png')}")
 
 
+# A link that asks for minutes of simulation: 32 tbench clients on node 0 for 60 s,
+# two sides (about 4 minutes at the page's speed, the budget is 30 s).
+COSTLY = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 32}, "cpus": "node0",
+                             "duration_ms": 60000, "seed": 1})
+
+
+def link_budget(page, cfg):
+    """A link asking for minutes of simulation does not start on opening: the page says
+    what it costs and runs it only when the Run button is pressed."""
+    page.open(fragment(COSTLY))
+    prompt = page.wait_for(".sim-held", timeout=30)
+    check(prompt and re.search(r"This link asks for about \d+ minutes of simulation\. Run it\?",
+                               prompt[0]), f"the link's cost is asked about (got {prompt})")
+    time.sleep(2.0)
+    status = page.texts(".sim-status")
+    check(not page.count(".sim-status.running") and not page.count(".sim-chart"),
+          f"nothing runs before the button is pressed (status {status})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-budget.png"))
+    page.click("#sim-run-held")
+    running = page.wait_for(".sim-status.running", timeout=30)
+    check(running and not page.count(".sim-held"), f"Run starts it (got {running})")
+    page.click("#sim-stop")
+    stopped = page.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
+    check(any("Stopped" in x for x in stopped), f"and Stop stops it (got {stopped})")
+
+
 JOURNEYS = [
     opening_page,
     epyc_cpu_200_dmesg,
@@ -532,6 +558,7 @@ JOURNEYS = [
     simulate_sweep,
     simulate_seed01_example,
     simulate_long_run,
+    link_budget,
 ]
 
 

@@ -24,7 +24,7 @@ use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
-use schedlab_core::experiment::CpuSelection;
+use schedlab_core::experiment::{estimate_events, CpuSelection};
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
@@ -43,6 +43,17 @@ pub const DEFAULT_PRESET: &str = "kunpeng920-6426";
 
 /// The machine picker's value while a custom machine is loaded.
 pub const CUSTOM: &str = "custom";
+
+/// The longest simulation a link may start on opening, in estimated seconds of this
+/// page's workers; a longer one waits for the Run button (issue 16).
+pub const LINK_BUDGET_S: f64 = 30.0;
+
+/// Simulated events per second of one worker: the reference run in Chromium, page
+/// build after `wasm-opt -Oz` (docs/performance.md, session 7: 4.6 M events/s).
+pub const WORKER_EVENTS_PER_S: f64 = 4.6e6;
+
+/// Workers running a run's simulations side by side (`hooks::use_run`'s pool).
+pub const WORKERS: usize = 2;
 
 /// Which of the two compared patch sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +194,10 @@ pub struct AppState {
     /// Per side of the last finished simulation: each CPU's busy share, per mille
     /// (the drawing shades the focused side's). Not part of the link.
     pub sim_heat: Vec<Rc<Vec<(u32, u64)>>>,
+    /// A simulation a link asked for whose estimate is past [`LINK_BUDGET_S`]: it
+    /// does not start until the Run button ([`Action::RunHeld`]) or an edit of the
+    /// simulation. The estimate, in seconds.
+    pub held: Option<f64>,
 }
 
 pub enum Action {
@@ -231,8 +246,14 @@ pub enum Action {
     SimInputError(String),
     /// The utilisation of a finished simulation's sides (empty: none to show).
     SimHeat(Vec<Rc<Vec<(u32, u64)>>>),
-    /// A URL fragment (on load or `hashchange`).
+    /// A URL fragment (on load or `hashchange`): a link, whose simulation is held
+    /// if it costs more than [`LINK_BUDGET_S`].
     LoadFragment(String),
+    /// A scenario the user picked on the page (an example): loaded as a link, but
+    /// never held.
+    OpenExample(String),
+    /// Run the held simulation of a link.
+    RunHeld,
     DismissBanner,
 }
 
@@ -266,6 +287,7 @@ impl AppState {
             custom_error: None,
             sim_error: None,
             sim_heat: Vec::new(),
+            held: None,
         };
         st.fit_sim();
         st.refresh_wake();
@@ -346,6 +368,28 @@ impl AppState {
         // An untouched default that needed no fitting stays the default (and so out
         // of links for other tabs).
         self.scenario.sim = Some(sim);
+    }
+
+    /// About how long the simulation takes in this page's workers, in seconds: core's
+    /// `estimate_events` of each point under each side, at [`WORKER_EVENTS_PER_S`] on
+    /// [`WORKERS`] workers (no faster than its longest point).
+    pub fn sim_estimate_s(&self) -> f64 {
+        let sim = self.sim();
+        let mut total = 0.0f64;
+        let mut longest = 0.0f64;
+        let mut n = 0usize;
+        for threads in sim.points() {
+            for p in self.sides() {
+                let Ok(spec) = sim.point_spec(self.machine(), p, threads) else {
+                    continue;
+                };
+                let secs = estimate_events(&spec) as f64 / WORKER_EVENTS_PER_S;
+                total += secs;
+                longest = longest.max(secs);
+                n += 1;
+            }
+        }
+        (total / n.clamp(1, WORKERS) as f64).max(longest)
     }
 
     /// The URL fragment (without '#').
@@ -689,7 +733,11 @@ impl Reducible for AppState {
                     return self;
                 }
                 match scenario::decode(&f) {
-                    Ok(s) => next = AppState::from_scenario(s),
+                    Ok(s) => {
+                        next = AppState::from_scenario(s);
+                        let secs = next.sim_estimate_s();
+                        next.held = (secs > LINK_BUDGET_S).then_some(secs);
+                    }
                     Err(e) => {
                         next.banner = Some(format!(
                         "This link could not be opened, so the page keeps its current scenario: {e}"
@@ -698,6 +746,12 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
+            Action::RunHeld => next.held = None,
+            Action::OpenExample(f) => {
+                let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
+                st.held = None;
+                return Rc::new(st);
+            }
             Action::SimHeat(heat) => next.sim_heat = heat,
             Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
@@ -714,6 +768,8 @@ impl Reducible for AppState {
                 Ok(_) => {
                     next.scenario.sim = Some(sim);
                     next.sim_error = None;
+                    // The user's own edit: it runs.
+                    next.held = None;
                 }
                 Err(e) => next.sim_error = Some(e),
             },
@@ -1057,6 +1113,58 @@ mod tests {
         let small = good.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
         assert_eq!(small.sim().cpus, CpuSelection::All);
         assert_eq!(small.sim().workload, netperf.workload);
+    }
+
+    /// Issue 16's costly link: tbench at 50,000 clients, 16 sweep points, 60 s each,
+    /// on epyc9654-2p.
+    fn costly_link() -> String {
+        let mut s =
+            Scenario::preset("epyc9654-2p", PatchSet::release(Release::new(6, 8))).expect("preset");
+        s.view = View::Simulate;
+        s.sim = Some(SimSetup {
+            workload: Workload::Tbench { clients: 50_000 },
+            cpus: CpuSelection::All,
+            duration_ms: 60_000,
+            seed: 1,
+            sweep: (1..=16).map(|i| i * 3_000).collect(),
+        });
+        scenario::encode(&s)
+    }
+
+    #[test]
+    fn a_link_s_costly_simulation_waits_for_the_run_button() {
+        let held = AppState::from_fragment(&costly_link());
+        assert_eq!(held.banner, None);
+        let secs = held.held.expect("held");
+        assert!(secs > 3600.0, "hours of simulation, estimated {secs} s");
+        assert_eq!(held.sim_estimate_s(), secs);
+        let held = Rc::new(held);
+        // The button runs it; an edit of the simulation is the user's and runs too.
+        assert_eq!(held.clone().reduce(Action::RunHeld).held, None);
+        let edited = held.clone().reduce(Action::SetSim(SimSetup {
+            duration_ms: 50,
+            ..held.sim().clone()
+        }));
+        assert_eq!(edited.held, None);
+        // Anything else leaves it held.
+        let clicked = held.clone().reduce(Action::SelectCpu(CpuId(3)));
+        assert_eq!(clicked.held, Some(secs));
+        // The page's own links (the default, seed 01's short runs) start at once, and
+        // an example picked on the page is never held.
+        assert_eq!(
+            AppState::from_fragment(&AppState::default().fragment()).held,
+            None
+        );
+        let s = Rc::new(AppState::default()).reduce(Action::ShowTab(View::Simulate));
+        let s = s.reduce(Action::SetCompare(true));
+        let cheap = AppState::from_fragment(&s.fragment());
+        assert!(
+            cheap.held.is_none() && cheap.sim_estimate_s() < 1.0,
+            "{}",
+            cheap.sim_estimate_s()
+        );
+        let picked = Rc::new(AppState::default()).reduce(Action::OpenExample(costly_link()));
+        assert_eq!((picked.held, picked.sim().duration_ms), (None, 60_000));
     }
 
     #[test]
