@@ -288,6 +288,27 @@ def opening_page(page, cfg):
     page.screenshot(cfg["shot"])
 
 
+def content_security_policy(page, cfg):
+    """The page runs under its strict Content-Security-Policy (index.html's meta tag):
+    the module, the drawing, a chart and the simulation workers, with no violation."""
+    # Record every violation from the first script on (CDP: before the page's own).
+    page.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__csp = [];
+        document.addEventListener('securitypolicyviolation',
+          e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"""})
+    page.open(fragment(SIMULATE))
+    policy = page.js("const m = document.querySelector('meta[http-equiv=Content-Security-Policy]');"
+                     "return m && m.content")
+    check(policy and "script-src 'self' 'wasm-unsafe-eval'" in policy
+          and "unsafe-inline" not in policy.replace("style-src-attr 'unsafe-inline'", ""),
+          f"the page declares a strict policy (got {policy!r})")
+    done = page.wait_for(".sim-status.done", timeout=180)
+    check(done and page.count(".sim-chart polyline") >= 2,
+          f"the workers run and the chart draws under it (got {done[:1]})")
+    violations = page.js("return window.__csp || null")
+    check(violations == [], f"no policy violations (got {violations})")
+
+
 def epyc_cpu_200_dmesg(page, cfg):
     """Pick the 384-CPU EPYC, click CPU 200 in the drawing, open the dmesg tab."""
     page.open()
@@ -549,6 +570,7 @@ def link_budget(page, cfg):
 
 JOURNEYS = [
     opening_page,
+    content_security_policy,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,
