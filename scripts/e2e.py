@@ -288,6 +288,27 @@ def opening_page(page, cfg):
     page.screenshot(cfg["shot"])
 
 
+def content_security_policy(page, cfg):
+    """The page runs under its strict Content-Security-Policy (index.html's meta tag):
+    the module, the drawing, a chart and the simulation workers, with no violation."""
+    # Record every violation from the first script on (CDP: before the page's own).
+    page.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__csp = [];
+        document.addEventListener('securitypolicyviolation',
+          e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"""})
+    page.open(fragment(SIMULATE))
+    policy = page.js("const m = document.querySelector('meta[http-equiv=Content-Security-Policy]');"
+                     "return m && m.content")
+    check(policy and "script-src 'self' 'wasm-unsafe-eval'" in policy
+          and "unsafe-inline" not in policy.replace("style-src-attr 'unsafe-inline'", ""),
+          f"the page declares a strict policy (got {policy!r})")
+    done = page.wait_for(".sim-status.done", timeout=180)
+    check(done and page.count(".sim-chart polyline") >= 2,
+          f"the workers run and the chart draws under it (got {done[:1]})")
+    violations = page.js("return window.__csp || null")
+    check(violations == [], f"no policy violations (got {violations})")
+
+
 def epyc_cpu_200_dmesg(page, cfg):
     """Pick the 384-CPU EPYC, click CPU 200 in the drawing, open the dmesg tab."""
     page.open()
@@ -372,6 +393,44 @@ def wakeup_bad_link(page, cfg):
     count = page.wait_for(".wakeup .count", pred=lambda t: t[0].startswith("0 of"))
     check(count[:1] == ["0 of 128 busy"], f"the page still reacts after a bad link (got {count})")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-badlink.png"))
+
+
+# Issue 16's hostile links: the largest machine a link may carry (4096 CPUs in one
+# LLC), and a machine whose one CPU sits on NUMA node 65535 (refused by core's link
+# decoding: node ids past MAX_NUMNODES, 1024).
+BIG_MACHINE = {"machine": {"name": "m", "arch": "x86", "packages": 1, "cores_per_llc": 4096},
+               "patches": "6.8"}
+NODE_65535 = {"machine": {"name": "m", "arch": "x86", "cpus": [{"cpu": 0, "node": 65535}]},
+              "patches": "6.8"}
+
+
+def hostile_links(page, cfg):
+    """Links that once froze the tab: each opens in a fresh page to a working page or a
+    clear message, within 3 s, and the tab answers a click within 2 s."""
+    for name, scenario, want in [
+        ("4096 CPUs", BIG_MACHINE, None),
+        ("4096 CPUs, wake-up tab comparing 6.6", dict(BIG_MACHINE, view="wakeup",
+                                                      wake={"compare": "6.6"}), None),
+        ("node 65535", NODE_65535, "NUMA node 65535"),
+    ]:
+        t0 = time.monotonic()
+        page.open(fragment(scenario))
+        page.until(lambda: page.count(".banner") or page.count("button.cpu"), timeout=60)
+        opened = time.monotonic() - t0
+        banner, cpus = page.texts(".banner"), page.count("button.cpu")
+        if want:
+            check(banner and want in banner[0] and "could not be opened" in banner[0],
+                  f"{name}: the link is refused with a clear message (got {banner})")
+        else:
+            check(not banner and cpus == 4096,
+                  f"{name}: the machine opens and is drawn (got {cpus} CPUs, banner {banner})")
+        check(opened < 3.0, f"{name}: the page is up within 3 s (took {opened:.2f} s)")
+        t1 = time.monotonic()
+        page.click(".tabs button:nth-child(2)")
+        pre = page.wait_for("pre.dmesg", timeout=30)
+        took = time.monotonic() - t1
+        check(pre and took < 2.0, f"{name}: a click on the dmesg tab is answered within 2 s "
+                                  f"(took {took:.2f} s)")
 
 
 def simulate_shared_link(page, cfg):
@@ -483,16 +542,45 @@ def simulate_long_run(page, cfg):
     note(f"simulate screenshots: {cfg['shot_epyc'].replace('.png', '-*.png')}")
 
 
+# A link that asks for minutes of simulation: 32 tbench clients on node 0 for 60 s,
+# two sides (about 4 minutes at the page's speed, the budget is 30 s).
+COSTLY = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 32}, "cpus": "node0",
+                             "duration_ms": 60000, "seed": 1})
+
+
+def link_budget(page, cfg):
+    """A link asking for minutes of simulation does not start on opening: the page says
+    what it costs and runs it only when the Run button is pressed."""
+    page.open(fragment(COSTLY))
+    prompt = page.wait_for(".sim-held", timeout=30)
+    check(prompt and re.search(r"This link asks for about \d+ minutes of simulation\. Run it\?",
+                               prompt[0]), f"the link's cost is asked about (got {prompt})")
+    time.sleep(2.0)
+    status = page.texts(".sim-status")
+    check(not page.count(".sim-status.running") and not page.count(".sim-chart"),
+          f"nothing runs before the button is pressed (status {status})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-budget.png"))
+    page.click("#sim-run-held")
+    running = page.wait_for(".sim-status.running", timeout=30)
+    check(running and not page.count(".sim-held"), f"Run starts it (got {running})")
+    page.click("#sim-stop")
+    stopped = page.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
+    check(any("Stopped" in x for x in stopped), f"and Stop stops it (got {stopped})")
+
+
 JOURNEYS = [
     opening_page,
+    content_security_policy,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,
+    hostile_links,
     simulate_shared_link,  # the simulate_* journeys go on from one another's page
     simulate_inputs,
     simulate_sweep,
     simulate_seed01_example,
     simulate_long_run,
+    link_budget,
 ]
 
 

@@ -18,6 +18,28 @@ use crate::sim::{SimConfig, SimError, SimTime, Simulator};
 use crate::topology::{Machine, NodeId};
 use crate::workload::{self, MetricKind, Workload};
 
+/// Simulated events per busy CPU per simulated millisecond, an upper figure: a CPU
+/// running a benchmark's tasks ends a burst (one event) every couple of µs.
+/// Calibrated on docs/performance.md's runs (session 7, `--cpus node0` of
+/// kunpeng920-6426): tbench with 1 client 540–607 events per ms of simulated time, 8
+/// clients 4.2–4.8 k, 32 clients (every CPU of the node busy) 13.0 k, 405 per CPU;
+/// the netperf reference run (32 pairs on 64 CPUs) 347 per CPU.
+pub const EVENTS_PER_CPU_MS: u64 = 600;
+
+/// About how many events `spec` simulates, an upper estimate for deciding whether to
+/// start it without asking: [`EVENTS_PER_CPU_MS`] × the CPUs its tasks can keep busy
+/// (its scale, [`Workload::threads`], but no more than its CPUs: more tasks than CPUs
+/// queue, they do not add events) × the simulated time, warm-up included. Nothing is
+/// built or run; saturating, so a hostile spec gives a huge number, not a wrap.
+pub fn estimate_events(spec: &RunSpec) -> u64 {
+    let busy = u64::from(spec.workload.threads().max(1)).min(u64::from(spec.cpus.weight().max(1)));
+    let d = spec.duration_ms.max(1);
+    let simulated_ms = d.saturating_add((d / 5).min(200));
+    EVENTS_PER_CPU_MS
+        .saturating_mul(busy)
+        .saturating_mul(simulated_ms)
+}
+
 /// One simulation to run.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
@@ -497,5 +519,61 @@ impl SweepSpec {
             .map(run)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(self.rows(&reports))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::presets;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn spec(preset: &str, cpus: &str, workload: Workload, ms: u64) -> RunSpec {
+        let m = presets::machine(preset).expect("preset");
+        RunSpec::new(
+            m,
+            Some(cpus),
+            PatchSet::release(crate::release::Release::new(6, 8)),
+            workload,
+            ms,
+            1,
+        )
+        .expect("spec")
+    }
+
+    #[test]
+    fn the_estimate_bounds_real_runs_from_above_within_a_few_times() {
+        for (cpus, workload) in [
+            ("node0", Workload::Tbench { clients: 1 }),
+            ("node0", Workload::Tbench { clients: 8 }),
+            ("node0", Workload::Tbench { clients: 64 }),
+            ("node0-1", Workload::NetperfTcpRr { instances: 32 }),
+        ] {
+            let s = spec("kunpeng920-6426", cpus, workload.clone(), 50);
+            let est = estimate_events(&s);
+            let real = run(&s).expect("runs").events;
+            assert!(
+                real <= est && est <= 4 * real,
+                "{workload:?} on {cpus}: estimated {est}, simulated {real}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_hostile_link_s_run_is_estimated_in_billions_without_running() {
+        // Issue 16: tbench at 50,000 clients for 60 s on 384 CPUs.
+        let s = spec(
+            "epyc9654-2p",
+            "all",
+            Workload::Tbench { clients: 50_000 },
+            60_000,
+        );
+        let est = estimate_events(&s);
+        assert_eq!(est, EVENTS_PER_CPU_MS * 384 * 60_200);
+        assert!(est > 10_000_000_000, "{est}");
+        let mut s = s;
+        s.duration_ms = u64::MAX;
+        assert_eq!(estimate_events(&s), u64::MAX, "saturates");
     }
 }

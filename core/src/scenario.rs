@@ -38,7 +38,7 @@ use crate::topology::{presets, Machine, MachineSpec, TopologyError};
 use crate::wakeup::scenario::{
     CpuRule, CpuStateKind, LlcRule, MachineRef, TaskSpec, WakeScenario, WakerSpec,
 };
-use crate::wakeup::{wake_up, Decision, Trace};
+use crate::wakeup::{wake_up, Decision, Trace, WakeEnv};
 use crate::workload::Workload;
 
 /// The version this build writes; [`decode`] reads it and every older one.
@@ -73,12 +73,35 @@ pub enum ScenarioError {
     },
     #[error("this link's simulation cannot run: {0}")]
     Sim(String),
+    #[error("this link's machine has NUMA node {node}; links may have nodes 0-{} (the kernel's MAX_NUMNODES with NODES_SHIFT=10)", MAX_LINK_NODES - 1)]
+    TooManyNodes { node: u64 },
     #[error("this link's {field} is CPU {cpu}, but the machine has CPUs 0-{last}")]
     CpuOutOfRange {
         field: &'static str,
         cpu: u32,
         last: u32,
     },
+}
+
+/// The most NUMA nodes a link's machine may have: x86's `MAX_NUMNODES` (1 <<
+/// `CONFIG_NODES_SHIFT`, 10 in distribution kernels). Checked before the machine is
+/// built, whose node tables grow with the highest node id (a SLIT is nodes²).
+pub const MAX_LINK_NODES: u32 = 1024;
+
+/// Refuses a spec whose node ids reach [`MAX_LINK_NODES`], before anything is built.
+fn check_nodes(choice: &MachineChoice) -> Result<(), ScenarioError> {
+    let MachineChoice::Spec(spec) = choice else {
+        return Ok(());
+    };
+    let highest = match &spec.cpus {
+        Some(list) => list.iter().map(|c| u64::from(c.node)).max().unwrap_or(0),
+        None => (u64::from(spec.packages.unwrap_or(1)) * u64::from(spec.nodes_per_package))
+            .saturating_sub(1),
+    };
+    if highest >= u64::from(MAX_LINK_NODES) {
+        return Err(ScenarioError::TooManyNodes { node: highest });
+    }
+    Ok(())
 }
 
 /// The machine: a preset by name, or a full spec (imported or hand-written). This is
@@ -413,14 +436,44 @@ impl Scenario {
         }
     }
 
-    /// Decides the wake-up under `patches` with core's `wake_up()`, traced.
+    /// Decides the wake-up under `patches` with core's `wake_up()`, traced. Builds the
+    /// domains for it; a caller deciding more than once on one machine and patch set
+    /// builds them once with [`Scenario::wake_env`] and calls [`Scenario::decide_in`].
     pub fn decide(
         &self,
         patches: PatchSet,
     ) -> Result<(Decision, Trace), crate::wakeup::scenario::ScenarioError> {
-        let r = self.wake_scenario().resolve(Some(&patches.to_string()))?;
+        self.decide_in(&self.wake_env(patches)?)
+    }
+
+    /// The domains (and the wake-up path's packed view of them) of this scenario's
+    /// machine under `patches`: what [`Scenario::decide_in`] decides in. It depends on
+    /// the machine and the patch set only, not on the wake-up's inputs.
+    pub fn wake_env(
+        &self,
+        patches: PatchSet,
+    ) -> Result<WakeEnv, crate::wakeup::scenario::ScenarioError> {
+        Ok(WakeEnv::new(self.machine(), patches)?)
+    }
+
+    /// Decides the wake-up in `env` (from [`Scenario::wake_env`] for this scenario's
+    /// machine, under the patch set to decide with), traced. The same decision and
+    /// trace as [`Scenario::decide`] under `env.patches`, without building anything.
+    /// An env of a machine of another size is refused.
+    pub fn decide_in(
+        &self,
+        env: &WakeEnv,
+    ) -> Result<(Decision, Trace), crate::wakeup::scenario::ScenarioError> {
+        let n = self.machine.nr_cpus();
+        let env_n = env.domains.cpu_map.nr_cpu_ids();
+        if env_n != n {
+            return Err(crate::wakeup::scenario::ScenarioError::Invalid(format!(
+                "the wake-up's domains are of a {env_n}-CPU machine, the scenario's has {n} CPUs"
+            )));
+        }
+        let r = self.wake_scenario().resolve_in(env)?;
         let mut t = Trace::default();
-        let d = wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
+        let d = wake_up(env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
         Ok((d, t))
     }
 }
@@ -581,6 +634,7 @@ pub mod v1 {
     impl ScenarioV1 {
         /// Builds the machine and reads every field against it.
         pub fn parse(&self) -> Result<Scenario, ScenarioError> {
+            super::check_nodes(&self.machine)?;
             let machine = ScenarioMachine::new(self.machine.clone())?;
             let patches = parse_patches(&self.patches)?;
             let n = machine.nr_cpus();
@@ -793,6 +847,50 @@ mod tests {
         let (d, t) = s.decide(ps("6.6+cluster")).expect("resolves");
         assert_eq!(d.cpu, CpuId(2));
         assert!(t.render(&d).contains("select_idle_cpu"));
+    }
+
+    #[test]
+    fn one_env_decides_every_wake_up_as_decide_does() {
+        // Issue 16: the page built the machine's domains again for every decision.
+        let mut s = prev_other_cluster();
+        for patches in [s.patches, ps("6.6+cluster"), ps("6.8")] {
+            let env = s.wake_env(patches).expect("builds");
+            for (busy, waker, prev) in [
+                ("0-1,3-11,13-127", 0, 12),
+                ("", 5, 7),
+                ("0-127", 3, 100),
+                ("0-63", 64, 2),
+            ] {
+                s.wake.busy = CpuMask::parse_list(128, busy).expect("list");
+                s.wake.waker = CpuId(waker);
+                s.wake.prev = CpuId(prev);
+                let (d, t) = s.decide_in(&env).expect("decides");
+                let (d2, t2) = s.decide(patches).expect("decides");
+                assert_eq!((d, t), (d2, t2));
+            }
+        }
+        let other = Scenario::preset("xeon-smt-8", ps("6.8")).expect("preset");
+        let small = other.wake_env(ps("6.8")).expect("builds");
+        let e = s.decide_in(&small).expect_err("another machine's env");
+        assert!(e.to_string().contains("8-CPU"), "{e}");
+    }
+
+    #[test]
+    fn a_link_with_node_ids_past_max_numnodes_is_refused_before_building() {
+        // Issue 16: node 65535 made the default SLIT 65536² before anything checked it.
+        let link = "v1:eyJtYWNoaW5lIjp7Im5hbWUiOiJtIiwiYXJjaCI6Ing4NiIsImNwdXMiOlt7ImNwdSI6MCwibm9kZSI6NjU1MzV9XX0sInBhdGNoZXMiOiI2LjgifQ";
+        let e = decode(link).expect_err("refused");
+        assert_eq!(e, ScenarioError::TooManyNodes { node: 65535 });
+        assert!(e.to_string().contains("nodes 0-1023"), "{e}");
+        let regular = r#"{"machine":{"name":"m","arch":"x86","packages":2,"nodes_per_package":1024,"cores_per_llc":1},"patches":"6.8"}"#;
+        let e = decode(&format!("v1:{}", LINK_BASE64.encode(regular))).expect_err("refused");
+        assert_eq!(e, ScenarioError::TooManyNodes { node: 2047 });
+        let ok = r#"{"machine":{"name":"m","arch":"x86","cpus":[{"cpu":0,"node":1023}]},"patches":"6.8"}"#;
+        let near = decode(&format!("v1:{}", LINK_BASE64.encode(ok)));
+        assert!(
+            !matches!(near, Err(ScenarioError::TooManyNodes { .. })),
+            "{near:?}"
+        );
     }
 
     #[test]

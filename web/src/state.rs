@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  Action ─▶ reduce ─▶ AppState ─┬─ scenario: core's typed Scenario   (what the link carries)
-//!                                ├─ domains                         (rebuilt on machine / patch change)
+//!                                ├─ env_a / env_b: WakeEnv           (domains; rebuilt on machine / patch change)
 //!                                ├─ wake_a / wake_b                 (core's wake_up() decisions, traced)
 //!                                └─ ui: click mode, focus, errors, banner, heat (not in the link)
 //!  link_scenario() ─▶ core::scenario::encode ─▶ URL fragment
@@ -11,9 +11,12 @@
 //!
 //! The state holds core's [`Scenario`] itself, not a mirror of it: every CPU, CPU list
 //! and patch set in it is already one the machine has, so components read it without
-//! checks and actions change it only through checked steps. The domains are rebuilt
-//! only when the machine or patch set changes; wake-up decisions only while the
-//! wake-up tab is open and their inputs (a `PartialEq` key) changed. Errors from core
+//! checks and actions change it only through checked steps. The domains are built
+//! once per machine and patch set, as core's `WakeEnv` (a side's [`Env`], keyed by
+//! both): side A's always (the domain tabs draw it), side B's while the wake-up tab
+//! compares; a wake-up decision decides in its side's env and builds nothing. The
+//! decisions are recomputed only while the wake-up tab is open and their inputs (a
+//! `PartialEq` key) changed. Errors from core
 //! are kept as text so components can show them; nothing here panics on user input.
 
 use std::collections::BTreeMap;
@@ -21,16 +24,16 @@ use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
-use schedlab_core::experiment::CpuSelection;
+use schedlab_core::experiment::{estimate_events, CpuSelection};
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
     self, MachineChoice, Scenario, ScenarioMachine, SimSetup, WakeSetup,
 };
-use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
+use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
 use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec};
-use schedlab_core::wakeup::{Decision, Reject, Step, Trace};
+use schedlab_core::wakeup::{Decision, Reject, Step, Trace, WakeEnv};
 use yew::prelude::*;
 
 pub use schedlab_core::scenario::View;
@@ -40,6 +43,17 @@ pub const DEFAULT_PRESET: &str = "kunpeng920-6426";
 
 /// The machine picker's value while a custom machine is loaded.
 pub const CUSTOM: &str = "custom";
+
+/// The longest simulation a link may start on opening, in estimated seconds of this
+/// page's workers; a longer one waits for the Run button (issue 16).
+pub const LINK_BUDGET_S: f64 = 30.0;
+
+/// Simulated events per second of one worker: the reference run in Chromium, page
+/// build after `wasm-opt -Oz` (docs/performance.md, session 7: 4.6 M events/s).
+pub const WORKER_EVENTS_PER_S: f64 = 4.6e6;
+
+/// Workers running a run's simulations side by side (`hooks::use_run`'s pool).
+pub const WORKERS: usize = 2;
 
 /// Which of the two compared patch sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +113,51 @@ pub struct WakeMarks {
     pub probes: BTreeMap<u32, (Vec<u32>, Option<Reject>)>,
 }
 
+/// The domains of one machine under one patch set, as core's [`WakeEnv`] (the
+/// domains and the wake-up path's packed view of them), or why the kernel would
+/// build none. Built once per (machine, patch set) and shared: equal when built for
+/// the same key and the same build.
+#[derive(Clone, Debug)]
+pub struct Env {
+    machine: ScenarioMachine,
+    patches: PatchSet,
+    built: Result<Rc<WakeEnv>, String>,
+}
+
+impl Env {
+    fn build(machine: &ScenarioMachine, patches: PatchSet) -> Env {
+        Env {
+            machine: machine.clone(),
+            patches,
+            built: WakeEnv::new(machine.machine(), patches)
+                .map(Rc::new)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Whether it was built for `machine` under `patches`.
+    fn is_for(&self, machine: &ScenarioMachine, patches: PatchSet) -> bool {
+        self.patches == patches && self.machine == *machine
+    }
+
+    /// The env itself, or why there is none.
+    pub fn get(&self) -> Result<&Rc<WakeEnv>, &str> {
+        self.built.as_ref().map_err(String::as_str)
+    }
+}
+
+impl PartialEq for Env {
+    fn eq(&self, other: &Self) -> bool {
+        self.patches == other.patches
+            && self.machine == other.machine
+            && match (&self.built, &other.built) {
+                (Ok(a), Ok(b)) => Rc::ptr_eq(a, b),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            }
+    }
+}
+
 /// The inputs the wake-up decisions were computed for.
 #[derive(Clone, Debug, PartialEq)]
 struct WakeKey {
@@ -112,8 +171,11 @@ pub struct AppState {
     /// What the page shows and the link carries. Its simulation is always set (the
     /// default one fitted to the machine until someone changes it).
     pub scenario: Scenario,
-    /// `build_sched_domains()` for the machine and patch set, or why it failed.
-    pub domains: Result<Rc<SchedDomains>, String>,
+    /// Side A's domains: `build_sched_domains()` for the machine and patch set (in
+    /// core's `WakeEnv`, which the wake-up decisions of side A share), or why it failed.
+    env_a: Env,
+    /// Side B's, while the wake-up tab compares another patch set (A's when the same).
+    env_b: Option<Env>,
     /// The index into the chosen CPU's domains whose span the drawing shades.
     pub highlight: Option<usize>,
     pub ui: WakeUi,
@@ -132,6 +194,10 @@ pub struct AppState {
     /// Per side of the last finished simulation: each CPU's busy share, per mille
     /// (the drawing shades the focused side's). Not part of the link.
     pub sim_heat: Vec<Rc<Vec<(u32, u64)>>>,
+    /// A simulation a link asked for whose estimate is past [`LINK_BUDGET_S`]: it
+    /// does not start until the Run button ([`Action::RunHeld`]) or an edit of the
+    /// simulation. The estimate, in seconds.
+    pub held: Option<f64>,
 }
 
 pub enum Action {
@@ -180,8 +246,14 @@ pub enum Action {
     SimInputError(String),
     /// The utilisation of a finished simulation's sides (empty: none to show).
     SimHeat(Vec<Rc<Vec<(u32, u64)>>>),
-    /// A URL fragment (on load or `hashchange`).
+    /// A URL fragment (on load or `hashchange`): a link, whose simulation is held
+    /// if it costs more than [`LINK_BUDGET_S`].
     LoadFragment(String),
+    /// A scenario the user picked on the page (an example): loaded as a link, but
+    /// never held.
+    OpenExample(String),
+    /// Run the held simulation of a link.
+    RunHeld,
     DismissBanner,
 }
 
@@ -200,10 +272,11 @@ impl AppState {
 
     /// The page showing `s`, with its caches built.
     pub fn from_scenario(s: Scenario) -> Self {
-        let domains = build(s.machine(), &s.patches);
+        let env_a = Env::build(&s.machine, s.patches);
         let mut st = AppState {
             scenario: s,
-            domains,
+            env_a,
+            env_b: None,
             highlight: None,
             ui: WakeUi::default(),
             wake_a: None,
@@ -214,6 +287,7 @@ impl AppState {
             custom_error: None,
             sim_error: None,
             sim_heat: Vec::new(),
+            held: None,
         };
         st.fit_sim();
         st.refresh_wake();
@@ -296,6 +370,28 @@ impl AppState {
         self.scenario.sim = Some(sim);
     }
 
+    /// About how long the simulation takes in this page's workers, in seconds: core's
+    /// `estimate_events` of each point under each side, at [`WORKER_EVENTS_PER_S`] on
+    /// [`WORKERS`] workers (no faster than its longest point).
+    pub fn sim_estimate_s(&self) -> f64 {
+        let sim = self.sim();
+        let mut total = 0.0f64;
+        let mut longest = 0.0f64;
+        let mut n = 0usize;
+        for threads in sim.points() {
+            for p in self.sides() {
+                let Ok(spec) = sim.point_spec(self.machine(), p, threads) else {
+                    continue;
+                };
+                let secs = estimate_events(&spec) as f64 / WORKER_EVENTS_PER_S;
+                total += secs;
+                longest = longest.max(secs);
+                n += 1;
+            }
+        }
+        (total / n.clamp(1, WORKERS) as f64).max(longest)
+    }
+
     /// The URL fragment (without '#').
     pub fn fragment(&self) -> String {
         scenario::encode(&self.link_scenario())
@@ -325,7 +421,7 @@ impl AppState {
             },
             View::Domains => {
                 let level = self.highlight?;
-                let domains = self.domains.as_ref().ok()?;
+                let domains = self.domains().ok()?;
                 let sd = domains.try_cpu(self.cpu())?.domains.get(level)?;
                 Some(sd.span.clone())
             }
@@ -388,6 +484,7 @@ impl AppState {
 
     /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
     fn refresh_wake(&mut self) {
+        self.refresh_envs();
         if self.tab() != View::Wakeup {
             return;
         }
@@ -400,17 +497,44 @@ impl AppState {
             return;
         }
         let s = &self.scenario;
-        let decide = |p: PatchSet| -> Result<Rc<WakeOutcome>, String> {
-            let (decision, trace) = s.decide(p).map_err(|e| e.to_string())?;
+        let decide = |env: &Env| -> Result<Rc<WakeOutcome>, String> {
+            let env = env.get()?;
+            let (decision, trace) = s.decide_in(env).map_err(|e| e.to_string())?;
             Ok(Rc::new(WakeOutcome {
-                patches: p,
+                patches: env.patches,
                 decision,
                 trace,
             }))
         };
-        self.wake_a = Some(decide(s.patches));
-        self.wake_b = s.wake.compare.map(decide);
+        self.wake_a = Some(decide(&self.env_a));
+        self.wake_b = self.env_b.as_ref().map(decide);
         self.wake_key = Some(key);
+    }
+
+    /// Side A's domains, or why the kernel would build none.
+    pub fn domains(&self) -> Result<&SchedDomains, &str> {
+        self.env_a.get().map(|e| &e.domains)
+    }
+
+    /// Rebuilds a side's env when its machine or patch set changed, and only then:
+    /// A's always, B's while the wake-up tab compares (A's own when B's patch set is
+    /// A's).
+    fn refresh_envs(&mut self) {
+        let (machine, a) = (&self.scenario.machine, self.scenario.patches);
+        if !self.env_a.is_for(machine, a) {
+            self.env_a = Env::build(machine, a);
+        }
+        let open = self.tab() == View::Wakeup;
+        self.env_b = match (self.scenario.wake.compare, open) {
+            (Some(b), true) => Some(match self.env_b.take() {
+                Some(env) if env.is_for(machine, b) => env,
+                _ if b == a => self.env_a.clone(),
+                _ => Env::build(machine, b),
+            }),
+            (None, true) => None,
+            // Kept while the tab is closed, so coming back builds nothing.
+            (_, false) => self.env_b.take(),
+        };
     }
 
     /// A new machine: the page starts over on it, keeping the tab, the wake-up
@@ -460,16 +584,9 @@ impl AppState {
     /// A new patch set for side A: the domains follow it.
     fn set_patches(&mut self, set: PatchSet) {
         self.scenario.patches = set;
-        self.domains = build(self.scenario.machine(), &set);
+        self.refresh_envs();
         self.highlight = None;
     }
-}
-
-/// Builds the domains, or says why there are none.
-fn build(machine: &Machine, patches: &PatchSet) -> Result<Rc<SchedDomains>, String> {
-    build_sched_domains(machine, &BuildConfig::for_patches(patches))
-        .map(Rc::new)
-        .map_err(|e| e.to_string())
 }
 
 impl Default for AppState {
@@ -616,7 +733,11 @@ impl Reducible for AppState {
                     return self;
                 }
                 match scenario::decode(&f) {
-                    Ok(s) => next = AppState::from_scenario(s),
+                    Ok(s) => {
+                        next = AppState::from_scenario(s);
+                        let secs = next.sim_estimate_s();
+                        next.held = (secs > LINK_BUDGET_S).then_some(secs);
+                    }
                     Err(e) => {
                         next.banner = Some(format!(
                         "This link could not be opened, so the page keeps its current scenario: {e}"
@@ -625,6 +746,12 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
+            Action::RunHeld => next.held = None,
+            Action::OpenExample(f) => {
+                let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
+                st.held = None;
+                return Rc::new(st);
+            }
             Action::SimHeat(heat) => next.sim_heat = heat,
             Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
@@ -641,6 +768,8 @@ impl Reducible for AppState {
                 Ok(_) => {
                     next.scenario.sim = Some(sim);
                     next.sim_error = None;
+                    // The user's own edit: it runs.
+                    next.held = None;
                 }
                 Err(e) => next.sim_error = Some(e),
             },
@@ -661,7 +790,7 @@ mod tests {
     use super::*;
 
     fn level_names(state: &AppState) -> Vec<&'static str> {
-        let domains = state.domains.as_ref().expect("domains build");
+        let domains = state.domains().expect("domains build");
         let cpu = domains.try_cpu(state.cpu()).expect("CPU is online");
         cpu.domains.iter().map(|d| d.name).collect()
     }
@@ -768,7 +897,12 @@ mod tests {
         for p in presets::PRESETS {
             for r in [Release::OLDEST, Release::DEFAULT, Release::NEWEST] {
                 let state = AppState::new(p.name, r).expect("builds");
-                assert!(state.domains.is_ok(), "{} {r}: {:?}", p.name, state.domains);
+                assert!(
+                    state.domains().is_ok(),
+                    "{} {r}: {:?}",
+                    p.name,
+                    state.domains()
+                );
             }
         }
     }
@@ -794,6 +928,65 @@ mod tests {
             .expect("marks");
         assert_eq!(b.probes.get(&1), Some(&(vec![1], Some(Reject::Busy))));
         assert_eq!(b.probes.get(&2), Some(&(vec![2], None)));
+    }
+
+    /// The env of a side, as a pointer: equal pointers, no rebuild.
+    fn env_ptr(env: &Env) -> *const WakeEnv {
+        Rc::as_ptr(env.get().expect("builds"))
+    }
+
+    #[test]
+    fn domains_are_built_once_per_machine_and_patch_set_not_per_decision() {
+        // Issue 16: every decision built the machine and its domains again.
+        let state = teaching_case();
+        let (a, b) = (
+            env_ptr(&state.env_a),
+            env_ptr(state.env_b.as_ref().expect("B")),
+        );
+        let state = apply(
+            state,
+            vec![
+                Action::ToggleBusy(CpuId(1)),
+                Action::SetWaker(CpuId(5)),
+                Action::SetSync(false),
+                Action::RandomBusy {
+                    permille: 300,
+                    seed: 3,
+                },
+                Action::ShowTab(View::Simulate),
+                Action::ShowTab(View::Wakeup),
+                Action::Focus(Side::B),
+            ],
+        );
+        assert_eq!(env_ptr(&state.env_a), a, "A's domains are not rebuilt");
+        assert_eq!(env_ptr(state.env_b.as_ref().expect("B")), b);
+        // The decisions are core's Scenario::decide(), which builds its own.
+        for (side, p) in [
+            (&state.wake_a, state.patches()),
+            (&state.wake_b, ps_b(&state)),
+        ] {
+            let o = side.as_ref().expect("decided").as_ref().expect("no error");
+            let (d, t) = state.scenario.decide(p).expect("decides");
+            assert_eq!((&o.decision, &o.trace, o.patches), (&d, &t, p));
+        }
+        // A new kernel on side A rebuilds A only; B's patch set equal to A's shares A's.
+        let next = state.reduce(Action::TogglePatch(Side::A, Patch::Cluster, true));
+        assert_ne!(env_ptr(&next.env_a), a);
+        assert_eq!(env_ptr(next.env_b.as_ref().expect("B")), b);
+        let same = next.reduce(Action::SetSideRelease(Side::B, Release::new(6, 6)));
+        let same = same.reduce(Action::TogglePatch(Side::B, Patch::Cluster, true));
+        assert_eq!(same.wake().compare, Some(same.patches()));
+        assert_eq!(
+            env_ptr(same.env_b.as_ref().expect("B")),
+            env_ptr(&same.env_a)
+        );
+        // Comparing off: no B decision, and no B env in use.
+        let off = same.reduce(Action::SetCompare(false));
+        assert!(off.env_b.is_none() && off.wake_b.is_none());
+    }
+
+    fn ps_b(state: &AppState) -> PatchSet {
+        state.wake().compare.expect("comparing")
     }
 
     #[test]
@@ -920,6 +1113,58 @@ mod tests {
         let small = good.reduce(Action::SelectPreset("xeon-smt-8".to_string()));
         assert_eq!(small.sim().cpus, CpuSelection::All);
         assert_eq!(small.sim().workload, netperf.workload);
+    }
+
+    /// Issue 16's costly link: tbench at 50,000 clients, 16 sweep points, 60 s each,
+    /// on epyc9654-2p.
+    fn costly_link() -> String {
+        let mut s =
+            Scenario::preset("epyc9654-2p", PatchSet::release(Release::new(6, 8))).expect("preset");
+        s.view = View::Simulate;
+        s.sim = Some(SimSetup {
+            workload: Workload::Tbench { clients: 50_000 },
+            cpus: CpuSelection::All,
+            duration_ms: 60_000,
+            seed: 1,
+            sweep: (1..=16).map(|i| i * 3_000).collect(),
+        });
+        scenario::encode(&s)
+    }
+
+    #[test]
+    fn a_link_s_costly_simulation_waits_for_the_run_button() {
+        let held = AppState::from_fragment(&costly_link());
+        assert_eq!(held.banner, None);
+        let secs = held.held.expect("held");
+        assert!(secs > 3600.0, "hours of simulation, estimated {secs} s");
+        assert_eq!(held.sim_estimate_s(), secs);
+        let held = Rc::new(held);
+        // The button runs it; an edit of the simulation is the user's and runs too.
+        assert_eq!(held.clone().reduce(Action::RunHeld).held, None);
+        let edited = held.clone().reduce(Action::SetSim(SimSetup {
+            duration_ms: 50,
+            ..held.sim().clone()
+        }));
+        assert_eq!(edited.held, None);
+        // Anything else leaves it held.
+        let clicked = held.clone().reduce(Action::SelectCpu(CpuId(3)));
+        assert_eq!(clicked.held, Some(secs));
+        // The page's own links (the default, seed 01's short runs) start at once, and
+        // an example picked on the page is never held.
+        assert_eq!(
+            AppState::from_fragment(&AppState::default().fragment()).held,
+            None
+        );
+        let s = Rc::new(AppState::default()).reduce(Action::ShowTab(View::Simulate));
+        let s = s.reduce(Action::SetCompare(true));
+        let cheap = AppState::from_fragment(&s.fragment());
+        assert!(
+            cheap.held.is_none() && cheap.sim_estimate_s() < 1.0,
+            "{}",
+            cheap.sim_estimate_s()
+        );
+        let picked = Rc::new(AppState::default()).reduce(Action::OpenExample(costly_link()));
+        assert_eq!((picked.held, picked.sim().duration_ms), (None, 60_000));
     }
 
     #[test]

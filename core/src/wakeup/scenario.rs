@@ -235,6 +235,15 @@ pub struct ResolvedWake {
     pub flags: WakeFlags,
 }
 
+/// A scenario's wake-up resolved against a [`WakeEnv`] built beforehand
+/// ([`WakeScenario::resolve_in`]): everything of [`ResolvedWake`] but the env.
+pub struct ResolvedState {
+    pub state: SchedState,
+    pub wakee: TaskState,
+    pub waker: Waker,
+    pub flags: WakeFlags,
+}
+
 impl WakeScenario {
     pub fn from_json(text: &str) -> Result<WakeScenario, ScenarioError> {
         serde_json::from_str(text).map_err(|e| ScenarioError::Json(e.to_string()))
@@ -242,11 +251,32 @@ impl WakeScenario {
 
     /// Builds the machine, domains and state. `patches` overrides the file's.
     pub fn resolve(&self, patches: Option<&str>) -> Result<ResolvedWake, ScenarioError> {
+        let env = self.env(patches)?;
+        let ResolvedState {
+            state,
+            wakee,
+            waker,
+            flags,
+        } = self.resolve_in(&env)?;
+        Ok(ResolvedWake {
+            env,
+            state,
+            wakee,
+            waker,
+            flags,
+        })
+    }
+
+    /// The machine's domains under the file's patch set and features (`patches`
+    /// overrides the file's patch set): the part of [`WakeScenario::resolve`] that
+    /// depends on neither the CPUs' state nor the tasks, so a caller deciding many
+    /// wake-ups on one machine and kernel builds it once and calls
+    /// [`WakeScenario::resolve_in`] per wake-up.
+    pub fn env(&self, patches: Option<&str>) -> Result<WakeEnv, ScenarioError> {
         let machine = match &self.machine {
             MachineRef::Preset(name) => presets::machine(name)?,
             MachineRef::Spec(spec) => spec.build()?,
         };
-        let n = machine.nr_cpus();
         let mut ps: PatchSet = patches
             .or(self.patches.as_deref())
             .unwrap_or("6.8")
@@ -254,7 +284,15 @@ impl WakeScenario {
         for f in &self.features {
             ps.features.set(ps.release, f)?;
         }
-        let env = WakeEnv::new(&machine, ps)?;
+        Ok(WakeEnv::new(&machine, ps)?)
+    }
+
+    /// The CPUs' state, the tasks and the flags against `env`, built beforehand for
+    /// this file's machine (by [`WakeScenario::env`], or `WakeEnv::new` of the same
+    /// machine). The file's `machine`, `patches` and `features` are not read: they are
+    /// the env's.
+    pub fn resolve_in(&self, env: &WakeEnv) -> Result<ResolvedState, ScenarioError> {
+        let n = env.domains.cpu_map.nr_cpu_ids();
         let mut state = SchedState::all_idle(n, |_| 0);
         state.jiffies = self.jiffies;
         let mask = |field: &str, text: &str| {
@@ -382,7 +420,7 @@ impl WakeScenario {
                     .all(|s| state.rqs[s.idx()].curr_is_idle && state.rqs[s.idx()].nr_running == 0)
             });
             let sh = &mut state.llc_shared[id.idx()];
-            sh.nr_idle_scan = update_idle_cpu_scan(&env, id, sum_util);
+            sh.nr_idle_scan = update_idle_cpu_scan(env, id, sum_util);
             sh.has_idle_cores = env.sched_smt_active() && idle_core;
             sh.nr_busy_cpus = llc
                 .span
@@ -477,8 +515,7 @@ impl WakeScenario {
                 }
             });
         }
-        Ok(ResolvedWake {
-            env,
+        Ok(ResolvedState {
             state,
             wakee,
             waker: Waker {

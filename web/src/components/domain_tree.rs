@@ -26,7 +26,7 @@ pub fn domain_tree() -> Html {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
     let cpu = state.cpu();
-    match &state.domains {
+    match state.domains() {
         Err(e) => html! {
             <p class="error">{ format!("The kernel would build no sched domains: {e}") }</p>
         },

@@ -142,7 +142,7 @@ pub fn example_menu(props: &ExampleMenuProps) -> Html {
         Callback::from(move |e: Event| {
             let name = select_value(&e).unwrap_or_default();
             if let Some(x) = examples.iter().find(|x| x.name == name) {
-                d.dispatch(Action::LoadFragment(scenario::encode(&x.scenario)));
+                d.dispatch(Action::OpenExample(scenario::encode(&x.scenario)));
             }
         })
     };

@@ -36,6 +36,7 @@ pub fn sim_panel() -> Html {
     let example = current_example(&state, &examples);
     let v = run.view();
     let status = match v.as_ref() {
+        None if state.held.is_some() => html! {},
         None => html! { <p class="sim-status">{ "Starting…" }</p> },
         Some(v) => status(v, state.sim().duration_ms, !v.is_for(&run.key)),
     };
@@ -98,8 +99,12 @@ pub fn sim_panel() -> Html {
         <div class="wakeup sim">
             <ExampleMenu examples={examples.clone()} current={example.map(|e| e.name)} />
             <SimSetupForm />
+            if let Some(secs) = state.held {
+                { held_prompt(&state, secs) }
+            }
             <div class="row sim-actions">
-                if running {
+                if state.held.is_some() {
+                } else if running {
                     <button id="sim-stop" onclick={run.stop.clone()}>{ "Stop" }</button>
                 } else {
                     <button id="sim-again" onclick={run.again.clone()}>{ "Run again" }</button>
@@ -113,6 +118,32 @@ pub fn sim_panel() -> Html {
                 { format!("The same on the command line ({machine}): ") }
                 { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
             </p>
+        </div>
+    }
+}
+
+/// A link's simulation past the budget: what it would cost, and the button that runs it.
+fn held_prompt(state: &AppContext, secs: f64) -> Html {
+    let minutes = secs / 60.0;
+    let about = if minutes >= 1.0 {
+        format!("about {} minutes", minutes.round() as u64)
+    } else {
+        format!("about {:.0} seconds", secs.ceil())
+    };
+    let run = {
+        let d = state.dispatcher();
+        Callback::from(move |_: MouseEvent| d.dispatch(Action::RunHeld))
+    };
+    html! {
+        <div class="banner sim-held" role="alert">
+            <p>{ format!("This link asks for {about} of simulation. Run it?") }</p>
+            <p class="sim-note">{ format!(
+                "Estimated from its simulated time, its tasks and CPUs, and this page's speed \
+                 ({:.1} M events/s per worker, {} workers); links asking for more than {:.0} s \
+                 wait for this button. Or change the simulation below.",
+                crate::state::WORKER_EVENTS_PER_S / 1e6, crate::state::WORKERS, crate::state::LINK_BUDGET_S
+            ) }</p>
+            <button id="sim-run-held" onclick={run}>{ "Run" }</button>
         </div>
     }
 }

@@ -316,13 +316,21 @@ pub fn use_run(state: &AppContext) -> UseRun {
     let redraw = use_force_update();
     let nonce = use_state(|| 0u32);
     let key = RunKey::of(state);
+    let held = state.held.is_some();
 
     // Start a run whenever the inputs change (or Run again is pressed); a newer run
-    // replaces it.
+    // replaces it. A link's costly simulation is held: nothing starts until the Run
+    // button clears `held` (the effect runs again then).
     {
         let (view, pool, redraw, state) =
             (view.clone(), pool.clone(), redraw.clone(), state.clone());
-        use_effect_with((key.clone(), *nonce), move |(key, _)| {
+        use_effect_with((key.clone(), *nonce, held), move |(key, _, held)| {
+            let held = *held;
+            let cancel: Box<dyn FnOnce()> = Box::new(|| {});
+            if held {
+                *view.borrow_mut() = None;
+                return cancel;
+            }
             let id = {
                 let mut i = ids.borrow_mut();
                 *i += 1;
@@ -341,11 +349,11 @@ pub fn use_run(state: &AppContext) -> UseRun {
             }
             *view.borrow_mut() = Some(run);
             redraw.force_update();
-            move || {
+            Box::new(move || {
                 for w in workers.iter() {
                     w.send(Msg::Cancel { id });
                 }
-            }
+            })
         });
     }
     // The workers end with the component.

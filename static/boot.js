@@ -1,0 +1,11 @@
+// Starts the page: wasm-bindgen's `--target web` module, initialised by hand. A file,
+// not an inline script, so the Content-Security-Policy in index.html can say
+// script-src 'self' (plus 'wasm-unsafe-eval' for compiling the module).
+import init from "../pkg/schedlab-web.js";
+
+init().catch((e) => {
+  const p = document.createElement("p");
+  p.className = "error";
+  p.textContent = "schedlab could not start: " + e;
+  document.body.append(p);
+});
