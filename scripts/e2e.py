@@ -396,8 +396,8 @@ def wakeup_bad_link(page, cfg):
 
 
 # Issue 16's hostile links: the largest machine a link may carry (4096 CPUs in one
-# LLC), and a machine whose one CPU sits on NUMA node 65535 (refused by core's link
-# decoding: node ids past MAX_NUMNODES, 1024).
+# LLC), and a machine whose one CPU sits on NUMA node 65535 (refused by core's machine
+# build before it sizes anything: node ids past MAX_NUMNODES, 1024).
 BIG_MACHINE = {"machine": {"name": "m", "arch": "x86", "packages": 1, "cores_per_llc": 4096},
                "patches": "6.8"}
 NODE_65535 = {"machine": {"name": "m", "arch": "x86", "cpus": [{"cpu": 0, "node": 65535}]},
@@ -411,7 +411,7 @@ def hostile_links(page, cfg):
         ("4096 CPUs", BIG_MACHINE, None),
         ("4096 CPUs, wake-up tab comparing 6.6", dict(BIG_MACHINE, view="wakeup",
                                                       wake={"compare": "6.6"}), None),
-        ("node 65535", NODE_65535, "NUMA node 65535"),
+        ("node 65535", NODE_65535, "at most 1024 NUMA nodes"),
     ]:
         t0 = time.monotonic()
         page.open(fragment(scenario))
