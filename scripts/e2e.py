@@ -406,7 +406,7 @@ NODE_65535 = {"machine": {"name": "m", "arch": "x86", "cpus": [{"cpu": 0, "node"
 
 def hostile_links(page, cfg):
     """Links that once froze the tab: each opens in a fresh page to a working page or a
-    clear message, within 3 s, and the tab answers a click within 2 s."""
+    clear message, quickly (target 3 s, checked at 5 s), and the tab answers a click."""
     for name, scenario, want in [
         ("4096 CPUs", BIG_MACHINE, None),
         ("4096 CPUs, wake-up tab comparing 6.6", dict(BIG_MACHINE, view="wakeup",
