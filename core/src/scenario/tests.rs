@@ -1,0 +1,387 @@
+use super::*;
+use crate::topology::import::machine_to_spec;
+use proptest::prelude::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// Seed 01's teaching case: kunpeng920-6426, everything busy but CPU2 (the waker
+/// CPU0's cluster) and CPU12 (the wakee's prev, another cluster). nr_idle_scan 8 as
+/// a recent balance with some spare capacity left it (all-busy util would give 0).
+fn prev_other_cluster() -> Scenario {
+    let mut s = Scenario::preset("kunpeng920-6426", ps("6.6")).expect("preset");
+    s.view = View::Wakeup;
+    s.wake = WakeSetup {
+        busy: CpuMask::parse_list(128, "0-1,3-11,13-127").expect("list"),
+        prev: CpuId(12),
+        sync: true,
+        nr_idle_scan: Some(8),
+        compare: Some(ps("6.6+cluster")),
+        ..WakeSetup::idle(128)
+    };
+    s
+}
+
+fn ps(text: &str) -> PatchSet {
+    text.parse().expect("a patch set")
+}
+
+fn b64(bytes: &[u8]) -> String {
+    LINK_BASE64.encode(bytes)
+}
+
+#[test]
+fn the_teaching_case_encodes_to_the_bytes_it_always_did() {
+    // Written by the page before scenarios were typed: links keep their bytes.
+    let json = r#"{"machine":"kunpeng920-6426","patches":"6.6","cpu":0,"view":"wakeup","wake":{"busy":"0-1,3-11,13-127","waker":0,"prev":12,"sync":true,"nr_idle_scan":8,"compare":"6.6+cluster"}}"#;
+    assert_eq!(
+        encode(&prev_other_cluster()),
+        format!("v1:{}", b64(json.as_bytes()))
+    );
+}
+
+#[test]
+fn round_trip_of_the_teaching_case() {
+    let s = prev_other_cluster();
+    let link = encode(&s);
+    assert!(link.starts_with("v1:"), "{link}");
+    assert!(link
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_:".contains(&b)));
+    assert_eq!(decode(&link), Ok(s.clone()));
+    assert_eq!(decode(&format!("#{link}")), Ok(s));
+}
+
+#[test]
+fn the_teaching_case_decides_prev_on_6_6_and_the_cluster_cpu_with_the_patch() {
+    let s = prev_other_cluster();
+    let (d, _) = s.decide(s.patches).expect("resolves");
+    assert_eq!(d.cpu, CpuId(12));
+    let (d, t) = s.decide(ps("6.6+cluster")).expect("resolves");
+    assert_eq!(d.cpu, CpuId(2));
+    assert!(t.render(&d).contains("select_idle_cpu"));
+}
+
+#[test]
+fn one_env_decides_every_wake_up_as_decide_does() {
+    // Issue 16: the page built the machine's domains again for every decision.
+    let mut s = prev_other_cluster();
+    for patches in [s.patches, ps("6.6+cluster"), ps("6.8")] {
+        let env = s.wake_env(patches).expect("builds");
+        for (busy, waker, prev) in [
+            ("0-1,3-11,13-127", 0, 12),
+            ("", 5, 7),
+            ("0-127", 3, 100),
+            ("0-63", 64, 2),
+        ] {
+            s.wake.busy = CpuMask::parse_list(128, busy).expect("list");
+            s.wake.waker = CpuId(waker);
+            s.wake.prev = CpuId(prev);
+            let (d, t) = s.decide_in(&env).expect("decides");
+            let (d2, t2) = s.decide(patches).expect("decides");
+            assert_eq!((d, t), (d2, t2));
+        }
+    }
+    let other = Scenario::preset("xeon-smt-8", ps("6.8")).expect("preset");
+    let small = other.wake_env(ps("6.8")).expect("builds");
+    let e = s.decide_in(&small).expect_err("another machine's env");
+    assert!(e.to_string().contains("8-CPU"), "{e}");
+}
+
+#[test]
+fn a_link_with_node_ids_past_max_numnodes_is_refused_before_building() {
+    // MachineSpec::build() bounds node ids (MAX_NUMNODES) before it sizes the
+    // SLIT, so the issue's hostile link is refused at once, with the reason.
+    let link = "v1:eyJtYWNoaW5lIjp7Im5hbWUiOiJtIiwiYXJjaCI6Ing4NiIsImNwdXMiOlt7ImNwdSI6MCwibm9kZSI6NjU1MzV9XX0sInBhdGNoZXMiOiI2LjgifQ";
+    let e = decode(link).expect_err("refused");
+    assert!(matches!(e, ScenarioError::Machine(_)), "{e}");
+    assert!(
+        e.to_string().contains("65535") && e.to_string().contains("1024 NUMA nodes"),
+        "{e}"
+    );
+    let regular = r#"{"machine":{"name":"m","arch":"x86","packages":2,"nodes_per_package":1024,"cores_per_llc":1},"patches":"6.8"}"#;
+    let e = decode(&format!("v1:{}", LINK_BASE64.encode(regular))).expect_err("refused");
+    assert!(matches!(e, ScenarioError::Machine(_)), "{e}");
+    let ok =
+        r#"{"machine":{"name":"m","arch":"x86","cpus":[{"cpu":0,"node":1023}]},"patches":"6.8"}"#;
+    let near = decode(&format!("v1:{}", LINK_BASE64.encode(ok))).expect_err("1023 empty nodes");
+    assert!(!near.to_string().contains("1024 NUMA nodes"), "{near}");
+}
+
+#[test]
+fn a_custom_machine_travels_as_its_spec() {
+    let m = presets::machine("xeon-smt-8").expect("preset");
+    let mut spec = machine_to_spec(&m);
+    spec.name = "my box".to_string();
+    let machine = ScenarioMachine::new(MachineChoice::Spec(Box::new(spec))).expect("builds");
+    let mut s = Scenario::on(machine, ps("6.8+ttwu-l2c"));
+    s.cpu = CpuId(3);
+    let back = decode(&encode(&s)).expect("decodes");
+    assert_eq!(back, s);
+    assert_eq!(back.machine().name, "my box");
+    assert_eq!(back.machine.preset_name(), None);
+}
+
+#[test]
+fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
+    let mut s = Scenario::preset("kunpeng920-6426", ps("6.6")).expect("preset");
+    let m = s.machine().clone();
+    s.view = View::Simulate;
+    s.sim = Some(SimSetup {
+        workload: Workload::NetperfTcpRr { instances: 16 },
+        cpus: CpuSelection::parse(&m, "node0-1").expect("nodes"),
+        duration_ms: 200,
+        seed: 3,
+        sweep: vec![1, 16, 64],
+    });
+    assert_eq!(decode(&encode(&s)), Ok(s.clone()));
+    // Written by hand: cpus and seed may be left out.
+    let json = r#"{"machine":"flat-16","patches":"6.8","view":"simulate","sim":{"workload":{"kind":"tbench","clients":4},"duration_ms":50}}"#;
+    let link = format!("v1:{}", b64(json.as_bytes()));
+    let back = decode(&link).expect("decodes");
+    let sim = back.sim.expect("a simulation");
+    assert_eq!((sim.cpus.clone(), sim.seed), (CpuSelection::All, 1));
+    assert_eq!(sim.points(), vec![4], "no sweep: the workload's own scale");
+    assert_eq!(SimSetup::parse_sweep(" 1, 4,16 "), Ok(vec![1, 4, 16]));
+    assert_eq!(SimSetup::parse_sweep(""), Ok(vec![]));
+    let e = SimSetup::parse_sweep("1,four").expect_err("not a number");
+    assert!(e.contains("\"four\" is not a count"), "{e}");
+    // Bad setups as a link would carry them (the v1 wire form).
+    let ok = v1::SimSetupV1::from(s.sim.as_ref().expect("set"));
+    let bad = |sim: v1::SimSetupV1, want: &str| {
+        let mut wire = v1::ScenarioV1::from(&s);
+        wire.sim = Some(sim);
+        let json = serde_json::to_string(&wire).expect("json");
+        let e = decode(&format!("v1:{}", b64(json.as_bytes())))
+            .expect_err(want)
+            .to_string();
+        assert!(e.contains("simulation") && e.contains(want), "{e}");
+    };
+    bad(
+        v1::SimSetupV1 {
+            cpus: "node9".to_string(),
+            ..ok.clone()
+        },
+        "has nodes 0-3",
+    );
+    bad(
+        v1::SimSetupV1 {
+            duration_ms: MAX_SIM_MS + 1,
+            ..ok.clone()
+        },
+        "at most 60000 ms",
+    );
+    bad(
+        v1::SimSetupV1 {
+            workload: Workload::Tbench { clients: 0 },
+            sweep: Vec::new(),
+            ..ok.clone()
+        },
+        "at least one client",
+    );
+    bad(
+        v1::SimSetupV1 {
+            sweep: vec![4, 0, 8],
+            ..ok.clone()
+        },
+        "at least one instance",
+    );
+    bad(
+        v1::SimSetupV1 {
+            sweep: (1..=17).collect(),
+            ..ok.clone()
+        },
+        "at most 16 points",
+    );
+    bad(
+        v1::SimSetupV1 {
+            duration_ms: 0,
+            ..ok
+        },
+        "at least 1 ms",
+    );
+    let unknown = r#"{"machine":"flat-16","patches":"6.8","sim":{"workload":{"kind":"dbench"},"duration_ms":50}}"#;
+    let e = decode(&format!("v1:{}", b64(unknown.as_bytes()))).expect_err("dbench");
+    assert!(e.to_string().contains("dbench"), "{e}");
+}
+
+#[test]
+fn garbage_says_it_is_not_a_scenario() {
+    for g in ["", "#", "hello", "#tab=dmesg", "x1:abc", "v:abc", "vx:abc"] {
+        let e = decode(g).expect_err(g);
+        assert!(matches!(e, ScenarioError::NotAScenario(_)), "{g}: {e}");
+        assert!(e.to_string().contains("#v1:"), "{e}");
+    }
+}
+
+#[test]
+fn an_unknown_version_is_named() {
+    let e = decode("#v7:e30").expect_err("v7");
+    assert_eq!(e, ScenarioError::UnknownVersion("v7".to_string()));
+    assert!(e.to_string().contains("version v7"), "{e}");
+}
+
+#[test]
+fn damaged_base64_and_json_are_told_apart() {
+    let e = decode("v1:ab$d").expect_err("bad char");
+    assert!(matches!(e, ScenarioError::Base64(_)), "{e}");
+    assert!(e.to_string().contains("'$' at position 2"), "{e}");
+    let e = decode("v1:abcde").expect_err("5 chars");
+    assert!(matches!(e, ScenarioError::Base64(_)), "{e}");
+    let link = encode(&prev_other_cluster());
+    let e = decode(&link[..link.len() / 2]).expect_err("cut short");
+    assert!(matches!(e, ScenarioError::Json(_)), "{e}");
+    let e = decode(&format!("v1:{}", b64(b"{\"machine\":1}"))).expect_err("json");
+    assert!(e.to_string().contains("cannot be read"), "{e}");
+}
+
+fn with_json(json: &str) -> Result<Scenario, ScenarioError> {
+    decode(&format!("v1:{}", b64(json.as_bytes())))
+}
+
+#[test]
+fn an_unknown_preset_lists_the_known_ones() {
+    let e = with_json(r#"{"machine":"pdp-11","patches":"6.8"}"#).expect_err("pdp-11");
+    assert!(matches!(e, ScenarioError::UnknownPreset { .. }), "{e}");
+    assert!(e.to_string().contains("kunpeng920-6426"), "{e}");
+}
+
+#[test]
+fn bad_cpu_lists_and_cpus_are_named_by_field() {
+    let e = with_json(r#"{"machine":"flat-16","patches":"6.8","wake":{"busy":"0-3,,5"}}"#)
+        .expect_err("bad list");
+    assert!(e.to_string().contains("busy CPUs"), "{e}");
+    assert!(e.to_string().contains("empty element"), "{e}");
+    let e = with_json(r#"{"machine":"flat-16","patches":"6.8","wake":{"busy":"0-16"}}"#)
+        .expect_err("out of range list");
+    assert!(e.to_string().contains("busy CPUs"), "{e}");
+    let e = with_json(r#"{"machine":"flat-16","patches":"6.8","wake":{"prev":99}}"#)
+        .expect_err("prev out of range");
+    assert_eq!(
+        e,
+        ScenarioError::CpuOutOfRange {
+            field: "wakee's prev CPU",
+            cpu: 99,
+            last: 15
+        }
+    );
+    let e =
+        with_json(r#"{"machine":"flat-16","patches":"6.8+frobnicate"}"#).expect_err("bad patch");
+    assert!(e.to_string().contains("frobnicate"), "{e}");
+    let e =
+        with_json(r#"{"machine":"flat-16","patches":"6.8","zoom":2}"#).expect_err("unknown field");
+    assert!(e.to_string().contains("zoom"), "{e}");
+}
+
+#[test]
+fn random_busy_is_deterministic_and_exact() {
+    let a = random_busy(128, 750, 42);
+    assert_eq!(a, random_busy(128, 750, 42));
+    assert_eq!(a.weight(), 96);
+    assert_ne!(a, random_busy(128, 750, 43));
+    assert_eq!(random_busy(16, 0, 1).weight(), 0);
+    assert_eq!(random_busy(16, 5000, 1).weight(), 16);
+}
+
+#[test]
+fn base64url_matches_rfc4648_vectors() {
+    for (plain, enc) in [
+        ("", ""),
+        ("f", "Zg"),
+        ("fo", "Zm8"),
+        ("foo", "Zm9v"),
+        ("foob", "Zm9vYg"),
+        ("fooba", "Zm9vYmE"),
+        ("foobar", "Zm9vYmFy"),
+    ] {
+        assert_eq!(b64(plain.as_bytes()), enc);
+        assert_eq!(base64url_decode(enc).as_deref(), Ok(plain.as_bytes()));
+        // Padding added back by some tools is read too.
+        let padded = format!("{enc}{}", "=".repeat((4 - enc.len() % 4) % 4));
+        assert_eq!(base64url_decode(&padded).as_deref(), Ok(plain.as_bytes()));
+    }
+    assert_eq!(b64(&[0xfb, 0xff]), "-_8");
+    // Non-zero trailing bits, which the hand-written reader took: still read.
+    assert_eq!(base64url_decode("Zh").as_deref(), Ok(&b"f"[..]));
+}
+
+fn arb_scenario() -> impl Strategy<Value = Scenario> {
+    let presets: Vec<&'static str> = presets::PRESETS.iter().map(|p| p.name).collect();
+    let views = prop_oneof![
+        Just(View::Domains),
+        Just(View::Dmesg),
+        Just(View::Debugfs),
+        Just(View::Wakeup),
+        Just(View::Simulate)
+    ];
+    let patches = prop_oneof![
+        Just("6.6"),
+        Just("6.6+cluster"),
+        Just("6.8-cluster+cluster-scan"),
+        Just("5.15+no-smt-idle-cores"),
+        Just("6.12+ttwu-l2c+cookie-fastpath"),
+    ];
+    (
+        proptest::sample::select(presets),
+        patches,
+        views,
+        any::<u64>(),
+        0u32..=1000,
+        any::<(u32, u32, u32, bool)>(),
+        proptest::option::of(any::<bool>()),
+        proptest::option::of(0u32..64),
+        proptest::option::of(Just("6.6+cluster")),
+        proptest::option::of((0usize..7, 1u32..64, 1u64..5000, any::<bool>())),
+    )
+        .prop_map(
+            |(name, patches, view, seed, permille, (a, b, c, sync), hic, nis, cmp, sim)| {
+                let mut s = Scenario::preset(name, ps(patches)).expect("preset");
+                let n = s.machine.nr_cpus();
+                s.cpu = CpuId(a % n);
+                s.view = view;
+                s.wake = WakeSetup {
+                    busy: random_busy(n, permille, seed),
+                    waker: CpuId(b % n),
+                    prev: CpuId(c % n),
+                    recent: sync.then_some(CpuId(a % n)),
+                    sync,
+                    has_idle_cores: hic,
+                    nr_idle_scan: nis,
+                    compare: cmp.map(ps),
+                };
+                s.sim = sim.map(|(w, threads, ms, all)| SimSetup {
+                    workload: Workload::with_defaults(Workload::NAMES[w])
+                        .expect("a name")
+                        .with_threads(threads),
+                    cpus: if all {
+                        CpuSelection::All
+                    } else {
+                        SimSetup::default().cpus
+                    },
+                    sweep: if all { vec![1, threads] } else { Vec::new() },
+                    duration_ms: ms,
+                    seed,
+                });
+                s
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn encode_decode_round_trips(s in arb_scenario()) {
+        prop_assert_eq!(decode(&encode(&s)), Ok(s));
+    }
+
+    #[test]
+    fn base64url_round_trips(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        prop_assert_eq!(base64url_decode(&b64(&bytes)), Ok(bytes));
+    }
+
+    #[test]
+    fn decode_never_panics_on_garbage(text in "\\PC{0,80}") {
+        let _ = decode(&text);
+        let _ = decode(&format!("v1:{text}"));
+    }
+}

@@ -1,0 +1,184 @@
+use serde::{Deserialize, Serialize};
+
+use super::{
+    parse_patches, MachineChoice, Scenario, ScenarioError, ScenarioMachine, View, MAX_SWEEP_POINTS,
+};
+use crate::cpumask::{CpuId, CpuMask};
+use crate::experiment::CpuSelection;
+use crate::workload::Workload;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioV1 {
+    pub machine: MachineChoice,
+    /// A patch set in the `6.6+cluster` syntax.
+    pub patches: String,
+    #[serde(default)]
+    pub cpu: u32,
+    #[serde(default)]
+    pub view: View,
+    #[serde(default)]
+    pub wake: WakeSetupV1,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<SimSetupV1>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WakeSetupV1 {
+    /// A kernel CPU list (`0-11,13-127`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub busy: String,
+    #[serde(default)]
+    pub waker: u32,
+    #[serde(default)]
+    pub prev: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recent: Option<u32>,
+    #[serde(default)]
+    pub sync: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_idle_cores: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_idle_scan: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSetupV1 {
+    /// The CLI's JSON form, e.g. `{"kind":"tbench","clients":16}`.
+    pub workload: Workload,
+    /// `all`, a kernel CPU list, `nodeN` or `nodeA-B`.
+    #[serde(default = "all_cpus")]
+    pub cpus: String,
+    pub duration_ms: u64,
+    #[serde(default = "seed_one")]
+    pub seed: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<u32>,
+}
+
+fn all_cpus() -> String {
+    "all".to_string()
+}
+
+fn seed_one() -> u64 {
+    1
+}
+
+impl From<&Scenario> for ScenarioV1 {
+    fn from(s: &Scenario) -> ScenarioV1 {
+        let w = &s.wake;
+        ScenarioV1 {
+            machine: s.machine.choice().clone(),
+            patches: s.patches.to_string(),
+            cpu: s.cpu.0,
+            view: s.view,
+            wake: WakeSetupV1 {
+                busy: w.busy.to_list(),
+                waker: w.waker.0,
+                prev: w.prev.0,
+                recent: w.recent.map(|c| c.0),
+                sync: w.sync,
+                has_idle_cores: w.has_idle_cores,
+                nr_idle_scan: w.nr_idle_scan,
+                compare: w.compare.map(|p| p.to_string()),
+            },
+            sim: s.sim.as_ref().map(SimSetupV1::from),
+        }
+    }
+}
+
+impl From<&super::SimSetup> for SimSetupV1 {
+    fn from(sim: &super::SimSetup) -> SimSetupV1 {
+        SimSetupV1 {
+            workload: sim.workload.clone(),
+            cpus: sim.cpus.to_string(),
+            duration_ms: sim.duration_ms,
+            seed: sim.seed,
+            sweep: sim.sweep.clone(),
+        }
+    }
+}
+
+impl SimSetupV1 {
+    /// The typed setup on `machine`, or why it does not fit it (the CPUs). Whether
+    /// it can run is [`super::SimSetup::run_spec`]'s to say.
+    pub fn parse(
+        &self,
+        machine: &crate::topology::Machine,
+    ) -> Result<super::SimSetup, ScenarioError> {
+        let cpus = CpuSelection::parse(machine, &self.cpus)
+            .map_err(|e| ScenarioError::Sim(format!("its CPUs {e}")))?;
+        Ok(super::SimSetup {
+            workload: self.workload.clone(),
+            cpus,
+            duration_ms: self.duration_ms,
+            seed: self.seed,
+            sweep: self.sweep.clone(),
+        })
+    }
+}
+
+impl ScenarioV1 {
+    /// Builds the machine and reads every field against it.
+    pub fn parse(&self) -> Result<Scenario, ScenarioError> {
+        let machine = ScenarioMachine::new(self.machine.clone())?;
+        let patches = parse_patches(&self.patches)?;
+        let n = machine.nr_cpus();
+        let cpu = |field: &'static str, cpu: u32| {
+            if cpu < n {
+                Ok(CpuId(cpu))
+            } else {
+                Err(ScenarioError::CpuOutOfRange {
+                    field,
+                    cpu,
+                    last: n.saturating_sub(1),
+                })
+            }
+        };
+        let w = &self.wake;
+        let wake = super::WakeSetup {
+            busy: CpuMask::parse_list(n, &w.busy).map_err(|err| ScenarioError::CpuList {
+                field: "busy CPUs",
+                err,
+            })?,
+            waker: cpu("waker CPU", w.waker)?,
+            prev: cpu("wakee's prev CPU", w.prev)?,
+            recent: w
+                .recent
+                .map(|r| cpu("wakee's recent_used_cpu", r))
+                .transpose()?,
+            sync: w.sync,
+            has_idle_cores: w.has_idle_cores,
+            nr_idle_scan: w.nr_idle_scan,
+            compare: w.compare.as_deref().map(parse_patches).transpose()?,
+        };
+        let sim = match &self.sim {
+            Some(sim) => {
+                let typed = sim.parse(machine.machine())?;
+                if typed.sweep.len() > MAX_SWEEP_POINTS {
+                    return Err(ScenarioError::Sim(format!(
+                        "a sweep here has at most {MAX_SWEEP_POINTS} points (asked {})",
+                        typed.sweep.len()
+                    )));
+                }
+                typed
+                    .run_spec(machine.machine(), patches)
+                    .map_err(ScenarioError::Sim)?;
+                Some(typed)
+            }
+            None => None,
+        };
+        Ok(Scenario {
+            cpu: cpu("selected CPU", self.cpu)?,
+            machine,
+            patches,
+            view: self.view,
+            wake,
+            sim,
+        })
+    }
+}
