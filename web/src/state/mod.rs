@@ -33,10 +33,14 @@ use schedlab_core::scenario::{
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
 use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec};
-use schedlab_core::wakeup::{Decision, Reject, Step, Trace, WakeEnv};
+use schedlab_core::wakeup::{Reject, Step};
 use yew::prelude::*;
 
 pub use schedlab_core::scenario::View;
+
+mod wake;
+use wake::WakeKey;
+pub use wake::{Env, WakeMarks, WakeOutcome};
 
 /// The preset the page opens with: seed 01's machine, where CLS matters.
 pub const DEFAULT_PRESET: &str = "kunpeng920-6426";
@@ -90,80 +94,6 @@ impl Default for WakeUi {
             patch_error: None,
         }
     }
-}
-
-/// One decision of core's `wake_up()` and its trace.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WakeOutcome {
-    pub patches: PatchSet,
-    pub decision: Decision,
-    pub trace: Trace,
-}
-
-/// What the drawing marks for a wake-up: probe order and reason per CPU.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WakeMarks {
-    pub busy: CpuMask,
-    pub waker: CpuId,
-    pub prev: CpuId,
-    /// The chosen CPU of A, and of B when comparing.
-    pub chosen_a: Option<CpuId>,
-    pub chosen_b: Option<CpuId>,
-    /// Per probed CPU: its probe numbers (1-based, in order) and the last verdict.
-    pub probes: BTreeMap<u32, (Vec<u32>, Option<Reject>)>,
-}
-
-/// The domains of one machine under one patch set, as core's [`WakeEnv`] (the
-/// domains and the wake-up path's packed view of them), or why the kernel would
-/// build none. Built once per (machine, patch set) and shared: equal when built for
-/// the same key and the same build.
-#[derive(Clone, Debug)]
-pub struct Env {
-    machine: ScenarioMachine,
-    patches: PatchSet,
-    built: Result<Rc<WakeEnv>, String>,
-}
-
-impl Env {
-    fn build(machine: &ScenarioMachine, patches: PatchSet) -> Env {
-        Env {
-            machine: machine.clone(),
-            patches,
-            built: WakeEnv::new(machine.machine(), patches)
-                .map(Rc::new)
-                .map_err(|e| e.to_string()),
-        }
-    }
-
-    /// Whether it was built for `machine` under `patches`.
-    fn is_for(&self, machine: &ScenarioMachine, patches: PatchSet) -> bool {
-        self.patches == patches && self.machine == *machine
-    }
-
-    /// The env itself, or why there is none.
-    pub fn get(&self) -> Result<&Rc<WakeEnv>, &str> {
-        self.built.as_ref().map_err(String::as_str)
-    }
-}
-
-impl PartialEq for Env {
-    fn eq(&self, other: &Self) -> bool {
-        self.patches == other.patches
-            && self.machine == other.machine
-            && match (&self.built, &other.built) {
-                (Ok(a), Ok(b)) => Rc::ptr_eq(a, b),
-                (Err(a), Err(b)) => a == b,
-                _ => false,
-            }
-    }
-}
-
-/// The inputs the wake-up decisions were computed for.
-#[derive(Clone, Debug, PartialEq)]
-struct WakeKey {
-    machine: ScenarioMachine,
-    patches: PatchSet,
-    wake: WakeSetup,
 }
 
 #[derive(Clone, Debug, PartialEq)]

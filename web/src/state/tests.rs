@@ -2,6 +2,7 @@ use schedlab_core::topology::presets;
 use schedlab_core::workload::Workload;
 
 use super::*;
+use schedlab_core::wakeup::WakeEnv;
 
 fn level_names(state: &AppState) -> Vec<&'static str> {
     let domains = state.domains().expect("domains build");
