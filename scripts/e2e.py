@@ -570,9 +570,44 @@ def link_budget(page, cfg):
     check(any("Stopped" in x for x in stopped), f"and Stop stops it (got {stopped})")
 
 
+def serving(page, cfg):
+    """dist/ as scripts/httpd.py serves it: the wasm arrives compressed, the content-named
+    module is cached for good (a reload transfers nothing), a loading notice shows until
+    the module starts, and a revalidation of index.html answers 304."""
+    import glob
+    import urllib.request
+    raw = glob.glob("dist/pkg-*/schedlab-web_bg.wasm")
+    check(len(raw) == 1, f"dist/ holds one content-named module (got {raw})")
+    raw_size = os.path.getsize(raw[0])
+    html = urllib.request.urlopen(page.url).read().decode()
+    check('id="loading"' in html, "index.html carries a loading notice for before the wasm runs")
+    page.open(fragment(SIMULATE))
+    page.wait_for(".level-name")
+    check(page.count("#loading") == 0, "the loading notice is gone once the app has started")
+    wasm = "return performance.getEntriesByType('resource').filter(e => e.name.endsWith('.wasm'))" \
+           ".map(e => [e.encodedBodySize, e.decodedBodySize, e.transferSize])"
+    first = page.js(wasm)
+    check(first and all(d == raw_size and 0 < e < d // 2 for e, d, _ in first),
+          f"the {raw_size}-byte wasm arrives compressed to under half (got {first})")
+    page.driver.refresh()
+    page.wait_for(".level-name")
+    again = page.js(wasm)
+    check(again and all(t == 0 for _, _, t in again),
+          f"after a reload it comes from the cache with nothing transferred (got {again})")
+    req = urllib.request.Request(page.url)
+    etag = urllib.request.urlopen(req).headers["ETag"]
+    req = urllib.request.Request(page.url, headers={"If-None-Match": etag})
+    try:
+        status = urllib.request.urlopen(req).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    check(status == 304, f"index.html revalidates with its ETag: 304 (got {status})")
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
+    serving,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,

@@ -3,9 +3,14 @@
 // script-src 'self' (plus 'wasm-unsafe-eval' for compiling the module).
 import init from "../pkg/schedlab-web.js";
 
-init().catch((e) => {
-  const p = document.createElement("p");
-  p.className = "error";
-  p.textContent = "schedlab could not start: " + e;
-  document.body.append(p);
-});
+// index.html shows #loading until the module has started (the app then draws itself).
+const loading = document.getElementById("loading");
+init()
+  .then(() => loading?.remove())
+  .catch((e) => {
+    const p = document.createElement("p");
+    p.className = "error";
+    p.textContent = "schedlab could not start: " + e;
+    if (loading) loading.replaceWith(p);
+    else document.body.append(p);
+  });
