@@ -604,10 +604,95 @@ def serving(page, cfg):
     check(status == 304, f"index.html revalidates with its ETag: 304 (got {status})")
 
 
+AXE = "tools/node_modules/axe-core/axe.min.js"
+
+
+def axe_violations(page):
+    """axe-core's violations on the page as it is: [(id, impact, nodes, first target)]."""
+    if not page.js("return typeof axe !== 'undefined'"):
+        with open(AXE, encoding="utf-8") as f:
+            page.js(f.read())
+    done = page.driver.execute_async_script(
+        "const cb = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']})"
+        ".then(r => cb(r.violations.map(v => [v.id, v.impact, v.nodes.length,"
+        " v.nodes[0].target.join(' ')])), e => cb('axe failed: ' + e));")
+    return done
+
+
+def accessibility(page, cfg):
+    """axe-core finds no violation on any view: each tab of the page as it opens, the
+    Simulate tab after a run, and the custom-machine form."""
+    page.driver.set_script_timeout(60)
+    page.open()
+    page.wait_for(".level-name")
+    views = [("Domains", None), ("dmesg", 2), ("debugfs", 3), ("Wake-up", 4)]
+    for name, nth in views:
+        if nth:
+            page.click(f".tabs button:nth-child({nth})")
+            time.sleep(0.3)
+        found = axe_violations(page)
+        check(found == [], f"axe: no violations on the {name} tab (got {found})")
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations on the Simulate tab with results (got {found})")
+    page.select("#preset", "custom")
+    page.wait_for("textarea")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations on the custom-machine form (got {found})")
+
+
+
+def keyboard(page, cfg):
+    """The keyboard: a skip link first, the machine drawing is one tab stop whose arrow
+    keys move between CPUs, and the tab bar is one tab stop whose arrows open tabs."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    page.open()
+    page.wait_for(".level-name")
+    active = "const a = document.activeElement; return [a.tagName, a.className," \
+             " a.getAttribute('role'), a.textContent.trim().slice(0, 40)]"
+    page.js("document.activeElement && document.activeElement.blur()")
+    ActionChains(page.driver).send_keys(Keys.TAB).perform()
+    first = page.js(active)
+    check(first[1] == "skip-link", f"the first Tab stop is the skip link (got {first})")
+    presses, seen = 1, []
+    while presses < 60:
+        ActionChains(page.driver).send_keys(Keys.TAB).perform()
+        presses += 1
+        now = page.js(active)
+        seen.append(now[3][:12])
+        if now[2] == "tab":
+            break
+    check(page.js(active)[2] == "tab" and presses <= 15,
+          f"the tab bar is reached in at most 15 Tab presses (took {presses}: {seen})")
+    ActionChains(page.driver).send_keys(Keys.ARROW_RIGHT).perform()
+    time.sleep(0.3)
+    now = page.js(active)
+    shown = page.js("return document.querySelector('[role=tab][aria-selected=true]').textContent")
+    check(now[3] == "dmesg" and shown == "dmesg",
+          f"ArrowRight moves to the next tab and opens it (focus {now}, shown {shown!r})")
+    page.click('button.cpu[data-cpu="0"]')
+    ActionChains(page.driver).send_keys(Keys.ARROW_RIGHT).perform()
+    now = page.js("return document.activeElement.dataset.cpu")
+    check(now == "1", f"in the drawing, ArrowRight moves the focus from CPU 0 to CPU 1 (got {now})")
+    stops = page.js("return document.querySelectorAll('button.cpu[tabindex=\"0\"]').length")
+    check(stops == 1, f"the drawing is one tab stop (got {stops} CPUs with tabindex 0)")
+    page.open()
+    page.wait_for(".level-name")
+    page.js("document.activeElement && document.activeElement.blur()")
+    ActionChains(page.driver).send_keys(Keys.TAB).send_keys(Keys.ENTER).perform()
+    now = page.js("return document.activeElement.getAttribute('role')")
+    check(now == "tabpanel", f"the skip link moves the focus to the results (got {now})")
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
     serving,
+    accessibility,
+    keyboard,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,

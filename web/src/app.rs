@@ -11,7 +11,7 @@ use yew::prelude::*;
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
 use crate::components::machine_view::MachineView;
-use crate::components::tabs::TabPanel;
+use crate::components::tabs::{TabPanel, PANEL_ID};
 use crate::state::{Action, AppContext, AppState, View};
 
 /// The current `location.hash`, or "" outside a browser.
@@ -97,6 +97,12 @@ pub fn app() -> Html {
     });
     html! {
         <ContextProvider<AppContext> context={state.clone()}>
+            // Drawn only when focused: the first Tab stop, past the header, the pickers
+            // and the machine drawing, to the results. A button, not an `#anchor`:
+            // the fragment holds the scenario.
+            <button class="skip-link" onclick={Callback::from(|_: MouseEvent| crate::dom::focus_id(PANEL_ID))}>
+                { "Skip to the results" }
+            </button>
             <header class="page-header">
                 <h1>{ "schedlab" }</h1>
                 <p class="tagline">

@@ -101,7 +101,7 @@ pub fn custom_machine() -> Html {
                 <details class="custom-json">
                     <summary>{ "This machine as JSON" }</summary>
                     <button onclick={oncopy}>{ if *copied { "Copied" } else { "Copy as JSON" } }</button>
-                    <pre>{ json }</pre>
+                    <pre tabindex="0" aria-label="this machine as JSON">{ json }</pre>
                 </details>
             }
         </section>

@@ -69,7 +69,8 @@ fn text_view(text: String, note: &'static str) -> Html {
     html! {
         <>
             <p class="dmesg-note">{ note }</p>
-            <pre class="dmesg">{ text }</pre>
+            // A scrolling region: focusable, so the keyboard can scroll it.
+            <pre class="dmesg" tabindex="0" aria-label={note}>{ text }</pre>
         </>
     }
 }

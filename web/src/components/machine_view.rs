@@ -182,7 +182,9 @@ pub fn machine_view(props: &Props) -> Html {
         let on_select = props.on_select.clone();
         let onclick = Callback::from(move |_: MouseEvent| on_select.emit(cpu));
         html! {
-            <button {class} {title} {style} {onclick} data-cpu={cpu.0.to_string()}>{ cpu.0 }{ for badge }</button>
+            // One tab stop for the whole drawing: the selected CPU's (arrow keys rove).
+            <button {class} {title} {style} {onclick} data-cpu={cpu.0.to_string()}
+                tabindex={if cpu == props.selected { "0" } else { "-1" }}>{ cpu.0 }{ for badge }</button>
         }
     };
 
@@ -265,6 +267,9 @@ pub fn machine_view(props: &Props) -> Html {
         }
     };
 
+    let onkeydown = Callback::from(|e: KeyboardEvent| {
+        crate::dom::rove(&e, "button.cpu");
+    });
     html! {
         <div class="machine">
             <h2>
@@ -275,7 +280,10 @@ pub fn machine_view(props: &Props) -> Html {
                 </span>
             </h2>
             <p class="description">{ m.description.clone() }</p>
-            <div class="packages">{ for packages.iter().map(package_box) }</div>
+            <div class="packages" role="group" {onkeydown}
+                aria-label="CPUs: Tab reaches the selected one, arrow keys move between them">
+                { for packages.iter().map(package_box) }
+            </div>
             <p class="hint">{ props.hint.clone() }</p>
         </div>
     }

@@ -96,7 +96,7 @@ pub fn results(v: &RunView) -> Html {
         <table class="sim-results">
             <thead>
                 <tr>
-                    <th></th>
+                    <th scope="col"><span class="visually-hidden">{ "measure" }</span></th>
                     { side_heads(v) }
                 </tr>
             </thead>

@@ -23,20 +23,43 @@ const TABS: [(View, &str); 5] = [
     (View::Simulate, "Simulate"),
 ];
 
+/// The tab panel's id: the tabs' `aria-controls` and the skip link's target.
+pub const PANEL_ID: &str = "tabpanel";
+
+/// A tab button's id (the panel's `aria-labelledby`).
+fn tab_id(tab: View) -> String {
+    let i = TABS.iter().position(|&(t, _)| t == tab).unwrap_or(0);
+    format!("tab-{i}")
+}
+
 #[function_component(TabPanel)]
 pub fn tab_panel() -> Html {
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
 
+    // The ARIA tabs pattern: the active tab is the bar's one tab stop, arrow keys move
+    // along the bar and open the tab they reach (automatic activation), and the body
+    // below is the tab panel the tabs control.
     let tab_button = |(tab, label): (View, &'static str)| {
         let active = state.tab() == tab;
         let class = classes!(active.then_some("active"));
         let dispatch = state.dispatcher();
         let onclick = Callback::from(move |_: MouseEvent| dispatch.dispatch(Action::ShowTab(tab)));
         html! {
-            <button {class} {onclick} role="tab" aria-selected={active.to_string()}>{ label }</button>
+            <button {class} {onclick} role="tab" id={tab_id(tab)} aria-controls={PANEL_ID}
+                aria-selected={active.to_string()} tabindex={if active { "0" } else { "-1" }}>
+                { label }
+            </button>
         }
+    };
+    let onkeydown = {
+        let dispatch = state.dispatcher();
+        Callback::from(move |e: KeyboardEvent| {
+            if let Some(i) = crate::dom::rove(&e, "[role=tab]") {
+                dispatch.dispatch(Action::ShowTab(TABS[i].0));
+            }
+        })
     };
 
     let (title, sub, body) = match state.tab() {
@@ -59,10 +82,12 @@ pub fn tab_panel() -> Html {
     html! {
         <div class="domains">
             <h2>{ title }<span class="sub">{ sub }</span></h2>
-            <div class="tabs" role="tablist">
+            <div class="tabs" role="tablist" aria-label="views" {onkeydown}>
                 { for TABS.into_iter().map(tab_button) }
             </div>
-            { body }
+            <div role="tabpanel" id={PANEL_ID} aria-labelledby={tab_id(state.tab())} tabindex="-1">
+                { body }
+            </div>
         </div>
     }
 }

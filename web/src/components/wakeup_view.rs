@@ -90,7 +90,8 @@ fn patch_picker(
         <div class={classes!("patch-picker", format!("side-{tag}"))}>
             <div class="picker-head">
                 <span class="side-tag">{ tag.to_uppercase() }</span>
-                <select class="side-release" data-side={tag} onchange={on_release}>
+                <select class="side-release" data-side={tag} onchange={on_release}
+                    aria-label={format!("kernel release of side {}", tag.to_uppercase())}>
                     { for Release::all().into_iter().map(|r| html! {
                         <option value={r.to_string()} selected={r == set.release}>{ format!("v{r}") }</option>
                     }) }
