@@ -687,12 +687,49 @@ def keyboard(page, cfg):
     check(now == "tabpanel", f"the skip link moves the focus to the results (got {now})")
 
 
+def history(page, cfg):
+    """Back and Forward undo and redo: each change pushes a history entry (changes
+    within a second make one), and Back restores the previous scenario."""
+    page.open()
+    page.wait_for(".level-name")
+    start = page.hash
+    page.click('button.cpu[data-cpu="5"]')
+    page.until(lambda: page.attrs("button.selected", "data-cpu") == ["5"])
+    after_cpu = page.hash
+    time.sleep(1.2)  # past the coalescing window: the next change is its own entry
+    page.select("#release", "6.1")
+    page.until(lambda: page.hash != after_cpu)
+    after_release = page.hash
+    check(len({start, after_cpu, after_release}) == 3,
+          f"each change writes its own link ({start!r}, {after_cpu!r}, {after_release!r})")
+    page.driver.back()
+    page.until(lambda: page.js("return document.querySelector('#release').value") != "6.1")
+    release = page.js("return document.querySelector('#release').value")
+    check(page.hash == after_cpu and release != "6.1",
+          f"Back undoes the kernel change (release {release!r}, link {page.hash!r})")
+    page.driver.back()
+    page.until(lambda: page.attrs("button.selected", "data-cpu") == ["0"])
+    check(page.attrs("button.selected", "data-cpu") == ["0"],
+          "a second Back undoes the CPU change")
+    page.driver.forward()
+    page.until(lambda: page.attrs("button.selected", "data-cpu") == ["5"])
+    check(page.attrs("button.selected", "data-cpu") == ["5"], "Forward redoes it")
+    page.click('button.cpu[data-cpu="6"]')
+    page.click('button.cpu[data-cpu="7"]')
+    page.until(lambda: page.attrs("button.selected", "data-cpu") == ["7"])
+    page.driver.back()
+    page.until(lambda: page.attrs("button.selected", "data-cpu") != ["7"])
+    got = page.attrs("button.selected", "data-cpu")
+    check(got == ["5"], f"two quick clicks are one entry: Back returns to CPU 5 (got {got})")
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
     serving,
     accessibility,
     keyboard,
+    history,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,

@@ -1,8 +1,11 @@
 //! The page: header, link banner, controls, the machine drawing and the right panel.
 //!
 //! The URL fragment is a projection of the state (`core::scenario`): read once when the
-//! reducer starts and again on `hashchange`, written back with `history.replaceState`
+//! reducer starts and again on `hashchange` (which Back and Forward fire), written back
 //! whenever the state's encoding changes, so the address bar is always a shareable link.
+//! A change the user makes pushes a history entry, so Back and Forward undo and redo;
+//! changes within [`COALESCE_MS`] of the last push (typing, dragging) replace it instead,
+//! and so do the first canonical write of a link and a bad link's repair.
 
 use gloo_events::EventListener;
 use wasm_bindgen::JsValue;
@@ -21,16 +24,46 @@ fn current_hash() -> String {
         .unwrap_or_default()
 }
 
-/// Writes the fragment without adding a history entry or firing `hashchange`.
-fn replace_hash(fragment: &str) {
+/// Changes closer together than this (ms) make one history entry.
+const COALESCE_MS: f64 = 1000.0;
+
+thread_local! {
+    /// `performance.now()` of the last pushed entry.
+    static LAST_PUSH: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NEG_INFINITY) };
+}
+
+/// Whether a write pushes an entry: the address bar holds another scenario already
+/// (not the page's first write), the last push is older than [`COALESCE_MS`], and the
+/// write is not the repair of a bad link.
+fn pushes(current: &str, now_ms: f64, last_push_ms: f64, repairing: bool) -> bool {
+    !current.is_empty() && !repairing && now_ms - last_push_ms >= COALESCE_MS
+}
+
+/// Writes the fragment, pushing a history entry or replacing the current one (see the
+/// module doc); neither fires `hashchange`.
+fn write_hash(fragment: &str, repairing: bool) {
     let Some(w) = web_sys::window() else {
         return;
     };
-    if current_hash().trim_start_matches('#') == fragment {
+    let current = current_hash();
+    let current = current.trim_start_matches('#');
+    if current == fragment {
         return;
     }
-    if let Ok(history) = w.history() {
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{fragment}")));
+    let Ok(history) = w.history() else {
+        return;
+    };
+    let url = format!("#{fragment}");
+    let now = w.performance().map_or(0.0, |p| p.now());
+    if pushes(current, now, LAST_PUSH.get(), repairing) {
+        if history
+            .push_state_with_url(&JsValue::NULL, "", Some(&url))
+            .is_ok()
+        {
+            LAST_PUSH.set(now);
+        }
+    } else {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
     }
 }
 
@@ -45,6 +78,9 @@ pub fn app() -> Html {
         use_effect_with((), move |_| {
             let listener = web_sys::window().map(|w| {
                 EventListener::new(&w, "hashchange", move |_| {
+                    // Back, Forward or a typed link: the next change starts a new entry
+                    // rather than coalescing into (and overwriting) this one.
+                    LAST_PUSH.set(f64::NEG_INFINITY);
                     dispatcher.dispatch(Action::LoadFragment(current_hash()));
                 })
             });
@@ -55,7 +91,9 @@ pub fn app() -> Html {
     // The banner is part of the key so a bad link in the address bar is replaced by
     // the scenario the page kept, even though that scenario did not change.
     let fragment = state.fragment();
-    use_effect_with((fragment, state.banner.clone()), |(f, _)| replace_hash(f));
+    use_effect_with((fragment, state.banner.clone()), |(f, banner)| {
+        write_hash(f, banner.is_some())
+    });
 
     let on_select = {
         let dispatcher = state.dispatcher();
@@ -123,5 +161,32 @@ pub fn app() -> Html {
                 </section>
             </main>
         </ContextProvider<AppContext>>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pushes, COALESCE_MS};
+
+    #[test]
+    fn a_change_pushes_unless_first_coalesced_or_a_repair() {
+        let long_ago = f64::NEG_INFINITY;
+        assert!(
+            pushes("v1:abc", 5000.0, long_ago, false),
+            "a user's change pushes"
+        );
+        assert!(
+            !pushes("", 5000.0, long_ago, false),
+            "the page's first write replaces"
+        );
+        assert!(
+            !pushes("v1:abc", 5000.0, long_ago, true),
+            "a bad link's repair replaces"
+        );
+        assert!(
+            !pushes("v1:abc", 5000.0, 5000.0 - COALESCE_MS / 2.0, false),
+            "typing within the window coalesces"
+        );
+        assert!(pushes("v1:abc", 5000.0, 5000.0 - COALESCE_MS, false));
     }
 }
