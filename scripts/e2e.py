@@ -723,6 +723,103 @@ def history(page, cfg):
     check(got == ["5"], f"two quick clicks are one entry: Back returns to CPU 5 (got {got})")
 
 
+def share(page, cfg):
+    """The Share menu on a page without a clipboard API (as over plain HTTP): each copy
+    says what happened and throws nothing, the link is the address bar's, and it opens
+    the same scenario in a fresh browser profile."""
+    page.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__errors = [];
+        addEventListener('error', e => window.__errors.push(String(e.message)));
+        addEventListener('unhandledrejection', e => window.__errors.push(String(e.reason)));"""})
+    page.open(fragment(TEACHING))
+    page.wait_for(".decision")
+    page.js("Object.defineProperty(Navigator.prototype, 'clipboard',"
+            " {get: () => undefined, configurable: true})")
+    page.click(".share > summary")
+    link = page.js("return document.querySelector('#share-link').value")
+    check(link == page.url + page.hash, f"the link is the address bar's ({link!r})")
+    got = {}
+    for button in ("Copy link", "Copy snippet", "Copy Markdown"):
+        page.js("[...document.querySelectorAll('.share-body button')]"
+                ".find(b => b.textContent === arguments[0]).click()", button)
+        what = button.split()[1]
+        got[button] = page.until(lambda: what in (page.text(".share-feedback") or "")
+                                 and page.text(".share-feedback"), timeout=5)
+    check(all(("Copied the" in t or "press Ctrl+C" in t) for t in got.values()),
+          f"each copy says what happened without a clipboard API (got {got})")
+    errors = page.js("return window.__errors")
+    check(errors == [], f"and nothing throws (got {errors})")
+    snippet = page.js("return document.querySelector('#share-embed').value")
+    md = page.js("return document.querySelector('#share-md').value")
+    check(snippet.startswith("<iframe src=\"") and "?embed#v1:" in snippet and 'width="800"' in snippet,
+          f"the snippet embeds the embed view at 800x450 ({snippet[:90]!r}...)")
+    check(md.endswith("(" + link + ")"), f"the Markdown links the same address ({md[:60]!r}...)")
+    workdir = tempfile.mkdtemp(prefix="schedlab-share-")
+    fresh = start_browser(workdir)
+    try:
+        other = Page(fresh, page.url)
+        fresh.get(link)
+        other.wait_for(".decision")
+        chosen = other.texts(".decision .chosen-cpu")
+        mine = page.texts(".decision .chosen-cpu")
+        check(other.hash == page.hash and chosen == mine and chosen,
+              f"the link opens the same decisions in a fresh profile (here {mine}, there {chosen})")
+    finally:
+        fresh.quit()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def embed(page, cfg):
+    """The embed view in an iframe of each size the Share menu offers: the chosen view
+    under a one-line header with an "open in schedlab" link, no pickers or tab bar, and
+    the frame's page itself never scrolls."""
+    # The host page comes from a second server on another port: another origin, as a
+    # slide or a doc would be, but local (Chromium refuses a public page, data: or
+    # about:blank, a frame on 127.0.0.1).
+    hostdir = tempfile.mkdtemp(prefix="schedlab-host-")
+    server = subprocess.Popen([sys.executable, "scripts/httpd.py", hostdir, "0",
+                               os.path.join(hostdir, "port")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port = page.until(lambda: os.path.exists(os.path.join(hostdir, "port"))
+                          and open(os.path.join(hostdir, "port")).read().strip(), timeout=10)
+        embed_in(page, cfg, hostdir, f"http://127.0.0.1:{port}/")
+    finally:
+        server.kill()
+        server.wait()
+        shutil.rmtree(hostdir, ignore_errors=True)
+
+
+def embed_in(page, cfg, hostdir, host_url):
+    for scenario, view, sizes in ((TEACHING, "wake-up", ((800, 450), (1280, 720))),
+                                  ({"machine": "kunpeng920-6426", "patches": "6.8"}, "domains",
+                                   ((800, 450),))):
+        for w, h in sizes:
+            src = page.url + "?embed#" + fragment(scenario)
+            host = (f'<!doctype html><title>host</title><body style="margin:8px"><iframe src="{src}"'
+                    f' width="{w}" height="{h}" style="border:1px solid #999"></iframe></body>')
+            with open(os.path.join(hostdir, f"{view}-{w}.html"), "w") as f:
+                f.write(host)
+            page.driver.get(f"{host_url}{view}-{w}.html")
+            page.driver.switch_to.frame(page.driver.find_element(By.TAG_NAME, "iframe"))
+            try:
+                page.wait_for(".decision" if view == "wake-up" else ".level-name")
+                found = page.js(
+                    "const d = document.documentElement;"
+                    "return {open: !!document.querySelector('.embed-header a[target=_blank]'),"
+                    " tabs: document.querySelectorAll('[role=tab]').length,"
+                    " pickers: document.querySelectorAll('#preset, #release').length,"
+                    " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight}")
+            finally:
+                page.driver.switch_to.default_content()
+            check(found["open"] and found["tabs"] == 0 and found["pickers"] == 0,
+                  f"{view} at {w}x{h}: the embed header and view only ({found})")
+            check(found["sw"] <= found["iw"] and found["sh"] <= found["ih"],
+                  f"{view} at {w}x{h}: the frame's page does not scroll ({found})")
+            if view == "wake-up" and w == 800:
+                page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png"))
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
@@ -730,6 +827,8 @@ JOURNEYS = [
     accessibility,
     keyboard,
     history,
+    share,
+    embed,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,

@@ -14,8 +14,21 @@ use yew::prelude::*;
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
 use crate::components::machine_view::MachineView;
+use crate::components::share::ShareMenu;
 use crate::components::tabs::{TabPanel, PANEL_ID};
 use crate::state::{Action, AppContext, AppState, View};
+
+/// Whether the page is the embed view (`?embed` in the address, as the Share menu's
+/// iframe snippet writes it): the chosen view alone under a one-line header.
+fn embedded() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .is_some_and(|q| {
+            q.trim_start_matches('?')
+                .split('&')
+                .any(|kv| kv == "embed" || kv.starts_with("embed="))
+        })
+}
 
 /// The current `location.hash`, or "" outside a browser.
 fn current_hash() -> String {
@@ -133,6 +146,38 @@ pub fn app() -> Html {
             </div>
         }
     });
+    if embedded() {
+        // One view, no pickers: a wake-up keeps the drawing beside its decisions.
+        let open = format!(
+            "{}#{}",
+            web_sys::window()
+                .and_then(|w| w.location().pathname().ok())
+                .unwrap_or_default(),
+            state.fragment()
+        );
+        return html! {
+            <ContextProvider<AppContext> context={state.clone()}>
+                <div class={classes!("embed", wake.then_some("embed-wake"))}>
+                    <header class="embed-header">
+                        <strong>{ "schedlab" }</strong>
+                        <span class="embed-title">
+                            { format!("{} · v{}", state.machine().name, state.patches()) }
+                        </span>
+                        <a href={open} target="_blank" rel="noopener">{ "open in schedlab ↗" }</a>
+                    </header>
+                    { for banner }
+                    <main class="embed-main">
+                        if wake {
+                            <section class="panel machine-panel" aria-label="machine">{ machine }</section>
+                        }
+                        <section class="panel domain-panel" aria-label="results">
+                            <TabPanel embed=true />
+                        </section>
+                    </main>
+                </div>
+            </ContextProvider<AppContext>>
+        };
+    }
     html! {
         <ContextProvider<AppContext> context={state.clone()}>
             // Drawn only when focused: the first Tab stop, past the header, the pickers
@@ -146,6 +191,7 @@ pub fn app() -> Html {
                 <p class="tagline">
                     { "The Linux scheduler's sched-domain building and wake-up placement, for machines you may not have." }
                 </p>
+                <ShareMenu />
             </header>
             { for banner }
             <Controls />

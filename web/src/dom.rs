@@ -4,7 +4,9 @@
 //! is ignored instead of panicking.
 
 use wasm_bindgen::JsCast;
-use web_sys::{Element, HtmlElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
+use web_sys::{
+    Element, HtmlDocument, HtmlElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement,
+};
 use yew::{Event, KeyboardEvent, TargetCast};
 
 /// The value of the `<select>` an event came from.
@@ -76,6 +78,92 @@ pub fn rove(e: &KeyboardEvent, selector: &str) -> Option<usize> {
     let _ = next.set_attribute("tabindex", "0");
     let _ = next.focus();
     Some(to)
+}
+
+thread_local! {
+    /// One do-nothing rejection handler, made once, for every clipboard promise.
+    static IGNORE_REJECTION: wasm_bindgen::closure::Closure<dyn FnMut(wasm_bindgen::JsValue)> =
+        wasm_bindgen::closure::Closure::new(|_: wasm_bindgen::JsValue| {});
+}
+
+/// How a copy went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copied {
+    /// Handed to the clipboard (the async Clipboard API, or `execCommand("copy")`).
+    Clipboard,
+    /// Neither worked (no clipboard API on plain HTTP, a refusal): the text is selected
+    /// in its field for the user to copy with Ctrl+C / Cmd+C.
+    Selected,
+}
+
+/// Copies `text`, falling back where the Clipboard API is missing (pages served over
+/// plain HTTP on a LAN have no `navigator.clipboard`; calling it there throws): first
+/// `navigator.clipboard.writeText()`, else `document.execCommand("copy")` on a
+/// temporary textarea, else the text is selected in the field `field_id` (an input or
+/// textarea showing it). Never throws.
+pub fn copy_text(text: &str, field_id: &str) -> Copied {
+    let Some(w) = web_sys::window() else {
+        return Copied::Selected;
+    };
+    let nav = w.navigator();
+    let has_api = js_sys::Reflect::get(nav.as_ref(), &"clipboard".into())
+        .is_ok_and(|c| !c.is_undefined() && !c.is_null());
+    if has_api {
+        // A refusal arrives later as a rejected promise; swallow it (the text is on
+        // screen in its field either way).
+        let promise = nav.clipboard().write_text(text);
+        IGNORE_REJECTION.with(|ignore| {
+            let _ = promise.catch(ignore);
+        });
+        return Copied::Clipboard;
+    }
+    let Some(doc) = w.document() else {
+        return Copied::Selected;
+    };
+    let via_command = (|| {
+        let area = doc
+            .create_element("textarea")
+            .ok()?
+            .dyn_into::<HtmlTextAreaElement>()
+            .ok()?;
+        area.set_value(text);
+        let _ = area.set_attribute("readonly", "");
+        let _ = area.set_attribute("class", "visually-hidden");
+        let body = doc.body()?;
+        body.append_child(&area).ok()?;
+        area.select();
+        let ok = doc
+            .clone()
+            .dyn_into::<HtmlDocument>()
+            .ok()
+            .and_then(|d| d.exec_command("copy").ok())
+            .unwrap_or(false);
+        area.remove();
+        Some(ok)
+    })()
+    .unwrap_or(false);
+    if via_command {
+        return Copied::Clipboard;
+    }
+    select_field(field_id);
+    Copied::Selected
+}
+
+/// Focuses and selects the text of the input or textarea with this id.
+pub fn select_field(id: &str) {
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    else {
+        return;
+    };
+    if let Some(i) = el.dyn_ref::<HtmlInputElement>() {
+        let _ = i.focus();
+        i.select();
+    } else if let Some(t) = el.dyn_ref::<HtmlTextAreaElement>() {
+        let _ = t.focus();
+        t.select();
+    }
 }
 
 #[cfg(test)]

@@ -6,14 +6,14 @@
 use schedlab_core::topology::Arch;
 use yew::prelude::*;
 
-use crate::dom::{select_value, textarea_value};
+use crate::dom::{copy_text, select_value, textarea_value, Copied};
 use crate::state::{Action, AppContext};
 
 #[function_component(CustomMachine)]
 pub fn custom_machine() -> Html {
     let text = use_state(String::new);
     let arch = use_state(|| None::<Arch>);
-    let copied = use_state(|| false);
+    let copied = use_state(|| None::<Copied>);
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
@@ -41,7 +41,7 @@ pub fn custom_machine() -> Html {
         let (text, arch, dispatcher) = (text.clone(), arch.clone(), state.dispatcher());
         let copied = copied.clone();
         Callback::from(move |_: MouseEvent| {
-            copied.set(false);
+            copied.set(None);
             dispatcher.dispatch(Action::LoadCustom {
                 text: (*text).clone(),
                 arch: *arch,
@@ -59,13 +59,7 @@ pub fn custom_machine() -> Html {
     let oncopy = {
         let json = json.clone().unwrap_or_default();
         let copied = copied.clone();
-        Callback::from(move |_: MouseEvent| {
-            if let Some(w) = web_sys::window() {
-                // The promise is fire-and-forget: the JSON is also on screen to select.
-                let _ = w.navigator().clipboard().write_text(&json);
-                copied.set(true);
-            }
-        })
+        Callback::from(move |_: MouseEvent| copied.set(Some(copy_text(&json, "custom-json-text"))))
     };
 
     html! {
@@ -100,8 +94,17 @@ pub fn custom_machine() -> Html {
             if let Some(json) = json {
                 <details class="custom-json">
                     <summary>{ "This machine as JSON" }</summary>
-                    <button onclick={oncopy}>{ if *copied { "Copied" } else { "Copy as JSON" } }</button>
-                    <pre tabindex="0" aria-label="this machine as JSON">{ json }</pre>
+                    <button onclick={oncopy}>{ match *copied {
+                        Some(Copied::Clipboard) => "Copied",
+                        _ => "Copy as JSON",
+                    } }</button>
+                    <span class="share-feedback" role="status" aria-live="polite">{
+                        if *copied == Some(Copied::Selected) {
+                            "No clipboard here (plain HTTP?): the JSON is selected, press Ctrl+C (⌘C) to copy it."
+                        } else { "" }
+                    }</span>
+                    <textarea id="custom-json-text" class="custom-json-text" readonly=true rows="12"
+                        aria-label="this machine as JSON" value={json} />
                 </details>
             }
         </section>

@@ -32,8 +32,15 @@ fn tab_id(tab: View) -> String {
     format!("tab-{i}")
 }
 
+#[derive(Properties, PartialEq, Default)]
+pub struct Props {
+    /// The embed view: the chosen tab's body alone, no tab bar.
+    #[prop_or_default]
+    pub embed: bool,
+}
+
 #[function_component(TabPanel)]
-pub fn tab_panel() -> Html {
+pub fn tab_panel(props: &Props) -> Html {
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
@@ -82,12 +89,16 @@ pub fn tab_panel() -> Html {
     html! {
         <div class="domains">
             <h2>{ title }<span class="sub">{ sub }</span></h2>
-            <div class="tabs" role="tablist" aria-label="views" {onkeydown}>
-                { for TABS.into_iter().map(tab_button) }
-            </div>
-            <div role="tabpanel" id={PANEL_ID} aria-labelledby={tab_id(state.tab())} tabindex="-1">
+            if props.embed {
                 { body }
-            </div>
+            } else {
+                <div class="tabs" role="tablist" aria-label="views" {onkeydown}>
+                    { for TABS.into_iter().map(tab_button) }
+                </div>
+                <div role="tabpanel" id={PANEL_ID} aria-labelledby={tab_id(state.tab())} tabindex="-1">
+                    { body }
+                </div>
+            }
         </div>
     }
 }
