@@ -376,7 +376,7 @@ def wakeup_shared_link(page, cfg):
     count = page.wait_for(".wakeup .count", pred=lambda t: t[0].startswith("125"))
     check(count[:1] == ["125 of 128 busy"], f"clicking CPU 1 makes it idle (got {count})")
     after = page.hash
-    check(after.startswith("#v1:") and after != before, "the URL fragment follows the state")
+    check(after.startswith("#v2:") and after != before, "the URL fragment follows the state")
 
 
 def wakeup_bad_link(page, cfg):
@@ -474,7 +474,7 @@ def simulate_inputs(page, cfg):
     two = dict(SIMULATE["sim"], workload={"kind": "tbench", "clients": 2})
     check(a2 == [native(cfg, two, "6.6")], f"2 clients rerun and match the CLI again (got {a2})")
     after = page.hash
-    check(after.startswith("#v1:") and after != before, "the URL fragment follows the simulation")
+    check(after.startswith("#v2:") and after != before, "the URL fragment follows the simulation")
 
     page.set_input("#sim-cpus", "node9")
     err = page.wait_for(".sim-error")
@@ -751,7 +751,7 @@ def share(page, cfg):
     check(errors == [], f"and nothing throws (got {errors})")
     snippet = page.js("return document.querySelector('#share-embed').value")
     md = page.js("return document.querySelector('#share-md').value")
-    check(snippet.startswith("<iframe src=\"") and "?embed#v1:" in snippet and 'width="800"' in snippet,
+    check(snippet.startswith("<iframe src=\"") and "?embed#v2:" in snippet and 'width="800"' in snippet,
           f"the snippet embeds the embed view at 800x450 ({snippet[:90]!r}...)")
     check(md.endswith("(" + link + ")"), f"the Markdown links the same address ({md[:60]!r}...)")
     workdir = tempfile.mkdtemp(prefix="schedlab-share-")

@@ -1,9 +1,9 @@
 //! The page's scenario and its URL projection.
 //!
 //! ```text
-//!  Scenario ──encode──▶ "v1:" + base64url(JSON)      (the link fragment after '#')
-//!     ▲                          │
-//!     └──────────decode──────────┘  version check · base64 · JSON · validate
+//!  Scenario ──encode──▶ "v2:" + base64url(deflate(JSON))   (the link fragment after '#')
+//!     ▲                          │     ("v1:" + base64url(JSON) still decodes)
+//!     └──────────decode──────────┘  version check · base64 · (inflate) · JSON · validate
 //!
 //!  Scenario { machine: ScenarioMachine (preset name | MachineSpec, built),
 //!             patches: PatchSet, cpu: CpuId, view,
@@ -16,8 +16,9 @@
 //! [`Scenario`]: the machine built, patch sets parsed, CPU lists as masks of that
 //! machine, CPU ids in range, the simulation one that can run. So a link either opens
 //! as it was shared or says what is wrong with it, and code holding a `Scenario` has
-//! nothing left to check. Old versions keep decoding: a future `v2` adds a module
-//! beside `v1`, it does not reinterpret `v1`.
+//! nothing left to check. Old versions keep decoding: `v2` ([`v2`]) is a new container
+//! (deflate) around `v1`'s JSON wire form, it does not reinterpret `v1`, and every v1
+//! link opens as it did (core/tests/fixtures/links.txt holds old ones).
 //!
 //! The wake-up part maps onto the `schedlab wake` state file ([`WakeScenario`]), so the
 //! page and the CLI explain a wake-up through the same `resolve()` and `wake_up()`.
@@ -42,7 +43,7 @@ use crate::wakeup::{wake_up, Decision, Trace, WakeEnv};
 use crate::workload::Workload;
 
 /// The version this build writes; [`decode`] reads it and every older one.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Links longer than this are refused before decoding (a machine spec with an explicit
 /// CPU list for 4096 CPUs stays well below it).
@@ -50,9 +51,9 @@ pub const MAX_FRAGMENT_BYTES: usize = 1 << 20;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ScenarioError {
-    #[error("this link does not hold a schedlab scenario: it should start with #v1: (got {0:?})")]
+    #[error("this link does not hold a schedlab scenario: it should start with #v2: or #v1: (got {0:?})")]
     NotAScenario(String),
-    #[error("this link is from schedlab scenario version {0}, which this page does not know (it reads v1); it may come from a newer schedlab")]
+    #[error("this link is from schedlab scenario version {0}, which this page does not know (it reads v1 and v2); it may come from a newer schedlab")]
     UnknownVersion(String),
     #[error("this link is {bytes} bytes long; links up to {MAX_FRAGMENT_BYTES} bytes are read")]
     TooLong { bytes: usize },
@@ -119,9 +120,18 @@ pub struct ScenarioMachine {
 }
 
 impl ScenarioMachine {
-    /// Builds `choice`.
+    /// Builds `choice`. A custom machine's explicit per-CPU spec that describes a
+    /// regular machine is kept in the regular form ([`MachineSpec::compact`], which
+    /// builds the identical machine), so its links stay short.
     pub fn new(choice: MachineChoice) -> Result<ScenarioMachine, ScenarioError> {
         let built = Arc::new(choice.build()?);
+        let choice = match choice {
+            MachineChoice::Spec(spec) => match spec.compact(&built) {
+                Some(short) => MachineChoice::Spec(Box::new(short)),
+                None => MachineChoice::Spec(spec),
+            },
+            preset => preset,
+        };
         Ok(ScenarioMachine { choice, built })
     }
 
@@ -483,6 +493,7 @@ fn parse_patches(text: &str) -> Result<PatchSet, ScenarioError> {
 /// one. Their field names, order and defaults are frozen: every v1 link ever written
 /// must keep opening, and a scenario must keep encoding to the same bytes.
 pub mod v1;
+pub mod v2;
 
 /// RFC 4648 §5 base64url: written without padding; read with or without it, and with
 /// any trailing bits (links written before this crate read them so).
@@ -496,9 +507,22 @@ const LINK_BASE64: GeneralPurpose = GeneralPurpose::new(
 
 /// The link fragment (without '#') for a scenario.
 pub fn encode(s: &Scenario) -> String {
+    format!(
+        "v{VERSION}:{}",
+        LINK_BASE64.encode(v2::pack(wire_json(s).as_bytes()))
+    )
+}
+
+/// The scenario's JSON wire form (v1's, which v2 deflates).
+pub fn wire_json(s: &Scenario) -> String {
     // Serialising plain structs of strings, numbers and options cannot fail.
-    let json = serde_json::to_string(&v1::ScenarioV1::from(s)).unwrap_or_default();
-    format!("v{VERSION}:{}", LINK_BASE64.encode(json.as_bytes()))
+    serde_json::to_string(&v1::ScenarioV1::from(s)).unwrap_or_default()
+}
+
+/// The v1 form of a scenario's link (uncompressed), which every schedlab since v1
+/// opens: for tests and for tools that read the JSON by eye.
+pub fn encode_v1(s: &Scenario) -> String {
+    format!("v1:{}", LINK_BASE64.encode(wire_json(s).as_bytes()))
 }
 
 /// Reads a link fragment (with or without the leading '#') into a typed scenario.
@@ -517,10 +541,17 @@ pub fn decode(fragment: &str) -> Result<Scenario, ScenarioError> {
     if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ScenarioError::NotAScenario(shorten(f)));
     }
-    if number != VERSION.to_string() {
-        return Err(ScenarioError::UnknownVersion(version.to_string()));
-    }
+    let deflated = match number {
+        "1" => false,
+        "2" => true,
+        _ => return Err(ScenarioError::UnknownVersion(version.to_string())),
+    };
     let bytes = base64url_decode(body).map_err(ScenarioError::Base64)?;
+    let bytes = if deflated {
+        v2::unpack(&bytes).map_err(ScenarioError::Base64)?
+    } else {
+        bytes
+    };
     let json = String::from_utf8(bytes)
         .map_err(|_| ScenarioError::Base64("its text is not UTF-8".to_string()))?;
     let s: v1::ScenarioV1 =

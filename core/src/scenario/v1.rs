@@ -13,7 +13,7 @@ pub struct ScenarioV1 {
     pub machine: MachineChoice,
     /// A patch set in the `6.6+cluster` syntax.
     pub patches: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub cpu: u32,
     #[serde(default)]
     pub view: View,
@@ -29,13 +29,13 @@ pub struct WakeSetupV1 {
     /// A kernel CPU list (`0-11,13-127`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub busy: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub waker: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub prev: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recent: Option<u32>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sync: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_idle_cores: Option<bool>,
@@ -54,7 +54,7 @@ pub struct SimSetupV1 {
     #[serde(default = "all_cpus")]
     pub cpus: String,
     pub duration_ms: u64,
-    #[serde(default = "seed_one")]
+    #[serde(default = "seed_one", skip_serializing_if = "is_seed_one")]
     pub seed: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweep: Vec<u32>,
@@ -66,6 +66,19 @@ fn all_cpus() -> String {
 
 fn seed_one() -> u64 {
     1
+}
+
+// Fields at their defaults are left out of links (they read back as the defaults).
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+fn is_seed_one(v: &u64) -> bool {
+    *v == seed_one()
 }
 
 impl From<&Scenario> for ScenarioV1 {

@@ -127,6 +127,67 @@ impl MachineSpec {
         }
     }
 
+    /// The same machine in the short regular form (counts per level, a numbering, and
+    /// the SLIT only if it is not the default), when an explicit per-CPU spec
+    /// describes a regular machine: `None` when it does not, or when it cannot be
+    /// built. The regular form is kept only if it builds exactly `self`'s machine
+    /// (every CPU's ids, the SLIT, the config), so nothing is guessed. Links carry
+    /// this form: a 384-CPU per-CPU spec is about 37 KB of JSON, its regular form
+    /// under 300 bytes.
+    /// `m` is `self.build()`'s machine, already built by the caller.
+    pub fn compact(&self, m: &Machine) -> Option<MachineSpec> {
+        let list = self.cpus.as_ref()?;
+        if self.hybrid || list.is_empty() || m.cpus.len() != list.len() {
+            return None;
+        }
+        let distinct = |f: &dyn Fn(&crate::topology::CpuTopo) -> u64| {
+            let mut v: Vec<u64> = m.cpus.iter().map(f).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len() as u32
+        };
+        let n = m.cpus.len() as u32;
+        let packages = distinct(&|t| t.package as u64);
+        let nodes = distinct(&|t| t.node.0 as u64);
+        let llcs = distinct(&|t| t.llc as u64);
+        let clusters = distinct(&|t| t.cluster as u64);
+        let cores = distinct(&|t| t.core as u64);
+        let divides = |a: u32, b: u32| b > 0 && a.is_multiple_of(b);
+        if !(divides(nodes, packages)
+            && divides(llcs, nodes)
+            && divides(cores, llcs)
+            && divides(cores, clusters)
+            && divides(n, cores))
+        {
+            return None;
+        }
+        let mut base = MachineSpec::regular(
+            &self.name,
+            &self.description,
+            self.arch,
+            packages,
+            nodes / packages,
+            llcs / nodes,
+            cores / llcs,
+            cores / clusters,
+            n / cores,
+            Numbering::Linear,
+        );
+        base.config = self.config;
+        base.node_reclaim_distance = self.node_reclaim_distance;
+        // SMT siblings next to each other, or the first thread of every core first.
+        if n > cores && m.cpus.len() > 1 && m.cpus[0].core != m.cpus[1].core {
+            base.numbering = Numbering::SmtSplit;
+        }
+        // One build: the default SLIT, replaced by the machine's if it differs.
+        let mut built = base.build().ok()?;
+        if built.numa_distance != m.numa_distance {
+            base.numa_distance = Some(m.numa_distance.clone());
+            built.numa_distance = m.numa_distance.clone();
+        }
+        (built == *m).then_some(base)
+    }
+
     /// Builds and validates the machine.
     pub fn build(&self) -> Result<Machine, TopologyError> {
         let config = self.config.unwrap_or(KernelConfig::SERVER);

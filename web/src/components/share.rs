@@ -3,8 +3,8 @@
 //! (`dom::copy_text`'s fallbacks) and says what happened.
 //!
 //! ```text
-//!  Share ▾  link      [https://…/#v1:…        ] [Copy link]      312 characters
-//!           embed     [800×450 ▾] [<iframe src="…?embed#v1:…" …>] [Copy snippet]
+//!  Share ▾  link      [https://…/#v2:…        ] [Copy link]      312 characters
+//!           embed     [800×450 ▾] [<iframe src="…?embed#v2:…" …>] [Copy snippet]
 //!           Markdown  [[schedlab: kunpeng920-6426, v6.8](…)]      [Copy Markdown]
 //! ```
 
