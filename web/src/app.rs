@@ -12,6 +12,7 @@ use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
 use crate::components::machine_view::MachineView;
 use crate::components::tabs::{TabPanel, PANEL_ID};
+use crate::components::theme_switch::ThemeSwitch;
 use crate::state::{Action, AppContext, AppState, View};
 
 /// The current `location.hash`, or "" outside a browser.
@@ -108,6 +109,7 @@ pub fn app() -> Html {
                 <p class="tagline">
                     { "The Linux scheduler's sched-domain building and wake-up placement, for machines you may not have." }
                 </p>
+                <ThemeSwitch />
             </header>
             { for banner }
             <Controls />
