@@ -35,6 +35,19 @@ fn replace_hash(fragment: &str) {
     }
 }
 
+/// The widest viewport, in CSS px, that static/style.css lays out for a phone (its
+/// `max-width: 640px` queries): there the machine drawing starts folded, so the tabs
+/// are on the first screen.
+const NARROW_PX: f64 = 640.0;
+
+/// Whether the viewport is a phone's (false outside a browser).
+fn narrow() -> bool {
+    web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .is_some_and(|w| w <= NARROW_PX)
+}
+
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::from_fragment(&current_hash()));
@@ -57,6 +70,33 @@ pub fn app() -> Html {
     // the scenario the page kept, even though that scenario did not change.
     let fragment = state.fragment();
     use_effect_with((fragment, state.banner.clone()), |(f, _)| replace_hash(f));
+
+    // The machine drawing is a <details>: open on wide screens (its summary is not
+    // drawn there), folded on a phone's, where 128 CPUs of 40 px buttons would push the
+    // tabs several screens down. Widening the window opens it, since the summary that
+    // would open it is not drawn there.
+    let drawing_open = use_state(|| !narrow());
+    {
+        let drawing_open = drawing_open.clone();
+        use_effect_with((), move |_| {
+            let listener = web_sys::window().map(|w| {
+                EventListener::new(&w, "resize", move |_| {
+                    if !narrow() {
+                        drawing_open.set(true);
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+    let on_drawing_toggle = {
+        let drawing_open = drawing_open.clone();
+        Callback::from(move |e: Event| {
+            if let Some(d) = e.target_dyn_into::<web_sys::HtmlDetailsElement>() {
+                drawing_open.set(d.open());
+            }
+        })
+    };
 
     let on_select = {
         let dispatcher = state.dispatcher();
@@ -118,7 +158,10 @@ pub fn app() -> Html {
             }
             <main class={classes!("layout", matches!(state.tab(), View::Wakeup | View::Simulate).then_some("wide-right"))}>
                 <section class="panel machine-panel" aria-label="machine">
-                    { machine }
+                    <details class="machine-fold" open={*drawing_open} ontoggle={on_drawing_toggle}>
+                        <summary>{ format!("Machine drawing · {} CPUs", state.machine().nr_cpus()) }</summary>
+                        { machine }
+                    </details>
                 </section>
                 <section class="panel domain-panel" aria-label="sched domains">
                     <TabPanel />
