@@ -757,9 +757,9 @@ def dark_mode(page, cfg):
     page.open()
     page.wait_for(".level-name")
     theme = page.js("return document.documentElement.dataset.theme")
-    pressed = page.attrs('.theme-switch [aria-pressed="true"]', "data-theme-choice")
+    pressed = page.attrs('.theme-switch [aria-checked="true"]', "data-theme-choice")
     check(theme == "auto" and pressed == ["auto"],
-          f"a first visit follows the system: data-theme auto, Auto pressed (got {theme}, {pressed})")
+          f"a first visit follows the system: data-theme auto, Auto checked (got {theme}, {pressed})")
     check(page_background(page) == LIGHT_BG, f"the system is light, so the page is (got {page_background(page)})")
     light = theme_properties(page)
     page.click('.theme-switch [data-theme-choice="dark"]')
@@ -772,7 +772,7 @@ def dark_mode(page, cfg):
     page.driver.refresh()
     early = page.js("return document.documentElement.dataset.theme")
     page.wait_for(".level-name")
-    pressed = page.attrs('.theme-switch [aria-pressed="true"]', "data-theme-choice")
+    pressed = page.attrs('.theme-switch [aria-checked="true"]', "data-theme-choice")
     check(early == "dark" and pressed == ["dark"] and page_background(page) == DARK_BG,
           f"the choice survives a reload (got {early}, {pressed}, {page_background(page)})")
     with emulated_scheme(page, "dark"):
@@ -809,7 +809,12 @@ def dark_mode(page, cfg):
     check(styled == ["rgb(22, 27, 34)", "rgb(183, 192, 202)", "rgb(22, 27, 34)", "rgb(44, 51, 61)"],
           f"the chart's background, text, legend and grid take the dark colours (got {styled})")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-dark-simulate.png"))
-    page.click('.theme-switch [data-theme-choice="auto"]')
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    page.js("document.querySelector('.theme-switch [aria-checked=true]').focus()")
+    ActionChains(page.driver).send_keys(Keys.ARROW_LEFT).send_keys(Keys.ARROW_LEFT).perform()
+    theme = page.js("return [document.documentElement.dataset.theme, document.activeElement.dataset.themeChoice]")
+    check(theme == ["auto", "auto"], f"the switch is one tab stop whose arrow keys choose: dark, Left, Left is auto (got {theme})")
     page.js("localStorage.removeItem('schedlab-theme')")
 
 

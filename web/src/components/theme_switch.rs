@@ -2,7 +2,7 @@
 //! or dark.
 //!
 //! ```text
-//!  [ Auto | Light | Dark ]  ─▶ localStorage["schedlab-theme"]
+//!  ( Auto | Light | Dark )  ─▶ localStorage["schedlab-theme"]
 //!                           ─▶ <html data-theme="auto|light|dark">  ─▶ static/style.css
 //! ```
 //!
@@ -92,27 +92,42 @@ fn apply(theme: Theme) {
     }
 }
 
+/// The ARIA radio group pattern: one tab stop (the chosen theme), arrow keys move the
+/// choice, so the switch costs the keyboard one Tab press on the way to the tabs.
 #[function_component(ThemeSwitch)]
 pub fn theme_switch() -> Html {
     let theme = use_state(current);
+    let choose = {
+        let theme = theme.clone();
+        move |t: Theme| {
+            apply(t);
+            theme.set(t);
+        }
+    };
     let button = |t: Theme| {
         let onclick = {
-            let theme = theme.clone();
-            Callback::from(move |_: MouseEvent| {
-                apply(t);
-                theme.set(t);
-            })
+            let choose = choose.clone();
+            Callback::from(move |_: MouseEvent| choose(t))
         };
-        let pressed = *theme == t;
+        let checked = *theme == t;
         html! {
-            <button class={classes!("seg", pressed.then_some("active"))} {onclick}
-                aria-pressed={pressed.to_string()} title={t.title()} data-theme-choice={t.as_str()}>
+            <button class={classes!("seg", checked.then_some("active"))} {onclick}
+                role="radio" aria-checked={checked.to_string()} tabindex={if checked { "0" } else { "-1" }}
+                title={t.title()} data-theme-choice={t.as_str()}>
                 { t.label() }
             </button>
         }
     };
+    let onkeydown = {
+        let choose = choose.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            if let Some(i) = crate::dom::rove(&e, "[role=radio]") {
+                choose(Theme::ALL[i]);
+            }
+        })
+    };
     html! {
-        <div class="theme-switch segmented" role="group" aria-label="Colour theme">
+        <div class="theme-switch segmented" role="radiogroup" aria-label="Colour theme" {onkeydown}>
             { for Theme::ALL.into_iter().map(button) }
         </div>
     }
