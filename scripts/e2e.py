@@ -641,6 +641,25 @@ def accessibility(page, cfg):
     page.wait_for("textarea")
     found = axe_violations(page)
     check(found == [], f"axe: no violations on the custom-machine form (got {found})")
+    # The same views in the dark theme the system asks for (the switch on auto).
+    with emulated_scheme(page, "dark"):
+        page.open()
+        page.wait_for(".level-name")
+        check(page_background(page) == DARK_BG,
+              f"with the system dark, the page is dark (got {page_background(page)})")
+        for name, nth in [("Domains", 1)] + views[1:]:
+            page.click(f".tabs button:nth-child({nth})")
+            time.sleep(0.3)
+            found = axe_violations(page)
+            check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
+        page.open(fragment(SIMULATE))
+        page.wait_for(".sim-status.done", timeout=180)
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations on the Simulate tab with results (got {found})")
+        page.select("#preset", "custom")
+        page.wait_for("textarea")
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations on the custom-machine form (got {found})")
 
 
 
@@ -820,6 +839,198 @@ def embed_in(page, cfg, hostdir, host_url):
                 page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png"))
 
 
+# ---------------------------------------------------------------- themes and small screens
+
+LIGHT_BG = "rgb(246, 247, 249)"  # --bg in static/style.css, light and dark
+DARK_BG = "rgb(14, 17, 22)"
+
+
+class emulated_scheme:
+    """`with emulated_scheme(page, "dark"):` the system's prefers-color-scheme (CDP)."""
+
+    def __init__(self, page, scheme):
+        self.page, self.scheme = page, scheme
+
+    def __enter__(self):
+        self.page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-color-scheme", "value": self.scheme}]})
+
+    def __exit__(self, *exc):
+        self.page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def page_background(page):
+    return page.js("return getComputedStyle(document.body).backgroundColor")
+
+
+def theme_properties(page):
+    """Every custom property static/style.css sets on :root, as the page resolves it."""
+    return page.js("""
+        const names = new Set();
+        for (const sheet of document.styleSheets) for (const r of sheet.cssRules)
+          if (r.selectorText === ':root') for (const n of r.style) if (n.startsWith('--')) names.add(n);
+        const cs = getComputedStyle(document.documentElement);
+        return Object.fromEntries([...names].sort().map(n => [n, cs.getPropertyValue(n).trim()]));""")
+
+
+def set_viewport(page, width, height):
+    """Sizes the window so that the page's own viewport is width x height."""
+    dw, dh = page.js("return [outerWidth - innerWidth, outerHeight - innerHeight]")
+    page.driver.set_window_size(width + dw, height + dh)
+    page.until(lambda: page.js("return innerWidth") == width, timeout=5)
+
+
+def dark_mode(page, cfg):
+    """The header's theme switch: auto follows the system, light and dark override it,
+    the choice survives a reload (applied before the app starts), both dark rule sets
+    agree, and axe finds no violation in dark on any tab."""
+    page.driver.set_script_timeout(60)
+    page.open()
+    page.js("localStorage.removeItem('schedlab-theme')")
+    page.open()
+    page.wait_for(".level-name")
+    theme = page.js("return document.documentElement.dataset.theme")
+    pressed = page.attrs('.theme-switch [aria-checked="true"]', "data-theme-choice")
+    check(theme == "auto" and pressed == ["auto"],
+          f"a first visit follows the system: data-theme auto, Auto checked (got {theme}, {pressed})")
+    check(page_background(page) == LIGHT_BG, f"the system is light, so the page is (got {page_background(page)})")
+    light = theme_properties(page)
+    page.click('.theme-switch [data-theme-choice="dark"]')
+    theme = page.js("return document.documentElement.dataset.theme")
+    check(theme == "dark" and page_background(page) == DARK_BG,
+          f"Dark turns the page dark (got data-theme {theme}, background {page_background(page)})")
+    dark = theme_properties(page)
+    same = sorted(k for k in dark if dark[k] == light.get(k) and k not in ("--mono", "--sans", "--span-line"))
+    check(len(dark) > 40 and not same, f"the dark set changes every colour (unchanged: {same})")
+    page.driver.refresh()
+    early = page.js("return document.documentElement.dataset.theme")
+    page.wait_for(".level-name")
+    pressed = page.attrs('.theme-switch [aria-checked="true"]', "data-theme-choice")
+    check(early == "dark" and pressed == ["dark"] and page_background(page) == DARK_BG,
+          f"the choice survives a reload (got {early}, {pressed}, {page_background(page)})")
+    with emulated_scheme(page, "dark"):
+        page.click('.theme-switch [data-theme-choice="auto"]')
+        auto_dark = theme_properties(page)
+        diff = sorted(k for k in dark if dark[k] != auto_dark.get(k))
+        check(not diff, f"auto in a dark system gives exactly the dark set (differ: {diff})")
+        page.click('.theme-switch [data-theme-choice="light"]')
+        check(page_background(page) == LIGHT_BG and theme_properties(page) == light,
+              f"Light overrides a dark system (got {page_background(page)})")
+    page.click('.theme-switch [data-theme-choice="dark"]')
+    for name, nth in [("Domains", 1), ("dmesg", 2), ("debugfs", 3), ("Wake-up", 4)]:
+        page.click(f".tabs button:nth-child({nth})")
+        time.sleep(0.3)
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
+    page.open(fragment(TEACHING))
+    page.wait_for('.decision[data-side="b"] .chosen-cpu')
+    page.click('.decision[data-side="b"] .focus')
+    time.sleep(0.3)
+    found = axe_violations(page)
+    check(found == [], f"axe, dark: no violations on the wake-up teaching case, probes shown (got {found})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-dark-wakeup.png"))
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    found = axe_violations(page)
+    check(found == [], f"axe, dark: no violations on the Simulate tab with results (got {found})")
+    styled = page.js("""
+        const svg = document.querySelector('.sim-chart svg');
+        const fill = e => e && getComputedStyle(e).fill;
+        return [getComputedStyle(svg.parentElement).backgroundColor,
+                fill(svg.querySelector('text')), fill(svg.querySelector('.legend-bg')),
+                getComputedStyle(svg.querySelector('line.grid')).stroke]""")
+    check(styled == ["rgb(22, 27, 34)", "rgb(183, 192, 202)", "rgb(22, 27, 34)", "rgb(44, 51, 61)"],
+          f"the chart's background, text, legend and grid take the dark colours (got {styled})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-dark-simulate.png"))
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    page.js("document.querySelector('.theme-switch [aria-checked=true]').focus()")
+    ActionChains(page.driver).send_keys(Keys.ARROW_LEFT).send_keys(Keys.ARROW_LEFT).perform()
+    theme = page.js("return [document.documentElement.dataset.theme, document.activeElement.dataset.themeChoice]")
+    check(theme == ["auto", "auto"], f"the switch is one tab stop whose arrow keys choose: dark, Left, Left is auto (got {theme})")
+    page.js("localStorage.removeItem('schedlab-theme')")
+
+
+MOBILE = (390, 844)
+
+# Every button and select drawn, smaller than 40 px in width or height, as
+# [[width, height, description]]; the skip link (off screen until focused) is not drawn.
+SMALL_TARGETS = """
+    return [...document.querySelectorAll('button, select, summary')].filter(e => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && r.bottom + scrollY > 0 && e.checkVisibility()
+        && Math.min(r.width, r.height) < 40;
+    }).map(e => { const r = e.getBoundingClientRect();
+      return [Math.round(r.width), Math.round(r.height),
+              e.tagName + '.' + e.className + ' ' + e.textContent.trim().slice(0, 20)]; });"""
+
+
+def mobile_layout(page, cfg):
+    """At 390x844 (a phone): the tabs are on the first screen (the machine drawing is
+    folded, and opens), no tab scrolls sideways, and every button and select is at
+    least 40 px a side; the wake-up columns and the chart fit."""
+    try:
+        set_viewport(page, *MOBILE)
+        page.open()
+        page.wait_for(".level-name")
+        folded = page.js("return !document.querySelector('details.machine-fold').open")
+        top = page.js("return document.querySelector('[role=tablist]').getBoundingClientRect().top")
+        check(folded and top < MOBILE[1] - 40,
+              f"the drawing starts folded and the tab bar is on the first screen (folded {folded}, top {top:.0f} px)")
+        page.click("details.machine-fold > summary")
+        cpus = page.until(lambda: page.js(
+            "return [...document.querySelectorAll('button.cpu')].filter(b => b.checkVisibility()).length"), timeout=5)
+        check(cpus == 128, f"its summary opens the drawing: 128 CPUs (got {cpus})")
+        page.js("document.querySelector('button.cpu[data-cpu=\"5\"]').scrollIntoView({block: 'center'})")
+        page.click('button.cpu[data-cpu="5"]')
+        head = page.wait_for(".domains h2", pred=lambda t: "CPU 5" in t[0])
+        check(head and "CPU 5" in head[0], f"a tap on CPU 5 shows its domains (got {head[:1]})")
+        for name, nth in [("Domains", 1), ("dmesg", 2), ("debugfs", 3), ("Wake-up", 4), ("Simulate", 5)]:
+            page.click(f".tabs button:nth-child({nth})")
+            time.sleep(0.3)
+            width = page.js("return document.documentElement.scrollWidth")
+            check(width <= MOBILE[0], f"{name}: the page is no wider than the screen ({width} <= {MOBILE[0]} px)")
+            small = page.js(SMALL_TARGETS)
+            check(small == [], f"{name}: every button and select is at least 40 px a side (smaller: {small[:4]})")
+        page.open(fragment(TEACHING))
+        page.wait_for('.decision[data-side="b"] .chosen-cpu')
+        fit = page.js("""
+            const w = innerWidth, out = [];
+            for (const e of document.querySelectorAll('.decision, .patch-picker'))
+              if (e.getBoundingClientRect().right > w) out.push(e.className + ' right ' + e.getBoundingClientRect().right);
+            for (const dl of document.querySelectorAll('.costs')) {
+              const dts = dl.querySelectorAll('dt'), dds = dl.querySelectorAll('dd');
+              dts.forEach((dt, i) => { const a = dt.getBoundingClientRect(), b = dds[i].getBoundingClientRect();
+                if (a.right > b.left && a.bottom > b.top && b.bottom > a.top) out.push(dt.textContent + ' overlaps ' + dds[i].textContent); });
+            }
+            return [document.documentElement.scrollWidth, out];""")
+        check(fit[0] <= MOBILE[0] and fit[1] == [],
+              f"wake-up, A against B: both pickers and decisions fit, no figure overlaps its label (got {fit})")
+        small = page.js(SMALL_TARGETS)
+        check(small == [], f"wake-up, A against B: no button or select under 40 px (smaller: {small[:4]})")
+        page.js("document.querySelector('.decisions').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-wakeup.png"))
+        page.open(fragment(SIMULATE))
+        page.wait_for(".sim-status.done", timeout=180)
+        fit = page.js("return [document.documentElement.scrollWidth,"
+                      " document.querySelector('.sim-chart svg').getBoundingClientRect().right]")
+        check(fit[0] <= MOBILE[0] and fit[1] <= MOBILE[0],
+              f"Simulate with results: the page and the chart fit the screen (got {fit})")
+        small = page.js(SMALL_TARGETS)
+        check(small == [], f"Simulate with results: no button or select under 40 px (smaller: {small[:4]})")
+        page.js("document.querySelector('.sim-chart').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-simulate.png"))
+        page.open()
+        page.wait_for(".level-name")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
+    page.open()
+    page.wait_for(".level-name")
+    opened = page.js("return document.querySelector('details.machine-fold').open")
+    check(opened, f"back at {VIEWPORT[0]} px the drawing is open (got {opened})")
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
@@ -839,6 +1050,8 @@ JOURNEYS = [
     simulate_seed01_example,
     simulate_long_run,
     link_budget,
+    dark_mode,
+    mobile_layout,
 ]
 
 

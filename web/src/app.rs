@@ -16,6 +16,7 @@ use crate::components::custom_machine::CustomMachine;
 use crate::components::machine_view::MachineView;
 use crate::components::share::ShareMenu;
 use crate::components::tabs::{TabPanel, PANEL_ID};
+use crate::components::theme_switch::ThemeSwitch;
 use crate::state::{Action, AppContext, AppState, View};
 
 /// Whether the page is the embed view (`?embed` in the address, as the Share menu's
@@ -80,6 +81,19 @@ fn write_hash(fragment: &str, repairing: bool) {
     }
 }
 
+/// The widest viewport, in CSS px, that static/style.css lays out for a phone (its
+/// `max-width: 640px` queries): there the machine drawing starts folded, so the tabs
+/// are on the first screen.
+const NARROW_PX: f64 = 640.0;
+
+/// Whether the viewport is a phone's (false outside a browser).
+fn narrow() -> bool {
+    web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .is_some_and(|w| w <= NARROW_PX)
+}
+
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::from_fragment(&current_hash()));
@@ -107,6 +121,33 @@ pub fn app() -> Html {
     use_effect_with((fragment, state.banner.clone()), |(f, banner)| {
         write_hash(f, banner.is_some())
     });
+
+    // The machine drawing is a <details>: open on wide screens (its summary is not
+    // drawn there), folded on a phone's, where 128 CPUs of 40 px buttons would push the
+    // tabs several screens down. Widening the window opens it, since the summary that
+    // would open it is not drawn there.
+    let drawing_open = use_state(|| !narrow());
+    {
+        let drawing_open = drawing_open.clone();
+        use_effect_with((), move |_| {
+            let listener = web_sys::window().map(|w| {
+                EventListener::new(&w, "resize", move |_| {
+                    if !narrow() {
+                        drawing_open.set(true);
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+    let on_drawing_toggle = {
+        let drawing_open = drawing_open.clone();
+        Callback::from(move |e: Event| {
+            if let Some(d) = e.target_dyn_into::<web_sys::HtmlDetailsElement>() {
+                drawing_open.set(d.open());
+            }
+        })
+    };
 
     let on_select = {
         let dispatcher = state.dispatcher();
@@ -192,6 +233,7 @@ pub fn app() -> Html {
                     { "The Linux scheduler's sched-domain building and wake-up placement, for machines you may not have." }
                 </p>
                 <ShareMenu />
+                <ThemeSwitch />
             </header>
             { for banner }
             <Controls />
@@ -200,7 +242,10 @@ pub fn app() -> Html {
             }
             <main class={classes!("layout", matches!(state.tab(), View::Wakeup | View::Simulate).then_some("wide-right"))}>
                 <section class="panel machine-panel" aria-label="machine">
-                    { machine }
+                    <details class="machine-fold" open={*drawing_open} ontoggle={on_drawing_toggle}>
+                        <summary>{ format!("Machine drawing · {} CPUs", state.machine().nr_cpus()) }</summary>
+                        { machine }
+                    </details>
                 </section>
                 <section class="panel domain-panel" aria-label="sched domains">
                     <TabPanel />

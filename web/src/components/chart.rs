@@ -13,6 +13,13 @@
 //! numbers, dashed by the style sheet) and `data-side="a|b"`; a series drawn with
 //! dots has one `<circle>` per point; the axes and tick marks are `<line>`s, so every
 //! polyline is a series. `.sim-chart` carries the counts as data attributes.
+//!
+//! Colours: plotters writes literal colours into presentation attributes, which any
+//! CSS rule overrides. So that the style sheet's light and dark themes colour the whole
+//! chart, the grid lines get `class="grid"`, the axes `class="axis"`, the legend's box
+//! `legend-bg` and `legend-border` and its keys `key-a|key-b`; the text is styled as
+//! `.sim-chart text`. The colours below are the light theme's, for a chart without
+//! the style sheet.
 
 use plotters::prelude::*;
 use plotters_backend::{
@@ -222,7 +229,39 @@ fn svg(props: &ChartProps) -> Result<String, String> {
         .filter(|s| !s.published)
         .map(|s| (svg_colour("fill", s.colour()), s.side_attr()))
         .collect();
+    let grid = [
+        (svg_colour("stroke", AXIS), r#"class="axis""#.to_string()),
+        (svg_colour("stroke", GRID), r#"class="grid""#.to_string()),
+    ];
+    let legend = [
+        (
+            svg_colour("fill", WHITE),
+            r#"class="legend-bg""#.to_string(),
+        ),
+        (
+            svg_colour("stroke", GRID),
+            r#"class="legend-border""#.to_string(),
+        ),
+        (
+            svg_colour("fill", SIDE_COLOUR[0]),
+            r#"class="key-a""#.to_string(),
+        ),
+        (
+            svg_colour("fill", SIDE_COLOUR[1]),
+            r#"class="key-b""#.to_string(),
+        ),
+        (
+            svg_colour("fill", PUBLISHED_COLOUR[0]),
+            r#"class="key-a""#.to_string(),
+        ),
+        (
+            svg_colour("fill", PUBLISHED_COLOUR[1]),
+            r#"class="key-b""#.to_string(),
+        ),
+    ];
     let out = tag_elements(&out, "<polyline", &lines);
+    let out = tag_elements(&out, "<line", &grid);
+    let out = tag_elements(&out, "<rect", &legend);
     Ok(tag_elements(&out, "<circle", &dots))
 }
 
@@ -231,20 +270,23 @@ fn svg_colour(attr: &str, c: RGBColor) -> String {
     format!(r##"{attr}="#{:02X}{:02X}{:02X}""##, c.0, c.1, c.2)
 }
 
-/// Gives each element opened by `open` (`<polyline`, `<circle`) that contains one of
-/// `tags`' colour attributes that entry's attributes.
+/// Gives each element opened by `open` (`<polyline`, `<circle`, `<line` …; the name
+/// must end there, so `<line` does not take `<linearGradient`) whose opening tag holds
+/// one of `tags`' colour attributes that entry's attributes.
 fn tag_elements(svg: &str, open: &str, tags: &[(String, String)]) -> String {
     let mut out = String::with_capacity(svg.len() + 64 * tags.len());
     let mut rest = svg;
     while let Some(i) = rest.find(open) {
         let (before, from) = rest.split_at(i);
-        let end = from.find("/>").map_or(from.len(), |e| e + 2);
+        // The opening tag: plotters writes no `>` inside attribute values.
+        let end = from.find('>').map_or(from.len(), |e| e + 1);
+        let named = from[open.len()..].starts_with([' ', '/', '>']);
         let (element, after) = from.split_at(end);
         out.push_str(before);
         out.push_str(open);
         if let Some((_, attrs)) = tags
             .iter()
-            .find(|(stroke, _)| element.contains(stroke.as_str()))
+            .find(|(colour, _)| named && element.contains(colour.as_str()))
         {
             out.push(' ');
             out.push_str(attrs);
@@ -411,5 +453,36 @@ mod tests {
             svg.contains(">\n8\n</text>"),
             "the scales label the x axis: {svg}"
         );
+    }
+
+    /// The style sheet colours the chart by class (light and dark themes): every grid
+    /// line, axis and legend rectangle is tagged.
+    #[test]
+    fn the_style_sheet_can_colour_every_line_and_box() {
+        let props = ChartProps {
+            label: "test".into(),
+            x: XAxis::Ms(60.0),
+            x_desc: "ms".into(),
+            y_desc: "MB/s".into(),
+            series: vec![Series {
+                side: 1,
+                label: "B".into(),
+                points: vec![(0.0, 1.0), (60.0, 2.0)],
+                published: false,
+            }],
+            dots: false,
+        };
+        let svg = svg(&props).expect("draws");
+        let lines = svg.matches("<line").count();
+        let tagged = svg.matches(r#"<line class="axis""#).count()
+            + svg.matches(r#"<line class="grid""#).count();
+        assert!(lines > 0 && tagged == lines, "{tagged} of {lines}: {svg}");
+        for class in ["legend-bg", "legend-border", "key-b"] {
+            assert!(
+                svg.contains(&format!(r#"<rect class="{class}""#)),
+                "{class}: {svg}"
+            );
+        }
+        assert_eq!(svg.matches("<rect").count(), 4, "{svg}");
     }
 }

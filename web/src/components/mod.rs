@@ -10,4 +10,5 @@ pub mod sim_results;
 pub mod sim_setup;
 pub mod sim_view;
 pub mod tabs;
+pub mod theme_switch;
 pub mod wakeup_view;
