@@ -329,6 +329,10 @@ impl Simulator {
             env.domains.try_cpu(c).map_or(1, |d| d.sd_llc_size)
         });
         state.hz = 1_000_000_000 / tick_ns;
+        // sched_init(): "rq->avg_idle = 2*sysctl_sched_migration_cost; rq->wake_stamp =
+        // jiffies; rq->wake_avg_idle = rq->avg_idle;" (core.c v5.14-v6.6).
+        state.sis_prop.avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
+        state.sis_prop.wake_avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
         for (c, rq) in state.rqs.iter_mut().enumerate() {
             rq.capacity = machine.cpus[c].capacity as u64;
             rq.active = online.test_cpu(CpuId(c as u32));
