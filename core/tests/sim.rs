@@ -17,6 +17,7 @@ use common::preset as machine;
 fn spec(m: &str, cpus: &str, w: Workload, patches: &str, ms: u64) -> RunSpec {
     RunSpec {
         check_invariants: true,
+        cost_terms: Default::default(),
         ..RunSpec::on_preset(m, cpus, patches.parse().unwrap(), w, ms, 7).unwrap()
     }
 }
@@ -131,7 +132,7 @@ fn random_workload_is_deterministic() {
     assert_eq!(run(&s).digest, RANDOM_WORKLOAD_DIGEST);
 }
 
-const RANDOM_WORKLOAD_DIGEST: &str = "5c03fbb052584014";
+const RANDOM_WORKLOAD_DIGEST: &str = "2c8daf18e8893df7";
 
 #[test]
 fn every_workload_conserves_tasks() {
@@ -339,6 +340,7 @@ fn event_queue_stays_bounded() {
         duration: SimTime::from_ms(20),
         warmup: SimTime::from_ms(1),
         check_invariants: false,
+        cost_terms: Default::default(),
     })
     .unwrap();
     let mut max = 0;

@@ -98,7 +98,7 @@ mod ttwu;
 
 use thiserror::Error;
 
-use crate::cost::{CostModel, RqLock, SharedLines};
+use crate::cost::{CacheShare, CostModel, CostTerms, RqLock, SharedLines};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::metrics::{fnv, Metrics, FNV_OFFSET, MAX_SERIES};
 use crate::patch::PatchSet;
@@ -156,6 +156,8 @@ pub struct SimConfig {
     pub warmup: SimTime,
     /// Check the conservation invariants after every event (tests).
     pub check_invariants: bool,
+    /// The cost terms priced (all by default; switched off to measure one).
+    pub cost_terms: CostTerms,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,6 +289,8 @@ pub struct Simulator {
     llc_id_of: Vec<u32>,
     /// Per LLC: its `sched_domain_shared` line, and which CPUs hold a current copy.
     llc_lines: SharedLines,
+    /// The tasks' footprints in each CPU's caches.
+    cache: CacheShare,
     /// Per CPU: its SMT siblings, itself excluded.
     siblings: Vec<Vec<u32>>,
     /// Core scheduling, per task: `p->core_occupation`, the threads of its core that
@@ -323,7 +327,8 @@ impl Simulator {
         if allowed.is_empty() {
             return Err(SimError::EmptyCpus);
         }
-        let cost = CostModel::new(&machine);
+        let mut cost = CostModel::new(&machine);
+        cost.params.terms = cfg.cost_terms;
         let tick_ns = cost.params.tick_ns;
         let mut state = SchedState::all_idle(n as u32, |c| {
             env.domains.try_cpu(c).map_or(1, |d| d.sd_llc_size)
@@ -438,7 +443,7 @@ impl Simulator {
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
         let cpus = (0..n)
-            .map(|_| Cpu {
+            .map(|c| Cpu {
                 mode: Mode::Idle,
                 curr: u32::MAX,
                 queue: Vec::new(),
@@ -456,7 +461,7 @@ impl Simulator {
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
                 util: Pelt::default(),
                 load: Pelt::default(),
-                lock: RqLock::default(),
+                lock: RqLock::new(CpuId(c as u32)),
                 base_v: 0,
                 v_sum: 0,
                 last_task: u32::MAX,
@@ -489,6 +494,7 @@ impl Simulator {
             llc_of,
             llc_id_of,
             llc_lines: SharedLines::new(n, n_llcs),
+            cache: CacheShare::new(n, plan.tasks.iter().map(|t| t.footprint_bytes).collect()),
             siblings,
             core_occ: if core_sched { vec![0; nt] } else { Vec::new() },
             balance,

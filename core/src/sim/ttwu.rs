@@ -208,8 +208,11 @@ impl Simulator {
                 }
                 // sched_ttwu_pending(): the target enqueues under its own lock.
                 let at = self.now.ns().saturating_add(ipi_recv);
-                self.cpus[target as usize].lock.acquire(at, hold);
-                q.delay_ns += hold;
+                let (_, held) =
+                    self.cpus[target as usize]
+                        .lock
+                        .acquire(&self.cost, CpuId(target), at, hold);
+                q.delay_ns += held;
             }
             QueuePath::RemoteLock => {
                 let (wait, hold) = self.take_remote_lock(cpu, target);
@@ -336,12 +339,14 @@ impl Simulator {
     }
 
     /// The waker takes `target`'s rq lock (`ttwu_queue()` → `rq_lock()`): FIFO queueing
-    /// behind the current holder, then the hold time plus the rq lines brought over.
-    /// Returns (wait, hold).
+    /// behind the current holder, then the hold time plus the rq lines brought over
+    /// from the last holder (`cost::RqLock`). Returns (wait, hold).
     fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
-        let hold = self.cost.remote_rq_lock_hold_ns(CpuId(cpu), CpuId(target));
-        let wait = self.cpus[target as usize].lock.acquire(self.now.ns(), hold);
-        (wait, hold)
+        let work = self.cost.params.rq_lock_hold_ns;
+        let now = self.now.ns();
+        self.cpus[target as usize]
+            .lock
+            .acquire(&self.cost, CpuId(cpu), now, work)
     }
 
     /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`
