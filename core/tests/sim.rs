@@ -17,7 +17,6 @@ use common::preset as machine;
 fn spec(m: &str, cpus: &str, w: Workload, patches: &str, ms: u64) -> RunSpec {
     RunSpec {
         check_invariants: true,
-        cost_terms: Default::default(),
         ..RunSpec::on_preset(m, cpus, patches.parse().unwrap(), w, ms, 7).unwrap()
     }
 }
@@ -569,4 +568,35 @@ fn the_longest_accepted_durations_run_without_overflow() {
     );
     let err = experiment::run(&s).unwrap_err().to_string();
     assert!(err.contains("at most"), "{err}");
+}
+
+/// The cache-refill term (cost/contention.rs, `CacheShare`) prices overload only: with
+/// one tbench pair per two CPUs nothing is displaced and the run is the same with the
+/// term off; with four tasks per CPU (64 clients on 32 CPUs) switching it off raises
+/// throughput by more than 3 %.
+#[test]
+fn cost_terms_switch_off_one_at_a_time() {
+    use schedlab_core::cost::CostTerms;
+    let with = |w: Workload, off: &str| {
+        let s = RunSpec {
+            cost_terms: CostTerms::all_but(off).unwrap(),
+            // Invariants are checked elsewhere; every event here would make it slow.
+            check_invariants: false,
+            ..spec("kunpeng920-6426", "node0", w, "6.6", 30)
+        };
+        run(&s)
+    };
+    let light = Workload::Tbench { clients: 8 };
+    assert_eq!(
+        with(light.clone(), "").digest,
+        with(light, "cache-refill").digest
+    );
+    let heavy = Workload::Tbench { clients: 64 };
+    let (on, off) = (with(heavy.clone(), ""), with(heavy, "cache-refill"));
+    assert!(
+        on.value < off.value * 0.97,
+        "refill on {} vs off {}",
+        on.value,
+        off.value
+    );
 }
