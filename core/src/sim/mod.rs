@@ -9,7 +9,7 @@
 //!        │                    Sample   ─▶ throughput series
 //!        │
 //!   every wake-up: wakeup::wake_up(&env, &SchedState, p, waker) ─▶ Decision
-//!        the simulator applies Decision.effects and charges Decision.costs (cost.rs)
+//!        the simulator applies Decision.effects and charges Decision.costs (cost/)
 //! ```
 //!
 //! The files follow kernel/sched:

@@ -5,9 +5,9 @@
 //!     sync_wake_view()       the wake-up path's view of p and the waker, at now
 //!     decide_wake()          wakeup::wake_up(): select_task_rq() and the queue path
 //!     apply_wake_effects()   what the kernel wrote while deciding
-//!     select_cost_ns()       remote rq reads and the sd_llc_shared line (cost.rs)
+//!     select_cost_ns()       remote rq reads and the sd_llc_shared line (cost/)
 //!     update_sis_prop_scan() SIS_PROP's scan cost averages, from that cost
-//!     ttwu_queue()           wakelist (IPI or polling) or the remote rq lock (cost.rs)
+//!     ttwu_queue()           wakelist (IPI or polling) or the remote rq lock (cost/)
 //!     charge_waker()         the waker pays: debt of its task, or interrupt time
 //!     record_wake_metrics()  placement, probes, migrations
 //!     ttwu_do_activate()     the wakee's cache-distance debt, enqueue
