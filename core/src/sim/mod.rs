@@ -47,8 +47,12 @@
 //!   `record_wakee`, `set_idle_cores(false)`, SIS_PROP averages) are applied; its costs are
 //!   charged: remote rq reads, the `sd_llc_shared` line (a contended line, see
 //!   `cost::SharedLines`), an IPI or the remote rq lock (queueing on the
-//!   lock, `cost::RqLock`), then the wakee's C-state exit and IPI receive, and on its first run the
-//!   cache-distance cost of the data the waker left.
+//!   lock and the rq lines moving with its holder, `cost::RqLock`), then the wakee's
+//!   C-state exit and IPI receive, and on its first run the cache-distance cost of the
+//!   data the waker left.
+//! - **Context switch.** `ctx_switch_ns` (+ the mm switch), the own rq lock (wait, and
+//!   the rq lines pulled back from a remote waker), and the refill of the data other
+//!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
 //!   Idle CPUs take no ticks; the tick is "stopped" (nr_busy_cpus written) when the
