@@ -54,6 +54,8 @@ pub struct RunSpec {
     pub seed: u64,
     /// Check conservation invariants after every event (slow; tests).
     pub check_invariants: bool,
+    /// The cost terms priced (all unless one is switched off to measure it).
+    pub cost_terms: crate::cost::CostTerms,
 }
 
 impl RunSpec {
@@ -95,6 +97,7 @@ impl RunSpec {
             duration_ms,
             seed,
             check_invariants: false,
+            cost_terms: crate::cost::CostTerms::ALL,
         })
     }
 
@@ -317,6 +320,7 @@ impl LiveRun {
             duration: if until_exit { d } else { warmup + d.ns() },
             warmup,
             check_invariants: spec.check_invariants,
+            cost_terms: spec.cost_terms,
         };
         Ok(LiveRun {
             sim: Simulator::new(cfg)?,

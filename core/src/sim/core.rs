@@ -216,8 +216,13 @@ impl Simulator {
             if task.own_mm && c.last_mm != t {
                 switch_ns += mm_ns;
             }
-            // schedule() takes the own rq lock: wait behind remote wakers holding it.
-            switch_ns += c.lock.acquire(now.ns(), hold);
+            // schedule() takes the own rq lock: wait behind remote wakers holding it,
+            // and pull back the rq lines the last of them took (cost::RqLock).
+            let (wait, held) = c.lock.acquire(&self.cost, CpuId(cpu), now.ns(), hold);
+            switch_ns += wait + (held - hold);
+            // The task's data that others displaced since it last ran here
+            // (cost::CacheShare).
+            switch_ns += self.cache.switch_in(&self.cost, CpuId(cpu), t);
             if self.measuring {
                 self.metrics.context_switches += 1;
             }

@@ -39,10 +39,15 @@ impl Simulator {
                     let avg = c.avg_idle_ns as i64 + (d as i64 - c.avg_idle_ns as i64) / 8;
                     c.avg_idle_ns = (avg.max(0) as u64).min(2 * MIGRATION_COST_NS);
                     c.idle_since = SimTime::MAX;
-                    // SIS_PROP's wake_avg_idle follows avg_idle (ttwu_do_wakeup()).
+                    // SIS_PROP's inputs follow avg_idle: "rq->wake_stamp = jiffies;
+                    // rq->wake_avg_idle = rq->avg_idle / 2;" (ttwu_do_wakeup(), core.c
+                    // v5.14-v6.6), and avg_idle itself for v5.12/v5.13.
                     let ai = c.avg_idle_ns;
                     let jiffies = now.ns() / self.cost.params.tick_ns;
                     let sp = &mut self.state.sis_prop;
+                    if let Some(x) = sp.avg_idle_ns.get_mut(cpu as usize) {
+                        *x = ai;
+                    }
                     if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
                         *x = ai / 2;
                     }

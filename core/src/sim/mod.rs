@@ -9,7 +9,7 @@
 //!        │                    Sample   ─▶ throughput series
 //!        │
 //!   every wake-up: wakeup::wake_up(&env, &SchedState, p, waker) ─▶ Decision
-//!        the simulator applies Decision.effects and charges Decision.costs (cost.rs)
+//!        the simulator applies Decision.effects and charges Decision.costs (cost/)
 //! ```
 //!
 //! The files follow kernel/sched:
@@ -47,8 +47,12 @@
 //!   `record_wakee`, `set_idle_cores(false)`, SIS_PROP averages) are applied; its costs are
 //!   charged: remote rq reads, the `sd_llc_shared` line (a contended line, see
 //!   `cost::SharedLines`), an IPI or the remote rq lock (queueing on the
-//!   lock, `cost::RqLock`), then the wakee's C-state exit and IPI receive, and on its first run the
-//!   cache-distance cost of the data the waker left.
+//!   lock and the rq lines moving with its holder, `cost::RqLock`), then the wakee's
+//!   C-state exit and IPI receive, and on its first run the cache-distance cost of the
+//!   data the waker left.
+//! - **Context switch.** `ctx_switch_ns` (+ the mm switch), the own rq lock (wait, and
+//!   the rq lines pulled back from a remote waker), and the refill of the data other
+//!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
 //!   Idle CPUs take no ticks; the tick is "stopped" (nr_busy_cpus written) when the
@@ -98,7 +102,7 @@ mod ttwu;
 
 use thiserror::Error;
 
-use crate::cost::{CostModel, RqLock, SharedLines};
+use crate::cost::{CacheShare, CostModel, CostTerms, RqLock, SharedLines};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::metrics::{fnv, Metrics, FNV_OFFSET, MAX_SERIES};
 use crate::patch::PatchSet;
@@ -156,6 +160,8 @@ pub struct SimConfig {
     pub warmup: SimTime,
     /// Check the conservation invariants after every event (tests).
     pub check_invariants: bool,
+    /// The cost terms priced (all by default; switched off to measure one).
+    pub cost_terms: CostTerms,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,6 +293,8 @@ pub struct Simulator {
     llc_id_of: Vec<u32>,
     /// Per LLC: its `sched_domain_shared` line, and which CPUs hold a current copy.
     llc_lines: SharedLines,
+    /// The tasks' footprints in each CPU's caches.
+    cache: CacheShare,
     /// Per CPU: its SMT siblings, itself excluded.
     siblings: Vec<Vec<u32>>,
     /// Core scheduling, per task: `p->core_occupation`, the threads of its core that
@@ -323,12 +331,17 @@ impl Simulator {
         if allowed.is_empty() {
             return Err(SimError::EmptyCpus);
         }
-        let cost = CostModel::new(&machine);
+        let mut cost = CostModel::new(&machine);
+        cost.params.terms = cfg.cost_terms;
         let tick_ns = cost.params.tick_ns;
         let mut state = SchedState::all_idle(n as u32, |c| {
             env.domains.try_cpu(c).map_or(1, |d| d.sd_llc_size)
         });
         state.hz = 1_000_000_000 / tick_ns;
+        // sched_init(): "rq->avg_idle = 2*sysctl_sched_migration_cost; rq->wake_stamp =
+        // jiffies; rq->wake_avg_idle = rq->avg_idle;" (core.c v5.14-v6.6).
+        state.sis_prop.avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
+        state.sis_prop.wake_avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
         for (c, rq) in state.rqs.iter_mut().enumerate() {
             rq.capacity = machine.cpus[c].capacity as u64;
             rq.active = online.test_cpu(CpuId(c as u32));
@@ -434,7 +447,7 @@ impl Simulator {
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
         let cpus = (0..n)
-            .map(|_| Cpu {
+            .map(|c| Cpu {
                 mode: Mode::Idle,
                 curr: u32::MAX,
                 queue: Vec::new(),
@@ -452,7 +465,7 @@ impl Simulator {
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
                 util: Pelt::default(),
                 load: Pelt::default(),
-                lock: RqLock::default(),
+                lock: RqLock::new(CpuId(c as u32)),
                 base_v: 0,
                 v_sum: 0,
                 last_task: u32::MAX,
@@ -485,6 +498,7 @@ impl Simulator {
             llc_of,
             llc_id_of,
             llc_lines: SharedLines::new(n, n_llcs),
+            cache: CacheShare::new(n, plan.tasks.iter().map(|t| t.footprint_bytes).collect()),
             siblings,
             core_occ: if core_sched { vec![0; nt] } else { Vec::new() },
             balance,

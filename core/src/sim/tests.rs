@@ -29,6 +29,7 @@ fn cookie_pairs(preset: &str, threads: u32, work: Dist, cookies: bool) -> SimCon
         duration: SimTime::from_ms(10),
         warmup: SimTime::ZERO,
         check_invariants: false,
+        cost_terms: Default::default(),
     }
 }
 
@@ -138,6 +139,7 @@ fn smt8_task(allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
         own_mm: false,
         allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
         drop_when_full: false,
+        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
     }
 }
 
@@ -152,6 +154,7 @@ fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
         duration: SimTime::from_ms(100),
         warmup: SimTime::ZERO,
         check_invariants: true,
+        cost_terms: Default::default(),
     })
     .unwrap()
 }

@@ -5,9 +5,9 @@
 //!     sync_wake_view()       the wake-up path's view of p and the waker, at now
 //!     decide_wake()          wakeup::wake_up(): select_task_rq() and the queue path
 //!     apply_wake_effects()   what the kernel wrote while deciding
-//!     select_cost_ns()       remote rq reads and the sd_llc_shared line (cost.rs)
+//!     select_cost_ns()       remote rq reads and the sd_llc_shared line (cost/)
 //!     update_sis_prop_scan() SIS_PROP's scan cost averages, from that cost
-//!     ttwu_queue()           wakelist (IPI or polling) or the remote rq lock (cost.rs)
+//!     ttwu_queue()           wakelist (IPI or polling) or the remote rq lock (cost/)
 //!     charge_waker()         the waker pays: debt of its task, or interrupt time
 //!     record_wake_metrics()  placement, probes, migrations
 //!     ttwu_do_activate()     the wakee's cache-distance debt, enqueue
@@ -16,6 +16,7 @@
 
 use crate::cost::Distance;
 use crate::cpumask::CpuId;
+use crate::release::Release;
 use crate::wakeup::{self, Costs, Decision, Effects, NoTrace, QueuePath, WakeFlags, Waker};
 
 use super::event::Event;
@@ -46,6 +47,11 @@ impl Simulator {
         // What the target was doing before this wake-up changes it.
         let target_mode = self.cpus[target as usize].mode;
         let select_ns = self.select_cost_ns(cpu, target, &d.costs);
+        if let Some((avg, stamp)) = d.effects.sis_prop_aged {
+            let sp = &mut self.state.sis_prop;
+            sp.wake_avg_idle_ns[cpu as usize] = avg;
+            sp.wake_stamp[cpu as usize] = stamp;
+        }
         if d.effects.sis_prop_scan {
             self.update_sis_prop_scan(cpu, select_ns);
         }
@@ -148,13 +154,20 @@ impl Simulator {
         ns
     }
 
-    /// SIS_PROP after a limited scan (`select_idle_cpu()`): the scan's cost comes off
-    /// `this_rq->wake_avg_idle` and feeds `sd->avg_scan_cost` (`update_avg()`, 1/8).
+    /// SIS_PROP's accounting at the end of `select_idle_cpu()`: the scan's cost feeds
+    /// `this_sd->avg_scan_cost` (`update_avg()`, 1/8) and, from v5.14, comes off
+    /// `this_rq->wake_avg_idle` ("this_rq->wake_avg_idle -= min(this_rq->wake_avg_idle,
+    /// time);", fair.c v5.14-v6.6). Simplified: the kernel's `time` is the
+    /// `cpu_clock()` difference over the scan; here it is the modelled cost of the
+    /// whole selection (the remote rq lines read and the `sd_llc_shared` line).
     fn update_sis_prop_scan(&mut self, cpu: u32, scan_ns: u64) {
         let llc = self.llc_id_of[cpu as usize] as usize;
+        let ages = self.env.patches.release >= Release::new(5, 14);
         let sp = &mut self.state.sis_prop;
-        if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
-            *x -= scan_ns.min(*x);
+        if ages {
+            if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+                *x -= scan_ns.min(*x);
+            }
         }
         if let Some(x) = sp.avg_scan_cost_ns.get_mut(llc) {
             // update_avg(): 1/8 EWMA.
@@ -195,8 +208,11 @@ impl Simulator {
                 }
                 // sched_ttwu_pending(): the target enqueues under its own lock.
                 let at = self.now.ns().saturating_add(ipi_recv);
-                self.cpus[target as usize].lock.acquire(at, hold);
-                q.delay_ns += hold;
+                let (_, held) =
+                    self.cpus[target as usize]
+                        .lock
+                        .acquire(&self.cost, CpuId(target), at, hold);
+                q.delay_ns += held;
             }
             QueuePath::RemoteLock => {
                 let (wait, hold) = self.take_remote_lock(cpu, target);
@@ -323,12 +339,14 @@ impl Simulator {
     }
 
     /// The waker takes `target`'s rq lock (`ttwu_queue()` → `rq_lock()`): FIFO queueing
-    /// behind the current holder, then the hold time plus the rq lines brought over.
-    /// Returns (wait, hold).
+    /// behind the current holder, then the hold time plus the rq lines brought over
+    /// from the last holder (`cost::RqLock`). Returns (wait, hold).
     fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
-        let hold = self.cost.remote_rq_lock_hold_ns(CpuId(cpu), CpuId(target));
-        let wait = self.cpus[target as usize].lock.acquire(self.now.ns(), hold);
-        (wait, hold)
+        let work = self.cost.params.rq_lock_hold_ns;
+        let now = self.now.ns();
+        self.cpus[target as usize]
+            .lock
+            .acquire(&self.cost, CpuId(cpu), now, work)
     }
 
     /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`

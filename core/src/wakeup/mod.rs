@@ -349,9 +349,16 @@ pub struct Effects {
     pub waker_wakee: Option<(u32, u64, TaskId)>,
     /// `set_idle_cores(target, false)`: clear has_idle_cores of this LLC.
     pub clear_idle_cores: Option<CpuId>,
-    /// SIS_PROP ran a limited scan on this CPU's behalf: the caller measures the scan
-    /// time and updates `wake_avg_idle` and `avg_scan_cost`.
+    /// SIS_PROP's scan accounting ran (select_idle_cpu() left its loop by `break` or
+    /// by exhausting the LLC, not by `return -1` on a spent budget nor by a return
+    /// from the cluster loop): the caller measures the scan time, charges it to
+    /// `avg_scan_cost` (`update_avg()`) and, from v5.14, takes it off the waker CPU's
+    /// `wake_avg_idle`.
     pub sis_prop_scan: bool,
+    /// SIS_PROP's aging of the waker CPU's `(wake_avg_idle, wake_stamp)` (v5.14 to
+    /// v6.6): the values after `while (wake_stamp < jiffies && wake_avg_idle)
+    /// { wake_stamp++; wake_avg_idle >>= 1; }`, when that loop ran at least once.
+    pub sis_prop_aged: Option<(u64, u64)>,
 }
 
 /// The outcome of one wake-up.

@@ -946,10 +946,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             ),
         });
         let f = env.patches.features;
-        // SIS_PROP (removed in 6.7): budget from this CPU's recent idle time.
-        if f.sis_prop && self.release < Release::new(6, 7) && !has_idle_core {
+        // SIS_PROP (removed in 6.7): budget from this CPU's recent idle time. Its scan
+        // accounting runs only where the kernel's does: after the loop (see the end).
+        let sis_prop = f.sis_prop && self.release < Release::new(6, 7) && !has_idle_core;
+        if sis_prop {
             nr = self.sis_prop_budget(llc.span_weight);
-            self.effects.sis_prop_scan = true;
         }
         if f.sis_util {
             if let Some(id) = env.llc_shared_of(target) {
@@ -1039,10 +1040,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 }
             }
         } else if let Some(hint) = self.fast_scan_hint() {
-            return match self.scan_with_hint(hint, &cpus, start, &mut nr) {
-                Scan::Found(i) => Some(i),
-                Scan::Spent | Scan::Exhausted => None,
+            let (out, accounted) = match self.scan_with_hint(hint, &cpus, start, &mut nr) {
+                Scan::Found(i) => (Some(i), true),
+                Scan::Exhausted => (None, true),
+                Scan::Spent => (None, false),
             };
+            // As the traced loop below: accounted after a break or the end, not after
+            // `return -1`.
+            self.effects.sis_prop_scan = sis_prop && accounted;
+            return out;
         } else {
             // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
             for c in cpus.iter_wrap(start) {
@@ -1061,6 +1067,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             // "looked for an idle core and found none"
             self.effects.clear_idle_cores = env.llc_shared_of(target);
         }
+        // "if (sched_feat(SIS_PROP) && !has_idle_core) { time = cpu_clock(this) - time;
+        // ... update_avg(&this_sd->avg_scan_cost, time); }" (fair.c v5.12 and on; from
+        // v5.14 also "this_rq->wake_avg_idle -= min(this_rq->wake_avg_idle, time);"):
+        // reached after a `break` or an exhausted loop, never after `return -1`.
+        self.effects.sis_prop_scan = sis_prop;
         match idle_cpu {
             Some(c) => self.ret_some(
                 F,
@@ -1126,17 +1137,37 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         None
     }
 
-    /// The SIS_PROP block of select_idle_cpu() (v6.6 and before).
+    /// The SIS_PROP block of `select_idle_cpu()` (v6.6 and before): the idle time it
+    /// budgets from is, before v5.14, "avg_idle = this_rq()->avg_idle / 512;" (fair.c
+    /// v5.12/v5.13), and from v5.14 (94aafc3ee31d, "sched/fair: Age the average idle
+    /// time") `this_rq->wake_avg_idle`, first aged by one halving per jiffy since
+    /// `wake_stamp` while it is non-zero:
+    /// "if (unlikely(this_rq->wake_stamp < now)) { while (this_rq->wake_stamp < now &&
+    /// this_rq->wake_avg_idle) { this_rq->wake_stamp++; this_rq->wake_avg_idle >>= 1; } }"
+    /// (fair.c v6.5 select_idle_cpu()). The aged pair is a write, returned in
+    /// [`super::Effects::sis_prop_aged`].
     fn sis_prop_budget(&mut self, span_weight: u32) -> i64 {
         let sp = &self.s.sis_prop;
         let this = self.this.idx();
-        let mut avg_idle = sp.wake_avg_idle_ns.get(this).copied().unwrap_or(0);
-        let stamp = sp.wake_stamp.get(this).copied().unwrap_or(0);
-        if self.s.jiffies > stamp {
-            // "this_rq->wake_stamp = now; this_rq->wake_avg_idle >>= 1" — applied by the
-            // caller through effects.sis_prop_scan; read here as the kernel would.
-            avg_idle >>= 1;
-        }
+        let avg_idle = if self.release >= Release::new(5, 14) {
+            let mut avg = sp.wake_avg_idle_ns.get(this).copied().unwrap_or(0);
+            let mut stamp = sp.wake_stamp.get(this).copied().unwrap_or(0);
+            let now = self.s.jiffies;
+            if stamp < now {
+                let before = (avg, stamp);
+                // At most 64 rounds: each halves a u64 that ends the loop at 0.
+                while stamp < now && avg != 0 {
+                    stamp += 1;
+                    avg >>= 1;
+                }
+                if (avg, stamp) != before {
+                    self.effects.sis_prop_aged = Some((avg, stamp));
+                }
+            }
+            avg
+        } else {
+            sp.avg_idle_ns.get(this).copied().unwrap_or(0) / 512
+        };
         let llc_id = self.env.top(self.this).sd_llc_id;
         // C types (v6.6 fair.c, select_idle_cpu()'s SIS_PROP block): avg_cost, avg_idle
         // and span_avg are u64, span_weight unsigned int, nr an int:
@@ -1155,7 +1186,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.t.step(|| Step::Budget {
             func: "select_idle_cpu",
             nr: nr as i64,
-            why: format!("SIS_PROP: span {span_weight} × wake_avg_idle {avg_idle} ns / avg_scan_cost {avg_cost} ns"),
+            why: if self.release >= Release::new(5, 14) {
+                format!("SIS_PROP: span {span_weight} × wake_avg_idle {avg_idle} ns / avg_scan_cost {avg_cost} ns")
+            } else {
+                format!("SIS_PROP: span {span_weight} × avg_idle/512 {avg_idle} ns / avg_scan_cost {avg_cost} ns")
+            },
         });
         nr as i64
     }

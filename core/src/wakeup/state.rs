@@ -137,7 +137,12 @@ pub struct LlcShared {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SisPropState {
-    /// `this_rq->wake_avg_idle` per CPU, ns.
+    /// `rq->avg_idle` per CPU, ns: what SIS_PROP reads before v5.14
+    /// (`this_rq()->avg_idle / 512`). Absent in state files written before it
+    /// existed: read as 0 (the smallest budget, 4).
+    #[serde(default)]
+    pub avg_idle_ns: Vec<u64>,
+    /// `this_rq->wake_avg_idle` per CPU, ns (v5.14 to v6.6).
     pub wake_avg_idle_ns: Vec<u64>,
     /// `this_rq->wake_stamp` per CPU, jiffies.
     pub wake_stamp: Vec<u64>,
@@ -190,6 +195,7 @@ impl SchedState {
             hz: default_hz(),
             core_sched_enabled: false,
             sis_prop: SisPropState {
+                avg_idle_ns: vec![0; n],
                 wake_avg_idle_ns: vec![0; n],
                 wake_stamp: vec![0; n],
                 avg_scan_cost_ns: vec![0; n],

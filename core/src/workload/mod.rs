@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::cost::CostParams;
 use crate::cpumask::CpuMask;
 pub use dist::Dist;
-pub use programs::{build, task_count};
+pub use programs::{build, task_count, TASK_FOOTPRINT_BYTES};
 
 /// The most tasks a workload may have (the largest preset workloads have a few
 /// thousand). The simulator sizes its event queue bound from it.
@@ -80,6 +80,9 @@ pub struct TaskSpec {
     /// A send to a full mailbox is dropped instead of blocking the sender (a futex
     /// wake of a task that is not waiting).
     pub drop_when_full: bool,
+    /// The data the task touches each time it runs, bytes: what other tasks on its
+    /// CPU displace and it refills (`cost::CacheShare`).
+    pub footprint_bytes: u64,
 }
 
 /// What a run reports as its headline number.

@@ -23,6 +23,13 @@ pub(crate) const SKB_OVERHEAD_BYTES: u64 = 576;
 /// Default `SO_SNDBUF` (net.core.wmem_default), bytes.
 pub(crate) const WMEM_DEFAULT: u64 = 212_992;
 
+/// The data a task touches each time it runs, bytes (assumption): its kernel stack
+/// (THREAD_SIZE, 16 KiB on x86-64 and arm64), its task_struct and thread state
+/// (~10 KiB in 6.x configurations), and the lines of its own stack, heap and the
+/// pipe or socket it uses, rounded to 32 KiB. A per-workload measurement (perf's
+/// L1d/L2 refills per context switch) would settle it.
+pub const TASK_FOOTPRINT_BYTES: u64 = 32 * 1024;
+
 fn pin(n: u32, cpu: u32) -> Option<CpuMask> {
     Some(CpuMask::of(n, CpuId(cpu)))
 }
@@ -37,6 +44,7 @@ fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
         own_mm: false,
         allowed: None,
         drop_when_full: false,
+        footprint_bytes: TASK_FOOTPRINT_BYTES,
     }
 }
 
@@ -125,8 +133,17 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Jump { to: 0 },
                     ],
                 );
-                tasks.push(client);
-                tasks.push(server);
+                // Each end also touches the payload twice per operation: its user
+                // buffer and the socket's skb data.
+                let fp = TASK_FOOTPRINT_BYTES + 2 * TBENCH_BYTES_PER_OP;
+                tasks.push(TaskSpec {
+                    footprint_bytes: fp,
+                    ..client
+                });
+                tasks.push(TaskSpec {
+                    footprint_bytes: fp,
+                    ..server
+                });
             }
             Ok(Plan::for_duration(
                 tasks,

@@ -33,6 +33,10 @@ pub struct ReproArgs {
     scale: ReproScale,
     #[arg(long, short, value_enum, default_value = "table")]
     format: ReproFormat,
+    /// Cost terms to switch off in every run, comma-separated: llc-line, rq-lock,
+    /// cache-refill (what docs/fidelity.md's with/without rows use)
+    #[arg(long, default_value = "")]
+    cost_off: String,
 }
 
 #[derive(Serialize)]
@@ -78,12 +82,14 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
     let t0 = crate::wall_clock();
     // Every run of every experiment in one parallel batch; each run stays
     // single-threaded and deterministic.
+    let terms = crate::sim::cost_terms(&a.cost_off)?;
     let mut plans = Vec::new();
     for n in &names {
-        plans.push((
-            n.clone(),
-            reproduce::plan(n, scale).map_err(|e| e.to_string())?,
-        ));
+        let mut specs = reproduce::plan(n, scale).map_err(|e| e.to_string())?;
+        for s in &mut specs {
+            s.cost_terms = terms;
+        }
+        plans.push((n.clone(), specs));
     }
     let flat: Vec<(usize, usize)> = plans
         .iter()

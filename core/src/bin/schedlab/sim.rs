@@ -123,6 +123,10 @@ pub struct RunArgs {
     patches: String,
     #[arg(long, short, value_enum, default_value = "text")]
     format: RunFormat,
+    /// Cost terms to switch off, comma-separated, to measure what each contributes:
+    /// llc-line, rq-lock, cache-refill (docs/fidelity.md)
+    #[arg(long, default_value = "")]
+    cost_off: String,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -237,12 +241,18 @@ fn sim_error(e: SimError) -> String {
     }
 }
 
+/// `--cost-off`: every cost term but the named ones.
+pub fn cost_terms(off: &str) -> Result<schedlab_core::cost::CostTerms, String> {
+    schedlab_core::cost::CostTerms::all_but(off).map_err(|e| format!("--cost-off: {e}"))
+}
+
 fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
     s.parse().map_err(|e| format!("--{flag}: {e}"))
 }
 
 pub fn run(a: RunArgs) -> Result<String, String> {
-    let s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
+    let mut s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
+    s.cost_terms = cost_terms(&a.cost_off)?;
     let t0 = crate::wall_clock();
     let r = experiment::run(&s).map_err(sim_error)?;
     let wall = t0.elapsed();

@@ -12,12 +12,14 @@
 //!                                               node, by SLIT) ─ wake_data_ns[class]
 //! ```
 //!
-//! Contended state, owned by the simulator, priced here: `RqLock` (a runqueue lock
-//! taken FIFO) and `SharedLines` (the `sd_llc_shared` lines, each moved between
-//! CPUs one transfer at a time).
+//! Contended state, owned by the simulator, priced in [`contention`]: `RqLock` (a
+//! runqueue lock taken FIFO, its lines moving with the holder), `SharedLines` (the
+//! `sd_llc_shared` lines, each moved between CPUs one transfer at a time) and
+//! `CacheShare` (the cache footprint tasks sharing a CPU displace from each other).
+//! Each is a switchable [`CostTerms`] term.
 //!
-//! Over 700 lines: the parameters, their derivation and calibration tests stay in
-//! one file so that a number and where it comes from read together.
+//! The parameters, their derivation and calibration tests stay in this file so that
+//! a number and where it comes from read together.
 //!
 //! Every number is per machine family and never per experiment: the same parameters
 //! serve every workload and thread count. `docs/calibration.md` lists each parameter
@@ -38,7 +40,12 @@
 use serde::Serialize;
 
 use crate::cpumask::CpuId;
+
+mod contention;
+
 use crate::topology::{Machine, NodeId};
+pub use contention::CostTerms;
+pub(crate) use contention::{CacheShare, RqLock, SharedLines};
 
 /// How far apart two CPUs are, nearest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -147,6 +154,83 @@ pub struct CostParams {
     /// other nodes; grows by `c2c_ns_per_slit` per SLIT unit.
     pub c2c_ns: [u64; 6],
     pub c2c_ns_per_slit: u64,
+    /// Per-CPU cache capacity a task's data can stay in, cumulative by level, bytes:
+    /// L1d, L1d + L2, L2 + the CPU's share of the LLC (per-core sizes over the
+    /// threads per core). See [`CacheShare`].
+    pub cache_bytes: [u64; 3],
+    /// Latency of a line refilled from L2, from the LLC and from DRAM, ns.
+    pub refill_ns: [u64; 3],
+    /// Misses a refill burst overlaps (memory-level parallelism).
+    pub refill_mlp: u64,
+    /// Which contention and cache terms are priced (all by default).
+    pub terms: CostTerms,
+}
+
+/// Per-core cache sizes and refill latencies of a family.
+struct Caches {
+    l1d: u64,
+    l2: u64,
+    /// LLC bytes per core.
+    llc_per_core: u64,
+    /// ns: from L2, from the LLC, from DRAM.
+    lat: [u64; 3],
+}
+
+const KIB: u64 = 1024;
+/// Kunpeng 920 (TaiShan V110 cores): 64 KiB L1d and 512 KiB L2 per core, 1 MiB of L3
+/// per core (HiSilicon's Kunpeng 920 specification; the 6426 has 64 cores and 64 MiB
+/// L3). Latencies: L2 the 14 ns seed 03 quotes for Zen 4 (assumption: no Kunpeng
+/// L2 figure in reference/); LLC the same-cluster CAS latency of kp920_6426_c2c.csv
+/// (35 ns, a line through the shared L3); DRAM seed 03's 120 ns (assumption).
+const KP_CACHES: Caches = Caches {
+    l1d: 64 * KIB,
+    l2: 512 * KIB,
+    llc_per_core: 1024 * KIB,
+    lat: [L2_NS, KP_C2C_CLUSTER, 120],
+};
+/// EPYC 9654 (Zen 4): 32 KiB L1d, 1 MiB L2 per core, 32 MiB L3 per 8-core CCX
+/// (WikiChip zen_4, as seed 03 cites); latencies L2 >= 14 ns, L3 ~50 ns, DRAM ~120 ns
+/// (seed 03 [RFC PATCH v3 2/3]; reference/latency/README.md).
+const ZEN4_CACHES: Caches = Caches {
+    l1d: 32 * KIB,
+    l2: 1024 * KIB,
+    llc_per_core: 4096 * KIB,
+    lat: [L2_NS, 50, 120],
+};
+/// Xeon (Ice Lake-SP 8358: 48 KiB L1d, 1.25 MiB L2 per core, 48 MiB L3 for 32 cores;
+/// Intel ARK). Latencies: L2 14 ns and DRAM 120 ns as Zen 4 (assumption), LLC the
+/// same-socket CAS latency of xeon8358_dual_c2c.csv (51 ns). Used for every x86 family
+/// but EPYC and Atom (assumption).
+const ICX_CACHES: Caches = Caches {
+    l1d: 48 * KIB,
+    l2: 1280 * KIB,
+    llc_per_core: 1536 * KIB,
+    lat: [L2_NS, 51, 120],
+};
+/// Atom P5900 / C3000 (Jacobsville, Tremont): 32 KiB L1d, 4.5 MiB L2 per 4-core
+/// module, no L3 (Intel ARK); the L2 is the LLC. Latencies as Xeon (assumption).
+const ATOM_CACHES: Caches = Caches {
+    l1d: 32 * KIB,
+    l2: 1152 * KIB,
+    llc_per_core: 0,
+    lat: [L2_NS, 51, 120],
+};
+/// Misses a refill burst overlaps (assumption: a refill walks the task's stack, its
+/// task_struct and its buffers, which the prefetchers and the out-of-order window
+/// overlap; 4 is a guess between 1 (pointer chasing) and the ~10-16 line fill
+/// buffers of these cores). A measurement would settle it: the time to re-touch a
+/// known working set after a context switch, as Li, Ding and Shen, "Quantifying the
+/// cost of context switch" (ExpCS 2007), measured it.
+const REFILL_MLP: u64 = 4;
+
+impl Caches {
+    /// The cumulative per-CPU capacities for `smt` threads per core.
+    fn per_cpu(&self, smt: u64) -> [u64; 3] {
+        let smt = smt.max(1);
+        let l1 = self.l1d / smt;
+        let l2 = l1 + self.l2 / smt;
+        [l1, l2, l2 + self.llc_per_core / smt]
+    }
 }
 
 /// Kunpeng 920 `lat_pipe -W 1 -N 20` round trips on the 8-cluster (6426-class) board,
@@ -316,7 +400,18 @@ fn kunpeng(six_cluster: bool) -> CostParams {
         ],
         // Cross-socket CAS is not in the CSV (one socket): scale cross-die by SLIT.
         c2c_ns_per_slit: (KP_C2C_CROSS_DIE - KP_C2C_CLUSTER) / (16 - 10),
+        cache_bytes: KP_CACHES.per_cpu(1),
+        refill_ns: KP_CACHES.lat,
+        refill_mlp: REFILL_MLP,
+        terms: CostTerms::ALL,
     }
+}
+
+/// `p` with the per-CPU cache shares of `c` for `smt` threads per core.
+fn with_caches(mut p: CostParams, c: &Caches, smt: u64) -> CostParams {
+    p.cache_bytes = c.per_cpu(smt);
+    p.refill_ns = c.lat;
+    p
 }
 
 /// Machines without lat_pipe data: wake-up costs from CAS latencies.
@@ -354,6 +449,11 @@ fn from_c2c(
         other_node_ns_per_slit: 0,
         c2c_ns: [0, L2_NS, c2c_llc, c2c_llc, c2c_other_llc, c2c_node],
         c2c_ns_per_slit: 0,
+        // Set by the caller (with_caches()).
+        cache_bytes: [0; 3],
+        refill_ns: [0; 3],
+        refill_mlp: REFILL_MLP,
+        terms: CostTerms::ALL,
     }
 }
 
@@ -362,6 +462,15 @@ impl CostParams {
     /// machines get the generic x86 set, said so in `family`.
     pub fn for_machine(m: &Machine) -> CostParams {
         let n = m.name.as_str();
+        // Threads per core, from CPU 0's core.
+        let smt = if m.nr_cpus() == 0 {
+            1
+        } else {
+            let core0 = m.topo(CpuId(0)).core;
+            (0..m.nr_cpus())
+                .filter(|&c| m.topo(CpuId(c)).core == core0)
+                .count() as u64
+        };
         // intel_idle.c (v6.8) tables quoted in reference/latency/README.md.
         let spr = vec![POLL, st("C1", 1, 1), st("C1E", 2, 4), st("C6", 290, 800)];
         let snr = vec![POLL, st("C1", 2, 2), st("C1E", 15, 25), st("C6", 130, 500)];
@@ -377,17 +486,37 @@ impl CostParams {
             kunpeng(false)
         } else if n.starts_with("epyc9654") {
             // Dual EPYC 9654 CAS medians: same CCX 27.1, other CCX 99.3, cross socket 191.6.
-            from_c2c("epyc9654", 2400, amd, 27, 99, 192, 32)
+            with_caches(
+                from_c2c("epyc9654", 2400, amd, 27, 99, 192, 32),
+                &ZEN4_CACHES,
+                smt,
+            )
         } else if n.starts_with("jacobsville") {
             // No CAS data for Atom: Xeon 8358's same-socket 51.1 ns for cross-L2 (assumption).
-            from_c2c("jacobsville", 2200, snr, 51, 51, 111, 21)
+            with_caches(
+                from_c2c("jacobsville", 2200, snr, 51, 51, 111, 21),
+                &ATOM_CACHES,
+                smt,
+            )
         } else if n.starts_with("spr") {
             // Dual Xeon 8358 CAS: same socket 51.1, cross socket 110.9 (closest measured Xeon).
-            from_c2c("sapphire-rapids", 2000, spr, 51, 51, 111, 21)
+            with_caches(
+                from_c2c("sapphire-rapids", 2000, spr, 51, 51, 111, 21),
+                &ICX_CACHES,
+                smt,
+            )
         } else if n.starts_with("xeon") {
-            from_c2c("xeon", 2600, icx, 51, 51, 111, 21)
+            with_caches(
+                from_c2c("xeon", 2600, icx, 51, 51, 111, 21),
+                &ICX_CACHES,
+                smt,
+            )
         } else {
-            from_c2c("generic-x86 (assumption)", 2600, skx, 51, 51, 111, 21)
+            with_caches(
+                from_c2c("generic-x86 (assumption)", 2600, skx, 51, 51, 111, 21),
+                &ICX_CACHES,
+                smt,
+            )
         }
     }
 }
@@ -517,149 +646,12 @@ impl CostModel {
     }
 }
 
-impl CostModel {
-    /// How long a waker on `cpu` holds `target`'s rq lock to enqueue remotely
-    /// (`ttwu_queue()` → `rq_lock()`): the hold time plus the rq lines it brings over.
-    #[inline]
-    pub fn remote_rq_lock_hold_ns(&self, cpu: CpuId, target: CpuId) -> u64 {
-        let p = &self.params;
-        p.rq_lock_hold_ns + p.rq_lines * self.c2c_ns(cpu, target)
-    }
-}
-
-/// A runqueue lock as the model sees it: taken in FIFO order, each holder keeps it
-/// for a given time, so a CPU that wants it waits for the holders queued before it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RqLock {
-    /// When the last queued holder lets go, ns of simulated time.
-    free_at_ns: u64,
-}
-
-impl RqLock {
-    /// Takes the lock at `at_ns` (behind whoever holds or waits for it) for `hold_ns`.
-    /// Returns the wait.
-    #[inline]
-    pub fn acquire(&mut self, at_ns: u64, hold_ns: u64) -> u64 {
-        let start = self.free_at_ns.max(at_ns);
-        self.free_at_ns = start.saturating_add(hold_ns);
-        start - at_ns
-    }
-}
-
-/// One contended cache line: its version (bumped by every write), its last writer,
-/// and when the transfers in flight end.
-#[derive(Clone, Copy, Debug)]
-struct ContendedLine {
-    version: u32,
-    last_writer: CpuId,
-    busy_until_ns: u64,
-}
-
-/// Shared cache lines (one `sd_llc_shared` per LLC) and the version of each that
-/// every CPU last saw. Reads and writes differ: a read is free while the CPU's copy
-/// is current (any number of CPUs may share it); a write is free only to the CPU
-/// that wrote last with nobody writing since (it holds the line exclusive), and
-/// every write invalidates the other copies. Whatever is not free moves the line:
-/// one core-to-core transfer from its last writer, queued behind the transfers in
-/// flight (a contended line serialises its owners).
-#[derive(Clone, Debug)]
-pub(crate) struct SharedLines {
-    lines: Vec<ContendedLine>,
-    /// Per (cpu, line): the version the CPU last read or wrote.
-    seen: Vec<u32>,
-}
-
-impl SharedLines {
-    /// `n_lines` lines, never written, whose first owner is CPU 0 and whose version 0
-    /// every CPU holds.
-    pub fn new(n_cpus: usize, n_lines: usize) -> SharedLines {
-        let line = ContendedLine {
-            version: 0,
-            last_writer: CpuId(0),
-            busy_until_ns: 0,
-        };
-        SharedLines {
-            lines: vec![line; n_lines],
-            seen: vec![0; n_cpus * n_lines],
-        }
-    }
-
-    #[inline]
-    fn key(&self, cpu: CpuId, line: usize) -> usize {
-        cpu.idx() * self.lines.len() + line
-    }
-
-    /// A read of `line` by `cpu` at `now_ns`: `None` when the CPU's copy is current
-    /// (a hit, free), else the cost of bringing the line over.
-    #[inline]
-    pub fn read(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> Option<u64> {
-        let key = self.key(cpu, line);
-        if self.seen[key] == self.lines[line].version {
-            return None;
-        }
-        let ns = self.transfer(cost, cpu, line, now_ns);
-        self.seen[key] = self.lines[line].version;
-        Some(ns)
-    }
-
-    /// A write of `line` by `cpu` at `now_ns`; returns the writer's cost.
-    #[inline]
-    pub fn write(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
-        let key = self.key(cpu, line);
-        let l = &self.lines[line];
-        let ns = if l.last_writer == cpu && self.seen[key] == l.version {
-            0
-        } else {
-            self.transfer(cost, cpu, line, now_ns)
-        };
-        let l = &mut self.lines[line];
-        l.version = l.version.wrapping_add(1);
-        l.last_writer = cpu;
-        self.seen[key] = l.version;
-        ns
-    }
-
-    /// Moves `line` to `cpu`: one transfer from its last writer, after those in flight.
-    fn transfer(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
-        let l = &mut self.lines[line];
-        let xfer = cost.c2c_ns(l.last_writer, cpu);
-        let start = l.busy_until_ns.max(now_ns);
-        l.busy_until_ns = start.saturating_add(xfer);
-        (start - now_ns) + xfer
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topology::presets;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
-
-    /// A current copy reads free; a write is free only to the exclusive owner; what
-    /// is not free moves the line, queued behind the transfer in flight. A lock
-    /// queues its takers.
-    #[test]
-    fn contended_lines_and_locks_queue() {
-        let m = presets::machine("kunpeng920-6426").unwrap();
-        let c = CostModel::new(&m);
-        let (a, b) = (CpuId(0), CpuId(4));
-        let x = c.c2c_ns(a, b);
-        let mut l = SharedLines::new(m.nr_cpus() as usize, 1);
-        assert_eq!(l.read(&c, b, 0, 0), None, "every CPU starts with version 0");
-        assert_eq!(l.write(&c, a, 0, 0), 0, "CPU 0 starts as the owner");
-        assert_eq!(l.write(&c, a, 0, 0), 0);
-        assert_eq!(l.read(&c, b, 0, 0), Some(x));
-        assert_eq!(l.read(&c, b, 0, 0), None);
-        // b holds a shared copy, not the line: its write moves it, behind b's read.
-        assert_eq!(l.write(&c, b, 0, 0), 2 * x);
-        assert_eq!(l.read(&c, a, 0, 10 * x), Some(x));
-
-        let mut lock = RqLock::default();
-        assert_eq!(lock.acquire(100, 50), 0);
-        assert_eq!(lock.acquire(120, 50), 30);
-        assert_eq!(lock.acquire(500, 50), 0);
-    }
 
     #[test]
     fn kunpeng_costs_follow_lat_pipe() {
@@ -702,6 +694,15 @@ mod tests {
         assert_eq!(p.other_node_ns_per_slit, 140);
         let p = kp("epyc9654-2p");
         assert_eq!(p.wake_data_ns[3..], [390, 2550, 5340]);
+        // Per-CPU cache shares (cumulative, KiB): Kunpeng 64 / +512 / +1024; EPYC's
+        // per-core 32 / 1024 / 4096 over 2 threads.
+        let kib = |v: [u64; 3]| v.map(|b| b / 1024);
+        assert_eq!(kib(p.cache_bytes), [16, 528, 2576]);
+        assert_eq!((p.refill_ns, p.refill_mlp), ([14, 50, 120], 4));
+        let k = kp("kunpeng920-6426");
+        assert_eq!(kib(k.cache_bytes), [64, 576, 1600]);
+        assert_eq!(k.refill_ns, [14, 35, 120]);
+        assert_eq!(k.terms, CostTerms::ALL);
         let p = kp("xeon-smt-8");
         assert_eq!(p.wake_data_ns[Distance::SameLlc as usize], 1110);
         assert_eq!(p.wake_data_ns[Distance::OtherNode as usize], 2910);

@@ -1,0 +1,473 @@
+//! Contended state the simulator owns and this module prices: runqueue locks
+//! ([`RqLock`]), the `sd_llc_shared` lines ([`SharedLines`]), and the cache footprint
+//! tasks displace from each other on a shared CPU ([`CacheShare`]). Each is one
+//! switchable term of [`CostTerms`], so that its contribution can be measured by
+//! turning it off.
+//!
+//! ```text
+//!  RqLock       FIFO holders; each holder first pulls the rq lines (lock word, rq,
+//!               cfs_rq) from the previous holder's cache: rq_lines × c2c(prev, me)
+//!  SharedLines  one line per LLC; a stale read or a non-owner write moves it, one
+//!               transfer at a time (each RFO waits for the one in flight)
+//!  CacheShare   tasks whose last CPU is c share c's caches; a task resuming after
+//!               others ran refills what they displaced, level by level
+//! ```
+//!
+//! Simplifications: the lock is FIFO (a qspinlock's MCS queue is; its pending-bit
+//! fast path is not modelled); a lock's lines move as one group; the cache share
+//! assumes random replacement over the resident tasks' footprints (the fraction of a
+//! task's data still cached is the level's capacity over their sum), does not age with
+//! time, and charges nothing on a migration (the wake-up's cache-distance cost,
+//! `wake_data_ns`, prices the data a migrated wakee finds remote).
+
+use serde::Serialize;
+
+use super::CostModel;
+use crate::cpumask::CpuId;
+
+/// The switchable cost terms. All on by default; a term switched off costs nothing
+/// (the mechanism's bookkeeping still runs, so only its price changes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CostTerms {
+    /// `sd_llc_shared` line transfers ([`SharedLines`]).
+    pub llc_line: bool,
+    /// Runqueue-lock queueing and the rq lines each holder pulls over ([`RqLock`]).
+    pub rq_lock: bool,
+    /// Cache refill after other tasks displaced a task's data ([`CacheShare`]).
+    pub cache_refill: bool,
+}
+
+impl Default for CostTerms {
+    fn default() -> Self {
+        CostTerms::ALL
+    }
+}
+
+impl CostTerms {
+    pub const ALL: CostTerms = CostTerms {
+        llc_line: true,
+        rq_lock: true,
+        cache_refill: true,
+    };
+    /// The names `--cost-off` takes.
+    pub const NAMES: [&'static str; 3] = ["llc-line", "rq-lock", "cache-refill"];
+
+    /// Every term on except those named in `off` (comma-separated [`CostTerms::NAMES`];
+    /// empty: none off).
+    pub fn all_but(off: &str) -> Result<CostTerms, String> {
+        let mut t = CostTerms::ALL;
+        for name in off.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "llc-line" => t.llc_line = false,
+                "rq-lock" => t.rq_lock = false,
+                "cache-refill" => t.cache_refill = false,
+                _ => {
+                    return Err(format!(
+                        "unknown cost term {name:?}; known: {}",
+                        CostTerms::NAMES.join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// A runqueue lock (`rq->__lock`) as the model sees it: taken in FIFO order; a holder
+/// keeps it for its work plus the time to pull the rq's hot lines (the lock word, `rq`,
+/// `rq->cfs`) from the cache of whoever held it last. Uncontended, the owner CPU holds
+/// them and pays nothing; a remote waker pays `rq_lines` transfers, and so does the
+/// owner's next `schedule()` to pull them back. Under contention (several remote
+/// wakers in a row, `ttwu_queue()` → `rq_lock()` when `ttwu_queue_cond()` says no), each
+/// pulls them from the previous waker, and all of it lengthens the hold the queue
+/// waits behind. The wakelist path (`sched_ttwu_pending()`) has the owner take its
+/// own lock: the lines stay put.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RqLock {
+    /// When the last queued holder lets go, ns of simulated time.
+    free_at_ns: u64,
+    /// The CPU whose cache holds the rq lines: the last holder.
+    last_holder: CpuId,
+}
+
+impl RqLock {
+    /// The lock of `owner`'s runqueue, its lines in `owner`'s cache.
+    pub fn new(owner: CpuId) -> RqLock {
+        RqLock {
+            free_at_ns: 0,
+            last_holder: owner,
+        }
+    }
+
+    /// `cpu` takes the lock at `at_ns` for `work_ns`: it waits behind whoever holds or
+    /// waits for it, then pulls the rq lines from the last holder. Returns (wait, hold);
+    /// the hold includes the line transfers. With [`CostTerms::rq_lock`] off, no wait
+    /// and no transfers: the hold is `work_ns`.
+    #[inline]
+    pub fn acquire(
+        &mut self,
+        cost: &CostModel,
+        cpu: CpuId,
+        at_ns: u64,
+        work_ns: u64,
+    ) -> (u64, u64) {
+        let prev = std::mem::replace(&mut self.last_holder, cpu);
+        if !cost.params.terms.rq_lock {
+            return (0, work_ns);
+        }
+        let lines = if prev == cpu {
+            0
+        } else {
+            cost.params.rq_lines * cost.c2c_ns(prev, cpu)
+        };
+        let hold = work_ns + lines;
+        let start = self.free_at_ns.max(at_ns);
+        self.free_at_ns = start.saturating_add(hold);
+        (start - at_ns, hold)
+    }
+}
+
+/// One contended cache line: its version (bumped by every write), its last writer,
+/// and when the transfers in flight end.
+#[derive(Clone, Copy, Debug)]
+struct ContendedLine {
+    version: u32,
+    last_writer: CpuId,
+    busy_until_ns: u64,
+}
+
+/// Shared cache lines (one `sd_llc_shared` per LLC) and the version of each that
+/// every CPU last saw. Reads and writes differ: a read is free while the CPU's copy
+/// is current (any number of CPUs may share it); a write is free only to the CPU
+/// that wrote last with nobody writing since (it holds the line exclusive), and
+/// every write invalidates the other copies. Whatever is not free moves the line:
+/// one core-to-core transfer from its last writer, queued behind the transfers in
+/// flight (a contended line serialises its owners: k requests within one transfer
+/// time cost the k-th k transfers). With [`CostTerms::llc_line`] off, every access
+/// is free (versions still advance).
+#[derive(Clone, Debug)]
+pub(crate) struct SharedLines {
+    lines: Vec<ContendedLine>,
+    /// Per (cpu, line): the version the CPU last read or wrote.
+    seen: Vec<u32>,
+}
+
+impl SharedLines {
+    /// `n_lines` lines, never written, whose first owner is CPU 0 and whose version 0
+    /// every CPU holds.
+    pub fn new(n_cpus: usize, n_lines: usize) -> SharedLines {
+        let line = ContendedLine {
+            version: 0,
+            last_writer: CpuId(0),
+            busy_until_ns: 0,
+        };
+        SharedLines {
+            lines: vec![line; n_lines],
+            seen: vec![0; n_cpus * n_lines],
+        }
+    }
+
+    #[inline]
+    fn key(&self, cpu: CpuId, line: usize) -> usize {
+        cpu.idx() * self.lines.len() + line
+    }
+
+    /// A read of `line` by `cpu` at `now_ns`: `None` when the CPU's copy is current
+    /// (a hit, free), else the cost of bringing the line over.
+    #[inline]
+    pub fn read(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> Option<u64> {
+        let key = self.key(cpu, line);
+        if self.seen[key] == self.lines[line].version {
+            return None;
+        }
+        let ns = self.transfer(cost, cpu, line, now_ns);
+        self.seen[key] = self.lines[line].version;
+        Some(ns)
+    }
+
+    /// A write of `line` by `cpu` at `now_ns`; returns the writer's cost.
+    #[inline]
+    pub fn write(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
+        let key = self.key(cpu, line);
+        let l = &self.lines[line];
+        let ns = if l.last_writer == cpu && self.seen[key] == l.version {
+            0
+        } else {
+            self.transfer(cost, cpu, line, now_ns)
+        };
+        let l = &mut self.lines[line];
+        l.version = l.version.wrapping_add(1);
+        l.last_writer = cpu;
+        self.seen[key] = l.version;
+        ns
+    }
+
+    /// Moves `line` to `cpu`: one transfer from its last writer, after those in flight.
+    fn transfer(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
+        if !cost.params.terms.llc_line {
+            return 0;
+        }
+        let l = &mut self.lines[line];
+        let xfer = cost.c2c_ns(l.last_writer, cpu);
+        let start = l.busy_until_ns.max(now_ns);
+        l.busy_until_ns = start.saturating_add(xfer);
+        (start - now_ns) + xfer
+    }
+}
+
+/// The data of the tasks that share each CPU's caches: per CPU the summed footprint
+/// of its resident tasks (those that last ran there) and the task that ran last; per
+/// task its footprint and the CPU it is resident on.
+#[derive(Clone, Debug)]
+pub(crate) struct CacheShare {
+    resident_bytes: Vec<u64>,
+    /// Per CPU: the last task that ran there (`u32::MAX`: none yet); idle does not
+    /// count, as the idle task displaces nothing worth pricing.
+    last_task: Vec<u32>,
+    /// Per task: its footprint, bytes.
+    footprint: Vec<u64>,
+    /// Per task: the CPU it is resident on (`u32::MAX`: it has not run yet).
+    home: Vec<u32>,
+}
+
+impl CacheShare {
+    /// `n_cpus` empty CPUs; tasks of the given footprints, none resident yet.
+    pub fn new(n_cpus: usize, footprint: Vec<u64>) -> CacheShare {
+        CacheShare {
+            resident_bytes: vec![0; n_cpus],
+            last_task: vec![u32::MAX; n_cpus],
+            home: vec![u32::MAX; footprint.len()],
+            footprint,
+        }
+    }
+
+    /// `task` starts running on `cpu` (a context switch to it): returns the time it
+    /// spends refilling the data that the tasks which ran on `cpu` since its last run
+    /// there displaced ([`CacheShare::refill_ns`]), 0 if none ran in between or it
+    /// comes from another CPU (it moves its residence here).
+    #[inline]
+    pub fn switch_in(&mut self, cost: &CostModel, cpu: CpuId, task: u32) -> u64 {
+        let t = task as usize;
+        let (bytes, home) = (self.footprint[t], self.home[t]);
+        let last = std::mem::replace(&mut self.last_task[cpu.idx()], task);
+        if home == cpu.0 {
+            return if last == task {
+                0
+            } else {
+                self.refill_ns(cost, cpu, bytes)
+            };
+        }
+        if home != u32::MAX {
+            let r = &mut self.resident_bytes[home as usize];
+            *r = r.saturating_sub(bytes);
+        }
+        self.resident_bytes[cpu.idx()] += bytes;
+        self.home[t] = cpu.0;
+        0
+    }
+
+    /// What a task of `bytes` footprint, resident on `cpu`, pays to refill its data
+    /// when it runs again there after other tasks ran: at each level (L1d, L2, the
+    /// CPU's share of the LLC) the fraction of its data still cached is the level's
+    /// per-CPU capacity over the residents' summed footprint (random replacement);
+    /// the lines missing at one level come from the next (L2, LLC, DRAM), at that
+    /// level's latency over the refill's memory-level parallelism.
+    pub fn refill_ns(&self, cost: &CostModel, cpu: CpuId, bytes: u64) -> u64 {
+        let p = &cost.params;
+        if !p.terms.cache_refill || bytes == 0 {
+            return 0;
+        }
+        refill_ns(
+            &p.cache_bytes,
+            &p.refill_ns,
+            p.refill_mlp,
+            self.resident_bytes[cpu.idx()].max(bytes),
+            bytes,
+        )
+    }
+}
+
+/// [`CacheShare::refill_ns`] from its inputs: `total` the residents' summed
+/// footprint (at least `bytes`).
+fn refill_ns(cache: &[u64; 3], lat: &[u64; 3], mlp: u64, total: u64, bytes: u64) -> u64 {
+    const LINE: u64 = 64;
+    // Bytes of the task's data missing from each level: bytes × (1 - cap/total)+.
+    let missing = |cap: u64| -> u64 {
+        if total <= cap {
+            0
+        } else {
+            // u128: footprints are at most a few MiB, but stay exact for any input.
+            (bytes as u128 * (total - cap) as u128 / total as u128) as u64
+        }
+    };
+    let m = [missing(cache[0]), missing(cache[1]), missing(cache[2])];
+    // Missing from L1 but in L2: from L2; missing from L2 but in the LLC: from the
+    // LLC; missing from the LLC: from DRAM.
+    let lines = [
+        m[0].saturating_sub(m[1]) / LINE,
+        m[1].saturating_sub(m[2]) / LINE,
+        m[2] / LINE,
+    ];
+    let ns: u64 = lines.iter().zip(lat).map(|(n, l)| n * l).sum();
+    ns / mlp.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::presets;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn kunpeng(terms: CostTerms) -> CostModel {
+        let m = presets::machine("kunpeng920-6426").unwrap();
+        let mut c = CostModel::new(&m);
+        c.params.terms = terms;
+        c
+    }
+
+    /// A current copy reads free; a write is free only to the exclusive owner; what
+    /// is not free moves the line, queued behind the transfer in flight.
+    #[test]
+    fn contended_lines_queue() {
+        let c = kunpeng(CostTerms::ALL);
+        let (a, b) = (CpuId(0), CpuId(4));
+        let x = c.c2c_ns(a, b);
+        let mut l = SharedLines::new(64, 1);
+        assert_eq!(l.read(&c, b, 0, 0), None, "every CPU starts with version 0");
+        assert_eq!(l.write(&c, a, 0, 0), 0, "CPU 0 starts as the owner");
+        assert_eq!(l.write(&c, a, 0, 0), 0);
+        assert_eq!(l.read(&c, b, 0, 0), Some(x));
+        assert_eq!(l.read(&c, b, 0, 0), None);
+        // b holds a shared copy, not the line: its write moves it, behind b's read.
+        assert_eq!(l.write(&c, b, 0, 0), 2 * x);
+        assert_eq!(l.read(&c, a, 0, 10 * x), Some(x));
+    }
+
+    /// Eight writers in the eight clusters of one Kunpeng die (CPUs 0, 4, ..., 28),
+    /// all within one transfer time, the line last written in a ninth place (CPU 31,
+    /// cluster 7): each RFO waits for the one before, so the k-th pays k transfers of
+    /// 36 ns (KP_C2C_DIE) and together they pay 36 transfers; spaced a transfer
+    /// apart, each pays one. Switched off, nothing.
+    #[test]
+    fn eight_writers_within_one_transfer_pay_k_transfers_each() {
+        let c = kunpeng(CostTerms::ALL);
+        let x = c.c2c_ns(CpuId(0), CpuId(4));
+        assert_eq!(x, 36);
+        let writers = (0..8).map(|k| CpuId(4 * k));
+        let at = 10_000;
+        let fresh = |c: &CostModel| {
+            let mut l = SharedLines::new(64, 1);
+            l.write(c, CpuId(31), 0, 0);
+            l
+        };
+        let mut l = fresh(&c);
+        let costs: Vec<u64> = writers.clone().map(|w| l.write(&c, w, 0, at)).collect();
+        assert_eq!(costs, (1..=8).map(|k| k * x).collect::<Vec<_>>());
+        assert_eq!(costs.iter().sum::<u64>(), 36 * x);
+        let mut l = fresh(&c);
+        let spaced: Vec<u64> = writers
+            .clone()
+            .enumerate()
+            .map(|(i, w)| l.write(&c, w, 0, at + 1000 * i as u64))
+            .collect();
+        assert_eq!(spaced, vec![x; 8]);
+        let off = kunpeng(CostTerms::all_but("llc-line").unwrap());
+        let mut l = fresh(&off);
+        assert!(writers.map(|w| l.write(&off, w, 0, at)).all(|ns| ns == 0));
+    }
+
+    /// FIFO takers; each pulls the rq lines (3 × c2c) from the last holder, nothing
+    /// when it held the lock last. Off: no wait, no lines.
+    #[test]
+    fn rq_lock_queues_and_moves_its_lines_with_the_holder() {
+        let c = kunpeng(CostTerms::ALL);
+        let (owner, w1, w2) = (CpuId(0), CpuId(4), CpuId(8));
+        let x = c.c2c_ns(owner, w1);
+        assert_eq!(c.params.rq_lines, 3);
+        let mut lock = RqLock::new(owner);
+        // The owner's own take: its lines are local.
+        assert_eq!(lock.acquire(&c, owner, 100, 50), (0, 50));
+        // A remote waker 20 ns later waits 30 ns, then pulls 3 lines from the owner.
+        assert_eq!(lock.acquire(&c, w1, 120, 250), (30, 250 + 3 * x));
+        // A second waker queued behind it pulls them from the first waker.
+        let free = 150 + 250 + 3 * x;
+        assert_eq!(
+            lock.acquire(&c, w2, 200, 250),
+            (free - 200, 250 + 3 * c.c2c_ns(w1, w2))
+        );
+        // The owner's next schedule() pulls them back.
+        let (_, hold) = lock.acquire(&c, owner, 10_000, 300);
+        assert_eq!(hold, 300 + 3 * c.c2c_ns(w2, owner));
+        let off = kunpeng(CostTerms::all_but("rq-lock").unwrap());
+        let mut lock = RqLock::new(owner);
+        assert_eq!(lock.acquire(&off, w1, 100, 250), (0, 250));
+        assert_eq!(lock.acquire(&off, w2, 100, 250), (0, 250));
+    }
+
+    /// Hand-set: 4 tasks of 64 KiB (256 KiB) on a CPU with 64 KiB L1d, 512 KiB L2,
+    /// 1 MiB LLC: 3/4 of each task's data left L1 (768 lines from L2 at 14 ns), none
+    /// left L2; at MLP 4 that is 768 × 14 / 4 = 2688 ns. Twelve tasks (768 KiB): 11/12
+    /// left L1, 1/3 left L2, none left the LLC.
+    #[test]
+    fn cache_refill_is_the_displaced_share_at_each_level() {
+        let k = 1024;
+        let cache = [64 * k, 512 * k, 1024 * k];
+        let lat = [14, 35, 120];
+        assert_eq!(
+            refill_ns(&cache, &lat, 4, 64 * k, 64 * k),
+            0,
+            "alone: all cached"
+        );
+        assert_eq!(refill_ns(&cache, &lat, 4, 256 * k, 64 * k), 768 * 14 / 4);
+        // 768 KiB: missing from L1 64K × 704/768 = 60074 bytes, from L2 64K × 256/768
+        // = 21845: 597 lines from L2 ((60074 - 21845) / 64), 341 from the LLC.
+        let m1 = 64 * k * (768 - 64) / 768;
+        let m2 = 64 * k * (768 - 512) / 768;
+        let want = ((m1 - m2) / 64 * 14 + m2 / 64 * 35) / 4;
+        assert_eq!(refill_ns(&cache, &lat, 4, 768 * k, 64 * k), want);
+        // Through the model: four 64 KiB tasks take turns on CPU 0 of a Kunpeng. The
+        // first run of each only moves it in; from the second round each pays the
+        // 4-resident refill; running twice in a row pays nothing.
+        let c = kunpeng(CostTerms::ALL);
+        let p = &c.params;
+        let four = refill_ns(&p.cache_bytes, &p.refill_ns, p.refill_mlp, 256 * k, 64 * k);
+        assert!(four > 0);
+        let mut share = CacheShare::new(64, vec![64 * k; 4]);
+        let cpu0 = CpuId(0);
+        let round =
+            |s: &mut CacheShare| (0..4).map(|t| s.switch_in(&c, cpu0, t)).collect::<Vec<_>>();
+        assert_eq!(round(&mut share), vec![0; 4]);
+        assert_eq!(round(&mut share), vec![four; 4]);
+        assert_eq!(
+            share.switch_in(&c, cpu0, 3),
+            0,
+            "ran last: nothing displaced"
+        );
+        // Three move to CPU 1: the one left on CPU 0 is alone there.
+        for t in 0..3 {
+            assert_eq!(
+                share.switch_in(&c, CpuId(1), t),
+                0,
+                "a migration pays here nothing"
+            );
+        }
+        assert_eq!(share.switch_in(&c, cpu0, 3), 0);
+        assert_eq!(share.refill_ns(&c, cpu0, 64 * k), 0, "alone again");
+        let off = kunpeng(CostTerms::all_but("cache-refill").unwrap());
+        let mut share = CacheShare::new(64, vec![64 * k; 8]);
+        for _ in 0..2 {
+            for t in 0..8 {
+                assert_eq!(share.switch_in(&off, cpu0, t), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn cost_terms_parse() {
+        assert_eq!(CostTerms::all_but("").unwrap(), CostTerms::ALL);
+        let t = CostTerms::all_but("rq-lock, cache-refill").unwrap();
+        assert!(t.llc_line && !t.rq_lock && !t.cache_refill);
+        assert!(CostTerms::all_but("rq-locks").is_err());
+    }
+}
