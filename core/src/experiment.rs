@@ -16,15 +16,17 @@ use crate::metrics::MetricsReport;
 use crate::patch::PatchSet;
 use crate::sim::{SimConfig, SimError, SimTime, Simulator};
 use crate::topology::{Machine, NodeId};
-use crate::workload::{self, MetricKind, Workload};
+use crate::workload::{self, MetricKind, Noise, Workload};
 
 /// Simulated events per busy CPU per simulated millisecond, an upper figure: a CPU
 /// running a benchmark's tasks ends a burst (one event) every couple of µs.
 /// Calibrated on docs/performance.md's runs (session 7, `--cpus node0` of
 /// kunpeng920-6426): tbench with 1 client 540–607 events per ms of simulated time, 8
 /// clients 4.2–4.8 k, 32 clients (every CPU of the node busy) 13.0 k, 405 per CPU;
-/// the netperf reference run (32 pairs on 64 CPUs) 347 per CPU.
-pub const EVENTS_PER_CPU_MS: u64 = 600;
+/// the netperf reference run (32 pairs on 64 CPUs) 347 per CPU. Since the workloads
+/// fork their tasks over time (session 9), each pair of that run gets two CPUs of its
+/// own and every wake-up an IPI: 622 per pair, 311 per CPU.
+pub const EVENTS_PER_CPU_MS: u64 = 700;
 
 /// About how many events `spec` simulates, an upper estimate for deciding whether to
 /// start it without asking: [`EVENTS_PER_CPU_MS`] × the CPUs its tasks can keep busy
@@ -54,6 +56,8 @@ pub struct RunSpec {
     pub seed: u64,
     /// Check conservation invariants after every event (slow; tests).
     pub check_invariants: bool,
+    /// The machine's background activity (`--noise`); `Noise::Default` unless set.
+    pub noise: Noise,
 }
 
 impl RunSpec {
@@ -95,6 +99,7 @@ impl RunSpec {
             duration_ms,
             seed,
             check_invariants: false,
+            noise: Noise::default(),
         })
     }
 
@@ -317,6 +322,7 @@ impl LiveRun {
             duration: if until_exit { d } else { warmup + d.ns() },
             warmup,
             check_invariants: spec.check_invariants,
+            noise: spec.noise,
         };
         Ok(LiveRun {
             sim: Simulator::new(cfg)?,

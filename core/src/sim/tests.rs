@@ -4,7 +4,7 @@
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
-use crate::workload::{self, Dist, Op, TaskSpec, Workload, MAX_REPEAT};
+use crate::workload::{self, Dist, Noise, Op, TaskSpec, Workload, MAX_REPEAT};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -29,6 +29,7 @@ fn cookie_pairs(preset: &str, threads: u32, work: Dist, cookies: bool) -> SimCon
         duration: SimTime::from_ms(10),
         warmup: SimTime::ZERO,
         check_invariants: false,
+        noise: Noise::Quiet,
     }
 }
 
@@ -138,6 +139,8 @@ fn smt8_task(allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
         own_mm: false,
         allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
         drop_when_full: false,
+        parent: None,
+        background: false,
     }
 }
 
@@ -152,6 +155,7 @@ fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
         duration: SimTime::from_ms(100),
         warmup: SimTime::ZERO,
         check_invariants: true,
+        noise: Noise::Quiet,
     })
     .unwrap()
 }
