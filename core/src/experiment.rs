@@ -413,7 +413,7 @@ impl LiveRun {
         let now = self.sim.now().ns();
         let cpus: Vec<u32> = spec.cpus.iter().map(|c| c.0).collect();
         let report = self.sim.metrics().report(now, &cpus);
-        let value = headline(self.metric, &report, now);
+        let value = headline(self.metric, &report);
         RunReport {
             machine: spec.machine.name.clone(),
             patches: spec.patches.to_string(),
@@ -432,11 +432,12 @@ impl LiveRun {
     }
 }
 
-fn headline(metric: MetricKind, r: &MetricsReport, now_ns: u64) -> f64 {
+fn headline(metric: MetricKind, r: &MetricsReport) -> f64 {
     let window = r.window_ns.max(1) as f64;
     match metric {
         MetricKind::Throughput { .. } => metric.throughput(r.units, r.window_ns).unwrap_or(0.0),
-        MetricKind::CompletionTime => now_ns as f64 / 1e9,
+        // From the benchmark's own start time (`Op::StartClock`; else the run's start).
+        MetricKind::CompletionTime => r.window_ns as f64 / 1e9,
         MetricKind::WakeLatencyP99 => r.task_wake_latency_ns.p99 as f64 / 1e3,
         MetricKind::RoundTripUs { pairs } => {
             if r.units == 0 {

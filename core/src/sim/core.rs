@@ -140,7 +140,7 @@ impl Simulator {
 
     /// `update_curr()` on every CPU and the force-idle time so far, so the metrics are
     /// complete at the end of the run or of the warm-up.
-    fn flush_accounting(&mut self) {
+    pub(super) fn flush_accounting(&mut self) {
         for c in 0..self.cpus.len() as u32 {
             self.update_curr(c);
             let cpu = &mut self.cpus[c as usize];

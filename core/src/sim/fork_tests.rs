@@ -144,8 +144,12 @@ fn hackbench_forks_receivers_first_and_starts_them_together() {
             "task {t}"
         );
     }
+    let last_fork = order.last().unwrap().1;
     sim.run().unwrap();
     assert_eq!(sim.live_tasks(), 0);
+    // The completion time counts from main's start time, after the last fork.
+    assert!(sim.metrics.window_start_ns >= last_fork.ns());
+    assert!(sim.metrics.window_start_ns < sim.now.ns());
 }
 
 fn tiny(parent: Option<u32>, program: Vec<Op>) -> TaskSpec {

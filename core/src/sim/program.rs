@@ -32,6 +32,7 @@ pub(super) enum Ins {
     Jump(u32),
     Fork,
     SendChildren,
+    StartClock,
     Exit,
 }
 
@@ -65,6 +66,7 @@ impl Code {
                 Op::Jump { to } => Ins::Jump(base + to as u32),
                 Op::Fork => Ins::Fork,
                 Op::SendChildren => Ins::SendChildren,
+                Op::StartClock => Ins::StartClock,
                 Op::Exit => Ins::Exit,
             };
             self.ins.push(ins);
@@ -208,6 +210,14 @@ impl Simulator {
                         if r.loc == Loc::Blocked && r.block == Block::Wait {
                             self.wake(to, Some(t), cpu);
                         }
+                    }
+                }
+                Ins::StartClock => {
+                    task.pc += 1;
+                    if self.until_exit {
+                        // Metrics and completion time from here.
+                        self.flush_accounting();
+                        self.metrics.reset(self.now.ns());
                     }
                 }
                 Ins::Exit => {

@@ -74,6 +74,9 @@ pub enum Op {
     /// every child polls, which `__wake_up()` answers by waking all of them
     /// (hackbench's start barrier, its `wakefd`).
     SendChildren,
+    /// The benchmark reads its start time: a completion workload's time and metrics
+    /// count from here (hackbench's `gettimeofday()` once every worker is ready).
+    StartClock,
     Exit,
 }
 

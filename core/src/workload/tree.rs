@@ -101,8 +101,9 @@ pub(crate) fn accept_daemon(n: u32) -> Vec<Op> {
 
 /// hackbench's main task (`hackbench.c` / `perf bench sched messaging`): create the
 /// `n` workers (each costing `fork_ns`), read their `n` "ready" bytes
-/// (`wait_for_ready()`), take the start time and write the one byte to `wakefd` that
-/// every worker polls; then it reaps them (`wait()`, no CPU: it exits here).
+/// (`wait_for_ready()`), take the start time (the completion time counts from there)
+/// and write the one byte to `wakefd` that every worker polls; then it reaps them
+/// (`wait()`, no CPU: it exits here).
 pub(crate) fn hackbench_main(fork_ns: u64, n: u32) -> Vec<Op> {
     vec![
         Op::Run(Dist::fixed(fork_ns)),
@@ -116,6 +117,7 @@ pub(crate) fn hackbench_main(fork_ns: u64, n: u32) -> Vec<Op> {
             to: 3,
             times: n as u64,
         },
+        Op::StartClock,
         Op::SendChildren,
         Op::Exit,
     ]
