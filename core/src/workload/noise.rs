@@ -166,6 +166,8 @@ impl Noise {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn quiet_has_nothing_and_default_a_kthread_per_cpu() {

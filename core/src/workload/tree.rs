@@ -140,6 +140,8 @@ pub(crate) fn child_of(parent: u32, t: TaskSpec) -> TaskSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn a_prefix_moves_the_jump_targets() {
