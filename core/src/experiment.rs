@@ -16,15 +16,17 @@ use crate::metrics::MetricsReport;
 use crate::patch::PatchSet;
 use crate::sim::{SimConfig, SimError, SimTime, Simulator};
 use crate::topology::{Machine, NodeId};
-use crate::workload::{self, MetricKind, Workload};
+use crate::workload::{self, MetricKind, Noise, Workload};
 
 /// Simulated events per busy CPU per simulated millisecond, an upper figure: a CPU
 /// running a benchmark's tasks ends a burst (one event) every couple of µs.
 /// Calibrated on docs/performance.md's runs (session 7, `--cpus node0` of
 /// kunpeng920-6426): tbench with 1 client 540–607 events per ms of simulated time, 8
 /// clients 4.2–4.8 k, 32 clients (every CPU of the node busy) 13.0 k, 405 per CPU;
-/// the netperf reference run (32 pairs on 64 CPUs) 347 per CPU.
-pub const EVENTS_PER_CPU_MS: u64 = 600;
+/// the netperf reference run (32 pairs on 64 CPUs) 347 per CPU. Since the workloads
+/// fork their tasks over time (session 9), each pair of that run gets two CPUs of its
+/// own and every wake-up an IPI: 622 per pair, 311 per CPU.
+pub const EVENTS_PER_CPU_MS: u64 = 700;
 
 /// About how many events `spec` simulates, an upper estimate for deciding whether to
 /// start it without asking: [`EVENTS_PER_CPU_MS`] × the CPUs its tasks can keep busy
@@ -56,6 +58,8 @@ pub struct RunSpec {
     pub check_invariants: bool,
     /// The cost terms priced (all unless one is switched off to measure it).
     pub cost_terms: crate::cost::CostTerms,
+    /// The machine's background activity (`--noise`); `Noise::Default` unless set.
+    pub noise: Noise,
 }
 
 impl RunSpec {
@@ -98,6 +102,7 @@ impl RunSpec {
             seed,
             check_invariants: false,
             cost_terms: crate::cost::CostTerms::ALL,
+            noise: Noise::default(),
         })
     }
 
@@ -321,6 +326,7 @@ impl LiveRun {
             warmup,
             check_invariants: spec.check_invariants,
             cost_terms: spec.cost_terms,
+            noise: spec.noise,
         };
         Ok(LiveRun {
             sim: Simulator::new(cfg)?,
@@ -411,7 +417,7 @@ impl LiveRun {
         let now = self.sim.now().ns();
         let cpus: Vec<u32> = spec.cpus.iter().map(|c| c.0).collect();
         let report = self.sim.metrics().report(now, &cpus);
-        let value = headline(self.metric, &report, now);
+        let value = headline(self.metric, &report);
         RunReport {
             machine: spec.machine.name.clone(),
             patches: spec.patches.to_string(),
@@ -430,11 +436,12 @@ impl LiveRun {
     }
 }
 
-fn headline(metric: MetricKind, r: &MetricsReport, now_ns: u64) -> f64 {
+fn headline(metric: MetricKind, r: &MetricsReport) -> f64 {
     let window = r.window_ns.max(1) as f64;
     match metric {
         MetricKind::Throughput { .. } => metric.throughput(r.units, r.window_ns).unwrap_or(0.0),
-        MetricKind::CompletionTime => now_ns as f64 / 1e9,
+        // From the benchmark's own start time (`Op::StartClock`; else the run's start).
+        MetricKind::CompletionTime => r.window_ns as f64 / 1e9,
         MetricKind::WakeLatencyP99 => r.task_wake_latency_ns.p99 as f64 / 1e3,
         MetricKind::RoundTripUs { pairs } => {
             if r.units == 0 {

@@ -9,7 +9,7 @@ use schedlab_core::cpumask::CpuMask;
 use schedlab_core::experiment::{self, change_pct, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::{SimConfig, SimTime, Simulator};
-use schedlab_core::workload::{self, Dist, Workload};
+use schedlab_core::workload::{self, Dist, Noise, Op, Workload};
 
 mod common;
 use common::preset as machine;
@@ -256,9 +256,27 @@ fn lat_pipe_round_trips_match_the_kunpeng_measurements() {
 #[test]
 fn cluster_patch_keeps_a_pair_in_its_cluster() {
     // Seed 01's mechanism: with the cluster scan, wake-ups land in the waker's cluster.
+    // Without background noise: a kthread's wake-up can move a 6.6 pair into one
+    // cluster by chance (it does in this 20 ms run), which is not the mechanism.
     let w = Workload::Tbench { clients: 2 };
-    let base = run(&spec("kunpeng920-6426", "node0", w.clone(), "6.6", 20));
-    let patched = run(&spec("kunpeng920-6426", "node0", w, "6.6+cluster", 20));
+    let quiet = |s: RunSpec| RunSpec {
+        noise: Noise::Quiet,
+        ..s
+    };
+    let base = run(&quiet(spec(
+        "kunpeng920-6426",
+        "node0",
+        w.clone(),
+        "6.6",
+        20,
+    )));
+    let patched = run(&quiet(spec(
+        "kunpeng920-6426",
+        "node0",
+        w,
+        "6.6+cluster",
+        20,
+    )));
     let share = |r: &RunReport| {
         let p = &r.metrics.placement;
         let get = |k: &str| p.iter().find(|(n, _)| n == k).unwrap().1 as f64;
@@ -319,6 +337,70 @@ fn hackbench_finishes_and_counts_every_message() {
     assert!(r.metrics.wakeups >= 4);
 }
 
+/// Session 9 changed two things: workloads fork their tasks over time (process
+/// trees) and the machine has background noise. Without either (every task placed at
+/// the start, as before; `Noise::Quiet`) the simulator gives the digest pinned before
+/// them, `1c71f0b056dad898` (the fixed netperf scenario above), event for event.
+#[test]
+fn a_flat_plan_without_noise_is_the_model_before_process_trees() {
+    let m = machine("kunpeng920-6426");
+    let cost = schedlab_core::cost::CostParams::for_machine(&m);
+    let w = Workload::NetperfTcpRr { instances: 4 };
+    let mut plan = workload::build(&w, &cost, m.nr_cpus()).unwrap();
+    // The pairs only, each running from the start; the clients without their exec
+    // and connect.
+    plan.tasks.truncate(8);
+    for (i, t) in plan.tasks.iter_mut().enumerate() {
+        t.parent = None;
+        if i % 2 == 0 {
+            assert_eq!(t.program[1], Op::Send { to: 8 });
+            t.program = t.program[2..]
+                .iter()
+                .map(|&op| match op {
+                    Op::Jump { to } => Op::Jump { to: to - 2 },
+                    op => op,
+                })
+                .collect();
+        }
+    }
+    let allowed = experiment::parse_cpus(&m, "node0").unwrap();
+    let mut sim = Simulator::new(SimConfig {
+        machine: m,
+        patches: "6.6+cluster".parse::<PatchSet>().unwrap(),
+        allowed,
+        plan,
+        seed: 7,
+        duration: SimTime::from_ms(6),
+        warmup: SimTime::from_ms(1),
+        check_invariants: true,
+        noise: Noise::Quiet,
+        cost_terms: Default::default(),
+    })
+    .unwrap();
+    sim.run().unwrap();
+    assert_eq!(format!("{:016x}", sim.digest()), "1c71f0b056dad898");
+}
+
+/// Noise is deterministic per seed, and `quiet` and `default` differ.
+#[test]
+fn noise_is_deterministic_and_quiet_differs() {
+    let s = spec(
+        "kunpeng920-6426",
+        "node0",
+        Workload::NetperfTcpRr { instances: 4 },
+        "6.8",
+        5,
+    );
+    assert_eq!(s.noise, Noise::Default);
+    let (a, b) = (run(&s), run(&s));
+    assert_eq!((a.digest.clone(), a.events), (b.digest, b.events));
+    let q = run(&RunSpec {
+        noise: Noise::Quiet,
+        ..s
+    });
+    assert_ne!(a.digest, q.digest);
+}
+
 #[test]
 fn event_queue_stays_bounded() {
     let m = machine("kunpeng920-6426");
@@ -340,6 +422,7 @@ fn event_queue_stays_bounded() {
         warmup: SimTime::from_ms(1),
         check_invariants: false,
         cost_terms: Default::default(),
+        noise: Noise::Quiet,
     })
     .unwrap();
     let mut max = 0;
@@ -427,11 +510,13 @@ fn empty_runs_and_uncountable_loops_are_refused() {
         assert!(e.contains("the simulator runs at most 100000"), "{e}");
         assert!(e.starts_with(w.name()), "{e}");
     }
+    // The pairs, tbench_srv and the tbench parent.
     assert_eq!(
-        workload::task_count(&Workload::Tbench { clients: 50_000 }),
+        workload::task_count(&Workload::Tbench { clients: 49_999 }),
         100_000
     );
-    assert!(workload::build(&Workload::Tbench { clients: 50_000 }, &cost, 128).is_ok());
+    assert!(workload::build(&Workload::Tbench { clients: 49_999 }, &cost, 128).is_ok());
+    assert!(workload::build(&Workload::Tbench { clients: 50_000 }, &cost, 128).is_err());
 }
 
 #[test]
@@ -571,8 +656,8 @@ fn the_longest_accepted_durations_run_without_overflow() {
 }
 
 /// The cache-refill term (cost/contention.rs, `CacheShare`) prices overload only: with
-/// one tbench pair per two CPUs nothing is displaced and the run is the same with the
-/// term off; with four tasks per CPU (64 clients on 32 CPUs) switching it off raises
+/// one tbench pair per two CPUs and no background noise little is displaced and the
+/// run moves by under 1 % with the term off; with four tasks per CPU (64 clients on 32 CPUs) switching it off raises
 /// throughput by more than 3 %.
 #[test]
 fn cost_terms_switch_off_one_at_a_time() {
@@ -580,16 +665,24 @@ fn cost_terms_switch_off_one_at_a_time() {
     let with = |w: Workload, off: &str| {
         let s = RunSpec {
             cost_terms: CostTerms::all_but(off).unwrap(),
+            // No background tasks: they share CPUs with the workload and would be
+            // displaced however light the workload.
+            noise: schedlab_core::workload::Noise::Quiet,
             // Invariants are checked elsewhere; every event here would make it slow.
             check_invariants: false,
             ..spec("kunpeng920-6426", "node0", w, "6.6", 30)
         };
         run(&s)
     };
+    // The light run still shares a CPU now and then (the fork places children beside
+    // their parents before balancing spreads them), so the term moves it, but little.
     let light = Workload::Tbench { clients: 8 };
-    assert_eq!(
-        with(light.clone(), "").digest,
-        with(light, "cache-refill").digest
+    let (on, off) = (with(light.clone(), ""), with(light, "cache-refill"));
+    assert!(
+        (on.value - off.value).abs() < off.value * 0.01,
+        "light load: refill on {} vs off {}",
+        on.value,
+        off.value
     );
     let heavy = Workload::Tbench { clients: 64 };
     let (on, off) = (with(heavy.clone(), ""), with(heavy, "cache-refill"));

@@ -14,15 +14,22 @@ use crate::cpumask::CpuId;
 use crate::metrics::MAX_SERIES;
 
 use super::event::Event;
+use super::program::Ins;
 use super::program::Next;
 use super::{Block, Loc, Mode, SimError, SimTime, Simulator};
 
 impl Simulator {
-    /// Places every task as `wake_up_new_task()` would, from the first CPU of the set,
-    /// and starts ticks and sampling.
+    /// Places the tasks already running when the run starts (those without a parent:
+    /// daemons, launchers), one after the other as `wake_up_new_task()` would from the
+    /// first CPU of the set (a long-running process's `recent_used_cpu` is its own
+    /// CPU); starts the background tasks asleep; starts ticks and sampling. The other
+    /// tasks wait for their parent's `Op::Fork`.
     pub(super) fn start(&mut self) {
         let parent = self.active_cpus[0];
         for t in 0..self.tasks.len() as u32 {
+            if self.tasks[t as usize].block == Block::Unborn {
+                continue;
+            }
             let mask = self.views[t as usize]
                 .task
                 .as_ref()
@@ -30,16 +37,12 @@ impl Simulator {
                 .allowed
                 .clone();
             let cpu = self.find_idlest_cpu_fork(parent, &mask);
-            self.tasks[t as usize].last_cpu = cpu;
-            {
-                let v = self.views[t as usize]
-                    .task
-                    .as_mut()
-                    .expect("views hold tasks");
-                v.prev_cpu = CpuId(cpu);
-                v.recent_used_cpu = CpuId(cpu);
+            self.place_new(t, cpu, CpuId(cpu));
+            if self.tasks[t as usize].background {
+                self.sleep_first(t);
+            } else {
+                self.enqueue(t, cpu);
             }
-            self.enqueue(t, cpu);
         }
         let tick = self.cost.params.tick_ns;
         let n_active = self.active_cpus.len() as u64;
@@ -137,7 +140,7 @@ impl Simulator {
 
     /// `update_curr()` on every CPU and the force-idle time so far, so the metrics are
     /// complete at the end of the run or of the warm-up.
-    fn flush_accounting(&mut self) {
+    pub(super) fn flush_accounting(&mut self) {
         for c in 0..self.cpus.len() as u32 {
             self.update_curr(c);
             let cpu = &mut self.cpus[c as usize];
@@ -390,6 +393,13 @@ impl Simulator {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
         if self.cpus[cpu as usize].mode == Mode::Running {
+            // Noise: the timer interrupt itself, and now and then softirq work
+            // (run_timer_softirq(), rcu_core()) on its way out, taken from the task.
+            let mut irq = self.tick_irq_ns;
+            if self.softirq_ppm > 0 && self.noise_rng.below(1_000_000) < self.softirq_ppm {
+                irq += self.softirq_ns;
+            }
+            self.cpus[cpu as usize].stolen_ns += irq;
             let resched = self.task_tick_fair(cpu);
             // task_tick_core(): with a sibling forced idle, the only task here gives
             // up the CPU once it has used half its slice
@@ -435,5 +445,25 @@ impl Simulator {
         }
         let iv = self.metrics.series_interval_ns;
         self.queue.push(self.now + iv, Event::Sample);
+    }
+
+    /// A background task starts in its first op, a sleep: its timer armed at once,
+    /// without a run to get there (the thread was asleep before the run began).
+    fn sleep_first(&mut self, t: u32) {
+        let pc = self.tasks[t as usize].pc as usize;
+        let Ins::Sleep(d) = self.code.ins[pc] else {
+            // Not a sleeper: it runs like any task.
+            let cpu = self.tasks[t as usize].last_cpu;
+            self.enqueue(t, cpu);
+            return;
+        };
+        let dur = self.code.dists[d as usize].sample(&mut self.noise_rng);
+        let task = &mut self.tasks[t as usize];
+        task.pc += 1;
+        task.block = Block::Sleep;
+        task.timer_gen = task.timer_gen.wrapping_add(1);
+        let g = task.timer_gen;
+        self.queue
+            .push(SimTime::ZERO + dur, Event::Timer { task: t, gen: g });
     }
 }

@@ -87,13 +87,14 @@ impl Simulator {
         (2 * self.slice_ns).max(self.cost.params.tick_ns as i64)
     }
 
-    /// `enqueue_task_fair()` + `place_entity()`.
+    /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
         self.update_cpu_pelt(cpu);
         let avg = self.avg_vruntime(cpu);
         let now = self.now.ns();
         let slice = self.slice_ns;
         let eevdf = self.eevdf;
+        let nr = self.state.rqs[cpu as usize].nr_running;
         let task = &mut self.tasks[t as usize];
         if eevdf {
             task.vruntime = avg - task.vlag;
@@ -103,7 +104,20 @@ impl Simulator {
         } else {
             // CFS place_entity(): sleeper credit of half sched_latency (GENTLE_FAIR_SLEEPERS).
             let thresh = 4 * 6_000_000 / 2;
-            task.vruntime = (avg - task.vlag).max(avg - thresh);
+            task.vruntime = if task.new_task {
+                // place_entity(initial) with START_DEBIT: a new task starts one
+                // sched_vslice() behind (sched_slice(): the period, sched_latency or
+                // nr × min_granularity past sched_nr_latency, shared by nr + 1 tasks).
+                let n = nr + 1;
+                let period = if n > 8 {
+                    n as i64 * 3_000_000
+                } else {
+                    24_000_000
+                };
+                avg + period / n as i64
+            } else {
+                (avg - task.vlag).max(avg - thresh)
+            };
             task.deadline = task.vruntime + slice;
         }
         task.new_task = false;
@@ -142,7 +156,7 @@ impl Simulator {
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         self.state.update_rq(CpuId(cpu), |rq| rq.nr_running -= 1);
-        if loc == Loc::Exited {
+        if loc == Loc::Exited && !self.tasks[t as usize].background {
             self.live -= 1;
         }
     }

@@ -87,13 +87,13 @@ impl Simulator {
                     if seen[i] != 1 {
                         return Err(format!("task {i} found {} times on CPUs", seen[i]));
                     }
-                    live += 1;
+                    live += !t.background as u32;
                 }
                 Loc::Blocked => {
                     if seen[i] != 0 {
                         return Err(format!("blocked task {i} is on a CPU"));
                     }
-                    live += 1;
+                    live += !t.background as u32;
                 }
                 Loc::Exited => {
                     if seen[i] != 0 {

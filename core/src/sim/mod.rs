@@ -22,6 +22,7 @@
 //! | `idle.rs`       | idle.c, cpuidle, nohz   | idle entry (governor) and exit                 |
 //! | `core_sched.rs` | core.c (SCHED_CORE)     | core-wide pick, force idle, core balance       |
 //! | `balance.rs`    | fair.c (load balance)   | periodic, newidle and fork balancing           |
+//! | `fork.rs`       | core.c `wake_up_new_task` | a forked task's placement; the process tree  |
 //! | `pelt.rs`       | pelt.c                  | load and utilisation averages                  |
 //! | `program.rs`    | (the tasks' own code)   | the workload's ops, compiled and interpreted   |
 //! | `invariants.rs` |                         | conservation checks                            |
@@ -67,9 +68,16 @@
 //!   produces SIS_UTIL's `nr_idle_scan` through `wakeup::update_idle_cpu_scan()`. Newidle:
 //!   when `avg_idle` >= 500 us, pull one queued task from the busiest CPU, lowest domain
 //!   first. No group types, no misfit/asym packing, no NUMA imbalance allowances.
-//! - **Fork.** Tasks start through a mirror of `sched_balance_find_dst_cpu()`: at each
-//!   level the group with the most idle CPUs (local group on ties), then its first
-//!   idle CPU.
+//! - **Fork.** The workload's process tree (`workload::TaskSpec::parent`): the tasks
+//!   without a parent are placed at the start, one after the other from the first CPU
+//!   of the run, as daemons and launchers started before it; every other task is
+//!   created when its parent runs `Op::Fork` (`fork.rs`, `wake_up_new_task()`): placed
+//!   by `sched_balance_find_dst_cpu()` from the parent's CPU at that moment, its
+//!   vruntime placed with `ENQUEUE_INITIAL`, the parent paying the remote rq lock and
+//!   IPI. Not modelled: `post_init_entity_util_avg()` (a new task's util starts at 0).
+//! - **Noise** (`workload::Noise`): background tasks (per-CPU kthreads, unbound
+//!   daemons) run as ordinary fair tasks woken by their timers, outside the metrics;
+//!   the tick's interrupt and softirq time is taken from the running task.
 //! - **Core scheduling.** SMT siblings only run tasks of one cookie. Every schedule()
 //!   picks for the whole core (`pick_next_task()`'s core-wide selection): each
 //!   thread's best task, the most important of them by vruntime less the thread's
@@ -91,6 +99,9 @@ mod core;
 mod core_sched;
 mod event;
 mod fair;
+mod fork;
+#[cfg(test)]
+mod fork_tests;
 mod idle;
 mod invariants;
 mod pelt;
@@ -111,19 +122,24 @@ use crate::rng::Rng;
 use crate::sched_domain::DomainError;
 use crate::topology::Machine;
 use crate::wakeup::{SchedState, TaskId, TaskState, WakeEnv, Waker};
-use crate::workload::{Plan, MAX_TASKS};
+use crate::workload::{Noise, Plan, TaskSpec, MAX_TASKS};
 
 use event::{Event, EventQueue};
 use pelt::Pelt;
 use program::{validate_program, Code};
 pub use time::SimTime;
 
+/// Mixed into the seed for the noise's own random stream (tick softirqs), so the
+/// workload's samples do not depend on how many ticks drew.
+const NOISE_SEED: u64 = 0x6e6f_6973_655f_7631;
+
 /// `sysctl_sched_migration_cost`: tasks that ran this recently are cache hot, and
 /// newidle balance needs this much average idle time.
 pub(crate) const MIGRATION_COST_NS: u64 = 500_000;
-// The workload's task limit keeps the pending events (one timer per task at most, a
-// few per CPU) well inside the event queue's bound.
-const _: () = assert!(MAX_TASKS + 4 * crate::cpumask::MAX_CPUS as usize + 16 < event::MAX_PENDING);
+// The workload's task limit and the background tasks (at most two per CPU) keep the
+// pending events (one timer per task at most, a few per CPU) well inside the event
+// queue's bound.
+const _: () = assert!(MAX_TASKS + 6 * crate::cpumask::MAX_CPUS as usize + 16 < event::MAX_PENDING);
 const _: () = assert!(std::mem::size_of::<Task>() == 128);
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -162,6 +178,8 @@ pub struct SimConfig {
     pub check_invariants: bool,
     /// The cost terms priced (all by default; switched off to measure one).
     pub cost_terms: CostTerms,
+    /// The machine's background activity besides the workload.
+    pub noise: Noise,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +196,8 @@ enum Block {
     Wait,
     SendFull,
     Sleep,
+    /// Not created yet: its parent has not forked it.
+    Unborn,
 }
 
 /// One task: 128 bytes, two cache lines (its hot fields are all of it; the cold ones
@@ -213,6 +233,8 @@ struct Task {
     own_mm: bool,
     latency_tracked: bool,
     new_task: bool,
+    /// Background activity: not counted in `live`, kept out of the wake-up metrics.
+    background: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,6 +307,18 @@ pub struct Simulator {
     /// Per task: the senders blocked on its full mailbox (bounded by the number of
     /// tasks). Kept out of `Task`: only pipe workloads with small mailboxes use it.
     writers: Vec<Vec<u32>>,
+    /// The process tree: per task, its children in the order its `Fork`s create them,
+    /// and how many it has created.
+    children: Vec<Vec<u32>>,
+    forked: Vec<u32>,
+    /// Per task: the CPU it was first placed on (`u32::MAX` until created).
+    start_cpu: Vec<u32>,
+    /// Noise: the timer interrupt's ns at each tick of a running CPU, the chance (ppm)
+    /// of softirq work at a tick and its ns, and their own random stream.
+    tick_irq_ns: u64,
+    softirq_ppm: u64,
+    softirq_ns: u64,
+    noise_rng: Rng,
     code: Code,
     cpus: Vec<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
@@ -393,26 +427,42 @@ impl Simulator {
                 max_s: event::MAX_RUN.ns() / 1_000_000_000,
             });
         }
-        let mut tasks = Vec::with_capacity(nt);
-        let mut code = Code::default();
-        let mut views = Vec::with_capacity(nt);
+        let mask_of = |spec: &TaskSpec| match &spec.allowed {
+            Some(m) => m.and(&online),
+            None => allowed.clone(),
+        };
         let mut active_mask = CpuMask::new(n as u32);
-        for (i, spec) in plan.tasks.iter().enumerate() {
-            validate_program(i as u32, &spec.program, nt as u32)?;
-            let mask = match &spec.allowed {
-                Some(m) => m.and(&online),
-                None => allowed.clone(),
-            };
+        for spec in &plan.tasks {
+            active_mask.or_assign(&mask_of(spec));
+        }
+        // The background tasks live on the CPUs the workload can use.
+        let noise_tasks = cfg.noise.tasks(&active_mask, n as u32);
+        let specs: Vec<&TaskSpec> = plan.tasks.iter().chain(&noise_tasks).collect();
+        let all = specs.len();
+        fork::validate_tree(&specs)?;
+        let mut tasks = Vec::with_capacity(all);
+        let mut code = Code::default();
+        let mut views = Vec::with_capacity(all);
+        let mut children = vec![Vec::new(); all];
+        for (i, spec) in specs.iter().enumerate() {
+            validate_program(i as u32, &spec.program, all as u32)?;
+            if let Some(p) = spec.parent {
+                children[p as usize].push(i as u32);
+            }
+            let mask = mask_of(spec);
             if mask.is_empty() {
                 return Err(SimError::EmptyCpus);
             }
-            active_mask.or_assign(&mask);
             let first = mask.first().expect("checked non-empty");
             tasks.push(Task {
                 pc: code.add(&spec.program),
                 iters: 0,
                 loc: Loc::Blocked,
-                block: Block::None,
+                block: if spec.parent.is_some() {
+                    Block::Unborn
+                } else {
+                    Block::None
+                },
                 tokens: 0,
                 cap: spec.mailbox_cap.max(1),
                 drop_when_full: spec.drop_when_full,
@@ -429,9 +479,10 @@ impl Simulator {
                 timer_gen: 0,
                 wakes_in_task: spec.wakes_in_task,
                 own_mm: spec.own_mm,
-                latency_tracked: plan.latency_tasks.is_empty()
-                    || plan.latency_tasks.contains(&(i as u32)),
+                latency_tracked: !spec.background
+                    && (plan.latency_tasks.is_empty() || plan.latency_tasks.contains(&(i as u32))),
                 new_task: true,
+                background: spec.background,
             });
             let mut ts = TaskState::new(TaskId(i as u32), first, mask);
             ts.load = 0;
@@ -442,7 +493,8 @@ impl Simulator {
                 in_task: spec.wakes_in_task,
             });
         }
-        let core_sched = plan.tasks.iter().any(|spec| spec.cookie != 0);
+        let live = specs.iter().filter(|s| !s.background).count() as u32;
+        let core_sched = specs.iter().any(|spec| spec.cookie != 0);
         state.core_sched_enabled = core_sched;
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
@@ -485,6 +537,7 @@ impl Simulator {
         let slice_ns = 750_000 * factor;
         let balance = balance::BalanceInfo::new(&env, &active_cpus);
         let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
+        let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
         let mut sim = Simulator {
             env,
             machine,
@@ -492,22 +545,29 @@ impl Simulator {
             state,
             views,
             writers: vec![Vec::new(); tasks.len()],
+            forked: vec![0; tasks.len()],
+            start_cpu: vec![u32::MAX; tasks.len()],
+            children,
+            tick_irq_ns: cfg.noise.tick_irq_ns(),
+            softirq_ppm,
+            softirq_ns,
+            noise_rng: Rng::new(cfg.seed ^ NOISE_SEED),
             tasks,
             code,
             cpus,
             llc_of,
             llc_id_of,
             llc_lines: SharedLines::new(n, n_llcs),
-            cache: CacheShare::new(n, plan.tasks.iter().map(|t| t.footprint_bytes).collect()),
+            cache: CacheShare::new(n, specs.iter().map(|t| t.footprint_bytes).collect()),
             siblings,
-            core_occ: if core_sched { vec![0; nt] } else { Vec::new() },
+            core_occ: if core_sched { vec![0; all] } else { Vec::new() },
             balance,
             queue: EventQueue::new(),
             rng: Rng::new(cfg.seed),
             now: SimTime::ZERO,
             metrics: Metrics::new(n, series_interval),
             events: 0,
-            live: nt as u32,
+            live,
             end: cfg.duration,
             warmup: if plan.until_exit {
                 SimTime::ZERO
@@ -556,9 +616,23 @@ impl Simulator {
         &self.metrics
     }
 
-    /// Tasks that have not exited.
+    /// The workload's tasks that have not exited (background tasks not counted).
     pub fn live_tasks(&self) -> u32 {
         self.live
+    }
+
+    /// Tasks in all: the workload's, then the background ones.
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// The CPU task `t` was first placed on: at the start, or when its parent forked
+    /// it; `None` before that (or for no such task).
+    pub fn start_cpu(&self, t: TaskId) -> Option<CpuId> {
+        match self.start_cpu.get(t.0 as usize) {
+            Some(&c) if c != u32::MAX => Some(CpuId(c)),
+            _ => None,
+        }
     }
 
     /// The end of the run: the duration (warm-up included), or the cap of a

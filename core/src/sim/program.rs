@@ -30,15 +30,18 @@ pub(super) enum Ins {
         times: u32,
     },
     Jump(u32),
+    Fork,
+    SendChildren,
+    StartClock,
     Exit,
 }
 
 /// Every task's program, compiled into [`Ins`].
 #[derive(Debug, Default)]
 pub(super) struct Code {
-    ins: Vec<Ins>,
+    pub(super) ins: Vec<Ins>,
     /// The distinct distributions (workloads give every task the same few).
-    dists: Vec<Dist>,
+    pub(super) dists: Vec<Dist>,
     times: Vec<u64>,
 }
 
@@ -61,6 +64,9 @@ impl Code {
                     }
                 }
                 Op::Jump { to } => Ins::Jump(base + to as u32),
+                Op::Fork => Ins::Fork,
+                Op::SendChildren => Ins::SendChildren,
+                Op::StartClock => Ins::StartClock,
                 Op::Exit => Ins::Exit,
             };
             self.ins.push(ins);
@@ -182,6 +188,38 @@ impl Simulator {
                     }
                 }
                 Ins::Jump(to) => task.pc = to,
+                Ins::Fork => {
+                    task.pc += 1;
+                    if !self.fork_next(t, cpu) {
+                        self.tasks[t as usize].block = Block::Wait;
+                        return Next::Block;
+                    }
+                }
+                Ins::SendChildren => {
+                    task.pc += 1;
+                    // Every child polls the one pipe: each gets the byte, none blocks
+                    // the writer (a child with a full mailbox already has its wake-up).
+                    let n = self.children[t as usize].len();
+                    for k in 0..n {
+                        let to = self.children[t as usize][k];
+                        let r = &mut self.tasks[to as usize];
+                        if r.block == Block::Unborn || r.tokens >= r.cap {
+                            continue;
+                        }
+                        r.tokens += 1;
+                        if r.loc == Loc::Blocked && r.block == Block::Wait {
+                            self.wake(to, Some(t), cpu);
+                        }
+                    }
+                }
+                Ins::StartClock => {
+                    task.pc += 1;
+                    if self.until_exit {
+                        // Metrics and completion time from here.
+                        self.flush_accounting();
+                        self.metrics.reset(self.now.ns());
+                    }
+                }
                 Ins::Exit => {
                     if let Some(ns) = self.take_debt(t) {
                         return Next::Run(ns);

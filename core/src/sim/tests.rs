@@ -4,7 +4,7 @@
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
-use crate::workload::{self, Dist, Op, TaskSpec, Workload, MAX_REPEAT};
+use crate::workload::{self, Dist, Noise, Op, TaskSpec, Workload, MAX_REPEAT};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -30,6 +30,7 @@ fn cookie_pairs(preset: &str, threads: u32, work: Dist, cookies: bool) -> SimCon
         warmup: SimTime::ZERO,
         check_invariants: false,
         cost_terms: Default::default(),
+        noise: Noise::Quiet,
     }
 }
 
@@ -140,6 +141,8 @@ fn smt8_task(allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
         allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
         drop_when_full: false,
         footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
+        parent: None,
+        background: false,
     }
 }
 
@@ -155,6 +158,7 @@ fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
         warmup: SimTime::ZERO,
         check_invariants: true,
         cost_terms: Default::default(),
+        noise: Noise::Quiet,
     })
     .unwrap()
 }

@@ -23,14 +23,14 @@ use super::event::Event;
 use super::{Block, Loc, Mode, Simulator};
 
 /// What queueing the wakee (`ttwu_queue()`) cost and left to do.
-#[derive(Clone, Copy, Debug)]
-struct Queued {
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Queued {
     /// Time the waker spends: IPI send, remote lock wait and hold.
-    waker_ns: u64,
+    pub(super) waker_ns: u64,
     /// The target needs an IPI to notice (it receives it).
-    need_ipi: bool,
+    pub(super) need_ipi: bool,
     /// Until the wakee is on the target's queue: the lock hold on either side.
-    delay_ns: u64,
+    pub(super) delay_ns: u64,
 }
 
 impl Simulator {
@@ -60,7 +60,9 @@ impl Simulator {
         // The wakee's data was last written by the waker, or by itself on prev.
         let src = if waker.is_some() { cpu } else { prev };
         let dist = self.cost.distance(CpuId(src), CpuId(target));
-        self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
+        if !self.tasks[p as usize].background {
+            self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
+        }
         self.ttwu_do_activate(p, src, target, dist);
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }
@@ -267,7 +269,9 @@ impl Simulator {
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
         let task = &mut self.tasks[p as usize];
         task.debt_ns += data_ns;
-        task.wake_at = self.now;
+        if !task.background {
+            task.wake_at = self.now;
+        }
         self.enqueue(p, target);
     }
 
@@ -275,7 +279,7 @@ impl Simulator {
     /// wakee should preempt, `resched_curr()` (at once for a waker on that CPU, else
     /// after an IPI); an idle target leaves its C-state (after the IPI, if one was
     /// needed, and the wake-list lock hold); a target already on its way does nothing.
-    fn kick_target(
+    pub(super) fn kick_target(
         &mut self,
         p: u32,
         waker: Option<u32>,
@@ -341,7 +345,7 @@ impl Simulator {
     /// The waker takes `target`'s rq lock (`ttwu_queue()` → `rq_lock()`): FIFO queueing
     /// behind the current holder, then the hold time plus the rq lines brought over
     /// from the last holder (`cost::RqLock`). Returns (wait, hold).
-    fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
+    pub(super) fn take_remote_lock(&mut self, cpu: u32, target: u32) -> (u64, u64) {
         let work = self.cost.params.rq_lock_hold_ns;
         let now = self.now.ns();
         self.cpus[target as usize]

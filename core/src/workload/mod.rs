@@ -14,15 +14,24 @@
 //! timed sleeps, counters and loops. Per-message CPU work comes from the machine's
 //! [`CostParams`] (`pipe_msg_ns` is calibrated on lmbench `lat_pipe`); what each
 //! workload adds is written next to it and in docs/calibration.md.
+//!
+//! Each workload is also a process tree, started as the real benchmark starts
+//! (`tree.rs`): the tasks without a [`TaskSpec::parent`] run when the run starts (a
+//! daemon such as `tbench_srv` or `netserver`, the benchmark's launcher), and every
+//! other task is created when its parent runs [`Op::Fork`], placed then by the
+//! kernel's fork balancing. [`Noise`] adds the machine's own background activity.
 
 mod dist;
+mod noise;
 mod programs;
+mod tree;
 
 use serde::{Deserialize, Serialize};
 
 use crate::cost::CostParams;
 use crate::cpumask::CpuMask;
 pub use dist::Dist;
+pub use noise::Noise;
 pub use programs::{build, task_count, TASK_FOOTPRINT_BYTES};
 
 /// The most tasks a workload may have (the largest preset workloads have a few
@@ -57,6 +66,17 @@ pub enum Op {
     Jump {
         to: u16,
     },
+    /// Create the own next child (`fork()` / `clone()`, ending in `wake_up_new_task()`):
+    /// the n-th `Fork` a task runs starts the n-th task whose [`TaskSpec::parent`] it
+    /// is, in task order. The call's own CPU time is a `Run` the program puts before it.
+    Fork,
+    /// Put one message in each own child's mailbox, never blocking: a write to a pipe
+    /// every child polls, which `__wake_up()` answers by waking all of them
+    /// (hackbench's start barrier, its `wakefd`).
+    SendChildren,
+    /// The benchmark reads its start time: a completion workload's time and metrics
+    /// count from here (hackbench's `gettimeofday()` once every worker is ready).
+    StartClock,
     Exit,
 }
 
@@ -83,6 +103,12 @@ pub struct TaskSpec {
     /// The data the task touches each time it runs, bytes: what other tasks on its
     /// CPU displace and it refills (`cost::CacheShare`).
     pub footprint_bytes: u64,
+    /// The task that creates this one with [`Op::Fork`]; `None`: already running when
+    /// the run starts (a daemon, the benchmark's launcher).
+    pub parent: Option<u32>,
+    /// Background activity ([`Noise`]), not part of the workload: it never exits, is
+    /// not waited for by a completion workload, and stays out of the wake-up metrics.
+    pub background: bool,
 }
 
 /// What a run reports as its headline number.

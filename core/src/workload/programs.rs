@@ -1,5 +1,9 @@
 //! The programs of each workload, and how each maps onto the real benchmark.
 
+use super::tree::{
+    accept_daemon, child_of, hackbench_main, hackbench_ready, launcher, prefixed, spawner,
+    CLONE_THREAD_NS, EXEC_NS, FORK_NS,
+};
 use super::{tcp_split, Dist, MetricKind, Op, Plan, TaskSpec, Workload, MAX_REPEAT, MAX_TASKS};
 use crate::cost::CostParams;
 use crate::cpumask::{CpuId, CpuMask};
@@ -45,6 +49,8 @@ fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
         allowed: None,
         drop_when_full: false,
         footprint_bytes: TASK_FOOTPRINT_BYTES,
+        parent: None,
+        background: false,
     }
 }
 
@@ -71,21 +77,25 @@ fn fixed(ns: u64) -> Dist {
     }
 }
 
-/// How many tasks `w` makes, counted before any is built (in u64: no overflow).
+/// How many tasks `w` makes, counted before any is built (in u64: no overflow):
+/// the benchmark's own and its launchers and daemons (`tree.rs`).
 pub fn task_count(w: &Workload) -> u64 {
     let n = |x: u32| u64::from(x);
     match *w {
+        // The pairs, the forking server and the client launcher.
         Workload::Tbench { clients: k }
         | Workload::NetperfTcpRr { instances: k }
-        | Workload::NetperfUdpRr { instances: k }
-        | Workload::Custom { pairs: k, .. } => 2 * n(k),
-        Workload::Hackbench { groups, fds, .. } => 2 * n(groups) * n(fds),
-        Workload::CookiePairs { threads, .. } => n(threads),
+        | Workload::NetperfUdpRr { instances: k } => 2 * n(k) + 2,
+        // The pairs and their parent.
+        Workload::Custom { pairs: k, .. } => 2 * n(k) + 1,
+        Workload::Hackbench { groups, fds, .. } => 2 * n(groups) * n(fds) + 1,
+        Workload::CookiePairs { threads, .. } => n(threads) + 1,
         Workload::Schbench {
             message_threads,
             workers,
             ..
-        } => n(message_threads) * (1 + n(workers)),
+        } => n(message_threads) * (1 + n(workers)) + 1,
+        // lat_pipe forks the other end itself.
         Workload::LatPipe { .. } => 2,
     }
 }
@@ -110,18 +120,24 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             // reply (copying the payload in).
             let (send, recv) = tcp_split(p, 100);
             let copy = p.copy_ns_per_kib * TBENCH_BYTES_PER_OP / 1024;
+            // The process tree (dbench's tbench.c / child.c, tbench_srv.c): tbench_srv
+            // runs first and forks a child per accepted connection; the tbench parent
+            // forks the clients, each of which connects (one message to tbench_srv) and
+            // then sends its requests to the server child that connection gets.
+            let (srv, parent) = (2 * clients, 2 * clients + 1);
             let mut tasks = Vec::new();
             for i in 0..clients {
                 let (c, s) = (2 * i, 2 * i + 1);
                 let client = loopback_task(
                     "tbench",
                     vec![
+                        Op::Send { to: srv },
                         Op::Run(fixed(TBENCH_CLIENT_THINK_NS + send)),
                         Op::Send { to: s },
                         Op::Wait,
                         Op::Run(fixed(recv + copy)),
                         Op::Count(1),
-                        Op::Jump { to: 0 },
+                        Op::Jump { to: 1 },
                     ],
                 );
                 let server = loopback_task(
@@ -136,15 +152,23 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 // Each end also touches the payload twice per operation: its user
                 // buffer and the socket's skb data.
                 let fp = TASK_FOOTPRINT_BYTES + 2 * TBENCH_BYTES_PER_OP;
-                tasks.push(TaskSpec {
-                    footprint_bytes: fp,
-                    ..client
-                });
-                tasks.push(TaskSpec {
-                    footprint_bytes: fp,
-                    ..server
-                });
+                tasks.push(child_of(
+                    parent,
+                    TaskSpec {
+                        footprint_bytes: fp,
+                        ..client
+                    },
+                ));
+                tasks.push(child_of(
+                    srv,
+                    TaskSpec {
+                        footprint_bytes: fp,
+                        ..server
+                    },
+                ));
             }
+            tasks.push(loopback_task("tbench_srv", accept_daemon(clients)));
+            tasks.push(loopback_task("tbench", launcher(FORK_NS, clients)));
             Ok(Plan::for_duration(
                 tasks,
                 MetricKind::Throughput {
@@ -163,19 +187,27 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             };
             // One-byte request and response (netperf's default -r 1,1).
             let (send, recv) = tcp_split(p, pct);
+            // The process tree: the netserver daemon forks a child per control
+            // connection (netserver.c, without -f); the clients are started by a shell
+            // loop (`for i in $(seq N); do netperf … & done`): each is forked by the
+            // shell, execs netperf and connects to netserver.
+            let (srv, shell) = (2 * instances, 2 * instances + 1);
             let mut tasks = Vec::new();
             for i in 0..instances {
                 let (c, s) = (2 * i, 2 * i + 1);
                 let client = loopback_task(
                     "netperf",
-                    vec![
-                        Op::Run(fixed(send)),
-                        Op::Send { to: s },
-                        Op::Wait,
-                        Op::Run(fixed(recv)),
-                        Op::Count(1),
-                        Op::Jump { to: 0 },
-                    ],
+                    prefixed(
+                        &[Op::Run(fixed(EXEC_NS)), Op::Send { to: srv }],
+                        vec![
+                            Op::Run(fixed(send)),
+                            Op::Send { to: s },
+                            Op::Wait,
+                            Op::Run(fixed(recv)),
+                            Op::Count(1),
+                            Op::Jump { to: 0 },
+                        ],
+                    ),
                 );
                 let server = loopback_task(
                     "netserver",
@@ -186,9 +218,13 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Jump { to: 0 },
                     ],
                 );
-                tasks.push(client);
-                tasks.push(server);
+                tasks.push(child_of(shell, client));
+                tasks.push(child_of(srv, server));
             }
+            tasks.push(loopback_task("netserver", accept_daemon(instances)));
+            let mut sh = task("sh", launcher(FORK_NS, instances));
+            sh.own_mm = true;
+            tasks.push(sh);
             Ok(Plan::for_duration(
                 tasks,
                 MetricKind::Throughput {
@@ -230,26 +266,33 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             } else {
                 WMEM_DEFAULT / (msg_bytes as u64 + SKB_OVERHEAD_BYTES)
             };
+            // The main task, after the workers: it forks (-T: pthread_create()s) every
+            // worker and releases them together (`tree::hackbench_main`).
+            let workers = 2 * groups * fds;
+            let main = workers;
             let mut tasks = Vec::new();
             for g in 0..groups {
                 let base = g * 2 * fds;
-                // hackbench creates the receivers of a group first, then the senders.
+                // hackbench.c group(): the receivers of a group first, then the senders.
                 for _ in 0..fds {
                     let mut r = task(
                         "receiver",
-                        vec![
-                            Op::Wait,
-                            Op::Run(fixed(side)),
-                            Op::Repeat {
-                                to: 0,
-                                times: loops * fds as u64,
-                            },
-                            Op::Exit,
-                        ],
+                        prefixed(
+                            &hackbench_ready(main),
+                            vec![
+                                Op::Wait,
+                                Op::Run(fixed(side)),
+                                Op::Repeat {
+                                    to: 0,
+                                    times: loops * fds as u64,
+                                },
+                                Op::Exit,
+                            ],
+                        ),
                     );
                     r.mailbox_cap = cap.max(1) as u32;
                     r.own_mm = !threads;
-                    tasks.push(r);
+                    tasks.push(child_of(main, r));
                 }
                 for _ in 0..fds {
                     let mut prog = Vec::with_capacity(2 * fds as usize + 2);
@@ -262,11 +305,15 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         times: loops,
                     });
                     prog.push(Op::Exit);
-                    let mut s = task("sender", prog);
+                    let mut s = task("sender", prefixed(&hackbench_ready(main), prog));
                     s.own_mm = !threads;
-                    tasks.push(s);
+                    tasks.push(child_of(main, s));
                 }
             }
+            let fork_ns = if threads { CLONE_THREAD_NS } else { FORK_NS };
+            let mut m = task("hackbench", hackbench_main(fork_ns, workers));
+            m.own_mm = true;
+            tasks.push(m);
             Ok(Plan::to_completion(tasks))
         }
         Workload::CookiePairs {
@@ -283,7 +330,9 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             if iterations > MAX_REPEAT as u64 {
                 return Err(format!("cookie-pairs: at most {} iterations", MAX_REPEAT));
             }
-            let tasks = (0..threads)
+            // Seed 04's test: one process whose main thread creates the threads in order
+            // (pthread_create()) and then joins them.
+            let mut tasks: Vec<TaskSpec> = (0..threads)
                 .map(|i| {
                     let mut t = task(
                         "worker",
@@ -299,9 +348,10 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                     );
                     // "groups the 10 threads in 5 pairs of cookies"
                     t.cookie = if cookies { 1 + (i / 2) as u64 } else { 0 };
-                    t
+                    child_of(threads, t)
                 })
                 .collect();
+            tasks.push(task("main", spawner(CLONE_THREAD_NS, threads)));
             Ok(Plan::to_completion(tasks))
         }
         Workload::Schbench {
@@ -338,6 +388,12 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                     tasks.push(w);
                 }
             }
+            // A plain parent thread creates the threads in task order (simplified:
+            // schbench's main thread starts the message threads, each of which starts
+            // its own workers).
+            let n = tasks.len() as u32;
+            let mut tasks: Vec<TaskSpec> = tasks.into_iter().map(|t| child_of(n, t)).collect();
+            tasks.push(task("schbench", launcher(CLONE_THREAD_NS, n)));
             Ok(Plan {
                 tasks,
                 metric: MetricKind::WakeLatencyP99,
@@ -365,17 +421,26 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                     prog.push(Op::Sleep(sleep));
                 }
                 prog.push(Op::Jump { to: 0 });
-                tasks.push(task("client", prog));
-                tasks.push(task(
-                    "server",
-                    vec![
-                        Op::Wait,
-                        Op::Run(server_work),
-                        Op::Send { to: c },
-                        Op::Jump { to: 0 },
-                    ],
+                let parent = 2 * pairs;
+                tasks.push(child_of(parent, task("client", prog)));
+                tasks.push(child_of(
+                    parent,
+                    task(
+                        "server",
+                        vec![
+                            Op::Wait,
+                            Op::Run(server_work),
+                            Op::Send { to: c },
+                            Op::Jump { to: 0 },
+                        ],
+                    ),
                 ));
             }
+            // A plain parent process forks the tasks in task order (a synthetic
+            // workload: no real launcher to follow).
+            let mut parent = task("custom", launcher(FORK_NS, 2 * pairs));
+            parent.own_mm = true;
+            tasks.push(parent);
             Ok(Plan::for_duration(
                 tasks,
                 MetricKind::Throughput {
@@ -395,16 +460,21 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             // lat_pipe: each side writes one word and reads the reply; half the
             // calibrated pipe work per side.
             let side = p.pipe_msg_ns / 2;
+            // lat_pipe (lmbench lat_pipe.c) makes its pipes, forks the child that
+            // answers, then times the round trips.
             let mut a = task(
                 "lat_pipe",
-                vec![
-                    Op::Run(fixed(side)),
-                    Op::Send { to: 1 },
-                    Op::Wait,
-                    Op::Run(fixed(side)),
-                    Op::Count(1),
-                    Op::Jump { to: 0 },
-                ],
+                prefixed(
+                    &[Op::Run(Dist::fixed(FORK_NS)), Op::Fork],
+                    vec![
+                        Op::Run(fixed(side)),
+                        Op::Send { to: 1 },
+                        Op::Wait,
+                        Op::Run(fixed(side)),
+                        Op::Count(1),
+                        Op::Jump { to: 0 },
+                    ],
+                ),
             );
             a.allowed = pin(nr_cpu_ids, cpu_a);
             let mut b = task(
@@ -418,7 +488,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             );
             b.allowed = pin(nr_cpu_ids, cpu_b);
             Ok(Plan::for_duration(
-                vec![a, b],
+                vec![a, child_of(0, b)],
                 MetricKind::RoundTripUs { pairs: 1 },
             ))
         }

@@ -18,7 +18,7 @@ use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::SimError;
 use schedlab_core::workload::defaults::{self, PAIRS};
-use schedlab_core::workload::{Dist, Workload};
+use schedlab_core::workload::{Dist, Noise, Workload};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum WorkloadName {
@@ -53,6 +53,11 @@ pub struct Common {
     duration_ms: Option<u64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The machine's background activity besides the workload: quiet (none) or
+    /// default (a kthread per CPU, unbound daemons, the tick's interrupt and softirq
+    /// time, at the rates of the kernel's osnoise documentation; docs/calibration.md).
+    #[arg(long, default_value = "default", value_parser = Noise::parse)]
+    noise: Noise,
     /// hackbench -g (sweeps vary it through --threads).
     #[arg(long, default_value_t = defaults::HACKBENCH_GROUPS)]
     groups: u32,
@@ -222,7 +227,7 @@ fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, 
     } else {
         1_000
     });
-    RunSpec::new(
+    let spec = RunSpec::new(
         machine,
         c.cpus.as_deref(),
         patches,
@@ -230,7 +235,11 @@ fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, 
         duration_ms,
         c.seed,
     )
-    .map_err(|e| format!("{}: {e}", e.flag()))
+    .map_err(|e| format!("{}: {e}", e.flag()))?;
+    Ok(RunSpec {
+        noise: c.noise,
+        ..spec
+    })
 }
 
 /// A simulation error as the command line reports it: with the flag that fixes it.
