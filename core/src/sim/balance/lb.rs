@@ -223,20 +223,23 @@ impl Simulator {
         let g = &lv.groups[gi];
         let mut s = SgStats::default();
         let mut overload = false;
+        let none_excluded = env.excluded.is_empty();
         for &c in &g.cpus {
-            if env.excluded.contains(&c) {
+            if !none_excluded && env.excluded.contains(&c) {
                 continue;
             }
-            let load = self.cpu_load(c);
-            s.group_load += load;
-            s.group_runnable += load;
-            s.group_util += self.cpu_util(c);
-            let nr = self.state.rqs[c as usize].nr_running;
+            // cpu_load(), cpu_runnable(), cpu_util_cfs(), nr_running, idle_cpu():
+            // one runqueue read.
+            let rq = &self.state.rqs[c as usize];
+            s.group_load += rq.load_avg;
+            s.group_runnable += rq.load_avg;
+            s.group_util += rq.util_avg;
+            let nr = rq.nr_running;
             s.sum_nr_running += nr;
             if nr > 1 {
                 overload = true;
             }
-            if nr == 0 && self.cpu_idle(c) {
+            if nr == 0 && rq.idle_cpu() {
                 s.idle_cpus += 1;
             }
         }

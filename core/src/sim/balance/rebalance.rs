@@ -208,7 +208,8 @@ impl Simulator {
 
     /// `newidle_balance()` (`sched_balance_newidle()`), fair.c v6.8: `cpu` is about to
     /// go idle. Gated by `rd->overload` and `avg_idle` against the lowest domain's
-    /// `max_newidle_lb_cost` (before 5.16 against `sysctl_sched_migration_cost`), then
+    /// `max_newidle_lb_cost` (before 5.16 also, and in 5.12 only, against
+    /// `sysctl_sched_migration_cost`), then
     /// each domain while `avg_idle` exceeds the cost so far plus its
     /// `max_newidle_lb_cost`. A balance's cost is the remote runqueues it read
     /// (`probe_ns` each, every online CPU of the domain's groups); the pulled task
@@ -224,8 +225,15 @@ impl Simulator {
         let j = self.jiffies();
         let mut next_balance = j + self.state.hz;
         let avg_idle = self.cpus[cpu as usize].avg_idle_ns;
-        let gate = if self.balance.release >= Release::new(5, 16) {
-            self.balance.dom[cpu as usize][0].max_newidle_lb_cost
+        // 5.16 (Vincent Guittot's "sched/fair: Remove sysctl_sched_migration_cost
+        // condition"): the lowest domain's max_newidle_lb_cost alone; 5.13-5.15 (Tim
+        // Chen's limit on newidle balancing) either; 5.12 the migration cost alone.
+        let lowest = self.balance.dom[cpu as usize][0].max_newidle_lb_cost;
+        let rel = self.balance.release;
+        let gate = if rel >= Release::new(5, 16) {
+            lowest
+        } else if rel >= Release::new(5, 13) {
+            lowest.max(MIGRATION_COST_NS)
         } else {
             MIGRATION_COST_NS
         };
