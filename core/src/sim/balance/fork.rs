@@ -17,12 +17,16 @@ use super::{Group, Level, Simulator};
 
 impl Simulator {
     /// The CPU a task forked on `parent` with CPU mask `mask` starts on:
-    /// `select_task_rq_fair()` with `WF_FORK` (the highest domain of the unbroken
+    /// `select_task_rq()` (a single allowed CPU, else) `select_task_rq_fair()` with `WF_FORK` (the highest domain of the unbroken
     /// SD_BALANCE_FORK chain from the bottom, then `find_idlest_cpu()`; the parent's
     /// CPU when there is none), then `select_task_rq()`'s `is_cpu_allowed()` check with
     /// `select_fallback_rq()` (the first allowed CPU of the parent's node, else the
     /// first allowed).
     pub(in crate::sim) fn find_idlest_cpu_fork(&self, parent: u32, mask: &CpuMask) -> u32 {
+        // select_task_rq(): a task allowed one CPU goes there (cpumask_any()).
+        if mask.weight() == 1 {
+            return mask.first().map_or(parent, |c| c.0);
+        }
         let levels = &self.balance.levels[parent as usize];
         let top = levels
             .iter()
