@@ -264,3 +264,67 @@ fn only_the_first_idle_cpu_of_the_group_balances() {
     assert!(swb(2, CpuIdle::NewlyIdle));
     assert!(!swb(0, CpuIdle::NewlyIdle), "CPU 0 has a task");
 }
+
+/// `calculate_imbalance()` on hand-built runqueues (Kunpeng, CPUs 0-63, 6.8): an
+/// overloaded busiest group seen from a group with spare capacity is filled by
+/// utilisation above the LLC (the NUMA level: `migrate_util`, the local group's spare
+/// capacity) and by task count inside it (the MC level, groups are clusters:
+/// `prefer_sibling` → `sibling_imbalance()` / 2 = 12 / 2 tasks).
+#[test]
+fn the_migration_type_depends_on_the_level() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..64, 1, 10);
+    let load = |sim: &mut Simulator, cpus: std::ops::Range<usize>| {
+        for c in cpus {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (3, 3072, 1024, false);
+        }
+    };
+    let env = |dst: u32, li: usize| super::lb::LbEnv {
+        dst,
+        li,
+        idle: CpuIdle::Idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Load,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: dst,
+    };
+    for c in 0..64 {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+    // Node 0 overloaded, node 1 idle: from CPU 32 at the 64-CPU NUMA level.
+    load(&mut sim, 0..32);
+    let numa = 2;
+    assert!(sim.balance.levels[32][numa]
+        .flags
+        .contains(crate::sched_domain::SdFlags::NUMA));
+    let mut e = env(32, numa);
+    assert_eq!(sim.find_busiest_group(&mut e), Some(1));
+    assert_eq!(e.migration_type, super::lb::MigrationType::Util);
+    assert_eq!(e.imbalance, 32 * 1024);
+    // Only cluster 0 loaded: from CPU 4 at the MC level.
+    for c in 4..32 {
+        sim.state.rqs[c] = sim.state.rqs[40].clone();
+    }
+    let mc = 1;
+    let cluster0 = sim.balance.levels[4][mc]
+        .groups
+        .iter()
+        .position(|g| g.cpus[0] == 0);
+    let mut e = env(4, mc);
+    assert_eq!(sim.find_busiest_group(&mut e), cluster0);
+    assert_eq!(e.migration_type, super::lb::MigrationType::Task);
+    assert_eq!(e.imbalance, 6);
+    // A busy CPU does not pull when the busiest group is not overloaded and nothing
+    // is queued beyond one task per CPU.
+    for c in 0..4 {
+        sim.state.rqs[c].nr_running = 1;
+        sim.state.rqs[c].util_avg = 300;
+        sim.state.rqs[c].load_avg = 300;
+    }
+    let mut e = env(4, mc);
+    e.idle = CpuIdle::NotIdle;
+    assert_eq!(sim.find_busiest_group(&mut e), None);
+}
