@@ -173,6 +173,9 @@ pub struct Metrics {
     pub migrations_balance: u64,
     /// Of `migrations_balance`: tasks a forced-idle CPU stole (`sched_core_balance()`).
     pub core_steals: u64,
+    /// Of `migrations_balance`: running tasks pushed by active balancing
+    /// (`active_load_balance_cpu_stop()`).
+    pub active_balances: u64,
     pub context_switches: u64,
     pub preemptions: u64,
     /// Start of the measured window.
@@ -202,6 +205,7 @@ impl Metrics {
             migrations_wakeup: 0,
             migrations_balance: 0,
             core_steals: 0,
+            active_balances: 0,
             context_switches: 0,
             preemptions: 0,
             window_start_ns: 0,
@@ -238,6 +242,9 @@ impl Metrics {
         // Only core scheduling steals; runs without cookies keep their digests.
         if self.core_steals != 0 {
             h = fnv(h, self.core_steals);
+        }
+        if self.active_balances != 0 {
+            h = fnv(h, self.active_balances);
         }
         for &v in self
             .placement
@@ -282,6 +289,8 @@ pub struct MetricsReport {
     pub migrations_balance: u64,
     /// Of `migrations_balance`: tasks a forced-idle CPU stole (`sched_core_balance()`).
     pub core_steals: u64,
+    /// Of `migrations_balance`: running tasks pushed by active balancing.
+    pub active_balances: u64,
     pub context_switches: u64,
     pub preemptions: u64,
 }
@@ -327,6 +336,7 @@ impl Metrics {
             migrations_wakeup: self.migrations_wakeup,
             migrations_balance: self.migrations_balance,
             core_steals: self.core_steals,
+            active_balances: self.active_balances,
             context_switches: self.context_switches,
             preemptions: self.preemptions,
         }

@@ -1077,8 +1077,59 @@ impl Builder<'_> {
             min_interval: proto.min_interval,
             max_interval: proto.max_interval,
             busy_factor: proto.busy_factor,
+            imb_numa_nr: self.imb_numa_nr(cpu, a.tl),
             tl: a.tl,
         }
+    }
+
+    /// `sd->imb_numa_nr` of `cpu`'s domain at level `tl`, as `build_sched_domains()`
+    /// (topology.c v6.8) computes it over the domains as built (before degeneration):
+    /// the first non-LLC parent of an LLC domain allows `nr_llcs` tasks (its span
+    /// over the LLC's), or an eighth of its span when it holds a single LLC (at least
+    /// 1); the levels above scale that by their span over the first NUMA domain's.
+    /// v5.18-5.19 (e496132ebedd "sched/fair: Adjust the allowed NUMA imbalance when
+    /// SD_NUMA spans multiple LLCs"): a quarter, no minimum; v6.0 (026b98a93bbd
+    /// "sched/numa: Adjust imb_numa_nr to a better approximation of memory
+    /// channels"): an eighth, at least 1. Before v5.18 there is no such field (0).
+    fn imb_numa_nr(&self, cpu: CpuId, tl: usize) -> u32 {
+        let release = self.cfg.release;
+        if release < crate::release::Release::new(5, 18) {
+            return 0;
+        }
+        let (mut imb, mut imb_span) = (0u32, 1u32);
+        let mut child: Option<&BuildSd> = None;
+        for l in 0..=tl {
+            let Some(sd) = self.sd_ref(l, cpu) else {
+                break;
+            };
+            let w = sd.span.weight();
+            let nr = match child {
+                Some(c)
+                    if !sd.flags.contains(SdFlags::SHARE_LLC)
+                        && c.flags.contains(SdFlags::SHARE_LLC) =>
+                {
+                    let nr_llcs = w / c.span.weight().max(1);
+                    imb = match (nr_llcs, release >= crate::release::Release::new(6, 0)) {
+                        (1, true) => (w >> 3).max(1),
+                        (1, false) => w >> 2,
+                        (n, true) => n.max(1),
+                        (n, false) => n,
+                    };
+                    // Set span based on the first NUMA domain.
+                    imb_span = (l + 1..self.levels.len())
+                        .filter_map(|p| self.sd_ref(p, cpu))
+                        .find(|p| p.flags.contains(SdFlags::NUMA))
+                        .map_or(w, |p| p.span.weight());
+                    imb
+                }
+                _ => imb * (w / imb_span.max(1)).max(1),
+            };
+            if l == tl {
+                return nr;
+            }
+            child = Some(sd);
+        }
+        0
     }
 
     /// `update_top_cache_domain(cpu)`.

@@ -213,6 +213,10 @@ pub struct SchedDomain {
     pub min_interval: u32,
     pub max_interval: u32,
     pub busy_factor: u32,
+    /// `sd->imb_numa_nr` (v5.18+, 0 before): how many tasks a NUMA domain lets run
+    /// on the local node before load balancing evens nodes out (see
+    /// `Builder::imb_numa_nr`).
+    pub imb_numa_nr: u32,
     /// Index of the topology level (into [`SchedDomains::levels`]).
     pub tl: usize,
 }

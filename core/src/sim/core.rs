@@ -181,6 +181,11 @@ impl Simulator {
                     return;
                 }
                 if let Some(t) = self.newidle_balance(cpu) {
+                    if self.core_sched {
+                        // The core-wide pick decides (the pulled task's cookie may
+                        // differ from the core's: task_hot() only delays that).
+                        continue;
+                    }
                     let i = self.cpus[cpu as usize]
                         .queue
                         .iter()
@@ -388,7 +393,7 @@ impl Simulator {
     }
 
     /// `sched_tick()` on `cpu`: the fair class's tick, `task_tick_core()`, then
-    /// periodic balancing (`sched_balance_trigger()`).
+    /// load balancing (`trigger_load_balance()`, `sched_balance_trigger()` from 6.10).
     fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
@@ -411,7 +416,7 @@ impl Simulator {
                     self.metrics.preemptions += 1;
                 }
                 self.schedule(cpu);
-                self.periodic_balance(cpu);
+                self.trigger_load_balance(cpu);
                 return;
             }
             if resched {
@@ -419,7 +424,7 @@ impl Simulator {
                 self.queue.push(self.now, Event::Resched { cpu, gen: g });
             }
         }
-        self.periodic_balance(cpu);
+        self.trigger_load_balance(cpu);
     }
 
     /// The end of the warm-up (metrics reset), then one point of the throughput

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! `sched_core_balance()` lives here as it does in core.c; the domain spans it walks
-//! come from `balance.rs`.
+//! come from `balance/`.
 
 use crate::cpumask::CpuId;
 

@@ -128,7 +128,9 @@ impl Simulator {
         c.queue.push(t);
         c.v_sum += v;
         self.state.update_rq(CpuId(cpu), |rq| rq.nr_running += 1);
-        if self.state.rqs[cpu as usize].nr_running == 1 {
+        let nr = self.state.rqs[cpu as usize].nr_running;
+        self.balance.note_nr_running(nr);
+        if nr == 1 {
             self.cpus[cpu as usize].base_v = avg;
         }
     }

@@ -11,7 +11,7 @@
 
 use crate::cpumask::CpuId;
 
-use super::{Mode, SimTime, Simulator, MIGRATION_COST_NS};
+use super::{Mode, SimTime, Simulator};
 
 impl Simulator {
     /// Leaving idle or force idle: the force-idle time; the idle period into the
@@ -36,8 +36,9 @@ impl Simulator {
                     c.idle_hist[pos] = d;
                     c.idle_hist_pos = ((pos + 1) % 8) as u8;
                     // update_avg(&rq->avg_idle, delta), capped at 2 × max_idle_balance_cost.
+                    let cap = 2 * self.balance.max_idle_balance_cost(cpu);
                     let avg = c.avg_idle_ns as i64 + (d as i64 - c.avg_idle_ns as i64) / 8;
-                    c.avg_idle_ns = (avg.max(0) as u64).min(2 * MIGRATION_COST_NS);
+                    c.avg_idle_ns = (avg.max(0) as u64).min(cap);
                     c.idle_since = SimTime::MAX;
                     // SIS_PROP's inputs follow avg_idle: "rq->wake_stamp = jiffies;
                     // rq->wake_avg_idle = rq->avg_idle / 2;" (ttwu_do_wakeup(), core.c

@@ -21,7 +21,7 @@
 //! | `ttwu.rs`       | core.c `try_to_wake_up` | the wake-up, its effects and its costs         |
 //! | `idle.rs`       | idle.c, cpuidle, nohz   | idle entry (governor) and exit                 |
 //! | `core_sched.rs` | core.c (SCHED_CORE)     | core-wide pick, force idle, core balance       |
-//! | `balance.rs`    | fair.c (load balance)   | periodic, newidle and fork balancing           |
+//! | `balance/`      | fair.c (load balance)   | periodic, nohz, newidle, active, fork balancing |
 //! | `fork.rs`       | core.c `wake_up_new_task` | a forked task's placement; the process tree  |
 //! | `pelt.rs`       | pelt.c                  | load and utilisation averages                  |
 //! | `program.rs`    | (the tasks' own code)   | the workload's ops, compiled and interpreted   |
@@ -56,25 +56,33 @@
 //!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
-//!   Idle CPUs take no ticks; the tick is "stopped" (nr_busy_cpus written) when the
-//!   prediction exceeds a tick.
+//!   The tick is "stopped" (nr_busy_cpus written, the CPU joins nohz's idle mask) when
+//!   the prediction exceeds a tick; a tick-stopped idle CPU takes no tick.
 //! - **PELT.** Per task and per CPU, integer, 32 ms half-life. A CPU's load is the
 //!   average of its runnable count (so blocked tasks' load is not kept on the CPU they
 //!   left, unlike the kernel's blocked-load tracking).
-//! - **Load balancing.** Periodic (per domain, `min_interval` × `busy_factor` when busy,
-//!   by the first idle CPU of the local group as `should_we_balance()` picks it): pull one
-//!   queued task from the busiest CPU of the busiest group when the local group has an
-//!   idle CPU or the busiest group is above `imbalance_pct`; LLC-level balancing
-//!   produces SIS_UTIL's `nr_idle_scan` through `wakeup::update_idle_cpu_scan()`. Newidle:
-//!   when `avg_idle` >= 500 us, pull one queued task from the busiest CPU, lowest domain
-//!   first. No group types, no misfit/asym packing, no NUMA imbalance allowances.
+//! - **Load balancing** (`balance/`, fair.c v6.8 function by function, see its module
+//!   doc and docs/fidelity.md "Load balancing"). Periodic balancing from the tick per
+//!   domain (`balance_interval` × `busy_factor` when busy, doubled when balanced),
+//!   `should_we_balance()`, group statistics and types, `find_busiest_group()`,
+//!   `calculate_imbalance()` (task / util / load), `find_busiest_queue()`,
+//!   `detach_tasks()` with `task_hot()` and `nr_balance_failed`, active balancing of
+//!   a running task, the NUMA allowance (`imb_numa_nr`). Tick-stopped idle CPUs are
+//!   balanced by the idle load balancer a busy CPU's tick kicks (nohz). Newidle
+//!   balancing is gated by `rd->overload` and `avg_idle` against each domain's
+//!   `max_newidle_lb_cost` (its scan cost, `probe_ns` per CPU, delays the pulled
+//!   task). LLC-level balancing produces SIS_UTIL's `nr_idle_scan`. A moved task pays
+//!   the cache-distance refill of its data. Not modelled: asymmetric capacity and
+//!   packing (misfit), NUMA balancing, the ilb IPI's and the stopper's costs.
 //! - **Fork.** The workload's process tree (`workload::TaskSpec::parent`): the tasks
 //!   without a parent are placed at the start, one after the other from the first CPU
 //!   of the run, as daemons and launchers started before it; every other task is
 //!   created when its parent runs `Op::Fork` (`fork.rs`, `wake_up_new_task()`): placed
-//!   by `sched_balance_find_dst_cpu()` from the parent's CPU at that moment, its
-//!   vruntime placed with `ENQUEUE_INITIAL`, the parent paying the remote rq lock and
-//!   IPI. Not modelled: `post_init_entity_util_avg()` (a new task's util starts at 0).
+//!   by `find_idlest_cpu()` (`balance/fork.rs`: `find_idlest_group()` per
+//!   SD_BALANCE_FORK level from the top with group types, idle CPUs and the NUMA
+//!   `imb_numa_nr` rule, then `find_idlest_group_cpu()`) from the parent's CPU at
+//!   that moment, its vruntime placed with `ENQUEUE_INITIAL`, the parent paying the
+//!   remote rq lock and IPI. Not modelled: `post_init_entity_util_avg()` (a new task's util starts at 0).
 //! - **Noise** (`workload::Noise`): background tasks (per-CPU kthreads, unbound
 //!   daemons) run as ordinary fair tasks woken by their timers, outside the metrics;
 //!   the tick's interrupt and softirq time is taken from the running task.
@@ -535,7 +543,7 @@ impl Simulator {
         // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).
         let factor = 1 + online.weight().clamp(1, 8).ilog2() as i64;
         let slice_ns = 750_000 * factor;
-        let balance = balance::BalanceInfo::new(&env, &active_cpus);
+        let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz);
         let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
         let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
         let mut sim = Simulator {

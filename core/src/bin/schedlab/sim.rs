@@ -325,11 +325,16 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         "  sd_llc_shared line: {} reads, {} misses\n",
         m.llc_line_reads, m.llc_line_misses
     );
-    let steals = if m.core_steals > 0 {
-        format!(" ({} stolen by forced-idle CPUs)", m.core_steals)
-    } else {
-        String::new()
-    };
+    let mut steals = String::new();
+    if m.core_steals > 0 {
+        steals += &format!(" ({} stolen by forced-idle CPUs)", m.core_steals);
+    }
+    if m.active_balances > 0 {
+        steals += &format!(
+            " ({} running tasks pushed by active balance)",
+            m.active_balances
+        );
+    }
     o += &format!(
         "migrations: {} at wake-up, {} by load balance{steals}; context switches {}, preemptions {}\n",
         m.migrations_wakeup, m.migrations_balance, m.context_switches, m.preemptions

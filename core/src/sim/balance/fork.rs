@@ -1,0 +1,235 @@
+//! Fork placement, fair.c v6.8: `select_task_rq_fair(WF_FORK)`'s slow path,
+//! `find_idlest_cpu()` (`sched_balance_find_dst_cpu()` from 6.10) walking down the
+//! SD_BALANCE_FORK domains with `find_idlest_group()`, `update_sg_wakeup_stats()`,
+//! `update_pick_idlest()` and `find_idlest_group_cpu()`.
+//!
+//! Simplified: the new task has no load or util of its own yet (a forked task's
+//! `*_without()` equal the plain values), no NUMA preferred node, and
+//! `sched_group_cookie_match()` / `sched_core_cookie_match()` are not applied (the
+//! entry point knows the task's mask, not its cookie).
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::release::Release;
+use crate::sched_domain::SdFlags;
+
+use super::lb::{adjust_numa_imbalance, allow_numa_imbalance, group_classify, GroupType, SgStats};
+use super::{Group, Level, Simulator};
+
+impl Simulator {
+    /// The CPU a task forked on `parent` with CPU mask `mask` starts on:
+    /// `select_task_rq()` (a single allowed CPU, else) `select_task_rq_fair()` with `WF_FORK` (the highest domain of the unbroken
+    /// SD_BALANCE_FORK chain from the bottom, then `find_idlest_cpu()`; the parent's
+    /// CPU when there is none), then `select_task_rq()`'s `is_cpu_allowed()` check with
+    /// `select_fallback_rq()` (the first allowed CPU of the parent's node, else the
+    /// first allowed).
+    pub(in crate::sim) fn find_idlest_cpu_fork(&self, parent: u32, mask: &CpuMask) -> u32 {
+        // select_task_rq(): a task allowed one CPU goes there (cpumask_any()).
+        if mask.weight() == 1 {
+            return mask.first().map_or(parent, |c| c.0);
+        }
+        let levels = &self.balance.levels[parent as usize];
+        let top = levels
+            .iter()
+            .take_while(|l| l.flags.contains(SdFlags::BALANCE_FORK))
+            .count()
+            .checked_sub(1);
+        let cpu = match top {
+            Some(li) => self.find_idlest_cpu(li, parent, mask),
+            None => parent,
+        };
+        if mask.test_cpu(CpuId(cpu)) {
+            return cpu;
+        }
+        let node = self.machine.cpus[parent as usize].node;
+        mask.iter()
+            .find(|c| self.machine.cpus[c.idx()].node == node)
+            .or_else(|| mask.first())
+            .map_or(parent, |c| c.0)
+    }
+
+    /// `find_idlest_cpu()`, fair.c v6.8, from `cpu`'s domain `li` (prev_cpu = cpu).
+    fn find_idlest_cpu(&self, li: usize, parent: u32, mask: &CpuMask) -> u32 {
+        let span = &self.balance.levels[parent as usize][li].span;
+        if !span.iter().any(|&c| mask.test_cpu(CpuId(c))) {
+            return parent;
+        }
+        let (mut cpu, mut new_cpu) = (parent, parent);
+        let mut sd = Some(li);
+        while let Some(l) = sd {
+            let lv = &self.balance.levels[cpu as usize][l];
+            if !lv.flags.contains(SdFlags::BALANCE_FORK) {
+                sd = l.checked_sub(1);
+                continue;
+            }
+            let Some(gi) = self.find_idlest_group(lv, cpu, mask) else {
+                sd = l.checked_sub(1);
+                continue;
+            };
+            new_cpu = self.find_idlest_group_cpu(&lv.groups[gi], cpu, mask);
+            if new_cpu == cpu {
+                sd = l.checked_sub(1);
+                continue;
+            }
+            // Now try balancing at a lower domain level of new_cpu.
+            let weight = lv.span_weight;
+            cpu = new_cpu;
+            sd = None;
+            for (j, tmp) in self.balance.levels[cpu as usize].iter().enumerate() {
+                if weight <= tmp.span_weight {
+                    break;
+                }
+                if tmp.flags.contains(SdFlags::BALANCE_FORK) {
+                    sd = Some(j);
+                }
+            }
+        }
+        new_cpu
+    }
+
+    /// `update_sg_wakeup_stats()`, fair.c v6.8, for a new task (nothing to subtract).
+    pub(in crate::sim) fn update_sg_wakeup_stats(&self, lv: &Level, g: &Group) -> SgStats {
+        let mut s = SgStats::default();
+        for &c in &g.cpus {
+            let load = self.cpu_load(c);
+            s.group_load += load;
+            s.group_runnable += load;
+            s.group_util += self.cpu_util(c);
+            let nr = self.state.rqs[c as usize].nr_running;
+            s.sum_nr_running += nr;
+            if nr == 0 && self.cpu_idle(c) {
+                s.idle_cpus += 1;
+            }
+        }
+        s.group_capacity = g.capacity;
+        s.group_weight = g.cpus.len() as u32;
+        s.group_type = group_classify(lv.imbalance_pct, self.balance.sgc_imbalance[g.sgc], &s);
+        if matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
+            s.avg_load = s.group_load * 1024 / s.group_capacity.max(1);
+        }
+        s
+    }
+
+    /// `find_idlest_group()`, fair.c v6.8, in `cpu`'s domain `lv`.
+    fn find_idlest_group(&self, lv: &Level, cpu: u32, mask: &CpuMask) -> Option<usize> {
+        let rel = self.balance.release;
+        let mut idlest: Option<(usize, SgStats)> = None;
+        let mut local: Option<SgStats> = None;
+        for (gi, g) in lv.groups.iter().enumerate() {
+            if !g.cpus.iter().any(|&c| mask.test_cpu(CpuId(c))) {
+                continue;
+            }
+            let s = self.update_sg_wakeup_stats(lv, g);
+            if gi == 0 && g.cpus.contains(&cpu) {
+                local = Some(s);
+            } else if idlest.is_none_or(|(_, i)| update_pick_idlest(&i, &s)) {
+                idlest = Some((gi, s));
+            }
+        }
+        let (ig, is) = idlest?;
+        let Some(ls) = local else {
+            return Some(ig);
+        };
+        if ls.group_type != is.group_type {
+            return (ls.group_type > is.group_type).then_some(ig);
+        }
+        let numa = lv.flags.contains(SdFlags::NUMA);
+        match ls.group_type {
+            GroupType::Overloaded | GroupType::FullyBusy => {
+                let imbalance = 1024 * (lv.imbalance_pct - 100) / 100;
+                if numa && is.avg_load + imbalance >= ls.avg_load {
+                    return None;
+                }
+                if is.avg_load >= ls.avg_load + imbalance {
+                    return None;
+                }
+                if 100 * ls.avg_load <= lv.imbalance_pct * is.avg_load {
+                    return None;
+                }
+            }
+            GroupType::Imbalanced | GroupType::SmtBalance => return None,
+            GroupType::HasSpare => {
+                if numa {
+                    if rel >= Release::new(6, 0) {
+                        let imb = self.fork_imb_numa_nr(lv, mask);
+                        let imbalance = (ls.idle_cpus as i64 - is.idle_cpus as i64).abs();
+                        if adjust_numa_imbalance(rel, imbalance, ls.sum_nr_running + 1, imb) == 0 {
+                            return None;
+                        }
+                    } else if rel >= Release::new(5, 18) {
+                        let imb = self.fork_imb_numa_nr(lv, mask);
+                        if allow_numa_imbalance(rel, ls.sum_nr_running + 1, imb) {
+                            return None;
+                        }
+                    } else if allow_numa_imbalance(rel, ls.sum_nr_running, lv.span_weight) {
+                        return None;
+                    }
+                }
+                if ls.idle_cpus >= is.idle_cpus {
+                    return None;
+                }
+            }
+        }
+        Some(ig)
+    }
+
+    /// `sd->imb_numa_nr`, or for a task allowed fewer than every online CPU the
+    /// smaller of it and the task's CPUs in the local group.
+    fn fork_imb_numa_nr(&self, lv: &Level, mask: &CpuMask) -> u32 {
+        if mask.weight() == self.env.domains.cpu_map.weight() {
+            return lv.imb_numa_nr;
+        }
+        let local = lv.groups[0]
+            .cpus
+            .iter()
+            .filter(|&&c| mask.test_cpu(CpuId(c)))
+            .count();
+        (local as u32).min(lv.imb_numa_nr)
+    }
+
+    /// `find_idlest_group_cpu()`, fair.c v6.8: the idle CPU in the shallowest C-state
+    /// (the most recently idled on a tie), else the least loaded; `this` if none.
+    fn find_idlest_group_cpu(&self, g: &Group, this: u32, mask: &CpuMask) -> u32 {
+        if g.cpus.len() == 1 {
+            return g.cpus[0];
+        }
+        let (mut min_exit, mut latest) = (u64::MAX, 0u64);
+        let mut shallowest: Option<u32> = None;
+        let (mut min_load, mut least) = (u64::MAX, this);
+        for &c in &g.cpus {
+            if !mask.test_cpu(CpuId(c)) {
+                continue;
+            }
+            if self.cpu_idle(c) {
+                let cc = &self.cpus[c as usize];
+                let exit = self.cost.params.idle_states[cc.cstate as usize].exit_latency_ns;
+                let stamp = cc.idle_since.ns();
+                if exit < min_exit {
+                    (min_exit, latest, shallowest) = (exit, stamp, Some(c));
+                } else if exit == min_exit && stamp > latest {
+                    (latest, shallowest) = (stamp, Some(c));
+                }
+            } else if shallowest.is_none() {
+                let load = self.cpu_load(c);
+                if load < min_load {
+                    (min_load, least) = (load, c);
+                }
+            }
+        }
+        shallowest.unwrap_or(least)
+    }
+}
+
+/// `update_pick_idlest()`, fair.c v6.8: whether group stats `s` beat the idlest so far.
+fn update_pick_idlest(idlest: &SgStats, s: &SgStats) -> bool {
+    if s.group_type != idlest.group_type {
+        return s.group_type < idlest.group_type;
+    }
+    match s.group_type {
+        GroupType::Overloaded | GroupType::FullyBusy => idlest.avg_load > s.avg_load,
+        GroupType::Imbalanced | GroupType::SmtBalance => false,
+        GroupType::HasSpare => {
+            !(idlest.idle_cpus > s.idle_cpus
+                || (idlest.idle_cpus == s.idle_cpus && idlest.group_util <= s.group_util))
+        }
+    }
+}

@@ -1,0 +1,653 @@
+//! `load_balance()` (`sched_balance_rq()` from 6.10) and what it calls, fair.c v6.8:
+//! `should_we_balance()`, `update_sd_lb_stats()` / `update_sg_lb_stats()`,
+//! `group_classify()`, `update_sd_pick_busiest()`, `find_busiest_group()`,
+//! `calculate_imbalance()`, `find_busiest_queue()`, `detach_tasks()` with
+//! `can_migrate_task()` / `task_hot()`, and active balancing.
+//!
+//! Release differences mirrored: the SMT-aware parts of 6.6 (`group_smt_balance`,
+//! `sibling_imbalance()`, `should_we_balance()` preferring an idle core) and, before
+//! them, `prefer_sibling`'s plain `nr_running` difference; the NUMA allowance's three
+//! forms (before 5.18 a quarter of the group; 5.18-5.19 `imb_numa_nr` with `<`; 6.0+
+//! `imb_numa_nr` with `<=`).
+
+use crate::cpumask::CpuId;
+use crate::release::Release;
+use crate::sched_domain::SdFlags;
+use crate::wakeup;
+
+use super::super::Mode;
+use super::{Level, Simulator};
+
+/// `SCHED_CAPACITY_SCALE`.
+const SCALE: u64 = 1024;
+/// `NUMA_IMBALANCE_MIN`.
+const NUMA_IMBALANCE_MIN: i64 = 2;
+
+/// `enum cpu_idle_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::sim) enum CpuIdle {
+    NotIdle,
+    Idle,
+    NewlyIdle,
+}
+
+/// `enum group_type`, in the kernel's order (a later one is busier).
+/// `group_misfit_task` and `group_asym_packing` need asymmetric capacity or packing,
+/// which no modelled machine's domains have: they are never produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(in crate::sim) enum GroupType {
+    #[default]
+    HasSpare,
+    FullyBusy,
+    SmtBalance,
+    Imbalanced,
+    Overloaded,
+}
+
+/// `enum migration_type` (without `migrate_misfit`, see [`GroupType`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::sim) enum MigrationType {
+    Load,
+    Util,
+    Task,
+}
+
+/// `struct sg_lb_stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(in crate::sim) struct SgStats {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub sum_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: GroupType,
+    pub group_smt_balance: bool,
+}
+
+/// `group_has_capacity()`.
+fn group_has_capacity(pct: u64, s: &SgStats) -> bool {
+    if s.sum_nr_running < s.group_weight {
+        return true;
+    }
+    if s.group_capacity * pct < s.group_runnable * 100 {
+        return false;
+    }
+    s.group_capacity * 100 > s.group_util * pct
+}
+
+/// `group_is_overloaded()`.
+fn group_is_overloaded(pct: u64, s: &SgStats) -> bool {
+    if s.sum_nr_running <= s.group_weight {
+        return false;
+    }
+    s.group_capacity * 100 < s.group_util * pct || s.group_capacity * pct < s.group_runnable * 100
+}
+
+/// `group_classify()`, fair.c v6.8 (`sg_imbalanced()` is `imbalanced`).
+pub(in crate::sim) fn group_classify(pct: u64, imbalanced: bool, s: &SgStats) -> GroupType {
+    if group_is_overloaded(pct, s) {
+        GroupType::Overloaded
+    } else if imbalanced {
+        GroupType::Imbalanced
+    } else if s.group_smt_balance {
+        GroupType::SmtBalance
+    } else if !group_has_capacity(pct, s) {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
+/// `allow_numa_imbalance()`: v6.0+ `running <= imb_numa_nr`; v5.18-5.19
+/// `running < imb_numa_nr`; before, `running < weight / 4` (`imb_or_weight` is then
+/// the weight).
+pub(in crate::sim) fn allow_numa_imbalance(rel: Release, running: u32, imb_or_weight: u32) -> bool {
+    if rel >= Release::new(6, 0) {
+        running <= imb_or_weight
+    } else if rel >= Release::new(5, 18) {
+        running < imb_or_weight
+    } else {
+        running < imb_or_weight >> 2
+    }
+}
+
+/// `adjust_numa_imbalance()`: a small imbalance (at most `NUMA_IMBALANCE_MIN` tasks)
+/// is allowed while the destination stays lightly loaded.
+pub(in crate::sim) fn adjust_numa_imbalance(
+    rel: Release,
+    imbalance: i64,
+    dst_running: u32,
+    imb_or_weight: u32,
+) -> i64 {
+    if !allow_numa_imbalance(rel, dst_running, imb_or_weight) {
+        return imbalance;
+    }
+    if imbalance <= NUMA_IMBALANCE_MIN {
+        0
+    } else {
+        imbalance
+    }
+}
+
+/// `struct lb_env`, what this model needs of it.
+pub(in crate::sim) struct LbEnv {
+    pub dst: u32,
+    /// Level index into the dst CPU's domains.
+    pub li: usize,
+    pub idle: CpuIdle,
+    pub imbalance: i64,
+    pub migration_type: MigrationType,
+    /// CPUs left out after `LBF_ALL_PINNED` (`env->cpus` cleared bits).
+    pub excluded: Vec<u32>,
+    pub some_pinned: bool,
+    pub all_pinned: bool,
+    pub src: u32,
+}
+
+/// `struct sd_lb_stats`.
+#[derive(Clone, Debug, Default)]
+pub(in crate::sim) struct SdStats {
+    pub busiest: Option<usize>,
+    pub local: SgStats,
+    pub busiest_stat: SgStats,
+    pub total_load: u64,
+    pub total_capacity: u64,
+    pub avg_load: u64,
+    pub prefer_sibling: bool,
+}
+
+impl Simulator {
+    pub(super) fn lv(&self, env: &LbEnv) -> &Level {
+        &self.balance.levels[env.dst as usize][env.li]
+    }
+
+    /// `cpu_load(rq)` (also `cpu_runnable()`): the CFS runqueue's PELT average as
+    /// last updated (the kernel reads `cfs_rq->avg`; idle CPUs' are brought up to date
+    /// by `update_blocked_averages()` when balancing visits them, see rebalance.rs).
+    #[inline]
+    pub(in crate::sim) fn cpu_load(&self, c: u32) -> u64 {
+        self.state.rqs[c as usize].load_avg
+    }
+
+    /// `cpu_util_cfs()`: the running PELT average as last updated, at most the capacity.
+    #[inline]
+    pub(in crate::sim) fn cpu_util(&self, c: u32) -> u64 {
+        self.state.rqs[c as usize].util_avg
+    }
+
+    /// `is_core_idle()`: every SMT sibling of `c` is idle.
+    fn is_core_idle(&self, c: u32) -> bool {
+        self.siblings[c as usize].iter().all(|&s| self.cpu_idle(s))
+    }
+
+    /// `should_we_balance()`, fair.c v6.8: newidle always (unless work arrived);
+    /// else the first idle CPU of the local group's balance mask (from 6.6 preferring
+    /// one on an idle core above the SMT level), else its first CPU.
+    pub(in crate::sim) fn should_we_balance(&self, env: &LbEnv) -> bool {
+        if env.idle == CpuIdle::NewlyIdle {
+            let rq = &self.state.rqs[env.dst as usize];
+            return rq.nr_running == 0 && !rq.ttwu_pending;
+        }
+        let lv = self.lv(env);
+        let local = &lv.groups[0];
+        let smt_aware = self.balance.release >= Release::new(6, 6)
+            && !lv.flags.contains(SdFlags::SHARE_CPUCAPACITY);
+        let mut idle_smt: Option<u32> = None;
+        for &c in &local.balance {
+            if env.excluded.contains(&c) || !self.cpu_idle(c) {
+                continue;
+            }
+            if smt_aware && !self.is_core_idle(c) {
+                // Remember the first idle SMT thread of a busy core (its siblings are
+                // skipped in the kernel; they cannot come before it).
+                if idle_smt.is_none() {
+                    idle_smt = Some(c);
+                }
+                continue;
+            }
+            return c == env.dst;
+        }
+        if let Some(c) = idle_smt {
+            return c == env.dst;
+        }
+        local.balance.first().or(local.cpus.first()) == Some(&env.dst)
+    }
+
+    /// `update_sg_lb_stats()`, fair.c v6.8, for group `gi` of the env's domain.
+    /// Returns the stats and whether a CPU had more than one task (`SG_OVERLOAD`).
+    pub(in crate::sim) fn update_sg_lb_stats(&self, env: &LbEnv, gi: usize) -> (SgStats, bool) {
+        let lv = self.lv(env);
+        let g = &lv.groups[gi];
+        let mut s = SgStats::default();
+        let mut overload = false;
+        let none_excluded = env.excluded.is_empty();
+        for &c in &g.cpus {
+            if !none_excluded && env.excluded.contains(&c) {
+                continue;
+            }
+            // cpu_load(), cpu_runnable(), cpu_util_cfs(), nr_running, idle_cpu():
+            // one runqueue read.
+            let rq = &self.state.rqs[c as usize];
+            s.group_load += rq.load_avg;
+            s.group_runnable += rq.load_avg;
+            s.group_util += rq.util_avg;
+            let nr = rq.nr_running;
+            s.sum_nr_running += nr;
+            if nr > 1 {
+                overload = true;
+            }
+            if nr == 0 && rq.idle_cpu() {
+                s.idle_cpus += 1;
+            }
+        }
+        s.group_capacity = g.capacity;
+        s.group_weight = g.cpus.len() as u32;
+        // smt_balance() (v6.6+): an SMT group with more than one task, pulled from
+        // by an idle CPU.
+        if gi != 0
+            && self.balance.release >= Release::new(6, 6)
+            && env.idle != CpuIdle::NotIdle
+            && g.flags.contains(SdFlags::SHARE_CPUCAPACITY)
+            && s.sum_nr_running > 1
+        {
+            s.group_smt_balance = true;
+        }
+        let imb = self.balance.sgc_imbalance[g.sgc];
+        s.group_type = group_classify(lv.imbalance_pct, imb, &s);
+        if s.group_type == GroupType::Overloaded {
+            s.avg_load = s.group_load * SCALE / s.group_capacity.max(1);
+        }
+        (s, overload)
+    }
+
+    /// `update_sd_pick_busiest()`, fair.c v6.8 (the misfit, asym and capacity tests
+    /// do not apply).
+    fn update_sd_pick_busiest(&self, env: &LbEnv, sds: &SdStats, s: &SgStats) -> bool {
+        let Some(bi) = sds.busiest else {
+            return true;
+        };
+        let b = &sds.busiest_stat;
+        if s.group_type != b.group_type {
+            return s.group_type > b.group_type;
+        }
+        let has_spare = |s: &SgStats, b: &SgStats| {
+            !(s.idle_cpus > b.idle_cpus
+                || (s.idle_cpus == b.idle_cpus && s.sum_nr_running <= b.sum_nr_running))
+        };
+        match s.group_type {
+            GroupType::Overloaded => s.avg_load > b.avg_load,
+            GroupType::Imbalanced => false,
+            GroupType::SmtBalance if s.idle_cpus != 0 || b.idle_cpus != 0 => has_spare(s, b),
+            GroupType::SmtBalance | GroupType::FullyBusy => {
+                if s.avg_load < b.avg_load {
+                    return false;
+                }
+                // An SMT busiest group keeps its place on a tie.
+                !(s.avg_load == b.avg_load
+                    && self.lv(env).groups[bi]
+                        .flags
+                        .contains(SdFlags::SHARE_CPUCAPACITY))
+            }
+            GroupType::HasSpare => has_spare(s, b),
+        }
+    }
+
+    /// `update_sd_lb_stats()`, fair.c v6.8; at the LLC it also runs
+    /// `update_idle_cpu_scan()` (SIS_UTIL), at the top level it sets `rd->overload`.
+    pub(in crate::sim) fn update_sd_lb_stats(&mut self, env: &LbEnv) -> SdStats {
+        let mut sds = SdStats::default();
+        let mut sum_util = 0u64;
+        let mut overload = false;
+        let n_groups = self.lv(env).groups.len();
+        for gi in 0..n_groups {
+            let (s, o) = self.update_sg_lb_stats(env, gi);
+            overload |= o;
+            if gi == 0 {
+                sds.local = s;
+            } else if self.update_sd_pick_busiest(env, &sds, &s) {
+                sds.busiest = Some(gi);
+                sds.busiest_stat = s;
+            }
+            sds.total_load += s.group_load;
+            sds.total_capacity += s.group_capacity;
+            sum_util += s.group_util;
+        }
+        let lv = self.lv(env);
+        sds.prefer_sibling = lv
+            .child_flags
+            .is_some_and(|f| f.contains(SdFlags::PREFER_SIBLING));
+        let (is_llc, top) = (lv.is_llc, lv.parent_sgc.is_none());
+        if top {
+            self.balance.overload = overload;
+        }
+        if is_llc && self.env.patches.features.sis_util && env.idle != CpuIdle::NewlyIdle {
+            // update_idle_cpu_scan(), only at the LLC level and never from newidle.
+            let llc_id = self.llc_id_of[env.dst as usize];
+            let nr = wakeup::update_idle_cpu_scan(&self.env, CpuId(llc_id), sum_util);
+            self.state.llc_shared[llc_id as usize].nr_idle_scan = nr;
+        }
+        sds
+    }
+
+    /// `sibling_imbalance()` (v6.6+): tasks to move so both groups run the same number
+    /// per core; before 6.6 the plain `nr_running` difference.
+    fn sibling_imbalance(&self, env: &LbEnv, sds: &SdStats) -> i64 {
+        let (b, l) = (&sds.busiest_stat, &sds.local);
+        if self.balance.release < Release::new(6, 6) {
+            return (b.sum_nr_running as i64 - l.sum_nr_running as i64).max(0);
+        }
+        if env.idle == CpuIdle::NotIdle || b.sum_nr_running == 0 {
+            return 0;
+        }
+        let lv = self.lv(env);
+        let nb = lv.groups[sds.busiest.expect("busiest")].cores as i64;
+        let nl = lv.groups[0].cores as i64;
+        if nb == nl {
+            return (b.sum_nr_running as i64 - l.sum_nr_running as i64).max(0);
+        }
+        let mut imb = (nl * b.sum_nr_running as i64 - nb * l.sum_nr_running as i64).max(0);
+        imb = (2 * imb + nl + nb) / (nl + nb);
+        if imb <= 1 && l.sum_nr_running == 0 && b.sum_nr_running > 1 {
+            imb = 2;
+        }
+        imb
+    }
+
+    /// `find_busiest_group()`, fair.c v6.8: the stats, the early outs, then
+    /// `calculate_imbalance()`. Returns the busiest group's index.
+    pub(in crate::sim) fn find_busiest_group(&mut self, env: &mut LbEnv) -> Option<usize> {
+        let mut sds = self.update_sd_lb_stats(env);
+        let bi = sds.busiest?;
+        let busiest = sds.busiest_stat;
+        let local = sds.local;
+        let pct = self.lv(env).imbalance_pct;
+        // Each `break 'force` is the kernel's `goto force_balance`.
+        'force: {
+            if busiest.group_type == GroupType::Imbalanced {
+                break 'force;
+            }
+            if local.group_type > busiest.group_type {
+                return None;
+            }
+            if local.group_type == GroupType::Overloaded {
+                if local.avg_load >= busiest.avg_load {
+                    return None;
+                }
+                sds.avg_load = sds.total_load * SCALE / sds.total_capacity.max(1);
+                if local.avg_load >= sds.avg_load {
+                    return None;
+                }
+                if 100 * busiest.avg_load <= pct * local.avg_load {
+                    return None;
+                }
+            }
+            // Try to move all excess tasks to a sibling domain of the busiest group's
+            // child domain.
+            if sds.prefer_sibling && local.group_type == GroupType::HasSpare {
+                let more = if self.balance.release >= Release::new(6, 6) {
+                    self.sibling_imbalance(env, &sds) > 1
+                } else {
+                    busiest.sum_nr_running > local.sum_nr_running + 1
+                };
+                if more {
+                    break 'force;
+                }
+            }
+            if busiest.group_type != GroupType::Overloaded {
+                if env.idle == CpuIdle::NotIdle {
+                    return None;
+                }
+                if busiest.group_type == GroupType::SmtBalance {
+                    // smt_vs_nonsmt_groups(): let a non-SMT CPU pull from an SMT group.
+                    let lv = self.lv(env);
+                    let smt = |g: usize| lv.groups[g].flags.contains(SdFlags::SHARE_CPUCAPACITY);
+                    if smt(0) != smt(bi) {
+                        break 'force;
+                    }
+                }
+                if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+                    return None;
+                }
+                if busiest.sum_nr_running == 1 {
+                    return None;
+                }
+            }
+        }
+        self.calculate_imbalance(env, &mut sds);
+        (env.imbalance > 0).then_some(bi)
+    }
+
+    /// `calculate_imbalance()`, fair.c v6.8 (no misfit or asym cases).
+    fn calculate_imbalance(&self, env: &mut LbEnv, sds: &mut SdStats) {
+        let busiest = sds.busiest_stat;
+        let mut local = sds.local;
+        let lv = self.lv(env);
+        let rel = self.balance.release;
+        if matches!(
+            busiest.group_type,
+            GroupType::SmtBalance | GroupType::Imbalanced
+        ) {
+            // Reduce the tasks sharing a core / move any task to fix an imbalance due
+            // to affinity; the next pass balances back the surplus.
+            env.migration_type = MigrationType::Task;
+            env.imbalance = 1;
+            return;
+        }
+        if local.group_type == GroupType::HasSpare {
+            if busiest.group_type > GroupType::FullyBusy && !lv.flags.contains(SdFlags::SHARE_LLC) {
+                // Fill the local group's spare capacity.
+                env.migration_type = MigrationType::Util;
+                env.imbalance =
+                    (local.group_capacity.max(local.group_util) - local.group_util) as i64;
+                if env.idle != CpuIdle::NotIdle && env.imbalance == 0 {
+                    env.migration_type = MigrationType::Task;
+                    env.imbalance = 1;
+                }
+                return;
+            }
+            env.migration_type = MigrationType::Task;
+            if busiest.group_weight == 1 || sds.prefer_sibling {
+                env.imbalance = self.sibling_imbalance(env, sds);
+            } else {
+                env.imbalance = (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0);
+            }
+            if lv.flags.contains(SdFlags::NUMA) {
+                env.imbalance = if rel >= Release::new(5, 18) {
+                    adjust_numa_imbalance(
+                        rel,
+                        env.imbalance,
+                        local.sum_nr_running + 1,
+                        lv.imb_numa_nr,
+                    )
+                } else {
+                    adjust_numa_imbalance(
+                        rel,
+                        env.imbalance,
+                        busiest.sum_nr_running,
+                        busiest.group_weight,
+                    )
+                };
+            }
+            // Number of tasks to move to restore balance.
+            env.imbalance >>= 1;
+            return;
+        }
+        if local.group_type < GroupType::Overloaded {
+            local.avg_load = local.group_load * SCALE / local.group_capacity.max(1);
+            if local.avg_load >= busiest.avg_load {
+                env.imbalance = 0;
+                return;
+            }
+            sds.avg_load = sds.total_load * SCALE / sds.total_capacity.max(1);
+            if local.avg_load >= sds.avg_load {
+                env.imbalance = 0;
+                return;
+            }
+        }
+        env.migration_type = MigrationType::Load;
+        let a = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
+        let b = sds.avg_load.saturating_sub(local.avg_load) * local.group_capacity;
+        env.imbalance = (a.min(b) / SCALE) as i64;
+    }
+
+    /// `find_busiest_queue()`, fair.c v6.8.
+    pub(in crate::sim) fn find_busiest_queue(&self, env: &LbEnv, gi: usize) -> Option<u32> {
+        let lv = self.lv(env);
+        let mut busiest: Option<u32> = None;
+        let (mut b_load, mut b_cap, mut b_util, mut b_nr) = (0u64, 1u64, 0u64, 0u32);
+        for &c in &lv.groups[gi].cpus {
+            if env.excluded.contains(&c) {
+                continue;
+            }
+            let nr = self.state.rqs[c as usize].nr_running;
+            if nr == 0 {
+                continue;
+            }
+            let cap = self.state.rqs[c as usize].capacity.max(1);
+            match env.migration_type {
+                MigrationType::Load => {
+                    let load = self.cpu_load(c);
+                    // nr == 1 && load > imbalance && !check_cpu_capacity(): skip.
+                    if nr == 1 && load as i64 > env.imbalance {
+                        continue;
+                    }
+                    if busiest.is_none() || load * b_cap > b_load * cap {
+                        (b_load, b_cap, busiest) = (load, cap, Some(c));
+                    }
+                }
+                MigrationType::Util => {
+                    if nr <= 1 {
+                        continue;
+                    }
+                    let u = self.cpu_util(c);
+                    if busiest.is_none() || b_util < u {
+                        (b_util, busiest) = (u, Some(c));
+                    }
+                }
+                MigrationType::Task => {
+                    if b_nr < nr {
+                        (b_nr, busiest) = (nr, Some(c));
+                    }
+                }
+            }
+        }
+        busiest
+    }
+
+    /// `load_balance()` (`sched_balance_rq()` from 6.10), fair.c v6.8, of `dst`'s
+    /// domain `li`. Returns the tasks pulled and whether to keep balancing higher
+    /// domains (`continue_balancing`).
+    pub(in crate::sim) fn load_balance(
+        &mut self,
+        dst: u32,
+        li: usize,
+        idle: CpuIdle,
+    ) -> (Vec<u32>, bool) {
+        let mut env = LbEnv {
+            dst,
+            li,
+            idle,
+            imbalance: 0,
+            migration_type: MigrationType::Task,
+            excluded: Vec::new(),
+            some_pinned: false,
+            all_pinned: false,
+            src: dst,
+        };
+        let parent_sgc = self.lv(&env).parent_sgc;
+        let mut moved = Vec::new();
+        let outcome = 'redo: loop {
+            if !self.should_we_balance(&env) {
+                return (moved, false);
+            }
+            let Some(gi) = self.find_busiest_group(&mut env) else {
+                break 'redo Outcome::Balanced;
+            };
+            let Some(src) = self.find_busiest_queue(&env, gi) else {
+                break 'redo Outcome::Balanced;
+            };
+            env.src = src;
+            env.all_pinned = true;
+            if self.state.rqs[src as usize].nr_running > 1 {
+                moved = self.detach_tasks(&mut env);
+                if let Some(p) = parent_sgc {
+                    if env.some_pinned && env.imbalance > 0 {
+                        self.balance.sgc_imbalance[p] = true;
+                    }
+                }
+                if env.all_pinned {
+                    env.excluded.push(src);
+                    let local = &self.lv(&env).groups[0].cpus;
+                    let rest_local = self
+                        .lv(&env)
+                        .span
+                        .iter()
+                        .all(|c| env.excluded.contains(c) || local.contains(c));
+                    if !rest_local {
+                        env.all_pinned = false;
+                        continue 'redo;
+                    }
+                    break 'redo Outcome::AllPinned;
+                }
+            }
+            break 'redo Outcome::Unbalanced;
+        };
+        match outcome {
+            Outcome::Unbalanced => {
+                if moved.is_empty() {
+                    if idle != CpuIdle::NewlyIdle {
+                        self.balance.dom[dst as usize][li].nr_balance_failed += 1;
+                    }
+                    if self.need_active_balance(&env) {
+                        let src = env.src;
+                        let curr = self.cpus[src as usize].curr;
+                        let running = self.cpus[src as usize].mode == Mode::Running;
+                        if !running || !self.allowed_on(curr, dst) {
+                            // out_one_pinned: no interval change.
+                            return (moved, true);
+                        }
+                        if let Some(t) = self.active_load_balance(src, dst) {
+                            moved.push(t);
+                        }
+                    }
+                } else {
+                    self.balance.dom[dst as usize][li].nr_balance_failed = 0;
+                }
+                // We were unbalanced: reset the balancing interval. (The kernel tests
+                // `!active_balance || need_active_balance()`, true either way, before
+                // its stopper runs; the stopper ran already here.)
+                let min = self.balance.levels[dst as usize][li].min_interval;
+                self.balance.dom[dst as usize][li].balance_interval = min;
+            }
+            Outcome::Balanced | Outcome::AllPinned => {
+                if outcome == Outcome::Balanced && !env.all_pinned {
+                    if let Some(p) = parent_sgc {
+                        self.balance.sgc_imbalance[p] = false;
+                    }
+                }
+                let max = self.balance.levels[dst as usize][li].max_interval;
+                let dom = &mut self.balance.dom[dst as usize][li];
+                dom.nr_balance_failed = 0;
+                if idle != CpuIdle::NewlyIdle {
+                    // Tune up the balancing interval (MAX_PINNED_INTERVAL 512 ms).
+                    if (outcome == Outcome::AllPinned && dom.balance_interval < 512)
+                        || dom.balance_interval < max
+                    {
+                        dom.balance_interval *= 2;
+                    }
+                }
+            }
+        }
+        (moved, true)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Balanced,
+    AllPinned,
+    Unbalanced,
+}

@@ -1,0 +1,167 @@
+//! Moving tasks, fair.c v6.8: `detach_tasks()` with `can_migrate_task()` and
+//! `task_hot()`, and active balancing (`need_active_balance()`,
+//! `active_load_balance_cpu_stop()` with `detach_one_task()`).
+
+use crate::sched_domain::SdFlags;
+
+use super::super::{Mode, MIGRATION_COST_NS};
+use super::lb::{CpuIdle, LbEnv, MigrationType};
+use super::Simulator;
+
+/// `sysctl_sched_nr_migrate` (32; also `SCHED_NR_MIGRATE_BREAK`, never reached with
+/// the simulator's task counts per CPU).
+const NR_MIGRATE: u32 = 32;
+/// `SCHED_CAPACITY_SCALE` (a nice-0 task's full load).
+const SCALE: u64 = 1024;
+
+impl Simulator {
+    /// `task_hot()`, fair.c v6.8 (no CACHE_HOT_BUDDY: no next buddy is kept).
+    fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
+        if self.lv(env).flags.contains(SdFlags::SHARE_CPUCAPACITY) {
+            return false;
+        }
+        if !self.cookie_match(env.dst, t) {
+            return true;
+        }
+        self.now.since(self.tasks[t as usize].last_ran) < MIGRATION_COST_NS
+    }
+
+    /// `can_migrate_task()`, fair.c v6.8 (no `LBF_DST_PINNED` retry).
+    fn can_migrate_task(&self, env: &mut LbEnv, t: u32, running: bool, active: bool) -> bool {
+        if !self.allowed_on(t, env.dst) {
+            env.some_pinned = true;
+            return false;
+        }
+        env.all_pinned = false;
+        if running {
+            return false;
+        }
+        if active {
+            return true;
+        }
+        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
+        !self.task_hot(env, t) || failed > self.lv(env).cache_nice_tries
+    }
+
+    /// `src`'s tasks in `cfs_tasks` order from the tail: the queued ones least
+    /// recently run first, then the running one (the list's head).
+    fn cfs_tasks_from_tail(&self, src: u32) -> Vec<(u32, bool)> {
+        let c = &self.cpus[src as usize];
+        let mut v: Vec<(u32, bool)> = c.queue.iter().map(|&t| (t, false)).collect();
+        v.sort_by_key(|&(t, _)| (self.tasks[t as usize].last_ran, t));
+        if c.mode == Mode::Running {
+            v.push((c.curr, true));
+        }
+        v
+    }
+
+    /// `detach_tasks()` + `attach_tasks()`, fair.c v6.8: walk `src`'s tasks from the
+    /// tail, at most `loop_max`, moving those `can_migrate_task()` allows while the
+    /// imbalance lasts (decremented per migration type); newidle stops after one
+    /// (CONFIG_PREEMPTION, an assumption: distribution kernels build PREEMPT_DYNAMIC).
+    /// Returns the tasks moved.
+    pub(super) fn detach_tasks(&mut self, env: &mut LbEnv) -> Vec<u32> {
+        let src = env.src;
+        let mut moved = Vec::new();
+        if self.state.rqs[src as usize].nr_running <= 1 {
+            env.all_pinned = false;
+            return moved;
+        }
+        if env.imbalance <= 0 {
+            return moved;
+        }
+        let loop_max = NR_MIGRATE.min(self.state.rqs[src as usize].nr_running);
+        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
+        let mut lp = 0u32;
+        for (t, running) in self.cfs_tasks_from_tail(src) {
+            if env.idle != CpuIdle::NotIdle && self.state.rqs[src as usize].nr_running <= 1 {
+                break;
+            }
+            lp += 1;
+            if lp > loop_max && !env.all_pinned {
+                break;
+            }
+            if !self.can_migrate_task(env, t, running, false) {
+                continue;
+            }
+            match env.migration_type {
+                MigrationType::Load => {
+                    let load = self.tasks[t as usize]
+                        .load
+                        .peek(self.now.ns(), SCALE)
+                        .max(1);
+                    // LB_MIN: skip tiny loads unless balancing failed before.
+                    if load < 16 && failed == 0 {
+                        continue;
+                    }
+                    if (load >> failed.min(63)) as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= load as i64;
+                }
+                MigrationType::Util => {
+                    let util = self.tasks[t as usize].util.avg();
+                    if (util >> failed.min(63)) as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= util as i64;
+                }
+                MigrationType::Task => env.imbalance -= 1,
+            }
+            self.migrate_queued(t, src, env.dst);
+            moved.push(t);
+            if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
+                break;
+            }
+        }
+        moved
+    }
+
+    /// `need_active_balance()`, fair.c v6.8: only `imbalanced_active_balance()` can
+    /// hold here (no asym packing, no misfit, capacity never reduced).
+    pub(super) fn need_active_balance(&self, env: &LbEnv) -> bool {
+        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
+        env.migration_type == MigrationType::Task && failed > self.lv(env).cache_nice_tries + 2
+    }
+
+    /// `active_load_balance_cpu_stop()`: the stopper preempts `src`'s running task,
+    /// `detach_one_task()` (with `LBF_ACTIVE_LB`: cache-hot tasks too) moves one task
+    /// to `dst`, and `src` reschedules. Modelled at once (the stopper's wake-up and
+    /// switches are not charged). Returns the task moved.
+    pub(super) fn active_load_balance(&mut self, src: u32, dst: u32) -> Option<u32> {
+        // The stopper is queued: the current task goes back on the runqueue.
+        self.put_prev(src);
+        self.kick_force_idle_siblings(src);
+        // busiest_rq->nr_running <= 1 (the stopper counts): nothing to move.
+        let mut env = LbEnv {
+            dst,
+            li: 0,
+            idle: CpuIdle::Idle,
+            imbalance: 1,
+            migration_type: MigrationType::Task,
+            excluded: Vec::new(),
+            some_pinned: false,
+            all_pinned: false,
+            src,
+        };
+        // The dst domain spanning src.
+        env.li = (0..self.balance.levels[dst as usize].len())
+            .find(|&l| self.balance.levels[dst as usize][l].span.contains(&src))
+            .unwrap_or(0);
+        let mut moved = None;
+        for (t, _) in self.cfs_tasks_from_tail(src) {
+            if self.can_migrate_task(&mut env, t, false, true) {
+                self.migrate_queued(t, src, dst);
+                self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
+                if self.measuring {
+                    self.metrics.active_balances += 1;
+                }
+                moved = Some(t);
+                break;
+            }
+        }
+        // The stopper finishes; the busiest CPU picks what is left.
+        self.schedule(src);
+        moved
+    }
+}

@@ -1,0 +1,315 @@
+//! Load balancing as fair.c does it (v6.8, with the release differences that matter):
+//! periodic balancing from the tick, nohz idle balancing on behalf of tick-stopped
+//! CPUs, newidle balancing, active balancing, and fork placement, over the domains
+//! `build_sched_domains()` built.
+//!
+//! ```text
+//!   tick ─▶ trigger_load_balance(cpu)            (rebalance.rs)
+//!            ├─ due? rebalance_domains(cpu, idle?)  per domain, bottom-up:
+//!            │     get_sd_balance_interval(): balance_interval × busy_factor when busy
+//!            │     load_balance() ─────────────────────────────────────┐
+//!            └─ nohz_balancer_kick(): rq->nr_running >= 2 or           │
+//!                  nr_busy_cpus > 1 in the LLC ─▶ find_new_ilb()       │
+//!                  ─▶ _nohz_idle_balance(): rebalance_domains() of     │
+//!                     each tick-stopped idle CPU whose balance is due  │
+//!   idle ─▶ newidle_balance(cpu): rd->overload, avg_idle >=            │
+//!            max_newidle_lb_cost per domain ─▶ load_balance(NEWLY_IDLE)│
+//!                                                                      ▼
+//!   load_balance() (lb.rs): should_we_balance() ─▶ find_busiest_group():
+//!            update_sd_lb_stats() / update_sg_lb_stats() / group_classify() /
+//!            update_sd_pick_busiest(), the early outs, calculate_imbalance()
+//!            (migrate_task / util / load, NUMA allowance) ─▶ find_busiest_queue()
+//!            ─▶ detach_tasks() (can_migrate_task(), task_hot()) ─▶ attach
+//!            nothing moved: nr_balance_failed++, need_active_balance() ─▶ the
+//!            stopper pushes busiest's running task (active_load_balance_cpu_stop())
+//!   fork ─▶ find_idlest_cpu_fork() (fork.rs): find_idlest_group() /
+//!            update_sg_wakeup_stats() / find_idlest_group_cpu(), walking down
+//!   forced idle ─▶ core_balance(cpu) (core_sched.rs) walks the spans kept here
+//! ```
+//!
+//! Simplifications (each also listed in docs/fidelity.md, "Load balancing"):
+//! - Only the run's CPUs balance (periodic, nohz and newidle): a CPU outside the run
+//!   would find the tasks pinned away from it and pull through `LBF_DST_PINNED` onto
+//!   a run CPU of its own group, which `should_we_balance()` restricted to the run's
+//!   CPUs picks directly. The statistics cover every online CPU of the groups (an
+//!   outside CPU counts as idle).
+//! - `cpu_load()` and `cpu_runnable()` are both the CPU's PELT average of its runnable
+//!   count (all tasks are nice 0 and there is no blocked load, see `pelt.rs`), as last
+//!   updated; `cpu_util_cfs()` is its PELT running average, as last updated (a CPU's
+//!   averages are brought up to date at its events, and an idle CPU's when balancing
+//!   visits it, as `update_blocked_averages()` / `update_nohz_stats()` do); `task_util_est()` is the task's
+//!   util average. Capacity never shrinks (no RT/IRQ pressure), so
+//!   `check_cpu_capacity()` is always false.
+//! - No asymmetric capacity or asymmetric packing: `group_misfit_task`,
+//!   `group_asym_packing`, `migrate_misfit` and `asym_active_balance()` never arise on
+//!   the modelled machines' domains and are left out. No NUMA balancing (`fbq_type`
+//!   is `all`), no `LBF_DST_PINNED` retry with another destination CPU, no
+//!   CACHE_HOT_BUDDY (the simulator keeps no next buddy).
+//! - `cfs_tasks`' most-recently-used order is approximated by the time each task last
+//!   ran (`detach_tasks()` walks from the least recently run).
+//! - The balancing itself takes no simulated time except newidle's (its scan cost,
+//!   `probe_ns` per CPU looked at, delays the pulled task and feeds
+//!   `max_newidle_lb_cost`); the ilb kick's IPI and the stopper's wake-up are
+//!   instantaneous: an active balance moves the running task at once (the stopper
+//!   preempts it; `put_prev` then the move), and the busiest CPU reschedules.
+//! - A migrated task pays the cache-distance refill of its data (`wake_data_ns` from
+//!   the CPU it leaves to the one it joins) on its next run.
+
+mod fork;
+mod lb;
+mod migrate;
+mod rebalance;
+#[cfg(test)]
+mod tests;
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::release::Release;
+use crate::sched_domain::SdFlags;
+use crate::wakeup::WakeEnv;
+
+use super::{Loc, Mode, Simulator};
+
+pub(super) use lb::CpuIdle;
+
+/// One sched group of a domain, restricted to the run's CPUs.
+#[derive(Clone, Debug)]
+pub(super) struct Group {
+    /// The online CPUs of the group, in CPU order (never empty).
+    cpus: Vec<u32>,
+    /// `group_balance_mask()` restricted to the run's CPUs (who balances).
+    balance: Vec<u32>,
+    /// `sgc->capacity`.
+    capacity: u64,
+    /// `sg->flags`: the child domain's flags.
+    flags: SdFlags,
+    /// `sg->cores`.
+    cores: u32,
+    /// Index into [`BalanceInfo::sgc_imbalance`] (`sg->sgc->imbalance`).
+    sgc: usize,
+}
+
+/// One `struct sched_domain` of a CPU: its constant part.
+#[derive(Clone, Debug)]
+pub(super) struct Level {
+    /// Groups (run CPUs only, empty groups dropped); the first holds the CPU.
+    groups: Vec<Group>,
+    flags: SdFlags,
+    imbalance_pct: u64,
+    cache_nice_tries: u32,
+    min_interval: u64,
+    max_interval: u64,
+    busy_factor: u64,
+    imb_numa_nr: u32,
+    /// `sd->child->flags`, if the domain has a child.
+    child_flags: Option<SdFlags>,
+    /// `sd->parent`: its local group's `sgc->imbalance`, if there is a parent.
+    parent_sgc: Option<usize>,
+    /// This is the CPU's sd_llc: periodic balancing here feeds SIS_UTIL.
+    is_llc: bool,
+    span_weight: u32,
+    /// The span's run CPUs, in CPU order (`sched_core_balance()` walks it).
+    span: Vec<u32>,
+    /// The online CPUs of all groups (the runqueues a balance reads).
+    weight: u32,
+}
+
+/// One `struct sched_domain` of a CPU: what balancing changes.
+#[derive(Clone, Debug)]
+pub(super) struct DomainState {
+    /// `sd->balance_interval` (ms).
+    balance_interval: u64,
+    nr_balance_failed: u32,
+    /// `sd->last_balance` (jiffies).
+    last_balance: u64,
+    /// `sd->max_newidle_lb_cost` (ns) and `sd->last_decay_max_lb_cost` (jiffies).
+    max_newidle_lb_cost: u64,
+    last_decay_max_lb_cost: u64,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct BalanceInfo {
+    /// Per CPU (empty for CPUs outside the run), bottom-up.
+    levels: Vec<Vec<Level>>,
+    dom: Vec<Vec<DomainState>>,
+    /// `rq->next_balance` per CPU (jiffies).
+    next_balance: Vec<u64>,
+    /// `rq->max_idle_balance_cost` per CPU (ns).
+    max_idle_balance_cost: Vec<u64>,
+    /// `sgc->imbalance`, one per (level, sgc id).
+    sgc_imbalance: Vec<bool>,
+    /// `rd->overload` (`rd->overloaded` in 6.9+).
+    overload: bool,
+    /// `nohz.next_balance` (jiffies).
+    nohz_next_balance: u64,
+    /// `max_load_balance_interval` (jiffies): HZ × online CPUs / 10.
+    max_lb_interval: u64,
+    release: Release,
+}
+
+impl BalanceInfo {
+    /// The domains of every run CPU, restricted to the run's CPUs.
+    pub(super) fn new(env: &WakeEnv, active: &[u32], hz: u64) -> BalanceInfo {
+        let n = env.nr_cpus() as usize;
+        let mut act = CpuMask::new(n as u32);
+        for &c in active {
+            act.set_cpu(CpuId(c));
+        }
+        let online = &env.domains.cpu_map;
+        let n_tl = env.domains.levels.len().max(1);
+        let sgc_of = |tl: usize, id: CpuId| tl * n + id.idx();
+        let mut levels = vec![Vec::new(); n];
+        let mut dom = vec![Vec::new(); n];
+        for &c in active {
+            let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
+                continue;
+            };
+            for (i, sd) in cd.domains.iter().enumerate() {
+                let groups: Vec<Group> = sd
+                    .groups
+                    .iter()
+                    .filter_map(|g| {
+                        let balance: Vec<u32> =
+                            g.balance_mask.and(&act).iter().map(|x| x.0).collect();
+                        // Groups without a run CPU are kept: their idle CPUs count.
+                        let cpus: Vec<u32> = g.span.and(online).iter().map(|x| x.0).collect();
+                        (!cpus.is_empty()).then(|| Group {
+                            balance,
+                            cpus,
+                            capacity: g.capacity,
+                            flags: g.flags,
+                            cores: g.cores,
+                            sgc: sgc_of(sd.tl, g.id),
+                        })
+                    })
+                    .collect();
+                let weight: usize = groups.iter().map(|g| g.cpus.len()).sum();
+                let parent_sgc = cd
+                    .domains
+                    .get(i + 1)
+                    .and_then(|p| p.groups.iter().next().map(|g| sgc_of(p.tl, g.id)));
+                levels[c as usize].push(Level {
+                    groups,
+                    flags: sd.flags,
+                    imbalance_pct: sd.imbalance_pct as u64,
+                    cache_nice_tries: sd.cache_nice_tries,
+                    min_interval: sd.min_interval.max(1) as u64,
+                    max_interval: sd.max_interval.max(1) as u64,
+                    busy_factor: sd.busy_factor.max(1) as u64,
+                    imb_numa_nr: sd.imb_numa_nr,
+                    child_flags: i.checked_sub(1).map(|j| cd.domains[j].flags),
+                    parent_sgc,
+                    is_llc: cd.sd_llc == Some(i),
+                    span_weight: sd.span_weight,
+                    span: sd.span.and(&act).iter().map(|x| x.0).collect(),
+                    weight: weight as u32,
+                });
+                dom[c as usize].push(DomainState {
+                    balance_interval: sd.min_interval.max(1) as u64,
+                    nr_balance_failed: 0,
+                    last_balance: 0,
+                    // sd_init(): max_newidle_lb_cost = 0, last_decay = jiffies.
+                    max_newidle_lb_cost: 0,
+                    last_decay_max_lb_cost: 0,
+                });
+            }
+        }
+        let online = env.domains.cpu_map.weight() as u64;
+        BalanceInfo {
+            levels,
+            dom,
+            next_balance: vec![0; n],
+            max_idle_balance_cost: vec![super::MIGRATION_COST_NS; n],
+            sgc_imbalance: vec![false; n_tl * n],
+            overload: false,
+            nohz_next_balance: 0,
+            max_lb_interval: (hz * online / 10).max(1),
+            release: env.patches.release,
+        }
+    }
+
+    /// The number of domains of `cpu` (bottom-up), for walking their spans.
+    pub(super) fn n_levels(&self, cpu: u32) -> usize {
+        self.levels[cpu as usize].len()
+    }
+
+    /// The run CPUs of `cpu`'s domain at level `li`, in CPU order.
+    pub(super) fn span(&self, cpu: u32, li: usize) -> &[u32] {
+        &self.levels[cpu as usize][li].span
+    }
+
+    /// `add_nr_running()`: a runqueue reaching two tasks sets `rd->overload`.
+    #[inline]
+    pub(super) fn note_nr_running(&mut self, nr: u32) {
+        if nr == 2 {
+            self.overload = true;
+        }
+    }
+
+    /// `rq->max_idle_balance_cost` of `cpu`: `rq->avg_idle` is capped at twice it.
+    pub(super) fn max_idle_balance_cost(&self, cpu: u32) -> u64 {
+        self.max_idle_balance_cost[cpu as usize]
+    }
+}
+
+impl Simulator {
+    #[inline]
+    fn cpu_idle(&self, c: u32) -> bool {
+        self.state.rqs[c as usize].idle_cpu()
+    }
+
+    /// `cpumask_test_cpu(cpu, p->cpus_ptr)`.
+    pub(super) fn allowed_on(&self, t: u32, cpu: u32) -> bool {
+        self.views[t as usize]
+            .task
+            .as_ref()
+            .is_some_and(|v| v.allowed.test_cpu(CpuId(cpu)))
+    }
+
+    /// `sched_core_cookie_match(rq, p)`: without core scheduling always; else the
+    /// CPU's core is idle or runs `t`'s cookie.
+    fn cookie_match(&self, cpu: u32, t: u32) -> bool {
+        self.sibling_cookie(cpu).is_none_or(|k| self.cookie(t) == k)
+    }
+
+    /// `jiffies`.
+    fn jiffies(&self) -> u64 {
+        self.now.ns() / self.cost.params.tick_ns
+    }
+
+    /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`.
+    /// The task owes the cache-distance refill of its data, left on `src`, on its
+    /// next run (`wake_data_ns`, the cost a wake-up across the same distance pays).
+    pub(super) fn migrate_queued(&mut self, t: u32, src: u32, dst: u32) {
+        self.update_cpu_pelt(src);
+        let avg = self.avg_vruntime(src);
+        let lim = self.lag_limit();
+        let q = &mut self.cpus[src as usize].queue;
+        let i = q
+            .iter()
+            .position(|&x| x == t)
+            .expect("migrating a queued task");
+        q.swap_remove(i);
+        let v = self.tasks[t as usize].vruntime;
+        self.cpus[src as usize].v_sum -= v;
+        self.state.update_rq(CpuId(src), |rq| rq.nr_running -= 1);
+        let refill = self.cost.wake_data_ns(CpuId(src), CpuId(dst));
+        let task = &mut self.tasks[t as usize];
+        task.vlag = (avg - task.vruntime).clamp(-lim, lim);
+        task.loc = Loc::Blocked; // transient, enqueue() relocates it
+        task.debt_ns += refill;
+        self.enqueue(t, dst);
+        if self.measuring {
+            self.metrics.migrations_balance += 1;
+        }
+        // Kick an idle (or force-idle) destination: it may run the task now.
+        let c = &mut self.cpus[dst as usize];
+        if matches!(c.mode, Mode::Idle | Mode::ForceIdle) {
+            if c.mode == Mode::Idle {
+                c.mode = Mode::Waking;
+            }
+            let g = c.switch_gen;
+            self.queue
+                .push(self.now, super::Event::Resched { cpu: dst, gen: g });
+        }
+    }
+}

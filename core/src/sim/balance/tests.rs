@@ -1,0 +1,336 @@
+//! Load balancing against hand-built states and small runs whose outcome the
+//! kernel's rules decide.
+
+use super::lb::{adjust_numa_imbalance, group_classify, CpuIdle, GroupType, SgStats};
+use crate::cpumask::{CpuId, CpuMask};
+use crate::release::Release;
+use crate::sim::{Loc, Mode, SimConfig, SimTime, Simulator};
+use crate::topology::presets;
+use crate::workload::{Dist, Op, Plan, TaskSpec};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// A CPU-bound task (runs `ms`, then exits) allowed on `cpus` of an `n`-CPU machine.
+fn hog(n: u32, cpus: std::ops::Range<u32>, ms: u64) -> TaskSpec {
+    TaskSpec {
+        role: "hog",
+        program: vec![Op::Run(Dist::Fixed { ns: ms * 1_000_000 }), Op::Exit],
+        cookie: 0,
+        mailbox_cap: 1,
+        wakes_in_task: true,
+        own_mm: false,
+        allowed: Some(CpuMask::from_cpus(n, cpus.map(CpuId))),
+        drop_when_full: false,
+        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
+        parent: None,
+        background: false,
+    }
+}
+
+/// `tasks` hogs on `cpus` of `preset` under `patches`, run to completion.
+fn hogs(
+    preset: &str,
+    patches: &str,
+    cpus: std::ops::Range<u32>,
+    tasks: usize,
+    ms: u64,
+) -> Simulator {
+    let machine = presets::machine(preset).unwrap();
+    let n = machine.nr_cpus();
+    let plan = Plan::to_completion((0..tasks).map(|_| hog(n, cpus.clone(), ms)).collect());
+    Simulator::new(SimConfig {
+        allowed: CpuMask::from_cpus(n, cpus.map(CpuId)),
+        machine,
+        patches: patches.parse().unwrap(),
+        plan,
+        seed: 1,
+        duration: SimTime::from_ms(10 * ms),
+        warmup: SimTime::ZERO,
+        check_invariants: true,
+        // The hand-built states hold only the hogs.
+        noise: crate::workload::Noise::Quiet,
+        cost_terms: Default::default(),
+    })
+    .unwrap()
+}
+
+/// Moves every task, still queued where fork placed it at time 0, to `place(t)`.
+fn place(sim: &mut Simulator, place: impl Fn(u32) -> u32) {
+    for t in 0..sim.tasks.len() as u32 {
+        let Loc::Queued(src) = sim.tasks[t as usize].loc else {
+            panic!("task {t} is not queued");
+        };
+        let dst = place(t);
+        if dst != src {
+            sim.migrate_queued(t, src, dst);
+        }
+    }
+    sim.metrics.migrations_balance = 0;
+}
+
+/// Where each task is (running or queued).
+fn cpu_of(sim: &Simulator, t: usize) -> u32 {
+    match sim.tasks[t].loc {
+        Loc::Running(c) | Loc::Queued(c) => c,
+        other => panic!("task {t} is {other:?}"),
+    }
+}
+
+/// Runs to `ms`, failing on any error (invariants are checked).
+fn run_to(sim: &mut Simulator, ms: u64) {
+    let live = sim.run_until(SimTime::from_ms(ms));
+    assert!(sim.error.is_none(), "{:?}", sim.error);
+    assert!(live, "the run ended before {ms} ms");
+}
+
+fn stats(nr: u32, weight: u32, util: u64, runnable: u64) -> SgStats {
+    SgStats {
+        sum_nr_running: nr,
+        group_weight: weight,
+        group_capacity: 1024 * weight as u64,
+        group_util: util,
+        group_runnable: runnable,
+        ..SgStats::default()
+    }
+}
+
+/// `group_classify()`: spare while fewer tasks than CPUs; fully busy once the
+/// runnable or util average crosses capacity / imbalance_pct; overloaded only with
+/// more tasks than CPUs and util or runnable over capacity × pct; `sgc->imbalance`
+/// ranks below overloaded and above the rest.
+#[test]
+fn groups_are_classified_as_the_kernel_does() {
+    let pct = 117;
+    let c = |s: &SgStats, imb: bool| group_classify(pct, imb, s);
+    assert_eq!(c(&stats(3, 4, 4000, 4000), false), GroupType::HasSpare);
+    // 4 tasks on 4 CPUs: util 3600 × 117 > 4096 × 100 → no capacity left.
+    assert_eq!(c(&stats(4, 4, 3600, 3600), false), GroupType::FullyBusy);
+    // ... but at util 3400 (× 117 = 397800 < 409600) and runnable below, spare.
+    assert_eq!(c(&stats(4, 4, 3400, 3400), false), GroupType::HasSpare);
+    // 4096 × 117 < runnable 4800 × 100: no capacity even with little util.
+    assert_eq!(c(&stats(4, 4, 100, 4800), false), GroupType::FullyBusy);
+    // More tasks than CPUs, but new tasks with no average yet: still spare.
+    assert_eq!(c(&stats(8, 4, 0, 0), false), GroupType::HasSpare);
+    assert_eq!(c(&stats(5, 4, 3600, 3600), false), GroupType::Overloaded);
+    assert_eq!(c(&stats(5, 4, 100, 4800), false), GroupType::Overloaded);
+    assert_eq!(c(&stats(4, 4, 100, 100), true), GroupType::Imbalanced);
+    assert_eq!(c(&stats(5, 4, 3600, 3600), true), GroupType::Overloaded);
+}
+
+/// `adjust_numa_imbalance()` in its three forms.
+#[test]
+fn the_numa_allowance_follows_the_release() {
+    let (r68, r518, r512) = (Release::new(6, 8), Release::new(5, 18), Release::new(5, 12));
+    // 6.0+: up to imb_numa_nr tasks (inclusive) on the destination, imbalance <= 2.
+    assert_eq!(adjust_numa_imbalance(r68, 2, 2, 2), 0);
+    assert_eq!(adjust_numa_imbalance(r68, 3, 2, 2), 3);
+    assert_eq!(adjust_numa_imbalance(r68, 2, 3, 2), 2);
+    // 5.18-5.19: strictly below imb_numa_nr.
+    assert_eq!(adjust_numa_imbalance(r518, 2, 2, 2), 2);
+    assert_eq!(adjust_numa_imbalance(r518, 2, 1, 2), 0);
+    // Before: below a quarter of the weight.
+    assert_eq!(adjust_numa_imbalance(r512, 2, 7, 32), 0);
+    assert_eq!(adjust_numa_imbalance(r512, 2, 8, 32), 2);
+}
+
+/// `imb_numa_nr` as build_sched_domains() computes it on Kunpeng 920-6426: the node
+/// (32 CPUs) is both the LLC (MC) and the package (arm64's PKG is the node), so the
+/// first non-LLC parent of the LLC, PKG, holds one LLC: 32 / 8 = 4. The levels above
+/// scale it by their span over the first NUMA domain's (64): 4 for the 64 and 96-CPU
+/// NUMA levels, 8 for the 128-CPU one.
+#[test]
+fn imb_numa_nr_counts_llcs() {
+    let sim = hogs("kunpeng920-6426", "6.8", 0..128, 1, 1);
+    let b = &sim.balance.levels[0];
+    let numa: Vec<u32> = b
+        .iter()
+        .filter(|l| l.flags.contains(crate::sched_domain::SdFlags::NUMA))
+        .map(|l| l.imb_numa_nr)
+        .collect();
+    assert_eq!(numa, vec![4, 4, 8]);
+    assert!(b
+        .iter()
+        .filter(|l| !l.flags.contains(crate::sched_domain::SdFlags::NUMA))
+        .all(|l| l.imb_numa_nr == 0));
+}
+
+/// Fork placement spreads over clusters first (find_idlest_group() by idle CPUs),
+/// then over the CPUs of each: on Kunpeng's CPUs 0-7 (clusters 0-3 and 4-7).
+#[test]
+fn forks_spread_per_find_idlest_group() {
+    let sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 1);
+    let placed: Vec<u32> = (0..8).map(|t| cpu_of(&sim, t)).collect();
+    assert_eq!(placed, vec![0, 4, 1, 5, 2, 6, 3, 7]);
+}
+
+/// The NUMA allowance at fork: on two nodes of 32 CPUs (imb_numa_nr 4) the parent's
+/// node keeps new tasks while it would run at most 4 with an idle-CPU difference of
+/// at most 2; the fourth task (an imbalance of 3) goes to the other node.
+#[test]
+fn forks_stay_on_the_node_within_imb_numa_nr() {
+    let sim = hogs("kunpeng920-6426", "6.8", 0..64, 5, 1);
+    let nodes: Vec<u32> = (0..5).map(|t| cpu_of(&sim, t) / 32).collect();
+    assert_eq!(nodes, vec![0, 0, 0, 1, 0]);
+}
+
+/// An overloaded cluster sheds tasks to an idle one: eight hogs on cluster 0 of
+/// Kunpeng (CPUs 0-3), cluster 1 (4-7) idle with its tick stopped; the busy CPUs'
+/// ticks kick the idle load balancer, which balances the MC level (groups are
+/// clusters) on behalf of CPUs 4-7 until each runs one task.
+#[test]
+fn an_overloaded_cluster_sheds_tasks_to_an_idle_cluster() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 200);
+    place(&mut sim, |t| t % 4);
+    run_to(&mut sim, 50);
+    let per_cpu: Vec<usize> = (0..8)
+        .map(|c| (0..8).filter(|&t| cpu_of(&sim, t) == c).count())
+        .collect();
+    assert_eq!(per_cpu, vec![1; 8], "{per_cpu:?}");
+    assert!(sim.metrics.migrations_balance >= 4);
+}
+
+/// NUMA allowance in periodic balancing (6.8, two nodes, imb_numa_nr 4): two hogs
+/// on node 0 stay there (an imbalance of 2 is allowed); six move partly to node 1
+/// (the running tasks cannot be pulled: active balancing pushes them once the
+/// balance has failed more than cache_nice_tries + 2 times).
+#[test]
+fn numa_allows_a_small_imbalance_only() {
+    for (tasks, moved) in [(2, false), (6, true)] {
+        let mut sim = hogs("kunpeng920-6426", "6.8", 0..64, tasks, 1500);
+        place(&mut sim, |t| 4 * t);
+        run_to(&mut sim, 1000);
+        let on_node1 = (0..tasks).filter(|&t| cpu_of(&sim, t) >= 32).count();
+        assert_eq!(on_node1 > 0, moved, "{tasks} tasks: {on_node1} on node 1");
+        assert_eq!(sim.metrics.active_balances > 0, moved);
+    }
+}
+
+/// Active balancing: two hogs on the two threads of one core of xeon-smt-8 (6.8),
+/// three cores idle. Neither task can be pulled (each runs alone on its CPU), so MC
+/// balancing fails until nr_balance_failed > cache_nice_tries + 2, and the stopper
+/// pushes one running task to an idle core.
+#[test]
+fn active_balance_pushes_a_running_task_to_an_idle_core() {
+    let mut sim = hogs("xeon-smt-8", "6.8", 0..8, 2, 300);
+    let sib = sim.siblings[0][0];
+    place(&mut sim, |t| if t == 0 { 0 } else { sib });
+    run_to(&mut sim, 1);
+    assert_eq!(sim.cpus[0].mode, Mode::Running);
+    run_to(&mut sim, 200);
+    let (a, b) = (cpu_of(&sim, 0), cpu_of(&sim, 1));
+    assert!(!sim.siblings[a as usize].contains(&b) && a != b, "{a} {b}");
+    assert!(sim.metrics.active_balances >= 1);
+}
+
+/// newidle_balance() runs only when rq->avg_idle covers the lowest domain's
+/// max_newidle_lb_cost (and rd->overload is set): with two cold tasks queued on
+/// CPU 1, idle CPU 0 pulls one only when its average idle time is long enough.
+#[test]
+fn newidle_is_gated_by_max_newidle_lb_cost() {
+    for (avg_idle, pulls) in [(1_000, false), (1_000_000, true)] {
+        let mut sim = hogs("flat-16", "6.8", 0..16, 3, 100);
+        place(&mut sim, |t| if t < 2 { 1 } else { 2 });
+        sim.now = SimTime::from_ms(5);
+        assert!(sim.balance.overload, "CPU 1 reached two tasks");
+        sim.balance.dom[0][0].max_newidle_lb_cost = 50_000;
+        sim.cpus[0].avg_idle_ns = avg_idle;
+        let pulled = sim.newidle_balance(0);
+        assert_eq!(pulled.is_some(), pulls, "avg_idle {avg_idle}");
+        if let Some(t) = pulled {
+            assert_eq!(sim.tasks[t as usize].loc, Loc::Queued(0));
+            assert!(t < 2);
+        }
+    }
+}
+
+/// `should_we_balance()`: newidle balancing always runs (on a CPU with no task);
+/// periodic balancing of the MC level (groups are Kunpeng's clusters) only on the
+/// first idle CPU of the local cluster.
+#[test]
+fn only_the_first_idle_cpu_of_the_group_balances() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 1, 10);
+    place(&mut sim, |_| 0);
+    let mc = 1;
+    let env = |dst: u32, idle: CpuIdle| super::lb::LbEnv {
+        dst,
+        li: mc,
+        idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Task,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: dst,
+    };
+    assert_eq!(sim.balance.levels[5][mc].groups[0].cpus, vec![4, 5, 6, 7]);
+    let swb = |c: u32, idle: CpuIdle| sim.should_we_balance(&env(c, idle));
+    assert!(swb(4, CpuIdle::Idle) && !swb(5, CpuIdle::Idle));
+    // CPU 0 holds the task: CPU 1 is the first idle CPU of cluster 0.
+    assert!(swb(1, CpuIdle::Idle) && !swb(2, CpuIdle::Idle) && !swb(0, CpuIdle::NotIdle));
+    assert!(swb(2, CpuIdle::NewlyIdle));
+    assert!(!swb(0, CpuIdle::NewlyIdle), "CPU 0 has a task");
+}
+
+/// `calculate_imbalance()` on hand-built runqueues (Kunpeng, CPUs 0-63, 6.8): an
+/// overloaded busiest group seen from a group with spare capacity is filled by
+/// utilisation above the LLC (the NUMA level: `migrate_util`, the local group's spare
+/// capacity) and by task count inside it (the MC level, groups are clusters:
+/// `prefer_sibling` → `sibling_imbalance()` / 2 = 12 / 2 tasks).
+#[test]
+fn the_migration_type_depends_on_the_level() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..64, 1, 10);
+    let load = |sim: &mut Simulator, cpus: std::ops::Range<usize>| {
+        for c in cpus {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (3, 3072, 1024, false);
+        }
+    };
+    let env = |dst: u32, li: usize| super::lb::LbEnv {
+        dst,
+        li,
+        idle: CpuIdle::Idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Load,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: dst,
+    };
+    for c in 0..64 {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+    // Node 0 overloaded, node 1 idle: from CPU 32 at the 64-CPU NUMA level.
+    load(&mut sim, 0..32);
+    let numa = 2;
+    assert!(sim.balance.levels[32][numa]
+        .flags
+        .contains(crate::sched_domain::SdFlags::NUMA));
+    let mut e = env(32, numa);
+    assert_eq!(sim.find_busiest_group(&mut e), Some(1));
+    assert_eq!(e.migration_type, super::lb::MigrationType::Util);
+    assert_eq!(e.imbalance, 32 * 1024);
+    // Only cluster 0 loaded: from CPU 4 at the MC level.
+    for c in 4..32 {
+        sim.state.rqs[c] = sim.state.rqs[40].clone();
+    }
+    let mc = 1;
+    let cluster0 = sim.balance.levels[4][mc]
+        .groups
+        .iter()
+        .position(|g| g.cpus[0] == 0);
+    let mut e = env(4, mc);
+    assert_eq!(sim.find_busiest_group(&mut e), cluster0);
+    assert_eq!(e.migration_type, super::lb::MigrationType::Task);
+    assert_eq!(e.imbalance, 6);
+    // A busy CPU does not pull when the busiest group is not overloaded and nothing
+    // is queued beyond one task per CPU.
+    for c in 0..4 {
+        sim.state.rqs[c].nr_running = 1;
+        sim.state.rqs[c].util_avg = 300;
+        sim.state.rqs[c].load_avg = 300;
+    }
+    let mut e = env(4, mc);
+    e.idle = CpuIdle::NotIdle;
+    assert_eq!(sim.find_busiest_group(&mut e), None);
+}
