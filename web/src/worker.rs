@@ -310,6 +310,7 @@ mod tests {
             cpus: "node0".to_string(),
             duration_ms: 20,
             seed: 4,
+            seeds: 1,
             sweep: Vec::new(),
         };
         let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
