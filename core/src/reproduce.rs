@@ -20,10 +20,11 @@
 //! absolute number is within an order of magnitude. Parameters come from `cost` (per
 //! machine, from reference/latency), never from these tables.
 //!
-//! Run lengths: seeds replace length. A full row runs 5 seeds of 400 ms (tbench,
-//! netperf) or of 800 hackbench loops where it ran one seed of 1000 ms or 2000 loops:
-//! about twice the simulation of one long seed, spread over the cores with the rest;
-//! the interval, not the length of one run, says how settled a row is.
+//! Run lengths: seeds replace length. A full row runs 5 seeds of 200 ms (tbench,
+//! netperf) or of 400 hackbench loops where it ran one seed of 1000 ms or 2000 loops:
+//! the same simulated time (warm-ups included: 5 × 240 ms = 1 × 1200 ms), spread over
+//! the cores with the rest; the interval, not the length of one run, says how settled
+//! a row is (tbench's and netperf's are a few hundredths of a point wide at 200 ms).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -250,9 +251,9 @@ fn points(
                 patches(t.baseline.as_deref().unwrap_or("6.6"))?,
                 patches(t.patched.as_deref().unwrap_or("6.6+cluster"))?,
             );
-            // Per seed: CI 3 × 35 ms (what one 100 ms run cost, warm-ups included),
-            // full 5 × 400 ms.
-            let dur = if ci { 35 } else { 400 };
+            // Per seed: CI 3 × 35 ms, full 5 × 200 ms (what one 100 or 1000 ms run
+            // cost, warm-ups included).
+            let dur = if ci { 35 } else { 200 };
             let keep: &[u32] = if ci {
                 &[1, 16, 64]
             } else {
@@ -332,8 +333,9 @@ fn points(
                 patches(t.baseline.as_deref().unwrap_or("5.12"))?,
                 patches(t.patched.as_deref().unwrap_or("5.12+no-smt-idle-cores"))?,
             );
-            // -l 20000 scaled down; relative times are compared. Per seed.
-            let loops = if ci { 100 } else { 800 };
+            // -l 20000 scaled down; relative times are compared. Per seed (CI: 3
+            // seeds of what one ran; full: 5 × 400 = the 2000 one ran).
+            let loops = if ci { 100 } else { 400 };
             let keep: &[u32] = if ci {
                 &[2, 10]
             } else {
@@ -365,8 +367,8 @@ fn points(
                 patches(t.patched.as_deref().unwrap_or("6.5+ttwu-l2c"))?,
             );
             // -l 480000 scaled down; -g 32 -f 20 kept (1280 threads on 384 CPUs).
-            // Per seed.
-            let loops = if ci { 60 } else { 800 };
+            // Per seed: about what one seed ran, 100 or 2000 loops, over the seeds.
+            let loops = if ci { 40 } else { 400 };
             let r = t.rows.first().cloned().unwrap_or_default();
             let w = hackbench(32, 20, loops);
             let v = vec![Point {
