@@ -524,3 +524,94 @@ pub fn use_run(state: &AppContext) -> UseRun {
         again,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(id: u64, value: f64, digest: String) -> Progress {
+        Progress {
+            id,
+            series: Vec::new(),
+            interval_ns: 1,
+            now_ns: 1,
+            warmup_ns: 0,
+            warming: false,
+            live_tasks: 0,
+            events: 1,
+            busy_ms: 1.0,
+            unit: "MB/s".into(),
+            higher_is_better: true,
+            completion: false,
+            done: true,
+            error: None,
+            report: Some(Report {
+                value,
+                wakeups: 0,
+                placement: Vec::new(),
+                cpus_probed_mean_x100: 0,
+                wake_ipi: 0,
+                wake_remote_lock: 0,
+                migrations_wakeup: 0,
+                migrations_balance: 0,
+                context_switches: 0,
+                force_idle_ns: 0,
+                events: 1,
+                digest,
+                utilisation_permille: Vec::new(),
+            }),
+        }
+    }
+
+    /// Workers finish in any order: the rows and digests are the seed-ordered ones.
+    #[test]
+    fn seeds_combine_by_point_whatever_order_the_workers_finish() {
+        let mut state = AppState::default();
+        let mut sim = state.sim().clone();
+        sim.seeds = 3;
+        sim.seed = 7;
+        sim.sweep = Vec::new();
+        state.scenario.sim = Some(sim);
+        state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
+        type Digests = Vec<(u64, Vec<Option<String>>)>;
+        let run = |order: &[usize]| -> (Vec<Row>, Digests) {
+            let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+            assert_eq!(v.n_points(), 6);
+            for &slot in order {
+                let pt = v.points[slot];
+                // Seed k: A 100 + 10k, B 5 + k more.
+                let k = f64::from(pt.seed_idx);
+                let value = 100.0 + 10.0 * k + if pt.side == 1 { 5.0 + k } else { 0.0 };
+                v.assigned[0] = Some(slot);
+                v.take(
+                    0,
+                    progress(1, value, format!("{}{}", pt.seed_idx, pt.side)),
+                    &[],
+                );
+            }
+            assert!(v.done());
+            let digests = v
+                .seed_reports()
+                .into_iter()
+                .map(|(s, r)| (s, r.iter().map(|x| x.map(|x| x.digest.clone())).collect()))
+                .collect();
+            (v.rows(), digests)
+        };
+        let (rows, digests) = run(&[0, 1, 2, 3, 4, 5]);
+        assert_eq!(run(&[5, 3, 1, 4, 0, 2]), (rows.clone(), digests.clone()));
+        assert_eq!(run(&[2, 5, 4, 0, 3, 1]).0, rows);
+        let seeds: Vec<u64> = digests.iter().map(|d| d.0).collect();
+        assert_eq!(seeds, vec![7, 8, 9]);
+        assert_eq!(
+            digests[2].1,
+            vec![Some("20".to_string()), Some("21".to_string())]
+        );
+        let [row] = &rows[..] else {
+            panic!("one scale: {rows:?}")
+        };
+        assert_eq!(row.values, vec![Some(110.0), Some(116.0)]);
+        let per = [5.0, 6.0 / 110.0 * 100.0, 7.0 / 120.0 * 100.0];
+        assert_eq!(row.change, Estimate::of(&per));
+        assert!(row.change.and_then(|c| c.significant()).unwrap());
+    }
+}
