@@ -495,7 +495,8 @@ def simulate_sweep(page, cfg):
                    ".map(r => [r.dataset.threads, r.querySelector('.change-cell').textContent])")
     out = cli_json(cfg, "sweep", "--machine", "kunpeng920-6426", "--cpus", "node0",
                    "--workload", "tbench", "--threads", "1,4,8", "--baseline", "6.6",
-                   "--patched", "6.6+cluster", "--duration-ms", "30", "--seed", "1")
+                   "--patched", "6.6+cluster", "--duration-ms", "30", "--seed", "1",
+                   "--seeds", "1")
     want = [[str(r["threads"]), f'{r["change_pct"]:+.2f}%'] for r in out["rows"]]
     check(rows == want, f"the sweep's rows are the native sweep's (page {rows}, native {want})")
     markers = sorted((s["side"], s["markers"]) for s in chart_series(page) if not s["published"])
@@ -512,18 +513,54 @@ def simulate_seed01_example(page, cfg):
     """Continues on the Simulate tab: one click opens seed 01's tbench table, with the
     published changes beside the model's."""
     page.select("#sim-example", "seed01-tbench")
-    page.wait_for(".sim-status.done", timeout=240, pred=lambda t: "14 simulations" in t[0])
+    # 7 scales x 2 sides x the CI scale's 3 seeds.
+    t0 = time.monotonic()
+    page.wait_for(".sim-status.done", timeout=240, pred=lambda t: "42 simulations" in t[0])
+    note(f"seed 01's tbench example ran in {time.monotonic() - t0:.1f} s")
     pub = page.js("return [...document.querySelectorAll('.sweep-table tbody tr')]"
                   ".map(r => [r.dataset.threads, r.querySelector('td.published').textContent])")
     check(pub[:1] == [["1", "+13.80%"]] and len(pub) == 7,
           f"seed 01's example shows the published change per row (got {pub})")
     model = page.texts(".sweep-table .change-cell")
-    check(len(model) == 7 and all(m.endswith("%") for m in model),
-          f"the model's change is shown on every row (got {model})")
+    check(len(model) == 7 and all(re.match(INTERVAL, m) for m in model),
+          f"the model's change over 3 seeds is shown with its interval on every row (got {model})")
     dashed = sorted(s["side"] for s in chart_series(page) if s["published"])
     check(dashed == ["a", "b"], f"the published tbench numbers are drawn dashed beside the model's (got {dashed})")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-example.png"))
     page.set_input("#sim-sweep", "")
+
+
+# A change over seeds as the page prints it: `+12.8 % [+12.7, +12.9]`.
+INTERVAL = r"^[+-]\d+\.\d % \[[+-]\d+\.\d, [+-]\d+\.\d\]"
+
+
+def simulate_seeds(page, cfg):
+    """A link that asks for 3 seeds per side: each seed's digests are the native CLI's
+    (`run --seeds 3`), and the change with its interval is the native sweep's."""
+    sim = dict(SIMULATE["sim"], seeds=3)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    done = page.wait_for(".sim-status.done", timeout=180)
+    check(done, f"the 6 simulations finish (got {done[:1]})")
+    w = sim["workload"]
+    args = ["--machine", "kunpeng920-6426", "--cpus", sim["cpus"], "--workload", w["kind"],
+            "--duration-ms", str(sim["duration_ms"]), "--seed", str(sim["seed"]), "--seeds", "3"]
+    for side, patches in (("a", "6.6"), ("b", "6.6+cluster")):
+        runs = cli_json(cfg, "run", *args, "--threads", str(w["clients"]),
+                        "--patches", patches)["over_seeds"]["runs"]
+        want = [r["digest"] for r in runs]
+        got = page.wait_for(f'.digest[data-side="{side}"]')
+        seeds = page.attrs(f'.digest[data-side="{side}"]', "data-seed")
+        check(got == want and seeds == ["1", "2", "3"],
+              f"side {side}: seeds 1-3's digests are the native CLI's (browser {got} {seeds}, native {want})")
+    row = cli_json(cfg, "sweep", *args, "--threads", str(w["clients"]), "--baseline", "6.6",
+                   "--patched", "6.6+cluster")["rows"][0]
+    want = f'{row["change_pct"]:+.1f} % [{row["change_lo"]:+.1f}, {row["change_hi"]:+.1f}]'
+    change = page.wait_for(".change-pct")
+    check(change == [want] and re.match(INTERVAL, change[0]),
+          f"the change and its 95% interval are the native sweep's (page {change}, native {want})")
+    cmd = page.wait_for(".sim-cli code")
+    check(len(cmd) == 2 and all("--seeds 3" in c for c in cmd),
+          f"the command lines carry --seeds 3 (got {cmd})")
 
 
 def simulate_long_run(page, cfg):
@@ -1049,6 +1086,7 @@ JOURNEYS = [
     simulate_sweep,
     simulate_seed01_example,
     simulate_long_run,
+    simulate_seeds,
     link_budget,
     dark_mode,
     mobile_layout,

@@ -23,6 +23,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sched_domain;
 pub mod sim;
+pub mod stats;
 pub mod topology;
 pub mod wakeup;
 pub mod workload;

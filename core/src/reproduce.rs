@@ -7,10 +7,24 @@
 //!  published rows  ──────────▶  ReproTable { rows: model vs published, checks }
 //! ```
 //!
+//! Each row runs several seeds per side ([`Scale::seeds`]: 3 for CI, 5 for the full
+//! tables, seed 04 its own 32), paired by seed (`experiment::ab_stats`): the model's
+//! change is the mean of the per-seed changes with a Student-t 95% interval, shown as
+//! `model % [lo, hi]`.
+//!
 //! Checks, per row: the sign of the change is right wherever the published change is
-//! at least 3% in size (the model must move at least 1% the same way: less is noise); the size is within ±4 percentage points; and for the Kunpeng
-//! throughput tables the absolute number is within an order of magnitude. Parameters
-//! come from `cost` (per machine, from reference/latency), never from these tables.
+//! at least 3% in size: the model's interval must exclude 0 on the published side (an
+//! interval that includes 0 is a miss, "n.s.", not significant; a row without an
+//! interval, one seed, needs the mean to move at least 1% the same way); the size
+//! (the mean) is within ±4 percentage points; and for the Kunpeng throughput tables the
+//! absolute number is within an order of magnitude. Parameters come from `cost` (per
+//! machine, from reference/latency), never from these tables.
+//!
+//! Run lengths: seeds replace length. A full row runs 5 seeds of 200 ms (tbench,
+//! netperf) or of 400 hackbench loops where it ran one seed of 1000 ms or 2000 loops:
+//! the same simulated time (warm-ups included: 5 × 240 ms = 1 × 1200 ms), spread over
+//! the cores with the rest; the interval, not the length of one run, says how settled
+//! a row is (tbench's and netperf's are a few hundredths of a point wide at 200 ms).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -19,6 +33,7 @@ use crate::experiment::{self, change_pct, CpuSelection, RunReport, RunSpec};
 use crate::patch::PatchSet;
 use crate::scenario::{Scenario, SimSetup, View};
 use crate::sim::SimError;
+use crate::stats::Estimate;
 use crate::workload::{Dist, Workload};
 
 /// The published tables, verbatim from the seeds (see each table's `source`).
@@ -32,6 +47,18 @@ pub enum Scale {
     Full,
     /// What the test suite runs: fewer rows and shorter runs, same checks.
     Ci,
+}
+
+impl Scale {
+    /// Seeds per side and row (seed 04 runs its own [`SEED04_RUNS`]): enough for an
+    /// interval at CI size (t(2) = 4.30 makes it wide), 5 for the full tables (t(4) =
+    /// 2.78).
+    pub fn seeds(self) -> u32 {
+        match self {
+            Scale::Full => 5,
+            Scale::Ci => 3,
+        }
+    }
 }
 
 #[derive(Debug, Error)]
@@ -87,9 +114,18 @@ pub struct ReproRow {
     pub published_patched: Option<f64>,
     /// Positive = the patch helps.
     pub published_change_pct: Option<f64>,
+    /// Means over the seeds.
     pub model_baseline: f64,
     pub model_patched: f64,
+    /// The mean of the per-seed changes.
     pub model_change_pct: f64,
+    /// The change's 95% interval (`None` with one seed, and for derived rows).
+    pub model_change_lo: Option<f64>,
+    pub model_change_hi: Option<f64>,
+    /// Seeds per side.
+    pub seeds: u32,
+    /// Each seed's numbers and digests, in seed order.
+    pub per_seed: Vec<experiment::SeedPair>,
     /// `None` where the published change is under 3% (or not published).
     pub sign_ok: Option<bool>,
     /// Within ±4 percentage points of the published change.
@@ -130,20 +166,17 @@ struct Point {
     published_change: Option<f64>,
     baseline: RunSpec,
     patched: RunSpec,
-    /// Runs per side, with seeds `seed`, `seed + 1`, ...; the model's value is their
-    /// mean (1 for every experiment but seed 04's).
-    runs: u64,
+    /// Runs per side, with seeds `seed`, `seed + 1`, ... ([`experiment::seeds`]),
+    /// paired by seed.
+    runs: u32,
 }
 
 impl Point {
     /// The runs, baselines first: `runs` seeds of each side.
     fn specs(&self) -> impl Iterator<Item = RunSpec> + '_ {
-        [&self.baseline, &self.patched].into_iter().flat_map(|s| {
-            (0..self.runs).map(move |k| RunSpec {
-                seed: s.seed + k,
-                ..s.clone()
-            })
-        })
+        [&self.baseline, &self.patched]
+            .into_iter()
+            .flat_map(|s| experiment::seeds(s.seed, self.runs).map(move |k| s.with_seed(k)))
     }
 }
 
@@ -191,7 +224,7 @@ fn hackbench(groups: u32, fds: u32, loops: u64) -> Workload {
 }
 
 /// Seed 04: runs per configuration (seeds 1 to 32), see `points()`.
-pub(crate) const SEED04_RUNS: u64 = 32;
+pub(crate) const SEED04_RUNS: u32 = 32;
 
 /// Completion-time runs stop at this much simulated time at most.
 const CAP_MS: u64 = 600_000;
@@ -210,6 +243,7 @@ fn points(
             .ok_or_else(|| ReproError::Data(format!("table {n} missing")))
     };
     let ci = scale == Scale::Ci;
+    let runs = scale.seeds();
     match name {
         "seed01-tbench" | "seed01-netperf-tcp-rr" => {
             let t = find(name)?;
@@ -217,7 +251,9 @@ fn points(
                 patches(t.baseline.as_deref().unwrap_or("6.6"))?,
                 patches(t.patched.as_deref().unwrap_or("6.6+cluster"))?,
             );
-            let dur = if ci { 100 } else { 1000 };
+            // Per seed: CI 3 × 35 ms, full 5 × 200 ms (what one 100 or 1000 ms run
+            // cost, warm-ups included).
+            let dur = if ci { 35 } else { 200 };
             let keep: &[u32] = if ci {
                 &[1, 16, 64]
             } else {
@@ -241,7 +277,7 @@ fn points(
                     published_change: num(r, "change_pct"),
                     baseline: spec(&t.machine, &t.cpus, w.clone(), b, dur, seed)?,
                     patched: spec(&t.machine, &t.cpus, w, p, dur, seed)?,
-                    runs: 1,
+                    runs,
                 });
             }
             Ok((t, v))
@@ -249,7 +285,8 @@ fn points(
         "seed01-hackbench-3of3" => {
             // Chen Yu's report on Jacobsville (24 CPUs): hackbench threads equal to
             // the CPU count. One group of 12 senders + 12 receivers = 24 threads.
-            let loops = if ci { 500 } else { 20000 };
+            // Per seed (3 or 5 seeds): about the loops one seed ran before.
+            let loops = if ci { 200 } else { 4000 };
             let t = PublishedTable {
                 name: name.into(),
                 title: "Seed 01 v10 3/3: hackbench with as many threads as CPUs on Jacobsville, cluster-scan (1/3+2/3) vs cluster (1/3-3/3)".into(),
@@ -286,7 +323,7 @@ fn points(
                     CAP_MS,
                     seed,
                 )?,
-                runs: 1,
+                runs,
             }];
             Ok((t, v))
         }
@@ -296,8 +333,9 @@ fn points(
                 patches(t.baseline.as_deref().unwrap_or("5.12"))?,
                 patches(t.patched.as_deref().unwrap_or("5.12+no-smt-idle-cores"))?,
             );
-            // -l 20000 scaled down; relative times are compared.
-            let loops = if ci { 100 } else { 2000 };
+            // -l 20000 scaled down; relative times are compared. Per seed (CI: 3
+            // seeds of what one ran; full: 5 × 400 = the 2000 one ran).
+            let loops = if ci { 100 } else { 400 };
             let keep: &[u32] = if ci {
                 &[2, 10]
             } else {
@@ -317,7 +355,7 @@ fn points(
                     published_change: num(r, "change_pct"),
                     baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
                     patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
-                    runs: 1,
+                    runs,
                 });
             }
             Ok((t, v))
@@ -329,7 +367,8 @@ fn points(
                 patches(t.patched.as_deref().unwrap_or("6.5+ttwu-l2c"))?,
             );
             // -l 480000 scaled down; -g 32 -f 20 kept (1280 threads on 384 CPUs).
-            let loops = if ci { 100 } else { 2000 };
+            // Per seed: about what one seed ran, 100 or 2000 loops, over the seeds.
+            let loops = if ci { 40 } else { 400 };
             let r = t.rows.first().cloned().unwrap_or_default();
             let w = hackbench(32, 20, loops);
             let v = vec![Point {
@@ -339,7 +378,7 @@ fn points(
                 published_change: num(&r, "change_pct"),
                 baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
                 patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
-                runs: 1,
+                runs,
             }];
             Ok((t, v))
         }
@@ -370,9 +409,9 @@ fn points(
             // a lot with the seed (over 20 seeds, standard deviation 0.19 s without the
             // patch and 0.27 s with it, on means of 1.3 s and 0.5 s), so the model's is a
             // mean over SEED04_RUNS seeds: a standard error of about 4 pp on the cut.
-            let runs = SEED04_RUNS;
-            // Rows: the cookie overhead without and with the patch, each against the
-            // no-cookie run (baseline = no cookies).
+            let runs = SEED04_RUNS; // not the scale's: see above
+                                    // Rows: the cookie overhead without and with the patch, each against the
+                                    // no-cookie run (baseline = no cookies).
             let base = spec(
                 "xeon-smt-8",
                 "all",
@@ -420,12 +459,18 @@ fn points(
 /// Below this size a model change is noise, not a direction.
 pub(crate) const MODEL_NOISE_PCT: f64 = 1.0;
 
-/// The sign check: applies where the published change is at least 3% in size; the
-/// model must move the same way by at least [`MODEL_NOISE_PCT`].
-fn sign_check(published: Option<f64>, model: f64) -> Option<bool> {
+/// The sign check: applies where the published change is at least 3% in size. With
+/// an interval, it must exclude 0 on the published side (one that includes 0 is no
+/// significant change: a miss); without one (one seed), the mean must move the same
+/// way by at least [`MODEL_NOISE_PCT`].
+fn sign_check(published: Option<f64>, model: &Estimate) -> Option<bool> {
     published
         .filter(|c| c.abs() >= 3.0)
-        .map(|c| c.signum() == model.signum() && model.abs() >= MODEL_NOISE_PCT)
+        .map(|c| match model.interval() {
+            Some((lo, _)) if c > 0.0 => lo > 0.0,
+            Some((_, hi)) => hi < 0.0,
+            None => c.signum() == model.mean.signum() && model.mean.abs() >= MODEL_NOISE_PCT,
+        })
 }
 
 fn change(base: Option<f64>, patched: Option<f64>) -> Option<f64> {
@@ -443,7 +488,8 @@ pub fn plan(name: &str, scale: Scale) -> Result<Vec<RunSpec>, ReproError> {
 /// A seed's experiment as the page's Simulate tab opens it: its machine and CPUs, A
 /// the table's baseline and B its patched kernel, the workload swept over the table's
 /// rows (completion workloads at full size, throughput ones for the CI scale's
-/// window: seconds in a browser), and the published change per row.
+/// window: seconds in a browser), the CI scale's seeds per side, and the published
+/// change per row.
 #[derive(Clone, Debug)]
 pub struct Example {
     pub name: &'static str,
@@ -517,6 +563,8 @@ pub fn page_examples() -> Result<Vec<Example>, ReproError> {
                 cpus,
                 duration_ms,
                 seed: a.seed,
+                // The CI scale's seeds (seed 04's 32 would be 32 full runs a side).
+                seeds: Scale::Ci.seeds(),
                 sweep,
             });
             let comparable = t.machine.starts_with("kunpeng") && t.better == "higher";
@@ -549,8 +597,8 @@ pub fn page_examples() -> Result<Vec<Example>, ReproError> {
 pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<ReproTable, ReproError> {
     let tables = published()?;
     let (t, pts) = points(name, scale, &tables)?;
-    let expected: u64 = pts.iter().map(|p| 2 * p.runs).sum();
-    if reports.len() as u64 != expected {
+    let expected: usize = pts.iter().map(|p| 2 * p.runs as usize).sum();
+    if reports.len() != expected {
         return Err(ReproError::Setup(format!(
             "{name}: expected {expected} reports, got {}",
             reports.len()
@@ -564,10 +612,11 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             let (runs, tail) = rest.split_at(2 * p.runs as usize);
             rest = tail;
             let (b, q) = runs.split_at(p.runs as usize);
-            let mean = |r: &[RunReport]| r.iter().map(|x| x.value).sum::<f64>() / r.len() as f64;
-            let (bv, qv) = (mean(b), mean(q));
-            let model_change = change_pct(bv, qv, b[0].higher_is_better);
-            let sign_ok = sign_check(p.published_change, model_change);
+            let ab = experiment::ab_stats(b, q)
+                .map_err(|e| ReproError::Setup(format!("{name} {}: {e}", p.key)))?;
+            let (bv, qv) = (ab.baseline.mean, ab.patched.mean);
+            let model_change = ab.change_pct.mean;
+            let sign_ok = sign_check(p.published_change, &ab.change_pct);
             let size_ok = p.published_change.map(|c| (c - model_change).abs() <= 4.0);
             let magnitude_ok = if kunpeng_throughput {
                 p.published_baseline.map(|pb| {
@@ -577,7 +626,7 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             } else {
                 None
             };
-            ReproRow {
+            Ok(ReproRow {
                 key: p.key.clone(),
                 published_baseline: p.published_baseline,
                 published_patched: p.published_patched,
@@ -585,13 +634,17 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
                 model_baseline: bv,
                 model_patched: qv,
                 model_change_pct: model_change,
+                model_change_lo: ab.change_pct.lo,
+                model_change_hi: ab.change_pct.hi,
+                seeds: p.runs,
+                per_seed: ab.seeds,
                 sign_ok,
                 size_ok,
                 magnitude_ok,
                 events: runs.iter().map(|r| r.events).sum(),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, ReproError>>()?;
     if name == "seed04-cookie" && rows.len() == 2 {
         // Seed 04's headline: the share of the cookie overhead the patch removes.
         let (without, with) = (&rows[0], &rows[1]);
@@ -617,6 +670,13 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             model_baseline: model_over,
             model_patched: model_over_p,
             model_change_pct: model_cut,
+            // Derived from the means: a per-seed cut divides by a per-seed overhead
+            // that can be near 0, so this row has no interval and keeps the one-seed
+            // rule.
+            model_change_lo: None,
+            model_change_hi: None,
+            seeds: without.seeds,
+            per_seed: Vec::new(),
             sign_ok: pub_cut
                 .filter(|c| c.abs() >= 3.0)
                 .map(|c| c.signum() == model_cut.signum() && model_cut != 0.0),
@@ -684,6 +744,30 @@ fn mark(v: Option<bool>) -> &'static str {
     }
 }
 
+impl ReproRow {
+    /// The model's change interval, when it has one.
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        self.model_change_lo.zip(self.model_change_hi)
+    }
+
+    /// The sign check failed because the interval includes 0: no significant change.
+    pub fn not_significant(&self) -> bool {
+        self.sign_ok == Some(false)
+            && self
+                .interval()
+                .is_some_and(|(lo, hi)| lo <= 0.0 && hi >= 0.0)
+    }
+
+    /// `+12.80 [+12.1, +13.5]`, or the mean alone without an interval.
+    fn model_change_text(&self) -> String {
+        let m = format!("{:+.2}", self.model_change_pct);
+        match self.interval() {
+            Some((lo, hi)) => format!("{m} [{lo:+.1}, {hi:+.1}]"),
+            None => m,
+        }
+    }
+}
+
 impl ReproTable {
     /// Model and published side by side, one line per row.
     pub fn render(&self) -> String {
@@ -701,12 +785,18 @@ impl ReproTable {
             self.unit
         );
         out.push_str(&format!(
-            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>9} | sign size mag\n",
-            "row", "pub base", "pub patch", "pub %", "model base", "model patch", "model %"
+            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} | sign size mag\n",
+            "row",
+            "pub base",
+            "pub patch",
+            "pub %",
+            "model base",
+            "model patch",
+            "model % [95% interval]"
         ));
         for r in &self.rows {
             out.push_str(&format!(
-                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>+9.2} | {:<4} {:<4} {:<4}\n",
+                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} | {:<4} {:<4} {:<4}\n",
                 r.key,
                 fmt_opt(r.published_baseline),
                 fmt_opt(r.published_patched),
@@ -714,14 +804,25 @@ impl ReproTable {
                     .map_or("-".into(), |c| format!("{c:+.2}")),
                 sig4(r.model_baseline),
                 sig4(r.model_patched),
-                r.model_change_pct,
-                mark(r.sign_ok),
+                r.model_change_text(),
+                if r.not_significant() {
+                    "n.s."
+                } else {
+                    mark(r.sign_ok)
+                },
                 mark(r.size_ok),
                 mark(r.magnitude_ok)
             ));
         }
         if let Some(n) = &self.note {
             out.push_str(&format!("  note: {n}\n"));
+        }
+        if let Some(r) = self.rows.first() {
+            out.push_str(&format!(
+                "  model: means over {} seeds per side (from seed {}), change = mean of the per-seed changes; n.s. = the interval includes 0\n",
+                r.seeds,
+                r.per_seed.first().map_or(1, |s| s.seed)
+            ));
         }
         out
     }
@@ -741,4 +842,71 @@ pub fn summary(tables: &[ReproTable]) -> [(usize, usize); 3] {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn est(samples: &[f64]) -> Estimate {
+        Estimate::of(samples).expect("samples")
+    }
+
+    #[test]
+    fn the_sign_check_asks_the_interval_to_exclude_zero_on_the_published_side() {
+        let up = est(&[5.0, 6.0, 7.0]); // [3.5, 8.5]
+        let down = est(&[-5.0, -6.0, -7.0]);
+        let straddles = est(&[-1.0, 4.0, 6.0]); // mean +3, interval includes 0
+        assert!(straddles.lo.unwrap() < 0.0 && straddles.hi.unwrap() > 0.0);
+        assert_eq!(sign_check(Some(10.0), &up), Some(true));
+        assert_eq!(sign_check(Some(-10.0), &up), Some(false));
+        assert_eq!(sign_check(Some(-3.0), &down), Some(true));
+        assert_eq!(sign_check(Some(10.0), &down), Some(false));
+        // The mean points the right way, but the interval includes 0: a miss.
+        assert_eq!(sign_check(Some(10.0), &straddles), Some(false));
+        // Under 3% published: not checked, interval or not.
+        assert_eq!(sign_check(Some(2.9), &down), None);
+        assert_eq!(sign_check(None, &up), None);
+        // One seed: today's rule, the mean must move 1% the same way.
+        assert_eq!(sign_check(Some(5.0), &est(&[1.5])), Some(true));
+        assert_eq!(sign_check(Some(5.0), &est(&[0.5])), Some(false));
+        assert_eq!(sign_check(Some(5.0), &est(&[-1.5])), Some(false));
+    }
+
+    #[test]
+    fn a_miss_whose_interval_includes_zero_reads_n_s() {
+        let row = |c: &[f64], published: f64| {
+            let e = est(c);
+            ReproRow {
+                key: "k".into(),
+                published_baseline: None,
+                published_patched: None,
+                published_change_pct: Some(published),
+                model_baseline: 1.0,
+                model_patched: 1.0,
+                model_change_pct: e.mean,
+                model_change_lo: e.lo,
+                model_change_hi: e.hi,
+                seeds: e.n,
+                per_seed: Vec::new(),
+                sign_ok: sign_check(Some(published), &e),
+                size_ok: None,
+                magnitude_ok: None,
+                events: 0,
+            }
+        };
+        let ns = row(&[-1.0, 4.0, 6.0], 8.0);
+        assert!(ns.not_significant() && !ns.matches());
+        assert!(
+            ns.model_change_text().starts_with("+3.00 ["),
+            "{}",
+            ns.model_change_text()
+        );
+        let wrong = row(&[-5.0, -6.0, -7.0], 8.0);
+        assert!(!wrong.not_significant() && !wrong.matches());
+        let right = row(&[5.0, 6.0, 7.0], 8.0);
+        assert!(!right.not_significant() && right.matches());
+    }
 }

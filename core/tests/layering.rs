@@ -1,7 +1,7 @@
 //! The layers of schedlab-core point one way:
 //!
 //! ```text
-//!  rng                             0   the one seeded PRNG
+//!  rng, stats                      0   the one seeded PRNG; means and t-intervals
 //!  cpumask                         1   the CPU bitset
 //!  topology, release               2   machines; mainline releases
 //!  patch                           3   seed patches, sched features, `6.6+cluster`
@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 const LAYERS: &[(&str, u32)] = &[
     ("rng", 0),
+    ("stats", 0),
     ("cpumask", 1),
     ("topology", 2),
     ("release", 2),

@@ -106,14 +106,30 @@ fn page_examples_are_the_reproductions() {
         examples[3].published_values.is_empty(),
         "seed 02's times ran 10x the loops"
     );
-    // threads=1 under A, as the page runs it, is the CI reproduction's baseline.
+    // threads=1 under A, as the page runs it (each of its seeds), is the CI
+    // reproduction's baseline: the same seeds, the same per-seed digests, the same mean.
     let spec = sim
         .point_spec(tbench.scenario.machine(), "6.6".parse().unwrap(), 1)
         .expect("a run");
-    let page = schedlab_core::experiment::run(&spec).expect("runs");
+    assert_eq!(sim.seeds, Scale::Ci.seeds());
+    let page: Vec<_> = schedlab_core::experiment::seeds(sim.seed, sim.seeds)
+        .map(|k| schedlab_core::experiment::run(&spec.with_seed(k)).expect("runs"))
+        .collect();
     let table = reproduce::reproduce("seed01-tbench", Scale::Ci).expect("reproduces");
-    assert_eq!(table.rows[0].key, "threads=1");
-    assert_eq!(page.value, table.rows[0].model_baseline);
+    let row = &table.rows[0];
+    assert_eq!(row.key, "threads=1");
+    let digests: Vec<&str> = page.iter().map(|r| r.digest.as_str()).collect();
+    let want: Vec<&str> = row
+        .per_seed
+        .iter()
+        .map(|s| s.baseline_digest.as_str())
+        .collect();
+    assert_eq!(digests, want);
+    let values: Vec<f64> = page.iter().map(|r| r.value).collect();
+    let mean = schedlab_core::stats::Estimate::of(&values)
+        .expect("seeds")
+        .mean;
+    assert_eq!(mean, row.model_baseline);
     let cookies = examples.last().expect("seed 04");
     assert_eq!(
         cookies

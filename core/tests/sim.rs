@@ -576,6 +576,7 @@ fn sweep_rows_pair_baseline_and_patched() {
         threads: vec![1, 2],
         baseline: "6.6".parse().unwrap(),
         patched: "6.6+cluster".parse().unwrap(),
+        seeds: 1,
     };
     let rows = sw.run_serial().unwrap();
     assert_eq!(rows.len(), 2);

@@ -98,18 +98,28 @@ pub fn cli_lines(machine: &str, sim: &SimSetup, sides: &[PatchSet]) -> Vec<Strin
         sim.duration_ms,
         sim.seed
     ));
+    // `sweep` has its own default count (5): say the page's always; `run` runs one
+    // unless told.
+    let seeds = sim.seeds.max(1);
     match sides {
         [] => Vec::new(),
         [a, rest @ ..] if !sim.sweep.is_empty() => {
             let b = rest.first().unwrap_or(a);
             vec![format!(
-                "schedlab sweep {common} --baseline {a} --patched {b}"
+                "schedlab sweep {common} --seeds {seeds} --baseline {a} --patched {b}"
             )]
         }
-        _ => sides
-            .iter()
-            .map(|p| format!("schedlab run {common} --patches {p}"))
-            .collect(),
+        _ => {
+            let more = if seeds > 1 {
+                format!(" --seeds {seeds}")
+            } else {
+                String::new()
+            };
+            sides
+                .iter()
+                .map(|p| format!("schedlab run {common}{more} --patches {p}"))
+                .collect()
+        }
     }
 }
 
@@ -149,6 +159,7 @@ mod tests {
             },
             duration_ms: 60,
             seed: 1,
+            seeds: 1,
             sweep: Vec::new(),
         };
         assert_eq!(
@@ -165,7 +176,16 @@ mod tests {
             cli_lines("FILE.json", &sim, &[a]),
             [
                 "schedlab sweep --machine FILE.json --cpus node0 --workload tbench \
-              --threads 1,4,8 --duration-ms 60 --seed 1 --baseline 6.6 --patched 6.6"
+              --threads 1,4,8 --duration-ms 60 --seed 1 --seeds 1 --baseline 6.6 --patched 6.6"
+            ]
+        );
+        sim.sweep = Vec::new();
+        sim.seeds = 3;
+        assert_eq!(
+            cli_lines("flat-16", &sim, &[a]),
+            [
+                "schedlab run --machine flat-16 --cpus node0 --workload tbench \
+              --threads 4 --duration-ms 60 --seed 1 --seeds 3 --patches 6.6"
             ]
         );
     }

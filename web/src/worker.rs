@@ -161,8 +161,12 @@ pub fn start(machine: &MachineChoice, patches: &str, sim: &SimSetupV1) -> Result
     LiveRun::new(&spec).map_err(|e| e.to_string())
 }
 
-/// `performance.now()` of the page or of the worker, in ms (0 outside a browser).
+/// `performance.now()` of the page or of the worker, in ms (0 outside a browser, and
+/// in native tests, where js-sys cannot be called).
 pub fn now_ms() -> f64 {
+    if !cfg!(target_arch = "wasm32") {
+        return 0.0;
+    }
     js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
         .ok()
         .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
@@ -310,6 +314,7 @@ mod tests {
             cpus: "node0".to_string(),
             duration_ms: 20,
             seed: 4,
+            seeds: 1,
             sweep: Vec::new(),
         };
         let machine = MachineChoice::Preset("kunpeng920-6426".to_string());

@@ -243,6 +243,10 @@ pub struct SimSetup {
     /// Completion workloads: the cap.
     pub duration_ms: u64,
     pub seed: u64,
+    /// Seeds per side (`seed`, `seed + 1`, …; `--seeds`): from 2 on, each side's
+    /// number is a mean and the change has a 95% interval. 1 to
+    /// [`crate::experiment::MAX_SEEDS`].
+    pub seeds: u32,
     /// A sweep over these scales (threads, clients, groups …) instead of one run at
     /// the workload's own: `schedlab sweep --threads`. Empty: one run.
     pub sweep: Vec<u32>,
@@ -257,8 +261,11 @@ impl Default for SimSetup {
                 first: crate::topology::NodeId(0),
                 last: crate::topology::NodeId(0),
             },
-            duration_ms: 300,
+            // 3 seeds of 100 ms: the simulation one 300 ms run cost (warm-ups
+            // included), with an interval.
+            duration_ms: 100,
             seed: 1,
+            seeds: 3,
             sweep: Vec::new(),
         }
     }
@@ -295,6 +302,13 @@ impl SimSetup {
     /// The run of this setup on `machine` under `patches`, or what is wrong with it;
     /// for a sweep, its first point, after checking every point.
     pub fn run_spec(&self, machine: &Machine, patches: PatchSet) -> Result<RunSpec, String> {
+        if !(1..=crate::experiment::MAX_SEEDS).contains(&self.seeds) {
+            return Err(format!(
+                "a simulation runs 1 to {} seeds per side (asked {})",
+                crate::experiment::MAX_SEEDS,
+                self.seeds
+            ));
+        }
         if self.sweep.len() > MAX_SWEEP_POINTS {
             return Err(format!(
                 "a sweep here has at most {MAX_SWEEP_POINTS} points (asked {})",

@@ -25,6 +25,19 @@ fn ps(text: &str) -> PatchSet {
     text.parse().expect("a patch set")
 }
 
+/// The JSON inside a `v1:` or `v2:` link.
+fn base64_json(link: &str) -> String {
+    let raw = match link.strip_prefix("v2:") {
+        Some(body) => {
+            super::v2::unpack(&base64url_decode(body).expect("base64")).expect("inflates")
+        }
+        None => {
+            base64url_decode(link.strip_prefix("v1:").expect("a v1 or v2 link")).expect("base64")
+        }
+    };
+    String::from_utf8(raw).expect("utf-8")
+}
+
 fn b64(bytes: &[u8]) -> String {
     LINK_BASE64.encode(bytes)
 }
@@ -192,6 +205,7 @@ fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
         cpus: CpuSelection::parse(&m, "node0-1").expect("nodes"),
         duration_ms: 200,
         seed: 3,
+        seeds: 4,
         sweep: vec![1, 16, 64],
     });
     assert_eq!(decode(&encode(&s)), Ok(s.clone()));
@@ -199,8 +213,17 @@ fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
     let json = r#"{"machine":"flat-16","patches":"6.8","view":"simulate","sim":{"workload":{"kind":"tbench","clients":4},"duration_ms":50}}"#;
     let link = format!("v1:{}", b64(json.as_bytes()));
     let back = decode(&link).expect("decodes");
-    let sim = back.sim.expect("a simulation");
-    assert_eq!((sim.cpus.clone(), sim.seed), (CpuSelection::All, 1));
+    let sim = back.sim.clone().expect("a simulation");
+    assert_eq!(
+        (sim.cpus.clone(), sim.seed, sim.seeds),
+        (CpuSelection::All, 1, 1),
+        "links from before seeds had one"
+    );
+    // One seed is written as before: the field is left out.
+    let mut one = back.clone();
+    one.sim.as_mut().expect("set").seeds = 1;
+    assert!(!base64_json(&encode(&one)).contains("seeds"));
+    assert!(base64_json(&encode(&s)).contains(r#""seeds":4"#));
     assert_eq!(sim.points(), vec![4], "no sweep: the workload's own scale");
     assert_eq!(SimSetup::parse_sweep(" 1, 4,16 "), Ok(vec![1, 4, 16]));
     assert_eq!(SimSetup::parse_sweep(""), Ok(vec![]));
@@ -224,6 +247,15 @@ fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
         },
         "has nodes 0-3",
     );
+    for seeds in [0, crate::experiment::MAX_SEEDS + 1] {
+        bad(
+            v1::SimSetupV1 {
+                seeds,
+                ..ok.clone()
+            },
+            "1 to 64 seeds",
+        );
+    }
     bad(
         v1::SimSetupV1 {
             duration_ms: MAX_SIM_MS + 1,
@@ -421,6 +453,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     sweep: if all { vec![1, threads] } else { Vec::new() },
                     duration_ms: ms,
                     seed,
+                    seeds: 1 + (seed % 3) as u32,
                 });
                 s
             },

@@ -56,6 +56,10 @@ pub struct SimSetupV1 {
     pub duration_ms: u64,
     #[serde(default = "seed_one", skip_serializing_if = "is_seed_one")]
     pub seed: u64,
+    /// Seeds per side; links from before it had one seed (and say so by leaving it
+    /// out, which keeps their text unchanged).
+    #[serde(default = "seeds_one", skip_serializing_if = "is_one")]
+    pub seeds: u32,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweep: Vec<u32>,
 }
@@ -79,6 +83,14 @@ fn is_false(v: &bool) -> bool {
 
 fn is_seed_one(v: &u64) -> bool {
     *v == seed_one()
+}
+
+fn seeds_one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl From<&Scenario> for ScenarioV1 {
@@ -111,6 +123,7 @@ impl From<&super::SimSetup> for SimSetupV1 {
             cpus: sim.cpus.to_string(),
             duration_ms: sim.duration_ms,
             seed: sim.seed,
+            seeds: sim.seeds,
             sweep: sim.sweep.clone(),
         }
     }
@@ -130,6 +143,7 @@ impl SimSetupV1 {
             cpus,
             duration_ms: self.duration_ms,
             seed: self.seed,
+            seeds: self.seeds,
             sweep: self.sweep.clone(),
         })
     }

@@ -1,8 +1,11 @@
 //! A finished run's numbers: B's change against A, the side-by-side table (with the
-//! digests `schedlab run` prints), and a sweep's table by scale.
+//! digests `schedlab run` prints, per seed), and a sweep's table by scale. Over
+//! several seeds a side's number is its mean and the change reads `+x.x % [lo, hi]`
+//! (the mean of the per-seed changes and its 95% interval), or "no significant
+//! change" when the interval includes 0.
 
-use schedlab_core::experiment::change_pct;
 use schedlab_core::reproduce::Example;
+use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
 use crate::format::{fmt_pct, fmt_value};
@@ -41,20 +44,52 @@ fn side_heads(v: &RunView) -> Html {
     }
 }
 
+/// A change as the page prints it: one seed `+12.81%`; more, `+12.8 % [+12.1, +13.5]`.
+pub fn change_text(e: &Estimate) -> String {
+    if e.interval().is_some() {
+        e.fmt_pct()
+    } else {
+        fmt_pct(e.mean)
+    }
+}
+
+/// The class of a change over seeds: "same" when it is not significant.
+fn estimate_class(e: &Estimate) -> &'static str {
+    if e.significant() == Some(false) {
+        "same"
+    } else {
+        change_class(e.mean)
+    }
+}
+
+/// "no significant change" where the interval includes 0.
+fn not_significant(e: &Estimate) -> Html {
+    if e.significant() == Some(false) {
+        html! { <span class="not-significant">{ " no significant change" }</span> }
+    } else {
+        html! {}
+    }
+}
+
 /// The finished runs' results as the seeds' tables give them: B's change against A.
 pub fn change(v: &RunView, published: Option<&Example>) -> Html {
-    let (Some(reports), Some(first)) = (v.reports(), v.first()) else {
+    let (Some(first), [row]) = (v.first(), &v.rows()[..]) else {
         return html! {};
     };
-    let [a, b] = reports[..] else {
+    let (Some(c), [Some(a), Some(b)]) = (row.change, &row.values[..]) else {
         return html! {};
     };
-    let c = change_pct(a.value, b.value, first.higher_is_better);
     let unit = &first.unit;
+    let over = if v.n_seeds() > 1 {
+        format!(" (means over {} seeds)", v.n_seeds())
+    } else {
+        String::new()
+    };
     html! {
-        <p class={classes!("change", change_class(c))}>
-            { format!("A {} {unit}, B {} {unit}: ", fmt_value(a.value), fmt_value(b.value)) }
-            <b class="change-pct">{ fmt_pct(c) }</b>
+        <p class={classes!("change", estimate_class(&c))}>
+            { format!("A {} {unit}, B {} {unit}{over}: ", fmt_value(*a), fmt_value(*b)) }
+            <b class="change-pct">{ change_text(&c) }</b>
+            { not_significant(&c) }
             { if first.higher_is_better { " for B (higher is better)" } else { " for B (lower is better)" } }
             if let Some((_, p)) = published.and_then(|e| e.published.first()) {
                 <span class="published">{ format!("; published {}", fmt_pct(*p)) }</span>
@@ -101,6 +136,9 @@ pub fn results(v: &RunView) -> Html {
                 </tr>
             </thead>
             <tbody>
+                if v.n_seeds() > 1 {
+                    <tr><td colspan="3" class="sim-note">{ format!("Seed {} of {} (the digests below list every seed):", v.seed_reports().first().map_or(0, |s| s.0), v.n_seeds()) }</td></tr>
+                }
                 { row(&format!("result ({})", first.unit), &|r| fmt_value(r.value)) }
                 { row("wake-ups", &|r| r.wakeups.to_string()) }
                 { for placement_rows }
@@ -110,12 +148,16 @@ pub fn results(v: &RunView) -> Html {
                 { row("context switches", &|r| r.context_switches.to_string()) }
                 { row("force idle", &|r| format!("{:.1} ms", r.force_idle_ns as f64 / 1e6)) }
                 { row("simulated events", &|r| r.events.to_string()) }
-                <tr class="digest-row">
-                    <th scope="row">{ "digest" }</th>
-                    { for reports.iter().enumerate().map(|(i, r)| html! {
-                        <td><code class="digest" data-side={side_tag(i)}>{ r.digest.clone() }</code></td>
-                    }) }
-                </tr>
+                { for v.seed_reports().into_iter().map(|(seed, per_side)| html! {
+                    <tr class="digest-row" data-seed={seed.to_string()}>
+                        <th scope="row">{ if v.n_seeds() > 1 { format!("digest, seed {seed}") } else { "digest".to_string() } }</th>
+                        { for per_side.iter().enumerate().map(|(i, r)| html! {
+                            <td><code class="digest" data-side={side_tag(i)} data-seed={seed.to_string()}>
+                                { r.map_or_else(String::new, |r| r.digest.clone()) }
+                            </code></td>
+                        }) }
+                    </tr>
+                }) }
             </tbody>
         </table>
     }
@@ -126,8 +168,6 @@ pub fn sweep_table(v: &RunView, scale: &str, published: Option<&Example>) -> Htm
     let published_at =
         |t: u32| published.and_then(|e| e.published.iter().find(|(s, _)| *s == t).map(|(_, c)| *c));
     let rows = v.rows();
-    let first = v.first();
-    let better = first.is_none_or(|p| p.higher_is_better);
     let cell = |x: Option<f64>| x.map_or_else(|| "…".to_string(), fmt_value);
     html! {
         <table class="sim-results sweep-table">
@@ -144,18 +184,18 @@ pub fn sweep_table(v: &RunView, scale: &str, published: Option<&Example>) -> Htm
                 </tr>
             </thead>
             <tbody>
-                { for rows.iter().map(|(t, vals)| {
-                    let change = match vals[..] {
-                        [Some(a), Some(b)] => Some(change_pct(a, b, better)),
-                        _ => None,
-                    };
+                { for rows.iter().map(|r| {
+                    let (t, vals, change) = (&r.threads, &r.values, r.change);
                     html! {
                         <tr data-threads={t.to_string()}>
                             <th scope="row">{ t }</th>
                             { for vals.iter().map(|x| html! { <td>{ cell(*x) }</td> }) }
                             if vals.len() == 2 {
-                                <td class={classes!("change-cell", change.map(change_class))}>
-                                    { change.map_or_else(|| "…".to_string(), fmt_pct) }
+                                <td class={classes!("change-cell", change.as_ref().map(estimate_class))}>
+                                    { change.as_ref().map_or_else(|| "…".to_string(), change_text) }
+                                    if let Some(c) = &change {
+                                        { not_significant(c) }
+                                    }
                                 </td>
                             }
                             if published.is_some() {

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use schedlab_core::experiment::MAX_SEEDS;
 use schedlab_core::reproduce::Example;
 use schedlab_core::scenario::{self, SimSetup, MAX_SIM_MS};
 use schedlab_core::workload::Workload;
@@ -13,7 +14,7 @@ use crate::dom::{input_value, select_value};
 use crate::format::scale_label;
 use crate::state::{Action, AppContext};
 
-/// The workload, its scale, CPUs, duration, sweep and seed.
+/// The workload, its scale, CPUs, duration, sweep, seed and seeds per side.
 #[function_component(SimSetupForm)]
 pub fn sim_setup_form() -> Html {
     let Some(state) = use_context::<AppContext>() else {
@@ -57,6 +58,7 @@ pub fn sim_setup_form() -> Html {
         number(|s, v| s.workload = s.workload.with_threads(v.min(u32::MAX as u64) as u32));
     let on_duration = number(|s, v| s.duration_ms = v);
     let on_seed = number(|s, v| s.seed = v);
+    let on_seeds = number(|s, v| s.seeds = v.min(u64::from(u32::MAX)) as u32);
     let on_cpus = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -108,6 +110,10 @@ pub fn sim_setup_form() -> Html {
                 </label>
                 <label><span>{ "seed" }</span>
                     <input id="sim-seed" type="number" min="0" value={state.sim().seed.to_string()} onchange={on_seed} />
+                </label>
+                <label><span>{ "seeds per side" }</span>
+                    <input id="sim-seeds" type="number" min="1" max={MAX_SEEDS.to_string()}
+                        value={state.sim().seeds.to_string()} onchange={on_seeds} />
                 </label>
             </div>
             if let Some(e) = &state.sim_error {

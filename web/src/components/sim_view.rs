@@ -139,7 +139,7 @@ fn held_prompt(state: &AppContext, secs: f64) -> Html {
             <p>{ format!("This link asks for {about} of simulation. Run it?") }</p>
             <p class="sim-note">{ format!(
                 "Estimated from its simulated time, its tasks and CPUs, and this page's speed \
-                 ({:.1} M events/s per worker, {} workers); links asking for more than {:.0} s \
+                 ({:.1} M events/s per worker, at least {} workers); links asking for more than {:.0} s \
                  wait for this button. Or change the simulation below.",
                 crate::state::WORKER_EVENTS_PER_S / 1e6, crate::state::WORKERS, crate::state::LINK_BUDGET_S
             ) }</p>
@@ -200,7 +200,7 @@ fn sweep_chart(v: &RunView, published: Option<&Example>, unit: &str, scale: &str
         points: rows
             .iter()
             .enumerate()
-            .filter_map(|(i, (_, vals))| Some((i as f64, vals[side]?)))
+            .filter_map(|(i, r)| Some((i as f64, r.values[side]?)))
             .collect(),
         published: false,
     });
@@ -210,8 +210,8 @@ fn sweep_chart(v: &RunView, published: Option<&Example>, unit: &str, scale: &str
         points: rows
             .iter()
             .enumerate()
-            .filter_map(|(i, (t, _))| {
-                let &(_, a, b) = published.iter().find(|(p, _, _)| p == t)?;
+            .filter_map(|(i, r)| {
+                let &(_, a, b) = published.iter().find(|(p, _, _)| *p == r.threads)?;
                 Some((i as f64, if side == 0 { a } else { b }))
             })
             .collect(),
@@ -219,7 +219,7 @@ fn sweep_chart(v: &RunView, published: Option<&Example>, unit: &str, scale: &str
     });
     html! {
         <Chart label={format!("{unit} by {scale}")}
-            x={XAxis::Scales(rows.iter().map(|(t, _)| *t).collect())}
+            x={XAxis::Scales(rows.iter().map(|r| r.threads).collect())}
             x_desc={scale.to_string()} y_desc={unit.to_string()}
             series={model.chain(measured).collect::<Vec<_>>()} dots=true />
     }
@@ -290,10 +290,9 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
             format!(
                 " in {:.2} s ({}, {:.2} M events/s each)",
                 wall / 1e3,
-                if n >= 2 {
-                    "two workers in parallel"
-                } else {
-                    "one worker"
+                match n.min(v.n_workers()) {
+                    0 | 1 => "one worker".to_string(),
+                    k => format!("{k} workers in parallel"),
                 },
                 events as f64 / (busy / 1e3) / 1e6
             )

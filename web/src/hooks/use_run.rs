@@ -14,14 +14,22 @@
 //! is the far side of the messages). A run starts when the panel opens or its
 //! [`RunKey`] changes, and a newer run replaces the older one (ids). Core's `LiveRun`
 //! gives the same events for any slicing, so the digests are `schedlab run`'s.
+//!
+//! Seeds: each side runs `sim.seeds` seeds (`seed`, `seed + 1`, …), each a point of
+//! its own spread over the pool (one worker per hardware thread, see [`pool_size`]).
+//! Results are kept by point, not by arrival, so the means and intervals (core's
+//! `stats::Estimate`, paired by seed as `experiment::ab_stats`) do not depend on which
+//! worker finished first.
 
 use std::cell::{Ref, RefCell};
 use std::rc::{Rc, Weak};
 
 use gloo_worker::{Spawnable, WorkerBridge};
+use schedlab_core::experiment::change_pct;
 use schedlab_core::patch::PatchSet;
 use schedlab_core::scenario::v1::SimSetupV1;
 use schedlab_core::scenario::{MachineChoice, ScenarioMachine, SimSetup};
+use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
 use crate::state::{Action, AppContext, AppState};
@@ -29,8 +37,20 @@ use crate::worker::{now_ms, Codec, Msg, Progress, Report, SimWorker};
 
 /// The loader each worker starts from (see `static/worker.js`).
 const WORKER_JS: &str = "static/worker.js";
-/// Workers in the pool: A and B side by side, or two points of a sweep at a time.
-const N_WORKERS: usize = 2;
+/// The most workers the pool starts, whatever the browser reports: each holds its own
+/// copy of the wasm module and machine.
+const MAX_WORKERS: usize = 8;
+
+/// Workers in the pool: one per hardware thread the browser reports
+/// (`navigator.hardwareConcurrency`), 2 to [`MAX_WORKERS`] (2 when it says nothing: A
+/// and B side by side).
+pub fn pool_size() -> usize {
+    web_sys::window()
+        .map(|w| w.navigator().hardware_concurrency())
+        .filter(|n| n.is_finite() && *n >= 1.0)
+        .map_or(2, |n| n as usize)
+        .clamp(2, MAX_WORKERS)
+}
 
 /// Everything a run depends on: a change starts a new run. Compared on every render
 /// (one per batch while a run goes); the machine compares by its shared build first,
@@ -54,11 +74,22 @@ impl RunKey {
     }
 }
 
-/// One simulation of a run: a scale (threads, clients …) under one side's patch set.
+/// One simulation of a run: a scale (threads, clients …) under one side's patch set,
+/// with the run's `seed_idx`-th seed.
 #[derive(Clone, Copy, Debug)]
 struct Point {
     threads: u32,
+    seed_idx: u32,
     side: usize,
+}
+
+/// One scale of a run, over its seeds: each side's mean once all its seeds are in,
+/// and B's change against A, paired by seed, once every pair is in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub threads: u32,
+    pub values: Vec<Option<f64>>,
+    pub change: Option<Estimate>,
 }
 
 /// A run of the current inputs, as the workers report it: one point per side, or a
@@ -79,22 +110,33 @@ pub struct RunView {
     /// The next point to hand out.
     next: usize,
     /// Per worker, the point it runs.
-    assigned: [Option<usize>; N_WORKERS],
+    assigned: Vec<Option<usize>>,
     pub started_ms: f64,
     pub finished_ms: Option<f64>,
     pub stopped: bool,
 }
 
 impl RunView {
-    fn new(state: &AppState, id: u64, key: RunKey) -> RunView {
+    fn new(state: &AppState, id: u64, key: RunKey, n_workers: usize) -> RunView {
         let patches = state.sides();
         let sim = state.sim().clone();
         let mut threads = sim.points();
         threads.sort_unstable_by(|a, b| b.cmp(a));
         threads.dedup();
+        // Most threads first, then seed by seed with A and B of a seed together, so
+        // the first pairs' change shows early.
+        let n_sides = patches.len();
         let points: Vec<Point> = threads
             .iter()
-            .flat_map(|&threads| (0..patches.len()).map(move |side| Point { threads, side }))
+            .flat_map(|&threads| {
+                (0..sim.seeds.max(1)).flat_map(move |seed_idx| {
+                    (0..n_sides).map(move |side| Point {
+                        threads,
+                        seed_idx,
+                        side,
+                    })
+                })
+            })
             .collect();
         RunView {
             id,
@@ -105,22 +147,41 @@ impl RunView {
             results: vec![None; points.len()],
             points,
             next: 0,
-            assigned: [None; N_WORKERS],
+            assigned: vec![None; n_workers],
             started_ms: now_ms(),
             finished_ms: None,
             stopped: false,
         }
     }
 
+    /// The run's `k`-th seed (core's `experiment::seeds`).
+    fn seed(&self, k: u32) -> u64 {
+        self.sim.seed.wrapping_add(u64::from(k))
+    }
+
+    /// Seeds per side.
+    pub fn n_seeds(&self) -> u32 {
+        self.sim.seeds.max(1)
+    }
+
+    /// Workers the run is spread over.
+    pub fn n_workers(&self) -> usize {
+        self.assigned.len()
+    }
+
     /// Gives worker `w` the next point, if any is left.
     fn hand_out(&mut self, w: usize, workers: &[WorkerBridge<SimWorker>]) {
         let slot = self.next;
         let (Some(&pt), Some(worker)) = (self.points.get(slot), workers.get(w)) else {
-            self.assigned[w] = None;
+            if let Some(a) = self.assigned.get_mut(w) {
+                *a = None;
+            }
             return;
         };
         self.next += 1;
-        self.assigned[w] = Some(slot);
+        if let Some(a) = self.assigned.get_mut(w) {
+            *a = Some(slot);
+        }
         worker.send(Msg::Run {
             id: self.id,
             machine: self.machine.clone(),
@@ -128,6 +189,8 @@ impl RunView {
             sim: SimSetupV1::from(&SimSetup {
                 workload: self.sim.workload.with_threads(pt.threads),
                 sweep: Vec::new(),
+                seed: self.seed(pt.seed_idx),
+                seeds: 1,
                 ..self.sim.clone()
             }),
         });
@@ -137,7 +200,13 @@ impl RunView {
     /// worker the next one. True when this finished the whole run.
     fn take(&mut self, w: usize, p: Progress, workers: &[WorkerBridge<SimWorker>]) -> bool {
         // An older run's last words, or a worker with nothing to do.
-        let Some(slot) = self.assigned[w].filter(|_| p.id == self.id) else {
+        let Some(slot) = self
+            .assigned
+            .get(w)
+            .copied()
+            .flatten()
+            .filter(|_| p.id == self.id)
+        else {
             return false;
         };
         let next = p.done && p.error.is_none() && !self.stopped;
@@ -196,10 +265,15 @@ impl RunView {
     pub fn error(&self) -> Option<String> {
         self.points.iter().zip(&self.results).find_map(|(pt, p)| {
             let e = p.as_ref()?.error.as_ref()?;
-            Some(if self.sweep() {
-                format!("{} at {}: {e}", self.labels[pt.side], pt.threads)
+            let seed = if self.n_seeds() > 1 {
+                format!(" (seed {})", self.seed(pt.seed_idx))
             } else {
-                format!("{}: {e}", self.labels[pt.side])
+                String::new()
+            };
+            Some(if self.sweep() {
+                format!("{} at {}{seed}: {e}", self.labels[pt.side], pt.threads)
+            } else {
+                format!("{}{seed}: {e}", self.labels[pt.side])
             })
         })
     }
@@ -209,34 +283,100 @@ impl RunView {
         self.progress().next()
     }
 
-    /// One run per side: each side's progress, A first.
-    pub fn sides(&self) -> Vec<&Progress> {
-        self.progress().collect()
+    /// The first seed's point of each side (at the first scale), A first.
+    fn first_seed(&self) -> impl Iterator<Item = &Option<Progress>> {
+        self.points
+            .iter()
+            .zip(&self.results)
+            .filter(|(pt, _)| pt.seed_idx == 0)
+            .map(|(_, r)| r)
+            .take(self.labels.len())
     }
 
+    /// One run per side: each side's progress under the first seed, A first (what
+    /// the live chart draws).
+    pub fn sides(&self) -> Vec<&Progress> {
+        self.first_seed().flatten().collect()
+    }
+
+    /// Every point reported: the first seed's report of each side, A first.
     pub fn reports(&self) -> Option<Vec<&Report>> {
-        self.results
+        if !self
+            .results
             .iter()
+            .all(|p| p.as_ref().is_some_and(|p| p.report.is_some()))
+        {
+            return None;
+        }
+        self.first_seed()
             .map(|p| p.as_ref()?.report.as_ref())
             .collect()
     }
 
-    /// A sweep's rows: per scale, ascending, each side's result once it is in.
-    pub fn rows(&self) -> Vec<(u32, Vec<Option<f64>>)> {
-        let mut rows: Vec<(u32, Vec<Option<f64>>)> = Vec::new();
+    /// Per seed (in seed order), each side's report once it is in: the digests.
+    pub fn seed_reports(&self) -> Vec<(u64, Vec<Option<&Report>>)> {
+        let mut out: Vec<(u64, Vec<Option<&Report>>)> = Vec::new();
         for (pt, r) in self.points.iter().zip(&self.results) {
-            let value = r.as_ref().and_then(|p| p.report.as_ref()).map(|r| r.value);
-            match rows.iter_mut().find(|(t, _)| *t == pt.threads) {
-                Some((_, v)) => v[pt.side] = value,
+            let seed = self.seed(pt.seed_idx);
+            let rep = r.as_ref().and_then(|p| p.report.as_ref());
+            match out.iter_mut().find(|(s, _)| *s == seed) {
+                Some((_, v)) => {
+                    if v[pt.side].is_none() {
+                        v[pt.side] = rep;
+                    }
+                }
                 None => {
                     let mut v = vec![None; self.labels.len()];
-                    v[pt.side] = value;
-                    rows.push((pt.threads, v));
+                    v[pt.side] = rep;
+                    out.push((seed, v));
                 }
             }
         }
-        rows.sort_by_key(|(t, _)| *t);
-        rows
+        out.sort_by_key(|(s, _)| *s);
+        out
+    }
+
+    /// Per scale, ascending: each side's mean over the seeds and B's change.
+    pub fn rows(&self) -> Vec<Row> {
+        let higher = self.first().is_none_or(|p| p.higher_is_better);
+        let n = self.n_seeds() as usize;
+        let mut threads: Vec<u32> = self.points.iter().map(|p| p.threads).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        threads
+            .into_iter()
+            .map(|t| {
+                // values[side][seed_idx], filled by point so arrival order is moot.
+                let mut by_side = vec![vec![None; n]; self.labels.len()];
+                for (pt, r) in self.points.iter().zip(&self.results) {
+                    if pt.threads == t {
+                        by_side[pt.side][pt.seed_idx as usize] =
+                            r.as_ref().and_then(|p| p.report.as_ref()).map(|r| r.value);
+                    }
+                }
+                let all = |v: &[Option<f64>]| v.iter().copied().collect::<Option<Vec<f64>>>();
+                let values = by_side
+                    .iter()
+                    .map(|v| all(v).and_then(|v| Estimate::of(&v)).map(|e| e.mean))
+                    .collect();
+                let change = match &by_side[..] {
+                    [a, b] => all(a).zip(all(b)).and_then(|(a, b)| {
+                        let per: Vec<f64> = a
+                            .iter()
+                            .zip(&b)
+                            .map(|(x, y)| change_pct(*x, *y, higher))
+                            .collect();
+                        Estimate::of(&per)
+                    }),
+                    _ => None,
+                };
+                Row {
+                    threads: t,
+                    values,
+                    change,
+                }
+            })
+            .collect()
     }
 }
 
@@ -253,7 +393,7 @@ fn start_pool(
     dispatcher: UseReducerDispatcher<AppState>,
 ) -> Pool {
     Rc::new_cyclic(|pool: &Weak<Vec<WorkerBridge<SimWorker>>>| {
-        (0..N_WORKERS)
+        (0..pool_size())
             .map(|w| {
                 let (view, redraw, dispatcher, pool) = (
                     view.clone(),
@@ -340,7 +480,7 @@ pub fn use_run(state: &AppContext) -> UseRun {
                 .borrow_mut()
                 .get_or_insert_with(|| start_pool(view.clone(), redraw.clone(), state.dispatcher()))
                 .clone();
-            let mut run = RunView::new(&state, id, key.clone());
+            let mut run = RunView::new(&state, id, key.clone(), workers.len());
             for w in 0..workers.len() {
                 run.hand_out(w, &workers);
             }
@@ -382,5 +522,96 @@ pub fn use_run(state: &AppContext) -> UseRun {
         key,
         stop,
         again,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(id: u64, value: f64, digest: String) -> Progress {
+        Progress {
+            id,
+            series: Vec::new(),
+            interval_ns: 1,
+            now_ns: 1,
+            warmup_ns: 0,
+            warming: false,
+            live_tasks: 0,
+            events: 1,
+            busy_ms: 1.0,
+            unit: "MB/s".into(),
+            higher_is_better: true,
+            completion: false,
+            done: true,
+            error: None,
+            report: Some(Report {
+                value,
+                wakeups: 0,
+                placement: Vec::new(),
+                cpus_probed_mean_x100: 0,
+                wake_ipi: 0,
+                wake_remote_lock: 0,
+                migrations_wakeup: 0,
+                migrations_balance: 0,
+                context_switches: 0,
+                force_idle_ns: 0,
+                events: 1,
+                digest,
+                utilisation_permille: Vec::new(),
+            }),
+        }
+    }
+
+    /// Workers finish in any order: the rows and digests are the seed-ordered ones.
+    #[test]
+    fn seeds_combine_by_point_whatever_order_the_workers_finish() {
+        let mut state = AppState::default();
+        let mut sim = state.sim().clone();
+        sim.seeds = 3;
+        sim.seed = 7;
+        sim.sweep = Vec::new();
+        state.scenario.sim = Some(sim);
+        state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
+        type Digests = Vec<(u64, Vec<Option<String>>)>;
+        let run = |order: &[usize]| -> (Vec<Row>, Digests) {
+            let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+            assert_eq!(v.n_points(), 6);
+            for &slot in order {
+                let pt = v.points[slot];
+                // Seed k: A 100 + 10k, B 5 + k more.
+                let k = f64::from(pt.seed_idx);
+                let value = 100.0 + 10.0 * k + if pt.side == 1 { 5.0 + k } else { 0.0 };
+                v.assigned[0] = Some(slot);
+                v.take(
+                    0,
+                    progress(1, value, format!("{}{}", pt.seed_idx, pt.side)),
+                    &[],
+                );
+            }
+            assert!(v.done());
+            let digests = v
+                .seed_reports()
+                .into_iter()
+                .map(|(s, r)| (s, r.iter().map(|x| x.map(|x| x.digest.clone())).collect()))
+                .collect();
+            (v.rows(), digests)
+        };
+        let (rows, digests) = run(&[0, 1, 2, 3, 4, 5]);
+        assert_eq!(run(&[5, 3, 1, 4, 0, 2]), (rows.clone(), digests.clone()));
+        assert_eq!(run(&[2, 5, 4, 0, 3, 1]).0, rows);
+        let seeds: Vec<u64> = digests.iter().map(|d| d.0).collect();
+        assert_eq!(seeds, vec![7, 8, 9]);
+        assert_eq!(
+            digests[2].1,
+            vec![Some("20".to_string()), Some("21".to_string())]
+        );
+        let [row] = &rows[..] else {
+            panic!("one scale: {rows:?}")
+        };
+        assert_eq!(row.values, vec![Some(110.0), Some(116.0)]);
+        let per = [5.0, 6.0 / 110.0 * 100.0, 7.0 / 120.0 * 100.0];
+        assert_eq!(row.change, Estimate::of(&per));
+        assert!(row.change.and_then(|c| c.significant()).unwrap());
     }
 }

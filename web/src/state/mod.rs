@@ -56,7 +56,8 @@ pub const LINK_BUDGET_S: f64 = 30.0;
 /// build after `wasm-opt -Oz` (docs/performance.md, session 7: 4.6 M events/s).
 pub const WORKER_EVENTS_PER_S: f64 = 4.6e6;
 
-/// Workers running a run's simulations side by side (`hooks::use_run`'s pool).
+/// Workers the link budget counts on: `hooks::use_run`'s pool has one per hardware
+/// thread, at least 2, so a machine with more only finishes sooner than estimated.
 pub const WORKERS: usize = 2;
 
 /// Which of the two compared patch sets.
@@ -301,8 +302,9 @@ impl AppState {
     }
 
     /// About how long the simulation takes in this page's workers, in seconds: core's
-    /// `estimate_events` of each point under each side, at [`WORKER_EVENTS_PER_S`] on
-    /// [`WORKERS`] workers (no faster than its longest point).
+    /// `estimate_events` of each point under each side and seed, at
+    /// [`WORKER_EVENTS_PER_S`] on [`WORKERS`] workers (no faster than its longest
+    /// point).
     pub fn sim_estimate_s(&self) -> f64 {
         let sim = self.sim();
         let mut total = 0.0f64;
@@ -314,9 +316,10 @@ impl AppState {
                     continue;
                 };
                 let secs = estimate_events(&spec) as f64 / WORKER_EVENTS_PER_S;
-                total += secs;
+                let seeds = sim.seeds.max(1);
+                total += secs * f64::from(seeds);
                 longest = longest.max(secs);
-                n += 1;
+                n += seeds as usize;
             }
         }
         (total / n.clamp(1, WORKERS) as f64).max(longest)

@@ -341,6 +341,7 @@ fn costly_link() -> String {
         cpus: CpuSelection::All,
         duration_ms: 60_000,
         seed: 1,
+        seeds: 1,
         sweep: (1..=16).map(|i| i * 3_000).collect(),
     });
     scenario::encode(&s)

@@ -6,17 +6,26 @@
 //!     --threads 1,4,8,16,32,64,128 --baseline 6.6 --patched 6.6+cluster --format table
 //! ```
 //!
-//! Sweep points run in parallel on all cores (rayon), most threads first; each
-//! point is one single-threaded deterministic simulation, so the output does not
-//! depend on the number of cores or the order. Wall time is measured here, never in
-//! core.
+//! Sweep points and seeds run in parallel on all cores (rayon), most threads first;
+//! each is one single-threaded deterministic simulation, and core combines them in
+//! seed order, so the output does not depend on the number of cores or the order.
+//! Wall time is measured here, never in core.
+//!
+//! `--seeds N` runs seeds `--seed`, `--seed + 1`, … and reports the mean and a 95%
+//! Student-t interval (`experiment::ab_stats`). `sweep` defaults to 5 seeds: its
+//! headline is a change, and a change from one seed can be noise; at 5 seeds t(4) =
+//! 2.78, where with 3 it is 4.30 (the interval's width falls fastest up to about 5
+//! seeds), for 5× the simulation spread over the cores. `run` defaults to 1: it is the
+//! one-run inspector (every metric, the digest the page and tests compare, the speed
+//! reference run); `--seeds N` adds the mean and interval of its number.
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec};
+use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec, MAX_SEEDS};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::SimError;
+use schedlab_core::stats::Estimate;
 use schedlab_core::workload::defaults::{self, PAIRS};
 use schedlab_core::workload::{Dist, Noise, Workload};
 
@@ -126,12 +135,26 @@ pub struct RunArgs {
     /// RELEASE[+PATCH...][-PATCH...], e.g. 6.6+cluster.
     #[arg(long, short, default_value = "6.8")]
     patches: String,
+    /// Seeds to run (--seed, --seed + 1, …, in parallel): more than 1 adds the mean and
+    /// its 95% interval, and each seed's number and digest.
+    #[arg(long, default_value_t = 1, value_parser = seeds_flag)]
+    seeds: u32,
     #[arg(long, short, value_enum, default_value = "text")]
     format: RunFormat,
     /// Cost terms to switch off, comma-separated, to measure what each contributes:
     /// llc-line, rq-lock, cache-refill (docs/fidelity.md)
     #[arg(long, default_value = "")]
     cost_off: String,
+}
+
+/// `--seeds`: 1 to [`MAX_SEEDS`].
+fn seeds_flag(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_SEEDS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?}: give a count of seeds from 1 to {MAX_SEEDS}"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -152,6 +175,10 @@ pub struct SweepArgs {
     baseline: String,
     #[arg(long)]
     patched: String,
+    /// Seeds per point and side (--seed, --seed + 1, …): the change is the mean of the
+    /// per-seed changes with its 95% interval. 1 gives the single-seed sweep.
+    #[arg(long, default_value_t = 5, value_parser = seeds_flag)]
+    seeds: u32,
     #[arg(long, short, value_enum, default_value = "table")]
     format: SweepFormat,
 }
@@ -259,20 +286,78 @@ fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
     s.parse().map_err(|e| format!("--{flag}: {e}"))
 }
 
+/// The runs of `specs` on every core; reports in `specs`' order.
+fn run_all(specs: &[RunSpec]) -> Result<Vec<RunReport>, String> {
+    crate::par::map_longest_first(
+        specs,
+        |s| {
+            s.duration_ms
+                .saturating_mul(u64::from(s.workload.threads()))
+        },
+        experiment::run,
+    )
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()
+    .map_err(sim_error)
+}
+
 pub fn run(a: RunArgs) -> Result<String, String> {
     let mut s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
     s.cost_terms = cost_terms(&a.cost_off)?;
     let t0 = crate::wall_clock();
-    let r = experiment::run(&s).map_err(sim_error)?;
+    let specs: Vec<RunSpec> = experiment::seeds(s.seed, a.seeds)
+        .map(|k| s.with_seed(k))
+        .collect();
+    let reports = run_all(&specs)?;
     let wall = t0.elapsed();
+    let r = &reports[0];
+    let events: u64 = reports.iter().map(|r| r.events).sum();
+    let values: Vec<f64> = reports.iter().map(|r| r.value).collect();
+    let over = Estimate::of(&values).filter(|_| reports.len() > 1);
     Ok(match a.format {
         RunFormat::Json => {
-            let mut v = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+            // The first seed's report as before; with more seeds, their summary.
+            let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
             v["wall_ms"] = json!(wall.as_secs_f64() * 1e3);
-            v["events_per_s"] = json!(r.events as f64 / wall.as_secs_f64().max(1e-9));
+            v["events_per_s"] = json!(events as f64 / wall.as_secs_f64().max(1e-9));
+            if let Some(e) = over {
+                v["over_seeds"] = json!({
+                    "n": e.n, "mean": e.mean, "lo": e.lo, "hi": e.hi,
+                    "runs": reports.iter().map(|r| json!({
+                        "seed": r.seed, "value": r.value, "events": r.events, "digest": r.digest,
+                    })).collect::<Vec<_>>(),
+                });
+            }
             serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
         }
-        RunFormat::Text => text_report(&r, wall.as_secs_f64()),
+        RunFormat::Text => {
+            let mut o = text_report(r, wall.as_secs_f64() / reports.len() as f64);
+            if let Some(e) = over {
+                o += &format!(
+                    "over {} seeds ({}-{}): mean {:.3} {}{}\n",
+                    e.n,
+                    r.seed,
+                    reports[reports.len() - 1].seed,
+                    e.mean,
+                    r.unit,
+                    e.interval()
+                        .map(|(lo, hi)| format!(", 95% interval [{lo:.3}, {hi:.3}]"))
+                        .unwrap_or_default()
+                );
+                for x in &reports {
+                    o += &format!(
+                        "  seed {:>4}: {:.3} {}, {} events, digest {}\n",
+                        x.seed, x.value, x.unit, x.events, x.digest
+                    );
+                }
+                o += &format!(
+                    "({} runs, {:.3} s wall)\n",
+                    reports.len(),
+                    wall.as_secs_f64()
+                );
+            }
+            o
+        }
     })
 }
 
@@ -388,31 +473,27 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         threads: threads.clone(),
         baseline,
         patched,
+        seeds: a.seeds,
     };
     let t0 = crate::wall_clock();
-    // Points come in (threads, variant) order: point i has threads[i / 2].
-    let points: Vec<(u32, RunSpec)> = sw
-        .points()
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| (threads[i / 2], p))
-        .collect();
-    let reports =
-        crate::par::map_longest_first(&points, |&(n, _)| n as u64, |(_, p)| experiment::run(p))
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sim_error)?;
+    let reports = run_all(&sw.points())?;
     let wall = t0.elapsed();
-    let rows = sw.rows(&reports);
+    let rows = sw.rows(&reports).map_err(|e| e.to_string())?;
     let unit = reports[0].unit;
     let events: u64 = reports.iter().map(|r| r.events).sum();
     Ok(match a.format {
         SweepFormat::Csv => {
-            let mut o = String::from("threads,baseline,patched,change_pct\n");
+            let mut o = String::from("threads,baseline,patched,change_pct,change_lo,change_hi\n");
+            let opt = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
             for r in &rows {
                 o += &format!(
-                    "{},{:.4},{:.4},{:.2}\n",
-                    r.threads, r.baseline, r.patched, r.change_pct
+                    "{},{:.4},{:.4},{:.2},{},{}\n",
+                    r.threads,
+                    r.baseline,
+                    r.patched,
+                    r.change_pct,
+                    opt(r.change_lo),
+                    opt(r.change_hi)
                 );
             }
             o
@@ -426,6 +507,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
                 "higher_is_better": reports[0].higher_is_better,
                 "baseline": baseline.to_string(),
                 "patched": patched.to_string(),
+                "seeds": a.seeds,
                 "rows": rows,
                 "events": events,
                 "wall_ms": wall.as_secs_f64() * 1e3,
@@ -447,12 +529,23 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
             );
             for r in &rows {
                 o += &format!(
-                    "{:>8}  {:>16.4}  {:>16.4}  {:>+8.2}%\n",
-                    r.threads, r.baseline, r.patched, r.change_pct
+                    "{:>8}  {:>16.4}  {:>16.4}  {:>+8.2}%{}\n",
+                    r.threads,
+                    r.baseline,
+                    r.patched,
+                    r.change_pct,
+                    interval_note(r.change_lo.zip(r.change_hi))
+                );
+            }
+            if a.seeds > 1 {
+                o += &format!(
+                    "(means over seeds {}-{}; change: mean of the per-seed changes, 95% interval)\n",
+                    sw.base.seed,
+                    sw.base.seed.wrapping_add(u64::from(a.seeds) - 1)
                 );
             }
             o += &format!(
-                "({} points, {} simulated events, {:.2} s wall, {:.1} M events/s)\n",
+                "({} runs, {} simulated events, {:.2} s wall, {:.1} M events/s)\n",
                 reports.len(),
                 events,
                 wall.as_secs_f64(),
@@ -461,6 +554,18 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
             o
         }
     })
+}
+
+/// `  [lo, hi]`, or `  [lo, hi] no significant change` when it includes 0; nothing
+/// without an interval.
+fn interval_note(iv: Option<(f64, f64)>) -> String {
+    match iv {
+        None => String::new(),
+        Some((lo, hi)) if lo <= 0.0 && hi >= 0.0 => {
+            format!("  [{lo:+.2}, {hi:+.2}] no significant change")
+        }
+        Some((lo, hi)) => format!("  [{lo:+.2}, {hi:+.2}]"),
+    }
 }
 
 impl Common {
@@ -585,5 +690,72 @@ mod tests {
             let f = Flags::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
             assert_eq!(&workload(&f.common, threads).unwrap(), w, "{argv:?}");
         }
+    }
+
+    #[derive(Parser)]
+    struct SweepFlags {
+        #[command(flatten)]
+        a: SweepArgs,
+    }
+
+    /// Seeds run on rayon's threads in whatever order they finish; the rows are the
+    /// same on one thread or several, run twice.
+    #[test]
+    fn seeds_combine_in_order_whatever_the_thread_timing() {
+        let csv = |threads: usize| {
+            let f = SweepFlags::try_parse_from([
+                "sweep",
+                "--machine",
+                "kunpeng920-6426",
+                "--cpus",
+                "node0",
+                "--workload",
+                "netperf-tcp-rr",
+                "--threads",
+                "1,4",
+                "--baseline",
+                "6.6",
+                "--patched",
+                "6.6+cluster",
+                "--duration-ms",
+                "4",
+                "--seeds",
+                "4",
+                "--format",
+                "csv",
+            ])
+            .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| sweep(f.a)).unwrap()
+        };
+        let one = csv(1);
+        assert_eq!(one.lines().count(), 3, "{one}");
+        assert!(
+            one.lines()
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .all(|f| !f.is_empty()),
+            "{one}"
+        );
+        assert_eq!(csv(3), one);
+        assert_eq!(csv(3), one);
+    }
+
+    #[test]
+    fn seeds_are_counted_from_one_to_the_bound() {
+        assert_eq!(seeds_flag("5"), Ok(5));
+        assert!(seeds_flag("0").is_err());
+        assert!(seeds_flag(&(MAX_SEEDS + 1).to_string()).is_err());
+        assert!(seeds_flag("x").is_err());
+        assert_eq!(interval_note(None), "");
+        assert_eq!(
+            interval_note(Some((-0.5, 1.0))),
+            "  [-0.50, +1.00] no significant change"
+        );
+        assert_eq!(interval_note(Some((0.5, 1.0))), "  [+0.50, +1.00]");
     }
 }
