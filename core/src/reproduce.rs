@@ -50,7 +50,7 @@ pub enum Scale {
 }
 
 impl Scale {
-    /// Seeds per side and row (seed 04 runs its own [`SEED04_RUNS`]): enough for an
+    /// Seeds per side and row (seed 04 runs its own `SEED04_RUNS`): enough for an
     /// interval at CI size (t(2) = 4.30 makes it wide), 5 for the full tables (t(4) =
     /// 2.78).
     pub fn seeds(self) -> u32 {

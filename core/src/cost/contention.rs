@@ -29,11 +29,11 @@ use crate::cpumask::CpuId;
 /// (the mechanism's bookkeeping still runs, so only its price changes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CostTerms {
-    /// `sd_llc_shared` line transfers ([`SharedLines`]).
+    /// `sd_llc_shared` line transfers (`SharedLines`).
     pub llc_line: bool,
-    /// Runqueue-lock queueing and the rq lines each holder pulls over ([`RqLock`]).
+    /// Runqueue-lock queueing and the rq lines each holder pulls over (`RqLock`).
     pub rq_lock: bool,
-    /// Cache refill after other tasks displaced a task's data ([`CacheShare`]).
+    /// Cache refill after other tasks displaced a task's data (`CacheShare`).
     pub cache_refill: bool,
 }
 

@@ -12,7 +12,7 @@
 //!                                               node, by SLIT) ─ wake_data_ns[class]
 //! ```
 //!
-//! Contended state, owned by the simulator, priced in [`contention`]: `RqLock` (a
+//! Contended state, owned by the simulator, priced in `contention.rs`: `RqLock` (a
 //! runqueue lock taken FIFO, its lines moving with the holder), `SharedLines` (the
 //! `sd_llc_shared` lines, each moved between CPUs one transfer at a time) and
 //! `CacheShare` (the cache footprint tasks sharing a CPU displace from each other).
@@ -156,7 +156,7 @@ pub struct CostParams {
     pub c2c_ns_per_slit: u64,
     /// Per-CPU cache capacity a task's data can stay in, cumulative by level, bytes:
     /// L1d, L1d + L2, L2 + the CPU's share of the LLC (per-core sizes over the
-    /// threads per core). See [`CacheShare`].
+    /// threads per core). See `CacheShare` (contention.rs).
     pub cache_bytes: [u64; 3],
     /// Latency of a line refilled from L2, from the LLC and from DRAM, ns.
     pub refill_ns: [u64; 3],
