@@ -240,13 +240,18 @@ def cli_json(cfg, *args):
     return json.loads(out)
 
 
-def native(cfg, sim, patches):
-    """The digest `schedlab run` gives for a page's simulation."""
+def native_run(cfg, sim, patches):
+    """`schedlab run`'s JSON report for a page's simulation."""
     w = sim["workload"]
     return cli_json(cfg, "run", "--machine", "kunpeng920-6426", "--cpus", sim["cpus"],
                     "--workload", w["kind"], "--threads", str(w["clients"]),
                     "--duration-ms", str(sim["duration_ms"]), "--seed", str(sim["seed"]),
-                    "--patches", patches)["digest"]
+                    "--patches", patches)
+
+
+def native(cfg, sim, patches):
+    """The digest `schedlab run` gives for a page's simulation."""
+    return native_run(cfg, sim, patches)["digest"]
 
 
 # ---------------------------------------------------------------- journeys
@@ -447,9 +452,15 @@ def simulate_shared_link(page, cfg):
     want = {"a": native(cfg, SIMULATE["sim"], "6.6"), "b": native(cfg, SIMULATE["sim"], "6.6+cluster")}
     check(digests["a"] == [want["a"]] and digests["b"] == [want["b"]],
           f"the browser's digests are the native CLI's (browser {digests}, native {want})")
+    # The change is the native runs' (a model result, not a pinned number: it moves
+    # whenever the model does; docs/fidelity.md compares it with seed 01's table).
+    a_val = native_run(cfg, SIMULATE["sim"], "6.6")["value"]
+    b_val = native_run(cfg, SIMULATE["sim"], "6.6+cluster")["value"]
+    want_pct = (b_val - a_val) / a_val * 100
     change = page.wait_for(".change-pct")
-    check(change and change[0].startswith("+12."),
-          f"6.6+cluster is about 12.8% better, as seed 01's table (got {change})")
+    got_pct = float(re.match(r"^([+-]?\d+\.\d+)", change[0]).group(1)) if change else None
+    check(got_pct is not None and abs(got_pct - want_pct) < 0.01 and want_pct > 0,
+          f"6.6+cluster is better by the native runs' change, {want_pct:+.2f}% (page {change})")
     series = chart_series(page)
     shape = sorted((s["side"], len(s["points"])) for s in series)
     check([s for s, _ in shape] == ["a", "b"] and min(n for _, n in shape) >= 3,
@@ -618,6 +629,12 @@ def serving(page, cfg):
     raw_size = os.path.getsize(raw[0])
     html = urllib.request.urlopen(page.url).read().decode()
     check('id="loading"' in html, "index.html carries a loading notice for before the wasm runs")
+    og = re.search(r'<meta property="og:image" content="([^"]+)"', html)
+    preview = og and urllib.request.urlopen(page.url + og.group(1))
+    check(og and 'twitter:card' in html and preview.status == 200
+          and preview.headers["Content-Type"] == "image/png",
+          f"link previews: Open Graph and Twitter tags, and their image is served "
+          f"({og and og.group(1)!r})")
     page.open(fragment(SIMULATE))
     page.wait_for(".level-name")
     check(page.count("#loading") == 0, "the loading notice is gone once the app has started")
@@ -823,6 +840,15 @@ def share(page, cfg):
     finally:
         fresh.quit()
         shutil.rmtree(workdir, ignore_errors=True)
+    page.click(".share > summary")  # closes the menu
+    page.click(".tabs button:nth-child(2)")  # dmesg: the kernel's text has its own copy
+    page.wait_for("#kernel-text")
+    page.click(".copy-text")
+    said = page.until(lambda: page.text(".dmesg-note .share-feedback"), timeout=5)
+    check(said and ("Copied" in said or "press Ctrl+C" in said),
+          f"the dmesg text's Copy says what happened (got {said!r})")
+    errors = page.js("return window.__errors")
+    check(errors == [], f"and nothing throws there either (got {errors})")
 
 
 def embed(page, cfg):

@@ -149,7 +149,8 @@ pub fn copy_text(text: &str, field_id: &str) -> Copied {
     Copied::Selected
 }
 
-/// Focuses and selects the text of the input or textarea with this id.
+/// Focuses and selects the text of the input, textarea or other element (a `<pre>`)
+/// with this id.
 pub fn select_field(id: &str) {
     let Some(el) = web_sys::window()
         .and_then(|w| w.document())
@@ -163,6 +164,8 @@ pub fn select_field(id: &str) {
     } else if let Some(t) = el.dyn_ref::<HtmlTextAreaElement>() {
         let _ = t.focus();
         t.select();
+    } else if let Some(sel) = web_sys::window().and_then(|w| w.get_selection().ok().flatten()) {
+        let _ = sel.select_all_children(&el);
     }
 }
 

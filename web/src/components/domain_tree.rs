@@ -16,6 +16,8 @@ use schedlab_core::sched_domain::format;
 use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
+use crate::dom::{copy_text, Copied};
+
 use crate::state::{Action, AppContext, View};
 
 /// The Domains, dmesg and debugfs tabs' body: the chosen CPU's domain cards, or the
@@ -66,11 +68,42 @@ fn text_view(text: String, note: &'static str) -> Html {
     } else {
         text
     };
+    html! { <KernelText {text} {note} /> }
+}
+
+#[derive(Properties, PartialEq)]
+struct KernelTextProps {
+    text: String,
+    note: &'static str,
+}
+
+/// The kernel's text (dmesg, debugfs) with a copy button that says what happened.
+#[function_component(KernelText)]
+fn kernel_text(props: &KernelTextProps) -> Html {
+    let copied = use_state(|| None::<Copied>);
+    // A new text (another CPU or tab) clears the old feedback.
+    {
+        let copied = copied.clone();
+        use_effect_with(props.text.clone(), move |_| copied.set(None));
+    }
+    let oncopy = {
+        let (copied, text) = (copied.clone(), props.text.clone());
+        Callback::from(move |_: MouseEvent| copied.set(Some(copy_text(&text, "kernel-text"))))
+    };
+    let feedback = match *copied {
+        Some(Copied::Clipboard) => "Copied.",
+        Some(Copied::Selected) => "No clipboard here (plain HTTP?): the text is selected, press Ctrl+C (⌘C) to copy it.",
+        None => "",
+    };
     html! {
         <>
-            <p class="dmesg-note">{ note }</p>
+            <p class="dmesg-note">
+                { props.note }
+                <button class="copy-text" onclick={oncopy}>{ "Copy" }</button>
+                <span class="share-feedback" role="status" aria-live="polite">{ feedback }</span>
+            </p>
             // A scrolling region: focusable, so the keyboard can scroll it.
-            <pre class="dmesg" tabindex="0" aria-label={note}>{ text }</pre>
+            <pre id="kernel-text" class="dmesg" tabindex="0" aria-label={props.note}>{ props.text.clone() }</pre>
         </>
     }
 }
