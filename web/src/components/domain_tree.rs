@@ -92,7 +92,9 @@ fn kernel_text(props: &KernelTextProps) -> Html {
     };
     let feedback = match *copied {
         Some(Copied::Clipboard) => "Copied.",
-        Some(Copied::Selected) => "No clipboard here (plain HTTP?): the text is selected, press Ctrl+C (⌘C) to copy it.",
+        Some(Copied::Selected) => {
+            "No clipboard here (plain HTTP?): the text is selected, press Ctrl+C (⌘C) to copy it."
+        }
         None => "",
     };
     html! {
