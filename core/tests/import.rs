@@ -114,6 +114,12 @@ fn kunpeng920_96c_summary() {
     // ... and cannot show PPTT clusters at all: no cluster above the core.
     assert_eq!(m.cluster_mask(CpuId(5)).to_list(), "5");
     assert!(m.description.contains("Assumed one LLC per NUMA node"));
+    // ... and says so, since the kernel would build a CLS level from them (#18).
+    assert!(
+        m.description.contains("does not show clusters") && m.description.contains("CLS level"),
+        "{}",
+        m.description
+    );
     assert_eq!(m.name, "Kunpeng-920");
     // Default SLIT: 12 within a package, 20 across.
     assert_eq!(m.numa_distance[0], [10, 12, 20, 20]);

@@ -693,7 +693,17 @@ pub(crate) fn parse_summary(
         },
         // x86 without L3: the cluster (L2) is the LLC.
         (None, Arch::X86, false) => cores_per_llc.unwrap_or(1),
-        (None, Arch::Arm64, _) => 1,
+        (None, Arch::Arm64, _) => {
+            // Plain lscpu prints no cluster count, and the kernel builds a CLS level
+            // from cluster ids (Kunpeng 920: clusters of 4); say it is lost.
+            notes.push(
+                "plain lscpu does not show clusters: assumed none, so the kernel's CLS level \
+                 (e.g. Kunpeng 920's 4-CPU clusters) is missing; paste `lscpu -e` or `lscpu -p` \
+                 with a CLUSTER column, or the sysfs topology dump, to keep it"
+                    .to_string(),
+            );
+            1
+        }
     };
     // Checked here because an LLC or cluster that straddles a socket would be split
     // silently by the package in its key.
