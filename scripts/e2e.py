@@ -1094,6 +1094,30 @@ def mobile_layout(page, cfg):
     check(opened, f"back at {VIEWPORT[0]} px the drawing is open (got {opened})")
 
 
+def simulate_kept(page, cfg):
+    """Results survive tab switches: back on Simulate with the same inputs, the finished
+    run is shown as it was (same status line, same digests), nothing runs again, and
+    the pool's workers are not started again."""
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    status = page.text(".sim-status")
+    digests = page.texts(".digest")
+    workers = "return performance.getEntriesByType('resource')" \
+              ".filter(e => e.name.endsWith('worker.js')).length"
+    started = page.js(workers)
+    page.click(".tabs button:nth-child(1)")
+    page.wait_for(".level-name")
+    page.click(".tabs button:nth-child(5)")
+    back = page.wait_for(".sim-status.done", timeout=5)
+    check(back and page.text(".sim-status") == status and page.texts(".digest") == digests,
+          f"the finished run is shown again, not rerun (before {status!r}, after {page.text('.sim-status')!r})")
+    check(page.js(workers) == started and started > 0,
+          f"the workers started once ({started} worker loads, then {page.js(workers)})")
+    page.set_input("#sim-threads", "2")
+    page.until(lambda: page.text(".sim-status") != status, timeout=10)
+    check(page.text(".sim-status") != status, "new inputs start a new run")
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
@@ -1114,6 +1138,7 @@ JOURNEYS = [
     simulate_long_run,
     simulate_seeds,
     link_budget,
+    simulate_kept,
     dark_mode,
     mobile_layout,
 ]

@@ -20,6 +20,11 @@
 //! Results are kept by point, not by arrival, so the means and intervals (core's
 //! `stats::Estimate`, paired by seed as `experiment::ab_stats`) do not depend on which
 //! worker finished first.
+//!
+//! Kept across tab switches ([`Kept`]): the pool starts once per page (the wasm is
+//! fetched once, then served from the cache) and a finished run stays. Leaving the
+//! Simulate tab cancels an unfinished run; coming back to the same inputs shows the
+//! finished one without running it again, and other inputs start a new one.
 
 use std::cell::{Ref, RefCell};
 use std::rc::{Rc, Weak};
@@ -384,12 +389,36 @@ impl RunView {
 /// pool drops the bridges and gloo-worker closes the workers).
 type Pool = Rc<Vec<WorkerBridge<SimWorker>>>;
 
+/// What outlives the panel: the run, the pool, and the mounted panel's redraw (the
+/// workers' messages redraw whichever panel is mounted, none while another tab shows).
+#[derive(Clone)]
+struct Kept {
+    view: Rc<RefCell<Option<RunView>>>,
+    pool: Rc<RefCell<Option<Pool>>>,
+    redraw: Rc<RefCell<Option<UseForceUpdateHandle>>>,
+}
+
+thread_local! {
+    static KEPT: Kept = Kept {
+        view: Rc::new(RefCell::new(None)),
+        pool: Rc::new(RefCell::new(None)),
+        redraw: Rc::new(RefCell::new(None)),
+    };
+}
+
+/// Redraws the mounted panel, if one is.
+fn redraw_mounted(redraw: &RefCell<Option<UseForceUpdateHandle>>) {
+    if let Some(r) = redraw.borrow().as_ref() {
+        r.force_update();
+    }
+}
+
 /// Starts the workers. Each reports into `view`, takes the next point when its own is
 /// done, and redraws; a finished single run's utilisation goes to the page state for
 /// the drawing.
 fn start_pool(
     view: Rc<RefCell<Option<RunView>>>,
-    redraw: UseForceUpdateHandle,
+    redraw: Rc<RefCell<Option<UseForceUpdateHandle>>>,
     dispatcher: UseReducerDispatcher<AppState>,
 ) -> Pool {
     Rc::new_cyclic(|pool: &Weak<Vec<WorkerBridge<SimWorker>>>| {
@@ -420,7 +449,7 @@ fn start_pool(
                             ));
                         }
                     }
-                    redraw.force_update();
+                    redraw_mounted(&redraw);
                 });
                 spawner.encoding::<Codec>().spawn_with_loader(WORKER_JS)
             })
@@ -450,10 +479,19 @@ impl UseRun {
 /// as the calling component is mounted; the component redraws after each batch.
 #[hook]
 pub fn use_run(state: &AppContext) -> UseRun {
-    let view = use_mut_ref(|| None::<RunView>);
-    let pool = use_mut_ref(|| None::<Pool>);
+    let kept = KEPT.with(Kept::clone);
+    let (view, pool) = (kept.view.clone(), kept.pool.clone());
     let ids = use_mut_ref(|| 0u64);
     let redraw = use_force_update();
+    // This mount's first effect may reuse the kept run.
+    let fresh_mount = use_mut_ref(|| true);
+    {
+        let (slot, redraw) = (kept.redraw.clone(), redraw.clone());
+        use_effect_with((), move |_| {
+            *slot.borrow_mut() = Some(redraw);
+            move || *slot.borrow_mut() = None
+        });
+    }
     let nonce = use_state(|| 0u32);
     let key = RunKey::of(state);
     let held = state.held.is_some();
@@ -464,21 +502,46 @@ pub fn use_run(state: &AppContext) -> UseRun {
     {
         let (view, pool, redraw, state) =
             (view.clone(), pool.clone(), redraw.clone(), state.clone());
+        let kept_redraw = kept.redraw.clone();
         use_effect_with((key.clone(), *nonce, held), move |(key, _, held)| {
             let held = *held;
-            let cancel: Box<dyn FnOnce()> = Box::new(|| {});
+            let first = fresh_mount.replace(false);
+            // Leaving (or new inputs) cancels an unfinished run and forgets it; a
+            // finished one stays for the next mount.
+            let cancel_unfinished = {
+                let (view, pool) = (view.clone(), pool.clone());
+                move || {
+                    let mut v = view.borrow_mut();
+                    if v.as_ref().is_some_and(|r| r.running()) {
+                        let id = v.as_ref().map_or(0, |r| r.id);
+                        for w in pool.borrow().iter().flat_map(|p| p.iter()) {
+                            w.send(Msg::Cancel { id });
+                        }
+                        *v = None;
+                    }
+                }
+            };
             if held {
                 *view.borrow_mut() = None;
-                return cancel;
+                return Box::new(cancel_unfinished) as Box<dyn FnOnce()>;
+            }
+            let same = view
+                .borrow()
+                .as_ref()
+                .is_some_and(|r| r.key == *key && !r.stopped);
+            if first && same {
+                // Back on the tab with the same inputs: the kept run, not a new one.
+                return Box::new(cancel_unfinished);
             }
             let id = {
                 let mut i = ids.borrow_mut();
-                *i += 1;
+                // Ids go on across mounts, past the kept run's.
+                *i = (*i).max(view.borrow().as_ref().map_or(0, |r| r.id)) + 1;
                 *i
             };
             let workers = pool
                 .borrow_mut()
-                .get_or_insert_with(|| start_pool(view.clone(), redraw.clone(), state.dispatcher()))
+                .get_or_insert_with(|| start_pool(view.clone(), kept_redraw, state.dispatcher()))
                 .clone();
             let mut run = RunView::new(&state, id, key.clone(), workers.len());
             for w in 0..workers.len() {
@@ -489,17 +552,8 @@ pub fn use_run(state: &AppContext) -> UseRun {
             }
             *view.borrow_mut() = Some(run);
             redraw.force_update();
-            Box::new(move || {
-                for w in workers.iter() {
-                    w.send(Msg::Cancel { id });
-                }
-            })
+            Box::new(cancel_unfinished)
         });
-    }
-    // The workers end with the component.
-    {
-        let pool = pool.clone();
-        use_effect_with((), move |_| move || drop(pool.borrow_mut().take()));
     }
 
     let stop = {
