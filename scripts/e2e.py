@@ -513,6 +513,10 @@ def simulate_sweep(page, cfg):
     markers = sorted((s["side"], s["markers"]) for s in chart_series(page) if not s["published"])
     check(markers == [("a", 3), ("b", 3)],
           f"the sweep chart has a point per scale and side (got {markers})")
+    hover = page.js("return [...document.querySelectorAll('.sim-chart circle[data-side=\"b\"] title')]"
+                    ".map(t => t.textContent)")
+    check(len(hover) == 3 and all("6.6+cluster" in t and t.count(": ") == 2 for t in hover),
+          f"each point says its values on hover (got {hover})")
     cmd = page.wait_for(".sim-cli code")
     check(cmd and cmd[0].startswith("schedlab sweep") and "--threads 1,4,8" in cmd[0],
           f"the page prints the sweep's command line (got {cmd})")

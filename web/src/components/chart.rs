@@ -262,7 +262,53 @@ fn svg(props: &ChartProps) -> Result<String, String> {
     let out = tag_elements(&out, "<polyline", &lines);
     let out = tag_elements(&out, "<line", &grid);
     let out = tag_elements(&out, "<rect", &legend);
-    Ok(tag_elements(&out, "<circle", &dots))
+    let out = tag_elements(&out, "<circle", &dots);
+    Ok(title_dots(&out, props))
+}
+
+/// Gives each dot a `<title>` (the browser shows it on hover): its series, x and y.
+/// A side's dots come in its points' order; the published series have none.
+fn title_dots(svg: &str, props: &ChartProps) -> String {
+    let model: Vec<&Series> = props.series.iter().filter(|s| !s.published).collect();
+    let mut seen = [0usize; 2];
+    let mut out = String::with_capacity(svg.len() + 64 * 16);
+    let mut rest = svg;
+    while let Some(i) = rest.find("<circle data-side=\"") {
+        let (before, from) = rest.split_at(i);
+        out.push_str(before);
+        let Some(end) = from.find("/>") else {
+            rest = from;
+            break;
+        };
+        let side = usize::from(from["<circle data-side=\"".len()..].starts_with('b'));
+        let k = seen[side];
+        seen[side] += 1;
+        let point = model
+            .iter()
+            .find(|s| s.side.min(1) == side)
+            .and_then(|s| s.points.get(k).map(|p| (s, *p)));
+        out.push_str(&from[..end]);
+        match point {
+            Some((s, (x, y))) => {
+                let x = match &props.x {
+                    XAxis::Ms(_) => format!("{x:.0} ms"),
+                    XAxis::Scales(sc) => sc
+                        .get(x.round().max(0.0) as usize)
+                        .map_or_else(String::new, |v| format!("{} {v}", props.x_desc)),
+                };
+                let text = format!("{}: {x}: {} {}", s.label, fmt_tick(y), props.y_desc);
+                let text = text
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;");
+                out.push_str(&format!("><title>{text}</title></circle>"));
+            }
+            None => out.push_str("/>"),
+        }
+        rest = &from[end + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A colour attribute as plotters' SVG backend writes it.
@@ -449,6 +495,16 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
         assert_eq!(svg.matches(r#"<circle data-side="a""#).count(), 3, "{svg}");
         assert_eq!(svg.matches(r#"<circle data-side="b""#).count(), 3, "{svg}");
+        // Each dot says its values on hover, in its series' point order.
+        assert_eq!(svg.matches("<title>").count(), 6, "{svg}");
+        assert!(
+            svg.contains("<title>side 0: clients 4: 30 MB/s</title></circle>"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("<title>side 1: clients 8: 20 MB/s</title></circle>"),
+            "{svg}"
+        );
         assert!(
             svg.contains(">\n8\n</text>"),
             "the scales label the x axis: {svg}"
