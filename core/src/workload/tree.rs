@@ -54,49 +54,30 @@ pub(crate) fn prefixed(prefix: &[Op], prog: Vec<Op>) -> Vec<Op> {
 /// `fork_ns`, then waits for them (`waitpid()` or the shell's `wait`: blocked for the
 /// rest of the run).
 pub(crate) fn launcher(fork_ns: u64, n: u32) -> Vec<Op> {
-    vec![
-        Op::Run(Dist::fixed(fork_ns)),
-        Op::Fork,
-        Op::Repeat {
-            to: 0,
-            times: n as u64,
-        },
-        // waitpid(): no child exits in a throughput run.
-        Op::Wait,
-        Op::Jump { to: 3 },
-    ]
+    let mut p = fork_children(0, fork_ns, n);
+    // waitpid(): no child exits in a throughput run.
+    p.extend([Op::Wait, Op::Jump { to: 3 }]);
+    p
 }
 
 /// A parent that creates its `n` children and exits (a main thread that goes on to
 /// `pthread_join()`, which takes no CPU: for a completion workload the run ends when
 /// its children do).
 pub(crate) fn spawner(fork_ns: u64, n: u32) -> Vec<Op> {
-    vec![
-        Op::Run(Dist::fixed(fork_ns)),
-        Op::Fork,
-        Op::Repeat {
-            to: 0,
-            times: n as u64,
-        },
-        Op::Exit,
-    ]
+    let mut p = fork_children(0, fork_ns, n);
+    p.push(Op::Exit);
+    p
 }
 
 /// A forking server (`tbench_srv`, `netserver`): `accept()` a connection (its
 /// mailbox: each client's connect is one message), fork a child to serve it, `n`
 /// times; then it waits in `accept()` for the rest of the run.
 pub(crate) fn accept_daemon(n: u32) -> Vec<Op> {
-    vec![
-        Op::Wait,
-        Op::Run(Dist::fixed(FORK_NS)),
-        Op::Fork,
-        Op::Repeat {
-            to: 0,
-            times: n as u64,
-        },
-        Op::Wait,
-        Op::Jump { to: 4 },
-    ]
+    let mut p = vec![Op::Wait];
+    // Each round starts at the accept() (op 0), then forks.
+    p.extend(fork_children(0, FORK_NS, n));
+    p.extend([Op::Wait, Op::Jump { to: 4 }]);
+    p
 }
 
 /// hackbench's main task (`hackbench.c` / `perf bench sched messaging`): create the
@@ -105,13 +86,8 @@ pub(crate) fn accept_daemon(n: u32) -> Vec<Op> {
 /// and write the one byte to `wakefd` that every worker polls; then it reaps them
 /// (`wait()`, no CPU: it exits here).
 pub(crate) fn hackbench_main(fork_ns: u64, n: u32) -> Vec<Op> {
-    vec![
-        Op::Run(Dist::fixed(fork_ns)),
-        Op::Fork,
-        Op::Repeat {
-            to: 0,
-            times: n as u64,
-        },
+    let mut p = fork_children(0, fork_ns, n);
+    p.extend([
         Op::Wait,
         Op::Repeat {
             to: 3,
@@ -120,6 +96,20 @@ pub(crate) fn hackbench_main(fork_ns: u64, n: u32) -> Vec<Op> {
         Op::StartClock,
         Op::SendChildren,
         Op::Exit,
+    ]);
+    p
+}
+
+/// The `fork()` loop every parent here runs: the fork's cost, `Op::Fork`, and back to
+/// op `round` (the loop's first op) until `n` children exist.
+fn fork_children(round: u16, fork_ns: u64, n: u32) -> Vec<Op> {
+    vec![
+        Op::Run(Dist::fixed(fork_ns)),
+        Op::Fork,
+        Op::Repeat {
+            to: round,
+            times: n as u64,
+        },
     ]
 }
 
