@@ -855,6 +855,98 @@ def share(page, cfg):
     check(errors == [], f"and nothing throws there either (got {errors})")
 
 
+def page_settings_link(page, cfg):
+    """Everything set on the page travels in its link: the click mode, the focused
+    side, the Randomise inputs and the shaded domain level come back in a fresh page."""
+    page.open(fragment(TEACHING))
+    page.wait_for(".decision")
+    page.js("[...document.querySelectorAll('.wake-setup .seg')]"
+            ".find(b => b.textContent === 'prev').click()")
+    page.set_input(".random input[type=number]", "30")
+    page.js("document.querySelectorAll('.random input[type=number]')[1].value = '9';"
+            "document.querySelectorAll('.random input[type=number]')[1]"
+            ".dispatchEvent(new Event('change', {bubbles: true}))")
+    page.click(".random button")
+    busy = page.until(lambda: (page.text(".wake-setup .count") or "").startswith("38 of")
+                      and page.text(".wake-setup .count"), timeout=10)
+    page.click(".side-b .focus")
+    page.until(lambda: page.count(".side-b .focus.active") == 1, timeout=10)
+    link = page.hash
+    page.open(link.lstrip("#"))
+    page.wait_for(".decision")
+    pressed = page.js("return [...document.querySelectorAll('.wake-setup .seg')]"
+                      ".filter(b => b.getAttribute('aria-pressed') === 'true')"
+                      ".map(b => b.textContent)")
+    inputs = page.js("return [...document.querySelectorAll('.random input[type=number]')]"
+                     ".map(i => i.value)")
+    check(pressed == ["prev"], f"the click mode comes back from the link (pressed {pressed})")
+    check(inputs == ["30", "9"], f"the Randomise inputs come back (got {inputs})")
+    check(busy and page.text(".wake-setup .count") == busy,
+          f"and so does the drawn busy set (before {busy!r}, after {page.text('.wake-setup .count')!r})")
+    check(page.count(".side-b .focus.active") == 1,
+          "the drawing numbers B's probes again (the focused side travels)")
+    page.open(fragment({"machine": "kunpeng920-6426", "patches": "6.6", "cpu": 5}))
+    page.wait_for(".level-name")
+    page.click(".levels li:nth-child(2) .level-head")
+    page.until(lambda: page.count("button.cpu.in-span") > 0)
+    shaded = page.attrs("button.cpu.in-span", "data-cpu")
+    page.open(page.hash.lstrip("#"))
+    page.wait_for(".level-name")
+    again = page.until(lambda: page.attrs("button.cpu.in-span", "data-cpu"), timeout=10)
+    check(shaded and again == shaded,
+          f"the shaded domain level comes back ({len(shaded)} CPUs, then {len(again or [])})")
+
+
+def presentation(page, cfg):
+    """Presentation mode: ?present opens it (larger type, the header's extras hidden);
+    the arrow keys step through the chosen CPU's levels, then the wake-up, then the
+    simulation, and back; Esc leaves it."""
+    from selenium.webdriver.common.keys import Keys
+    page.driver.get("about:blank")
+    page.driver.get(page.url + "?present#" + fragment(
+        {"machine": "kunpeng920-6426", "patches": "6.6", "cpu": 5}))
+    page.wait_for(".level-name")
+    on = page.until(lambda: page.js("return document.documentElement.classList.contains('present')"))
+    size = page.js("return parseFloat(getComputedStyle(document.body).fontSize)")
+    check(on and size >= 18, f"?present opens presentation mode with larger type ({size}px)")
+    hidden = page.js("return getComputedStyle(document.querySelector('.tagline')).display")
+    check(hidden == "none", f"the tagline is out of the way ({hidden})")
+    levels = page.count(".levels > li")
+    body = page.driver.find_element(By.TAG_NAME, "body")
+    spans = []
+    for _ in range(levels):
+        body.send_keys(Keys.ARROW_RIGHT)
+        page.until(lambda: len(page.attrs("button.cpu.in-span", "data-cpu")) > (len(spans[-1]) if spans else 0))
+        spans.append(page.attrs("button.cpu.in-span", "data-cpu"))
+    sizes = [len(x) for x in spans]
+    check(levels >= 3 and sizes == sorted(sizes) and len(set(sizes)) == levels,
+          f"→ shades each level in turn, innermost first ({sizes} CPUs over {levels} levels)")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-present.png"))
+    body.send_keys(Keys.ARROW_RIGHT)
+    tab = page.until(lambda: page.text(".tabs button.active") == "Wake-up"
+                     and page.text(".tabs button.active"))
+    check(tab == "Wake-up", f"the next step is the wake-up (tab {page.text('.tabs button.active')!r})")
+    body.send_keys(Keys.ARROW_RIGHT)
+    tab = page.until(lambda: page.text(".tabs button.active") == "Simulate"
+                     and page.text(".tabs button.active"))
+    check(tab == "Simulate", f"then the simulation (tab {page.text('.tabs button.active')!r})")
+    body.send_keys(Keys.ARROW_LEFT)
+    body.send_keys(Keys.ARROW_LEFT)
+    page.until(lambda: page.text(".tabs button.active") == "Domains")
+    back = page.attrs("button.cpu.in-span", "data-cpu")
+    check(page.text(".tabs button.active") == "Domains" and back == spans[-1],
+          f"← steps back to the outermost level ({len(back)} CPUs shaded)")
+    body.send_keys(Keys.ESCAPE)
+    off = page.until(lambda: not page.js(
+        "return document.documentElement.classList.contains('present')"), timeout=5)
+    check(off, "Esc leaves presentation mode")
+    page.click("#present-toggle")
+    on = page.until(lambda: page.js("return document.documentElement.classList.contains('present')"))
+    check(on and page.count(".present-bar button") >= 3,
+          "the header's Present button turns it on, with step buttons")
+    page.click("#present-toggle")
+
+
 def embed(page, cfg):
     """The embed view in an iframe of each size the Share menu offers: the chosen view
     under a one-line header with an "open in schedlab" link, no pickers or tab bar, and
@@ -1130,6 +1222,8 @@ JOURNEYS = [
     keyboard,
     history,
     share,
+    page_settings_link,
+    presentation,
     embed,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,

@@ -14,6 +14,7 @@ use yew::prelude::*;
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
 use crate::components::machine_view::MachineView;
+use crate::components::present::{self, Present};
 use crate::components::share::ShareMenu;
 use crate::components::tabs::{TabPanel, PANEL_ID};
 use crate::components::theme_switch::ThemeSwitch;
@@ -97,6 +98,11 @@ fn narrow() -> bool {
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| AppState::from_fragment(&current_hash()));
+    let presenting = use_state(present::asked);
+    let set_presenting = {
+        let presenting = presenting.clone();
+        Callback::from(move |on: bool| presenting.set(on))
+    };
 
     // Someone edits the address bar or follows another link to this page. The
     // listener is removed when the effect's destructor drops it (the app unmounts).
@@ -155,7 +161,7 @@ pub fn app() -> Html {
     };
     let wake = state.tab() == View::Wakeup;
     let hint = if wake {
-        match state.ui.click {
+        match state.click() {
             crate::state::ClickMode::ToggleBusy => "Click a CPU to make it busy or idle.",
             crate::state::ClickMode::Waker => "Click a CPU to make it the waker's CPU.",
             crate::state::ClickMode::Prev => "Click a CPU to make it the wakee's prev CPU.",
@@ -233,6 +239,7 @@ pub fn app() -> Html {
                     { "The Linux scheduler's sched-domain building and wake-up placement, for machines you may not have." }
                 </p>
                 <ShareMenu />
+                <Present on={*presenting} set={set_presenting} />
                 <ThemeSwitch />
             </header>
             { for banner }

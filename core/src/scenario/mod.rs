@@ -8,7 +8,8 @@
 //!  Scenario { machine: ScenarioMachine (preset name | MachineSpec, built),
 //!             patches: PatchSet, cpu: CpuId, view,
 //!             wake: { busy: CpuMask, waker, prev, recent, sync, overrides, compare: PatchSet },
-//!             sim: { workload, cpus: CpuSelection, duration_ms, seed, sweep } (optional) }
+//!             sim: { workload, cpus: CpuSelection, duration_ms, seed, sweep } (optional),
+//!             page: { click mode, focused side, shaded level, randomise inputs } }
 //! ```
 //!
 //! Parse, don't validate: [`decode`] reads the link's JSON into the serde structs of
@@ -42,6 +43,9 @@ use crate::wakeup::scenario::{
 use crate::wakeup::{wake_up, Decision, Trace, WakeEnv};
 use crate::workload::Workload;
 
+pub mod page;
+pub use page::{ClickMode, PageSettings, Side};
+
 /// The version this build writes; [`decode`] reads it and every older one.
 pub const VERSION: u32 = 2;
 
@@ -74,6 +78,8 @@ pub enum ScenarioError {
     },
     #[error("this link's simulation cannot run: {0}")]
     Sim(String),
+    #[error("this link's page settings are not valid: {0}")]
+    Page(String),
     #[error("this link's {field} is CPU {cpu}, but the machine has CPUs 0-{last}")]
     CpuOutOfRange {
         field: &'static str,
@@ -365,6 +371,8 @@ pub struct Scenario {
     pub wake: WakeSetup,
     /// The simulation (the page's default when absent).
     pub sim: Option<SimSetup>,
+    /// The page's own settings ([`page`]): they change no decision or number.
+    pub page: PageSettings,
 }
 
 impl Scenario {
@@ -383,6 +391,7 @@ impl Scenario {
             view: View::Domains,
             wake: WakeSetup::idle(n),
             sim: None,
+            page: PageSettings::default(),
         }
     }
 

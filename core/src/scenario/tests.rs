@@ -397,6 +397,47 @@ fn base64url_matches_rfc4648_vectors() {
     assert_eq!(base64url_decode("Zh").as_deref(), Ok(&b"f"[..]));
 }
 
+#[test]
+fn the_page_settings_travel_and_defaults_stay_out_of_the_link() {
+    let mut s = prev_other_cluster();
+    let plain = wire_json(&s);
+    assert!(!plain.contains("\"ui\""), "{plain}");
+    s.page = PageSettings {
+        click: ClickMode::Prev,
+        focus: Side::B,
+        highlight: Some(2),
+        busy_permille: 500,
+        random_seed: 7,
+    };
+    let json = wire_json(&s);
+    assert!(
+        json.ends_with(
+            r#","ui":{"click":"prev","focus":"b","highlight":2,"busy_permille":500,"random_seed":7}}"#
+        ),
+        "{json}"
+    );
+    assert_eq!(decode(&encode(&s)), Ok(s.clone()));
+    // One setting changed: only it travels.
+    s.page = PageSettings {
+        click: ClickMode::Waker,
+        ..PageSettings::default()
+    };
+    assert!(wire_json(&s).ends_with(r#","ui":{"click":"waker"}}"#));
+}
+
+#[test]
+fn bad_page_settings_are_named() {
+    let json = r#"{"machine":"flat-16","patches":"6.8","ui":{"busy_permille":1001}}"#;
+    assert_eq!(
+        with_json(json).map(|_| ()).map_err(|e| e.to_string()),
+        Err("this link's page settings are not valid: its busy share is 1001 per mille; at most 1000".into())
+    );
+    let json = r#"{"machine":"flat-16","patches":"6.8","ui":{"click":"nope"}}"#;
+    let err = with_json(json).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("unknown variant `nope`"), "{err}");
+    assert!(err.contains("toggle-busy"), "{err}");
+}
+
 fn arb_scenario() -> impl Strategy<Value = Scenario> {
     let presets: Vec<&'static str> = presets::PRESETS.iter().map(|p| p.name).collect();
     let views = prop_oneof![
@@ -424,9 +465,16 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
         proptest::option::of(0u32..64),
         proptest::option::of(Just("6.6+cluster")),
         proptest::option::of((0usize..7, 1u32..64, 1u64..5000, any::<bool>())),
+        (
+            0u8..3,
+            any::<bool>(),
+            proptest::option::of(0u8..6),
+            0u32..=1000,
+            any::<u64>(),
+        ),
     )
         .prop_map(
-            |(name, patches, view, seed, permille, (a, b, c, sync), hic, nis, cmp, sim)| {
+            |(name, patches, view, seed, permille, (a, b, c, sync), hic, nis, cmp, sim, ui)| {
                 let mut s = Scenario::preset(name, ps(patches)).expect("preset");
                 let n = s.machine.nr_cpus();
                 s.cpu = CpuId(a % n);
@@ -455,6 +503,15 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     seed,
                     seeds: 1 + (seed % 3) as u32,
                 });
+                let (click, b_side, highlight, busy_permille, random_seed) = ui;
+                s.page = PageSettings {
+                    click: [ClickMode::ToggleBusy, ClickMode::Waker, ClickMode::Prev]
+                        [usize::from(click)],
+                    focus: if b_side { Side::B } else { Side::A },
+                    highlight,
+                    busy_permille,
+                    random_seed,
+                };
                 s
             },
         )

@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 
+use super::page::PageSettingsV1;
 use super::{
     parse_patches, MachineChoice, Scenario, ScenarioError, ScenarioMachine, View, MAX_SWEEP_POINTS,
 };
@@ -21,6 +22,9 @@ pub struct ScenarioV1 {
     pub wake: WakeSetupV1,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimSetupV1>,
+    /// The page's settings (from session 10; absent: the defaults).
+    #[serde(default, skip_serializing_if = "PageSettingsV1::is_default")]
+    pub ui: PageSettingsV1,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +116,7 @@ impl From<&Scenario> for ScenarioV1 {
                 compare: w.compare.map(|p| p.to_string()),
             },
             sim: s.sim.as_ref().map(SimSetupV1::from),
+            ui: PageSettingsV1::from(&s.page),
         }
     }
 }
@@ -206,6 +211,7 @@ impl ScenarioV1 {
             view: self.view,
             wake,
             sim,
+            page: self.ui.parse().map_err(ScenarioError::Page)?,
         })
     }
 }

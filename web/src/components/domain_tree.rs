@@ -51,11 +51,11 @@ pub fn domain_tree() -> Html {
                     let on_level = {
                         let state = state.clone();
                         Callback::from(move |i: usize| {
-                            let next = (state.highlight != Some(i)).then_some(i);
+                            let next = (state.highlight() != Some(i)).then_some(i);
                             state.dispatch(Action::Highlight(next));
                         })
                     };
-                    tree(sds, cd, state.release(), state.highlight, on_level)
+                    tree(sds, cd, state.release(), state.highlight(), on_level)
                 }
             },
         },

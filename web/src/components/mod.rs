@@ -5,6 +5,7 @@ pub mod controls;
 pub mod custom_machine;
 pub mod domain_tree;
 pub mod machine_view;
+pub mod present;
 pub mod share;
 pub mod sim_results;
 pub mod sim_setup;

@@ -252,7 +252,7 @@ fn legend(state: &AppContext, v: &RunView) -> Html {
 
 /// Picks the side whose utilisation the drawing shades.
 fn heat_button(state: &AppContext, side: Side) -> Html {
-    let active = state.ui.focus == side;
+    let active = state.focus() == side;
     let d = state.dispatcher();
     let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::Focus(side)));
     let label = if side == Side::A { "A" } else { "B" };

@@ -242,8 +242,6 @@ pub(crate) fn kernel_pickers(state: &AppContext) -> Html {
 
 #[function_component(WakeupPanel)]
 pub fn wakeup_panel() -> Html {
-    let permille = use_state(|| 750u32);
-    let seed = use_state(|| 1u64);
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
@@ -257,30 +255,34 @@ pub fn wakeup_panel() -> Html {
 
     let mode_btn = |mode: ClickMode, label: &'static str| {
         let d = dispatcher.clone();
-        let active = state.ui.click == mode;
+        let active = state.click() == mode;
         let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::SetClickMode(mode)));
         html! {
             <button class={classes!("seg", active.then_some("active"))} aria-pressed={active.to_string()} {onclick}>{ label }</button>
         }
     };
+    let (permille, seed) = state.random_inputs();
     let on_permille = {
-        let permille = permille.clone();
+        let d = dispatcher.clone();
         Callback::from(move |e: Event| {
             if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<u32>()) {
-                permille.set(v.min(100) * 10);
+                d.dispatch(Action::SetRandomInputs {
+                    permille: v.min(100) * 10,
+                    seed,
+                });
             }
         })
     };
     let on_seed = {
-        let seed = seed.clone();
+        let d = dispatcher.clone();
         Callback::from(move |e: Event| {
             if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<u64>()) {
-                seed.set(v);
+                d.dispatch(Action::SetRandomInputs { permille, seed: v });
             }
         })
     };
     let on_random = {
-        let (d, p, s) = (dispatcher.clone(), *permille, *seed);
+        let (d, p, s) = (dispatcher.clone(), permille, seed);
         Callback::from(move |_: MouseEvent| {
             d.dispatch(Action::RandomBusy {
                 permille: p,
@@ -330,10 +332,10 @@ pub fn wakeup_panel() -> Html {
     let results = html! {
         <div class={classes!("decisions", comparing.then_some("compare"))}>
             if let Some(a) = &state.wake_a {
-                { decision_card(Side::A, a, state.ui.focus == Side::A, comparing, on_focus.clone()) }
+                { decision_card(Side::A, a, state.focus() == Side::A, comparing, on_focus.clone()) }
             }
             if let Some(b) = &state.wake_b {
-                { decision_card(Side::B, b, state.ui.focus == Side::B, comparing, on_focus.clone()) }
+                { decision_card(Side::B, b, state.focus() == Side::B, comparing, on_focus.clone()) }
             }
         </div>
     };
@@ -361,7 +363,7 @@ pub fn wakeup_panel() -> Html {
                     <button id="all-idle" onclick={act(|| Action::AllIdle)}>{ "All idle" }</button>
                     <button id="all-busy" onclick={act(|| Action::AllBusy)}>{ "All busy" }</button>
                     <span class="random">
-                        <label>{ "busy %" }<input type="number" min="0" max="100" value={(*permille / 10).to_string()} onchange={on_permille} /></label>
+                        <label>{ "busy %" }<input type="number" min="0" max="100" value={(permille / 10).to_string()} onchange={on_permille} /></label>
                         <label>{ "seed" }<input type="number" min="0" value={seed.to_string()} onchange={on_seed} /></label>
                         <button onclick={on_random}>{ "Randomise" }</button>
                     </span>

@@ -5,7 +5,9 @@
 //!  Action ─▶ reduce ─▶ AppState ─┬─ scenario: core's typed Scenario   (what the link carries)
 //!                                ├─ env_a / env_b: WakeEnv           (domains; rebuilt on machine / patch change)
 //!                                ├─ wake_a / wake_b                 (core's wake_up() decisions, traced)
-//!                                └─ ui: click mode, focus, errors, banner, heat (not in the link)
+//!                                └─ ui: errors, banner, heat (not in the link; the click
+//!                                       mode, focus, shaded level and randomise inputs are
+//!                                       the scenario's `page` and are)
 //!  link_scenario() ─▶ core::scenario::encode ─▶ URL fragment
 //! ```
 //!
@@ -28,7 +30,7 @@ use schedlab_core::experiment::{estimate_events, CpuSelection};
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, MachineChoice, Scenario, ScenarioMachine, SimSetup, WakeSetup,
+    self, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup, WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
@@ -60,41 +62,13 @@ pub const WORKER_EVENTS_PER_S: f64 = 4.6e6;
 /// thread, at least 2, so a machine with more only finishes sooner than estimated.
 pub const WORKERS: usize = 2;
 
-/// Which of the two compared patch sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// The page's patch set (also the domains').
-    A,
-    /// The compared one.
-    B,
-}
+pub use schedlab_core::scenario::{ClickMode, Side};
 
-/// What a click on a CPU in the drawing does while the wake-up tab is open.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClickMode {
-    ToggleBusy,
-    Waker,
-    Prev,
-}
-
-/// The wake-up explainer's own settings (not part of the link).
-#[derive(Clone, Debug, PartialEq)]
+/// The wake-up explainer's own state that is not part of the link.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WakeUi {
-    pub click: ClickMode,
-    /// Which side's probes the drawing numbers.
-    pub focus: Side,
     /// Why the last patch change was refused, if it was.
     pub patch_error: Option<String>,
-}
-
-impl Default for WakeUi {
-    fn default() -> Self {
-        WakeUi {
-            click: ClickMode::ToggleBusy,
-            focus: Side::A,
-            patch_error: None,
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -107,8 +81,6 @@ pub struct AppState {
     env_a: Env,
     /// Side B's, while the wake-up tab compares another patch set (A's when the same).
     env_b: Option<Env>,
-    /// The index into the chosen CPU's domains whose span the drawing shades.
-    pub highlight: Option<usize>,
     pub ui: WakeUi,
     /// The decisions for side A and (when comparing) B, or why there is none.
     pub wake_a: Option<Result<Rc<WakeOutcome>, String>>,
@@ -145,8 +117,17 @@ pub enum Action {
     ToggleBusy(CpuId),
     AllIdle,
     AllBusy,
-    /// Busy fraction in permille and a seed: deterministic.
+    /// Busy fraction in permille and a seed: deterministic. Also keeps both as the
+    /// Randomise inputs.
     RandomBusy {
+        permille: u32,
+        seed: u64,
+    },
+    /// Presentation mode's next (+1) or previous (-1) step: see
+    /// [`AppState::present_step`].
+    PresentStep(i32),
+    /// The Randomise inputs changed (busy share per mille, seed); nothing is drawn.
+    SetRandomInputs {
         permille: u32,
         seed: u64,
     },
@@ -208,7 +189,6 @@ impl AppState {
             scenario: s,
             env_a,
             env_b: None,
-            highlight: None,
             ui: WakeUi::default(),
             wake_a: None,
             wake_b: None,
@@ -335,6 +315,59 @@ impl AppState {
         self.scenario.machine()
     }
 
+    /// What a click in the drawing does in the wake-up tab.
+    pub fn click(&self) -> ClickMode {
+        self.scenario.page.click
+    }
+
+    /// Whose decision the drawing numbers and whose run it shades.
+    pub fn focus(&self) -> Side {
+        self.scenario.page.focus
+    }
+
+    /// The index into the chosen CPU's domains whose span the drawing shades.
+    pub fn highlight(&self) -> Option<usize> {
+        self.scenario.page.highlight.map(usize::from)
+    }
+
+    /// Presentation mode's steps, as a speaker walks through a machine: the domain
+    /// cards with each level of the chosen CPU shaded in turn (innermost first), then
+    /// the wake-up decision, then the simulation. `dir` > 0 is the next step, < 0 the
+    /// previous; the ends stay put. The dmesg and debugfs tabs step on as the cards do.
+    /// Returns the view and the shaded level.
+    pub fn present_step(&self, dir: i32) -> (View, Option<usize>) {
+        let levels = self
+            .domains()
+            .ok()
+            .and_then(|d| d.try_cpu(self.cpu()))
+            .map_or(0, |c| c.domains.len());
+        let last = levels.checked_sub(1);
+        let here = (self.tab(), self.highlight());
+        match (here.0, dir.signum()) {
+            (View::Domains | View::Dmesg | View::Debugfs, 1) => match here.1 {
+                None if levels > 0 => (View::Domains, Some(0)),
+                Some(i) if i + 1 < levels => (View::Domains, Some(i + 1)),
+                _ => (View::Wakeup, None),
+            },
+            (View::Domains | View::Dmesg | View::Debugfs, -1) => match here.1 {
+                Some(0) | None => (View::Domains, None),
+                Some(i) => (View::Domains, Some(i.min(levels) - 1)),
+            },
+            (View::Wakeup, 1) => (View::Simulate, None),
+            (View::Wakeup, -1) => (View::Domains, last),
+            (View::Simulate, -1) => (View::Wakeup, None),
+            (view, _) => (view, here.1),
+        }
+    }
+
+    /// The Randomise inputs: busy share per mille and seed.
+    pub fn random_inputs(&self) -> (u32, u64) {
+        (
+            self.scenario.page.busy_permille,
+            self.scenario.page.random_seed,
+        )
+    }
+
     pub fn release(&self) -> Release {
         self.scenario.patches.release
     }
@@ -353,7 +386,7 @@ impl AppState {
                 cpus => cpus.mask(self.machine()).ok(),
             },
             View::Domains => {
-                let level = self.highlight?;
+                let level = usize::from(self.scenario.page.highlight?);
                 let domains = self.domains().ok()?;
                 let sd = domains.try_cpu(self.cpu())?.domains.get(level)?;
                 Some(sd.span.clone())
@@ -372,7 +405,7 @@ impl AppState {
         if self.tab() != View::Simulate {
             return None;
         }
-        let i = match self.ui.focus {
+        let i = match self.focus() {
             Side::B if self.scenario.wake.compare.is_some() => 1,
             _ => 0,
         };
@@ -388,7 +421,7 @@ impl AppState {
             o.as_ref().and_then(|r| r.as_ref().ok()).cloned()
         };
         let (a, b) = (ok(&self.wake_a), ok(&self.wake_b));
-        let focused = match self.ui.focus {
+        let focused = match self.focus() {
             Side::B if b.is_some() => b.clone(),
             _ => a.clone(),
         };
@@ -478,8 +511,11 @@ impl AppState {
         s.wake.sync = self.scenario.wake.sync;
         s.wake.compare = self.scenario.wake.compare;
         s.sim = self.scenario.sim.clone();
+        s.page = PageSettings {
+            highlight: None,
+            ..self.scenario.page
+        };
         let mut next = Self::from_scenario(s);
-        next.ui.click = self.ui.click;
         next.banner = self.banner.clone();
         *self = next;
     }
@@ -518,7 +554,7 @@ impl AppState {
     fn set_patches(&mut self, set: PatchSet) {
         self.scenario.patches = set;
         self.refresh_envs();
-        self.highlight = None;
+        self.scenario.page.highlight = None;
     }
 }
 
@@ -587,16 +623,16 @@ impl Reducible for AppState {
                 } else {
                     None
                 };
-                next.ui.focus = Side::A;
+                next.scenario.page.focus = Side::A;
             }
-            Action::Focus(side) => next.ui.focus = side,
+            Action::Focus(side) => next.scenario.page.focus = side,
             Action::SelectCpu(cpu) => {
                 // A CPU outside the machine is ignored rather than trusted.
                 if !valid(cpu) {
                     return self;
                 }
                 next.scenario.cpu = cpu;
-                next.highlight = None;
+                next.scenario.page.highlight = None;
             }
             Action::ClickCpu(cpu) => {
                 if !valid(cpu) {
@@ -605,13 +641,13 @@ impl Reducible for AppState {
                 if self.tab() != View::Wakeup {
                     return self.reduce(Action::SelectCpu(cpu));
                 }
-                match self.ui.click {
+                match self.click() {
                     ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
                     ClickMode::Waker => wake.waker = cpu,
                     ClickMode::Prev => wake.prev = cpu,
                 }
             }
-            Action::SetClickMode(m) => next.ui.click = m,
+            Action::SetClickMode(m) => next.scenario.page.click = m,
             Action::ToggleBusy(cpu) => {
                 if !valid(cpu) {
                     return self;
@@ -625,7 +661,14 @@ impl Reducible for AppState {
             Action::AllIdle => wake.busy = CpuMask::new(nr),
             Action::AllBusy => wake.busy = CpuMask::full(nr),
             Action::RandomBusy { permille, seed } => {
+                let permille = permille.min(1000);
+                next.scenario.page.busy_permille = permille;
+                next.scenario.page.random_seed = seed;
                 wake.busy = scenario::random_busy(nr, permille, seed)
+            }
+            Action::SetRandomInputs { permille, seed } => {
+                next.scenario.page.busy_permille = permille.min(1000);
+                next.scenario.page.random_seed = seed;
             }
             Action::SetWaker(c) if valid(c) => wake.waker = c,
             Action::SetPrev(c) if valid(c) => wake.prev = c,
@@ -635,7 +678,16 @@ impl Reducible for AppState {
             Action::SetHasIdleCores(v) => wake.has_idle_cores = v,
             Action::SetNrIdleScan(v) => wake.nr_idle_scan = v,
             Action::ShowTab(tab) => next.scenario.view = tab,
-            Action::Highlight(level) => next.highlight = level,
+            Action::PresentStep(dir) => {
+                let (view, level) = self.present_step(dir);
+                next.scenario.view = view;
+                next.scenario.page.highlight = level.and_then(|l| u8::try_from(l).ok());
+            }
+            // A level past what a u8 holds cannot exist (domains nest at most a
+            // few dozen deep): shade nothing rather than a wrong level.
+            Action::Highlight(level) => {
+                next.scenario.page.highlight = level.and_then(|l| u8::try_from(l).ok())
+            }
             Action::OpenCustom(open) => {
                 next.custom_open = open;
                 next.custom_error = None;

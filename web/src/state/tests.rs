@@ -77,7 +77,7 @@ fn changing_release_rebuilds_domains_and_keeps_the_cpu() {
     // CONFIG_SCHED_CLUSTER's CLS level arrived in v5.16.
     let old = state.reduce(Action::SelectRelease(Release::new(5, 15)));
     assert_eq!(old.cpu(), CpuId(5));
-    assert_eq!(old.highlight, None);
+    assert_eq!(old.highlight(), None);
     assert!(!level_names(&old).contains(&"CLS"));
 }
 
@@ -212,6 +212,86 @@ fn the_url_round_trips_the_page() {
     assert_eq!(back.banner, None);
     assert_eq!(back.scenario, state.scenario);
     assert_eq!(chosen(&back.wake_b), 2);
+}
+
+#[test]
+fn every_page_setting_travels_in_the_link() {
+    let state = apply(
+        teaching_case(),
+        vec![
+            Action::SetClickMode(ClickMode::Prev),
+            Action::Focus(Side::B),
+            Action::SetRandomInputs {
+                permille: 300,
+                seed: 9,
+            },
+        ],
+    );
+    let back = AppState::from_fragment(&state.fragment());
+    assert_eq!(back.banner, None);
+    assert_eq!(back.click(), ClickMode::Prev);
+    assert_eq!(back.focus(), Side::B);
+    assert_eq!(back.random_inputs(), (300, 9));
+    // Randomise keeps its inputs; the same inputs draw the same CPUs after a reload.
+    let drawn = Rc::new(back).reduce(Action::RandomBusy {
+        permille: 300,
+        seed: 9,
+    });
+    let again = AppState::from_fragment(&drawn.fragment());
+    assert_eq!(again.wake().busy, drawn.wake().busy);
+    assert_eq!(again.random_inputs(), (300, 9));
+    // The shaded level of the domain cards, too.
+    let shaded = apply(
+        Rc::new(AppState::default()),
+        vec![Action::SelectCpu(CpuId(5)), Action::Highlight(Some(1))],
+    );
+    let back = AppState::from_fragment(&shaded.fragment());
+    assert_eq!(back.highlight(), Some(1));
+    assert_eq!(back.highlight_span(), shaded.highlight_span());
+    assert!(back.highlight_span().is_some());
+}
+
+#[test]
+fn presentation_steps_walk_the_levels_then_the_wake_up_then_the_run() {
+    let state = Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(5)));
+    let levels = level_names(&state).len();
+    assert!(levels >= 3, "kunpeng920 has CLS, MC and NUMA levels");
+    let mut seen = Vec::new();
+    let mut s = state.clone();
+    let simulate = s.clone().reduce(Action::ShowTab(View::Simulate));
+    assert_eq!(simulate.reduce(Action::PresentStep(-1)).tab(), View::Wakeup);
+    for _ in 0..levels + 3 {
+        s = s.reduce(Action::PresentStep(1));
+        seen.push((s.tab(), s.highlight()));
+    }
+    let mut want: Vec<(View, Option<usize>)> =
+        (0..levels).map(|i| (View::Domains, Some(i))).collect();
+    want.extend([
+        (View::Wakeup, None),
+        (View::Simulate, None),
+        (View::Simulate, None),
+    ]);
+    assert_eq!(seen, want);
+    // Each shaded step shades that level's span.
+    let first = state.clone().reduce(Action::PresentStep(1));
+    assert!(first.highlight_span().is_some());
+    // Back: the run, the wake-up, then the levels outermost first, to the unshaded
+    // cards, where it stays.
+    let back = apply(
+        Rc::new(AppState::default()).reduce(Action::SelectCpu(CpuId(5))),
+        vec![Action::ShowTab(View::Wakeup), Action::PresentStep(-1)],
+    );
+    assert_eq!(
+        (back.tab(), back.highlight()),
+        (View::Domains, Some(levels - 1))
+    );
+    let start = back.reduce(Action::PresentStep(-1));
+    assert_eq!(start.highlight(), Some(levels - 2));
+    let start = apply(
+        start,
+        (0..levels + 2).map(|_| Action::PresentStep(-1)).collect(),
+    );
+    assert_eq!((start.tab(), start.highlight()), (View::Domains, None));
 }
 
 #[test]
