@@ -142,12 +142,9 @@ pub fn present(props: &PresentProps) -> Html {
                                 }
                             }
                             Some(KeyAction::Fullscreen) => toggle_fullscreen(),
-                            Some(KeyAction::Leave) => {
-                                if !fullscreen() {
-                                    set.emit(false);
-                                }
-                            }
-                            None => {}
+                            // In fullscreen the browser's own Esc leaves that first.
+                            Some(KeyAction::Leave) if !fullscreen() => set.emit(false),
+                            Some(KeyAction::Leave) | None => {}
                         }
                     })
                 });
