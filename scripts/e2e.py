@@ -897,6 +897,38 @@ def page_settings_link(page, cfg):
           f"the shaded domain level comes back ({len(shaded)} CPUs, then {len(again or [])})")
 
 
+def code_view(page, cfg):
+    """Beside each decision, the wake-up path as kernel-style code: the lines the
+    decision ran are highlighted and say what happened, the cluster patch's lines are
+    marked on B (6.6+cluster) and absent on A (6.6), and B's path shows the cluster
+    scan that picked CPU 2."""
+    page.open(fragment(TEACHING))
+    page.wait_for(".decision")
+    page.js("document.querySelectorAll('.code-view').forEach(d => d.open = true)")
+    sides = page.js("""return [...document.querySelectorAll('.decision-col')].map(c => ({
+        hit: c.querySelectorAll('.code-line.hit').length,
+        patched: c.querySelectorAll('.code-lines .code-line.patched[title^="cluster:"]').length,
+        notes: [...c.querySelectorAll('.code-line.hit')].map(l => l.textContent).join('\\n')}))""")
+    check(len(sides) == 2 and all(s["hit"] >= 5 for s in sides),
+          f"each side's code view highlights the lines it ran ({[s['hit'] for s in sides]})")
+    check(sides[0]["patched"] == 0 and sides[1]["patched"] >= 10,
+          f"the cluster patch's lines are marked on B only ({[s['patched'] for s in sides]})")
+    b = sides[1]["notes"]
+    check("cpus_share_resources(prev, target))// CPU 12: false" in b
+          and "if (sg->flags & SD_CLUSTER) {// entered" in b
+          and "#2 CPU 2 idle ✓" in b and "return i;// → CPU 2" in b,
+          "B's path goes through the cluster test on prev and the cluster scan to CPU 2")
+    a = sides[0]["notes"]
+    check("return prev;// → CPU 12" in a and "SD_CLUSTER" not in a,
+          "A's path returns prev, CPU 12, from the fast path")
+    page.driver.set_script_timeout(60)
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with both code views open (got {found})")
+    page.js("document.querySelectorAll('.code-view')[1]"
+            ".querySelector('.code-line.hit.patched').scrollIntoView({block: 'center'})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-code.png"))
+
+
 def presentation(page, cfg):
     """Presentation mode: ?present opens it (larger type, the header's extras hidden);
     the arrow keys step through the chosen CPU's levels, then the wake-up, then the
@@ -1224,6 +1256,7 @@ JOURNEYS = [
     share,
     page_settings_link,
     presentation,
+    code_view,
     embed,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,

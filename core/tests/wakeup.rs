@@ -7,8 +7,8 @@ use schedlab_core::patch::PatchSet;
 use schedlab_core::topology::presets;
 use schedlab_core::wakeup::scenario::{ResolvedWake, WakeScenario};
 use schedlab_core::wakeup::{
-    self, wake_up, Decision, NoTrace, QueuePath, RqState, SchedState, Step, TaskId, TaskState,
-    Trace, WakeEnv, WakeFlags, Waker,
+    self, code, wake_up, Decision, NoTrace, QueuePath, RqState, SchedState, Step, TaskId,
+    TaskState, Trace, WakeEnv, WakeFlags, Waker,
 };
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -668,6 +668,36 @@ proptest! {
         // Rendering never panics.
         let _ = t.render(&d);
         let _ = serde_json::to_string(&t).unwrap();
+    }
+
+    #[test]
+    fn every_step_of_a_decision_has_its_line_in_the_listing(
+        w in random_wakeup(), on_cpu in any::<bool>(), kthread in any::<bool>()
+    ) {
+        let (preset, set, seed, busy_pct, sync, restrict) = w;
+        let env = env_for(preset, set);
+        let (s, mut p, mut waker) = random_state(env, seed, busy_pct, restrict);
+        p.on_cpu = on_cpu && seed % 3 == 0;
+        if kthread {
+            // A per-CPU kthread waking on prev: select_idle_sibling()'s stacking case.
+            waker.cpu = p.prev_cpu;
+            if let Some(t) = &mut waker.task {
+                t.per_cpu_kthread = true;
+            }
+        }
+        let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
+        let mut t = Trace::default();
+        let _ = wake_up(env, &s, &p, &waker, flags, &mut t);
+        let hits = code::hits(&t);
+        prop_assert!(hits.is_ok(), "{} on {}: {}", SETS[set], PRESETS[preset], hits.unwrap_err());
+        let listing = code::listing(&env.patches);
+        for (_, site) in hits.unwrap() {
+            let line = code::line_site(site);
+            prop_assert!(
+                listing.iter().any(|l| l.site == Some(line)),
+                "{} on {}: the listing has no line for {site:?}", SETS[set], PRESETS[preset]
+            );
+        }
     }
 
     #[test]

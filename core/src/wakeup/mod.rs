@@ -19,6 +19,7 @@
 //! explanation. Nothing here mutates scheduler state, so one decision
 //! (`schedlab wake`) and millions (the simulator) run the same code.
 
+pub mod code;
 pub mod scenario;
 mod select;
 mod state;

@@ -1,6 +1,7 @@
 //! One function component per file.
 
 pub mod chart;
+pub mod code_view;
 pub mod controls;
 pub mod custom_machine;
 pub mod domain_tree;

@@ -19,6 +19,7 @@ use schedlab_core::release::Release;
 use schedlab_core::wakeup::{QueuePath, Reject, Step};
 use yew::prelude::*;
 
+use crate::components::code_view::CodeView;
 use crate::components::machine_view::reject_class;
 use crate::dom::{checked, input_value, select_value};
 use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
@@ -206,6 +207,7 @@ fn decision_card(
                 { for focus_btn }
             </div>
             { trace_list(o) }
+            <CodeView outcome={o.clone()} />
         </div>
     }
 }
