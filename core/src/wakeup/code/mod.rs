@@ -1,0 +1,145 @@
+//! The wake-up path as readable kernel-style code, and which of its lines a traced
+//! decision went through (issue 17: "a code view … highlights the lines this decision
+//! went through and marks the lines a toggled patch adds or changes").
+//!
+//! [`listing()`] writes `try_to_wake_up()`'s placement part for a patch set: the
+//! functions `wakeup/select.rs` mirrors, in the kernel's order and with the kernel's
+//! names, condensed (comments, locking, statistics and the EAS/uclamp arguments left
+//! out; `asym_fits_cpu(…)` keeps its name but not its arguments). The text follows the
+//! release and the patch set the way the model does: SIS_PROP before 6.7 and while the
+//! feature is on, SIS_UTIL from 6.0, `select_idle_smt(p, prev)` from 5.13, seed 02's
+//! `sched_smt_active()` test, seed 01's cluster scan and its prev/recent fallback,
+//! seed 03's L2 test in `ttwu_queue_cond()`, seed 04's cookie checks, the
+//! `for_each_cpu_wrap()` start (`target + 1` from 5.14), `WF_CURRENT_CPU` from 6.6.
+//! A line a patch of the set adds or changes names that patch ([`CodeLine::by`]).
+//!
+//! [`hits()`] maps each [`Step`](crate::wakeup::Step) of a [`Trace`](crate::wakeup::Trace) to the line ([`Site`]) that produced
+//! it. The mapping reads each step's function and the fixed start of its text, so a
+//! change of wording in `select.rs` must be followed here: the property test
+//! `every_step_of_a_decision_has_its_line_in_the_listing` (core/tests/wakeup.rs)
+//! decides random wake-ups on every preset and patch set there and fails on a step
+//! without a line, or on a line missing from the listing of the set that decided.
+
+use crate::patch::Patch;
+
+mod hits;
+mod listing;
+
+pub use hits::{hits, line_site};
+pub use listing::listing;
+
+/// A line of the listing that a trace step can point at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Site {
+    /// `try_to_wake_up()`: p still on_cpu, queued to its old CPU.
+    OnCpuWakelist,
+    /// `select_task_rq()`: one allowed CPU.
+    SingleCpu,
+    /// `select_task_rq()`: the chosen CPU is not allowed, `select_fallback_rq()`.
+    Fallback,
+    FairEnter,
+    CurrentCpu,
+    WakeWide,
+    AffineDomain,
+    FindIdlest,
+    FairReturnSlow,
+    FairReturnFast,
+    /// `wake_affine()` keeps prev.
+    WakeAffinePrev,
+    /// `wake_affine()` pulls to the waker's CPU.
+    WakeAffineThis,
+    AffineIdleThis,
+    AffineIdleSync,
+    AffineIdlePrev,
+    AffineWeight,
+    SisEnter,
+    SisTarget,
+    SisTargetReturn,
+    SisPrev,
+    SisPrevReturn,
+    SisPrevCluster,
+    SisKthread,
+    SisKthreadReturn,
+    SisRecent,
+    SisRecentReturn,
+    SisCapacity,
+    CapacityProbe,
+    SisNoLlc,
+    SisIdleCores,
+    SmtProbe,
+    SisSmtReturn,
+    SisScanReturn,
+    SisPrevAffReturn,
+    SisRecentAffReturn,
+    SisTargetLast,
+    ScanEnter,
+    ScanPropBudget,
+    ScanUtilBudget,
+    ScanUtilZero,
+    ClusterEnter,
+    ClusterCore,
+    ClusterCoreReturn,
+    ClusterBudget,
+    ClusterProbe,
+    ClusterProbeReturn,
+    ClusterDone,
+    ScanCore,
+    ScanCoreReturn,
+    ScanBudget,
+    ScanProbe,
+    ScanReturn,
+    CoreProbe,
+    QueueCond,
+    QueueWakelist,
+    QueueLocal,
+    QueueRemote,
+}
+
+/// One line of the listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeLine {
+    /// The kernel function the line belongs to.
+    pub func: &'static str,
+    /// The text, indented with spaces.
+    pub text: String,
+    /// The trace steps this line produces, if any.
+    pub site: Option<Site>,
+    /// The patch of the set that adds or changes this line.
+    pub by: Option<Patch>,
+}
+
+/// Builds the listing line by line.
+struct Listing {
+    lines: Vec<CodeLine>,
+    func: &'static str,
+}
+
+impl Listing {
+    fn func(&mut self, name: &'static str, signature: &str) {
+        if !self.lines.is_empty() {
+            self.plain("");
+        }
+        self.func = name;
+        self.plain(signature);
+    }
+
+    fn line(&mut self, text: &str, site: Option<Site>, by: Option<Patch>) {
+        self.lines.push(CodeLine {
+            func: self.func,
+            text: text.to_string(),
+            site,
+            by,
+        });
+    }
+
+    fn plain(&mut self, text: &str) {
+        self.line(text, None, None);
+    }
+
+    fn at(&mut self, text: &str, site: Site) {
+        self.line(text, Some(site), None);
+    }
+}
+
+#[cfg(test)]
+mod tests;
