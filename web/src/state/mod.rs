@@ -32,13 +32,16 @@ use schedlab_core::scenario::{
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
-use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec};
+use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec, Missing};
 use schedlab_core::wakeup::{Reject, Step};
+use schedlab_core::workload::{defaults as workload_defaults, Workload};
 use yew::prelude::*;
 
 pub use schedlab_core::scenario::View;
 
+pub mod designer;
 mod wake;
+use designer::{Designer, Field};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
 
@@ -129,6 +132,12 @@ pub struct AppState {
     /// does not start until the Run button ([`Action::RunHeld`]) or an edit of the
     /// simulation. The estimate, in seconds.
     pub held: Option<f64>,
+    /// The topology designer, while open (`state::designer`); it follows the machine.
+    pub designer: Option<Designer>,
+    /// Text the custom-machine form opens with (a machine's per-CPU JSON, from the
+    /// designer's "edit as JSON"), and a count that changes with each, so the form
+    /// starts over.
+    pub custom_prefill: (u32, String),
 }
 
 pub enum Action {
@@ -186,6 +195,15 @@ pub enum Action {
     /// Run the held simulation of a link.
     RunHeld,
     DismissBanner,
+    /// Opens the topology designer on the current machine, or closes it.
+    OpenDesigner(bool),
+    /// One edit of a designer field: the machine (or the custom workload) follows
+    /// when the whole form is valid; otherwise the field shows why, and the page keeps
+    /// the last machine.
+    EditDesign(Field, String),
+    /// The designer's way out for a machine it cannot draw as counts: the
+    /// custom-machine form, holding the machine's per-CPU JSON.
+    EditAsJson,
 }
 
 /// The simulation a page opens with, before anyone changes it.
@@ -219,6 +237,8 @@ impl AppState {
             sim_error: None,
             sim_heat: Vec::new(),
             held: None,
+            designer: None,
+            custom_prefill: (0, String::new()),
         };
         st.fit_sim();
         st.refresh_wake();
@@ -522,6 +542,78 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// [`Action::EditDesign`]: applies the edit to the designer's text, then moves the
+    /// machine (or the custom workload) to what the form describes if all of it is
+    /// valid and it changed; the errors replace the form's old ones.
+    fn edit_design(&mut self, field: Field, value: &str) {
+        let Some(Designer::Form(mut d)) = self.designer.take() else {
+            return;
+        };
+        d.set(field, value);
+        if field.is_workload() {
+            let old = self.sim().workload.clone();
+            let pairs = match old {
+                Workload::Custom { pairs, .. } => pairs,
+                _ => workload_defaults::PAIRS,
+            };
+            match d.workload(pairs) {
+                Ok(w) if w == old => d.set_errors(true, BTreeMap::new()),
+                Ok(w) => {
+                    let mut sim = self.sim().clone();
+                    // A completion workload's duration is its cap (as the Simulate
+                    // tab's workload picker does).
+                    if w.runs_to_completion() != old.runs_to_completion() {
+                        sim.duration_ms = if w.runs_to_completion() {
+                            scenario::MAX_SIM_MS
+                        } else {
+                            SimSetup::default().duration_ms
+                        };
+                    }
+                    sim.workload = w;
+                    match sim.run_spec(self.machine(), self.patches()) {
+                        Ok(_) => {
+                            self.scenario.sim = Some(sim);
+                            self.sim_error = None;
+                            self.held = None;
+                            d.set_errors(true, BTreeMap::new());
+                        }
+                        Err(e) => d.set_errors(true, BTreeMap::from([(field, e)])),
+                    }
+                }
+                Err(e) => d.set_errors(true, e),
+            }
+        } else {
+            match d.spec() {
+                Ok(spec) if self.custom() == Some(&spec) => d.set_errors(false, BTreeMap::new()),
+                Ok(spec) => match ScenarioMachine::new(MachineChoice::Spec(Box::new(spec))) {
+                    Ok(m) => {
+                        let cpu = self.cpu();
+                        self.set_machine(m);
+                        // The selected CPU stays while the machine still has it.
+                        if cpu.0 < self.nr_cpus() {
+                            self.scenario.cpu = cpu;
+                        }
+                        d.set_errors(false, BTreeMap::new());
+                    }
+                    Err(e) => d.set_errors(false, BTreeMap::from([(Field::Total, e.to_string())])),
+                },
+                Err(e) => d.set_errors(false, e),
+            }
+        }
+        self.designer = Some(Designer::Form(d));
+    }
+
+    /// What the pasted machine's text lacked that the kernel uses (core's notes in
+    /// its description), for a custom machine; nothing for a preset.
+    pub fn missing(&self) -> Vec<Missing> {
+        if self.custom().is_none() {
+            return Vec::new();
+        }
+        Missing::in_description(&self.machine().description)
+    }
+}
+
 impl Default for AppState {
     fn default() -> Self {
         // The default preset builds on every release: `every_preset_builds` checks it.
@@ -534,6 +626,14 @@ impl Reducible for AppState {
     type Action = Action;
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        // The designer stays open over a change of machine (and shows the new one)
+        // unless it is closed or left for the JSON form; its own edits keep its text.
+        let (closing, editing) = match &action {
+            Action::OpenDesigner(open) => (!open, true),
+            Action::EditAsJson => (true, true),
+            Action::EditDesign(..) => (false, true),
+            _ => (false, false),
+        };
         let mut next = (*self).clone();
         let nr = self.nr_cpus();
         let valid = |c: CpuId| c.0 < nr;
@@ -679,6 +779,21 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
+            Action::OpenDesigner(open) => {
+                next.designer = open
+                    .then(|| Designer::for_machine(&self.scenario.machine, &self.sim().workload));
+                if open {
+                    next.custom_open = false;
+                }
+            }
+            Action::EditAsJson => {
+                if let Some(Designer::Irregular { json, .. }) = next.designer.take() {
+                    next.custom_prefill = (self.custom_prefill.0.wrapping_add(1), json);
+                    next.custom_open = true;
+                    next.custom_error = None;
+                }
+            }
+            Action::EditDesign(field, value) => next.edit_design(field, &value),
             Action::RunHeld => next.held = None,
             Action::OpenExample(f) => {
                 let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
@@ -707,6 +822,16 @@ impl Reducible for AppState {
                 Err(e) => next.sim_error = Some(e),
             },
         }
+        if self.designer.is_some() && !closing && !editing {
+            if next.designer.is_none() {
+                next.designer = Some(Designer::for_machine(
+                    &next.scenario.machine,
+                    &next.sim().workload,
+                ));
+            } else if let Some(Designer::Form(d)) = &mut next.designer {
+                d.sync_work(&next.scenario.sim.as_ref().unwrap_or(default_sim()).workload);
+            }
+        }
         next.refresh_wake();
         Rc::new(next)
     }
@@ -715,5 +840,7 @@ impl Reducible for AppState {
 /// What components receive through context.
 pub type AppContext = UseReducerHandle<AppState>;
 
+#[cfg(test)]
+mod designer_tests;
 #[cfg(test)]
 mod tests;
