@@ -3,6 +3,7 @@
 pub mod chart;
 pub mod controls;
 pub mod custom_machine;
+pub mod designer;
 pub mod domain_tree;
 pub mod machine_view;
 pub mod share;

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use schedlab_core::scenario::{MachineChoice, ScenarioMachine};
 use schedlab_core::topology::import::machine_to_spec;
 use schedlab_core::topology::{
-    presets, Arch, KernelConfig, Machine, MachineSpec, Numbering, TopologyError,
+    presets, Arch, CpuTopo, KernelConfig, Machine, MachineSpec, Numbering, TopologyError,
 };
 use schedlab_core::workload::{defaults, Dist, Workload};
 
@@ -656,6 +656,7 @@ impl Designer {
         }
     }
 
+    #[cfg(test)]
     pub fn draft(&self) -> Option<&Draft> {
         match self {
             Designer::Form(d) => Some(d),
@@ -663,6 +664,9 @@ impl Designer {
         }
     }
 }
+
+/// A level's id of a CPU.
+type Key<'a> = &'a dyn Fn(&CpuTopo) -> u64;
 
 /// Why a machine cannot be written as counts per level, in the first way it fails.
 fn irregular_reason(m: &Machine) -> String {
@@ -672,7 +676,7 @@ fn irregular_reason(m: &Machine) -> String {
             .to_string();
     }
     // The first level whose groups are not all the same size.
-    let sizes = |key: &dyn Fn(&schedlab_core::topology::CpuTopo) -> u64| {
+    let sizes = |key: Key| {
         let mut by: BTreeMap<u64, u32> = BTreeMap::new();
         for c in &m.cpus {
             *by.entry(key(c)).or_default() += 1;
@@ -680,7 +684,7 @@ fn irregular_reason(m: &Machine) -> String {
         let (lo, hi) = (by.values().min().copied(), by.values().max().copied());
         (lo != hi).then(|| (lo.unwrap_or(0), hi.unwrap_or(0)))
     };
-    let levels: [(&str, &dyn Fn(&schedlab_core::topology::CpuTopo) -> u64); 5] = [
+    let levels: [(&str, Key); 5] = [
         ("sockets", &|c| c.package.into()),
         ("NUMA nodes", &|c| c.node.0.into()),
         ("LLCs", &|c| c.llc.into()),

@@ -291,9 +291,12 @@ fn a_paste_without_clusters_says_so_and_the_designer_adds_them() {
         s,
         vec![
             Action::OpenDesigner(true),
+            // 24 cores per LLC as 6 clusters of 4.
+            edit(Field::Count(Count::ClustersPerLlc), "6"),
             edit(Field::Count(Count::CoresPerCluster), "4"),
         ],
     );
+    assert_eq!(t.machine().nr_cpus(), 96);
     let d = draft(&t);
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     assert!(levels(&t).contains(&"CLS"), "{:?}", levels(&t));
