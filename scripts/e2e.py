@@ -1160,6 +1160,9 @@ def designer(page, cfg):
     levels = page.wait_for(".level-name", pred=lambda t: t and t[0] == "SMT")
     check(levels[:3] == ["SMT", "CLS", "MC"],
           f"the domain tree follows: SMT, CLS, MC first (got {levels})")
+    built = page.wait_for("#designer-levels-built", pred=lambda t: "SMT (2)" in t[0])
+    check(built and "SMT (2) › CLS (8) › MC (16)" in built[0],
+          f"the designer lists the levels built, with their sizes (got {built})")
     total = page.text("#designer-total")
     check(total and "128 CPUs" in total, f"the designer says the machine in use: {total!r}")
     # A bad value: its error beside the field, tied to it; the machine stays.
@@ -1229,6 +1232,13 @@ def designer(page, cfg):
     check(err and "is not a duration" in err[0], f"a bad distribution shows core's message (got {err})")
     type_into(page, "#designer-sleep", "exp:20us")
     page.until(lambda: page.count(".field-error") == 0, timeout=5)
+    time.sleep(1.2)
+    page.driver.refresh()
+    page.wait_for(".level-name")
+    page.click("#open-designer")
+    kept = page.js("return [...document.querySelectorAll('.designer-work input')].map(e => e.value)")
+    check(kept == ["uniform:5us-10us", "fixed:5us", "exp:20us"],
+          f"the distributions travel in the link and come back with their units (got {kept})")
     page.click(".tabs button:nth-child(5)")
     page.wait_for("#sim-workload")
     wl = page.js("return document.querySelector('#sim-workload').value")

@@ -128,6 +128,10 @@ fn a_designed_384_cpu_machine_links_in_under_2_kb() {
     assert_eq!(machine.nr_cpus(), 384);
     let scenario = Scenario::on(machine, "6.8".parse::<PatchSet>().unwrap());
     let link = encode(&scenario);
+    eprintln!(
+        "a designed 384-CPU machine's link: {} characters",
+        link.len()
+    );
     assert!(link.len() < 2048, "{} characters", link.len());
     let back = decode(&link).unwrap();
     assert_eq!(back.machine.choice(), &MachineChoice::Spec(Box::new(s)));

@@ -101,6 +101,26 @@ pub fn designer_panel() -> Html {
         Callback::from(move |(f, v): (Field, String)| d.dispatch(Action::EditDesign(f, v)))
     };
     let m = state.machine();
+    // The levels the kernel builds for the selected CPU, with their spans' sizes, so
+    // the effect of an edit shows here as well as in the domain tree.
+    let levels_built = match state.domains() {
+        Ok(d) => match d.try_cpu(state.cpu()) {
+            Some(c) if !c.domains.is_empty() => format!(
+                "The kernel builds, for CPU {}: {}",
+                state.cpu().0,
+                c.domains
+                    .iter()
+                    .map(|sd| format!("{} ({})", sd.name, sd.span.weight()))
+                    .collect::<Vec<_>>()
+                    .join(" › ")
+            ),
+            _ => format!(
+                "CPU {} has no sched domains (a one-CPU machine).",
+                state.cpu().0
+            ),
+        },
+        Err(e) => format!("No sched domains: {e}"),
+    };
     let select = |field: Field| {
         let edit = edit.clone();
         Callback::from(move |e: Event| {
@@ -206,25 +226,30 @@ pub fn designer_panel() -> Html {
             <div class="designer-body">
                 <fieldset class="designer-levels">
                     <legend>{ "Levels" }</legend>
-                    { text_field(&draft, Field::Name, "name", &draft.name, false, &edit) }
-                    <div class="designer-field">
-                        <label for={Field::Arch.id()}>{ "architecture" }</label>
-                        <select id={Field::Arch.id()} onchange={select(Field::Arch)}>
-                            <option value="x86" selected={draft.arch == Arch::X86}>{ "x86 (SMT, CLS = L2, MC = LLC, PKG)" }</option>
-                            <option value="arm64" selected={draft.arch == Arch::Arm64}>{ "arm64 (SMT, CLS = cluster, MC, PKG)" }</option>
-                        </select>
+                    <div class="designer-row">
+                        { text_field(&draft, Field::Name, "name", &draft.name, false, &edit) }
+                        <div class="designer-field">
+                            <label for={Field::Arch.id()}>{ "architecture (--arch)" }</label>
+                            <select id={Field::Arch.id()} onchange={select(Field::Arch)}>
+                                <option value="x86" selected={draft.arch == Arch::X86}>{ "x86" }</option>
+                                <option value="arm64" selected={draft.arch == Arch::Arm64}>{ "arm64" }</option>
+                            </select>
+                        </div>
+                        <div class="designer-field">
+                            <label for={Field::Numbering.id()}>{ "SMT numbering" }</label>
+                            <select id={Field::Numbering.id()} onchange={select(Field::Numbering)}>
+                                <option value="linear" selected={draft.numbering == Numbering::Linear}>{ "siblings adjacent" }</option>
+                                <option value="smt-split" selected={draft.numbering == Numbering::SmtSplit}>{ "n and n+N/2 (x86)" }</option>
+                            </select>
+                        </div>
                     </div>
-                    { for counts }
-                    <div class="designer-field">
-                        <label for={Field::Numbering.id()}>{ "SMT numbering" }</label>
-                        <select id={Field::Numbering.id()} onchange={select(Field::Numbering)}>
-                            <option value="linear" selected={draft.numbering == Numbering::Linear}>{ "siblings adjacent (arm64)" }</option>
-                            <option value="smt-split" selected={draft.numbering == Numbering::SmtSplit}>{ "n and n+N/2 (x86 servers)" }</option>
-                        </select>
-                    </div>
+                    <div class="designer-counts">{ for counts }</div>
                     <p class="designer-total" id={Field::Total.id()} role="status"
                         aria-describedby={total_error.is_some().then(|| Field::Total.error_id())}>
                         { format!("In use: {} CPUs, {} NUMA node{}", m.nr_cpus(), m.nr_nodes(), if m.nr_nodes() == 1 { "" } else { "s" }) }
+                    </p>
+                    <p class="designer-levels-built" id="designer-levels-built">
+                        { levels_built }
                     </p>
                     if let Some(e) = total_error {
                         <p class="error field-error" id={Field::Total.error_id()}>{ e }</p>
@@ -236,7 +261,8 @@ pub fn designer_panel() -> Html {
                 </fieldset>
                 <fieldset class="designer-capacity">
                     <legend>{ "CPU capacity (hybrid parts)" }</legend>
-                    { text_field(&draft, Field::Capacities, "capacity of each CPU, in CPU order (e.g. 1024×8, 446×8); empty: 1024 each", &draft.capacities, false, &edit) }
+                    { text_field(&draft, Field::Capacities, "capacity per CPU, in CPU order", &draft.capacities, false, &edit) }
+                    <p class="hint">{ "arch_scale_cpu_capacity(), 1-1024, e.g. 1024×8, 446×8 for 8 big and 8 LITTLE CPUs; empty: 1024 each (symmetric)." }</p>
                 </fieldset>
                 <fieldset class="designer-numa">
                     <legend>{ "NUMA distances (SLIT)" }</legend>
@@ -255,7 +281,9 @@ pub fn designer_panel() -> Html {
                             { format!(" The Simulate tab runs {} now; editing these switches it to the custom workload.", state.sim().workload.name()) }
                         }
                     </p>
-                    { for work_fields.into_iter().map(|(f, label, v)| text_field(&draft, f, label, v, false, &edit)) }
+                    <div class="designer-row">
+                        { for work_fields.into_iter().map(|(f, label, v)| text_field(&draft, f, label, v, false, &edit)) }
+                    </div>
                 </fieldset>
             </div>
         </section>

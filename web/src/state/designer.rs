@@ -201,6 +201,27 @@ pub enum Designer {
     },
 }
 
+/// A duration in the largest unit that writes it exactly (`5us`, `10ms`, `250`).
+fn ns_text(ns: u64) -> String {
+    match ns {
+        0 => "0".to_string(),
+        n if n.is_multiple_of(1_000_000_000) => format!("{}s", n / 1_000_000_000),
+        n if n.is_multiple_of(1_000_000) => format!("{}ms", n / 1_000_000),
+        n if n.is_multiple_of(1_000) => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+/// A distribution as the CLI's flags write it, with units (`Dist::parse` reads it
+/// back to the same value).
+pub fn dist_text(d: Dist) -> String {
+    match d {
+        Dist::Fixed { ns } => format!("fixed:{}", ns_text(ns)),
+        Dist::Uniform { lo, hi } => format!("uniform:{}-{}", ns_text(lo), ns_text(hi)),
+        Dist::Exp { mean } => format!("exp:{}", ns_text(mean)),
+    }
+}
+
 /// Run-length text of per-CPU capacities: `1024×4, 446×4`.
 pub fn format_capacities(caps: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
@@ -310,11 +331,11 @@ impl Draft {
                 server_work,
                 sleep,
                 ..
-            }) => [client_work, server_work, sleep].map(|d| d.to_string()),
+            }) => [client_work, server_work, sleep].map(|d| dist_text(*d)),
             _ => [
                 defaults::CUSTOM_WORK.to_string(),
                 defaults::CUSTOM_WORK.to_string(),
-                Dist::fixed(0).to_string(),
+                dist_text(Dist::fixed(0)),
             ],
         }
     }

@@ -270,6 +270,19 @@ fn the_custom_workloads_distributions() {
     let e = &draft(&u).errors[&Field::Sleep];
     assert!(e.contains("\"sometimes\" is not a duration"), "{e}");
     assert_eq!(u.sim(), t.sim());
+    // Written back with units, as typed; they read back to the same values.
+    for d in [
+        "fixed:5us",
+        "uniform:5us-10ms",
+        "exp:250ns",
+        "fixed:2s",
+        "fixed:0",
+    ] {
+        let dist = schedlab_core::workload::Dist::parse(d).unwrap();
+        let text = super::designer::dist_text(dist);
+        assert_eq!(text, d);
+        assert_eq!(schedlab_core::workload::Dist::parse(&text).unwrap(), dist);
+    }
 }
 
 #[test]

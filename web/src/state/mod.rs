@@ -828,8 +828,11 @@ impl Reducible for AppState {
                     &next.scenario.machine,
                     &next.sim().workload,
                 ));
-            } else if let Some(Designer::Form(d)) = &mut next.designer {
-                d.sync_work(&next.scenario.sim.as_ref().unwrap_or(default_sim()).workload);
+            } else if next.sim().workload != self.sim().workload {
+                let w = next.sim().workload.clone();
+                if let Some(Designer::Form(d)) = &mut next.designer {
+                    d.sync_work(&w);
+                }
             }
         }
         next.refresh_wake();
