@@ -1274,6 +1274,15 @@ def designer(page, cfg):
     page.wait_for("#custom-text")
     text = page.js("return document.querySelector('#custom-text').value")
     check('"asym_prio"' in text, "Edit its per-CPU JSON opens the custom form holding the machine's JSON")
+    # Its kernel config can still be chosen (issue 16: Kconfig in the page).
+    page.select("#preset", "alderlake-8p8e")
+    page.click("#open-designer")
+    page.wait_for("#designer-irregular")
+    smt_before = "SMT" in level_names(page)
+    page.click("#designer-config_sched_smt")
+    page.until(lambda: "SMT" not in level_names(page), timeout=10)
+    check(smt_before and "SMT" not in level_names(page) and page.count("#designer-irregular") == 1,
+          f"CONFIG_SCHED_SMT=n on the hybrid part drops its SMT level (got {level_names(page)})")
     # A paste without clusters: the note offers the designer.
     with open("core/tests/fixtures/kunpeng920_96c_lscpu.txt", encoding="utf-8") as f:
         paste = f.read()

@@ -8,7 +8,7 @@
 //! Also here: [`MissingNote`], the note under the pickers when a pasted machine lacked
 //! what the kernel uses (core's `Missing`), with a button into the designer.
 
-use schedlab_core::topology::{Arch, Numbering};
+use schedlab_core::topology::{Arch, KernelConfig, Numbering};
 use schedlab_core::workload::Workload;
 use yew::prelude::*;
 
@@ -23,6 +23,47 @@ fn kopt_hint(k: Kopt) -> &'static str {
         Kopt::Cluster => "the CLS level (arm64 clusters, x86 shared L2)",
         Kopt::Mc => "the MC level (the LLC)",
         Kopt::Numa => "the NODE and NUMA levels; off: one node",
+    }
+}
+
+/// The architecture picker and the Kconfig boxes: the form's, and an irregular
+/// machine's (they apply to any spec).
+fn kernel_fields(arch: Arch, config: &KernelConfig, edit: &Callback<(Field, String)>) -> Html {
+    let onarch = {
+        let edit = edit.clone();
+        Callback::from(move |e: Event| {
+            if let Some(v) = select_value(&e) {
+                edit.emit((Field::Arch, v));
+            }
+        })
+    };
+    let boxes = Kopt::ALL.iter().map(|&k| {
+        let field = Field::Config(k);
+        let onchange = {
+            let edit = edit.clone();
+            Callback::from(move |e: Event| {
+                edit.emit((field, if checked(&e) { "y" } else { "n" }.to_string()))
+            })
+        };
+        html! {
+            <label class="designer-check">
+                <input type="checkbox" id={field.id()} checked={k.get(config)} {onchange} />
+                <span><code>{ k.name() }</code>{ format!(" — {}", kopt_hint(k)) }</span>
+            </label>
+        }
+    });
+    html! {
+        <fieldset class="designer-kconfig">
+            <legend>{ "Kernel (--arch, --kconfig)" }</legend>
+            <div class="designer-field">
+                <label for={Field::Arch.id()}>{ "architecture: which topology table the kernel uses" }</label>
+                <select id={Field::Arch.id()} onchange={onarch}>
+                    <option value="x86" selected={arch == Arch::X86}>{ "x86 (CLS = shared L2, MC = LLC)" }</option>
+                    <option value="arm64" selected={arch == Arch::Arm64}>{ "arm64 (CLS = PPTT cluster)" }</option>
+                </select>
+            </div>
+            { for boxes }
+        </fieldset>
     }
 }
 
@@ -79,6 +120,11 @@ pub fn designer_panel() -> Html {
     };
     let draft = match designer {
         Designer::Irregular { reason, .. } => {
+            let edit: Callback<(Field, String)> = {
+                let d = state.dispatcher();
+                Callback::from(move |(f, v): (Field, String)| d.dispatch(Action::EditDesign(f, v)))
+            };
+            let m = state.machine();
             let onjson = {
                 let d = state.dispatcher();
                 Callback::from(move |_: MouseEvent| d.dispatch(Action::EditAsJson))
@@ -91,6 +137,8 @@ pub fn designer_panel() -> Html {
                         { "Its per-CPU JSON spec describes it exactly; edit that instead (each CPU's package, node, LLC, cluster, core, capacity)." }
                     </p>
                     <button id="designer-json" class="primary" onclick={onjson}>{ "Edit its per-CPU JSON" }</button>
+                    <p class="hint">{ "Its architecture and kernel config can still be chosen here:" }</p>
+                    <div class="designer-body">{ kernel_fields(m.arch, &m.config, &edit) }</div>
                 </section>
             };
         }
@@ -141,22 +189,6 @@ pub fn designer_panel() -> Html {
         )
     });
     let total_error = draft.errors.get(&Field::Total).cloned();
-    let kconfig = Kopt::ALL.iter().map(|&k| {
-        let field = Field::Config(k);
-        let onchange = {
-            let edit = edit.clone();
-            Callback::from(move |e: Event| {
-                edit.emit((field, if checked(&e) { "y" } else { "n" }.to_string()))
-            })
-        };
-        html! {
-            <label class="designer-check">
-                <input type="checkbox" id={field.id()} checked={k.get(&draft.config)} {onchange} />
-                <span><code>{ k.name() }</code>{ format!(" — {}", kopt_hint(k)) }</span>
-            </label>
-        }
-    });
-
     // The distance grid: a row and a column per node; the diagonal is LOCAL_DISTANCE.
     let n = draft.slit.len();
     let grid = html! {
@@ -229,13 +261,6 @@ pub fn designer_panel() -> Html {
                     <div class="designer-row">
                         { text_field(&draft, Field::Name, "name", &draft.name, false, &edit) }
                         <div class="designer-field">
-                            <label for={Field::Arch.id()}>{ "architecture (--arch)" }</label>
-                            <select id={Field::Arch.id()} onchange={select(Field::Arch)}>
-                                <option value="x86" selected={draft.arch == Arch::X86}>{ "x86" }</option>
-                                <option value="arm64" selected={draft.arch == Arch::Arm64}>{ "arm64" }</option>
-                            </select>
-                        </div>
-                        <div class="designer-field">
                             <label for={Field::Numbering.id()}>{ "SMT numbering" }</label>
                             <select id={Field::Numbering.id()} onchange={select(Field::Numbering)}>
                                 <option value="linear" selected={draft.numbering == Numbering::Linear}>{ "siblings adjacent" }</option>
@@ -255,10 +280,7 @@ pub fn designer_panel() -> Html {
                         <p class="error field-error" id={Field::Total.error_id()}>{ e }</p>
                     }
                 </fieldset>
-                <fieldset class="designer-kconfig">
-                    <legend>{ "Kernel config (--kconfig)" }</legend>
-                    { for kconfig }
-                </fieldset>
+                { kernel_fields(draft.arch, &draft.config, &edit) }
                 <fieldset class="designer-capacity">
                     <legend>{ "CPU capacity (hybrid parts)" }</legend>
                     { text_field(&draft, Field::Capacities, "capacity per CPU, in CPU order", &draft.capacities, false, &edit) }

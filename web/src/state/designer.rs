@@ -108,7 +108,7 @@ impl Kopt {
         }
     }
 
-    fn set(self, c: &mut KernelConfig, on: bool) {
+    pub fn set(self, c: &mut KernelConfig, on: bool) {
         match self {
             Kopt::Smt => c.sched_smt = on,
             Kopt::Cluster => c.sched_cluster = on,

@@ -218,6 +218,12 @@ fn irregular_machines_say_why_and_offer_the_json() {
     };
     assert!(reason.contains("hybrid"), "{reason}");
     assert!(json.contains("\"cpus\""));
+    // Its kernel can still be chosen: the explicit spec takes the option.
+    let k = s.clone().reduce(edit(Field::Config(Kopt::Smt), "n"));
+    assert!(!k.machine().config.sched_smt);
+    assert_eq!(k.machine().nr_cpus(), 24);
+    assert!(matches!(k.designer, Some(Designer::Irregular { .. })));
+    assert!(!levels(&k).contains(&"SMT"), "{:?}", levels(&k));
     let t = s.reduce(Action::EditAsJson);
     assert!(t.custom_open && t.designer.is_none());
     assert!(t.custom_prefill.1.contains("asym_prio"));

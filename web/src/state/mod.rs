@@ -32,7 +32,9 @@ use schedlab_core::scenario::{
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
-use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec, Missing};
+use schedlab_core::topology::{
+    load_machine, presets, Arch, ImportHint, KernelConfig, Machine, MachineSpec, Missing,
+};
 use schedlab_core::wakeup::{Reject, Step};
 use schedlab_core::workload::{defaults as workload_defaults, Workload};
 use yew::prelude::*;
@@ -547,8 +549,15 @@ impl AppState {
     /// machine (or the custom workload) to what the form describes if all of it is
     /// valid and it changed; the errors replace the form's old ones.
     fn edit_design(&mut self, field: Field, value: &str) {
-        let Some(Designer::Form(mut d)) = self.designer.take() else {
-            return;
+        let mut d = match self.designer.take() {
+            Some(Designer::Form(d)) => d,
+            Some(irregular) => {
+                // The architecture and the Kconfig apply to any spec, explicit too.
+                self.designer = Some(irregular);
+                self.edit_kernel(field, value);
+                return;
+            }
+            None => return,
         };
         d.set(field, value);
         if field.is_workload() {
@@ -602,6 +611,48 @@ impl AppState {
             }
         }
         self.designer = Some(Designer::Form(d));
+    }
+
+    /// An irregular machine's architecture or Kconfig option, set on its own spec (a
+    /// preset's, or the custom machine's per-CPU one); the designer then shows the
+    /// new machine.
+    fn edit_kernel(&mut self, field: Field, value: &str) {
+        let mut spec = match self.scenario.machine.choice() {
+            MachineChoice::Preset(n) => match presets::preset(n) {
+                Some(p) => p.spec(),
+                None => return,
+            },
+            MachineChoice::Spec(s) => (**s).clone(),
+        };
+        match field {
+            Field::Arch => match value.parse() {
+                Ok(a) => spec.arch = a,
+                Err(_) => return,
+            },
+            Field::Config(k) => {
+                let mut c = spec.config.unwrap_or(KernelConfig::SERVER);
+                k.set(&mut c, value == "y");
+                spec.config = (c != KernelConfig::SERVER).then_some(c);
+            }
+            _ => return,
+        }
+        if self.custom() == Some(&spec) {
+            return;
+        }
+        match ScenarioMachine::new(MachineChoice::Spec(Box::new(spec))) {
+            Ok(m) => {
+                let cpu = self.cpu();
+                self.set_machine(m);
+                if cpu.0 < self.nr_cpus() {
+                    self.scenario.cpu = cpu;
+                }
+                self.designer = Some(Designer::for_machine(
+                    &self.scenario.machine,
+                    &self.sim().workload,
+                ));
+            }
+            Err(e) => self.banner = Some(e.to_string()),
+        }
     }
 
     /// What the pasted machine's text lacked that the kernel uses (core's notes in
