@@ -1284,6 +1284,9 @@ def designer(page, cfg):
     check(smt_before and "SMT" not in level_names(page) and page.count("#designer-irregular") == 1,
           f"CONFIG_SCHED_SMT=n on the hybrid part drops its SMT level (got {level_names(page)})")
     # A paste without clusters: the note offers the designer.
+    page.js("const s = document.querySelector('#preset'); s.value = 'custom';"
+            "s.dispatchEvent(new Event('change', {bubbles: true}));")
+    page.wait_for("#custom-text")
     with open("core/tests/fixtures/kunpeng920_96c_lscpu.txt", encoding="utf-8") as f:
         paste = f.read()
     page.js("const t = document.querySelector('#custom-text'); t.value = arguments[0];"
