@@ -13,11 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_core::scenario::{MachineChoice, ScenarioMachine};
-use schedlab_core::topology::import::machine_to_spec;
-use schedlab_core::topology::{
-    presets, Arch, CpuTopo, KernelConfig, Machine, MachineSpec, Numbering, TopologyError,
-};
+use schedlab_core::topology::{Arch, KernelConfig, Machine, MachineSpec, Numbering, TopologyError};
 use schedlab_core::workload::{defaults, Dist, Workload};
 
 /// The most CPUs the designer builds: each keystroke rebuilds the machine, its
@@ -324,7 +320,7 @@ impl Draft {
 
     /// The three distribution fields for a workload: its own if it is the custom
     /// one, else the custom workload's defaults.
-    fn work_of(w: Option<&Workload>) -> [String; 3] {
+    pub(super) fn work_of(w: Option<&Workload>) -> [String; 3] {
         match w {
             Some(Workload::Custom {
                 client_work,
@@ -630,94 +626,4 @@ impl Draft {
             self.errors.retain(|f, _| !f.is_workload());
         }
     }
-}
-
-impl Designer {
-    /// The designer for `machine` (built from `choice`), its workload fields from `w`.
-    pub fn for_machine(machine: &ScenarioMachine, w: &Workload) -> Designer {
-        let m = machine.machine();
-        let spec = match machine.choice() {
-            MachineChoice::Preset(name) => presets::preset(name).map(|p| {
-                let mut s = p.spec();
-                s.name = format!("{name} (designed)");
-                s
-            }),
-            MachineChoice::Spec(s) => Some((**s).clone()),
-        };
-        let json = || serde_json::to_string_pretty(&machine_to_spec(m)).unwrap_or_default();
-        let regular = spec.and_then(|s| match &s.cpus {
-            None => Some(s),
-            Some(_) => s.compact(m).map(|mut c| {
-                c.name = s.name.clone();
-                c
-            }),
-        });
-        let reason = match &regular {
-            _ if m.nr_cpus() as u64 > MAX_DESIGN_CPUS => Some(format!(
-                "it has {} CPUs, and the designer builds up to {MAX_DESIGN_CPUS}",
-                m.nr_cpus()
-            )),
-            _ if m.nr_nodes() as u64 > MAX_DESIGN_NODES => Some(format!(
-                "it has {} NUMA nodes, and the designer's distance grid takes up to {MAX_DESIGN_NODES}",
-                m.nr_nodes()
-            )),
-            None => Some(irregular_reason(m)),
-            Some(_) => None,
-        };
-        match (reason, regular) {
-            (None, Some(spec)) => {
-                let mut d = Draft::from_spec(&spec, m);
-                d.work = Draft::work_of(Some(w));
-                Designer::Form(Box::new(d))
-            }
-            (reason, _) => Designer::Irregular {
-                reason: reason.unwrap_or_default(),
-                json: json(),
-            },
-        }
-    }
-
-    #[cfg(test)]
-    pub fn draft(&self) -> Option<&Draft> {
-        match self {
-            Designer::Form(d) => Some(d),
-            Designer::Irregular { .. } => None,
-        }
-    }
-}
-
-/// A level's id of a CPU.
-type Key<'a> = &'a dyn Fn(&CpuTopo) -> u64;
-
-/// Why a machine cannot be written as counts per level, in the first way it fails.
-fn irregular_reason(m: &Machine) -> String {
-    if m.cpus.iter().any(|c| c.asym_prio != 0) || m.hybrid {
-        return "it is a hybrid part (x86 ITMT priorities per CPU, cores of two kinds), which \
-                counts per level cannot describe"
-            .to_string();
-    }
-    // The first level whose groups are not all the same size.
-    let sizes = |key: Key| {
-        let mut by: BTreeMap<u64, u32> = BTreeMap::new();
-        for c in &m.cpus {
-            *by.entry(key(c)).or_default() += 1;
-        }
-        let (lo, hi) = (by.values().min().copied(), by.values().max().copied());
-        (lo != hi).then(|| (lo.unwrap_or(0), hi.unwrap_or(0)))
-    };
-    let levels: [(&str, Key); 5] = [
-        ("sockets", &|c| c.package.into()),
-        ("NUMA nodes", &|c| c.node.0.into()),
-        ("LLCs", &|c| c.llc.into()),
-        ("clusters", &|c| c.cluster.into()),
-        ("cores", &|c| c.core.into()),
-    ];
-    for (what, key) in levels {
-        if let Some((lo, hi)) = sizes(key) {
-            return format!("its {what} are of different sizes ({lo} to {hi} CPUs)");
-        }
-    }
-    "its CPUs are numbered in an order that is neither linear nor x86's SMT split, or \
-     its levels do not nest evenly"
-        .to_string()
 }

@@ -1,7 +1,7 @@
 //! The designer's reducer steps (`Action::OpenDesigner`, `EditDesign`, `EditAsJson`)
 //! and its form logic, on the host.
 
-use schedlab_core::topology::presets;
+use schedlab_core::topology::{presets, Missing};
 use schedlab_core::workload::Workload;
 
 use super::designer::{format_capacities, parse_capacities, Count, Designer, Draft, Field, Kopt};

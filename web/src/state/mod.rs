@@ -32,16 +32,14 @@ use schedlab_core::scenario::{
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
-use schedlab_core::topology::{
-    load_machine, presets, Arch, ImportHint, KernelConfig, Machine, MachineSpec, Missing,
-};
+use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec};
 use schedlab_core::wakeup::{Reject, Step};
-use schedlab_core::workload::{defaults as workload_defaults, Workload};
 use yew::prelude::*;
 
 pub use schedlab_core::scenario::View;
 
 pub mod designer;
+mod designing;
 mod wake;
 use designer::{Designer, Field};
 use wake::WakeKey;
@@ -541,127 +539,6 @@ impl AppState {
         self.scenario.patches = set;
         self.refresh_envs();
         self.highlight = None;
-    }
-}
-
-impl AppState {
-    /// [`Action::EditDesign`]: applies the edit to the designer's text, then moves the
-    /// machine (or the custom workload) to what the form describes if all of it is
-    /// valid and it changed; the errors replace the form's old ones.
-    fn edit_design(&mut self, field: Field, value: &str) {
-        let mut d = match self.designer.take() {
-            Some(Designer::Form(d)) => d,
-            Some(irregular) => {
-                // The architecture and the Kconfig apply to any spec, explicit too.
-                self.designer = Some(irregular);
-                self.edit_kernel(field, value);
-                return;
-            }
-            None => return,
-        };
-        d.set(field, value);
-        if field.is_workload() {
-            let old = self.sim().workload.clone();
-            let pairs = match old {
-                Workload::Custom { pairs, .. } => pairs,
-                _ => workload_defaults::PAIRS,
-            };
-            match d.workload(pairs) {
-                Ok(w) if w == old => d.set_errors(true, BTreeMap::new()),
-                Ok(w) => {
-                    let mut sim = self.sim().clone();
-                    // A completion workload's duration is its cap (as the Simulate
-                    // tab's workload picker does).
-                    if w.runs_to_completion() != old.runs_to_completion() {
-                        sim.duration_ms = if w.runs_to_completion() {
-                            scenario::MAX_SIM_MS
-                        } else {
-                            SimSetup::default().duration_ms
-                        };
-                    }
-                    sim.workload = w;
-                    match sim.run_spec(self.machine(), self.patches()) {
-                        Ok(_) => {
-                            self.scenario.sim = Some(sim);
-                            self.sim_error = None;
-                            self.held = None;
-                            d.set_errors(true, BTreeMap::new());
-                        }
-                        Err(e) => d.set_errors(true, BTreeMap::from([(field, e)])),
-                    }
-                }
-                Err(e) => d.set_errors(true, e),
-            }
-        } else {
-            match d.spec() {
-                Ok(spec) if self.custom() == Some(&spec) => d.set_errors(false, BTreeMap::new()),
-                Ok(spec) => match ScenarioMachine::new(MachineChoice::Spec(Box::new(spec))) {
-                    Ok(m) => {
-                        let cpu = self.cpu();
-                        self.set_machine(m);
-                        // The selected CPU stays while the machine still has it.
-                        if cpu.0 < self.nr_cpus() {
-                            self.scenario.cpu = cpu;
-                        }
-                        d.set_errors(false, BTreeMap::new());
-                    }
-                    Err(e) => d.set_errors(false, BTreeMap::from([(Field::Total, e.to_string())])),
-                },
-                Err(e) => d.set_errors(false, e),
-            }
-        }
-        self.designer = Some(Designer::Form(d));
-    }
-
-    /// An irregular machine's architecture or Kconfig option, set on its own spec (a
-    /// preset's, or the custom machine's per-CPU one); the designer then shows the
-    /// new machine.
-    fn edit_kernel(&mut self, field: Field, value: &str) {
-        let mut spec = match self.scenario.machine.choice() {
-            MachineChoice::Preset(n) => match presets::preset(n) {
-                Some(p) => p.spec(),
-                None => return,
-            },
-            MachineChoice::Spec(s) => (**s).clone(),
-        };
-        match field {
-            Field::Arch => match value.parse() {
-                Ok(a) => spec.arch = a,
-                Err(_) => return,
-            },
-            Field::Config(k) => {
-                let mut c = spec.config.unwrap_or(KernelConfig::SERVER);
-                k.set(&mut c, value == "y");
-                spec.config = (c != KernelConfig::SERVER).then_some(c);
-            }
-            _ => return,
-        }
-        if self.custom() == Some(&spec) {
-            return;
-        }
-        match ScenarioMachine::new(MachineChoice::Spec(Box::new(spec))) {
-            Ok(m) => {
-                let cpu = self.cpu();
-                self.set_machine(m);
-                if cpu.0 < self.nr_cpus() {
-                    self.scenario.cpu = cpu;
-                }
-                self.designer = Some(Designer::for_machine(
-                    &self.scenario.machine,
-                    &self.sim().workload,
-                ));
-            }
-            Err(e) => self.banner = Some(e.to_string()),
-        }
-    }
-
-    /// What the pasted machine's text lacked that the kernel uses (core's notes in
-    /// its description), for a custom machine; nothing for a preset.
-    pub fn missing(&self) -> Vec<Missing> {
-        if self.custom().is_none() {
-            return Vec::new();
-        }
-        Missing::in_description(&self.machine().description)
     }
 }
 
