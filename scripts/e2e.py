@@ -1284,6 +1284,8 @@ def designer(page, cfg):
     check(smt_before and "SMT" not in level_names(page) and page.count("#designer-irregular") == 1,
           f"CONFIG_SCHED_SMT=n on the hybrid part drops its SMT level (got {level_names(page)})")
     # A paste without clusters: the note offers the designer.
+    page.click(".designer .close")
+    page.until(lambda: page.count(".designer") == 0, timeout=5)
     page.js("const s = document.querySelector('#preset'); s.value = 'custom';"
             "s.dispatchEvent(new Event('change', {bubbles: true}));")
     page.wait_for("#custom-text")

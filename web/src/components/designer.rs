@@ -320,7 +320,7 @@ pub fn missing_note() -> Html {
         return html! {};
     };
     let missing = state.missing();
-    if missing.is_empty() || state.designer.is_some() {
+    if missing.is_empty() {
         return html! {};
     }
     let what: Vec<&str> = missing.iter().map(|m| m.what()).collect();
@@ -331,7 +331,11 @@ pub fn missing_note() -> Html {
     html! {
         <p class="missing-note" id="missing-note">
             { format!("The pasted text does not give {}; schedlab assumed defaults (see the machine's description). ", what.join(", nor ")) }
-            <button id="missing-designer" {onclick}>{ "Add them in the designer" }</button>
+            if state.designer.is_some() {
+                { "Fill them in in the designer below." }
+            } else {
+                <button id="missing-designer" {onclick}>{ "Add them in the designer" }</button>
+            }
         </p>
     }
 }
