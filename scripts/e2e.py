@@ -1175,6 +1175,7 @@ def designer(page, cfg):
     check(err and "at least 1" in err[0] and tied == ["designer-cores-error", "true", True],
           f"cores 0: the error shows beside the field, tied by aria-describedby (got {err}, {tied})")
     time.sleep(0.3)
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-error.png"))
     check(page.count("button.cpu") == 128 and page.hash == before,
           "the previous machine stays in use (128 CPUs, same link)")
     type_into(page, "#designer-cores", "64")
@@ -1270,6 +1271,7 @@ def designer(page, cfg):
     page.wait_for("#designer-irregular")
     why = page.text("#designer-irregular")
     check(why and "hybrid" in why, f"alderlake-8p8e cannot be counts: the designer says why ({why!r})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-irregular.png"))
     page.click("#designer-json")
     page.wait_for("#custom-text")
     text = page.js("return document.querySelector('#custom-text').value")
@@ -1297,6 +1299,8 @@ def designer(page, cfg):
     noted = page.wait_for("#missing-note")
     check(noted and "cluster ids" in noted[0] and "NUMA distances" in noted[0],
           f"plain lscpu of a Kunpeng: the note says clusters and distances are missing (got {noted})")
+    page.js("window.scrollTo(0, 0)")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-missing.png"))
     page.click("#missing-designer")
     page.wait_for("#designer-cores")
     # 24 cores per LLC as 6 clusters of 4: the same 96 CPUs, now with a CLS level.
