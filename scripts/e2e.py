@@ -1246,6 +1246,206 @@ def simulate_kept(page, cfg):
     check(page.text(".sim-status") != status, "new inputs start a new run")
 
 
+def type_into(page, css, value):
+    """Types a value into a text field as a keystroke would: value, then `input`."""
+    page.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
+            "e.dispatchEvent(new Event('input', {bubbles: true}));", css, value)
+
+
+def level_names(page):
+    return page.texts(".level-name")
+
+
+DESIGNED = [("sockets", "2"), ("nodes", "2"), ("llcs", "2"), ("clusters", "2"),
+            ("cores", "4"), ("threads", "2")]
+
+
+def designer(page, cfg):
+    """The topology designer: built by hand from counts, the drawing and the domains
+    follow as one types; a bad value shows its error beside the field while the last
+    machine stays; a distance cell changes the NUMA levels; Back undoes; the link opens
+    the same machine in a fresh page; irregular machines and pastes that lack
+    information say so; no axe violation, light, dark and at 390 px."""
+    page.driver.set_script_timeout(60)
+    page.open()
+    page.wait_for(".level-name")
+    page.click("#open-designer")
+    page.wait_for("#designer-title")
+    counts = [page.js("return document.querySelector(arguments[0]).value", f"#designer-{k}")
+              for k, _ in DESIGNED]
+    check(counts == ["2", "2", "1", "8", "4", "1"],
+          f"the designer opens on the preset's counts, kunpeng920-6426 (got {counts})")
+    cells = page.count(".designer-slit input")
+    check(cells == 12, f"the NUMA distances are shown: a 4 x 4 grid, 12 editable cells (got {cells})")
+    for k, v in DESIGNED:
+        type_into(page, f"#designer-{k}", v)
+    n = page.wait_count("button.cpu", 128)
+    check(n == 128, f"2 x 2 x 2 x 2 x 4 x 2 draws 128 CPUs (got {n})")
+    levels = page.wait_for(".level-name", pred=lambda t: t and t[0] == "SMT")
+    check(levels[:3] == ["SMT", "CLS", "MC"],
+          f"the domain tree follows: SMT, CLS, MC first (got {levels})")
+    built = page.wait_for("#designer-levels-built", pred=lambda t: "SMT (2)" in t[0])
+    check(built and "SMT (2) › CLS (8) › MC (16)" in built[0],
+          f"the designer lists the levels built, with their sizes (got {built})")
+    total = page.text("#designer-total")
+    check(total and "128 CPUs" in total, f"the designer says the machine in use: {total!r}")
+    # A bad value: its error beside the field, tied to it; the machine stays.
+    before = page.hash
+    type_into(page, "#designer-cores", "0")
+    err = page.wait_for("#designer-cores-error")
+    tied = page.js("const i = document.querySelector('#designer-cores');"
+                   "return [i.getAttribute('aria-describedby'), i.getAttribute('aria-invalid'),"
+                   " i.parentElement.contains(document.querySelector('#designer-cores-error'))]")
+    check(err and "at least 1" in err[0] and tied == ["designer-cores-error", "true", True],
+          f"cores 0: the error shows beside the field, tied by aria-describedby (got {err}, {tied})")
+    time.sleep(0.3)
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-error.png"))
+    check(page.count("button.cpu") == 128 and page.hash == before,
+          "the previous machine stays in use (128 CPUs, same link)")
+    type_into(page, "#designer-cores", "64")
+    err = page.wait_for("#designer-cores-error")
+    check(err and "2048 CPUs" in err[0], f"a machine past the designer's limit is refused there (got {err})")
+    type_into(page, "#designer-cores", "4")
+    page.until(lambda: page.count("#designer-cores-error") == 0, timeout=5)
+    check(page.count(".field-error") == 0, "fixing it clears the error")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with the designer open (got {found})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer.png"))
+    # A distance cell: 33 is kunpeng's farthest distance, used once; making it 32
+    # removes a distance, so a NUMA level goes.
+    time.sleep(1.2)  # past the history's coalescing window: the edit is its own entry
+    designed_hash = page.hash
+    numa_before = level_names(page).count("NUMA")
+    type_into(page, "#designer-d-0-3", "32")
+    page.until(lambda: level_names(page).count("NUMA") != numa_before, timeout=10)
+    numa_after = level_names(page).count("NUMA")
+    mirror = page.js("return document.querySelector('#designer-d-3-0').value")
+    check(numa_after == numa_before - 1 and mirror == "32",
+          f"distance(0, 3) = 32: one NUMA level fewer, mirrored to (3, 0) (NUMA levels {numa_before} -> {numa_after}, mirror {mirror})")
+    type_into(page, "#designer-d-0-1", "10")
+    err = page.wait_for("#designer-slit-errors .field-error")
+    check(err and "node_distance(0, 1) is 10" in err[0]
+          and page.js("return document.querySelector('#designer-d-0-1').getAttribute('aria-describedby')") == "designer-slit-errors",
+          f"distance 10 between nodes: build()'s error under the grid, tied to the cell (got {err})")
+    type_into(page, "#designer-d-0-1", "16")
+    page.until(lambda: page.count(".field-error") == 0, timeout=5)
+    link = page.hash
+    check(len(link) < 2048, f"the designed machine's link is short: {len(link)} characters")
+    note(f"designed 128-CPU link: {len(link)} characters")
+    names = level_names(page)
+    # Back undoes the distance edit (and the designer shows the machine it returns to).
+    page.driver.back()
+    page.until(lambda: level_names(page).count("NUMA") == numa_before, timeout=10)
+    back = page.js("return document.querySelector('#designer-d-0-3').value")
+    check(page.hash == designed_hash and back == "33",
+          f"Back undoes the distance edit; the grid follows (cell {back!r})")
+    page.driver.forward()
+    page.until(lambda: level_names(page) == names, timeout=10)
+    check(page.hash == link, "Forward redoes it")
+    # The link in a fresh page: the same machine.
+    page.open(link.lstrip("#"))
+    page.wait_for(".level-name")
+    got = (page.count("button.cpu"), level_names(page))
+    check(got == (128, names), f"the link opens the same machine in a fresh page (got {got[0]} CPUs, {got[1]})")
+    # The custom workload's distributions, with core's parser and messages.
+    page.click("#open-designer")
+    page.wait_for("#designer-client-work")
+    type_into(page, "#designer-client-work", "uniform:5-10us")
+    time.sleep(0.3)
+    type_into(page, "#designer-sleep", "sometimes")
+    err = page.wait_for("#designer-sleep-error")
+    check(err and "is not a duration" in err[0], f"a bad distribution shows core's message (got {err})")
+    type_into(page, "#designer-sleep", "exp:20us")
+    page.until(lambda: page.count(".field-error") == 0, timeout=5)
+    time.sleep(1.2)
+    page.driver.refresh()
+    page.wait_for(".level-name")
+    page.click("#open-designer")
+    kept = page.js("return [...document.querySelectorAll('.designer-work input')].map(e => e.value)")
+    check(kept == ["uniform:5us-10us", "fixed:5us", "exp:20us"],
+          f"the distributions travel in the link and come back with their units (got {kept})")
+    page.click(".tabs button:nth-child(5)")
+    page.wait_for("#sim-workload")
+    wl = page.js("return document.querySelector('#sim-workload').value")
+    check(wl == "custom", f"the Simulate tab runs the custom workload as designed (got {wl})")
+    page.click(".tabs button:nth-child(1)")
+    # Dark and a phone's width.
+    with emulated_scheme(page, "dark"):
+        time.sleep(0.3)
+        check(page_background(page) == DARK_BG, "dark: the page is dark")
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations with the designer open (got {found})")
+        page.js("document.querySelector('.designer').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-dark.png"))
+    try:
+        set_viewport(page, *MOBILE)
+        time.sleep(0.5)
+        width = page.js("return document.documentElement.scrollWidth")
+        check(width <= MOBILE[0], f"390 px: the designer fits ({width} px)")
+        small = page.js(SMALL_TARGETS.replace("'button, select, summary'", "'.designer button, .designer select, .designer input[type=text]'"))
+        check(small == [], f"390 px: the designer's fields are at least 40 px (too small: {small[:4]})")
+        page.js("document.querySelector('.designer').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-mobile.png"))
+        page.js("document.querySelector('.designer-numa').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-mobile-numa.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
+    # An irregular machine says why and offers its JSON.
+    page.select("#preset", "alderlake-8p8e")
+    page.wait_for("#designer-irregular")
+    why = page.text("#designer-irregular")
+    check(why and "hybrid" in why, f"alderlake-8p8e cannot be counts: the designer says why ({why!r})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-irregular.png"))
+    page.click("#designer-json")
+    page.wait_for("#custom-text")
+    text = page.js("return document.querySelector('#custom-text').value")
+    check('"asym_prio"' in text, "Edit its per-CPU JSON opens the custom form holding the machine's JSON")
+    # Its kernel config can still be chosen (issue 16: Kconfig in the page).
+    page.select("#preset", "alderlake-8p8e")
+    page.click("#open-designer")
+    page.wait_for("#designer-irregular")
+    smt_before = "SMT" in level_names(page)
+    page.click("#designer-config_sched_smt")
+    page.until(lambda: "SMT" not in level_names(page), timeout=10)
+    check(smt_before and "SMT" not in level_names(page) and page.count("#designer-irregular") == 1,
+          f"CONFIG_SCHED_SMT=n on the hybrid part drops its SMT level (got {level_names(page)})")
+    # A paste without clusters: the note offers the designer.
+    page.click(".designer .close")
+    page.until(lambda: page.count(".designer") == 0, timeout=5)
+    page.js("const s = document.querySelector('#preset'); s.value = 'custom';"
+            "s.dispatchEvent(new Event('change', {bubbles: true}));")
+    page.wait_for("#custom-text")
+    with open("core/tests/fixtures/kunpeng920_96c_lscpu.txt", encoding="utf-8") as f:
+        paste = f.read()
+    page.js("const t = document.querySelector('#custom-text'); t.value = arguments[0];"
+            "t.dispatchEvent(new Event('input', {bubbles: true}));", paste)
+    page.click("#custom-load")
+    noted = page.wait_for("#missing-note")
+    check(noted and "cluster ids" in noted[0] and "NUMA distances" in noted[0],
+          f"plain lscpu of a Kunpeng: the note says clusters and distances are missing (got {noted})")
+    page.js("window.scrollTo(0, 0)")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-missing.png"))
+    page.click("#missing-designer")
+    page.wait_for("#designer-cores")
+    # 24 cores per LLC as 6 clusters of 4: the same 96 CPUs, now with a CLS level.
+    type_into(page, "#designer-clusters", "6")
+    type_into(page, "#designer-cores", "4")
+    levels = page.wait_for(".level-name", pred=lambda t: "CLS" in t)
+    check("CLS" in levels and page.count("button.cpu") == 96 and page.count("#missing-note") == 0,
+          f"the designer adds the clusters: 96 CPUs, CLS appears (got {levels})")
+    # Timing at the designer's limit: the edit that makes it 1024 CPUs.
+    for k, v in [("threads", "1"), ("cores", "8"), ("clusters", "4"), ("llcs", "4"),
+                 ("nodes", "4"), ("sockets", "1")]:
+        type_into(page, f"#designer-{k}", v)
+    page.wait_count("button.cpu", 512)
+    t0 = time.time()
+    type_into(page, "#designer-threads", "2")
+    got = page.wait_count("button.cpu", 1024, timeout=60)
+    note(f"1024 CPUs drawn {time.time() - t0:.2f} s after the edit")
+    check(got == 1024, f"the designer draws 1024 CPUs, its limit (got {got})")
+    page.wait_for(".level-name")
+    note(f"1024 CPUs: domains shown {time.time() - t0:.2f} s after the edit")
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
@@ -1272,6 +1472,7 @@ JOURNEYS = [
     simulate_kept,
     dark_mode,
     mobile_layout,
+    designer,
 ]
 
 

@@ -13,6 +13,7 @@ use yew::prelude::*;
 
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
+use crate::components::designer::{DesignerPanel, MissingNote};
 use crate::components::machine_view::MachineView;
 use crate::components::present::{self, Present};
 use crate::components::share::ShareMenu;
@@ -244,9 +245,11 @@ pub fn app() -> Html {
             </header>
             { for banner }
             <Controls />
+            <MissingNote />
             if state.custom_open {
-                <CustomMachine />
+                <CustomMachine key={state.custom_prefill.0} />
             }
+            <DesignerPanel />
             <main class={classes!("layout", matches!(state.tab(), View::Wakeup | View::Simulate).then_some("wide-right"))}>
                 <section class="panel machine-panel" aria-label="machine">
                     <details class="machine-fold" open={*drawing_open} ontoggle={on_drawing_toggle}>

@@ -24,7 +24,7 @@ use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
 
-pub use import::{load_machine, ImportError, ImportHint};
+pub use import::{load_machine, ImportError, ImportHint, Missing};
 pub use spec::{CpuSpec, MachineSpec, Numbering};
 
 /// A NUMA node id.
@@ -232,6 +232,10 @@ pub enum TopologyError {
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
     #[error("node_distance({a}, {b}) is 255, which a SLIT uses for an unreachable node; distances between different nodes must be 11-254")]
     SlitUnreachable { a: usize, b: usize },
+    #[error("capacities has {len} entries but the machine has {cpus} CPUs: give one capacity per CPU, in CPU order")]
+    CapacitiesWrongLength { len: usize, cpus: usize },
+    #[error("capacities is for the regular form (counts); with an explicit \"cpus\" list give each CPU's \"capacity\" there")]
+    CapacitiesWithCpuList,
     #[error("CPU {cpu}: {what}")]
     Inconsistent { cpu: u32, what: String },
     #[error("unknown machine preset {name:?}; known presets: {known}")]

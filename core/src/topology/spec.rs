@@ -91,6 +91,13 @@ pub struct MachineSpec {
     /// An explicit CPU list instead of the counts above.
     #[serde(default)]
     pub cpus: Option<Vec<CpuSpec>>,
+    /// The regular form's per-CPU `arch_scale_cpu_capacity()`, indexed by CPU number
+    /// (one entry per CPU, each 1-1024): asymmetric parts whose levels are regular, such
+    /// as an arm64 DynamIQ phone with big and LITTLE clusters. Absent: 1024 everywhere.
+    /// An explicit `cpus` list gives each CPU's `capacity` there instead. Written only
+    /// when set, so specs without it (every link before it) encode as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacities: Option<Vec<u32>>,
 }
 
 impl MachineSpec {
@@ -124,6 +131,7 @@ impl MachineSpec {
             numa_distance: None,
             node_reclaim_distance: None,
             cpus: None,
+            capacities: None,
         }
     }
 
@@ -175,6 +183,10 @@ impl MachineSpec {
         );
         base.config = self.config;
         base.node_reclaim_distance = self.node_reclaim_distance;
+        // Capacities that are not all 1024 travel as the regular form's list.
+        if m.cpus.iter().any(|c| c.capacity != 1024) {
+            base.capacities = Some(m.cpus.iter().map(|c| c.capacity).collect());
+        }
         // SMT siblings next to each other, or the first thread of every core first.
         if n > cores && m.cpus.len() > 1 && m.cpus[0].core != m.cpus[1].core {
             base.numbering = Numbering::SmtSplit;
@@ -191,10 +203,25 @@ impl MachineSpec {
     /// Builds and validates the machine.
     pub fn build(&self) -> Result<Machine, TopologyError> {
         let config = self.config.unwrap_or(KernelConfig::SERVER);
-        let (cpus, nodes) = match &self.cpus {
+        let (mut cpus, nodes) = match &self.cpus {
             Some(list) => self.explicit_cpus(list)?,
             None => self.regular_cpus()?,
         };
+        if let Some(caps) = &self.capacities {
+            if self.cpus.is_some() {
+                return Err(TopologyError::CapacitiesWithCpuList);
+            }
+            if caps.len() != cpus.len() {
+                return Err(TopologyError::CapacitiesWrongLength {
+                    len: caps.len(),
+                    cpus: cpus.len(),
+                });
+            }
+            // Each value is checked (1-1024) by validate() below, with its CPU.
+            for (c, &cap) in cpus.iter_mut().zip(caps) {
+                c.capacity = cap;
+            }
+        }
         let numa_distance = match &self.numa_distance {
             Some(d) => {
                 if d.len() != nodes {

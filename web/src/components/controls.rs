@@ -39,6 +39,11 @@ pub fn controls() -> Html {
         })
     };
 
+    let on_design = {
+        let state = state.clone();
+        let open = state.designer.is_none();
+        Callback::from(move |_: MouseEvent| state.dispatch(Action::OpenDesigner(open)))
+    };
     let nr_cpus = state.machine().nr_cpus();
     let summary = presets::preset(state.preset()).map(|p| (p.summary, p.source));
 
@@ -56,6 +61,10 @@ pub fn controls() -> Html {
                     <option value={CUSTOM} selected=false>{ "Custom…" }</option>
                 </select>
             </label>
+            <button id="open-designer" class="designer-open" onclick={on_design}
+                aria-expanded={if state.designer.is_some() { "true" } else { "false" }}>
+                { "Edit in designer" }
+            </button>
             <label>
                 <span>{ "Kernel" }</span>
                 <select id="release" onchange={on_release}>
@@ -77,7 +86,11 @@ pub fn controls() -> Html {
             if state.preset() == CUSTOM {
                 <p class="preset-summary">
                     { format!("Custom machine: {}", state.machine().name) }
-                    <span class="source">{ "Loaded from pasted text; the link carries its JSON spec." }</span>
+                    <span class="source">{ if state.machine().description.starts_with("Built in the topology designer") {
+                        "Built in the topology designer; the link carries its spec."
+                    } else {
+                        "Loaded from pasted text; the link carries its JSON spec."
+                    } }</span>
                 </p>
             }
             if let Some((summary, source)) = summary {

@@ -11,10 +11,15 @@ use crate::state::{Action, AppContext};
 
 #[function_component(CustomMachine)]
 pub fn custom_machine() -> Html {
-    let text = use_state(String::new);
+    let ctx = use_context::<AppContext>();
+    // Opens holding the designer's "edit as JSON" text, if that is how it opened.
+    let text = {
+        let prefill = ctx.as_ref().map(|s| s.custom_prefill.1.clone());
+        use_state(move || prefill.unwrap_or_default())
+    };
     let arch = use_state(|| None::<Arch>);
     let copied = use_state(|| None::<Copied>);
-    let Some(state) = use_context::<AppContext>() else {
+    let Some(state) = ctx else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
 

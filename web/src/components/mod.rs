@@ -4,6 +4,7 @@ pub mod chart;
 pub mod code_view;
 pub mod controls;
 pub mod custom_machine;
+pub mod designer;
 pub mod domain_tree;
 pub mod machine_view;
 pub mod present;

@@ -40,7 +40,10 @@ use yew::prelude::*;
 
 pub use schedlab_core::scenario::View;
 
+pub mod designer;
+mod designing;
 mod wake;
+use designer::{Designer, Field};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
 
@@ -101,6 +104,12 @@ pub struct AppState {
     /// does not start until the Run button ([`Action::RunHeld`]) or an edit of the
     /// simulation. The estimate, in seconds.
     pub held: Option<f64>,
+    /// The topology designer, while open (`state::designer`); it follows the machine.
+    pub designer: Option<Designer>,
+    /// Text the custom-machine form opens with (a machine's per-CPU JSON, from the
+    /// designer's "edit as JSON"), and a count that changes with each, so the form
+    /// starts over.
+    pub custom_prefill: (u32, String),
 }
 
 pub enum Action {
@@ -167,6 +176,15 @@ pub enum Action {
     /// Run the held simulation of a link.
     RunHeld,
     DismissBanner,
+    /// Opens the topology designer on the current machine, or closes it.
+    OpenDesigner(bool),
+    /// One edit of a designer field: the machine (or the custom workload) follows
+    /// when the whole form is valid; otherwise the field shows why, and the page keeps
+    /// the last machine.
+    EditDesign(Field, String),
+    /// The designer's way out for a machine it cannot draw as counts: the
+    /// custom-machine form, holding the machine's per-CPU JSON.
+    EditAsJson,
 }
 
 /// The simulation a page opens with, before anyone changes it.
@@ -199,6 +217,8 @@ impl AppState {
             sim_error: None,
             sim_heat: Vec::new(),
             held: None,
+            designer: None,
+            custom_prefill: (0, String::new()),
         };
         st.fit_sim();
         st.refresh_wake();
@@ -570,6 +590,14 @@ impl Reducible for AppState {
     type Action = Action;
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        // The designer stays open over a change of machine (and shows the new one)
+        // unless it is closed or left for the JSON form; its own edits keep its text.
+        let (closing, editing) = match &action {
+            Action::OpenDesigner(open) => (!open, true),
+            Action::EditAsJson => (true, true),
+            Action::EditDesign(..) => (false, true),
+            _ => (false, false),
+        };
         let mut next = (*self).clone();
         let nr = self.nr_cpus();
         let valid = |c: CpuId| c.0 < nr;
@@ -731,6 +759,21 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
+            Action::OpenDesigner(open) => {
+                next.designer = open
+                    .then(|| Designer::for_machine(&self.scenario.machine, &self.sim().workload));
+                if open {
+                    next.custom_open = false;
+                }
+            }
+            Action::EditAsJson => {
+                if let Some(Designer::Irregular { json, .. }) = next.designer.take() {
+                    next.custom_prefill = (self.custom_prefill.0.wrapping_add(1), json);
+                    next.custom_open = true;
+                    next.custom_error = None;
+                }
+            }
+            Action::EditDesign(field, value) => next.edit_design(field, &value),
             Action::RunHeld => next.held = None,
             Action::OpenExample(f) => {
                 let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
@@ -759,6 +802,19 @@ impl Reducible for AppState {
                 Err(e) => next.sim_error = Some(e),
             },
         }
+        if self.designer.is_some() && !closing && !editing {
+            if next.designer.is_none() {
+                next.designer = Some(Designer::for_machine(
+                    &next.scenario.machine,
+                    &next.sim().workload,
+                ));
+            } else if next.sim().workload != self.sim().workload {
+                let w = next.sim().workload.clone();
+                if let Some(Designer::Form(d)) = &mut next.designer {
+                    d.sync_work(&w);
+                }
+            }
+        }
         next.refresh_wake();
         Rc::new(next)
     }
@@ -767,5 +823,7 @@ impl Reducible for AppState {
 /// What components receive through context.
 pub type AppContext = UseReducerHandle<AppState>;
 
+#[cfg(test)]
+mod designer_tests;
 #[cfg(test)]
 mod tests;

@@ -279,7 +279,7 @@ impl RowReader {
             notes.push("no Core column: assumed one CPU per core (no SMT)".to_string());
         }
         if self.llc_fallback {
-            notes.push("no cache ids: assumed the LLC spans the package".to_string());
+            notes.push(super::NOTE_NO_CACHE_IDS.to_string());
         }
         Parsed {
             cpus: self.cpus,
@@ -678,7 +678,7 @@ pub(crate) fn parse_summary(
             ))
         }
         (None, None) => {
-            notes.push("assumed one LLC per NUMA node".to_string());
+            notes.push(super::NOTE_NO_L3_COUNT.to_string());
             None
         }
     };
@@ -687,7 +687,7 @@ pub(crate) fn parse_summary(
         (None, Arch::X86, true) => match instances("L2 cache") {
             Some(n) => per_count("L2 cache", n)?,
             None => {
-                notes.push("assumed a private L2 per core (no clusters)".to_string());
+                notes.push(super::NOTE_NO_L2_COUNT.to_string());
                 1
             }
         },
@@ -696,12 +696,7 @@ pub(crate) fn parse_summary(
         (None, Arch::Arm64, _) => {
             // Plain lscpu prints no cluster count, and the kernel builds a CLS level
             // from cluster ids (Kunpeng 920: clusters of 4); say it is lost.
-            notes.push(
-                "plain lscpu does not show clusters: assumed none, so the kernel's CLS level \
-                 (e.g. Kunpeng 920's 4-CPU clusters) is missing; paste `lscpu -e` or `lscpu -p` \
-                 with a CLUSTER column, or the sysfs topology dump, to keep it"
-                    .to_string(),
-            );
+            notes.push(super::NOTE_NO_CLUSTERS_ARM64.to_string());
             1
         }
     };

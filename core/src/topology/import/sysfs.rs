@@ -456,13 +456,16 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         });
     }
     if fallback_llc {
-        notes.push(if no_valid_llc {
-            "the cache rows' shared_cpu_list spans packages (an ACPI PPTT without cache entries does that): no valid LLC, so the LLC is package ∩ node, as arm64's cpu_coregroup_mask() falls back to".to_string()
-        } else if llc_lists.is_empty() {
-            "no cache rows: assumed the LLC is package ∩ node".to_string()
-        } else {
-            "CPUs that no cache row covers: assumed their LLC is package ∩ node".to_string()
-        });
+        notes.push(
+            if no_valid_llc {
+                super::NOTE_SYSFS_LLC_SPANS_PACKAGES
+            } else if llc_lists.is_empty() {
+                super::NOTE_SYSFS_NO_CACHE_ROWS
+            } else {
+                super::NOTE_SYSFS_CPUS_WITHOUT_CACHE
+            }
+            .to_string(),
+        );
     }
     // Each node's distance file lists nodes in ascending id order.
     dist_rows.sort_by_key(|&(_, id, _)| id);

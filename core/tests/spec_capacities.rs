@@ -1,0 +1,163 @@
+//! The regular machine spec's per-CPU `capacities` (issue 18, the topology designer:
+//! asymmetric parts whose levels are regular), its checks, its compact form, and the
+//! notes that say what a paste lacked (`Missing`).
+
+use schedlab_core::patch::PatchSet;
+use schedlab_core::scenario::{decode, encode, MachineChoice, Scenario, ScenarioMachine};
+use schedlab_core::topology::import::machine_to_spec;
+use schedlab_core::topology::{load_machine, Arch, ImportHint, MachineSpec, Missing, Numbering};
+
+/// An arm64 phone-like part: one LLC, two clusters of four, big and LITTLE.
+fn big_little() -> MachineSpec {
+    let mut s = MachineSpec::regular(
+        "dynamiq-4+4",
+        "",
+        Arch::Arm64,
+        1,
+        1,
+        1,
+        8,
+        4,
+        1,
+        Numbering::Linear,
+    );
+    s.capacities = Some(vec![1024, 1024, 1024, 1024, 446, 446, 446, 446]);
+    s
+}
+
+#[test]
+fn capacities_reach_the_machine_and_its_domains() {
+    let m = big_little().build().expect("builds");
+    let caps: Vec<u32> = m.cpus.iter().map(|c| c.capacity).collect();
+    assert_eq!(caps, [1024, 1024, 1024, 1024, 446, 446, 446, 446]);
+    // Without the list, every CPU is 1024 as before.
+    let mut plain = big_little();
+    plain.capacities = None;
+    assert!(plain
+        .build()
+        .unwrap()
+        .cpus
+        .iter()
+        .all(|c| c.capacity == 1024));
+}
+
+#[test]
+fn capacities_are_checked() {
+    let mut s = big_little();
+    s.capacities = Some(vec![1024; 7]);
+    let e = s.build().unwrap_err().to_string();
+    assert!(e.contains("7 entries") && e.contains("8 CPUs"), "{e}");
+    s.capacities = Some(vec![1024, 1024, 1024, 1024, 0, 446, 446, 446]);
+    let e = s.build().unwrap_err().to_string();
+    assert!(e.contains("CPU 4") && e.contains("1-1024"), "{e}");
+    s.capacities = Some(vec![2048; 8]);
+    assert!(s.build().unwrap_err().to_string().contains("CPU 0"));
+    // With an explicit list the capacity belongs to each CPU entry.
+    let m = big_little().build().unwrap();
+    let mut explicit = machine_to_spec(&m);
+    explicit.capacities = Some(vec![1024; 8]);
+    let e = explicit.build().unwrap_err().to_string();
+    assert!(e.contains("explicit"), "{e}");
+}
+
+#[test]
+fn specs_without_capacities_serialise_as_before() {
+    let json = serde_json::to_string(&big_little()).unwrap();
+    assert!(json.contains("\"capacities\":[1024,"), "{json}");
+    let mut plain = big_little();
+    plain.capacities = None;
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("capacities"), "{json}");
+    // And a JSON file without the key reads as before.
+    let back: MachineSpec = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, plain);
+}
+
+#[test]
+fn an_asymmetric_regular_machine_compacts_with_its_capacities() {
+    let m = big_little().build().unwrap();
+    let explicit = machine_to_spec(&m);
+    assert!(explicit.cpus.is_some());
+    let short = explicit.compact(&m).expect("regular");
+    assert!(short.cpus.is_none());
+    assert_eq!(short.build().unwrap(), m);
+    assert!(short.capacities.is_some());
+    // A symmetric machine's compact form has no list.
+    let mut plain = big_little();
+    plain.capacities = None;
+    let m = plain.build().unwrap();
+    let short = machine_to_spec(&m).compact(&m).unwrap();
+    assert_eq!(short.capacities, None);
+}
+
+/// A 384-CPU machine built by hand (2 sockets × 2 nodes × 2 LLCs × 4 clusters × 6
+/// cores × 2 threads, a hand-set SLIT and a big/LITTLE split): its link is under
+/// issue 18's 2 KB and opens to the same machine.
+#[test]
+fn a_designed_384_cpu_machine_links_in_under_2_kb() {
+    let mut s = MachineSpec::regular(
+        "designed",
+        "Built in the topology designer.",
+        Arch::Arm64,
+        2,
+        2,
+        2,
+        24,
+        6,
+        2,
+        Numbering::Linear,
+    );
+    let slit: Vec<Vec<u8>> = (0..4)
+        .map(|a: u8| {
+            (0..4u8)
+                .map(|b| match (a, b) {
+                    _ if a == b => 10,
+                    _ if a / 2 == b / 2 => 16,
+                    _ => 32 + a + b,
+                })
+                .collect()
+        })
+        .collect();
+    s.numa_distance = Some(slit);
+    s.capacities = Some(
+        (0..384)
+            .map(|c| if c % 48 < 24 { 1024 } else { 600 })
+            .collect(),
+    );
+    let machine = ScenarioMachine::new(MachineChoice::Spec(Box::new(s.clone()))).unwrap();
+    assert_eq!(machine.nr_cpus(), 384);
+    let scenario = Scenario::on(machine, "6.8".parse::<PatchSet>().unwrap());
+    let link = encode(&scenario);
+    eprintln!(
+        "a designed 384-CPU machine's link: {} characters",
+        link.len()
+    );
+    assert!(link.len() < 2048, "{} characters", link.len());
+    let back = decode(&link).unwrap();
+    assert_eq!(back.machine.choice(), &MachineChoice::Spec(Box::new(s)));
+    assert_eq!(**back.machine(), **scenario.machine());
+}
+
+#[test]
+fn pastes_say_what_they_lack() {
+    let load = |text: &str| load_machine(text, &ImportHint::NONE).unwrap();
+    // Plain lscpu of a Kunpeng 920: no cluster ids, no distance table.
+    let m = load(include_str!("fixtures/kunpeng920_96c_lscpu.txt"));
+    let missing = Missing::in_description(&m.description);
+    assert!(missing.contains(&Missing::Clusters), "{}", m.description);
+    assert!(missing.contains(&Missing::Distances), "{}", m.description);
+    // The sysfs dump carries clusters and distances (its cache rows cover only some
+    // CPUs, which the importer says).
+    let m = load(include_str!("fixtures/kunpeng920_128c_sysfs_topology.txt"));
+    assert_eq!(
+        Missing::in_description(&m.description),
+        [Missing::Caches],
+        "{}",
+        m.description
+    );
+    // A preset's own words are not mistaken for a note.
+    for p in schedlab_core::topology::presets::PRESETS {
+        let m = p.spec().build().unwrap();
+        assert_eq!(Missing::in_description(&m.description), [], "{}", p.name);
+    }
+}
