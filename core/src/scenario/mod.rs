@@ -207,7 +207,8 @@ pub struct WakeSetup {
     /// A second patch set to decide the same wake-up under, side by side.
     pub compare: Option<PatchSet>,
     /// Core scheduling: the cookie of the task each listed CPU runs (a core's cookie
-    /// is its siblings' too, as `rq->core->core_cookie`). Empty: no cookies.
+    /// is its siblings' too, as `rq->core->core_cookie`). Only busy CPUs run a task:
+    /// an idle CPU's entry has no effect. Empty: no cookies.
     pub cookies: Vec<CookieRule>,
     /// The wakee's `p->core_cookie` (0: none).
     pub wakee_cookie: u64,
@@ -432,9 +433,15 @@ impl Scenario {
         if !w.busy.is_empty() {
             cpus.push(rule(&w.busy.to_list(), CpuStateKind::Busy));
         }
+        // An idle CPU runs no task, so a cookie listed for it has no effect.
         for c in &w.cookies {
+            let mut running = c.cpus.clone();
+            running.and_assign(&w.busy);
+            if running.is_empty() {
+                continue;
+            }
             cpus.push(CpuRule {
-                cpus: c.cpus.to_list(),
+                cpus: running.to_list(),
                 cookie: Some(c.cookie),
                 ..CpuRule::default()
             });

@@ -452,7 +452,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     wakee_cookie: u64::from(sync) * (seed % 2),
                 };
                 s.lesson = (seed % 4 == 0).then_some(LessonStep {
-                    lesson: a as u32 % 6 + 1,
+                    lesson: a % 6 + 1,
                     step: b % 5 + 1,
                 });
                 s.sim = sim.map(|(w, threads, ms, all)| SimSetup {
@@ -552,6 +552,7 @@ fn cookies_and_a_lesson_step_round_trip_and_old_links_keep_their_bytes() {
         cookie: 2,
     }];
     s.wake.wakee_cookie = 1;
+    s.wake.busy = CpuMask::parse_list(8, "1").expect("list");
     s.lesson = Some(LessonStep { lesson: 6, step: 2 });
     let link = encode(&s);
     let json = base64_json(&link);
@@ -567,6 +568,9 @@ fn cookies_and_a_lesson_step_round_trip_and_old_links_keep_their_bytes() {
     let ws = s.wake_scenario();
     assert_eq!(ws.wakee.cookie, 1);
     assert!(ws.cpus.iter().any(|r| r.cookie == Some(2) && r.cpus == "1"));
+    // An idle CPU runs no task: its cookie is dropped.
+    s.wake.busy = CpuMask::new(8);
+    assert!(s.wake_scenario().cpus.iter().all(|r| r.cookie.is_none()));
     // Fields at their defaults stay out: the teaching case's bytes are unchanged
     // (the_teaching_case_encodes_to_the_bytes_it_always_did), and a bad step is named.
     for bad in ["0.1", "2", "2.x"] {
