@@ -74,8 +74,8 @@ pub const WAKE_EXAMPLES: &[WakeExample] = &[
 /// The page's default scenario: Kunpeng 920-6426 on 6.8, the Domains tab, and a busy
 /// wake-up where the two sides differ: A (6.8, with the cluster patch merged) keeps
 /// the wakee in the waker's cluster, B (6.8 without it) sends it to prev in another
-/// cluster. Its busy CPUs: three quarters of each node, the waker's cluster but one
-/// CPU, not prev.
+/// cluster. Busy: 94 of 128 CPUs (three quarters of each node; in node 0 all but
+/// CPU 2 of the waker's cluster, prev CPU 12 and CPUs 24-31).
 pub const DEFAULT_SCENE: Scene = Scene {
     view: View::Domains,
     b: Some("6.8-cluster"),

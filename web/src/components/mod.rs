@@ -4,6 +4,8 @@ pub mod chart;
 pub mod controls;
 pub mod custom_machine;
 pub mod domain_tree;
+pub mod glossary;
+pub mod lessons;
 pub mod machine_view;
 pub mod share;
 pub mod sim_results;
