@@ -1196,6 +1196,7 @@ def lessons(page, cfg):
     a, b = decisions(page)
     check(status[:1] and status[0].startswith("Done") and a[:1] == ["CPU 12"] and b[:1] == ["CPU 3"],
           f"the task is detected: B moves into the cluster, A stays on 12 (status {status[:1]}, A {a}, B {b})")
+    page.js("window.scrollTo(0, 0)")
     page.screenshot(cfg["shot"].replace(".png", "-lesson.png"))
     # The step's link opens the lesson there, in a fresh page and in the embed view.
     page.open(link[1:])
