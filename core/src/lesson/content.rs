@@ -214,21 +214,22 @@ pub const LESSONS: &[Lesson] = &[
                        shares the LLC: taken. With seed 01 (B) prev counts only inside target's \
                        [[cluster]] (`cpus_share_resources()`). CPU 12 is not, so \
                        `select_idle_cpu()` scans cluster 0-3 first and finds CPU 1: waker and \
-                       wakee now share an L3 tag. tbench on one node gained 11-14% from 1 to 16 \
-                       threads.",
+                       wakee now share an L3 tag. tbench on one node gained 10.7 to 13.8% from 1 to \
+                       16 threads.",
                 scene: Some(Scene { sync: true, ..kunpeng_wake("6.6", Some("6.6+cluster"), "0") }),
                 highlight: Some(H::Decisions),
                 claims: &[Chooses(A, 12), Chooses(B, 1), ProbesMore(B)],
             },
             Step {
-                text: "High load: every CPU but 12 is busy. The LLC is so busy that its \
-                       [[nr_idle_scan]] is 0 and `select_idle_cpu()` returns at once on both \
-                       sides. 6.6 takes prev; the patch's 3/3 falls back to prev too (`prev_aff`). \
-                       The same CPU, so nothing to win: the seed's table has +0.68% at 32 \
-                       threads and about 0 at 64 and 128.",
+                text: "High load: every CPU but 12 is busy. 6.6 takes the idle prev in its fast \
+                       path. With the patch prev is outside the cluster, so it looks for an idle \
+                       CPU; but the LLC is so busy that its [[nr_idle_scan]] is 0, and \
+                       `select_idle_cpu()` returns without probing. The patch's 3/3 then falls \
+                       back to prev (`prev_aff`). The same CPU, so nothing to win: the seed's \
+                       table has +0.68% at 32 threads and about 0 at 64 and 128.",
                 scene: Some(Scene { sync: true, ..kunpeng_wake("6.6", Some("6.6+cluster"), "0-11,13-127") }),
                 highlight: Some(H::Decisions),
-                claims: &[Chooses(A, 12), Chooses(B, 12)],
+                claims: &[Chooses(A, 12), Chooses(B, 12), Probes(B, 0), Probes(A, 0)],
             },
             Step {
                 text: "Without 3/3 (`cluster-scan`: v10's 1/3 and 2/3 only), the patch forgets prev \

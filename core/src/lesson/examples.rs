@@ -36,8 +36,9 @@ pub const WAKE_EXAMPLES: &[WakeExample] = &[
     WakeExample {
         name: "seed02",
         label: "Seed 02: has_idle_cores on a machine without SMT",
-        note: "The same CPU on both sides; 5.12 reads the LLC's shared has_idle_cores line on \
-               every wake-up, 5.12+no-smt-idle-cores does not (Kunpeng 920 has no SMT).",
+        note: "The same CPU on both sides; past the fast path 5.12 reads the LLC's shared \
+               has_idle_cores line, 5.12+no-smt-idle-cores does not (Kunpeng 920 has no SMT), \
+               which is all seed 02 changes here.",
         scene: Scene {
             view: View::Wakeup,
             b: Some("5.12+no-smt-idle-cores"),

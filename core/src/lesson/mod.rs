@@ -84,6 +84,8 @@ pub enum Claim {
     ProbesMore(Side),
     /// The side's scan probes at least this many CPUs.
     ProbesAtLeast(Side, u32),
+    /// The side's scan probes exactly this many CPUs.
+    Probes(Side, u32),
     /// The side reads `sd_llc_shared` fewer times than the other.
     FewerLlcSharedReads(Side),
     /// Side A's domains of the scenario's CPU: the level named so spans this list.

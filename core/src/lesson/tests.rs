@@ -43,6 +43,7 @@ fn check_claim(what: &str, s: &Scenario, claim: Claim) {
         Claim::Queues(x, q) => side(x).queue == q,
         Claim::ProbesMore(x) => side(x).costs.cpus_probed > other(x).costs.cpus_probed,
         Claim::ProbesAtLeast(x, n) => side(x).costs.cpus_probed >= n,
+        Claim::Probes(x, n) => side(x).costs.cpus_probed == n,
         Claim::FewerLlcSharedReads(x) => {
             side(x).costs.llc_shared_reads < other(x).costs.llc_shared_reads
         }
