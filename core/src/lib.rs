@@ -15,6 +15,7 @@
 pub mod cost;
 pub mod cpumask;
 pub mod experiment;
+pub mod lesson;
 pub mod metrics;
 pub mod patch;
 pub mod release;

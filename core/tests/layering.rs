@@ -38,6 +38,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("experiment", 9),
     ("scenario", 10),
     ("reproduce", 11),
+    ("lesson", 12),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -14,6 +14,7 @@ use yew::prelude::*;
 use crate::components::controls::Controls;
 use crate::components::custom_machine::CustomMachine;
 use crate::components::designer::{DesignerPanel, MissingNote};
+use crate::components::lessons::{LessonPanel, LessonsMenu};
 use crate::components::machine_view::MachineView;
 use crate::components::present::{self, Present};
 use crate::components::share::ShareMenu;
@@ -183,6 +184,15 @@ pub fn app() -> Html {
                 {on_select}
             />
     };
+    // The part of the page the open lesson step points at (a CSS hook).
+    let highlight = state
+        .scenario
+        .lesson
+        .and_then(|at| {
+            let l = schedlab_core::lesson::lesson(at.lesson)?;
+            l.steps.get(at.step.checked_sub(1)? as usize)?.highlight
+        })
+        .map(|h| h.name());
     let banner = state.banner.clone().map(|b| {
         let dispatcher = state.dispatcher();
         let onclick =
@@ -214,7 +224,8 @@ pub fn app() -> Html {
                         <a href={open} target="_blank" rel="noopener">{ "open in schedlab ↗" }</a>
                     </header>
                     { for banner }
-                    <main class="embed-main">
+                    <LessonPanel />
+                    <main class="embed-main" data-highlight={highlight}>
                         if wake {
                             <section class="panel machine-panel" aria-label="machine">{ machine }</section>
                         }
@@ -239,6 +250,7 @@ pub fn app() -> Html {
                 <p class="tagline">
                     { "The Linux scheduler's sched-domain building and wake-up placement, for machines you may not have." }
                 </p>
+                <LessonsMenu />
                 <ShareMenu />
                 <Present on={*presenting} set={set_presenting} />
                 <ThemeSwitch />
@@ -250,7 +262,9 @@ pub fn app() -> Html {
                 <CustomMachine key={state.custom_prefill.0} />
             }
             <DesignerPanel />
-            <main class={classes!("layout", matches!(state.tab(), View::Wakeup | View::Simulate).then_some("wide-right"))}>
+            <LessonPanel />
+            <main class={classes!("layout", matches!(state.tab(), View::Wakeup | View::Simulate).then_some("wide-right"))}
+                data-highlight={highlight}>
                 <section class="panel machine-panel" aria-label="machine">
                     <details class="machine-fold" open={*drawing_open} ontoggle={on_drawing_toggle}>
                         <summary>{ format!("Machine drawing · {} CPUs", state.machine().nr_cpus()) }</summary>

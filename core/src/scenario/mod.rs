@@ -7,8 +7,10 @@
 //!
 //!  Scenario { machine: ScenarioMachine (preset name | MachineSpec, built),
 //!             patches: PatchSet, cpu: CpuId, view,
-//!             wake: { busy: CpuMask, waker, prev, recent, sync, overrides, compare: PatchSet },
+//!             wake: { busy: CpuMask, waker, prev, recent, sync, overrides, compare: PatchSet,
+//!                     cookies: [{ cpus, cookie }], wakee_cookie },
 //!             sim: { workload, cpus: CpuSelection, duration_ms, seed, sweep } (optional),
+//!             lesson: { lesson, step } (optional),
 //!             page: { click mode, focused side, shaded level, randomise inputs } }
 //! ```
 //!
@@ -210,6 +212,27 @@ pub struct WakeSetup {
     pub nr_idle_scan: Option<u32>,
     /// A second patch set to decide the same wake-up under, side by side.
     pub compare: Option<PatchSet>,
+    /// Core scheduling: the cookie of the task each listed CPU runs (a core's cookie
+    /// is its siblings' too, as `rq->core->core_cookie`). Only busy CPUs run a task:
+    /// an idle CPU's entry has no effect. Empty: no cookies.
+    pub cookies: Vec<CookieRule>,
+    /// The wakee's `p->core_cookie` (0: none).
+    pub wakee_cookie: u64,
+}
+
+/// Some CPUs running tasks of one core-scheduling cookie (seed 04's setting).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CookieRule {
+    pub cpus: CpuMask,
+    pub cookie: u64,
+}
+
+/// A step of one of the page's lessons, as a link names it: lesson `lesson` (from 1),
+/// step `step` (from 1). Which lessons exist is the page's to say (`lesson`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LessonStep {
+    pub lesson: u32,
+    pub step: u32,
 }
 
 impl WakeSetup {
@@ -224,6 +247,8 @@ impl WakeSetup {
             has_idle_cores: None,
             nr_idle_scan: None,
             compare: None,
+            cookies: Vec::new(),
+            wakee_cookie: 0,
         }
     }
 }
@@ -371,6 +396,8 @@ pub struct Scenario {
     pub wake: WakeSetup,
     /// The simulation (the page's default when absent).
     pub sim: Option<SimSetup>,
+    /// The lesson step the page shows beside the scenario, if any.
+    pub lesson: Option<LessonStep>,
     /// The page's own settings ([`page`]): they change no decision or number.
     pub page: PageSettings,
 }
@@ -391,6 +418,7 @@ impl Scenario {
             view: View::Domains,
             wake: WakeSetup::idle(n),
             sim: None,
+            lesson: None,
             page: PageSettings::default(),
         }
     }
@@ -414,6 +442,19 @@ impl Scenario {
         if !w.busy.is_empty() {
             cpus.push(rule(&w.busy.to_list(), CpuStateKind::Busy));
         }
+        // An idle CPU runs no task, so a cookie listed for it has no effect.
+        for c in &w.cookies {
+            let mut running = c.cpus.clone();
+            running.and_assign(&w.busy);
+            if running.is_empty() {
+                continue;
+            }
+            cpus.push(CpuRule {
+                cpus: running.to_list(),
+                cookie: Some(c.cookie),
+                ..CpuRule::default()
+            });
+        }
         let llc = (w.has_idle_cores.is_some() || w.nr_idle_scan.is_some())
             .then_some(LlcRule {
                 cpu: w.waker.0,
@@ -432,7 +473,10 @@ impl Scenario {
             cpus,
             llc,
             jiffies: 0,
-            wakee: task(1, Some(w.prev.0), w.recent.map(|c| c.0)),
+            wakee: TaskSpec {
+                cookie: w.wakee_cookie,
+                ..task(1, Some(w.prev.0), w.recent.map(|c| c.0))
+            },
             waker: WakerSpec {
                 cpu: w.waker.0,
                 task: Some(task(2, None, None)),

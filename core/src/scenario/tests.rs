@@ -488,7 +488,21 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     has_idle_cores: hic,
                     nr_idle_scan: nis,
                     compare: cmp.map(ps),
+                    // A cookie on the waker's CPU for some: the wire form carries it.
+                    cookies: if sync {
+                        vec![CookieRule {
+                            cpus: CpuMask::from_cpus(n, [CpuId(b % n)]),
+                            cookie: seed % 3 + 1,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
+                    wakee_cookie: u64::from(sync) * (seed % 2),
                 };
+                s.lesson = (seed % 4 == 0).then_some(LessonStep {
+                    lesson: a % 6 + 1,
+                    step: b % 5 + 1,
+                });
                 s.sim = sim.map(|(w, threads, ms, all)| SimSetup {
                     workload: Workload::with_defaults(Workload::NAMES[w])
                         .expect("a name")
@@ -584,4 +598,42 @@ fn an_irregular_machine_keeps_its_explicit_spec() {
     assert_eq!(machine.choice(), &MachineChoice::Spec(Box::new(spec)));
     let s = Scenario::on(machine, ps("6.8"));
     assert_eq!(decode(&encode(&s)), Ok(s));
+}
+
+#[test]
+fn cookies_and_a_lesson_step_round_trip_and_old_links_keep_their_bytes() {
+    let mut s = Scenario::preset("xeon-smt-8", ps("6.12")).expect("preset");
+    s.view = View::Wakeup;
+    s.wake.cookies = vec![CookieRule {
+        cpus: CpuMask::parse_list(8, "1").expect("list"),
+        cookie: 2,
+    }];
+    s.wake.wakee_cookie = 1;
+    s.wake.busy = CpuMask::parse_list(8, "1").expect("list");
+    s.lesson = Some(LessonStep { lesson: 6, step: 2 });
+    let link = encode(&s);
+    let json = base64_json(&link);
+    assert!(
+        json.contains(r#""cookies":[{"cpus":"1","cookie":2}]"#),
+        "{json}"
+    );
+    assert!(json.contains(r#""wakee_cookie":1"#), "{json}");
+    assert!(json.contains(r#""lesson":"6.2""#), "{json}");
+    assert_eq!(decode(&link), Ok(s.clone()));
+    // The cookies reach the wake state: the idle CPU 0 shares a core with CPU 1's
+    // cookie 2, so core scheduling is on and CPU 0 fails the wakee's cookie 1.
+    let ws = s.wake_scenario();
+    assert_eq!(ws.wakee.cookie, 1);
+    assert!(ws.cpus.iter().any(|r| r.cookie == Some(2) && r.cpus == "1"));
+    // An idle CPU runs no task: its cookie is dropped.
+    s.wake.busy = CpuMask::new(8);
+    assert!(s.wake_scenario().cpus.iter().all(|r| r.cookie.is_none()));
+    // Fields at their defaults stay out: the teaching case's bytes are unchanged
+    // (the_teaching_case_encodes_to_the_bytes_it_always_did), and a bad step is named.
+    for bad in ["0.1", "2", "2.x"] {
+        let mut json: serde_json::Value = serde_json::from_str(&base64_json(&link)).expect("json");
+        json["lesson"] = serde_json::Value::String(bad.to_string());
+        let e = decode(&format!("v1:{}", b64(json.to_string().as_bytes()))).expect_err(bad);
+        assert!(e.to_string().contains("LESSON.STEP"), "{bad}: {e}");
+    }
 }

@@ -22,6 +22,9 @@ pub struct ScenarioV1 {
     pub wake: WakeSetupV1,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimSetupV1>,
+    /// A lesson step, `"2.3"` (lesson 2, step 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lesson: Option<String>,
     /// The page's settings (from session 10; absent: the defaults).
     #[serde(default, skip_serializing_if = "PageSettingsV1::is_default")]
     pub ui: PageSettingsV1,
@@ -47,6 +50,23 @@ pub struct WakeSetupV1 {
     pub nr_idle_scan: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<String>,
+    /// Core-scheduling cookies of running tasks, per CPU list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cookies: Vec<CookieRuleV1>,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub wakee_cookie: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CookieRuleV1 {
+    /// A kernel CPU list.
+    pub cpus: String,
+    pub cookie: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,8 +134,18 @@ impl From<&Scenario> for ScenarioV1 {
                 has_idle_cores: w.has_idle_cores,
                 nr_idle_scan: w.nr_idle_scan,
                 compare: w.compare.map(|p| p.to_string()),
+                cookies: w
+                    .cookies
+                    .iter()
+                    .map(|c| CookieRuleV1 {
+                        cpus: c.cpus.to_list(),
+                        cookie: c.cookie,
+                    })
+                    .collect(),
+                wakee_cookie: w.wakee_cookie,
             },
             sim: s.sim.as_ref().map(SimSetupV1::from),
+            lesson: s.lesson.map(|l| format!("{}.{}", l.lesson, l.step)),
             ui: PageSettingsV1::from(&s.page),
         }
     }
@@ -187,7 +217,41 @@ impl ScenarioV1 {
             has_idle_cores: w.has_idle_cores,
             nr_idle_scan: w.nr_idle_scan,
             compare: w.compare.as_deref().map(parse_patches).transpose()?,
+            cookies: w
+                .cookies
+                .iter()
+                .map(|c| {
+                    Ok(super::CookieRule {
+                        cpus: CpuMask::parse_list(n, &c.cpus).map_err(|err| {
+                            ScenarioError::CpuList {
+                                field: "cookie CPUs",
+                                err,
+                            }
+                        })?,
+                        cookie: c.cookie,
+                    })
+                })
+                .collect::<Result<_, ScenarioError>>()?,
+            wakee_cookie: w.wakee_cookie,
         };
+        let lesson = self
+            .lesson
+            .as_deref()
+            .map(|t| {
+                let bad = || {
+                    ScenarioError::Json(format!("lesson {t:?} is not LESSON.STEP, e.g. \"2.3\""))
+                };
+                let (l, st) = t.split_once('.').ok_or_else(bad)?;
+                let (lesson, step) = (
+                    l.parse::<u32>().map_err(|_| bad())?,
+                    st.parse::<u32>().map_err(|_| bad())?,
+                );
+                if lesson == 0 || step == 0 {
+                    return Err(bad());
+                }
+                Ok(super::LessonStep { lesson, step })
+            })
+            .transpose()?;
         let sim = match &self.sim {
             Some(sim) => {
                 let typed = sim.parse(machine.machine())?;
@@ -211,6 +275,7 @@ impl ScenarioV1 {
             view: self.view,
             wake,
             sim,
+            lesson,
             page: self.ui.parse().map_err(ScenarioError::Page)?,
         })
     }

@@ -16,6 +16,7 @@ use schedlab_core::sched_domain::format;
 use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
+use crate::components::glossary::Gloss;
 use crate::dom::{copy_text, Copied};
 
 use crate::state::{Action, AppContext, View};
@@ -120,11 +121,11 @@ fn tree(
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     let facts = html! {
         <dl class="cpu-facts">
-            <div><dt>{ "sd_llc_id" }</dt><dd>{ cd.sd_llc_id.0 }</dd></div>
-            <div><dt>{ "sd_llc_size" }</dt><dd>{ cd.sd_llc_size }</dd></div>
-            <div><dt>{ "sd_share_id" }</dt><dd>{ cd.sd_share_id.0 }</dd></div>
-            <div><dt>{ "sched_smt_present" }</dt><dd>{ yes_no(sds.sched_smt_present) }</dd></div>
-            <div><dt>{ "sched_cluster_active" }</dt><dd>{ yes_no(sds.sched_cluster_active) }</dd></div>
+            <div><dt><Gloss term="sd_llc" label={Some(AttrValue::from("sd_llc_id"))} /></dt><dd>{ cd.sd_llc_id.0 }</dd></div>
+            <div><dt><Gloss term="sd_llc" label={Some(AttrValue::from("sd_llc_size"))} /></dt><dd>{ cd.sd_llc_size }</dd></div>
+            <div><dt><Gloss term="sd_share_id" /></dt><dd>{ cd.sd_share_id.0 }</dd></div>
+            <div><dt><Gloss term="SMT" label={Some(AttrValue::from("sched_smt_present"))} /></dt><dd>{ yes_no(sds.sched_smt_present) }</dd></div>
+            <div><dt><Gloss term="sched_cluster_active" /></dt><dd>{ yes_no(sds.sched_cluster_active) }</dd></div>
         </dl>
     };
     let messages = html! {
@@ -204,7 +205,7 @@ fn level(
                 }) }
             </div>
             <div class="flags">
-                { for sd.flags.names(release).into_iter().map(|f| html! { <span class="flag">{ f }</span> }) }
+                { for sd.flags.names(release).into_iter().map(|f| html! { <Gloss term={f} class="flag" /> }) }
             </div>
             <div class="groups-title">{ format!("{} groups", sd.groups.len()) }</div>
             <ul class="groups">{ for groups }</ul>

@@ -6,6 +6,8 @@ pub mod controls;
 pub mod custom_machine;
 pub mod designer;
 pub mod domain_tree;
+pub mod glossary;
+pub mod lessons;
 pub mod machine_view;
 pub mod present;
 pub mod share;

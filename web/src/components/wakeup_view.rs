@@ -14,12 +14,14 @@
 use std::rc::Rc;
 
 use schedlab_core::cpumask::CpuId;
+use schedlab_core::lesson::examples::WAKE_EXAMPLES;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::wakeup::{QueuePath, Reject, Step};
 use yew::prelude::*;
 
 use crate::components::code_view::CodeView;
+use crate::components::glossary::Gloss;
 use crate::components::machine_view::reject_class;
 use crate::dom::{checked, input_value, select_value};
 use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
@@ -242,6 +244,66 @@ pub(crate) fn kernel_pickers(state: &AppContext) -> Html {
     }
 }
 
+/// The terms the Wake-up tab explains on demand.
+const TERMS: [&str; 16] = [
+    "select_task_rq_fair",
+    "wake_affine",
+    "wake_wide",
+    "select_idle_sibling",
+    "select_idle_cpu",
+    "SIS_UTIL",
+    "SIS_PROP",
+    "nr_idle_scan",
+    "has_idle_cores",
+    "recent_used_cpu",
+    "WF_SYNC",
+    "wakelist",
+    "IPI",
+    "LLC",
+    "cluster",
+    "cookie",
+];
+
+/// The examples menu: each seed's decisive wake-up (core's `WAKE_EXAMPLES`), loaded
+/// as a link the user picked (never held), with what it shows.
+#[function_component(WakeExamples)]
+fn wake_examples() -> Html {
+    let picked = use_state(|| None::<&'static str>);
+    let Some(state) = use_context::<AppContext>() else {
+        return html! {};
+    };
+    let onchange = {
+        let (d, picked) = (state.dispatcher(), picked.clone());
+        Callback::from(move |e: Event| {
+            let v = select_value(&e).unwrap_or_default();
+            let Some(ex) = WAKE_EXAMPLES.iter().find(|x| x.name == v) else {
+                return;
+            };
+            picked.set(Some(ex.name));
+            if let Ok(s) = ex.scene.scenario() {
+                d.dispatch(Action::OpenExample(schedlab_core::scenario::encode(&s)));
+            }
+        })
+    };
+    let note = picked
+        .and_then(|n| WAKE_EXAMPLES.iter().find(|x| x.name == n))
+        .map(|x| x.note);
+    html! {
+        <div class="wake-examples">
+            <label for="wake-example">{ "Examples" }</label>
+            <select id="wake-example" {onchange}>
+                <option value="" selected={picked.is_none()}>{ "Each seed's decisive wake-up…" }</option>
+                { for WAKE_EXAMPLES.iter().map(|x| html! {
+                    <option value={x.name} selected={*picked == Some(x.name)}>{ x.label }</option>
+                }) }
+            </select>
+            if let Some(n) = note {
+                <p class="example-note">{ n }</p>
+            }
+        </div>
+    }
+}
+
 #[function_component(WakeupPanel)]
 pub fn wakeup_panel() -> Html {
     let Some(state) = use_context::<AppContext>() else {
@@ -349,8 +411,35 @@ pub fn wakeup_panel() -> Html {
         (Some(Reject::BudgetSpent), "budget spent"),
     ];
 
+    let cookies = (!w.cookies.is_empty() || w.wakee_cookie != 0).then(|| {
+        let running: Vec<String> = w
+            .cookies
+            .iter()
+            .filter(|c| c.cpus.intersects(&w.busy))
+            .map(|c| format!("CPU {} runs cookie {}", c.cpus.and(&w.busy).to_list(), c.cookie))
+            .collect();
+        html! {
+            <p class="cookies">
+                <Gloss term="core scheduling" label={Some(AttrValue::from("Core scheduling"))} />
+                { format!(": {}; the wakee has cookie {}.",
+                    if running.is_empty() { "no busy CPU runs a cookie".to_string() } else { running.join(", ") },
+                    w.wakee_cookie) }
+            </p>
+        }
+    });
     html! {
         <div class="wakeup">
+            <WakeExamples />
+            // Results first (issue 17: the decision in the first screen at 1280×720),
+            // the inputs that change them below.
+            { results }
+            <ul class="legend">
+                { for legend.iter().map(|(r, label)| html! {
+                    <li><span class={classes!("swatch", reject_class(*r))}></span>{ *label }</li>
+                }) }
+                <li><span class="swatch waker"></span>{ "waker" }</li>
+                <li><span class="swatch prev"></span>{ "prev" }</li>
+            </ul>
             <fieldset class="wake-setup">
                 <legend>{ "The wake-up" }</legend>
                 <div class="row">
@@ -388,16 +477,12 @@ pub fn wakeup_panel() -> Html {
                             value={w.nr_idle_scan.map(|v| v.to_string()).unwrap_or_default()} onchange={on_nis} />
                     </label>
                 </div>
+                { for cookies }
+                <p class="terms"><span class="label">{ "Terms:" }</span>
+                    { for TERMS.iter().map(|t| html! { <Gloss term={*t} /> }) }
+                </p>
             </fieldset>
             { kernel_pickers(&state) }
-            <ul class="legend">
-                { for legend.iter().map(|(r, label)| html! {
-                    <li><span class={classes!("swatch", reject_class(*r))}></span>{ *label }</li>
-                }) }
-                <li><span class="swatch waker"></span>{ "waker" }</li>
-                <li><span class="swatch prev"></span>{ "prev" }</li>
-            </ul>
-            { results }
         </div>
     }
 }

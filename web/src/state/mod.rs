@@ -27,10 +27,12 @@ use std::sync::{Arc, OnceLock};
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::experiment::{estimate_events, CpuSelection};
+use schedlab_core::lesson;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup, WakeSetup,
+    self, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup,
+    WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
@@ -175,6 +177,9 @@ pub enum Action {
     OpenExample(String),
     /// Run the held simulation of a link.
     RunHeld,
+    /// Open a lesson step (its own scene, if it has one, is loaded unless the page
+    /// shows it already; a step without one keeps the page), or close the lesson.
+    Lesson(Option<LessonStep>),
     DismissBanner,
     /// Opens the topology designer on the current machine, or closes it.
     OpenDesigner(bool),
@@ -579,10 +584,17 @@ impl AppState {
 }
 
 impl Default for AppState {
+    /// Core's default scene (`lesson::examples::DEFAULT_SCENE`): the Domains tab of
+    /// [`DEFAULT_PRESET`] on [`Release::DEFAULT`], with a busy wake-up whose two sides
+    /// differ waiting on the Wake-up tab.
     fn default() -> Self {
-        // The default preset builds on every release: `every_preset_builds` checks it.
-        AppState::new(DEFAULT_PRESET, Release::DEFAULT)
-            .unwrap_or_else(|e| unreachable!("the default preset builds: {e}"))
+        // Core's tests build the default scene; the preset builds on every release
+        // (`every_preset_builds`), so the fallback is for a broken build only.
+        match lesson::examples::DEFAULT_SCENE.scenario() {
+            Ok(s) => AppState::from_scenario(s),
+            Err(_) => AppState::new(DEFAULT_PRESET, Release::DEFAULT)
+                .unwrap_or_else(|e| unreachable!("the default preset builds: {e}")),
+        }
     }
 }
 
@@ -774,6 +786,37 @@ impl Reducible for AppState {
                 }
             }
             Action::EditDesign(field, value) => next.edit_design(field, &value),
+            Action::Lesson(None) => next.scenario.lesson = None,
+            Action::Lesson(Some(at)) => {
+                let Some(step) = lesson::lesson(at.lesson)
+                    .and_then(|l| l.steps.get((at.step as usize).checked_sub(1)?))
+                else {
+                    return self;
+                };
+                // A step without a scene of its own keeps the page as the student left it.
+                let Some(scene) = step.scene else {
+                    next.scenario.lesson = Some(at);
+                    next.refresh_wake();
+                    return Rc::new(next);
+                };
+                match scene.scenario() {
+                    Ok(mut s) => {
+                        s.lesson = Some(at);
+                        let mut here = self.scenario.clone();
+                        here.lesson = Some(at);
+                        here.sim = None;
+                        // The page's own settings are the student's, not the lesson's.
+                        here.page = s.page;
+                        if here == s {
+                            next.scenario.lesson = Some(at);
+                        } else {
+                            s.page.click = self.click();
+                            next = AppState::from_scenario(s);
+                        }
+                    }
+                    Err(e) => next.banner = Some(format!("This lesson step cannot load: {e}")),
+                }
+            }
             Action::RunHeld => next.held = None,
             Action::OpenExample(f) => {
                 let mut st = (*self.reduce(Action::LoadFragment(f))).clone();

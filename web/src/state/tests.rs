@@ -493,3 +493,54 @@ fn a_custom_machine_loads_or_says_why_not() {
     assert_eq!(back.preset(), CUSTOM);
     assert_eq!(back.machine().nr_cpus(), 4);
 }
+
+#[test]
+fn the_default_wake_up_is_busy_and_its_sides_differ() {
+    let state = apply(
+        Rc::new(AppState::default()),
+        vec![Action::ShowTab(View::Wakeup)],
+    );
+    assert!(state.wake().busy.weight() >= 77);
+    let (a, b) = (chosen(&state.wake_a), chosen(&state.wake_b));
+    assert!(
+        (1..=3).contains(&a),
+        "A stays in the waker's cluster: CPU {a}"
+    );
+    assert_eq!(b, 12, "B takes prev");
+}
+
+#[test]
+fn a_lesson_step_loads_its_scene_and_keeps_the_page_on_a_step_without_one() {
+    let at = |lesson, step| Action::Lesson(Some(LessonStep { lesson, step }));
+    let state = apply(Rc::new(AppState::default()), vec![at(4, 1)]);
+    assert_eq!(
+        state.scenario.lesson,
+        Some(LessonStep { lesson: 4, step: 1 })
+    );
+    assert_eq!(state.tab(), View::Wakeup);
+    assert_eq!((chosen(&state.wake_a), chosen(&state.wake_b)), (12, 1));
+    assert!(state.fragment() != AppState::default().fragment());
+    // The link opens the step as it is.
+    let reopened = AppState::from_fragment(&state.fragment());
+    assert_eq!(reopened.scenario, state.scenario);
+    // Lesson 6 step 2 has no scene of its own: the page keeps step 1's, with a change
+    // the student made.
+    let state = apply(
+        state,
+        vec![at(6, 1), Action::ToggleBusy(CpuId(6)), at(6, 2)],
+    );
+    assert_eq!(
+        state.scenario.lesson,
+        Some(LessonStep { lesson: 6, step: 2 })
+    );
+    assert!(
+        state.wake().busy.test_cpu(CpuId(6)),
+        "step 2 loads nothing new"
+    );
+    // A step that does not exist changes nothing; closing keeps the scenario.
+    let same = apply(state.clone(), vec![at(6, 9), at(9, 1)]);
+    assert_eq!(same.scenario, state.scenario);
+    let closed = apply(state.clone(), vec![Action::Lesson(None)]);
+    assert_eq!(closed.scenario.lesson, None);
+    assert_eq!(closed.wake(), state.wake());
+}
