@@ -436,6 +436,38 @@ mod tests {
         assert!(e.contains("x86 or arm64"), "{e}");
     }
 
+    /// The streamed answer is escaped as the whole text would be, also when a write
+    /// ends inside a character, and `domains` streams through it.
+    #[test]
+    fn the_stream_escape_is_the_text_escape() {
+        let text = "a\u{202e}b\x1b[2Jé€\r\n".repeat(5000);
+        let mut out = Vec::new();
+        let mut w = SafeWriter {
+            inner: &mut out,
+            pending: Vec::new(),
+        };
+        for chunk in text.as_bytes().chunks(7) {
+            w.write_all(chunk).unwrap();
+        }
+        w.flush().unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), terminal_safe(&text));
+        let path =
+            std::env::temp_dir().join(format!("schedlab-esc-dom-{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"{"name": "x\u202ey", "arch": "x86", "packages": 1, "cores_per_llc": 2}"#,
+        )
+        .unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let args = ["domains", "-m", path.to_str().unwrap(), "--format", "json"];
+        emit(cli_answer(&args), &mut out, &mut err);
+        let whole = cli(&args).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains(r#""machine": "x\u{202e}y""#), "{out}");
+        assert_eq!(out, terminal_safe(&whole));
+    }
+
     /// Issue 16: a machine's name comes from its file, and was printed raw: a file
     /// could clear the screen or recolour it. Everything printed goes through one
     /// escape, on stdout and stderr alike.
