@@ -649,7 +649,81 @@ fn json_errors_point_at_the_field() {
         "{\"name\": \"x\", \"arch\": \"x86\", \"cpus\": [{\"cpu\": 0, \"node\": 60000}]}",
     )
     .unwrap_err();
-    assert!(matches!(err, ImportError::Topology(_)), "{err}");
+    assert!(
+        matches!(err, ImportError::TopologyAt { line: 1, .. }),
+        "{err}"
+    );
+}
+
+/// Issue 16: an inconsistent JSON machine file's error names the CPU and the line of
+/// its `cpus` entry (or of the distance table's row, or of the count's key).
+#[test]
+fn json_machine_errors_name_the_line() {
+    let cpus = |entries: &[&str]| {
+        format!(
+            "{{\n  \"name\": \"x\",\n  \"arch\": \"x86\",\n  \"cpus\": [\n{}\n  ]\n}}\n",
+            entries
+                .iter()
+                .map(|e| format!("    {e}"))
+                .collect::<Vec<_>>()
+                .join(",\n")
+        )
+    };
+    let at = |text: &str| match load_json(text) {
+        Err(ImportError::TopologyAt { line, source }) => (line, source.to_string()),
+        other => panic!("{other:?}"),
+    };
+    // Lines 5-8 hold CPUs 0-3; CPU 3's core 1 is in cluster 1, CPU 2's in cluster 0.
+    let nest = cpus(&[
+        r#"{"cpu": 0, "core": 0, "cluster": 0}"#,
+        r#"{"cpu": 1, "core": 0, "cluster": 0}"#,
+        r#"{"cpu": 2, "core": 1, "cluster": 0}"#,
+        r#"{"cpu": 3, "core": 1, "cluster": 1}"#,
+    ]);
+    let (line, msg) = at(&nest);
+    assert_eq!(line, 8, "{msg}");
+    assert!(msg.contains("CPU 3") && msg.contains("spans two"), "{msg}");
+    let err = load_json(&nest).unwrap_err().to_string();
+    assert!(err.starts_with("line 8: "), "{err}");
+    // Listed in another order: the line follows the entry, not the CPU number.
+    let (line, msg) = at(&cpus(&[
+        r#"{"cpu": 3, "core": 1, "cluster": 1}"#,
+        r#"{"cpu": 0, "core": 0, "cluster": 0}"#,
+        r#"{"cpu": 2, "core": 1, "cluster": 0}"#,
+        r#"{"cpu": 1, "core": 0, "cluster": 0}"#,
+    ]));
+    assert_eq!(line, 5, "{msg}");
+    // A CPU listed twice: the second entry.
+    let (line, msg) = at(&cpus(&[r#"{"cpu": 0}"#, r#"{"cpu": 1}"#, r#"{"cpu": 0}"#]));
+    assert_eq!((line, msg.contains("CPU 0")), (7, true), "{msg}");
+    // A node beyond the limit: its entry.
+    let (line, _) = at(&cpus(&[r#"{"cpu": 0}"#, r#"{"cpu": 1, "node": 5000}"#]));
+    assert_eq!(line, 6);
+    // SMT siblings on two nodes, with a distance table after the list.
+    let two_nodes = cpus(&[
+        r#"{"cpu": 0, "core": 0, "node": 0}"#,
+        r#"{"cpu": 1, "core": 0, "node": 1}"#,
+    ]);
+    let (line, msg) = at(&two_nodes);
+    assert_eq!(line, 6, "{msg}");
+    // An asymmetric distance table: the row of the first node it names.
+    let slit = two_nodes
+        .replace(r#""core": 0, "node": 1"#, r#""core": 1, "node": 1"#)
+        .replace(
+            "\n  ]\n}",
+            "\n  ],\n  \"numa_distance\": [\n    [10, 20],\n    [21, 10]\n  ]\n}",
+        );
+    let (line, msg) = at(&slit);
+    assert_eq!(line, 9, "{msg}");
+    assert!(msg.contains("symmetric"), "{msg}");
+    // A regular machine's count: the line of its key.
+    let (line, msg) = at(
+        "{\n  \"name\": \"x\",\n  \"arch\": \"x86\",\n  \"packages\": 1,\n  \"cores_per_llc\": 6,\n  \"cores_per_cluster\": 4\n}\n",
+    );
+    assert_eq!(line, 6, "{msg}");
+    // Braces and brackets inside strings do not confuse the scan.
+    let tricky = nest.replace("\"name\": \"x\"", "\"name\": \"x [{\\\"]\"");
+    assert_eq!(at(&tricky).0, 8);
 }
 
 // ---- bad input -------------------------------------------------------------------

@@ -7,8 +7,13 @@
 //!   /proc/sys/kernel/sched_domain/cpuN/domainM/{name,flags};
 //! - [`schedstat`]: the `cpuN` / `domainN <mask>` lines of /proc/schedstat
 //!   (kernel/sched/stats.c, SCHEDSTAT_VERSION 15), counters zero.
+//!
+//! Each format is written CPU by CPU to an [`io::Write`] (`write_dmesg()`, …), so a
+//! 4096-CPU machine's output (4096 × 4096 groups: 250 MB as dmesg, 4 GB as JSON)
+//! streams with memory bounded by the domains themselves; the `String` functions
+//! (the page's) collect the same bytes.
 
-use std::fmt::Write;
+use std::io::{self, Write};
 
 use crate::cpumask::{CpuId, CpuMask};
 
@@ -25,29 +30,40 @@ fn selected(sd: &SchedDomains, cpu: Option<CpuId>) -> Vec<&CpuDomains> {
 /// `sched_domain_debug(sd, cpu)` for the selected CPUs, preceded by the lines printed
 /// while building (e.g. "BUG: arch topology borken"). No timestamps.
 pub fn dmesg(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
-    let mut out = String::new();
-    for line in &sd.build_messages {
-        out.push_str(line);
-        out.push('\n');
-    }
-    for cd in selected(sd, cpu) {
-        sched_domain_debug(sd, cd, &mut out);
-    }
-    out
+    collect(|out| write_dmesg(out, sd, cpu))
 }
 
-fn sched_domain_debug(sds: &SchedDomains, cd: &CpuDomains, out: &mut String) {
+/// [`dmesg`], written to `out` CPU by CPU.
+pub fn write_dmesg(out: &mut impl Write, sd: &SchedDomains, cpu: Option<CpuId>) -> io::Result<()> {
+    for line in &sd.build_messages {
+        writeln!(out, "{line}")?;
+    }
+    for cd in selected(sd, cpu) {
+        sched_domain_debug(sd, cd, out)?;
+    }
+    Ok(())
+}
+
+/// The bytes `write` writes, as a string (every writer here writes UTF-8).
+fn collect(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(&mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn sched_domain_debug(sds: &SchedDomains, cd: &CpuDomains, out: &mut impl Write) -> io::Result<()> {
     let cpu = cd.cpu.0;
     if cd.domains.is_empty() {
-        let _ = writeln!(out, "CPU{cpu} attaching NULL sched-domain.");
-        return;
+        return writeln!(out, "CPU{cpu} attaching NULL sched-domain.");
     }
-    let _ = writeln!(out, "CPU{cpu} attaching sched-domain(s):");
+    writeln!(out, "CPU{cpu} attaching sched-domain(s):")?;
     for (level, sd) in cd.domains.iter().enumerate() {
         let child = level.checked_sub(1).map(|i| &cd.domains[i]);
         let parent = cd.domains.get(level + 1);
-        sched_domain_debug_one(sds, sd, child, parent, cd.cpu, level, out);
+        sched_domain_debug_one(sds, sd, child, parent, cd.cpu, level, out)?;
     }
+    Ok(())
 }
 
 /// `sched_domain_debug_one()`.
@@ -58,89 +74,96 @@ fn sched_domain_debug_one(
     parent: Option<&SchedDomain>,
     cpu: CpuId,
     level: usize,
-    out: &mut String,
-) {
+    out: &mut impl Write,
+) -> io::Result<()> {
     let release = sds.release;
-    let _ = writeln!(
+    writeln!(
         out,
         "{:level$} domain-{level}: span={} level={}",
         "",
         sd.span.to_list(),
         sd.name
-    );
+    )?;
     if !sd.span.test_cpu(cpu) {
-        let _ = writeln!(out, "ERROR: domain->span does not contain CPU{}", cpu.0);
+        writeln!(out, "ERROR: domain->span does not contain CPU{}", cpu.0)?;
     }
     if let Some(g) = sd.groups.first() {
         if !g.span.test_cpu(cpu) {
-            let _ = writeln!(out, "ERROR: domain->groups does not contain CPU{}", cpu.0);
+            writeln!(out, "ERROR: domain->groups does not contain CPU{}", cpu.0)?;
         }
     }
     for (flag, shared_child, shared_parent, bit) in sd.flags.each_with_meta() {
         if shared_child && child.is_some_and(|c| !c.flags.contains(flag)) {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "ERROR: flag {} set here but not in child",
                 SdFlags::bit_name(bit, release)
-            );
+            )?;
         }
         if shared_parent && parent.is_some_and(|p| !p.flags.contains(flag)) {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "ERROR: flag {} set here but not in parent",
                 SdFlags::bit_name(bit, release)
-            );
+            )?;
         }
     }
-    let _ = write!(out, "{:w$} groups:", "", w = level + 1);
+    write!(out, "{:w$} groups:", "", w = level + 1)?;
     let mut groupmask = CpuMask::new(sd.span.nr_cpu_ids());
     let mut pending_errors = Vec::new();
     for (i, g) in sd.groups.iter().enumerate() {
         if g.span.is_empty() {
-            out.push('\n');
-            out.push_str("ERROR: empty group\n");
+            out.write_all(b"\nERROR: empty group\n")?;
             break;
         }
         // Overlapping (NUMA) groups may share CPUs by design.
         if !sd.flags.contains(SdFlags::OVERLAP) && groupmask.intersects(&g.span) {
-            out.push('\n');
-            out.push_str("ERROR: repeated CPUs\n");
+            out.write_all(b"\nERROR: repeated CPUs\n")?;
             break;
         }
         groupmask.or_assign(&g.span);
-        let _ = write!(out, " {}:{{ span={}", g.id.0, g.span.to_list());
+        write!(out, " {}:{{ span={}", g.id.0, g.span.to_list())?;
         if sd.flags.contains(SdFlags::OVERLAP) && g.balance_mask != g.span {
-            let _ = write!(out, " mask={}", g.balance_mask.to_list());
+            write!(out, " mask={}", g.balance_mask.to_list())?;
         }
         if g.capacity != 1024 {
-            let _ = write!(out, " cap={}", g.capacity);
+            write!(out, " cap={}", g.capacity)?;
         }
         if i == 0 && child.is_some_and(|c| c.span != g.span) {
             // printk(KERN_ERR ...) mid-line: the kernel starts a new line for it.
             pending_errors.push("ERROR: domain->groups does not match domain->child");
         }
-        out.push_str(" }");
+        out.write_all(b" }")?;
         if i + 1 < sd.groups.len() {
-            out.push(',');
+            out.write_all(b",")?;
         }
     }
-    out.push('\n');
+    out.write_all(b"\n")?;
     for e in pending_errors {
-        out.push_str(e);
-        out.push('\n');
+        writeln!(out, "{e}")?;
     }
     if sd.span != groupmask {
-        out.push_str("ERROR: groups don't span domain->span\n");
+        out.write_all(b"ERROR: groups don't span domain->span\n")?;
     }
     if parent.is_some_and(|p| !groupmask.is_subset(&p.span)) {
-        out.push_str("ERROR: parent span is not a superset of domain->span\n");
+        out.write_all(b"ERROR: parent span is not a superset of domain->span\n")?;
     }
+    Ok(())
 }
 
 /// What `grep . /sys/kernel/debug/sched/domains/cpuN/domain*/{name,flags,level}` prints
 /// for each selected CPU (before v5.13: the /proc/sys/kernel/sched_domain files, which
 /// had no `level`). Shell globbing sorts `domain10` before `domain2`, and so do we.
 pub fn debugfs(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
+    collect(|out| write_debugfs(out, sd, cpu))
+}
+
+/// [`debugfs`], written to `out` CPU by CPU.
+pub fn write_debugfs(
+    out: &mut impl Write,
+    sd: &SchedDomains,
+    cpu: Option<CpuId>,
+) -> io::Result<()> {
     let release = sd.release;
     let root = if release.has_debugfs_domains() {
         "/sys/kernel/debug/sched/domains"
@@ -151,7 +174,6 @@ pub fn debugfs(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
     if release.has_debugfs_level() {
         files.push("level");
     }
-    let mut out = String::new();
     for cd in selected(sd, cpu) {
         let mut dirs: Vec<(String, &SchedDomain)> = cd
             .domains
@@ -173,36 +195,62 @@ pub fn debugfs(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
                         .collect(),
                     _ => d.level.to_string(),
                 };
-                let _ = writeln!(out, "{root}/cpu{}/{dir}/{file}:{value}", cd.cpu.0);
+                writeln!(out, "{root}/cpu{}/{dir}/{file}:{value}", cd.cpu.0)?;
             }
         }
     }
-    out
+    Ok(())
 }
+
+/// A domain line's counters: 3 idle types × 8 load-balance counters, then 12 more.
+const ZERO_COUNTERS: &str = concat!(
+    " 0 0 0 0 0 0 0 0 0 0 0 0",
+    " 0 0 0 0 0 0 0 0 0 0 0 0",
+    " 0 0 0 0 0 0 0 0 0 0 0 0\n"
+);
 
 /// The /proc/schedstat header and, per selected CPU, its `cpuN` line and a
 /// `domainN <hex span>` line per domain. Counters are zero: nothing has run.
 pub fn schedstat(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
-    let mut out = format!("version {}\ntimestamp 0\n", sd.release.schedstat_version());
+    collect(|out| write_schedstat(out, sd, cpu))
+}
+
+/// [`schedstat`], written to `out` CPU by CPU.
+pub fn write_schedstat(
+    out: &mut impl Write,
+    sd: &SchedDomains,
+    cpu: Option<CpuId>,
+) -> io::Result<()> {
+    write!(
+        out,
+        "version {}\ntimestamp 0\n",
+        sd.release.schedstat_version()
+    )?;
     for cd in selected(sd, cpu) {
-        let _ = writeln!(out, "cpu{} 0 0 0 0 0 0 0 0 0", cd.cpu.0);
+        writeln!(out, "cpu{} 0 0 0 0 0 0 0 0 0", cd.cpu.0)?;
         for (i, d) in cd.domains.iter().enumerate() {
-            let _ = write!(out, "domain{i} {}", d.span.to_hex());
-            // 3 idle types x 8 load-balance counters, then 12 more.
-            for _ in 0..36 {
-                out.push_str(" 0");
-            }
-            out.push('\n');
+            write!(out, "domain{i} {}", d.span.to_hex())?;
+            out.write_all(ZERO_COUNTERS.as_bytes())?;
         }
     }
-    out
+    Ok(())
 }
 
 /// The domains as JSON (one object for the machine, or the selected CPU's).
 pub fn json(sd: &SchedDomains, cpu: Option<CpuId>) -> String {
-    let r = match cpu {
-        Some(c) => serde_json::to_string_pretty(&sd.try_cpu(c)),
-        None => serde_json::to_string_pretty(sd),
-    };
-    r.unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    let mut out = Vec::new();
+    match write_json(&mut out, sd, cpu) {
+        Ok(()) => String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        Err(e) => format!("{{\"error\": \"{e}\"}}"),
+    }
+}
+
+/// [`json`], serialised straight to `out` (serde walks the CPUs in order).
+pub fn write_json(out: &mut impl Write, sd: &SchedDomains, cpu: Option<CpuId>) -> io::Result<()> {
+    match cpu {
+        Some(c) => serde_json::to_writer_pretty(out, &sd.try_cpu(c)),
+        None => serde_json::to_writer_pretty(out, sd),
+    }
+    .map_err(io::Error::other)
 }

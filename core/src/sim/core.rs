@@ -164,8 +164,7 @@ impl Simulator {
             if leaving_idle {
                 self.leave_idle_accounting(cpu);
             }
-            self.state
-                .update_rq(CpuId(cpu), |rq| rq.ttwu_pending = false);
+            self.update_rq(cpu, |rq| rq.ttwu_pending = false);
             let (pick, core) = if self.core_sched && !forced {
                 self.core_pick(cpu)
             } else {
@@ -265,7 +264,7 @@ impl Simulator {
             .as_mut()
             .expect("views hold tasks")
             .prev_cpu = CpuId(cpu);
-        self.state.update_rq(CpuId(cpu), |rq| {
+        self.update_rq(cpu, |rq| {
             rq.curr_is_idle = false;
             rq.polling = false;
         });

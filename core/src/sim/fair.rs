@@ -15,8 +15,6 @@
 //! All tasks are nice 0, so a runqueue's `avg_vruntime` is its vruntime sum over
 //! `nr_running` (see [`super::Cpu::v_sum`]).
 
-use crate::cpumask::CpuId;
-
 use super::pelt::Pelt;
 use super::{Loc, Mode, Simulator};
 
@@ -58,6 +56,7 @@ impl Simulator {
         let rq = &mut self.state.rqs[cpu as usize];
         rq.util_avg = c.util.avg().min(rq.capacity);
         rq.load_avg = c.load.avg();
+        self.mark_rq_sums(cpu);
     }
 
     /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
@@ -127,7 +126,7 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;
-        self.state.update_rq(CpuId(cpu), |rq| rq.nr_running += 1);
+        self.update_rq(cpu, |rq| rq.nr_running += 1);
         let nr = self.state.rqs[cpu as usize].nr_running;
         self.balance.note_nr_running(nr);
         if nr == 1 {
@@ -157,7 +156,7 @@ impl Simulator {
         c.mode = Mode::Waking; // transient: schedule() follows
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
-        self.state.update_rq(CpuId(cpu), |rq| rq.nr_running -= 1);
+        self.update_rq(cpu, |rq| rq.nr_running -= 1);
         if loc == Loc::Exited && !self.tasks[t as usize].background {
             self.live -= 1;
         }

@@ -9,8 +9,6 @@
 //!                 restart the tick (nr_busy_cpus++)
 //! ```
 
-use crate::cpumask::CpuId;
-
 use super::{Mode, SimTime, Simulator};
 
 impl Simulator {
@@ -119,7 +117,7 @@ impl Simulator {
         c.curr = u32::MAX;
         c.switch_gen = c.switch_gen.wrapping_add(1);
         c.last_task = u32::MAX;
-        self.state.update_rq(CpuId(cpu), |rq| {
+        self.update_rq(cpu, |rq| {
             rq.curr_is_idle = true;
             rq.polling = polling;
         });

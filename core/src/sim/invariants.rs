@@ -8,7 +8,7 @@ use super::{Loc, Mode, Simulator};
 impl Simulator {
     /// Conservation: every task is in exactly one place (running on one CPU, queued on
     /// one CPU, blocked or exited), every CPU is either running one task or idle, the
-    /// wake-up state matches, and SMT siblings never run different cookies.
+    /// wake-up state (and the balance sums) match, and SMT siblings never run different cookies.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut seen = vec![0u8; self.tasks.len()];
         for (ci, c) in self.cpus.iter().enumerate() {
@@ -101,6 +101,9 @@ impl Simulator {
                     }
                 }
             }
+        }
+        if !self.rq_sums_in_step() {
+            return Err("the balance sums are not the runqueues' (a write missed them)".into());
         }
         if live != self.live {
             return Err(format!(

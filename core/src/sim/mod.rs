@@ -543,7 +543,7 @@ impl Simulator {
         // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).
         let factor = 1 + online.weight().clamp(1, 8).ilog2() as i64;
         let slice_ns = 750_000 * factor;
-        let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz);
+        let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz, &state.rqs);
         let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
         let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
         let mut sim = Simulator {

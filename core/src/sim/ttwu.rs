@@ -197,8 +197,7 @@ impl Simulator {
                 }
             }
             QueuePath::Wakelist { ipi } => {
-                self.state
-                    .update_rq(CpuId(target), |rq| rq.ttwu_pending = true);
+                self.update_rq(target, |rq| rq.ttwu_pending = true);
                 if ipi {
                     q.waker_ns += ipi_send;
                     q.need_ipi = true;

@@ -22,7 +22,7 @@ mod wake;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
-use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig};
+use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SchedDomains};
 use schedlab_core::topology::{presets, Arch, Machine};
 
 #[derive(Parser)]
@@ -120,11 +120,64 @@ fn main() -> ExitCode {
     )
 }
 
+/// A command's answer: text, or a machine's domains, written CPU by CPU as they are
+/// formatted (a 4096-CPU machine's JSON is 4 GB: it is never held in memory).
+enum Answer {
+    Text(String),
+    Domains(Box<DomainsAnswer>),
+}
+
+/// `schedlab domains`' answer: the built domains and how to print them.
+struct DomainsAnswer {
+    sd: SchedDomains,
+    cpu: Option<CpuId>,
+    format: DomainFormat,
+}
+
+impl DomainsAnswer {
+    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let (sd, cpu) = (&self.sd, self.cpu);
+        match self.format {
+            DomainFormat::Dmesg => format::write_dmesg(out, sd, cpu),
+            DomainFormat::Debugfs => format::write_debugfs(out, sd, cpu),
+            DomainFormat::Schedstat => format::write_schedstat(out, sd, cpu),
+            DomainFormat::Json => {
+                format::write_json(out, sd, cpu)?;
+                out.write_all(b"\n")
+            }
+        }
+    }
+}
+
+impl Answer {
+    /// The whole answer as text (tests, and every command but `domains`).
+    #[cfg(test)]
+    fn into_text(self) -> String {
+        match self {
+            Answer::Text(t) => t,
+            Answer::Domains(d) => {
+                let mut out = Vec::new();
+                d.write(&mut out).expect("writing to memory");
+                String::from_utf8(out).expect("the formats write UTF-8")
+            }
+        }
+    }
+}
+
 /// Prints a command's answer or error: the one place the CLI writes to the terminal.
-fn emit(result: Result<String, Failure>, out: &mut impl Write, err: &mut impl Write) -> ExitCode {
+fn emit(result: Result<Answer, Failure>, out: &mut impl Write, err: &mut impl Write) -> ExitCode {
     match result {
-        Ok(text) => {
+        Ok(Answer::Text(text)) => {
             let _ = write!(out, "{}", terminal_safe(&text));
+            ExitCode::SUCCESS
+        }
+        Ok(Answer::Domains(d)) => {
+            let mut safe = SafeWriter {
+                inner: std::io::BufWriter::with_capacity(1 << 16, out),
+                pending: Vec::new(),
+            };
+            // As for text: a closed pipe (`| head`) ends the output quietly.
+            let _ = d.write(&mut safe).and_then(|()| safe.flush());
             ExitCode::SUCCESS
         }
         Err(Failure::Error(e)) => {
@@ -136,6 +189,45 @@ fn emit(result: Result<String, Failure>, out: &mut impl Write, err: &mut impl Wr
             let _ = writeln!(err, "schedlab: {}", terminal_safe(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// [`terminal_safe`] over a stream: the bytes written are passed on in whole UTF-8
+/// characters, each chunk escaped as the whole text would be (the escape is per
+/// character).
+struct SafeWriter<W: Write> {
+    inner: W,
+    /// Written but not yet passed on (at most 64 KiB and one partial character).
+    pending: Vec<u8>,
+}
+
+impl<W: Write> SafeWriter<W> {
+    /// Passes on the pending bytes up to the last whole character (all of them if
+    /// `all`; bytes that are not UTF-8 at all pass as U+FFFD).
+    fn drain(&mut self, all: bool) -> std::io::Result<()> {
+        let cut = match std::str::from_utf8(&self.pending) {
+            Err(e) if e.error_len().is_none() && !all => e.valid_up_to(),
+            _ => self.pending.len(),
+        };
+        let text = String::from_utf8_lossy(&self.pending[..cut]);
+        self.inner.write_all(terminal_safe(&text).as_bytes())?;
+        self.pending.drain(..cut);
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for SafeWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if self.pending.len() >= 1 << 16 {
+            self.drain(false)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.drain(true)?;
+        self.inner.flush()
     }
 }
 
@@ -168,15 +260,15 @@ fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-fn run(cli: Cli) -> Result<String, Failure> {
-    Ok(match cli.command {
+fn run(cli: Cli) -> Result<Answer, Failure> {
+    Ok(Answer::Text(match cli.command {
         Command::Machines => machines(),
-        Command::Domains(a) => domains(a)?,
+        Command::Domains(a) => return Ok(Answer::Domains(Box::new(domains(a)?))),
         Command::Wake(a) => wake::run(a)?,
         Command::Reproduce(a) => reproduce::run(a)?,
         Command::Run(a) => sim::run(a)?,
         Command::Sweep(a) => sim::sweep(a)?,
-    })
+    }))
 }
 
 fn machines() -> String {
@@ -257,7 +349,7 @@ fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
     schedlab_core::topology::load_machine(&text, &hint).map_err(|e| format!("{name}: {e}"))
 }
 
-fn domains(a: DomainsArgs) -> Result<String, String> {
+fn domains(a: DomainsArgs) -> Result<DomainsAnswer, String> {
     let machine = load_machine(&a.machine, &a.machine_opts)?;
     let release: Release = a.kernel.parse().map_err(|e| format!("{e}"))?;
     let mut cfg = BuildConfig::new(release);
@@ -284,11 +376,10 @@ fn domains(a: DomainsArgs) -> Result<String, String> {
             return Err(format!("--cpu {}: that CPU is offline", c.0));
         }
     }
-    Ok(match a.format {
-        DomainFormat::Dmesg => format::dmesg(&sd, cpu),
-        DomainFormat::Debugfs => format::debugfs(&sd, cpu),
-        DomainFormat::Schedstat => format::schedstat(&sd, cpu),
-        DomainFormat::Json => format::json(&sd, cpu) + "\n",
+    Ok(DomainsAnswer {
+        sd,
+        cpu,
+        format: a.format,
     })
 }
 
@@ -305,6 +396,10 @@ mod tests {
     }
 
     pub(crate) fn cli_full(args: &[&str]) -> Result<String, Failure> {
+        cli_answer(args).map(Answer::into_text)
+    }
+
+    pub(crate) fn cli_answer(args: &[&str]) -> Result<Answer, Failure> {
         let mut argv = vec!["schedlab"];
         argv.extend_from_slice(args);
         run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
@@ -341,6 +436,38 @@ mod tests {
         assert!(e.contains("x86 or arm64"), "{e}");
     }
 
+    /// The streamed answer is escaped as the whole text would be, also when a write
+    /// ends inside a character, and `domains` streams through it.
+    #[test]
+    fn the_stream_escape_is_the_text_escape() {
+        let text = "a\u{202e}b\x1b[2Jé€\r\n".repeat(5000);
+        let mut out = Vec::new();
+        let mut w = SafeWriter {
+            inner: &mut out,
+            pending: Vec::new(),
+        };
+        for chunk in text.as_bytes().chunks(7) {
+            w.write_all(chunk).unwrap();
+        }
+        w.flush().unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), terminal_safe(&text));
+        let path =
+            std::env::temp_dir().join(format!("schedlab-esc-dom-{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"{"name": "x\u202ey", "arch": "x86", "packages": 1, "cores_per_llc": 2}"#,
+        )
+        .unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let args = ["domains", "-m", path.to_str().unwrap(), "--format", "json"];
+        emit(cli_answer(&args), &mut out, &mut err);
+        let whole = cli(&args).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains(r#""machine": "x\u{202e}y""#), "{out}");
+        assert_eq!(out, terminal_safe(&whole));
+    }
+
     /// Issue 16: a machine's name comes from its file, and was printed raw: a file
     /// could clear the screen or recolour it. Everything printed goes through one
     /// escape, on stdout and stderr alike.
@@ -364,7 +491,7 @@ mod tests {
             &["wake", "-s", p, "--patches", "nope"][..],
         ] {
             let (mut out, mut err) = (Vec::new(), Vec::new());
-            emit(cli_full(args), &mut out, &mut err);
+            emit(cli_answer(args), &mut out, &mut err);
             outputs.push(String::from_utf8(out).unwrap() + &String::from_utf8(err).unwrap());
         }
         std::fs::remove_file(&path).unwrap();

@@ -223,24 +223,34 @@ impl Simulator {
         let g = &lv.groups[gi];
         let mut s = SgStats::default();
         let mut overload = false;
-        let none_excluded = env.excluded.is_empty();
-        for &c in &g.cpus {
-            if !none_excluded && env.excluded.contains(&c) {
-                continue;
-            }
-            // cpu_load(), cpu_runnable(), cpu_util_cfs(), nr_running, idle_cpu():
-            // one runqueue read.
-            let rq = &self.state.rqs[c as usize];
-            s.group_load += rq.load_avg;
-            s.group_runnable += rq.load_avg;
-            s.group_util += rq.util_avg;
-            let nr = rq.nr_running;
-            s.sum_nr_running += nr;
-            if nr > 1 {
-                overload = true;
-            }
-            if nr == 0 && rq.idle_cpu() {
-                s.idle_cpus += 1;
+        if env.excluded.is_empty() {
+            // Every CPU of the group: the same sums, kept per block (sums.rs).
+            let p = self.balance.sums.sum(&g.pieces);
+            s.group_load = p.load;
+            s.group_runnable = p.load;
+            s.group_util = p.util;
+            s.sum_nr_running = p.nr_running;
+            overload = p.overloaded > 0;
+            s.idle_cpus = p.idle;
+        } else {
+            for &c in &g.cpus {
+                if env.excluded.contains(&c) {
+                    continue;
+                }
+                // cpu_load(), cpu_runnable(), cpu_util_cfs(), nr_running, idle_cpu():
+                // one runqueue read.
+                let rq = &self.state.rqs[c as usize];
+                s.group_load += rq.load_avg;
+                s.group_runnable += rq.load_avg;
+                s.group_util += rq.util_avg;
+                let nr = rq.nr_running;
+                s.sum_nr_running += nr;
+                if nr > 1 {
+                    overload = true;
+                }
+                if nr == 0 && rq.idle_cpu() {
+                    s.idle_cpus += 1;
+                }
             }
         }
         s.group_capacity = g.capacity;
@@ -298,6 +308,8 @@ impl Simulator {
     /// `update_sd_lb_stats()`, fair.c v6.8; at the LLC it also runs
     /// `update_idle_cpu_scan()` (SIS_UTIL), at the top level it sets `rd->overload`.
     pub(in crate::sim) fn update_sd_lb_stats(&mut self, env: &LbEnv) -> SdStats {
+        // The runqueues written since the last balance, into the group sums.
+        self.balance.sums.flush(&self.state.rqs);
         let mut sds = SdStats::default();
         let mut sum_util = 0u64;
         let mut overload = false;

@@ -59,13 +59,14 @@ mod fork;
 mod lb;
 mod migrate;
 mod rebalance;
+mod sums;
 #[cfg(test)]
 mod tests;
 
 use crate::cpumask::{CpuId, CpuMask};
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
-use crate::wakeup::WakeEnv;
+use crate::wakeup::{RqState, WakeEnv};
 
 use super::{Loc, Mode, Simulator};
 
@@ -86,6 +87,8 @@ pub(super) struct Group {
     cores: u32,
     /// Index into [`BalanceInfo::sgc_imbalance`] (`sg->sgc->imbalance`).
     sgc: usize,
+    /// The cells of [`BalanceInfo::sums`] that add up to `cpus`.
+    pieces: Vec<u32>,
 }
 
 /// One `struct sched_domain` of a CPU: its constant part.
@@ -144,11 +147,15 @@ pub(super) struct BalanceInfo {
     /// `max_load_balance_interval` (jiffies): HZ × online CPUs / 10.
     max_lb_interval: u64,
     release: Release,
+    /// The runqueue sums of every CPU and block (sums.rs), marked by
+    /// [`Simulator::update_rq`] and `update_cpu_pelt()`.
+    sums: sums::RqSums,
 }
 
 impl BalanceInfo {
-    /// The domains of every run CPU, restricted to the run's CPUs.
-    pub(super) fn new(env: &WakeEnv, active: &[u32], hz: u64) -> BalanceInfo {
+    /// The domains of every run CPU, restricted to the run's CPUs; `rqs` are the
+    /// runqueues as the run starts.
+    pub(super) fn new(env: &WakeEnv, active: &[u32], hz: u64, rqs: &[RqState]) -> BalanceInfo {
         let n = env.nr_cpus() as usize;
         let mut act = CpuMask::new(n as u32);
         for &c in active {
@@ -159,6 +166,7 @@ impl BalanceInfo {
         let sgc_of = |tl: usize, id: CpuId| tl * n + id.idx();
         let mut levels = vec![Vec::new(); n];
         let mut dom = vec![Vec::new(); n];
+        let sums = sums::RqSums::new(rqs);
         for &c in active {
             let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
                 continue;
@@ -174,6 +182,7 @@ impl BalanceInfo {
                         let cpus: Vec<u32> = g.span.and(online).iter().map(|x| x.0).collect();
                         (!cpus.is_empty()).then(|| Group {
                             balance,
+                            pieces: sums.pieces(&cpus),
                             cpus,
                             capacity: g.capacity,
                             flags: g.flags,
@@ -224,6 +233,7 @@ impl BalanceInfo {
             nohz_next_balance: 0,
             max_lb_interval: (hz * online / 10).max(1),
             release: env.patches.release,
+            sums,
         }
     }
 
@@ -252,6 +262,33 @@ impl BalanceInfo {
 }
 
 impl Simulator {
+    /// Writes `cpu`'s runqueue through `f` ([`crate::wakeup::SchedState::update_rq`],
+    /// which keeps the idle hint) and marks it for the balance sums: the one way the
+    /// simulator writes the fields `update_sg_lb_stats()` reads, besides
+    /// `update_cpu_pelt()`'s averages (which marks them itself).
+    #[inline]
+    pub(super) fn update_rq(&mut self, cpu: u32, f: impl FnOnce(&mut RqState)) {
+        self.state.update_rq(CpuId(cpu), f);
+        self.mark_rq_sums(cpu);
+    }
+
+    /// `cpu`'s runqueue changed: the balance sums fold it in before their next use.
+    #[inline]
+    pub(super) fn mark_rq_sums(&mut self, cpu: u32) {
+        self.balance.sums.mark(cpu);
+    }
+
+    /// Whether the balance sums match the runqueues (the invariant checks).
+    pub(super) fn rq_sums_in_step(&self) -> bool {
+        self.balance.sums.matches(&self.state.rqs)
+    }
+
+    /// Recomputes the balance sums after a test wrote runqueues directly.
+    #[cfg(test)]
+    pub(super) fn resync_rq_sums(&mut self) {
+        self.balance.sums = sums::RqSums::new(&self.state.rqs);
+    }
+
     #[inline]
     fn cpu_idle(&self, c: u32) -> bool {
         self.state.rqs[c as usize].idle_cpu()
@@ -291,7 +328,7 @@ impl Simulator {
         q.swap_remove(i);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
-        self.state.update_rq(CpuId(src), |rq| rq.nr_running -= 1);
+        self.update_rq(src, |rq| rq.nr_running -= 1);
         let refill = self.cost.wake_data_ns(CpuId(src), CpuId(dst));
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);

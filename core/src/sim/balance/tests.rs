@@ -302,6 +302,7 @@ fn the_migration_type_depends_on_the_level() {
     }
     // Node 0 overloaded, node 1 idle: from CPU 32 at the 64-CPU NUMA level.
     load(&mut sim, 0..32);
+    sim.resync_rq_sums();
     let numa = 2;
     assert!(sim.balance.levels[32][numa]
         .flags
@@ -314,6 +315,7 @@ fn the_migration_type_depends_on_the_level() {
     for c in 4..32 {
         sim.state.rqs[c] = sim.state.rqs[40].clone();
     }
+    sim.resync_rq_sums();
     let mc = 1;
     let cluster0 = sim.balance.levels[4][mc]
         .groups
@@ -330,6 +332,7 @@ fn the_migration_type_depends_on_the_level() {
         sim.state.rqs[c].util_avg = 300;
         sim.state.rqs[c].load_avg = 300;
     }
+    sim.resync_rq_sums();
     let mut e = env(4, mc);
     e.idle = CpuIdle::NotIdle;
     assert_eq!(sim.find_busiest_group(&mut e), None);

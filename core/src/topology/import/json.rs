@@ -2,10 +2,12 @@
 
 use super::{ImportError, MAX_INPUT_BYTES};
 use crate::topology::spec::CpuSpec;
-use crate::topology::{Machine, MachineSpec, Numbering};
+use crate::topology::{Machine, MachineSpec, Numbering, TopologyError};
 
 /// Parses and builds a JSON machine file. Errors carry the line, column and path
-/// (`cpus[3].node`) of the offending value.
+/// (`cpus[3].node`) of the offending value; an inconsistent machine's error carries
+/// the line of the entry it names (the CPU's `cpus[i]`, the distance table's row) or
+/// else of the top-level key it concerns.
 pub fn load_json(text: &str) -> Result<Machine, ImportError> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(ImportError::TooLarge { bytes: text.len() });
@@ -16,7 +18,119 @@ pub fn load_json(text: &str) -> Result<Machine, ImportError> {
         json_error(e.into_inner(), path)
     })?;
     de.end().map_err(|e| json_error(e, String::new()))?;
-    Ok(spec.build()?)
+    spec.build().map_err(|e| match error_line(text, &spec, &e) {
+        Some(line) => ImportError::TopologyAt { line, source: e },
+        None => ImportError::Topology(e),
+    })
+}
+
+/// The line of `text` an inconsistency of `spec` is about: the `cpus` entry of the
+/// CPU it names (the second entry when a CPU is listed twice), the distance table's
+/// row, or the top-level key of the count it names.
+fn error_line(text: &str, spec: &MachineSpec, e: &TopologyError) -> Option<usize> {
+    let lines = Lines::scan(text);
+    let entry_of_cpu = |cpu: u32| {
+        let list = spec.cpus.as_ref()?;
+        let mut at = list.iter().enumerate().filter(|(_, c)| c.cpu == cpu);
+        let first = at.next().map(|(i, _)| i);
+        let i = at.next().map(|(i, _)| i).or(first)?;
+        lines.element("cpus", i)
+    };
+    let key = |k: &str| lines.key(k);
+    match e {
+        TopologyError::Inconsistent { cpu, .. } => entry_of_cpu(*cpu).or_else(|| key("cpus")),
+        TopologyError::TooLarge { field, .. } if field.starts_with("cpus[") => {
+            let i: usize = field["cpus[".len()..].split(']').next()?.parse().ok()?;
+            lines.element("cpus", i)
+        }
+        TopologyError::SlitNotSquare { row, .. } => lines.element("numa_distance", *row),
+        TopologyError::SlitDiagonal { node, .. } => lines.element("numa_distance", *node),
+        TopologyError::SlitAsymmetric { a, .. }
+        | TopologyError::SlitRemoteTooSmall { a, .. }
+        | TopologyError::SlitUnreachable { a, .. } => lines.element("numa_distance", *a),
+        TopologyError::SlitWrongSize { .. } => key("numa_distance"),
+        TopologyError::EmptyNode { .. } => key("numa_distance").or_else(|| key("cpus")),
+        TopologyError::NoCpus | TopologyError::TooManyCpus { .. } => key("cpus"),
+        TopologyError::ClusterDoesNotDivide { .. } => key("cores_per_cluster"),
+        TopologyError::ZeroCount { what } | TopologyError::DoesNotDivide { inner: what, .. } => {
+            key(what.split([' ', '(']).next()?)
+        }
+        TopologyError::TooLarge { field, .. } => key(field.split([' ', '(']).next()?),
+        _ => None,
+    }
+}
+
+/// Where the top-level keys of a JSON object, and the elements of its top-level
+/// arrays, start (1-based lines): a scan of the text, which has already parsed.
+struct Lines {
+    /// (key, line of the key, lines of the elements if its value is an array).
+    keys: Vec<(String, usize, Vec<usize>)>,
+}
+
+impl Lines {
+    fn scan(text: &str) -> Lines {
+        let mut keys: Vec<(String, usize, Vec<usize>)> = Vec::new();
+        let (mut depth, mut line) = (0u32, 1usize);
+        // At depth 1 a string is a key when it follows `{` or `,`.
+        let mut expect_key = false;
+        // At depth 2 inside a top-level array, a value starts an element.
+        let mut in_array = false;
+        let mut expect_element = false;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            let element_start = depth == 2 && in_array && expect_element && !c.is_whitespace();
+            if element_start && c != ']' {
+                if let Some(k) = keys.last_mut() {
+                    k.2.push(line);
+                }
+                expect_element = false;
+            }
+            match c {
+                '\n' => line += 1,
+                '"' => {
+                    let start_line = line;
+                    let mut s = String::new();
+                    while let Some(d) = chars.next() {
+                        match d {
+                            '\\' => {
+                                chars.next();
+                            }
+                            '"' => break,
+                            '\n' => line += 1,
+                            d => s.push(d),
+                        }
+                    }
+                    if depth == 1 && expect_key {
+                        keys.push((s, start_line, Vec::new()));
+                        expect_key = false;
+                    }
+                }
+                '{' | '[' => {
+                    depth += 1;
+                    if depth == 1 {
+                        expect_key = c == '{';
+                    } else if depth == 2 {
+                        in_array = c == '[';
+                        expect_element = in_array;
+                    }
+                }
+                '}' | ']' => depth = depth.saturating_sub(1),
+                ',' if depth == 1 => expect_key = true,
+                ',' if depth == 2 && in_array => expect_element = true,
+                _ => {}
+            }
+        }
+        Lines { keys }
+    }
+
+    fn key(&self, key: &str) -> Option<usize> {
+        self.keys.iter().rev().find(|k| k.0 == key).map(|k| k.1)
+    }
+
+    fn element(&self, key: &str, i: usize) -> Option<usize> {
+        let k = self.keys.iter().rev().find(|k| k.0 == key)?;
+        k.2.get(i).copied()
+    }
 }
 
 fn json_error(e: serde_json::Error, path: String) -> ImportError {

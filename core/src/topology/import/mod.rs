@@ -190,6 +190,13 @@ pub enum ImportError {
     NoDistanceRow { node: u32 },
     #[error("the machine description is inconsistent: {0}")]
     Topology(#[from] TopologyError),
+    /// A JSON machine file's inconsistency, at the line of the entry it names.
+    #[error("line {line}: the machine description is inconsistent: {source}")]
+    TopologyAt {
+        line: usize,
+        #[source]
+        source: TopologyError,
+    },
 }
 
 fn at_path(path: &str) -> String {
