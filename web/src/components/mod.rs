@@ -3,7 +3,10 @@
 pub mod chart;
 pub mod controls;
 pub mod custom_machine;
+pub mod domain_diff;
 pub mod domain_tree;
+pub mod export_bar;
+pub mod machine_svg;
 pub mod machine_view;
 pub mod share;
 pub mod sim_results;
