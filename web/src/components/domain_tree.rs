@@ -157,7 +157,7 @@ fn kernel_text(props: &KernelTextProps) -> Html {
                 <button class="copy-text" data-copy={props.id} onclick={oncopy}
                     aria-label={format!("Copy {}", props.file)}>{ "Copy" }</button>
                 <button class="copy-text" data-download={props.id} onclick={ondownload}
-                    aria-label={format!("Download {}", props.file)}>{ "Download .txt" }</button>
+                    aria-label={format!("Download {}", props.file)}>{ "Download" }</button>
                 <span class="share-feedback" role="status" aria-live="polite">{ feedback }</span>
             </p>
             // A scrolling region: focusable, so the keyboard can scroll it.
