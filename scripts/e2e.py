@@ -1226,6 +1226,25 @@ def export(page, cfg):
         f.write(png)
     page.screenshot(cfg["shot_epyc"].replace(".png", "-export.png"))
 
+    # Seed 01's example: a sweep with published rows. Its change CSV is the bytes of
+    # the command line the page prints, run natively; the published CSV adds the
+    # seed's numbers to each row.
+    page.select("#sim-example", "seed01-tbench")
+    page.wait_for(".sim-status.done", timeout=240, pred=lambda t: "42 simulations" in t[0])
+    page.wait_for('[data-export="published-csv"]')
+    cmd = page.wait_for(".sim-cli code")[0].split()
+    check(cmd[:2] == ["schedlab", "sweep"], f"the example's command line is a sweep (got {cmd[:2]})")
+    _, got = download(page, '[data-export="ab-csv"]')
+    want = cli_bytes(cfg, *cmd[1:], "--format", "csv")
+    check(got == want and got.count(b"\n") == 8,
+          f"the example's change CSV is the bytes of its printed command line ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="published-csv"]')
+    rows = got.decode().splitlines()
+    check(rows[0].endswith(",published_change_pct,published_baseline,published_patched")
+          and len(rows) == 8 and rows[1].startswith(want.decode().splitlines()[1])
+          and ",13.80," in rows[1],
+          f"the published CSV adds seed 01's numbers to the model's rows (got {rows[:2]})")
+
     page.open()
     page.wait_for(".level-name")
     name, svg = download(page, '[data-figure="machine"][data-format="svg"]')
