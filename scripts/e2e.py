@@ -1633,6 +1633,206 @@ def layout_1280(page, cfg):
         set_viewport(page, *VIEWPORT)
 
 
+# ---------------------------------------------------------------- export and compare
+
+# Downloads are `<a download>` clicks on blob: URLs (web/src/export.rs). The hook
+# keeps each click's name and Blob instead of saving a file, so the test reads the
+# bytes the user would get (from the Blob itself: the page's CSP, connect-src 'self',
+# refuses a fetch of a blob: URL).
+DOWNLOAD_HOOK = """
+  if (!window.__downloads) {
+    window.__downloads = [];
+    window.__blobs = {};
+    const create = URL.createObjectURL;
+    URL.createObjectURL = (b) => { const u = create(b); window.__blobs[u] = b; return u; };
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+      if (this.download) { window.__downloads.push({name: this.download, href: this.href}); return; }
+      return click.call(this);
+    };
+    URL.revokeObjectURL = () => {};
+  }
+  window.__downloads.length = 0;
+"""
+
+
+def download(page, selector, timeout=20):
+    """Clicks `selector` (a download button) and returns (file name, bytes)."""
+    page.js(DOWNLOAD_HOOK)
+    page.click(selector)
+    page.until(lambda: page.js("return window.__downloads.length") > 0, timeout=timeout)
+    name, href = page.js("const d = window.__downloads[0]; return [d.name, d.href]")
+    b64 = page.driver.execute_async_script(
+        "const cb = arguments[arguments.length - 1];"
+        "window.__blobs[arguments[0]].arrayBuffer().then(b => {"
+        " let s = ''; const u = new Uint8Array(b);"
+        " for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode(...u.subarray(i, i + 8192));"
+        " cb(btoa(s)); }, e => cb(null));", href)
+    return name, base64.b64decode(b64 or "")
+
+
+def cli_bytes(cfg, *args):
+    return subprocess.run([cfg["cli"], *args], check=True, capture_output=True).stdout
+
+
+def without_wall(text):
+    """A run's or sweep's JSON without its wall-clock fields (each side's measurement)."""
+    v = json.loads(text)
+    for k in ("wall_ms", "events_per_s"):
+        v.pop(k, None)
+    return v
+
+
+def export(page, cfg):
+    """Export: the Simulate tab's CSV files are the CLI's bytes for the same runs (and
+    its JSON the CLI's but for the wall time), the chart and the machine drawing save as
+    SVG (XML with the series / every CPU) and PNG, and every kernel text has copy and
+    download buttons."""
+    import xml.etree.ElementTree as ET
+    page.driver.set_script_timeout(30)
+    sim = dict(SIMULATE["sim"], seeds=2)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.wait_for('[data-export="ab-csv"]')
+    w = sim["workload"]
+    args = ["--machine", "kunpeng920-6426", "--cpus", sim["cpus"], "--workload", w["kind"],
+            "--threads", str(w["clients"]), "--duration-ms", str(sim["duration_ms"]),
+            "--seed", str(sim["seed"]), "--seeds", "2"]
+    name, got = download(page, '[data-export="ab-csv"]')
+    want = cli_bytes(cfg, "sweep", *args, "--baseline", "6.6", "--patched", "6.6+cluster",
+                     "--format", "csv")
+    check(got == want and len(got) > 60,
+          f"the change CSV is `schedlab sweep --format csv`'s bytes ({len(got)} and {len(want)} bytes: {got[:200]!r} / {want[:200]!r})")
+    check(name == "schedlab-kunpeng920-6426-6.6-vs-6.6+cluster-seed1-ab.csv",
+          f"the file name says machine, kernels and seed (got {name})")
+    name, got = download(page, '[data-export="metrics-csv"]')
+    a = cli_bytes(cfg, "run", *args, "--patches", "6.6", "--format", "csv")
+    b = cli_bytes(cfg, "run", *args, "--patches", "6.6+cluster", "--format", "csv")
+    want = a + b.split(b"\n", 1)[1]
+    check(got == want and got.count(b"\n") == 5,
+          f"the metrics CSV is `schedlab run --format csv`'s bytes for A then B ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="a-json"]')
+    want = cli_bytes(cfg, "run", *args, "--patches", "6.6", "--format", "json")
+    check(without_wall(got) == without_wall(want) and b'"wall_ms"' in got,
+          "A's JSON is `schedlab run --format json`'s but for the wall time")
+    _, got = download(page, '[data-export="ab-json"]')
+    want = cli_bytes(cfg, "sweep", *args, "--baseline", "6.6", "--patched", "6.6+cluster",
+                     "--format", "json")
+    check(without_wall(got) == without_wall(want),
+          "the change JSON is `schedlab sweep --format json`'s but for the wall time")
+
+    name, svg = download(page, '[data-figure="chart"][data-format="svg"]')
+    try:
+        root = ET.fromstring(svg)
+        lines = [e.get("class", "") for e in root.iter("{http://www.w3.org/2000/svg}polyline")]
+    except ET.ParseError as e:
+        root, lines = None, [f"not XML: {e}"]
+    check(root is not None and sorted(lines) == ["line line-a", "line line-b"]
+          and name.endswith("-chart.svg") and b"stroke:" in svg,
+          f"the chart's SVG parses as XML, has both series and inlined styles (got {name}: {lines})")
+    name, png = download(page, '[data-figure="chart"][data-format="png"]')
+    check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000 and name.endswith(".png"),
+          f"the chart's PNG has the PNG signature and a size ({name}, {len(png)} bytes)")
+    with open(cfg["shot_epyc"].replace(".png", "-export-chart.png"), "wb") as f:
+        f.write(png)
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-export.png"))
+
+    # Seed 01's example: a sweep with published rows. Its change CSV is the bytes of
+    # the command line the page prints, run natively; the published CSV adds the
+    # seed's numbers to each row.
+    page.select("#sim-example", "seed01-tbench")
+    page.wait_for(".sim-status.done", timeout=240, pred=lambda t: "42 simulations" in t[0])
+    page.wait_for('[data-export="published-csv"]')
+    cmd = page.wait_for(".sim-cli code")[0].split()
+    check(cmd[:2] == ["schedlab", "sweep"], f"the example's command line is a sweep (got {cmd[:2]})")
+    _, got = download(page, '[data-export="ab-csv"]')
+    want = cli_bytes(cfg, *cmd[1:], "--format", "csv")
+    check(got == want and got.count(b"\n") == 8,
+          f"the example's change CSV is the bytes of its printed command line ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="published-csv"]')
+    rows = got.decode().splitlines()
+    check(rows[0].endswith(",published_change_pct,published_baseline,published_patched")
+          and len(rows) == 8 and rows[1].startswith(want.decode().splitlines()[1])
+          and ",13.80," in rows[1],
+          f"the published CSV adds seed 01's numbers to the model's rows (got {rows[:2]})")
+
+    page.open()
+    page.wait_for(".level-name")
+    name, svg = download(page, '[data-figure="machine"][data-format="svg"]')
+    try:
+        root = ET.fromstring(svg)
+        cpus = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "cpu"]
+    except ET.ParseError:
+        cpus = []
+    check(len(cpus) == 128 and name == "schedlab-kunpeng920-6426-6.8-machine.svg",
+          f"the machine drawing saves as SVG with its 128 CPUs (got {name}, {len(cpus)})")
+    name, png = download(page, '[data-figure="machine"][data-format="png"]')
+    check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000,
+          f"the machine drawing saves as PNG ({name}, {len(png)} bytes)")
+    with open(cfg["shot_epyc"].replace(".png", "-export-machine.png"), "wb") as f:
+        f.write(png)
+    for nth, ids in ((2, ["kernel-text"]), (3, ["kernel-text", "schedstat-text"])):
+        page.click(f".tabs button:nth-child({nth})")
+        page.wait_for(f"#{ids[-1]}")
+        for pre in ids:
+            copy = page.count(f'[data-copy="{pre}"]')
+            name, got = download(page, f'[data-download="{pre}"]')
+            text = page.js("return document.getElementById(arguments[0]).textContent", pre)
+            check(copy == 1 and got.decode() == text and len(text) > 20 and name.endswith(".txt"),
+                  f"#{pre} has a copy button and downloads its own text ({name}, {len(got)} bytes)")
+    schedstat = page.js("return document.getElementById('schedstat-text').textContent")
+    check(schedstat.startswith("version 15") or "cpu0 " in schedstat,
+          f"the debugfs tab shows CPU 0's /proc/schedstat lines (got {schedstat[:80]!r})")
+
+
+def domain_diff(page, cfg):
+    """Compare kernels on the Domains tab: 6.6 against 6.6+cluster on kunpeng920-6426
+    marks the CLS level's lines (the patch makes it a cluster domain) and says so; a
+    release against itself marks none."""
+    s = {"machine": "kunpeng920-6426", "patches": "6.6", "view": "domains",
+         "wake": {"compare": "6.6+cluster"}}
+    page.open(fragment(s))
+    page.wait_for("table.line-diff")
+    with_ = page.js("return document.querySelector('#diff-with').value")
+    fmt = page.js("return document.querySelector('#diff-format').value")
+    check(fmt == "debugfs", f"the comparison shows the debugfs files, which print the flags (got {fmt!r})")
+    check(with_ == "6.6+cluster", f"the comparison defaults to B, 6.6+cluster (got {with_!r})")
+    summary = page.text(".diff-summary")
+    check("flags differ on" in summary and "CLS" in summary,
+          f"the summary says the CLS level's flags differ (got {summary!r})")
+    marked = page.js("return [...document.querySelectorAll('tr.diff-row:not(.same)')]"
+                     ".map(r => [r.className, r.querySelector('.diff-mark').textContent,"
+                     " r.querySelector('.diff-right').textContent])")
+    check(marked and all(m[1] in "~+-" and m[1] != " " for m in marked)
+          and any("SD_CLUSTER" in m[2] or "CLS" in m[2] for m in marked),
+          f"changed lines are marked with ~/+/- and the CLS level's are among them (got {marked[:4]})")
+    check(page.js("return document.querySelector('table.line-diff').dataset.identical") == "false",
+          "the diff is not identical")
+    page.js("document.querySelector('.domain-diff').scrollIntoView()")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-domain-diff.png"))
+    page.select("#diff-format", "dmesg")
+    page.until(lambda: "dmesg" in page.text(".diff-summary"), timeout=10)
+    n = page.count("tr.diff-row:not(.same)")
+    check(n == 0, f"dmesg prints no flags: CPU 0's lines are the same under both ({n} marked rows)")
+    page.select("#diff-format", "debugfs")
+    page.select("#diff-with", "6.6")
+    page.until(lambda: page.js("return document.querySelector('table.line-diff').dataset.identical") == "true",
+               timeout=10)
+    n = page.count("tr.diff-row:not(.same)")
+    summary = page.text(".diff-summary")
+    check(n == 0 and "the same" in summary, f"6.6 against itself marks no line (got {n}: {summary!r})")
+    set_viewport(page, 390, 844)
+    try:
+        page.select("#diff-with", "6.6+cluster")
+        time.sleep(0.5)
+        width = page.js("return document.documentElement.scrollWidth")
+        check(width <= 390, f"at 390 px the diff scrolls inside its box, not the page (page width {width})")
+        page.js("document.querySelector('.domain-diff').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-domain-diff-390.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
@@ -1664,6 +1864,8 @@ JOURNEYS = [
     glossary,
     examples,
     layout_1280,
+    export,
+    domain_diff,
 ]
 
 

@@ -4,7 +4,7 @@
 //! `MAX_SERIES` points (the sampling interval widens for long runs), per-CPU arrays
 //! are sized by the machine.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cost::Distance;
 
@@ -118,7 +118,7 @@ impl Histogram {
 }
 
 /// Percentiles of a histogram.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistSummary {
     pub count: u64,
     pub mean: u64,
@@ -261,8 +261,8 @@ impl Metrics {
     }
 }
 
-/// A serialisable summary of [`Metrics`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A serialisable summary of [`Metrics`] (read back by the page, whose workers send it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricsReport {
     pub window_ns: u64,
     pub units: u64,

@@ -14,8 +14,10 @@
 mod app;
 mod components;
 mod dom;
+mod export;
 mod format;
 mod hooks;
+mod line_diff;
 mod state;
 mod worker;
 

@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use gloo_worker::{HandlerId, Registrable, WorkerScope};
-use schedlab_core::experiment::LiveRun;
+use schedlab_core::experiment::{LiveRun, RunReport};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::scenario::v1::SimSetupV1;
 use schedlab_core::scenario::MachineChoice;
@@ -69,49 +69,15 @@ pub struct Progress {
     pub report: Option<Report>,
 }
 
-/// The numbers the page's table shows of a finished run (core's `RunReport`, cut down).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub value: f64,
-    pub wakeups: u64,
-    /// Wake-ups by distance class, in `Distance` order.
-    pub placement: Vec<(String, u64)>,
-    pub cpus_probed_mean_x100: u64,
-    pub wake_ipi: u64,
-    pub wake_remote_lock: u64,
-    pub migrations_wakeup: u64,
-    pub migrations_balance: u64,
-    pub context_switches: u64,
-    pub force_idle_ns: u64,
-    pub events: u64,
-    pub digest: String,
-    /// Per CPU of the run: its busy share of the window, per mille.
-    pub utilisation_permille: Vec<(u32, u64)>,
-}
+/// A finished run's report: core's `RunReport` whole, so the page writes the CLI's
+/// CSV and JSON from it (`experiment::export`) and shows its numbers.
+pub type Report = RunReport;
 
 /// What the page sees of `run` now.
 pub fn progress(id: u64, run: &LiveRun, busy_ms: f64, error: Option<String>) -> Progress {
     let (series, interval_ns) = run.series();
     let metric = run.metric();
-    let report = run.done().then(|| {
-        let r = run.report();
-        let m = r.metrics;
-        Report {
-            value: r.value,
-            wakeups: m.wakeups,
-            placement: m.placement,
-            cpus_probed_mean_x100: m.cpus_probed_mean_x100,
-            wake_ipi: m.wake_ipi,
-            wake_remote_lock: m.wake_remote_lock,
-            migrations_wakeup: m.migrations_wakeup,
-            migrations_balance: m.migrations_balance,
-            context_switches: m.context_switches,
-            force_idle_ns: m.force_idle_ns,
-            events: r.events,
-            digest: r.digest,
-            utilisation_permille: m.utilisation_permille,
-        }
-    });
+    let report = run.done().then(|| run.report());
     Progress {
         id,
         series,
@@ -340,7 +306,9 @@ mod tests {
         .unwrap();
         let r = back.report.expect("done");
         assert!(back.done && batches > 10);
-        assert_eq!((r.digest, r.value), (native.digest, native.value));
+        assert_eq!((&r.digest, r.value), (&native.digest, native.value));
+        // The whole report crosses, so the page's exports are the CLI's.
+        assert_eq!(r, native);
         assert_eq!(back.series.len(), 2, "two 10 ms samples");
     }
 

@@ -27,6 +27,8 @@ use plotters_backend::{
 };
 use yew::prelude::*;
 
+use crate::components::export_bar::FigureExport;
+
 use crate::format::fmt_tick;
 
 /// The SVG's size in user units; the style sheet scales it to the panel's width.
@@ -100,6 +102,9 @@ pub struct ChartProps {
     /// A dot on every point of the model's series (a sweep's points are few).
     #[prop_or_default]
     pub dots: bool,
+    /// The downloads' file name without extension (machine, kernel, seed).
+    #[prop_or(AttrValue::Static("schedlab-chart"))]
+    pub stem: AttrValue,
 }
 
 /// The chart. A function component, so it redraws only when its props change.
@@ -111,11 +116,15 @@ pub fn chart(props: &ChartProps) -> Html {
         Err(e) => html! { <p class="error">{ format!("The chart could not be drawn: {e}") }</p> },
     };
     html! {
-        <div class="sim-chart" role="img" aria-label={props.label.clone()}
-            data-series-count={props.series.len().to_string()}
-            data-published-count={published.to_string()}>
-            { body }
-        </div>
+        <>
+            <div class="sim-chart" role="img" aria-label={props.label.clone()}
+                data-series-count={props.series.len().to_string()}
+                data-published-count={published.to_string()}>
+                { body }
+            </div>
+            <FigureExport selector=".sim-chart svg" stem={props.stem.clone()}
+                what="the chart" hook="chart" />
+        </>
     }
 }
 
@@ -475,6 +484,7 @@ mod tests {
                 series(1, true),
             ],
             dots: true,
+            stem: "schedlab-chart".into(),
         };
         let svg = svg(&props).expect("draws");
         assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
@@ -527,6 +537,7 @@ mod tests {
                 published: false,
             }],
             dots: false,
+            stem: "schedlab-chart".into(),
         };
         let svg = svg(&props).expect("draws");
         let lines = svg.matches("<line").count();

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! The dmesg tab shows core's byte-exact `dmesg` text for the CPU, the debugfs tab the
-//! debugfs files, so a user can diff against their own machine. The tabs themselves
+//! debugfs files and the CPU's /proc/schedstat lines, so a user can diff against their
+//! own machine; each text has copy and download buttons. Under the domain cards,
+//! `domain_diff.rs` compares the kernel with another release or patch set. The tabs themselves
 //! are `components::tabs`.
 
 use schedlab_core::cpumask::CpuId;
@@ -17,7 +19,9 @@ use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
 use crate::components::glossary::Gloss;
+use crate::components::domain_diff::DomainDiff;
 use crate::dom::{copy_text, Copied};
+use crate::export::{download_text, file_name};
 
 use crate::state::{Action, AppContext, View};
 
@@ -42,11 +46,27 @@ pub fn domain_tree() -> Html {
                     format::dmesg(sds, Some(cpu)),
                     "sched_domain_debug() output for this CPU, as dmesg shows it with the \
                      sched_verbose boot parameter (timestamps left out).",
+                    "kernel-text",
+                    file(&state, "dmesg"),
                 ),
-                View::Debugfs => text_view(
-                    format::debugfs(sds, Some(cpu)),
-                    "The per-domain files the kernel exposes for this CPU.",
-                ),
+                View::Debugfs => html! {
+                    <>
+                        { text_view(
+                            format::debugfs(sds, Some(cpu)),
+                            "The per-domain files the kernel exposes for this CPU.",
+                            "kernel-text",
+                            file(&state, "debugfs"),
+                        ) }
+                        { text_view(
+                            format::schedstat(sds, Some(cpu)),
+                            "This CPU's lines of /proc/schedstat (version 15: a cpu line, then a \
+                             domain line per level; the counters are zero on a machine that has \
+                             not run).",
+                            "schedstat-text",
+                            file(&state, "schedstat"),
+                        ) }
+                    </>
+                },
                 // The tab router shows this component for the three domain tabs only.
                 View::Domains | View::Wakeup | View::Simulate => {
                     let on_level = {
@@ -56,29 +76,50 @@ pub fn domain_tree() -> Html {
                             state.dispatch(Action::Highlight(next));
                         })
                     };
-                    tree(sds, cd, state.release(), state.highlight(), on_level)
+                    html! {
+                        <>
+                            { tree(sds, cd, state.release(), state.highlight(), on_level) }
+                            <DomainDiff />
+                        </>
+                    }
                 }
             },
         },
     }
 }
 
-fn text_view(text: String, note: &'static str) -> Html {
+/// The download's name: machine, kernel, what and CPU.
+fn file(state: &AppContext, what: &str) -> String {
+    file_name(
+        &state.machine().name,
+        &state.patches().to_string(),
+        None,
+        &format!("{what}-cpu{}", state.cpu().0),
+        "txt",
+    )
+}
+
+fn text_view(text: String, note: &'static str, id: &'static str, file: String) -> Html {
     let text = if text.is_empty() {
         "(the kernel prints nothing for this CPU)".to_string()
     } else {
         text
     };
-    html! { <KernelText {text} {note} /> }
+    html! { <KernelText {text} {note} {id} {file} /> }
 }
 
 #[derive(Properties, PartialEq)]
 struct KernelTextProps {
     text: String,
     note: &'static str,
+    /// The `<pre>`'s id (the copy fallback selects it).
+    id: &'static str,
+    /// The download's file name.
+    file: String,
 }
 
-/// The kernel's text (dmesg, debugfs) with a copy button that says what happened.
+/// The kernel's text (dmesg, debugfs, schedstat) with copy and download buttons that
+/// say what happened.
 #[function_component(KernelText)]
 fn kernel_text(props: &KernelTextProps) -> Html {
     let copied = use_state(|| None::<Copied>);
@@ -89,24 +130,39 @@ fn kernel_text(props: &KernelTextProps) -> Html {
     }
     let oncopy = {
         let (copied, text) = (copied.clone(), props.text.clone());
-        Callback::from(move |_: MouseEvent| copied.set(Some(copy_text(&text, "kernel-text"))))
+        let id = props.id;
+        Callback::from(move |_: MouseEvent| copied.set(Some(copy_text(&text, id))))
+    };
+    let saved = use_state(String::new);
+    let ondownload = {
+        let (saved, text, name) = (saved.clone(), props.text.clone(), props.file.clone());
+        Callback::from(move |_: MouseEvent| {
+            saved.set(match download_text(&name, "text/plain", &text) {
+                Ok(()) => format!("Saved {name}."),
+                Err(e) => format!("Could not save {name}: {e}"),
+            })
+        })
     };
     let feedback = match *copied {
-        Some(Copied::Clipboard) => "Copied.",
+        Some(Copied::Clipboard) => "Copied.".to_string(),
         Some(Copied::Selected) => {
             "No clipboard here (plain HTTP?): the text is selected, press Ctrl+C (⌘C) to copy it."
+                .to_string()
         }
-        None => "",
+        None => (*saved).clone(),
     };
     html! {
         <>
             <p class="dmesg-note">
                 { props.note }
-                <button class="copy-text" onclick={oncopy}>{ "Copy" }</button>
+                <button class="copy-text" data-copy={props.id} onclick={oncopy}
+                    aria-label={format!("Copy {}", props.file)}>{ "Copy" }</button>
+                <button class="copy-text" data-download={props.id} onclick={ondownload}
+                    aria-label={format!("Download {}", props.file)}>{ "Download" }</button>
                 <span class="share-feedback" role="status" aria-live="polite">{ feedback }</span>
             </p>
             // A scrolling region: focusable, so the keyboard can scroll it.
-            <pre id="kernel-text" class="dmesg" tabindex="0" aria-label={props.note}>{ props.text.clone() }</pre>
+            <pre id={props.id} class="dmesg" tabindex="0" aria-label={props.note}>{ props.text.clone() }</pre>
         </>
     }
 }

@@ -19,6 +19,7 @@ use schedlab_core::topology::Machine;
 use schedlab_core::wakeup::Reject;
 use yew::prelude::*;
 
+use crate::components::export_bar::FigureExport;
 use crate::state::WakeMarks;
 
 #[derive(Properties, PartialEq)]
@@ -270,6 +271,23 @@ pub fn machine_view(props: &Props) -> Html {
     let onkeydown = Callback::from(|e: KeyboardEvent| {
         crate::dom::rove(&e, "button.cpu");
     });
+    // The drawing as a file (`machine_svg.rs`): the machine model drawn again as SVG,
+    // with the shaded span and the selected CPU.
+    let kernel = use_context::<crate::state::AppContext>()
+        .map(|s| s.patches().to_string())
+        .unwrap_or_default();
+    let stem = crate::export::file_stem(&m.name, &kernel, None, "machine");
+    let render = {
+        let (m, shade, selected) = (m.clone(), props.highlight.clone(), props.selected);
+        Callback::from(move |()| {
+            Some(crate::components::machine_svg::machine_svg(
+                &m,
+                &kernel,
+                shade.as_ref(),
+                selected,
+            ))
+        })
+    };
     html! {
         <div class="machine">
             <h2>
@@ -285,6 +303,8 @@ pub fn machine_view(props: &Props) -> Html {
                 { for packages.iter().map(package_box) }
             </div>
             <p class="hint">{ props.hint.clone() }</p>
+            <FigureExport selector=".machine" {stem} what="the machine drawing" hook="machine"
+                render={Some(render)} />
         </div>
     }
 }

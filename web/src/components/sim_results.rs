@@ -119,12 +119,16 @@ pub fn results(v: &RunView) -> Html {
         }
     };
     let placement_rows = reports[0]
+        .metrics
         .placement
         .iter()
         .enumerate()
         .map(|(i, (name, _))| {
             row(&format!("wake-ups to {name}"), &move |r: &Report| {
-                pct(r.placement.get(i).map_or(0, |p| p.1), r.wakeups)
+                pct(
+                    r.metrics.placement.get(i).map_or(0, |p| p.1),
+                    r.metrics.wakeups,
+                )
             })
         });
     html! {
@@ -140,13 +144,13 @@ pub fn results(v: &RunView) -> Html {
                     <tr><td colspan="3" class="sim-note">{ format!("Seed {} of {} (the digests below list every seed):", v.seed_reports().first().map_or(0, |s| s.0), v.n_seeds()) }</td></tr>
                 }
                 { row(&format!("result ({})", first.unit), &|r| fmt_value(r.value)) }
-                { row("wake-ups", &|r| r.wakeups.to_string()) }
+                { row("wake-ups", &|r| r.metrics.wakeups.to_string()) }
                 { for placement_rows }
-                { row("CPUs probed per wake-up", &|r| format!("{:.2}", r.cpus_probed_mean_x100 as f64 / 100.0)) }
-                { row("wake-ups by IPI / remote rq lock", &|r| format!("{} / {}", r.wake_ipi, r.wake_remote_lock)) }
-                { row("migrations (wake-up / balance)", &|r| format!("{} / {}", r.migrations_wakeup, r.migrations_balance)) }
-                { row("context switches", &|r| r.context_switches.to_string()) }
-                { row("force idle", &|r| format!("{:.1} ms", r.force_idle_ns as f64 / 1e6)) }
+                { row("CPUs probed per wake-up", &|r| format!("{:.2}", r.metrics.cpus_probed_mean_x100 as f64 / 100.0)) }
+                { row("wake-ups by IPI / remote rq lock", &|r| format!("{} / {}", r.metrics.wake_ipi, r.metrics.wake_remote_lock)) }
+                { row("migrations (wake-up / balance)", &|r| format!("{} / {}", r.metrics.migrations_wakeup, r.metrics.migrations_balance)) }
+                { row("context switches", &|r| r.metrics.context_switches.to_string()) }
+                { row("force idle", &|r| format!("{:.1} ms", r.metrics.force_idle_ns as f64 / 1e6)) }
                 { row("simulated events", &|r| r.events.to_string()) }
                 { for v.seed_reports().into_iter().map(|(seed, per_side)| html! {
                     <tr class="digest-row" data-seed={seed.to_string()}>

@@ -16,9 +16,11 @@ use schedlab_core::reproduce::{page_examples, Example};
 use yew::prelude::*;
 
 use crate::components::chart::{Chart, Series, XAxis};
+use crate::components::export_bar::{sim_files, ExportBar};
 use crate::components::sim_results::{change, results, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::wakeup_view::kernel_pickers;
+use crate::export::file_stem;
 use crate::format::{cli_lines, fmt_ms, scale_label};
 use crate::hooks::use_run::{use_run, RunView};
 use crate::state::{Action, AppContext, Side, CUSTOM};
@@ -51,7 +53,7 @@ pub fn sim_panel() -> Html {
                 html! {
                     <>
                         { legend(&state, v) }
-                        { sweep_chart(v, example, unit, scale) }
+                        { sweep_chart(v, example, unit, scale, &state.machine().name) }
                         <p class="sim-note">
                             { format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }
                             if example.is_some_and(|e| !e.published_values.is_empty()) {
@@ -77,7 +79,7 @@ pub fn sim_panel() -> Html {
                         if completion {
                             <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
                         } else {
-                            { live_chart(v, unit, state.sim().duration_ms as f64) }
+                            { live_chart(v, unit, state.sim().duration_ms as f64, &state.machine().name) }
                             <p class="sim-note">{ format!("{unit} per sampling interval over the measured window (after the warm-up).") }</p>
                         }
                         { change(v, example) }
@@ -89,6 +91,15 @@ pub fn sim_panel() -> Html {
         _ => (html! {}, html! {}),
     };
     let machine = state.machine().name.clone();
+    let exports = match v.as_ref() {
+        Some(v) if v.done() && v.error().is_none() => match sim_files(v, &machine, example) {
+            Ok(files) => html! {
+                <ExportBar files={Rc::new(files)} label="Download the results as CSV or JSON" />
+            },
+            Err(_) => html! {},
+        },
+        _ => html! {},
+    };
     let cli_machine = if state.preset() == CUSTOM {
         "FILE.json"
     } else {
@@ -114,6 +125,7 @@ pub fn sim_panel() -> Html {
             { graph }
             { kernel_pickers(&state) }
             { table }
+            { exports }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}): ") }
                 { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
@@ -160,7 +172,17 @@ fn current_example<'a>(state: &AppContext, examples: &'a Rc<Vec<Example>>) -> Op
 }
 
 /// The throughput of every side over the measured window, as it comes.
-fn live_chart(v: &RunView, unit: &str, window_ms: f64) -> Html {
+/// The chart's download name: machine, A (and B), the first seed.
+fn chart_stem(machine: &str, v: &RunView) -> String {
+    file_stem(
+        machine,
+        &v.labels.join("-vs-"),
+        Some(v.base_seed()),
+        "chart",
+    )
+}
+
+fn live_chart(v: &RunView, unit: &str, window_ms: f64, machine: &str) -> Html {
     let series: Vec<Series> = v
         .sides()
         .iter()
@@ -184,13 +206,19 @@ fn live_chart(v: &RunView, unit: &str, window_ms: f64) -> Html {
     html! {
         <Chart label={format!("throughput over the measured window, {unit}")}
             x={XAxis::Ms(window_ms)} x_desc="simulated ms, measured window" y_desc={unit.to_string()}
-            {series} />
+            {series} stem={chart_stem(machine, v)} />
     }
 }
 
 /// A sweep's values by scale (evenly spaced, as the seeds' tables list them), with
 /// the published numbers in the model's units, where there are some.
-fn sweep_chart(v: &RunView, published: Option<&Example>, unit: &str, scale: &str) -> Html {
+fn sweep_chart(
+    v: &RunView,
+    published: Option<&Example>,
+    unit: &str,
+    scale: &str,
+    machine: &str,
+) -> Html {
     let rows = v.rows();
     let published = published.map_or(&[][..], |e| &e.published_values);
     let name = |side: usize| if side == 0 { "A" } else { "B" };
@@ -221,7 +249,8 @@ fn sweep_chart(v: &RunView, published: Option<&Example>, unit: &str, scale: &str
         <Chart label={format!("{unit} by {scale}")}
             x={XAxis::Scales(rows.iter().map(|r| r.threads).collect())}
             x_desc={scale.to_string()} y_desc={unit.to_string()}
-            series={model.chain(measured).collect::<Vec<_>>()} dots=true />
+            series={model.chain(measured).collect::<Vec<_>>()} dots=true
+            stem={chart_stem(machine, v)} />
     }
 }
 

@@ -164,6 +164,11 @@ impl RunView {
         self.sim.seed.wrapping_add(u64::from(k))
     }
 
+    /// The first seed (`--seed`).
+    pub fn base_seed(&self) -> u64 {
+        self.sim.seed
+    }
+
     /// Seeds per side.
     pub fn n_seeds(&self) -> u32 {
         self.sim.seeds.max(1)
@@ -318,6 +323,44 @@ impl RunView {
             .collect()
     }
 
+    /// Side `side`'s reports at scale `threads`, in seed order, once every seed is in.
+    pub fn side_reports(&self, threads: u32, side: usize) -> Option<Vec<&Report>> {
+        let mut v: Vec<(u32, &Report)> = self
+            .points
+            .iter()
+            .zip(&self.results)
+            .filter(|(pt, _)| pt.threads == threads && pt.side == side)
+            .map(|(pt, r)| Some((pt.seed_idx, r.as_ref()?.report.as_ref()?)))
+            .collect::<Option<_>>()?;
+        v.sort_by_key(|(k, _)| *k);
+        (v.len() == self.n_seeds() as usize).then(|| v.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// The scales in the command line's `--threads` order (the sweep's, or the one).
+    pub fn scales(&self) -> Vec<u32> {
+        self.sim.points()
+    }
+
+    /// Every report in core's `SweepSpec::points()` order (per scale, A's seeds then
+    /// B's; A's twice without B, as `--patched` equal to `--baseline` runs), once all
+    /// are in: what `experiment::export::sweep_rows` pairs.
+    pub fn sweep_order(&self) -> Option<Vec<Report>> {
+        let b = if self.labels.len() > 1 { 1 } else { 0 };
+        let mut out = Vec::new();
+        for t in self.scales() {
+            for side in [0, b] {
+                out.extend(self.side_reports(t, side)?.into_iter().cloned());
+            }
+        }
+        Some(out)
+    }
+
+    /// The workers' wall time spent simulating this run's points, s (the JSON's
+    /// `wall_ms`, which the CLI measures as its own elapsed time).
+    pub fn busy_s(&self) -> f64 {
+        self.progress().map(|p| p.busy_ms).sum::<f64>() / 1e3
+    }
+
     /// Per seed (in seed order), each side's report once it is in: the digests.
     pub fn seed_reports(&self) -> Vec<(u64, Vec<Option<&Report>>)> {
         let mut out: Vec<(u64, Vec<Option<&Report>>)> = Vec::new();
@@ -444,7 +487,7 @@ fn start_pool(
                             dispatcher.dispatch(Action::SimHeat(
                                 reports
                                     .iter()
-                                    .map(|r| Rc::new(r.utilisation_permille.clone()))
+                                    .map(|r| Rc::new(r.metrics.utilisation_permille.clone()))
                                     .collect(),
                             ));
                         }
@@ -601,20 +644,30 @@ mod tests {
             error: None,
             report: Some(Report {
                 value,
-                wakeups: 0,
-                placement: Vec::new(),
-                cpus_probed_mean_x100: 0,
-                wake_ipi: 0,
-                wake_remote_lock: 0,
-                migrations_wakeup: 0,
-                migrations_balance: 0,
-                context_switches: 0,
-                force_idle_ns: 0,
                 events: 1,
                 digest,
-                utilisation_permille: Vec::new(),
+                ..template()
             }),
         }
+    }
+
+    /// A real report to vary (a 1 ms run on flat-16).
+    fn template() -> Report {
+        thread_local! {
+            static T: Report = schedlab_core::experiment::run(
+                &schedlab_core::experiment::RunSpec::on_preset(
+                    "flat-16",
+                    "all",
+                    "6.8".parse().unwrap(),
+                    schedlab_core::workload::Workload::Tbench { clients: 1 },
+                    1,
+                    1,
+                )
+                .unwrap(),
+            )
+            .unwrap();
+        }
+        T.with(Clone::clone)
     }
 
     /// Workers finish in any order: the rows and digests are the seed-ordered ones.
@@ -667,5 +720,80 @@ mod tests {
         let per = [5.0, 6.0 / 110.0 * 100.0, 7.0 / 120.0 * 100.0];
         assert_eq!(row.change, Estimate::of(&per));
         assert!(row.change.and_then(|c| c.significant()).unwrap());
+    }
+
+    /// The page's export is the CLI's: a run made the page's way (the worker's
+    /// `start()` in slices, its `Progress` through serde, `RunView` by point, in any
+    /// order) writes the bytes `schedlab sweep --format csv` and `schedlab run
+    /// --format csv` write for the same runs, which call `experiment::run` and the
+    /// same `export` functions (`core/src/bin/schedlab/sim.rs`).
+    #[test]
+    fn the_pages_csv_is_the_clis_bytes() {
+        use schedlab_core::experiment::{export, run, SweepSpec};
+        let mut state = AppState::default();
+        let mut sim = state.sim().clone();
+        sim.workload = schedlab_core::workload::Workload::NetperfTcpRr { instances: 2 };
+        sim.duration_ms = 8;
+        sim.seeds = 2;
+        sim.seed = 3;
+        sim.sweep = Vec::new();
+        state.scenario.sim = Some(sim.clone());
+        state.scenario.patches = "6.6".parse().unwrap();
+        state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
+        let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+        assert_eq!(v.labels, ["6.6", "6.6+cluster"]);
+        let machine = state.scenario.machine.choice().clone();
+        for slot in (0..v.n_points()).rev() {
+            let pt = v.points[slot];
+            let setup = SimSetupV1::from(&SimSetup {
+                workload: sim.workload.with_threads(pt.threads),
+                seed: v.seed(pt.seed_idx),
+                seeds: 1,
+                ..sim.clone()
+            });
+            let mut live = crate::worker::start(&machine, &v.labels[pt.side], &setup).unwrap();
+            while !live.advance(1_000_000).unwrap() {}
+            let p = crate::worker::progress(1, &live, 1.0, None);
+            let p: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+            v.assigned[0] = Some(slot);
+            v.take(0, p, &[]);
+        }
+        assert!(v.done());
+        let files = crate::components::export_bar::sim_files(&v, "kunpeng920-6426", None).unwrap();
+        let text = |hook: &str| files.iter().find(|f| f.hook == hook).unwrap().text.clone();
+
+        // The CLI's way: `schedlab sweep … --threads 2 --seeds 2 --format csv`.
+        let m = state.machine().clone();
+        let base = sim.run_spec(&m, "6.6".parse().unwrap()).unwrap();
+        let sw = SweepSpec {
+            base: base.clone(),
+            threads: vec![2],
+            baseline: "6.6".parse().unwrap(),
+            patched: "6.6+cluster".parse().unwrap(),
+            seeds: 2,
+        };
+        let reports: Vec<_> = sw.points().iter().map(|s| run(s).unwrap()).collect();
+        assert_eq!(
+            text("ab-csv"),
+            export::sweep_csv(&sw.rows(&reports).unwrap())
+        );
+        // `schedlab run … --seeds 2 --format csv` per side: A's output, then B's rows.
+        let cli_run = |p: &str| {
+            let s = sim.run_spec(&m, p.parse().unwrap()).unwrap();
+            let r: Vec<_> = [3, 4].map(|k| run(&s.with_seed(k)).unwrap()).into();
+            export::run_csv(&r)
+        };
+        let (a, b) = (cli_run("6.6"), cli_run("6.6+cluster"));
+        let b_rows = b.split_once('\n').unwrap().1;
+        assert_eq!(text("metrics-csv"), format!("{a}{b_rows}"));
+        assert_eq!(text("metrics-csv").lines().count(), 5);
+        // JSON: the same but for the wall time each measures itself.
+        let a_json = text("a-json");
+        let reports_a: Vec<_> = [3, 4].map(|k| run(&base.with_seed(k)).unwrap()).into();
+        let wall: f64 = serde_json::from_str::<serde_json::Value>(&a_json).unwrap()["wall_ms"]
+            .as_f64()
+            .unwrap()
+            / 1e3;
+        assert_eq!(a_json, export::run_json(&reports_a, wall).unwrap());
     }
 }

@@ -20,9 +20,8 @@
 //! reference run); `--seeds N` adds the mean and interval of its number.
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
 
-use schedlab_core::experiment::{self, RunReport, RunSpec, SweepSpec, MAX_SEEDS};
+use schedlab_core::experiment::{self, export, RunReport, RunSpec, SweepSpec, MAX_SEEDS};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::SimError;
 use schedlab_core::stats::Estimate;
@@ -122,6 +121,8 @@ pub struct Common {
 pub enum RunFormat {
     Text,
     Json,
+    /// One row per seed with every metric (what the page's results table downloads).
+    Csv,
 }
 
 #[derive(Args, Debug)]
@@ -311,25 +312,13 @@ pub fn run(a: RunArgs) -> Result<String, String> {
     let reports = run_all(&specs)?;
     let wall = t0.elapsed();
     let r = &reports[0];
-    let events: u64 = reports.iter().map(|r| r.events).sum();
     let values: Vec<f64> = reports.iter().map(|r| r.value).collect();
     let over = Estimate::of(&values).filter(|_| reports.len() > 1);
     Ok(match a.format {
         RunFormat::Json => {
-            // The first seed's report as before; with more seeds, their summary.
-            let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
-            v["wall_ms"] = json!(wall.as_secs_f64() * 1e3);
-            v["events_per_s"] = json!(events as f64 / wall.as_secs_f64().max(1e-9));
-            if let Some(e) = over {
-                v["over_seeds"] = json!({
-                    "n": e.n, "mean": e.mean, "lo": e.lo, "hi": e.hi,
-                    "runs": reports.iter().map(|r| json!({
-                        "seed": r.seed, "value": r.value, "events": r.events, "digest": r.digest,
-                    })).collect::<Vec<_>>(),
-                });
-            }
-            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
+            export::run_json(&reports, wall.as_secs_f64()).map_err(|e| e.to_string())?
         }
+        RunFormat::Csv => export::run_csv(&reports),
         RunFormat::Text => {
             let mut o = text_report(r, wall.as_secs_f64() / reports.len() as f64);
             if let Some(e) = over {
@@ -479,42 +468,19 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
     let reports = run_all(&sw.points())?;
     let wall = t0.elapsed();
     let rows = sw.rows(&reports).map_err(|e| e.to_string())?;
-    let unit = reports[0].unit;
+    let unit = &reports[0].unit;
     let events: u64 = reports.iter().map(|r| r.events).sum();
     Ok(match a.format {
-        SweepFormat::Csv => {
-            let mut o = String::from("threads,baseline,patched,change_pct,change_lo,change_hi\n");
-            let opt = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
-            for r in &rows {
-                o += &format!(
-                    "{},{:.4},{:.4},{:.2},{},{}\n",
-                    r.threads,
-                    r.baseline,
-                    r.patched,
-                    r.change_pct,
-                    opt(r.change_lo),
-                    opt(r.change_hi)
-                );
-            }
-            o
-        }
-        SweepFormat::Json => {
-            let v = json!({
-                "machine": reports[0].machine,
-                "cpus": reports[0].cpus,
-                "workload": a.common.workload_name(),
-                "unit": unit,
-                "higher_is_better": reports[0].higher_is_better,
-                "baseline": baseline.to_string(),
-                "patched": patched.to_string(),
-                "seeds": a.seeds,
-                "rows": rows,
-                "events": events,
-                "wall_ms": wall.as_secs_f64() * 1e3,
-                "events_per_s": events as f64 / wall.as_secs_f64().max(1e-9),
-            });
-            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
-        }
+        SweepFormat::Csv => export::sweep_csv(&rows),
+        SweepFormat::Json => export::sweep_json(
+            &reports,
+            &rows,
+            baseline,
+            patched,
+            a.seeds,
+            wall.as_secs_f64(),
+        )
+        .map_err(|e| e.to_string())?,
         SweepFormat::Table => {
             let mut o = format!(
                 "{} on {} (CPUs {}), {}\n{:>8}  {:>16}  {:>16}  {:>9}\n",

@@ -15,8 +15,11 @@
 //! they arrive in, so parallel callers get the same numbers as serial ones.
 //!
 //! Nothing here measures wall time: callers that want it (the CLI) take it themselves.
+//!
+//! [`export`] writes runs and sweeps as CSV and JSON: the CLI's `--format csv|json`
+//! and the page's downloads are that one module's bytes.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::cpumask::{CpuMask, CpuMaskError};
@@ -26,6 +29,8 @@ use crate::sim::{SimConfig, SimError, SimTime, Simulator};
 use crate::stats::Estimate;
 use crate::topology::{Machine, NodeId};
 use crate::workload::{self, MetricKind, Noise, Workload};
+
+pub mod export;
 
 /// Simulated events per busy CPU per simulated millisecond, an upper figure: a CPU
 /// running a benchmark's tasks ends a burst (one event) every couple of µs.
@@ -377,8 +382,9 @@ impl std::fmt::Display for CpuSelection {
     }
 }
 
-/// What one run measured.
-#[derive(Clone, Debug, Serialize)]
+/// What one run measured. It reads back from its own JSON (the page's workers send it
+/// to the page, which renders the same exports as the CLI, [`export`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub machine: String,
     pub patches: String,
@@ -387,12 +393,12 @@ pub struct RunReport {
     pub seed: u64,
     /// The benchmark's headline number, in `unit`.
     pub value: f64,
-    pub unit: &'static str,
+    pub unit: String,
     pub higher_is_better: bool,
     pub sim_ns: u64,
     pub events: u64,
     pub digest: String,
-    pub cost_family: &'static str,
+    pub cost_family: String,
     pub metrics: MetricsReport,
 }
 
@@ -543,12 +549,12 @@ impl LiveRun {
             workload: spec.workload.clone(),
             seed: spec.seed,
             value,
-            unit: self.metric.unit(),
+            unit: self.metric.unit().to_string(),
             higher_is_better: self.metric.higher_is_better(),
             sim_ns: now,
             events: self.sim.events(),
             digest: format!("{:016x}", self.sim.digest()),
-            cost_family: self.sim.cost_model().params.family,
+            cost_family: self.sim.cost_model().params.family.to_string(),
             metrics: report,
         }
     }
@@ -638,35 +644,10 @@ impl SweepSpec {
         v
     }
 
-    /// Pairs up the reports of [`SweepSpec::points`] (same order) into rows.
+    /// Pairs up the reports of [`SweepSpec::points`] (same order) into rows
+    /// ([`export::sweep_rows`], which the page calls without a `RunSpec`).
     pub fn rows(&self, reports: &[RunReport]) -> Result<Vec<SweepRow>, AbError> {
-        let k = self.n_seeds();
-        let expected = 2 * k * self.threads.len();
-        if reports.len() != expected {
-            return Err(AbError::Count {
-                expected,
-                got: reports.len(),
-            });
-        }
-        self.threads
-            .iter()
-            .zip(reports.chunks(2 * k))
-            .map(|(&n, runs)| {
-                let (b, p) = runs.split_at(k);
-                let ab = ab_stats(b, p)?;
-                Ok(SweepRow {
-                    threads: n,
-                    baseline: ab.baseline.mean,
-                    patched: ab.patched.mean,
-                    change_pct: ab.change_pct.mean,
-                    change_lo: ab.change_pct.lo,
-                    change_hi: ab.change_pct.hi,
-                    baseline_events: b.iter().map(|r| r.events).sum(),
-                    patched_events: p.iter().map(|r| r.events).sum(),
-                    seeds: ab.seeds,
-                })
-            })
-            .collect()
+        export::sweep_rows(&self.threads, self.seeds, reports)
     }
 
     /// Runs every point in order on this thread.

@@ -1,0 +1,300 @@
+//! The machine drawing as a standalone SVG file, rendered from the machine model (the
+//! drawing on screen is HTML buttons, so it cannot be serialised as a figure), in
+//! the nesting `machine_view.rs` draws and lstopo prints:
+//!
+//! ```text
+//!  package ▸ node ▸ LLC ▸ cluster ▸ core (SMT threads) ▸ CPU
+//! ```
+//!
+//! A box whose only child is another box takes its label ("node 0 · LLC 0"), as on
+//! screen; clusters are drawn where an LLC has several. Children
+//! are laid out in rows of about √n, so boxes stay near square for 4 or 4096 CPUs.
+//! Colours are written into the file (light theme): it renders anywhere, alone. The
+//! CPUs of `shade` (the highlighted domain level's span, or the workload's CPUs) are
+//! shaded, the selected CPU outlined.
+
+use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::topology::Machine;
+
+const CPU_W: f64 = 30.0;
+const CPU_H: f64 = 20.0;
+const GAP: f64 = 4.0;
+const PAD: f64 = 5.0;
+const LABEL_H: f64 = 15.0;
+
+/// A box of the drawing: a label over children, or a CPU.
+enum Node {
+    Cpu(CpuId),
+    Group {
+        label: String,
+        class: &'static str,
+        children: Vec<Node>,
+    },
+}
+
+impl Node {
+    /// Width and height laid out.
+    fn size(&self) -> (f64, f64) {
+        match self {
+            Node::Cpu(_) => (CPU_W, CPU_H),
+            Node::Group { children, .. } => {
+                let (w, h) = grid(children);
+                let label = if self.label_w() > 0.0 { LABEL_H } else { 0.0 };
+                ((w + 2.0 * PAD).max(self.label_w()), h + 2.0 * PAD + label)
+            }
+        }
+    }
+
+    fn label_w(&self) -> f64 {
+        match self {
+            Node::Group { label, .. } if !label.is_empty() => label.len() as f64 * 6.2 + 2.0 * PAD,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Children per row: about √n, at least 1.
+fn per_row(n: usize) -> usize {
+    ((n as f64).sqrt().ceil() as usize).max(1)
+}
+
+/// The grid's width and height for `children` in rows of [`per_row`].
+fn grid(children: &[Node]) -> (f64, f64) {
+    let k = per_row(children.len());
+    let (mut w, mut h) = (0.0f64, 0.0);
+    for row in children.chunks(k) {
+        let rw: f64 = row.iter().map(|c| c.size().0).sum::<f64>() + GAP * (row.len() - 1) as f64;
+        let rh = row.iter().map(|c| c.size().1).fold(0.0, f64::max);
+        w = w.max(rw);
+        h += rh + GAP;
+    }
+    (w, (h - GAP).max(0.0))
+}
+
+/// Children grouped by id, in order of first appearance.
+fn group_by<T: Copy>(items: &[T], key: impl Fn(T) -> u32) -> Vec<(u32, Vec<T>)> {
+    let mut out: Vec<(u32, Vec<T>)> = Vec::new();
+    for &x in items {
+        let k = key(x);
+        match out.iter_mut().find(|(id, _)| *id == k) {
+            Some((_, v)) => v.push(x),
+            None => out.push((k, vec![x])),
+        }
+    }
+    out
+}
+
+/// A box per group of `groups`, labelled `NAME ID`; a box whose only child is another
+/// labelled box takes that box's label and children ("node 0 · LLC 0").
+fn level(
+    name: &str,
+    class: &'static str,
+    groups: Vec<(u32, Vec<CpuId>)>,
+    inner: &dyn Fn(&[CpuId]) -> Vec<Node>,
+) -> Vec<Node> {
+    groups
+        .into_iter()
+        .map(|(id, cpus)| {
+            let label = format!("{name} {id}");
+            let mut children = inner(&cpus);
+            if let [Node::Group { label: l, .. }] = &children[..] {
+                if !l.is_empty() {
+                    if let Some(Node::Group {
+                        label: inner_label,
+                        class,
+                        children,
+                    }) = children.pop()
+                    {
+                        return Node::Group {
+                            label: format!("{label} · {inner_label}"),
+                            class,
+                            children,
+                        };
+                    }
+                }
+            }
+            Node::Group {
+                label,
+                class,
+                children,
+            }
+        })
+        .collect()
+}
+
+/// The tree of boxes for `m`: packages of nodes of LLCs of clusters (drawn only where
+/// an LLC has several) of cores (a box only with SMT siblings) of CPUs.
+fn tree(m: &Machine) -> Vec<Node> {
+    let cpus: Vec<CpuId> = (0..m.nr_cpus()).map(CpuId).collect();
+    let t = |c: CpuId| m.topo(c);
+    let cores = |cpus: &[CpuId]| -> Vec<Node> {
+        group_by(cpus, |c| t(c).core)
+            .into_iter()
+            .map(|(_, threads)| {
+                if threads.len() == 1 {
+                    Node::Cpu(threads[0])
+                } else {
+                    Node::Group {
+                        label: String::new(),
+                        class: "core",
+                        children: threads.into_iter().map(Node::Cpu).collect(),
+                    }
+                }
+            })
+            .collect()
+    };
+    let clusters = |cpus: &[CpuId]| -> Vec<Node> {
+        let g = group_by(cpus, |c| t(c).cluster);
+        if g.len() == 1 {
+            cores(cpus)
+        } else {
+            level("cluster", "cluster", g, &cores)
+        }
+    };
+    let llcs = |cpus: &[CpuId]| level("LLC", "llc", group_by(cpus, |c| t(c).llc), &clusters);
+    let nodes = |cpus: &[CpuId]| {
+        level(
+            "node",
+            "node",
+            group_by(cpus, |c| u32::from(t(c).node.0)),
+            &llcs,
+        )
+    };
+    level(
+        "package",
+        "package",
+        group_by(&cpus, |c| t(c).package),
+        &nodes,
+    )
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn draw(n: &Node, x: f64, y: f64, shade: Option<&CpuMask>, selected: CpuId, out: &mut String) {
+    let (w, h) = n.size();
+    match n {
+        Node::Cpu(c) => {
+            let shaded = shade.is_some_and(|s| s.test_cpu(*c));
+            let (fill, stroke, sw) = match (shaded, *c == selected) {
+                (_, true) => ("#1f5fbf", "#0b2e66", 2.0),
+                (true, false) => ("#cfe0fa", "#5b7fb8", 1.0),
+                (false, false) => ("#ffffff", "#8a94a6", 1.0),
+            };
+            let text = if *c == selected { "#ffffff" } else { "#1d2430" };
+            out.push_str(&format!(
+                "<g class=\"cpu\" data-cpu=\"{}\"><rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{sw}\"/>\
+<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\" fill=\"{text}\">{}</text></g>\n",
+                c.0,
+                x + w / 2.0,
+                y + h / 2.0 + 3.5,
+                c.0
+            ));
+        }
+        Node::Group {
+            label,
+            class,
+            children,
+        } => {
+            let fill = match *class {
+                "package" => "#f4f6fa",
+                "node" => "#eef2f8",
+                "llc" => "#e8eef7",
+                "cluster" => "#fdf6e3",
+                _ => "#f7f7f7",
+            };
+            out.push_str(&format!(
+                "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"4\" fill=\"{fill}\" stroke=\"#9aa5b8\"/>\n"
+            ));
+            let mut cy = y + PAD;
+            if !label.is_empty() {
+                out.push_str(&format!(
+                    "<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#3a4456\">{}</text>\n",
+                    x + PAD,
+                    cy + 9.0,
+                    esc(label)
+                ));
+                cy += LABEL_H;
+            }
+            for row in children.chunks(per_row(children.len())) {
+                let mut cx = x + PAD;
+                let rh = row.iter().map(|c| c.size().1).fold(0.0, f64::max);
+                for c in row {
+                    draw(c, cx, cy, shade, selected, out);
+                    cx += c.size().0 + GAP;
+                }
+                cy += rh + GAP;
+            }
+            out.push_str("</g>\n");
+        }
+    }
+}
+
+/// `m` as an SVG file: a title line (machine, kernel, CPUs), then the boxes.
+pub fn machine_svg(m: &Machine, kernel: &str, shade: Option<&CpuMask>, selected: CpuId) -> String {
+    let root = Node::Group {
+        label: String::new(),
+        class: "machine",
+        children: tree(m),
+    };
+    let (w, h) = root.size();
+    let title_h = 22.0;
+    let (width, height) = (w.max(320.0).ceil(), (h + title_h).ceil());
+    let mut body = String::new();
+    draw(&root, 0.0, title_h, shade, selected, &mut body);
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\">\n\
+<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n\
+<text x=\"4\" y=\"15\" font-size=\"12\" font-weight=\"bold\" fill=\"#1d2430\">{}</text>\n{body}</svg>\n",
+        esc(&format!("{}, Linux {kernel}, {} CPUs", m.name, m.nr_cpus())),
+        esc(&format!(
+            "{} · Linux {kernel} · {} CPUs · {} NUMA nodes",
+            m.name,
+            m.nr_cpus(),
+            m.nr_nodes()
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::topology::presets;
+
+    #[test]
+    fn every_cpu_is_drawn_once_and_kunpeng_has_its_clusters() {
+        for p in presets::PRESETS {
+            let m = presets::machine(p.name).expect("preset builds");
+            let svg = machine_svg(&m, "6.8", None, CpuId(0));
+            assert_eq!(
+                svg.matches("<g class=\"cpu\"").count(),
+                m.nr_cpus() as usize,
+                "{}",
+                p.name
+            );
+            for c in [0, m.nr_cpus() - 1] {
+                assert!(svg.contains(&format!("data-cpu=\"{c}\"")), "{}", p.name);
+            }
+        }
+        let m = presets::machine("kunpeng920-6426").unwrap();
+        let span = CpuMask::from_cpus(m.nr_cpus(), (0..4).map(CpuId));
+        let svg = machine_svg(&m, "6.6+cluster", Some(&span), CpuId(2));
+        assert_eq!(
+            svg.matches("<g class=\"cluster\"").count(),
+            32,
+            "32 clusters of 4"
+        );
+        assert_eq!(
+            svg.matches("fill=\"#cfe0fa\"").count(),
+            3,
+            "3 shaded + the selected"
+        );
+        assert!(svg.contains("kunpeng920-6426 · Linux 6.6+cluster · 128 CPUs"));
+        assert!(svg.starts_with("<?xml") && svg.ends_with("</svg>\n"));
+    }
+}
