@@ -229,6 +229,7 @@ fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
         numa_distance: None,
         node_reclaim_distance: None,
         cpus: Some(cpus),
+        no_shared_cache: false,
     };
     let m = spec.build().unwrap();
     let e = build_sched_domains(&m, &BuildConfig::new(Release::DEFAULT)).unwrap_err();

@@ -13,6 +13,7 @@
 //! - /proc/schedstat: the version line and each `cpuN` / `domainN <span>` line (the
 //!   counters differ: the guest ran, schedlab did not).
 
+use schedlab_core::cpumask::CpuId;
 use schedlab_core::release::Release;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SchedDomains};
 use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine};
@@ -234,4 +235,84 @@ fn x86_two_sockets_smt_v6_1() {
     let c = capture!("x86-2s-smt-6.1");
     assert_eq!(c.kernel_schedstat()[0], "version 15");
     c.compare();
+}
+
+/// Issue #16 mismatches 3 and 4 on Debian's arm64 6.1: QEMU's device tree describes
+/// clusters and no cache, and the kernel has no CONFIG_SCHED_CLUSTER. cacheinfo knows
+/// only each CPU's L1, so `llc_sibling` is the CPU alone and `cpu_coregroup_mask()`
+/// returns it: MC is narrower than SMT, "BUG: arch topology borken" once per CPU,
+/// the fix-up widens MC to the SMT core, MC degenerates, and SMT + DIE remain.
+#[test]
+fn arm64_device_tree_without_caches_v6_1() {
+    let c = capture!("arm64-dt-clusters-6.1");
+    assert_eq!(c.arch(), Arch::Arm64);
+    assert!(c.kconfig().contains("CONFIG_SCHED_CLUSTER=n"));
+    let kernel = c.kernel_dmesg();
+    assert_eq!(
+        kernel
+            .iter()
+            .filter(|l| *l == "BUG: arch topology borken")
+            .count(),
+        8
+    );
+    assert!(!c.sysfs.contains(" level=2 "), "only L1 rows");
+    c.compare();
+}
+
+/// Issue #16 mismatches 2 and 3 on Debian's arm64 6.12 (no CONFIG_SCHED_CLUSTER): two
+/// clusters, each its own node; cacheinfo could not read the hierarchy and gives the
+/// L2 to all CPUs. The LLC is wider than the node, so MC is the node; schedstat is
+/// version 16.
+#[test]
+fn arm64_clusters_on_two_nodes_v6_12() {
+    let c = capture!("arm64-dt-clusters-numa-6.12");
+    assert_eq!(c.kernel_schedstat()[0], "version 16");
+    assert!(c
+        .kernel_dmesg()
+        .contains(&" domain-0: span=0-3 level=MC".to_string()));
+    c.compare();
+}
+
+/// The architecture of an arm64 dump is read from its files (cluster files, no die
+/// files) when not given; read as x86 with the CLI's default config instead, the 6.12
+/// dump's clusters would be a CLS level where the kernel has MC, as issue #16 found.
+#[test]
+fn arm64_dumps_are_recognised_from_their_files() {
+    for c in [
+        capture!("arm64-dt-clusters-6.1"),
+        capture!("arm64-dt-clusters-numa-6.12"),
+    ] {
+        let m = c.machine(None, &c.kconfig());
+        assert_eq!(m.arch, Arch::Arm64, "{}", c.name);
+        assert!(
+            m.description.contains("no die files") && m.description.contains("read as arm64"),
+            "{}: {}",
+            c.name,
+            m.description
+        );
+    }
+    let c = capture!("arm64-dt-clusters-numa-6.12");
+    let x86 = c.machine(Some(Arch::X86), "");
+    let sd = build_sched_domains(&x86, &BuildConfig::new(c.release())).unwrap();
+    assert_eq!(sd.cpu(CpuId(0)).domains[0].name.to_string(), "CLS");
+}
+
+/// What the distribution built matters: Debian's arm64 6.1 has no
+/// CONFIG_SCHED_CLUSTER and builds SMT + DIE on the device-tree machine; with it
+/// (schedlab's default, a server distribution's choice) cpu_coregroup_mask() widens
+/// the CPU-alone LLC to the cluster (v6.0+) and MC survives.
+#[test]
+fn arm64_sched_cluster_changes_the_levels() {
+    let c = capture!("arm64-dt-clusters-6.1");
+    let names = |kconfig: &str| {
+        let m = c.machine(Some(Arch::Arm64), kconfig);
+        let sd = build_sched_domains(&m, &BuildConfig::new(c.release())).unwrap();
+        sd.cpu(CpuId(0))
+            .domains
+            .iter()
+            .map(|d| format!("{}:{}", d.name, d.span.to_list()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names("CONFIG_SCHED_CLUSTER=n"), ["SMT:0-1", "DIE:0-7"]);
+    assert_eq!(names(""), ["SMT:0-1", "MC:0-3", "DIE:0-7"]);
 }

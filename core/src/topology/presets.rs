@@ -227,6 +227,7 @@ fn alderlake_8p8e() -> MachineSpec {
         numa_distance: None,
         node_reclaim_distance: None,
         cpus: Some(cpus),
+        no_shared_cache: false,
     }
 }
 

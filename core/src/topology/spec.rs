@@ -91,6 +91,16 @@ pub struct MachineSpec {
     /// An explicit CPU list instead of the counts above.
     #[serde(default)]
     pub cpus: Option<Vec<CpuSpec>>,
+    /// arm64: the firmware describes no cache shared between CPUs (QEMU's device
+    /// tree has no cache nodes; a sysfs dump whose last cache level is private to each
+    /// CPU). cacheinfo's last level is then each CPU's own, so `llc_sibling`
+    /// (drivers/base/arch_topology.c, `update_siblings_masks()`) is the CPU alone and
+    /// `cpu_coregroup_mask()` returns it (or the cluster, v6.0+ with
+    /// CONFIG_SCHED_CLUSTER); an MC level narrower than SMT is "BUG: arch topology
+    /// borken". The CPUs' `llc` ids are kept package ∩ node for the simulator (an
+    /// assumption: nothing says what they share). Ignored on x86 (CPUID).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_shared_cache: bool,
 }
 
 impl MachineSpec {
@@ -124,6 +134,7 @@ impl MachineSpec {
             numa_distance: None,
             node_reclaim_distance: None,
             cpus: None,
+            no_shared_cache: false,
         }
     }
 
@@ -175,6 +186,7 @@ impl MachineSpec {
         );
         base.config = self.config;
         base.node_reclaim_distance = self.node_reclaim_distance;
+        base.no_shared_cache = self.no_shared_cache;
         // SMT siblings next to each other, or the first thread of every core first.
         if n > cores && m.cpus.len() > 1 && m.cpus[0].core != m.cpus[1].core {
             base.numbering = Numbering::SmtSplit;
@@ -218,6 +230,7 @@ impl MachineSpec {
             node_reclaim_distance: self
                 .node_reclaim_distance
                 .unwrap_or(super::RECLAIM_DISTANCE),
+            no_shared_cache: self.no_shared_cache,
         };
         m.validate()?;
         Ok(m)
