@@ -292,6 +292,24 @@ fn arm64_clusters_on_two_nodes_v6_12() {
     c.compare();
 }
 
+/// Issue #16 mismatch 4, ACPI half: QEMU's PPTT has no cache entries, and every cache
+/// row of sysfs claims all 8 CPUs, across both packages. The kernel has no valid LLC
+/// (llc_id stays -1) and `cpu_coregroup_mask()` falls back to the package: MC is the
+/// package (the clusters are no level: no CONFIG_SCHED_CLUSTER), DIE all CPUs.
+#[test]
+fn arm64_acpi_pptt_without_caches_v6_1() {
+    let c = capture!("arm64-acpi-2s-6.1");
+    assert!(c
+        .sysfs
+        .contains("cpu7 index2 level=2 type=Unified shared_cpu_list=0-7"));
+    let m = c.machine(None, &c.kconfig());
+    assert!(m.description.contains("no valid LLC"), "{}", m.description);
+    assert!(c
+        .kernel_dmesg()
+        .contains(&" domain-0: span=4-7 level=MC".to_string()));
+    c.compare();
+}
+
 /// The architecture of an arm64 dump is read from its files (cluster files, no die
 /// files) when not given; read as x86 with the CLI's default config instead, the 6.12
 /// dump's clusters would be a CLS level where the kernel has MC, as issue #16 found.
@@ -300,6 +318,7 @@ fn arm64_dumps_are_recognised_from_their_files() {
     for c in [
         capture!("arm64-dt-clusters-6.1"),
         capture!("arm64-dt-clusters-numa-6.12"),
+        capture!("arm64-acpi-2s-6.1"),
     ] {
         let m = c.machine(None, &c.kconfig());
         assert_eq!(m.arch, Arch::Arm64, "{}", c.name);
