@@ -276,6 +276,13 @@ fn arm64_device_tree_without_caches_v6_1() {
     );
     assert!(!c.sysfs.contains(" level=2 "), "only L1 rows");
     c.compare();
+    // The machine keeps `no_shared_cache` through its JSON spec (links, the page).
+    let m = c.machine(None, &c.kconfig());
+    assert!(m.no_shared_cache);
+    let spec = schedlab_core::topology::import::machine_to_spec(&m);
+    assert_eq!(spec.build().unwrap(), m);
+    let json = serde_json::to_string(&spec).unwrap();
+    assert!(json.contains("\"no_shared_cache\":true"), "{json}");
 }
 
 /// Issue #16 mismatches 2 and 3 on Debian's arm64 6.12 (no CONFIG_SCHED_CLUSTER): two
