@@ -230,6 +230,7 @@ fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
         node_reclaim_distance: None,
         cpus: Some(cpus),
         capacities: None,
+        no_shared_cache: false,
     };
     let m = spec.build().unwrap();
     let e = build_sched_domains(&m, &BuildConfig::new(Release::DEFAULT)).unwrap_err();

@@ -497,20 +497,47 @@ fn sysfs_levels_must_nest() {
 }
 
 #[test]
-fn sysfs_without_a_shared_cache_says_what_is_missing() {
-    // QEMU's device tree: SMT threads, but every cache private to one CPU.
+fn sysfs_without_a_shared_cache_is_each_cpu_alone_on_arm64() {
+    // QEMU's device tree: SMT threads, but every cache private to one CPU. Debian's
+    // arm64 6.1 builds this (core/tests/qemu.rs, arm64-dt-clusters-6.1): llc_sibling
+    // is the CPU alone, and MC narrower than SMT is "BUG: arch topology borken".
     let text = "cpu0 0 -1 0 0 0-1 0-1 0-1 0-1 0-1\n\
                 cpu1 0 -1 0 0 0-1 0-1 0-1 0-1 0-1\n\
                 cpu0 index0 level=1 type=Data shared_cpu_list=0\n\
                 cpu0 index2 level=2 type=Unified shared_cpu_list=0\n\
                 cpu1 index2 level=2 type=Unified shared_cpu_list=1\n";
+    let m = load_with(text, &ImportHint::arch(Arch::Arm64));
+    assert!(m.no_shared_cache);
+    assert!(
+        m.description.contains("No cache is shared between CPUs"),
+        "{}",
+        m.description
+    );
+    // The simulator's LLC is package ∩ node.
+    assert_eq!(groups(&m, Machine::llc_mask), ["0-1"]);
+    // x86 reads its caches from CPUID: such a dump is refused, saying what is missing.
     says(
-        &refused(text, Arch::Arm64),
+        &refused(text, Arch::X86),
         &[
             "line 4",
             "the LLC of CPU 0 (0) is narrower than its SMT core (0-1)",
             "describes no shared cache",
         ],
+    );
+    // A cache shared by some threads of a core but not all: refused on arm64 too.
+    let mut text = String::new();
+    for c in 0..4 {
+        text.push_str(&format!("cpu{c} 0 -1 0 0 0-3 0-3 0-3 0-3 0-3\n"));
+    }
+    for c in 0..4 {
+        let l = if c < 2 { "0-1" } else { "2-3" };
+        text.push_str(&format!(
+            "cpu{c} index2 level=2 type=Unified shared_cpu_list={l}\n"
+        ));
+    }
+    says(
+        &refused(&text, Arch::Arm64),
+        &["the LLC of CPU 0 (0-1) is narrower than its SMT core (0-3)"],
     );
 }
 

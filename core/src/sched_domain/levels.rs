@@ -102,10 +102,18 @@ impl TopoMasks {
                 u64::from(id)
             }
         };
+        // arm64 without a shared cache in the firmware: llc_sibling is the CPU alone
+        // (update_siblings_masks() links only CPUs whose last cacheinfo level is shared).
+        let llc = if m.arch == Arch::Arm64 && m.no_shared_cache {
+            let n = m.nr_cpus();
+            Masks::collect(n, |c| CpuMask::of(n, c))
+        } else {
+            Masks::siblings(m, |t| split(t.llc, t))
+        };
         TopoMasks {
             smt: Masks::siblings(m, |t| t.core as u64),
             cluster: Masks::siblings(m, |t| split(t.cluster, t)),
-            llc: Masks::siblings(m, |t| split(t.llc, t)),
+            llc,
             package: Masks::siblings(m, |t| t.package as u64),
             node: Masks::siblings(m, node),
         }

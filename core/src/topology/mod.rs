@@ -172,6 +172,16 @@ pub struct Machine {
     /// SD_WAKE_AFFINE and SD_BALANCE_EXEC/FORK in sd_init().
     #[serde(default = "default_reclaim_distance")]
     pub node_reclaim_distance: u8,
+    /// arm64: the firmware describes no cache shared between CPUs (QEMU's device
+    /// tree has no cache nodes; a sysfs dump whose last cache level is private to each
+    /// CPU). cacheinfo's last level is then each CPU's own, so `llc_sibling`
+    /// (drivers/base/arch_topology.c, `update_siblings_masks()`) is the CPU alone and
+    /// `cpu_coregroup_mask()` returns it (or the cluster, v6.0+ with
+    /// CONFIG_SCHED_CLUSTER); an MC level narrower than SMT is "BUG: arch topology
+    /// borken". The CPUs' `llc` ids stay package ∩ node for the simulator (an
+    /// assumption: nothing says what they share). Ignored on x86 (CPUID).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_shared_cache: bool,
 }
 
 /// The most NUMA nodes a machine may have: MAX_NUMNODES of a kernel built with

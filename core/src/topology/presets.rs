@@ -228,6 +228,7 @@ fn alderlake_8p8e() -> MachineSpec {
         node_reclaim_distance: None,
         cpus: Some(cpus),
         capacities: None,
+        no_shared_cache: false,
     }
 }
 

@@ -98,6 +98,16 @@ pub struct MachineSpec {
     /// when set, so specs without it (every link before it) encode as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacities: Option<Vec<u32>>,
+    /// arm64: the firmware describes no cache shared between CPUs (QEMU's device
+    /// tree has no cache nodes; a sysfs dump whose last cache level is private to each
+    /// CPU). cacheinfo's last level is then each CPU's own, so `llc_sibling`
+    /// (drivers/base/arch_topology.c, `update_siblings_masks()`) is the CPU alone and
+    /// `cpu_coregroup_mask()` returns it (or the cluster, v6.0+ with
+    /// CONFIG_SCHED_CLUSTER); an MC level narrower than SMT is "BUG: arch topology
+    /// borken". The CPUs' `llc` ids are kept package ∩ node for the simulator (an
+    /// assumption: nothing says what they share). Ignored on x86 (CPUID).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_shared_cache: bool,
 }
 
 impl MachineSpec {
@@ -132,6 +142,7 @@ impl MachineSpec {
             node_reclaim_distance: None,
             cpus: None,
             capacities: None,
+            no_shared_cache: false,
         }
     }
 
@@ -187,6 +198,7 @@ impl MachineSpec {
         if m.cpus.iter().any(|c| c.capacity != 1024) {
             base.capacities = Some(m.cpus.iter().map(|c| c.capacity).collect());
         }
+        base.no_shared_cache = self.no_shared_cache;
         // SMT siblings next to each other, or the first thread of every core first.
         if n > cores && m.cpus.len() > 1 && m.cpus[0].core != m.cpus[1].core {
             base.numbering = Numbering::SmtSplit;
@@ -245,6 +257,7 @@ impl MachineSpec {
             node_reclaim_distance: self
                 .node_reclaim_distance
                 .unwrap_or(super::RECLAIM_DISTANCE),
+            no_shared_cache: self.no_shared_cache,
         };
         m.validate()?;
         Ok(m)

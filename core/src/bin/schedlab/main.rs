@@ -295,8 +295,10 @@ fn machines() -> String {
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct MachineOpts {
     /// The architecture whose topology code to model: x86 or arm64. `lscpu -p`/`-e`
-    /// and sysfs dumps do not say (without it they are read as x86; plain `lscpu`
-    /// says in its Architecture: line). Presets and JSON specs name their own.
+    /// do not say (without it they are read as x86; plain `lscpu` says in its
+    /// Architecture: line); a sysfs dump is read as arm64 when its files show it
+    /// (die_id -1, or cluster files without die files), else as x86. Presets and JSON
+    /// specs name their own.
     #[arg(long)]
     arch: Option<Arch>,
     /// Kconfig options that change the domains, as a distribution's config spells
@@ -466,6 +468,38 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains(r#""machine": "x\u{202e}y""#), "{out}");
         assert_eq!(out, terminal_safe(&whole));
+    }
+
+    /// Issue #16 item 8, on a real boot (core/tests/fixtures/qemu/): Debian's arm64
+    /// 6.1 on QEMU's device tree (clusters, no cache nodes, no CONFIG_SCHED_CLUSTER).
+    /// `--arch arm64 --kconfig CONFIG_SCHED_CLUSTER=n` prints the kernel's SMT + DIE
+    /// for CPU 0; without --arch the dump's files (cluster files, no die files) say
+    /// arm64 and the answer is the same; --arch x86 refuses the dump, since x86's
+    /// CPUID never leaves SMT threads without a shared cache.
+    #[test]
+    fn an_arm64_dump_from_a_real_boot_builds_what_the_kernel_built() {
+        let dump = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/qemu/arm64-dt-clusters-6.1.sysfs.txt"
+        );
+        let base = ["domains", "-m", dump, "-k", "6.1", "--cpu", "0"];
+        let with = |extra: &[&str]| {
+            let mut args = base.to_vec();
+            args.extend_from_slice(extra);
+            cli(&args)
+        };
+        let kernel =
+            "BUG: arch topology borken\n     the SMT domain not a subset of the MC domain\n";
+        let cpu0 = "CPU0 attaching sched-domain(s):\n domain-0: span=0-1 level=SMT\n  groups: 0:{ span=0 }, 1:{ span=1 }\n  domain-1: span=0-7 level=DIE\n   groups: 0:{ span=0-1 cap=2048 }, 2:{ span=2-3 cap=2048 }, 4:{ span=4-5 cap=2048 }, 6:{ span=6-7 cap=2048 }\n";
+        let want = kernel.repeat(8) + cpu0;
+        let told = with(&["--arch", "arm64", "--kconfig", "CONFIG_SCHED_CLUSTER=n"]).unwrap();
+        assert_eq!(told, want);
+        assert_eq!(
+            with(&["--kconfig", "CONFIG_SCHED_CLUSTER=n"]).unwrap(),
+            want
+        );
+        let e = with(&["--arch", "x86"]).unwrap_err();
+        assert!(e.contains("narrower than its SMT core"), "{e}");
     }
 
     /// Issue 16: a machine's name comes from its file, and was printed raw: a file

@@ -290,6 +290,7 @@ impl RowReader {
             source,
             model: None,
             node_reclaim_distance: None,
+            no_shared_cache: false,
         }
     }
 }
@@ -765,6 +766,7 @@ pub(crate) fn parse_summary(
                 .and_then(|&(_, f)| f.parse::<u32>().ok())
                 .is_some_and(|f| f >= 0x17))
         .then_some(32),
+        no_shared_cache: false,
     })
 }
 

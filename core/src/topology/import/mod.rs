@@ -313,6 +313,9 @@ pub(crate) struct Parsed {
     pub model: Option<String>,
     /// `node_reclaim_distance` when the text shows the vendor sets it (AMD Zen: 32).
     pub node_reclaim_distance: Option<u8>,
+    /// arm64 sysfs dumps whose last cache level is private to each CPU
+    /// ([`crate::topology::Machine::no_shared_cache`]).
+    pub no_shared_cache: bool,
 }
 
 /// Dense ids in first-seen order, so the same text always gives the same ids.
@@ -618,6 +621,7 @@ pub(crate) fn assemble(
     spec.numa_distance = numa_distance;
     spec.cpus = Some(list);
     spec.node_reclaim_distance = parsed.node_reclaim_distance;
+    spec.no_shared_cache = parsed.no_shared_cache;
     Ok(spec.build()?)
 }
 

@@ -338,7 +338,13 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         .or(col("core_siblings_list"))
         .or(col("physical_package_id"));
     let mut notes = Vec::new();
-    let arch = arch_or_default(hint, &mut notes);
+    let arch = match (hint.arch, detect_arch(&columns, &topo_rows)) {
+        (None, Some((arch, why))) => {
+            notes.push(why);
+            arch
+        }
+        _ => arch_or_default(hint, &mut notes),
+    };
     let row_masks = check_sibling_lists(&columns, &topo_rows, [core_col, cluster_col, pkg_col])?;
 
     // LLC per CPU from the highest cache level present.
@@ -372,6 +378,16 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         }
     }
 
+    // arm64 with no cache shared between CPUs (QEMU's device tree has no cache nodes,
+    // so cacheinfo knows only each CPU's L1): llc_sibling is the CPU alone, which the
+    // machine carries as `no_shared_cache`; the `llc` ids fall back below.
+    let no_shared_cache = arch == Arch::Arm64
+        && topo_rows.len() > 1
+        && !llc_of.is_empty()
+        && llc_of.iter().all(|(cpu, (key, _))| *key == cpu.to_string());
+    if no_shared_cache {
+        llc_of.clear();
+    }
     // Cache lists the kernel would not take for an LLC. An ACPI PPTT without cache
     // entries makes every cache claim every CPU, across packages: arm64 then has no
     // valid LLC (cpu_topology[].llc_id stays -1) and cpu_coregroup_mask() falls back
@@ -456,7 +472,9 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         });
     }
     if fallback_llc {
-        notes.push(
+        notes.push(if no_shared_cache {
+            "no cache is shared between CPUs (the last cache level is private to each CPU, as with a device tree without cache nodes): arm64's llc_sibling is each CPU alone; the LLC assumed for the simulator is package ∩ node".to_string()
+        } else {
             if no_valid_llc {
                 super::NOTE_SYSFS_LLC_SPANS_PACKAGES
             } else if llc_lists.is_empty() {
@@ -464,8 +482,8 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             } else {
                 super::NOTE_SYSFS_CPUS_WITHOUT_CACHE
             }
-            .to_string(),
-        );
+            .to_string()
+        });
     }
     // Each node's distance file lists nodes in ascending id order.
     dist_rows.sort_by_key(|&(_, id, _)| id);
@@ -502,5 +520,35 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         source: "a sysfs topology dump",
         model: None,
         node_reclaim_distance: None,
+        no_shared_cache,
+    })
+}
+
+/// The architecture a dump's own files show, when `--arch` does not say, and why.
+/// - `die_id` -1: older arm64 kernels printed it (the generic `topology_die_id()` was
+///   -1; the Kunpeng 920 dump of v5.15 has it); x86 numbers dies from 0.
+/// - cluster files without die files: drivers/base/topology.c creates `die_id` and
+///   `die_cpus_list` only under TOPOLOGY_DIE_SYSFS (include/linux/topology.h: an arch
+///   that defines `topology_die_id`, i.e. x86 and s390), and x86 has had them since
+///   v5.2, before the cluster files (v5.16). Debian's arm64 6.1 and 6.12 show cluster
+///   files and no die files (core/tests/fixtures/qemu/arm64-*). A dump written by a
+///   loop over the files that exist (scripts/qemu-fixtures) shows which.
+fn detect_arch(columns: &[String], rows: &[(usize, u32, Vec<&str>)]) -> Option<(Arch, String)> {
+    let col = |name: &str| columns.iter().position(|c| c == name);
+    if let Some(d) = col("die_id") {
+        if let Some((n, cpu, _)) = rows.iter().find(|(_, _, w)| w[d] == "-1") {
+            return Some((
+                Arch::Arm64,
+                format!("CPU {cpu}'s die_id is -1 (line {n}), which x86 never prints: read as arm64 (set the architecture to override)"),
+            ));
+        }
+        return None;
+    }
+    let has_cluster = col("cluster_cpus_list").is_some() || col("cluster_id").is_some();
+    (has_cluster && col("die_cpus_list").is_none()).then(|| {
+        (
+            Arch::Arm64,
+            "the dump has cluster files but no die files, which x86 kernels have had since v5.2: read as arm64 (set the architecture to override)".to_string(),
+        )
     })
 }
