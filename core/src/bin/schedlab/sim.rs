@@ -726,6 +726,65 @@ mod tests {
         common: Common,
     }
 
+    /// `--trace` writes a trace whose wake-up slices number the run's wake-ups, and
+    /// `--capture-wake` a state file that `schedlab wake` decides as the run did;
+    /// bad windows and caps are refused with the flag.
+    #[test]
+    fn trace_and_capture_wake_write_their_files() {
+        let dir = std::env::temp_dir().join(format!("schedlab-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.json");
+        let state = dir.join("w.json");
+        let (t, w) = (trace.to_str().unwrap(), state.to_str().unwrap());
+        let out = crate::tests::cli(&[
+            "run",
+            "-m",
+            "kunpeng920-6426",
+            "--cpus",
+            "node0",
+            "-w",
+            "tbench",
+            "-t",
+            "16",
+            "--duration-ms",
+            "5",
+            "--trace",
+            t,
+            "--capture-wake",
+            "300",
+            "--capture-file",
+            w,
+            "--format",
+            "json",
+        ])
+        .unwrap();
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let wakes = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "wake" && e["name"].as_str().unwrap().starts_with("wake "))
+            .count() as u64;
+        assert!(wakes >= report["metrics"]["wakeups"].as_u64().unwrap() && wakes >= 300);
+        let decided = crate::tests::cli(&["wake", "--state", w, "--format", "json"]).unwrap();
+        let d: serde_json::Value = serde_json::from_str(&decided).unwrap();
+        assert!(d["decision"]["cpu"].is_u64(), "{decided}");
+        std::fs::remove_dir_all(&dir).ok();
+        for (flag, value) in [
+            ("--trace-window", "10..5"),
+            ("--trace-window", "5"),
+            ("--trace-cap", "0"),
+        ] {
+            let e = crate::tests::cli(&[
+                "run", "-m", "flat-16", "-w", "tbench", "--trace", "x.json", flag, value,
+            ])
+            .unwrap_err();
+            assert!(e.contains(flag) || e.contains(value), "{flag} {value}: {e}");
+        }
+    }
+
     /// The page starts each workload with `Workload::with_defaults()`; the CLI without
     /// flags must run the same workload.
     #[test]
