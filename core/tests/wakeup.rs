@@ -7,7 +7,7 @@ use schedlab_core::patch::PatchSet;
 use schedlab_core::topology::presets;
 use schedlab_core::wakeup::scenario::{ResolvedWake, WakeScenario};
 use schedlab_core::wakeup::{
-    self, code, wake_up, Decision, NoTrace, QueuePath, RqState, SchedState, Step, TaskId,
+    self, code, wake_up, Decision, NoTrace, PathOnly, QueuePath, RqState, SchedState, Step, TaskId,
     TaskState, Trace, WakeEnv, WakeFlags, Waker,
 };
 #[cfg(target_arch = "wasm32")]
@@ -663,7 +663,7 @@ proptest! {
         let d = wake_up(env, &s, &p, &waker, flags, &mut t);
         prop_assert!(p.allowed.test_cpu(d.cpu), "seed {seed}: CPU{} not allowed ({})", d.cpu.0, p.allowed);
         // Deterministic, and tracing does not change the answer.
-        let d2 = wake_up(env, &s, &p, &waker, flags, &mut NoTrace);
+        let d2 = wake_up(env, &s, &p, &waker, flags, &mut PathOnly);
         prop_assert_eq!(&d, &d2);
         // Rendering never panics.
         let _ = t.render(&d);
@@ -753,7 +753,7 @@ proptest! {
         let slow = wake_up(env, &s, &p, &waker, flags, &mut Trace::default());
         let mut fast_state = s.clone();
         fast_state.enable_idle_hint();
-        let fast = wake_up(env, &fast_state, &p, &waker, flags, &mut NoTrace);
+        let fast = wake_up(env, &fast_state, &p, &waker, flags, &mut PathOnly);
         prop_assert_eq!(&slow, &fast, "seed {}", seed);
     }
 }
@@ -781,7 +781,7 @@ fn cluster_scan_looking_for_idle_cores_ignores_the_budget_with_or_without_the_id
     let traced = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut Trace::default());
     assert_eq!(traced.cpu, CpuId(18));
     s.enable_idle_hint();
-    let fast = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    let fast = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut PathOnly);
     assert_eq!(traced, fast);
 }
 

@@ -22,10 +22,11 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::cpumask::{CpuMask, CpuMaskError};
+use crate::cpumask::{CpuId, CpuMask, CpuMaskError};
 use crate::metrics::MetricsReport;
 use crate::patch::PatchSet;
-use crate::sim::{SimConfig, SimError, SimTime, Simulator};
+use crate::sim::perfetto::{chrome_trace_json, TraceInput};
+use crate::sim::{CapturedWake, RecordConfig, Recording, SimConfig, SimError, SimTime, Simulator};
 use crate::stats::Estimate;
 use crate::topology::{Machine, NodeId};
 use crate::workload::{self, MetricKind, Noise, Workload};
@@ -429,6 +430,16 @@ pub struct LiveRun {
 impl LiveRun {
     /// Builds the simulator for `spec`; nothing has run yet.
     pub fn new(spec: &RunSpec) -> Result<LiveRun, SimError> {
+        LiveRun::build(spec, None)
+    }
+
+    /// [`LiveRun::new`] with the simulator's event recorder on (`sim::record`): the
+    /// same run and digest, plus its [`Recording`] and, if asked, a captured wake-up.
+    pub fn with_recorder(spec: &RunSpec, rc: RecordConfig) -> Result<LiveRun, SimError> {
+        LiveRun::build(spec, Some(rc))
+    }
+
+    fn build(spec: &RunSpec, rc: Option<RecordConfig>) -> Result<LiveRun, SimError> {
         let cost = crate::cost::CostParams::for_machine(&spec.machine);
         let plan = workload::build(&spec.workload, &cost, spec.machine.nr_cpus())
             .map_err(SimError::Workload)?;
@@ -452,8 +463,12 @@ impl LiveRun {
             cost_terms: spec.cost_terms,
             noise: spec.noise,
         };
+        let sim = match rc {
+            Some(rc) => Simulator::with_recorder(cfg, rc)?,
+            None => Simulator::new(cfg)?,
+        };
         Ok(LiveRun {
-            sim: Simulator::new(cfg)?,
+            sim,
             spec: spec.clone(),
             metric,
             until: SimTime::ZERO,
@@ -533,6 +548,47 @@ impl LiveRun {
             .map_while(|&u| self.metric.throughput(u, iv))
             .collect();
         (v, iv)
+    }
+
+    /// The recorder's records (`None` unless built [`LiveRun::with_recorder`]).
+    pub fn recording(&self) -> Option<&Recording> {
+        self.sim.recording()
+    }
+
+    /// The wake-ups `RecordConfig::capture_wake` named that the run has reached.
+    pub fn captured_wakes(&self) -> &[CapturedWake] {
+        self.sim.captured_wakes()
+    }
+
+    /// The recording as a Chrome/Perfetto trace (`sim::perfetto`), with the run's
+    /// throughput series as a counter; `None` without a recorder.
+    pub fn chrome_trace(&self) -> Option<String> {
+        let rec = self.sim.recording()?;
+        let spec = &self.spec;
+        let cpus: Vec<CpuId> = self.sim.active_cpus().collect();
+        let (series, iv) = self.series();
+        let unit = self.metric.unit();
+        let title = format!(
+            "{} on {} (CPUs {}), {}, seed {}",
+            spec.workload.name(),
+            spec.machine.name,
+            spec.cpus.to_list(),
+            spec.patches,
+            spec.seed
+        );
+        Some(chrome_trace_json(&TraceInput {
+            machine: &spec.machine,
+            cpus: &cpus,
+            recording: rec,
+            end_ns: self.sim.now().ns(),
+            title: &title,
+            series: (!series.is_empty()).then_some((
+                series.as_slice(),
+                iv,
+                self.sim.warmup_time().ns(),
+                unit,
+            )),
+        }))
     }
 
     /// What the run measured; complete once [`LiveRun::done`].

@@ -460,6 +460,7 @@ impl Scenario {
                 cpu: w.waker.0,
                 has_idle_cores: w.has_idle_cores,
                 nr_idle_scan: w.nr_idle_scan,
+                nr_busy_cpus: None,
             })
             .into_iter()
             .collect();
@@ -487,6 +488,9 @@ impl Scenario {
             } else {
                 Vec::new()
             },
+            hz: None,
+            core_sched_enabled: None,
+            sis_prop: None,
         }
     }
 

@@ -212,6 +212,9 @@ impl Simulator {
     pub(super) fn enter_force_idle(&mut self, cpu: u32) {
         self.cpus[cpu as usize].force_idle_since = self.now;
         self.switch_to_idle_task(cpu, Mode::ForceIdle, false);
+        if self.rec.is_some() {
+            self.record(super::record::RecordKind::ForceIdle { cpu: cpu as u16 });
+        }
         self.update_cpu_pelt(cpu);
         self.publish_core_cookie(cpu);
     }
@@ -312,7 +315,7 @@ impl Simulator {
                 if let Some(t) = self.steal_candidate(cpu, src, cookie) {
                     let p = &self.cost.params;
                     debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
-                    self.migrate_queued(t, src, cpu);
+                    self.migrate_queued(t, src, cpu, super::record::MigrateReason::CoreSteal);
                     self.tasks[t as usize].debt_ns += debt;
                     if self.measuring {
                         self.metrics.core_steals += 1;

@@ -19,6 +19,9 @@ impl Simulator {
     pub(super) fn leave_idle_accounting(&mut self, cpu: u32) {
         let now = self.now;
         let measuring = self.measuring;
+        if self.rec.is_some() {
+            self.record_idle_exit(cpu);
+        }
         let c = &mut self.cpus[cpu as usize];
         match c.mode {
             Mode::ForceIdle => {
@@ -88,6 +91,9 @@ impl Simulator {
             c.tick_stopped = true;
         }
         self.switch_to_idle_task(cpu, Mode::Idle, polling);
+        if self.rec.is_some() {
+            self.record_idle_enter(cpu);
+        }
         if stop_tick {
             // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
             let llc = self.llc_id_of[cpu as usize] as usize;

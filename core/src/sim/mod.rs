@@ -26,6 +26,9 @@
 //! | `pelt.rs`       | pelt.c                  | load and utilisation averages                  |
 //! | `program.rs`    | (the tasks' own code)   | the workload's ops, compiled and interpreted   |
 //! | `invariants.rs` |                         | conservation checks                            |
+//! | `record.rs`     |                         | the opt-in event record (off: one test a hook) |
+//! | `perfetto.rs`   |                         | a recording as a Chrome/Perfetto trace         |
+//! | `capture.rs`    |                         | a wake-up's inputs as a wake state file        |
 //! | `event.rs`      |                         | the event queue                                |
 //!
 //! Time is integer nanoseconds; the only randomness is [`Rng`], seeded from the
@@ -103,6 +106,7 @@
 //!   instantaneous.
 
 mod balance;
+mod capture;
 mod core;
 mod core_sched;
 mod event;
@@ -113,7 +117,9 @@ mod fork_tests;
 mod idle;
 mod invariants;
 mod pelt;
+pub mod perfetto;
 mod program;
+pub mod record;
 #[cfg(test)]
 mod tests;
 pub mod time;
@@ -132,9 +138,12 @@ use crate::topology::Machine;
 use crate::wakeup::{SchedState, TaskId, TaskState, WakeEnv, Waker};
 use crate::workload::{Noise, Plan, TaskSpec, MAX_TASKS};
 
+pub use capture::CapturedWake;
 use event::{Event, EventQueue};
 use pelt::Pelt;
 use program::{validate_program, Code};
+use record::Recorder;
+pub use record::{RecordConfig, Recording};
 pub use time::SimTime;
 
 /// Mixed into the seed for the noise's own random stream (tick softirqs), so the
@@ -361,10 +370,22 @@ pub struct Simulator {
     core_sched: bool,
     active_cpus: Vec<u32>,
     error: Option<SimError>,
+    /// The event recorder (`None`: off, and every hook is one test of this).
+    rec: Option<Box<Recorder>>,
 }
 
 impl Simulator {
     pub fn new(cfg: SimConfig) -> Result<Simulator, SimError> {
+        Simulator::build(cfg, None)
+    }
+
+    /// [`Simulator::new`] with the event recorder on (see [`record`]): the same run,
+    /// the same digest, and its events kept in a [`Recording`].
+    pub fn with_recorder(cfg: SimConfig, rc: RecordConfig) -> Result<Simulator, SimError> {
+        Simulator::build(cfg, Some(rc))
+    }
+
+    fn build(cfg: SimConfig, rc: Option<RecordConfig>) -> Result<Simulator, SimError> {
         let env = WakeEnv::new(&cfg.machine, cfg.patches)?;
         let machine = cfg.machine;
         let n = machine.nr_cpus() as usize;
@@ -592,6 +613,7 @@ impl Simulator {
             core_sched,
             active_cpus,
             error: None,
+            rec: rc.map(|rc| Box::new(Recorder::new(&rc, nt as u32))),
         };
         sim.start();
         Ok(sim)
@@ -666,6 +688,17 @@ impl Simulator {
     /// Pending events (bounded: a few per CPU plus one timer per sleeping task).
     pub fn queue_len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// What the recorder has kept (`None` without one).
+    pub fn recording(&self) -> Option<&Recording> {
+        self.rec.as_ref().map(|r| &r.rec)
+    }
+
+    /// The wake-ups `RecordConfig::capture_wake` asked for that have happened, in
+    /// order.
+    pub fn captured_wakes(&self) -> &[CapturedWake] {
+        self.rec.as_ref().map_or(&[], |r| &r.captured)
     }
 
     /// A digest of the run's outcome: time, event count, metrics and the RNG state.

@@ -218,6 +218,9 @@ impl Simulator {
                         // Metrics and completion time from here.
                         self.flush_accounting();
                         self.metrics.reset(self.now.ns());
+                        if self.rec.is_some() {
+                            self.record_measuring();
+                        }
                     }
                 }
                 Ins::Exit => {

@@ -17,7 +17,10 @@
 use crate::cost::Distance;
 use crate::cpumask::CpuId;
 use crate::release::Release;
-use crate::wakeup::{self, Costs, Decision, Effects, NoTrace, QueuePath, WakeFlags, Waker};
+use crate::wakeup::{
+    self, Costs, Decision, Effects, NoTrace, PathOnly, QueuePath, TaskState, Tracer, WakeFlags,
+    Waker,
+};
 
 use super::event::Event;
 use super::{Block, Loc, Mode, Simulator};
@@ -41,7 +44,18 @@ impl Simulator {
         self.tasks[p as usize].block = Block::None;
         let prev = self.tasks[p as usize].last_cpu;
         self.sync_wake_view(p, waker, cpu);
-        let d = self.decide_wake(p, waker, cpu);
+        // Recording, the decision also says which path chose the CPU (`PathOnly`: the
+        // same decision, no steps).
+        let d = if self.rec.is_some() {
+            self.decide_wake(p, waker, cpu, &mut PathOnly)
+        } else {
+            self.decide_wake(p, waker, cpu, &mut NoTrace)
+        };
+        let seq = if self.rec.is_some() {
+            self.record_wake_begin(p, waker, cpu, &d)
+        } else {
+            0
+        };
         self.apply_wake_effects(p, waker, &d.effects);
         let target = d.cpu.0;
         // What the target was doing before this wake-up changes it.
@@ -62,6 +76,9 @@ impl Simulator {
         let dist = self.cost.distance(CpuId(src), CpuId(target));
         if !self.tasks[p as usize].background {
             self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
+        }
+        if seq != 0 {
+            self.record_wake(seq, p, waker, cpu, prev, &d, dist);
         }
         self.ttwu_do_activate(p, src, target, dist);
         self.kick_target(p, waker, cpu, target, target_mode, q);
@@ -98,16 +115,34 @@ impl Simulator {
 
     /// `select_task_rq()` and the queue path, decided by [`wakeup::wake_up`] on the
     /// views: `WF_TTWU | WF_SYNC` from a task, `WF_TTWU` from interrupt context.
-    fn decide_wake(&self, p: u32, waker: Option<u32>, cpu: u32) -> Decision {
+    #[inline(always)]
+    fn decide_wake<T: Tracer>(&self, p: u32, waker: Option<u32>, cpu: u32, t: &mut T) -> Decision {
+        let irq = Self::irq_waker(cpu);
+        let (pv, wv, flags) = self.wake_inputs(p, waker, &irq);
+        wakeup::wake_up(&self.env, &self.state, pv, wv, flags, t)
+    }
+
+    /// The waker of a wake-up from interrupt context on `cpu`: no task.
+    pub(super) fn irq_waker(cpu: u32) -> Waker {
+        Waker {
+            cpu: CpuId(cpu),
+            task: None,
+            in_task: false,
+        }
+    }
+
+    /// The wake-up path's inputs besides the state: the wakee's view, the waker's
+    /// (`irq` for a wake-up from interrupt context) and the flags.
+    pub(super) fn wake_inputs<'a>(
+        &'a self,
+        p: u32,
+        waker: Option<u32>,
+        irq: &'a Waker,
+    ) -> (&'a TaskState, &'a Waker, WakeFlags) {
         let flags = if waker.is_some() {
             WakeFlags::TTWU.union(WakeFlags::SYNC)
         } else {
             WakeFlags::TTWU
-        };
-        let irq = Waker {
-            cpu: CpuId(cpu),
-            task: None,
-            in_task: false,
         };
         let pv = self.views[p as usize]
             .task
@@ -115,9 +150,9 @@ impl Simulator {
             .expect("views hold tasks");
         let wv = match waker {
             Some(k) => &self.views[k as usize],
-            None => &irq,
+            None => irq,
         };
-        wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut NoTrace)
+        (pv, wv, flags)
     }
 
     /// What the kernel wrote while deciding: `p->recent_used_cpu`, the waker's

@@ -30,7 +30,8 @@ use crate::sched_domain::DomainError;
 use crate::topology::{presets, MachineSpec, TopologyError};
 
 use super::{
-    update_idle_cpu_scan, RqState, SchedState, TaskId, TaskState, WakeEnv, WakeFlags, Waker,
+    update_idle_cpu_scan, RqState, SchedState, SisPropState, TaskId, TaskState, WakeEnv, WakeFlags,
+    Waker,
 };
 
 /// `SCHED_CAPACITY_SCALE`: the largest `util` (a CPU's `cpu_util_cfs()` is clamped to
@@ -116,6 +117,13 @@ pub struct CpuRule {
     /// over as busy (it may still be `sched_idle_cpu()`). Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vcpu_preempted: Option<bool>,
+    /// `rq->curr == rq->idle`, when it differs from what `state` and `nr_running`
+    /// imply (applied after them): an idle CPU with a task queued that has not yet
+    /// scheduled (`true` with `nr_running` > 0), or a CPU whose task has just
+    /// dequeued itself inside `schedule()` (`false` with `nr_running` 0).
+    /// `ttwu_queue_wakelist()` reads it (`set_nr_if_polling()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curr_is_idle: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -127,6 +135,10 @@ pub struct LlcRule {
     pub has_idle_cores: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_idle_scan: Option<u32>,
+    /// `sd_llc_shared->nr_busy_cpus`; default the LLC's CPUs not running the idle
+    /// task. At most the LLC's weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_busy_cpus: Option<u32>,
 }
 
 /// A task. The defaults that change a decision: `prev_cpu` missing is the waker's CPU,
@@ -224,6 +236,19 @@ pub struct WakeScenario {
     /// `sync`, `fork`, `exec`, `current-cpu`; TTWU is implied.
     #[serde(default)]
     pub wake_flags: Vec<String>,
+    /// CONFIG_HZ (jiffies per second, for `record_wakee()`'s decay); default 250.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u64>,
+    /// `sched_core_enabled()`; default: some task or CPU carries a cookie. It may be
+    /// true without one (a task elsewhere on the machine has a cookie), never false
+    /// with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_sched_enabled: Option<bool>,
+    /// SIS_PROP's inputs (kernels up to 6.6): per CPU `avg_idle_ns`,
+    /// `wake_avg_idle_ns`, `wake_stamp`, and per LLC (indexed by its first CPU)
+    /// `avg_scan_cost_ns`, each an array of one entry per CPU. Default all 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sis_prop: Option<SisPropState>,
 }
 
 /// A scenario resolved against its machine.
@@ -387,6 +412,9 @@ impl WakeScenario {
                 if let Some(v) = r.vcpu_preempted {
                     rq.vcpu_preempted = v;
                 }
+                if let Some(v) = r.curr_is_idle {
+                    rq.curr_is_idle = v;
+                }
             }
         }
         // A core's cookie is the core's: every sibling reports rq->core->core_cookie.
@@ -400,9 +428,45 @@ impl WakeScenario {
                 .unwrap_or(0);
             state.rqs[c.idx()].core_cookie = cookie;
         }
-        state.core_sched_enabled = self.wakee.cookie != 0
+        let cookies = self.wakee.cookie != 0
             || self.waker.task.as_ref().is_some_and(|t| t.cookie != 0)
             || state.rqs.iter().any(|r| r.core_cookie != 0);
+        state.core_sched_enabled = match self.core_sched_enabled {
+            Some(false) if cookies => {
+                return Err(ScenarioError::Invalid(
+                    "core_sched_enabled: false, but a task or CPU carries a core-scheduling \
+                     cookie (a cookie enables core scheduling)"
+                        .into(),
+                ))
+            }
+            Some(v) => v,
+            None => cookies,
+        };
+        if let Some(hz) = self.hz {
+            // CONFIG_HZ is one of 100, 250, 300, 1000; any rate up to 1000 is taken.
+            if !(1..=1000).contains(&hz) {
+                return Err(ScenarioError::Invalid(format!(
+                    "hz: {hz}; CONFIG_HZ is 1 to 1000 (100, 250, 300 or 1000 in practice)"
+                )));
+            }
+            state.hz = hz;
+        }
+        if let Some(sp) = &self.sis_prop {
+            for (name, v) in [
+                ("avg_idle_ns", &sp.avg_idle_ns),
+                ("wake_avg_idle_ns", &sp.wake_avg_idle_ns),
+                ("wake_stamp", &sp.wake_stamp),
+                ("avg_scan_cost_ns", &sp.avg_scan_cost_ns),
+            ] {
+                if v.len() != n as usize {
+                    return Err(ScenarioError::Invalid(format!(
+                        "sis_prop.{name}: {} entries; give one per CPU ({n})",
+                        v.len()
+                    )));
+                }
+            }
+            state.sis_prop = sp.clone();
+        }
         // Derived LLC state.
         for c in env.domains.cpu_map.iter() {
             let cd = env.domains.cpu(c);
@@ -449,6 +513,16 @@ impl WakeScenario {
                     )));
                 }
                 sh.nr_idle_scan = v;
+            }
+            if let Some(v) = r.nr_busy_cpus {
+                let llc_size = env.domains.cpu(id).sd_llc_size;
+                if v > llc_size {
+                    return Err(ScenarioError::Invalid(format!(
+                        "llc[{i}].nr_busy_cpus: {v}; the LLC of CPU {} has {llc_size} CPUs",
+                        r.cpu
+                    )));
+                }
+                sh.nr_busy_cpus = v;
             }
         }
         let task =
@@ -547,20 +621,67 @@ impl ResolvedWake {
     /// The state file that resolves to this wake-up on `machine` (see
     /// [`WakeScenario::explicit`]).
     pub fn to_scenario(&self, machine: MachineRef) -> WakeScenario {
-        let ps = self.env.patches;
+        scenario_of(
+            &self.env,
+            &self.state,
+            &self.wakee,
+            &self.waker,
+            self.flags,
+            machine,
+            false,
+        )
+    }
+}
+
+/// The state file of one wake-up, every input of the wake-up path written out:
+/// [`ResolvedWake::to_scenario`]'s file plus each CPU's `curr_is_idle`, each LLC's
+/// `nr_busy_cpus`, `hz`, `core_sched_enabled` and SIS_PROP's inputs, so that
+/// resolving it gives back `state` (but the unused `llc_shared` entries of CPUs that
+/// are not an LLC's first, and the idle hint) and the same decision. What the
+/// simulator's `--capture-wake` writes.
+pub fn exact_scenario(
+    env: &WakeEnv,
+    state: &SchedState,
+    wakee: &TaskState,
+    waker: &Waker,
+    flags: WakeFlags,
+    machine: MachineRef,
+) -> WakeScenario {
+    scenario_of(env, state, wakee, waker, flags, machine, true)
+}
+
+fn scenario_of(
+    env: &WakeEnv,
+    state: &SchedState,
+    wakee: &TaskState,
+    waker: &Waker,
+    flags: WakeFlags,
+    machine: MachineRef,
+    exact: bool,
+) -> WakeScenario {
+    {
+        let ps = env.patches;
         let rel = ps.release;
         let f = ps.features;
+        let d = crate::patch::SchedFeatures::defaults(rel);
+        // The exact file names only the features off their release's default, so
+        // that it resolves under another release too (the A/B comparison).
         let features = [
-            ("SIS_UTIL", f.sis_util, rel >= Release::new(6, 0)),
-            ("SIS_PROP", f.sis_prop, rel < Release::new(6, 7)),
-            ("TTWU_QUEUE", f.ttwu_queue, true),
-            ("WA_IDLE", f.wa_idle, true),
-            ("WA_WEIGHT", f.wa_weight, true),
-            ("WA_BIAS", f.wa_bias, true),
+            (
+                "SIS_UTIL",
+                f.sis_util,
+                d.sis_util,
+                rel >= Release::new(6, 0),
+            ),
+            ("SIS_PROP", f.sis_prop, d.sis_prop, rel < Release::new(6, 7)),
+            ("TTWU_QUEUE", f.ttwu_queue, d.ttwu_queue, true),
+            ("WA_IDLE", f.wa_idle, d.wa_idle, true),
+            ("WA_WEIGHT", f.wa_weight, d.wa_weight, true),
+            ("WA_BIAS", f.wa_bias, d.wa_bias, true),
         ]
         .into_iter()
-        .filter(|&(_, _, present)| present)
-        .map(|(name, on, _)| {
+        .filter(|&(_, on, default, present)| present && (!exact || on != default))
+        .map(|(name, on, _, _)| {
             if on {
                 name.to_string()
             } else {
@@ -568,10 +689,10 @@ impl ResolvedWake {
             }
         })
         .collect();
-        let n = self.env.nr_cpus();
+        let n = env.nr_cpus();
         // CPUs in the same state share a rule, in order of their first CPU.
         let mut groups: Vec<(CpuRule, CpuMask)> = Vec::new();
-        for (c, rq) in self.state.rqs.iter().enumerate() {
+        for (c, rq) in state.rqs.iter().enumerate() {
             let state = if rq.nr_running == 0 {
                 CpuStateKind::Idle
             } else if rq.idle_h_nr_running == rq.nr_running {
@@ -591,6 +712,7 @@ impl ResolvedWake {
                 capacity: Some(rq.capacity),
                 active: Some(rq.active),
                 vcpu_preempted: Some(rq.vcpu_preempted),
+                curr_is_idle: exact.then_some(rq.curr_is_idle),
             };
             match groups.iter_mut().find(|(r, _)| *r == rule) {
                 Some((_, m)) => m.set_cpu(CpuId(c as u32)),
@@ -610,13 +732,14 @@ impl ResolvedWake {
             .collect();
         let llc = (0..n)
             .map(CpuId)
-            .filter(|&c| self.env.llc_shared_of(c) == Some(c))
+            .filter(|&c| env.llc_shared_of(c) == Some(c))
             .map(|c| {
-                let sh = &self.state.llc_shared[c.idx()];
+                let sh = &state.llc_shared[c.idx()];
                 LlcRule {
                     cpu: c.0,
                     has_idle_cores: Some(sh.has_idle_cores),
                     nr_idle_scan: Some(sh.nr_idle_scan),
+                    nr_busy_cpus: exact.then_some(sh.nr_busy_cpus),
                 }
             })
             .collect();
@@ -627,7 +750,7 @@ impl ResolvedWake {
             (WakeFlags::EXEC, "exec"),
             (WakeFlags::CURRENT_CPU, "current-cpu"),
         ] {
-            if self.flags.contains(flag) {
+            if flags.contains(flag) {
                 wake_flags.push(name.to_string());
             }
         }
@@ -637,14 +760,17 @@ impl ResolvedWake {
             features,
             cpus,
             llc,
-            jiffies: self.state.jiffies,
-            wakee: task_spec(&self.wakee),
+            jiffies: state.jiffies,
+            wakee: task_spec(wakee),
             waker: WakerSpec {
-                cpu: self.waker.cpu.0,
-                task: self.waker.task.as_ref().map(task_spec),
-                in_task: self.waker.in_task,
+                cpu: waker.cpu.0,
+                task: waker.task.as_ref().map(task_spec),
+                in_task: waker.in_task,
             },
             wake_flags,
+            hz: exact.then_some(state.hz),
+            core_sched_enabled: exact.then_some(state.core_sched_enabled),
+            sis_prop: exact.then(|| state.sis_prop.clone()),
         }
     }
 }
@@ -779,6 +905,75 @@ mod tests {
             &mut super::super::NoTrace,
         );
         assert!(d.cpu.0 < 128);
+    }
+
+    /// The fields `--capture-wake` writes: each reaches the state, and values the
+    /// kernel cannot hold are refused by name.
+    #[test]
+    fn the_exact_state_fields_resolve_and_are_checked() {
+        let sis = |n: usize| {
+            format!(
+                r#""sis_prop": {{ "avg_idle_ns": [{a}], "wake_avg_idle_ns": [{a}],
+                   "wake_stamp": [{a}], "avg_scan_cost_ns": [{a}] }}"#,
+                a = vec!["7"; n].join(",")
+            )
+        };
+        let json = format!(
+            r#"{{ "machine": "kunpeng920-6426", "patches": "5.15",
+                 "cpus": [ {{ "cpus": "3", "state": "busy", "nr_running": 1, "curr_is_idle": true }} ],
+                 "llc": [ {{ "cpu": 0, "nr_busy_cpus": 5 }} ],
+                 "wakee": {{ "id": 1, "prev_cpu": 12 }},
+                 "waker": {{ "cpu": 0, "task": {{ "id": 2 }} }},
+                 "hz": 1000, "core_sched_enabled": true, {} }}"#,
+            sis(128)
+        );
+        let r = WakeScenario::from_json(&json)
+            .unwrap()
+            .resolve(None)
+            .unwrap();
+        assert!(r.state.rqs[3].curr_is_idle && r.state.rqs[3].nr_running == 1);
+        assert_eq!(r.state.llc_shared[0].nr_busy_cpus, 5);
+        assert_eq!(r.state.hz, 1000);
+        assert!(r.state.core_sched_enabled);
+        assert_eq!(r.state.sis_prop.wake_avg_idle_ns, vec![7; 128]);
+        // Written back exactly, they resolve to the same state.
+        let back = exact_scenario(
+            &r.env,
+            &r.state,
+            &r.wakee,
+            &r.waker,
+            r.flags,
+            MachineRef::Preset("kunpeng920-6426".into()),
+        );
+        let again = back.resolve(None).unwrap();
+        assert_eq!(again.state.rqs, r.state.rqs);
+        assert_eq!(again.state.sis_prop, r.state.sis_prop);
+        assert_eq!(
+            (
+                again.state.hz,
+                again.state.core_sched_enabled,
+                again.state.jiffies
+            ),
+            (r.state.hz, r.state.core_sched_enabled, r.state.jiffies)
+        );
+        let base = r#"{ "machine": "kunpeng920-6426", "wakee": { "id": 1 }, "waker": { "cpu": 0 }"#;
+        for (extra, want) in [
+            (r#", "hz": 0"#.to_string(), "hz"),
+            (r#", "hz": 100000"#.to_string(), "hz"),
+            (format!(", {}", sis(127)), "sis_prop.avg_idle_ns"),
+            (
+                r#", "core_sched_enabled": false, "cpus": [ { "cpus": "1", "cookie": 5 } ]"#
+                    .to_string(),
+                "core_sched_enabled",
+            ),
+            (
+                r#", "llc": [ { "cpu": 0, "nr_busy_cpus": 33 } ]"#.to_string(),
+                "nr_busy_cpus",
+            ),
+        ] {
+            let e = err(&format!("{base}{extra} }}"), "6.8");
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::sched_domain::SdFlags;
 
 use super::trace::{Reject, Step, Tracer};
 use super::{
-    Costs, Decision, Effects, QueuePath, SchedState, TaskState, WakeEnv, WakeFlags, Waker,
+    Costs, Decision, Effects, QueuePath, SchedState, TaskState, WakeEnv, WakeFlags, WakePath, Waker,
 };
 
 /// Everything one wake-up decision carries along.
@@ -24,6 +24,8 @@ struct Ctx<'a, T: Tracer> {
     release: Release,
     costs: Costs,
     effects: Effects,
+    /// Which return of the selection chose the CPU (set at each return that decides).
+    path: WakePath,
     t: &'a mut T,
 }
 
@@ -46,6 +48,7 @@ pub fn wake_up<T: Tracer>(
                 path,
                 why: "p is still on_cpu: queued to its old CPU without selecting".into(),
             });
+            c.path = WakePath::OnCpu;
             return c.finish(p.prev_cpu, path);
         }
     }
@@ -131,6 +134,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             release: env.patches.release,
             costs: Costs::default(),
             effects: Effects::default(),
+            path: WakePath::NothingIdle,
             t,
         }
     }
@@ -139,8 +143,18 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         Decision {
             cpu,
             queue,
+            path: T::PATH.then_some(self.path),
             costs: self.costs,
             effects: self.effects,
+        }
+    }
+
+    /// Notes which return chose the CPU, when the tracer wants it (`Tracer::PATH`):
+    /// the simulator's untraced hot path does not pay for it.
+    #[inline(always)]
+    fn set_path(&mut self, p: WakePath) {
+        if T::PATH {
+            self.path = p;
         }
     }
 
@@ -268,6 +282,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             self.select_task_rq_fair(waker, p.prev_cpu, wake_flags)
         } else {
             let c = p.allowed.first().unwrap_or(p.prev_cpu);
+            self.set_path(WakePath::SingleCpu);
             self.t.step(|| Step::Check {
                 func: "select_task_rq",
                 condition: format!("p->nr_cpus_allowed == {nr_allowed}: cpumask_any()"),
@@ -280,6 +295,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // cpu = select_fallback_rq(task_cpu(p), p);"
         if !self.is_cpu_allowed(cpu) {
             let (fb, why) = self.select_fallback_rq(p.prev_cpu);
+            self.set_path(WakePath::Fallback);
             self.t.step(|| Step::Return {
                 func: "select_fallback_rq",
                 cpu: Some(fb),
@@ -415,6 +431,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if wake_flags.contains(WakeFlags::TTWU) {
             let flips = self.record_wakee(waker);
             if wake_flags.contains(WakeFlags::CURRENT_CPU) && self.p.allowed.test_cpu(cpu) {
+                self.set_path(WakePath::CurrentCpu);
                 self.t.step(|| Step::Return {
                     func: "select_task_rq_fair",
                     cpu: Some(cpu),
@@ -452,10 +469,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         let target = if let Some(i) = slow_sd {
+            self.set_path(WakePath::SlowPath);
             self.find_idlest_cpu(i, cpu, prev)
         } else if wake_flags.contains(WakeFlags::TTWU) {
             self.select_idle_sibling(prev, new_cpu)
         } else {
+            self.set_path(WakePath::Affine);
             new_cpu
         };
         self.t.step(|| Step::Return {
@@ -661,6 +680,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             cpu: Some(target),
         });
         if target_ok {
+            self.set_path(WakePath::Target);
             return self.ret(F, target, "target is idle");
         }
 
@@ -680,6 +700,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             if ok {
                 let share_res = self.env.cpus_share_resources(prev, target);
                 if !cluster_active || share_res {
+                    self.set_path(WakePath::Prev);
                     return self.ret(F, prev, "prev is idle and cache affine");
                 }
                 self.t.step(|| Step::Check {
@@ -706,6 +727,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 outcome: true,
                 cpu: Some(prev),
             });
+            self.set_path(WakePath::KthreadStack);
             return self.ret(F, prev, "stack with the per-CPU kthread");
         }
 
@@ -730,6 +752,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             });
             if ok {
                 if !cluster_active || self.env.cpus_share_resources(recent, target) {
+                    self.set_path(WakePath::Recent);
                     return self.ret(F, recent, "recent_used_cpu is idle and cache affine");
                 }
                 if full_cluster {
@@ -742,12 +765,14 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if self.asym_active() {
             if let Some(i) = self.env.domains.cpu(target).sd_asym_cpucapacity {
                 let r = self.select_idle_capacity(i, target);
+                self.set_path(WakePath::Capacity);
                 return self.ret(F, r.unwrap_or(target), "select_idle_capacity()");
             }
         }
 
         // 6. the LLC.
         if self.env.sd_llc(target).is_none() {
+            self.set_path(WakePath::NoLlc);
             return self.ret(F, target, "no LLC domain");
         }
 
@@ -778,26 +803,31 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             && self.share_cache(prev, target)
         {
             if let Some(i) = self.select_idle_smt(prev, target) {
+                self.set_path(WakePath::IdleSmt);
                 return self.ret(F, i, "idle SMT sibling of prev");
             }
         }
 
         // 8. scan the LLC.
         if let Some(i) = self.select_idle_cpu(has_idle_core, target) {
+            self.set_path(WakePath::IdleScan);
             return self.ret(F, i, "select_idle_cpu() found an idle CPU");
         }
 
         // 9. seed 01 3/3: prev or recent outside the cluster.
         if let Some(p) = prev_aff {
+            self.set_path(WakePath::PrevOutsideCluster);
             return self.ret(F, p, "cluster scan found nothing: fall back to prev");
         }
         if let Some(r) = recent_fallback {
+            self.set_path(WakePath::RecentOutsideCluster);
             return self.ret(
                 F,
                 r,
                 "cluster scan found nothing: fall back to recent_used_cpu",
             );
         }
+        self.set_path(WakePath::NothingIdle);
         self.ret(F, target, "nothing idle: stay on target")
     }
 

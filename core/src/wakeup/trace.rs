@@ -83,11 +83,23 @@ pub enum Step {
 /// Receives steps. The closure is only called when tracing.
 pub trait Tracer {
     const ON: bool;
+    /// The decision says which path chose the CPU ([`super::Decision::path`]).
+    const PATH: bool = Self::ON;
     fn step(&mut self, f: impl FnOnce() -> Step);
 }
 
 /// Tracing off: zero cost.
 pub struct NoTrace;
+
+/// No steps, but the decision's path: what the simulator's event recorder decides with.
+pub struct PathOnly;
+
+impl Tracer for PathOnly {
+    const ON: bool = false;
+    const PATH: bool = true;
+    #[inline(always)]
+    fn step(&mut self, _f: impl FnOnce() -> Step) {}
+}
 
 impl Tracer for NoTrace {
     const ON: bool = false;

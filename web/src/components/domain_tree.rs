@@ -18,8 +18,8 @@ use schedlab_core::sched_domain::format;
 use schedlab_core::sched_domain::{CpuDomains, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
-use crate::components::glossary::Gloss;
 use crate::components::domain_diff::DomainDiff;
+use crate::components::glossary::Gloss;
 use crate::dom::{copy_text, Copied};
 use crate::export::{download_text, file_name};
 

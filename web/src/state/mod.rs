@@ -31,8 +31,7 @@ use schedlab_core::lesson;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup,
-    WakeSetup,
+    self, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup, WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;

@@ -21,9 +21,9 @@
 
 use clap::{Args, ValueEnum};
 
-use schedlab_core::experiment::{self, export, RunReport, RunSpec, SweepSpec, MAX_SEEDS};
+use schedlab_core::experiment::{self, export, LiveRun, RunReport, RunSpec, SweepSpec, MAX_SEEDS};
 use schedlab_core::patch::PatchSet;
-use schedlab_core::sim::SimError;
+use schedlab_core::sim::{RecordConfig, SimError, SimTime};
 use schedlab_core::stats::Estimate;
 use schedlab_core::workload::defaults::{self, PAIRS};
 use schedlab_core::workload::{Dist, Noise, Workload};
@@ -146,6 +146,56 @@ pub struct RunArgs {
     /// llc-line, rq-lock, cache-refill (docs/fidelity.md)
     #[arg(long, default_value = "")]
     cost_off: String,
+    /// Write the run's events as a Chrome/Perfetto trace (JSON; open it in
+    /// ui.perfetto.dev or chrome://tracing): a track per CPU grouped by LLC, task runs,
+    /// idle with its C-state, wake-ups as flows from the waker's CPU. At most
+    /// --trace-cap records are kept (a warning says when the cap cut the trace).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
+    /// Only the events at START <= t < END simulated milliseconds (warm-up included),
+    /// e.g. 250..260.
+    #[arg(long, value_name = "START..END", value_parser = trace_window)]
+    trace_window: Option<(u64, u64)>,
+    /// The most events --trace keeps (about 130 bytes of JSON each).
+    #[arg(long, default_value_t = TRACE_CAP, value_parser = trace_cap)]
+    trace_cap: usize,
+    /// Write the wake-up path's state at the N-th wake-up of the run (from 1, every
+    /// wake-up counted, background tasks' too) as a `schedlab wake --state` file:
+    /// replaying it gives the decision the simulation made.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    capture_wake: Option<u32>,
+    /// Where --capture-wake writes (default wake-N.json).
+    #[arg(long, value_name = "FILE", requires = "capture_wake")]
+    capture_file: Option<String>,
+}
+
+/// `--trace-cap`'s default: 500 000 records, about 65 MB of JSON.
+const TRACE_CAP: usize = 500_000;
+
+/// `--trace-cap`: 1 to `sim::record::MAX_RECORD_CAP`.
+fn trace_cap(text: &str) -> Result<usize, String> {
+    let max = schedlab_core::sim::record::MAX_RECORD_CAP;
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{text:?}: give a count of events from 1 to {max}")),
+    }
+}
+
+/// `--trace-window START..END` in ms.
+fn trace_window(text: &str) -> Result<(u64, u64), String> {
+    let err = || format!("{text:?}: write START..END in simulated milliseconds, e.g. 250..260");
+    let (a, b) = text.split_once("..").ok_or_else(err)?;
+    let a: u64 = a.trim().parse().map_err(|_| err())?;
+    let b: u64 = b.trim().parse().map_err(|_| err())?;
+    if a >= b {
+        return Err(format!("{text:?}: START must be below END"));
+    }
+    if b > 3_600_000 {
+        return Err(format!(
+            "{text:?}: END is past any run (at most 3 600 000 ms)"
+        ));
+    }
+    Ok((a, b))
 }
 
 /// `--seeds`: 1 to [`MAX_SEEDS`].
@@ -305,11 +355,19 @@ fn run_all(specs: &[RunSpec]) -> Result<Vec<RunReport>, String> {
 pub fn run(a: RunArgs) -> Result<String, String> {
     let mut s = spec(&a.common, a.threads, patchset("patches", &a.patches)?)?;
     s.cost_terms = cost_terms(&a.cost_off)?;
+    let recording = a.trace.is_some() || a.capture_wake.is_some();
+    if recording && a.seeds > 1 {
+        return Err("--trace and --capture-wake record one run: drop --seeds".into());
+    }
     let t0 = crate::wall_clock();
     let specs: Vec<RunSpec> = experiment::seeds(s.seed, a.seeds)
         .map(|k| s.with_seed(k))
         .collect();
-    let reports = run_all(&specs)?;
+    let reports = if recording {
+        vec![run_recorded(&a, &specs[0])?]
+    } else {
+        run_all(&specs)?
+    };
     let wall = t0.elapsed();
     let r = &reports[0];
     let values: Vec<f64> = reports.iter().map(|r| r.value).collect();
@@ -348,6 +406,79 @@ pub fn run(a: RunArgs) -> Result<String, String> {
             o
         }
     })
+}
+
+/// One run with the recorder on: writes `--trace` and `--capture-wake`'s files, and
+/// says on standard error what it wrote.
+fn run_recorded(a: &RunArgs, spec: &RunSpec) -> Result<RunReport, String> {
+    let rc = RecordConfig {
+        // Capturing alone keeps no records.
+        cap: if a.trace.is_some() { a.trace_cap } else { 0 },
+        window: a
+            .trace_window
+            .map(|(s, e)| (SimTime::from_ms(s), SimTime::from_ms(e))),
+        capture_wake: a.capture_wake.into_iter().collect(),
+    };
+    let mut live = LiveRun::with_recorder(spec, rc).map_err(sim_error)?;
+    live.finish().map_err(sim_error)?;
+    if let Some(path) = &a.trace {
+        let json = live.chrome_trace().ok_or("the run kept no recording")?;
+        std::fs::write(path, &json).map_err(|e| format!("--trace {path}: {e}"))?;
+        let rec = live.recording().ok_or("the run kept no recording")?;
+        eprintln!(
+            "trace: {} events of the run's {} wake-ups{} to {path} ({} bytes)",
+            rec.records.len(),
+            rec.wakeups,
+            rec.window_ns
+                .map(|(s, e)| format!(", {}..{} ms", s / 1_000_000, e / 1_000_000))
+                .unwrap_or_default(),
+            json.len()
+        );
+        if rec.truncated {
+            eprintln!(
+                "warning: the trace stopped at --trace-cap {} events ({} more were left out, \
+                 the last kept at {:.3} ms); raise --trace-cap or take a --trace-window",
+                rec.cap,
+                rec.dropped,
+                rec.records.last().map_or(0.0, |r| r.at_ns as f64 / 1e6)
+            );
+        }
+    }
+    if let Some(n) = a.capture_wake {
+        let c = live.captured_wakes().first().ok_or_else(|| {
+            format!(
+                "--capture-wake {n}: the run had only {} wake-ups",
+                live.recording().map_or(0, |r| r.wakeups)
+            )
+        })?;
+        let path = a
+            .capture_file
+            .clone()
+            .unwrap_or_else(|| format!("wake-{n}.json"));
+        let text = serde_json::to_string_pretty(&c.scenario).map_err(|e| e.to_string())? + "\n";
+        std::fs::write(&path, text).map_err(|e| format!("--capture-file {path}: {e}"))?;
+        let w = &c.scenario;
+        eprintln!(
+            "wake-up {n} at {:.6} ms: task {} (prev CPU {}) woken from CPU {} by {}: CPU {} ({}, {}, {} CPUs probed); \
+             state written to {path}: schedlab wake --state {path}",
+            c.at_ns as f64 / 1e6,
+            w.wakee.id,
+            w.wakee.prev_cpu.unwrap_or(w.waker.cpu),
+            w.waker.cpu,
+            w.waker
+                .task
+                .as_ref()
+                .map_or("an interrupt".to_string(), |t| format!("task {}", t.id)),
+            c.decision.cpu.0,
+            c.decision.path.map_or("?", |p| p.as_str()),
+            c.decision.queue.name(),
+            c.decision.costs.cpus_probed
+        );
+        if !c.traced_agrees {
+            eprintln!("warning: the traced decision differs from the simulated one (a bug: please report it)");
+        }
+    }
+    Ok(live.report())
 }
 
 fn text_report(r: &RunReport, wall_s: f64) -> String {
@@ -559,6 +690,65 @@ mod tests {
     struct Flags {
         #[command(flatten)]
         common: Common,
+    }
+
+    /// `--trace` writes a trace whose wake-up slices number the run's wake-ups, and
+    /// `--capture-wake` a state file that `schedlab wake` decides as the run did;
+    /// bad windows and caps are refused with the flag.
+    #[test]
+    fn trace_and_capture_wake_write_their_files() {
+        let dir = std::env::temp_dir().join(format!("schedlab-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.json");
+        let state = dir.join("w.json");
+        let (t, w) = (trace.to_str().unwrap(), state.to_str().unwrap());
+        let out = crate::tests::cli(&[
+            "run",
+            "-m",
+            "kunpeng920-6426",
+            "--cpus",
+            "node0",
+            "-w",
+            "tbench",
+            "-t",
+            "16",
+            "--duration-ms",
+            "5",
+            "--trace",
+            t,
+            "--capture-wake",
+            "300",
+            "--capture-file",
+            w,
+            "--format",
+            "json",
+        ])
+        .unwrap();
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let wakes = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "wake" && e["name"].as_str().unwrap().starts_with("wake "))
+            .count() as u64;
+        assert!(wakes >= report["metrics"]["wakeups"].as_u64().unwrap() && wakes >= 300);
+        let decided = crate::tests::cli(&["wake", "--state", w, "--format", "json"]).unwrap();
+        let d: serde_json::Value = serde_json::from_str(&decided).unwrap();
+        assert!(d["decision"]["cpu"].is_u64(), "{decided}");
+        std::fs::remove_dir_all(&dir).ok();
+        for (flag, value) in [
+            ("--trace-window", "10..5"),
+            ("--trace-window", "5"),
+            ("--trace-cap", "0"),
+        ] {
+            let e = crate::tests::cli(&[
+                "run", "-m", "flat-16", "-w", "tbench", "--trace", "x.json", flag, value,
+            ])
+            .unwrap_err();
+            assert!(e.contains(flag) || e.contains(value), "{flag} {value}: {e}");
+        }
     }
 
     /// The page starts each workload with `Workload::with_defaults()`; the CLI without

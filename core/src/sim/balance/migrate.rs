@@ -4,6 +4,7 @@
 
 use crate::sched_domain::SdFlags;
 
+use super::super::record::MigrateReason;
 use super::super::{Mode, MIGRATION_COST_NS};
 use super::lb::{CpuIdle, LbEnv, MigrationType};
 use super::Simulator;
@@ -108,7 +109,12 @@ impl Simulator {
                 }
                 MigrationType::Task => env.imbalance -= 1,
             }
-            self.migrate_queued(t, src, env.dst);
+            let reason = match env.idle {
+                CpuIdle::NotIdle => MigrateReason::Periodic,
+                CpuIdle::Idle => MigrateReason::Idle,
+                CpuIdle::NewlyIdle => MigrateReason::NewIdle,
+            };
+            self.migrate_queued(t, src, env.dst, reason);
             moved.push(t);
             if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
                 break;
@@ -151,7 +157,7 @@ impl Simulator {
         let mut moved = None;
         for (t, _) in self.cfs_tasks_from_tail(src) {
             if self.can_migrate_task(&mut env, t, false, true) {
-                self.migrate_queued(t, src, dst);
+                self.migrate_queued(t, src, dst, MigrateReason::Active);
                 self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
                 if self.measuring {
                     self.metrics.active_balances += 1;

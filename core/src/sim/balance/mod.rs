@@ -68,6 +68,7 @@ use crate::release::Release;
 use crate::sched_domain::SdFlags;
 use crate::wakeup::{RqState, WakeEnv};
 
+use super::record::{MigrateReason, RecordKind};
 use super::{Loc, Mode, Simulator};
 
 pub(super) use lb::CpuIdle;
@@ -316,7 +317,15 @@ impl Simulator {
     /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`.
     /// The task owes the cache-distance refill of its data, left on `src`, on its
     /// next run (`wake_data_ns`, the cost a wake-up across the same distance pays).
-    pub(super) fn migrate_queued(&mut self, t: u32, src: u32, dst: u32) {
+    pub(super) fn migrate_queued(&mut self, t: u32, src: u32, dst: u32, reason: MigrateReason) {
+        if self.rec.is_some() {
+            self.record(RecordKind::Migrate {
+                task: t,
+                from: src as u16,
+                to: dst as u16,
+                reason,
+            });
+        }
         self.update_cpu_pelt(src);
         let avg = self.avg_vruntime(src);
         let lim = self.lag_limit();

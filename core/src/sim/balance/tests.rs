@@ -62,7 +62,7 @@ fn place(sim: &mut Simulator, place: impl Fn(u32) -> u32) {
         };
         let dst = place(t);
         if dst != src {
-            sim.migrate_queued(t, src, dst);
+            sim.migrate_queued(t, src, dst, crate::sim::record::MigrateReason::Periodic);
         }
     }
     sim.metrics.migrations_balance = 0;

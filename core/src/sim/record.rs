@@ -1,0 +1,659 @@
+//! The simulator's event record: what happened on each CPU, in order, compact.
+//!
+//! ```text
+//!   Simulator::with_recorder(cfg, RecordConfig)      off by default: the hooks test
+//!        │                                           one Option and return
+//!        ▼
+//!   Recording { records: Vec<Record> (≤ cap), truncated, measured_from, … }
+//!        │  Record = at_ns + one of:
+//!        │    Switch      cpu, prev task, next task, a context switch or not   schedule()
+//!        │    Wake        waker CPU/task, wakee, prev CPU, chosen CPU, path,
+//!        │                distance, queue path, CPUs probed, its number       try_to_wake_up()
+//!        │    Migrate     task, from, to, reason                              load_balance(), …
+//!        │    IdleEnter   cpu, C-state            IdleExit cpu, C-state       do_idle(), cpuidle
+//!        │    ForceIdle   cpu                                                 core scheduling
+//!        ▼
+//!   to_bytes() / from_bytes(): RECORD_BYTES per record, little endian (the worker
+//!   posts the bytes); perfetto.rs turns a recording into a Chrome trace
+//! ```
+//!
+//! A record is fixed-size ([`RECORD_BYTES`] = 32 bytes, in memory and on the wire), so
+//! a recording's memory is its cap times that. The cap bounds the recording: past it
+//! the recorder stops keeping records and sets `truncated`, but keeps counting
+//! wake-ups, so wake-up numbers stay those of the whole run. A window keeps only the
+//! records whose time lies in it (and counts nothing it left out as truncation).
+//!
+//! Recording only observes: no record is made from state the run would not have
+//! computed anyway, no random number is drawn, and the run's digest is the same with
+//! or without a recorder (tested in `sim/tests.rs`).
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::cost::Distance;
+use crate::wakeup::{QueuePath, WakePath};
+
+use super::SimTime;
+
+/// "No task" in a task field: the idle task (a switch from or to idle), or a wake-up
+/// from interrupt context (no waker task).
+pub const NO_TASK: u32 = u32::MAX;
+
+/// Bytes per record in [`Recording::to_bytes`].
+pub const RECORD_BYTES: usize = 32;
+
+/// The default cap: 1 M records, 32 MiB. A 1.2 s reference run makes tens of
+/// millions (a wake-up, a switch, an idle entry and an idle exit per transaction
+/// side), so the default holds a few tens of milliseconds of it; take a window for
+/// later stretches.
+pub const DEFAULT_RECORD_CAP: usize = 1 << 20;
+
+/// The most wake-ups one run captures (each capture is a state file, a few KiB to
+/// a few hundred KiB on big machines).
+pub const MAX_CAPTURES: usize = 4096;
+
+/// The largest cap a caller may ask for: 16 M records (512 MiB in memory).
+pub const MAX_RECORD_CAP: usize = 1 << 24;
+
+/// Why a queued task moved between runqueues outside a wake-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(u8)]
+pub enum MigrateReason {
+    /// `load_balance()` from the tick of a busy CPU (`CPU_NOT_IDLE`).
+    Periodic = 0,
+    /// `load_balance()` for an idle CPU: its own tick, or nohz idle balancing by
+    /// another CPU (`CPU_IDLE`).
+    Idle = 1,
+    /// `newidle_balance()` (`CPU_NEWLY_IDLE`), before the CPU goes idle.
+    NewIdle = 2,
+    /// `active_load_balance_cpu_stop()`: a running task pushed by the stopper.
+    Active = 3,
+    /// `sched_core_balance()`: a forced-idle CPU stole a task of its core's cookie.
+    CoreSteal = 4,
+}
+
+impl MigrateReason {
+    const ALL: [MigrateReason; 5] = [
+        MigrateReason::Periodic,
+        MigrateReason::Idle,
+        MigrateReason::NewIdle,
+        MigrateReason::Active,
+        MigrateReason::CoreSteal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MigrateReason::Periodic => "periodic load balance",
+            MigrateReason::Idle => "idle load balance",
+            MigrateReason::NewIdle => "newidle balance",
+            MigrateReason::Active => "active balance",
+            MigrateReason::CoreSteal => "core-scheduling steal",
+        }
+    }
+}
+
+/// How the woken task reached the chosen CPU's runqueue (`ttwu_queue()`), one byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(u8)]
+pub enum QueueKind {
+    Local = 0,
+    /// The wakelist with an IPI.
+    WakelistIpi = 1,
+    /// The wakelist of a polling (or already pending) CPU: no IPI.
+    WakelistNoIpi = 2,
+    RemoteLock = 3,
+}
+
+impl QueueKind {
+    const ALL: [QueueKind; 4] = [
+        QueueKind::Local,
+        QueueKind::WakelistIpi,
+        QueueKind::WakelistNoIpi,
+        QueueKind::RemoteLock,
+    ];
+
+    pub fn of(q: QueuePath) -> QueueKind {
+        match q {
+            QueuePath::Local => QueueKind::Local,
+            QueuePath::Wakelist { ipi: true } => QueueKind::WakelistIpi,
+            QueuePath::Wakelist { ipi: false } => QueueKind::WakelistNoIpi,
+            QueuePath::RemoteLock => QueueKind::RemoteLock,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueKind::Local => "local",
+            QueueKind::WakelistIpi => "wakelist + IPI",
+            QueueKind::WakelistNoIpi => "wakelist, no IPI",
+            QueueKind::RemoteLock => "remote rq lock",
+        }
+    }
+}
+
+const DISTANCES: [Distance; 6] = [
+    Distance::SameCpu,
+    Distance::SameCore,
+    Distance::SameCluster,
+    Distance::SameLlc,
+    Distance::OtherLlc,
+    Distance::OtherNode,
+];
+
+/// One simulated wake-up (`try_to_wake_up()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WakeRecord {
+    /// Its number in the run, from 1, counting every wake-up (background tasks'
+    /// too): what `--capture-wake N` takes.
+    pub seq: u32,
+    pub wakee: u32,
+    /// The waking task, or [`NO_TASK`] from interrupt context (a timer).
+    pub waker: u32,
+    /// The CPU the wake-up ran on.
+    pub waker_cpu: u16,
+    /// Where the wakee last ran.
+    pub prev_cpu: u16,
+    /// The CPU `select_task_rq()` chose.
+    pub cpu: u16,
+    /// CPUs the select_idle_* scans probed (`Costs::cpus_probed`, saturated).
+    pub probed: u16,
+    pub path: WakePath,
+    /// How far the chosen CPU is from the wakee's data: the waker's CPU, or prev
+    /// for a wake-up from interrupt context (the distance the metrics count).
+    pub dist: Distance,
+    pub queue: QueueKind,
+}
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RecordKind {
+    /// `cpu` starts running `next` (a slice begins). `prev` is the task that ran on
+    /// it last ([`NO_TASK`]: idle before); `switch` is false when `next` is the task
+    /// that ran last (no context switch, as the metrics count them).
+    Switch {
+        cpu: u16,
+        switch: bool,
+        prev: u32,
+        next: u32,
+    },
+    Wake(WakeRecord),
+    /// A queued task moved from `from` to `to`.
+    Migrate {
+        task: u32,
+        from: u16,
+        to: u16,
+        reason: MigrateReason,
+    },
+    /// `cpu` enters idle in C-state `cstate` (an index into the machine's states).
+    IdleEnter {
+        cpu: u16,
+        cstate: u8,
+    },
+    /// `cpu` leaves the idle (or forced-idle) task to schedule.
+    IdleExit {
+        cpu: u16,
+        cstate: u8,
+    },
+    /// Core scheduling keeps `cpu` idle with tasks queued.
+    ForceIdle {
+        cpu: u16,
+    },
+}
+
+/// One event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Record {
+    pub at_ns: u64,
+    pub kind: RecordKind,
+}
+
+const _: () = assert!(std::mem::size_of::<Record>() == 32);
+
+/// What to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordConfig {
+    /// The most records kept (at most [`MAX_RECORD_CAP`]).
+    pub cap: usize,
+    /// Keep only the records at `start <= at < end` (simulated time).
+    pub window: Option<(SimTime, SimTime)>,
+    /// Capture the wake-path state of these wake-ups (numbered from 1; at most
+    /// [`MAX_CAPTURES`]).
+    pub capture_wake: Vec<u32>,
+}
+
+impl Default for RecordConfig {
+    fn default() -> Self {
+        RecordConfig {
+            cap: DEFAULT_RECORD_CAP,
+            window: None,
+            capture_wake: Vec::new(),
+        }
+    }
+}
+
+/// A run's records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Recording {
+    pub records: Vec<Record>,
+    pub cap: usize,
+    /// Records past the cap were dropped.
+    pub truncated: bool,
+    /// Records left out by the cap (inside the window).
+    pub dropped: u64,
+    /// The index of the first record made after the warm-up (when the metrics
+    /// started counting); `usize::MAX` while still warming up.
+    pub measured_from: usize,
+    /// Wake-ups so far (every one, recorded or not).
+    pub wakeups: u32,
+    /// Tasks `0..workload_tasks` are the workload's; the rest are background tasks.
+    pub workload_tasks: u32,
+    pub window_ns: Option<(u64, u64)>,
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RecordError {
+    #[error("the record bytes are {0} long, not a multiple of {RECORD_BYTES}")]
+    Length(usize),
+    #[error("record {index}: unknown {what} {value}")]
+    Bad {
+        index: usize,
+        what: &'static str,
+        value: u8,
+    },
+}
+
+impl Recording {
+    pub(super) fn new(cfg: &RecordConfig, workload_tasks: u32) -> Recording {
+        let cap = cfg.cap.min(MAX_RECORD_CAP);
+        Recording {
+            records: Vec::with_capacity(cap.min(1 << 16)),
+            cap,
+            truncated: false,
+            dropped: 0,
+            measured_from: usize::MAX,
+            wakeups: 0,
+            workload_tasks,
+            window_ns: cfg.window.map(|(a, b)| (a.ns(), b.ns())),
+        }
+    }
+
+    /// Keeps `kind` at `at` if it is inside the window and under the cap.
+    #[inline]
+    pub(super) fn push(&mut self, at: SimTime, kind: RecordKind) {
+        if let Some((a, b)) = self.window_ns {
+            if at.ns() < a || at.ns() >= b {
+                return;
+            }
+        }
+        if self.records.len() >= self.cap {
+            self.truncated = true;
+            self.dropped += 1;
+            return;
+        }
+        self.records.push(Record {
+            at_ns: at.ns(),
+            kind,
+        });
+    }
+
+    /// The records made after the warm-up.
+    pub fn measured(&self) -> &[Record] {
+        &self.records[self.measured_from.min(self.records.len())..]
+    }
+
+    /// Whether task `t` is a background task (outside the workload's metrics).
+    pub fn background(&self, t: u32) -> bool {
+        t != NO_TASK && t >= self.workload_tasks
+    }
+
+    /// The records as [`RECORD_BYTES`] each, little endian: `at_ns` (8 bytes), a
+    /// kind byte (switch 0, wake 1, migrate 2, idle enter 3, idle exit 4, force idle
+    /// 5), then the kind's fields in their declaration order, zero-padded. The
+    /// worker posts these bytes; [`Recording::from_bytes`] reads them back.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.records.len() * RECORD_BYTES);
+        for r in &self.records {
+            let mut w = Wire([0; RECORD_BYTES], 0);
+            w.u64(r.at_ns);
+            match r.kind {
+                RecordKind::Switch {
+                    cpu,
+                    switch,
+                    prev,
+                    next,
+                } => {
+                    w.u8(0);
+                    w.u8(switch as u8);
+                    w.u16(cpu);
+                    w.u32(prev);
+                    w.u32(next);
+                }
+                RecordKind::Wake(k) => {
+                    w.u8(1);
+                    w.u8(k.path as u8);
+                    w.u32(k.seq);
+                    w.u32(k.wakee);
+                    w.u32(k.waker);
+                    w.u16(k.waker_cpu);
+                    w.u16(k.prev_cpu);
+                    w.u16(k.cpu);
+                    w.u16(k.probed);
+                    w.u8(k.dist as u8);
+                    w.u8(k.queue as u8);
+                }
+                RecordKind::Migrate {
+                    task,
+                    from,
+                    to,
+                    reason,
+                } => {
+                    w.u8(2);
+                    w.u8(reason as u8);
+                    w.u32(task);
+                    w.u16(from);
+                    w.u16(to);
+                }
+                RecordKind::IdleEnter { cpu, cstate } => {
+                    w.u8(3);
+                    w.u8(cstate);
+                    w.u16(cpu);
+                }
+                RecordKind::IdleExit { cpu, cstate } => {
+                    w.u8(4);
+                    w.u8(cstate);
+                    w.u16(cpu);
+                }
+                RecordKind::ForceIdle { cpu } => {
+                    w.u8(5);
+                    w.u8(0);
+                    w.u16(cpu);
+                }
+            }
+            out.extend_from_slice(&w.0);
+        }
+        out
+    }
+
+    /// Reads [`Recording::to_bytes`]' records back. Bad bytes are an error, never a
+    /// panic.
+    pub fn records_from_bytes(bytes: &[u8]) -> Result<Vec<Record>, RecordError> {
+        if !bytes.len().is_multiple_of(RECORD_BYTES) {
+            return Err(RecordError::Length(bytes.len()));
+        }
+        let mut out = Vec::with_capacity(bytes.len() / RECORD_BYTES);
+        for (index, chunk) in bytes.chunks_exact(RECORD_BYTES).enumerate() {
+            let mut r = Read(chunk, 0);
+            let at_ns = r.u64();
+            let bad = |what: &'static str, value: u8| RecordError::Bad { index, what, value };
+            let kind = match r.u8() {
+                0 => {
+                    let switch = r.u8() != 0;
+                    RecordKind::Switch {
+                        switch,
+                        cpu: r.u16(),
+                        prev: r.u32(),
+                        next: r.u32(),
+                    }
+                }
+                1 => {
+                    let p = r.u8();
+                    let path = WakePath::from_u8(p).ok_or(bad("wake path", p))?;
+                    let (seq, wakee, waker) = (r.u32(), r.u32(), r.u32());
+                    let (waker_cpu, prev_cpu, cpu, probed) = (r.u16(), r.u16(), r.u16(), r.u16());
+                    let d = r.u8();
+                    let dist = *DISTANCES.get(d as usize).ok_or(bad("distance", d))?;
+                    let q = r.u8();
+                    let queue = *QueueKind::ALL.get(q as usize).ok_or(bad("queue path", q))?;
+                    RecordKind::Wake(WakeRecord {
+                        seq,
+                        wakee,
+                        waker,
+                        waker_cpu,
+                        prev_cpu,
+                        cpu,
+                        probed,
+                        path,
+                        dist,
+                        queue,
+                    })
+                }
+                2 => {
+                    let m = r.u8();
+                    let reason = *MigrateReason::ALL
+                        .get(m as usize)
+                        .ok_or(bad("migration reason", m))?;
+                    RecordKind::Migrate {
+                        reason,
+                        task: r.u32(),
+                        from: r.u16(),
+                        to: r.u16(),
+                    }
+                }
+                k @ (3 | 4) => {
+                    let cstate = r.u8();
+                    let cpu = r.u16();
+                    if k == 3 {
+                        RecordKind::IdleEnter { cpu, cstate }
+                    } else {
+                        RecordKind::IdleExit { cpu, cstate }
+                    }
+                }
+                5 => {
+                    r.u8();
+                    RecordKind::ForceIdle { cpu: r.u16() }
+                }
+                k => return Err(bad("record kind", k)),
+            };
+            out.push(Record { at_ns, kind });
+        }
+        Ok(out)
+    }
+}
+
+/// A record being written, and the next byte.
+struct Wire([u8; RECORD_BYTES], usize);
+
+impl Wire {
+    fn put(&mut self, b: &[u8]) {
+        self.0[self.1..self.1 + b.len()].copy_from_slice(b);
+        self.1 += b.len();
+    }
+    fn u8(&mut self, v: u8) {
+        self.put(&[v]);
+    }
+    fn u16(&mut self, v: u16) {
+        self.put(&v.to_le_bytes());
+    }
+    fn u32(&mut self, v: u32) {
+        self.put(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.put(&v.to_le_bytes());
+    }
+}
+
+/// A record being read (always [`RECORD_BYTES`] long, so every read is in bounds).
+struct Read<'a>(&'a [u8], usize);
+
+impl Read<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut b = [0u8; N];
+        b.copy_from_slice(&self.0[self.1..self.1 + N]);
+        self.1 += N;
+        b
+    }
+    fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.take())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+}
+
+/// The recorder a simulator carries when recording: the records, the wake-up to
+/// capture and, once it has happened, its capture.
+pub(super) struct Recorder {
+    pub(super) rec: Recording,
+    /// Sorted, no repeats.
+    pub(super) capture: Vec<u32>,
+    pub(super) captured: Vec<super::CapturedWake>,
+}
+
+impl Recorder {
+    pub(super) fn new(cfg: &RecordConfig, workload_tasks: u32) -> Recorder {
+        let mut capture = cfg.capture_wake.clone();
+        capture.sort_unstable();
+        capture.dedup();
+        capture.truncate(MAX_CAPTURES);
+        Recorder {
+            rec: Recording::new(cfg, workload_tasks),
+            capture,
+            captured: Vec::new(),
+        }
+    }
+
+    /// Counts a wake-up and returns its number (from 1; saturates at `u32::MAX`).
+    #[inline]
+    pub(super) fn next_wake(&mut self) -> u32 {
+        self.rec.wakeups = self.rec.wakeups.saturating_add(1);
+        self.rec.wakeups
+    }
+
+    /// Whether wake-up `seq` is one to capture.
+    #[inline]
+    pub(super) fn captures(&self, seq: u32) -> bool {
+        self.capture.binary_search(&seq).is_ok()
+    }
+}
+
+/// A CPU or task index as the record's narrow field (CPUs are below
+/// `cpumask::MAX_CPUS` = 4096, so always fit).
+#[inline]
+fn cpu16(c: u32) -> u16 {
+    c as u16
+}
+
+const _: () = assert!(crate::cpumask::MAX_CPUS as usize <= u16::MAX as usize);
+
+impl super::Simulator {
+    /// Keeps `kind` now, when recording. The hooks call it behind
+    /// `if self.rec.is_some()`, so a run without a recorder pays one test.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record(&mut self, kind: RecordKind) {
+        let now = self.now;
+        if let Some(r) = self.rec.as_deref_mut() {
+            r.rec.push(now, kind);
+        }
+    }
+
+    /// `cpu` starts running `next` after `prev` (`u32::MAX`: idle).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_switch(&mut self, cpu: u32, prev: u32, next: u32) {
+        self.record(RecordKind::Switch {
+            cpu: cpu16(cpu),
+            switch: prev != next,
+            prev,
+            next,
+        });
+    }
+
+    /// The wake-up numbered `seq`: `waker` (a task, or interrupt context) on `cpu`
+    /// woke `p`, last on `prev`, and `d` placed it `dist` from its data.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_wake(
+        &mut self,
+        seq: u32,
+        p: u32,
+        waker: Option<u32>,
+        cpu: u32,
+        prev: u32,
+        d: &crate::wakeup::Decision,
+        dist: Distance,
+    ) {
+        self.record(RecordKind::Wake(WakeRecord {
+            seq,
+            wakee: p,
+            waker: waker.unwrap_or(NO_TASK),
+            waker_cpu: cpu16(cpu),
+            prev_cpu: cpu16(prev),
+            cpu: cpu16(d.cpu.0),
+            probed: d.costs.cpus_probed.min(u16::MAX as u32) as u16,
+            // Decided with `PathOnly` while recording, so always known.
+            path: d.path.unwrap_or(WakePath::NothingIdle),
+            dist,
+            queue: QueueKind::of(d.queue),
+        }));
+    }
+
+    /// `cpu` entered idle in its C-state.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_idle_enter(&mut self, cpu: u32) {
+        let cstate = self.cpus[cpu as usize].cstate;
+        self.record(RecordKind::IdleEnter {
+            cpu: cpu16(cpu),
+            cstate,
+        });
+    }
+
+    /// `cpu` leaves idle or force idle (nothing when it was running).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_idle_exit(&mut self, cpu: u32) {
+        let c = &self.cpus[cpu as usize];
+        if c.mode != super::Mode::Running {
+            let cstate = if c.mode == super::Mode::ForceIdle {
+                0
+            } else {
+                c.cstate
+            };
+            self.record(RecordKind::IdleExit {
+                cpu: cpu16(cpu),
+                cstate,
+            });
+        }
+    }
+
+    /// Numbers a wake-up (decided as `d`, nothing of it applied yet) and captures it
+    /// if asked to; returns its number.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_wake_begin(
+        &mut self,
+        p: u32,
+        waker: Option<u32>,
+        cpu: u32,
+        d: &crate::wakeup::Decision,
+    ) -> u32 {
+        let Some(r) = self.rec.as_deref_mut() else {
+            return 0;
+        };
+        let seq = r.next_wake();
+        if r.captures(seq) {
+            self.capture_wake(seq, p, waker, cpu, d);
+        }
+        seq
+    }
+
+    /// The metrics start counting now: later records are the measured ones.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_measuring(&mut self) {
+        if let Some(r) = self.rec.as_deref_mut() {
+            r.rec.measured_from = r.rec.records.len();
+        }
+    }
+}
