@@ -312,7 +312,7 @@ impl Recording {
     /// The records as [`RECORD_BYTES`] each, little endian: `at_ns` (8 bytes), a
     /// kind byte (switch 0, wake 1, migrate 2, idle enter 3, idle exit 4, force idle
     /// 5), then the kind's fields in their declaration order, zero-padded. The
-    /// worker posts these bytes; [`Recording::from_bytes`] reads them back.
+    /// worker posts these bytes; [`Recording::records_from_bytes`] reads them back.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.records.len() * RECORD_BYTES);
         for r in &self.records {

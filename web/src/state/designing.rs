@@ -16,7 +16,7 @@ use super::designer::{Designer, Draft, Field, MAX_DESIGN_CPUS, MAX_DESIGN_NODES}
 use super::AppState;
 
 impl AppState {
-    /// [`Action::EditDesign`]: applies the edit to the designer's text, then moves the
+    /// [`Action::EditDesign`](super::Action::EditDesign): applies the edit to the designer's text, then moves the
     /// machine (or the custom workload) to what the form describes if all of it is
     /// valid and it changed; the errors replace the form's old ones.
     pub(super) fn edit_design(&mut self, field: Field, value: &str) {
