@@ -640,8 +640,22 @@ def serving(page, cfg):
     import glob
     import urllib.request
     raw = glob.glob("dist/pkg-*/schedlab-web_bg.wasm")
-    check(len(raw) == 1, f"dist/ holds one content-named module (got {raw})")
+    check(len(raw) == 1, f"dist/ holds one content-named page module (got {raw})")
     raw_size = os.path.getsize(raw[0])
+    # Issue 18: the page's module, which every visitor loads, is at most 500 KB
+    # brotli; the workers' module is fetched only when a simulation runs.
+    sizes = {}
+    for m in ("schedlab-web", "schedlab-worker"):
+        f = glob.glob(f"dist/pkg-*/{m}_bg.wasm")
+        sizes[m] = f and [os.path.getsize(f[0] + ext) for ext in ("", ".br", ".gz")]
+        note(f"{m}: {sizes[m]} bytes (raw, brotli, gzip)")
+    check(sizes["schedlab-worker"] and os.path.dirname(glob.glob("dist/pkg-*/schedlab-worker_bg.wasm")[0])
+          == os.path.dirname(raw[0]), f"the workers' module is beside the page's ({sizes})")
+    check(sizes["schedlab-web"] and sizes["schedlab-web"][1] <= 512_000,
+          f"the page's module is at most 500 KB (512 000 bytes) brotli (got {sizes['schedlab-web']})")
+    worker_js = open("dist/static/worker.js").read()
+    check(re.search(r'"\.\./pkg-[0-9a-f]+/schedlab-worker\.js"', worker_js) is not None,
+          "static/worker.js loads the workers' module, not the page's")
     html = urllib.request.urlopen(page.url).read().decode()
     check('id="loading"' in html, "index.html carries a loading notice for before the wasm runs")
     og = re.search(r'<meta property="og:image" content="([^"]+)"', html)
@@ -658,6 +672,9 @@ def serving(page, cfg):
     first = page.js(wasm)
     check(first and all(d == raw_size and 0 < e < d // 2 for e, d, _ in first),
           f"the {raw_size}-byte wasm arrives compressed to under half (got {first})")
+    names = page.js("return performance.getEntriesByType('resource').map(e => e.name)"
+                    ".filter(n => n.includes('schedlab-worker'))")
+    check(names == [], f"the page itself never fetches the workers' module (got {names})")
     page.driver.refresh()
     page.wait_for(".level-name")
     again = page.js(wasm)

@@ -21,8 +21,10 @@
 //! `stats::Estimate`, paired by seed as `experiment::ab_stats`) do not depend on which
 //! worker finished first.
 //!
-//! Kept across tab switches ([`Kept`]): the pool starts once per page (the wasm is
-//! fetched once, then served from the cache) and a finished run stays. Leaving the
+//! Kept across tab switches ([`Kept`]): the pool starts once per page (the workers'
+//! own wasm module, `schedlab-worker`, is fetched the first time the pool starts, then
+//! served from the cache: its URL is content-named and `immutable`; the page's module
+//! never holds the simulator) and a finished run stays. Leaving the
 //! Simulate tab cancels an unfinished run; coming back to the same inputs shows the
 //! finished one without running it again, and other inputs start a new one.
 
