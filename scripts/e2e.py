@@ -1767,6 +1767,17 @@ def export(page, cfg):
           and len(rows) == 8 and rows[1].startswith(want.decode().splitlines()[1])
           and ",13.80," in rows[1],
           f"the published CSV adds seed 01's numbers to the model's rows (got {rows[:2]})")
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "csv")
+    check(got == want, f"the published CSV is `schedlab reproduce seed01-tbench --scale page "
+                       f"--format csv`'s bytes ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="published-json"]')
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "json")
+    got_v = without_wall(got) if got else {}
+    check(got_v == without_wall(want) and got_v.get("experiment") == "seed01-tbench"
+          and len(got_v.get("rows", [])) == 7
+          and got_v["rows"][0].get("published_change_pct") == 13.8,
+          "the published JSON is `schedlab reproduce seed01-tbench --scale page --format json`'s "
+          f"but for the wall time ({len(got)} and {len(want)} bytes)")
 
     page.open()
     page.wait_for(".level-name")
