@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch drivers
 
@@ -215,6 +216,17 @@ def fragment(scenario):
     """core::scenario's v1 encoding: base64url (no padding) of the JSON."""
     raw = json.dumps(scenario, separators=(",", ":")).encode()
     return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decoded_hash(page):
+    """The page's link as JSON text: a v2 fragment is raw deflate, a v1 one plain."""
+    h = page.hash.lstrip("#")
+    version, _, body = h.partition(":")
+    try:
+        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        return (zlib.decompress(raw, -15) if version == "v2" else raw).decode()
+    except (ValueError, zlib.error) as e:
+        return f"(not a link: {e})"
 
 
 # Seed 01's case on kunpeng920-6426: everything busy but CPU2 (in the waker CPU0's
@@ -1772,6 +1784,17 @@ def export(page, cfg):
           and len(rows) == 8 and rows[1].startswith(want.decode().splitlines()[1])
           and ",13.80," in rows[1],
           f"the published CSV adds seed 01's numbers to the model's rows (got {rows[:2]})")
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "csv")
+    check(got == want, f"the published CSV is `schedlab reproduce seed01-tbench --scale page "
+                       f"--format csv`'s bytes ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="published-json"]')
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "json")
+    got_v = without_wall(got) if got else {}
+    check(got_v == without_wall(want) and got_v.get("experiment") == "seed01-tbench"
+          and len(got_v.get("rows", [])) == 7
+          and got_v["rows"][0].get("published_change_pct") == 13.8,
+          "the published JSON is `schedlab reproduce seed01-tbench --scale page --format json`'s "
+          f"but for the wall time ({len(got)} and {len(want)} bytes)")
 
     page.open()
     page.wait_for(".level-name")
@@ -1838,6 +1861,29 @@ def domain_diff(page, cfg):
     n = page.count("tr.diff-row:not(.same)")
     summary = page.text(".diff-summary")
     check(n == 0 and "the same" in summary, f"6.6 against itself marks no line (got {n}: {summary!r})")
+
+    # The diff travels in the link: the other kernel and the text, opened afresh.
+    page.select("#diff-with", "5.15")
+    page.select("#diff-format", "schedstat")
+    page.until(lambda: "schedstat" in page.text(".diff-summary")
+               and "5.15" in page.text(".diff-summary"), timeout=10)
+    diff_rows = lambda: page.js("return [...document.querySelectorAll('tr.diff-row')]"
+                                ".map(r => r.className + '|' + r.textContent)")
+    sent = (page.text(".diff-summary"), diff_rows())
+    link = page.until(lambda: "5.15" in decoded_hash(page) and page.hash, timeout=5)
+    page.open(link.lstrip("#"))
+    page.wait_for("table.line-diff")
+    picked = page.js("return [document.querySelector('#diff-with').value,"
+                     " document.querySelector('#diff-format').value]")
+    got = (page.text(".diff-summary"), diff_rows())
+    check(picked == ["5.15", "schedstat"] and got == sent and len(sent[1]) > 3,
+          f"the link opens on the same diff: 5.15 as schedstat ({picked}; {got[0]!r} against {sent[0]!r}, "
+          f"{len(got[1])} and {len(sent[1])} rows)")
+    page.open(fragment(s))
+    page.wait_for("table.line-diff")
+    check(page.js("return document.querySelector('#diff-format').value") == "debugfs"
+          and '"ui"' not in decoded_hash(page),
+          f"a link without a diff opens on the defaults and carries none ({decoded_hash(page)[:120]!r})")
     set_viewport(page, 390, 844)
     try:
         page.select("#diff-with", "6.6+cluster")

@@ -198,14 +198,19 @@ impl RunView {
             id: self.id,
             machine: self.machine.clone(),
             patches: self.labels[pt.side].clone(),
-            sim: SimSetupV1::from(&SimSetup {
-                workload: self.sim.workload.with_threads(pt.threads),
-                sweep: Vec::new(),
-                seed: self.seed(pt.seed_idx),
-                seeds: 1,
-                ..self.sim.clone()
-            }),
+            sim: self.point_setup(pt),
         });
+    }
+
+    /// What a worker runs for point `pt`: one seed at one scale.
+    fn point_setup(&self, pt: Point) -> SimSetupV1 {
+        SimSetupV1::from(&SimSetup {
+            workload: self.sim.workload.with_threads(pt.threads),
+            sweep: Vec::new(),
+            seed: self.seed(pt.seed_idx),
+            seeds: 1,
+            ..self.sim.clone()
+        })
     }
 
     /// Takes worker `w`'s progress on its point; when the point is done, hands the
@@ -724,6 +729,70 @@ mod tests {
         assert!(row.change.and_then(|c| c.significant()).unwrap());
     }
 
+    /// Every point of `state`'s simulation run the page's way: the worker's `start()`
+    /// in slices, its `Progress` through serde, taken by `RunView` last point first.
+    fn run_the_pages_way(state: &AppState) -> RunView {
+        let mut v = RunView::new(state, 1, RunKey::of(state), 1);
+        let machine = state.scenario.machine.choice().clone();
+        for slot in (0..v.n_points()).rev() {
+            let pt = v.points[slot];
+            let setup = v.point_setup(pt);
+            let mut live = crate::worker::start(&machine, &v.labels[pt.side], &setup).unwrap();
+            while !live.advance(1_000_000).unwrap() {}
+            let p = crate::worker::progress(1, &live, 1.0, None);
+            let p: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+            v.assigned[0] = Some(slot);
+            v.take(0, p, &[]);
+        }
+        assert!(v.done());
+        v
+    }
+
+    /// A seed's example: its "with published" CSV and JSON are the bytes of `schedlab
+    /// reproduce NAME --scale page --format csv|json`, which runs the example's
+    /// `sweep_spec()` and writes with the same `export` functions
+    /// (`core/src/bin/schedlab/reproduce.rs`). Shortened here (two scales, two seeds,
+    /// 8 ms) so that it runs in a test; the page checks its example as it is against
+    /// the CLI in the browser test (`export`).
+    #[test]
+    fn the_pages_published_tables_are_the_clis_bytes() {
+        use schedlab_core::experiment::{export, run};
+        let mut e = schedlab_core::reproduce::page_examples()
+            .unwrap()
+            .into_iter()
+            .find(|e| e.name == "seed01-tbench")
+            .unwrap();
+        let sim = e.scenario.sim.as_mut().unwrap();
+        sim.sweep = vec![1, 4];
+        sim.seeds = 2;
+        sim.duration_ms = 8;
+        let state = AppState::from_scenario(e.scenario.clone());
+        let v = run_the_pages_way(&state);
+        let files =
+            crate::components::export_bar::sim_files(&v, "kunpeng920-6426", Some(&e)).unwrap();
+        let text = |hook: &str| files.iter().find(|f| f.hook == hook).unwrap().text.clone();
+
+        let sw = e.sweep_spec().unwrap();
+        let reports: Vec<_> = sw.points().iter().map(|s| run(s).unwrap()).collect();
+        let rows = sw.rows(&reports).unwrap();
+        let p = e.published();
+        let csv = text("published-csv");
+        assert_eq!(csv, export::sweep_csv_published(&rows, p.change, p.values));
+        assert_eq!(csv.lines().count(), 3, "{csv}");
+        assert!(csv.lines().nth(1).unwrap().contains(",13.80,"), "{csv}");
+        let json = text("published-json");
+        let wall = serde_json::from_str::<serde_json::Value>(&json).unwrap()["wall_ms"]
+            .as_f64()
+            .unwrap()
+            / 1e3;
+        let pair = (sw.baseline, sw.patched);
+        assert_eq!(
+            json,
+            export::sweep_json_published(&reports, &rows, pair, 2, wall, &p).unwrap()
+        );
+        assert!(json.contains("\"experiment\": \"seed01-tbench\""), "{json}");
+    }
+
     /// The page's export is the CLI's: a run made the page's way (the worker's
     /// `start()` in slices, its `Progress` through serde, `RunView` by point, in any
     /// order) writes the bytes `schedlab sweep --format csv` and `schedlab run
@@ -742,25 +811,8 @@ mod tests {
         state.scenario.sim = Some(sim.clone());
         state.scenario.patches = "6.6".parse().unwrap();
         state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
-        let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+        let v = run_the_pages_way(&state);
         assert_eq!(v.labels, ["6.6", "6.6+cluster"]);
-        let machine = state.scenario.machine.choice().clone();
-        for slot in (0..v.n_points()).rev() {
-            let pt = v.points[slot];
-            let setup = SimSetupV1::from(&SimSetup {
-                workload: sim.workload.with_threads(pt.threads),
-                seed: v.seed(pt.seed_idx),
-                seeds: 1,
-                ..sim.clone()
-            });
-            let mut live = crate::worker::start(&machine, &v.labels[pt.side], &setup).unwrap();
-            while !live.advance(1_000_000).unwrap() {}
-            let p = crate::worker::progress(1, &live, 1.0, None);
-            let p: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
-            v.assigned[0] = Some(slot);
-            v.take(0, p, &[]);
-        }
-        assert!(v.done());
         let files = crate::components::export_bar::sim_files(&v, "kunpeng920-6426", None).unwrap();
         let text = |hook: &str| files.iter().find(|f| f.hook == hook).unwrap().text.clone();
 

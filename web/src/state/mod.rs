@@ -31,7 +31,8 @@ use schedlab_core::lesson;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup, WakeSetup,
+    self, KernelText, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup,
+    WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
@@ -124,6 +125,8 @@ pub enum Action {
     /// the click mode says.
     ClickCpu(CpuId),
     SetClickMode(ClickMode),
+    /// The Domains tab's diff: the kernel compared with A's and the text compared.
+    SetDiff(Option<PatchSet>, KernelText),
     ToggleBusy(CpuId),
     AllIdle,
     AllBusy,
@@ -687,6 +690,10 @@ impl Reducible for AppState {
                 }
             }
             Action::SetClickMode(m) => next.scenario.page.click = m,
+            Action::SetDiff(with, text) => {
+                next.scenario.page.diff_with = with;
+                next.scenario.page.diff_text = text;
+            }
             Action::ToggleBusy(cpu) => {
                 if !valid(cpu) {
                     return self;
