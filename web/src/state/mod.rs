@@ -43,8 +43,12 @@ pub use schedlab_core::scenario::View;
 
 pub mod designer;
 mod designing;
+// The worker's capture and the Wake-up tab's view of it use the rest (next commits).
+#[allow(dead_code)]
+pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
+pub use sim_wake::{SimWake, SimWakeRef, SimWakeStatus};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
 
@@ -111,6 +115,9 @@ pub struct AppState {
     /// designer's "edit as JSON"), and a count that changes with each, so the form
     /// starts over.
     pub custom_prefill: (u32, String),
+    /// A simulated wake-up the Wake-up tab explains in place of the hand-set one
+    /// (`state::sim_wake`); `None`: the hand-set wake-up. Not part of the link.
+    pub sim_wake: Option<SimWakeStatus>,
 }
 
 pub enum Action {
@@ -189,6 +196,16 @@ pub enum Action {
     /// The designer's way out for a machine it cannot draw as counts: the
     /// custom-machine form, holding the machine's per-CPU JSON.
     EditAsJson,
+    /// Explain a simulated wake-up: the Wake-up tab opens, and a worker re-runs that
+    /// side's run (the Simulate tab's setup with `seed`, deterministic) up to wake-up
+    /// `wake` and captures its state (`hooks::use_record`), which both sides then
+    /// decide. The timeline's arrows and the live drawing dispatch it.
+    OpenSimWake(SimWakeRef),
+    /// The worker's answer to [`Action::OpenSimWake`] (ignored if another wake-up
+    /// was asked for meanwhile).
+    SimWakeCaptured(SimWakeRef, Result<SimWake, String>),
+    /// Back to the hand-set wake-up.
+    CloseSimWake,
 }
 
 /// The simulation a page opens with, before anyone changes it.
@@ -223,6 +240,7 @@ impl AppState {
             held: None,
             designer: None,
             custom_prefill: (0, String::new()),
+            sim_wake: None,
         };
         st.fit_sim();
         st.refresh_wake();
@@ -462,14 +480,27 @@ impl AppState {
             }
         }
         let w = &self.scenario.wake;
+        let (busy, waker, prev) = self
+            .captured()
+            .zip(self.env_a.get().ok())
+            .and_then(|(c, env)| c.marks(env))
+            .unwrap_or_else(|| (w.busy.clone(), w.waker, w.prev));
         Some(WakeMarks {
-            busy: w.busy.clone(),
-            waker: w.waker,
-            prev: w.prev,
+            busy,
+            waker,
+            prev,
             chosen_a: a.map(|o| o.decision.cpu),
             chosen_b: b.map(|o| o.decision.cpu),
             probes,
         })
+    }
+
+    /// The captured simulated wake-up the Wake-up tab explains, once it is in.
+    pub fn captured(&self) -> Option<&SimWake> {
+        match &self.sim_wake {
+            Some(SimWakeStatus::Ready(w)) => Some(w),
+            _ => None,
+        }
     }
 
     /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
@@ -482,13 +513,18 @@ impl AppState {
             machine: self.scenario.machine.clone(),
             patches: self.scenario.patches,
             wake: self.scenario.wake.clone(),
+            sim: self.captured().cloned(),
         };
         if self.wake_key.as_ref() == Some(&key) {
             return;
         }
         let s = &self.scenario;
+        let captured = key.sim.as_ref();
         let decide = |env: &Env| -> Result<Rc<WakeOutcome>, String> {
             let env = env.get()?;
+            if let Some(w) = captured {
+                return w.decide(env).map(Rc::new);
+            }
             let (decision, trace) = s.decide_in(env).map_err(|e| e.to_string())?;
             Ok(Rc::new(WakeOutcome {
                 patches: env.patches,
@@ -680,6 +716,10 @@ impl Reducible for AppState {
                 if self.tab() != View::Wakeup {
                     return self.reduce(Action::SelectCpu(cpu));
                 }
+                // A captured wake-up's inputs are the simulation's: not edited here.
+                if self.sim_wake.is_some() {
+                    return self;
+                }
                 match self.click() {
                     ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
                     ClickMode::Waker => wake.waker = cpu,
@@ -823,6 +863,20 @@ impl Reducible for AppState {
                 return Rc::new(st);
             }
             Action::SimHeat(heat) => next.sim_heat = heat,
+            Action::OpenSimWake(at) => {
+                next.sim_wake = Some(SimWakeStatus::Capturing(at));
+                next.scenario.view = View::Wakeup;
+            }
+            Action::SimWakeCaptured(at, got) => {
+                if self.sim_wake.as_ref().map(SimWakeStatus::at) != Some(at) {
+                    return self;
+                }
+                next.sim_wake = Some(match got {
+                    Ok(w) => SimWakeStatus::Ready(w),
+                    Err(e) => SimWakeStatus::Failed(at, e),
+                });
+            }
+            Action::CloseSimWake => next.sim_wake = None,
             Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
                 Ok(cpus) => {
