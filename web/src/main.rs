@@ -19,6 +19,7 @@ mod format;
 mod hooks;
 mod line_diff;
 mod state;
+mod timeline;
 mod worker;
 
 fn main() {

@@ -38,7 +38,7 @@ use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
 use crate::state::{Action, AppContext, AppState};
-use crate::worker::{now_ms, Codec, Msg, Progress, Report, SimWorker};
+use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
 /// The loader each worker starts from (see `static/worker.js`).
 const WORKER_JS: &str = "static/worker.js";
@@ -474,7 +474,11 @@ fn start_pool(
                     pool.clone(),
                 );
                 let mut spawner = SimWorker::spawner();
-                spawner.callback(move |p: Progress| {
+                spawner.callback(move |r: Reply| {
+                    let Reply::Progress(p) = r else {
+                        return;
+                    };
+                    let p = *p;
                     let Some(pool) = pool.upgrade() else {
                         return;
                     };

@@ -43,8 +43,6 @@ pub use schedlab_core::scenario::View;
 
 pub mod designer;
 mod designing;
-// The worker's capture and the Wake-up tab's view of it use the rest (next commits).
-#[allow(dead_code)]
 pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
