@@ -725,6 +725,16 @@ pub fn timeline(p: &Props) -> Html {
         let (at, w) = s.built.arrows.get(k)?;
         Some(hit_text(p, &Hit::Wake(i, *at, *w)))
     });
+    // Where the selected arrow is drawn (CSS px in the canvas) and what it chose: the
+    // browser tests click there.
+    let selected_at = u.selected.and_then(|(i, k)| {
+        let (at, w) = p.sides.get(i)?.built.arrows.get(k)?;
+        let ys = cpu_y(&lines, i, p.machine.cpus.len());
+        let ya = (*ys.get(usize::from(w.waker_cpu))?)?;
+        let yb = (*ys.get(usize::from(w.cpu))?)?;
+        let x = GUTTER + u.view.x_of(*at as f64, u.width - GUTTER) + 1.5;
+        Some((format!("{x:.1},{:.1}", (ya + yb) / 2.0), w.seq, w.cpu, i))
+    });
     let span = u.view.span();
     let shown = format!(
         "{} to {} shown",
@@ -743,6 +753,10 @@ pub fn timeline(p: &Props) -> Html {
                     aria-describedby="timeline-keys"
                     data-wakeups={p.sides.iter().map(|s| s.built.arrows.len().to_string()).collect::<Vec<_>>().join(",")}
                     data-view={format!("{:.0},{:.0}", u.view.t0, u.view.t1)}
+                    data-selected-xy={selected_at.as_ref().map(|s| s.0.clone())}
+                    data-selected-wake={selected_at.as_ref().map(|s| s.1.to_string())}
+                    data-selected-cpu={selected_at.as_ref().map(|s| s.2.to_string())}
+                    data-selected-side={selected_at.as_ref().map(|s| side_name(p.sides[s.3].side).to_lowercase())}
                     {onmousedown} {onmousemove} {onmouseup} {onmouseleave} {onkeydown} />
                 { for tip }
             </div>

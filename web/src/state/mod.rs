@@ -240,6 +240,8 @@ impl AppState {
             custom_prefill: (0, String::new()),
             sim_wake: None,
         };
+        // A link's simulated wake-up: captured again by re-running (use_capture).
+        st.sim_wake = st.scenario.wake.sim.map(SimWakeStatus::Capturing);
         st.fit_sim();
         st.refresh_wake();
         st
@@ -295,7 +297,9 @@ impl AppState {
     /// untouched default and another tab is open (links without one stay short).
     pub fn link_scenario(&self) -> Scenario {
         let mut s = self.scenario.clone();
-        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) {
+        // A simulated wake-up's reference names the simulation: it stays then.
+        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) && s.wake.sim.is_none()
+        {
             s.sim = None;
         }
         s
@@ -491,6 +495,25 @@ impl AppState {
             chosen_b: b.map(|o| o.decision.cpu),
             probes,
         })
+    }
+
+    /// Closes the simulated wake-up when its reference would now name another run:
+    /// the simulation changed, or the patch set of the side it came from.
+    fn close_stale_sim_wake(&mut self, before: &AppState) {
+        let Some(at) = self.scenario.wake.sim else {
+            self.sim_wake = None;
+            return;
+        };
+        let side_set = |st: &AppState| match at.side {
+            Side::A => Some(st.patches()),
+            Side::B => st.wake().compare,
+        };
+        // A new reference (opened, or a link loaded) is not stale.
+        let same_ref = before.scenario.wake.sim == Some(at);
+        if same_ref && (self.sim() != before.sim() || side_set(self) != side_set(before)) {
+            self.scenario.wake.sim = None;
+            self.sim_wake = None;
+        }
     }
 
     /// The captured simulated wake-up the Wake-up tab explains, once it is in.
@@ -862,11 +885,15 @@ impl Reducible for AppState {
             }
             Action::SimHeat(heat) => next.sim_heat = heat,
             Action::OpenSimWake(at) => {
+                if at.wake == 0 {
+                    return self;
+                }
+                next.scenario.wake.sim = Some(at);
                 next.sim_wake = Some(SimWakeStatus::Capturing(at));
                 next.scenario.view = View::Wakeup;
             }
             Action::SimWakeCaptured(at, got) => {
-                if self.sim_wake.as_ref().map(SimWakeStatus::at) != Some(at) {
+                if self.scenario.wake.sim != Some(at) {
                     return self;
                 }
                 next.sim_wake = Some(match got {
@@ -874,7 +901,10 @@ impl Reducible for AppState {
                     Err(e) => SimWakeStatus::Failed(at, e),
                 });
             }
-            Action::CloseSimWake => next.sim_wake = None,
+            Action::CloseSimWake => {
+                next.sim_wake = None;
+                next.scenario.wake.sim = None;
+            }
             Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
                 Ok(cpus) => {
@@ -909,6 +939,7 @@ impl Reducible for AppState {
                 }
             }
         }
+        next.close_stale_sim_wake(&self);
         next.refresh_wake();
         Rc::new(next)
     }
@@ -919,5 +950,7 @@ pub type AppContext = UseReducerHandle<AppState>;
 
 #[cfg(test)]
 mod designer_tests;
+#[cfg(test)]
+mod sim_wake_tests;
 #[cfg(test)]
 mod tests;

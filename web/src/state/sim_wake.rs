@@ -18,26 +18,26 @@
 //! The run a [`SimWakeRef`] names is the Simulate tab's setup as the page holds it,
 //! one point of it: the given side's patch set, seed `seed`, and the setup's workload
 //! at its own scale (a sweep's points are not addressed; the timeline records the same
-//! run). Since a run is deterministic, the reference alone reproduces the state: the
-//! captured file can be large (a few KiB on 16 CPUs, a few hundred KiB on 384), so the
-//! page keeps it in memory only and offers it as a download.
+//! run). Since a run is deterministic, the reference alone reproduces the state, and
+//! it is all the link carries (`scenario.wake.sim`): the captured file can be large
+//! (6-10 KiB on 32 CPUs, a few hundred KiB on 384), so the page keeps it in memory
+//! only and offers it as a download. A link holding a reference opens the Wake-up tab
+//! capturing it again. Changing the simulation, or the patch set of the side the
+//! wake-up came from, closes it (the reference would name another run).
 
 use std::rc::Rc;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::scenario::SimWakeAt;
 use schedlab_core::wakeup::scenario::WakeScenario;
 use schedlab_core::wakeup::WakeEnv;
 
 use super::{Side, WakeOutcome};
 
-/// Which simulated wake-up: the `wake`-th (from 1, as `schedlab run --capture-wake N`
-/// counts) of side `side`'s run with seed `seed`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SimWakeRef {
-    pub side: Side,
-    pub seed: u64,
-    pub wake: u32,
-}
+/// Which simulated wake-up: core's [`SimWakeAt`], the `wake`-th (from 1, as
+/// `schedlab run --capture-wake N` counts) of side `side`'s run with seed `seed`. The
+/// scenario (so the link) carries it in `wake.sim`.
+pub type SimWakeRef = SimWakeAt;
 
 /// A captured wake-up, as the worker returns it.
 #[derive(Clone, Debug)]
