@@ -18,6 +18,7 @@ mod export;
 mod format;
 mod hooks;
 mod line_diff;
+mod live;
 mod state;
 mod timeline;
 mod worker;

@@ -9,6 +9,22 @@
 //!  page ── Msg::Cancel { id } (or a newer Run) ────▶ the old run stops at its next batch
 //! ```
 //!
+//! The run the live view watches (`Msg::Run { record: true }`: the first seed of each
+//! side) also streams core's event record (`sim::record`), in core's wire format:
+//!
+//! ```text
+//!  LiveRun::with_recorder(cap LIVE_RUN_RECORDS) ── each batch ──▶ Progress.record:
+//!    RecordChunk { from, bytes: Recording::records_to_bytes(next ≤ LIVE_BATCH_RECORDS),
+//!                  wakeups, pending, left_out, truncated }        (a Uint8Array)
+//!  page: Recording::records_from_bytes ─▶ live::Feed (one per side) ─▶ the canvas
+//! ```
+//!
+//! So the page receives a contiguous prefix of the run's records: at most
+//! [`LIVE_BATCH_RECORDS`] (512 KiB) per batch, at most [`LIVE_RUN_RECORDS`] (8 MiB) per
+//! run; what the caps leave out is counted (`left_out`, and `wakeups` counts every
+//! wake-up, recorded or not), never silently lost. Recording only observes: the
+//! report and digest are the unrecorded run's (a test below).
+//!
 //! The messages are these serde types, carried by gloo-worker through [`Codec`]
 //! (serde-wasm-bindgen: structured clones, no JSON text). The worker only runs core;
 //! what the page shows of a run is decided here, in [`progress`], a plain function
@@ -17,12 +33,12 @@
 use std::time::Duration;
 
 use gloo_worker::{HandlerId, Registrable, WorkerScope};
-use schedlab_core::experiment::{LiveRun, RunReport, RunSpec};
+use schedlab_core::experiment::{LiveRun, RunReport};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::scenario::v1::SimSetupV1;
 use schedlab_core::scenario::MachineChoice;
-use schedlab_core::sim::record::{RecordConfig, MAX_RECORD_CAP};
-use schedlab_core::sim::SimTime;
+use schedlab_core::sim::record::MAX_RECORD_CAP;
+use schedlab_core::sim::{RecordConfig, Recording, SimTime};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -31,7 +47,17 @@ const SLICE_NS: u64 = 1_000_000;
 /// Wall time per batch of slices before the worker reports and yields.
 const BATCH_MS: f64 = 40.0;
 
+/// The most records one [`Progress`] carries: 16 Ki records, 512 KiB. A run that makes
+/// more per batch (a big machine) queues them in the worker for the next batches.
+pub const LIVE_BATCH_RECORDS: usize = 1 << 14;
+/// The most records a watched run streams (its recorder's cap): 256 Ki records, 8 MiB.
+/// On a 384-CPU machine with 128 busy tasks that is a few ms of simulated time; on a
+/// small one, seconds.
+pub const LIVE_RUN_RECORDS: usize = 1 << 18;
+
 /// What the page asks of a worker.
+// One message per run, sent and dropped: boxing the setup would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "kebab-case")]
 pub enum Msg {
@@ -44,6 +70,10 @@ pub enum Msg {
         machine: MachineChoice,
         patches: String,
         sim: SimSetupV1,
+        /// Stream this run's event record ([`Progress::record`]): the run the live
+        /// view watches. Off, the run has no recorder at all.
+        #[serde(default)]
+        record: bool,
     },
     /// Stop run `id` if it is still going.
     Cancel { id: u64 },
@@ -99,43 +129,6 @@ impl RecordJob {
     }
 }
 
-/// Bytes that cross the worker boundary as one `Uint8Array` (serde's bytes), not an
-/// array of numbers; JSON (the host tests) writes them as an array.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Bytes(pub Vec<u8>);
-
-impl Serialize for Bytes {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Bytes;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("bytes")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
-                Ok(Bytes(v.to_vec()))
-            }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
-                Ok(Bytes(v))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Bytes, A::Error> {
-                let mut v = Vec::with_capacity(a.size_hint().unwrap_or(0).min(1 << 20));
-                while let Some(b) = a.next_element::<u8>()? {
-                    v.push(b);
-                }
-                Ok(Bytes(v))
-            }
-        }
-        d.deserialize_byte_buf(V)
-    }
-}
-
 /// A captured wake-up as it crosses to the page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Captured {
@@ -154,7 +147,7 @@ pub struct Captured {
 pub struct Recorded {
     pub id: u64,
     /// `Recording::to_bytes` of the records kept.
-    pub records: Bytes,
+    pub records: RecordBytes,
     pub truncated: bool,
     /// Index of the first record after the warm-up (`u64::MAX`: none).
     pub measured_from: u64,
@@ -201,6 +194,105 @@ pub struct Progress {
     pub done: bool,
     pub error: Option<String>,
     pub report: Option<Report>,
+    /// The records made since the last progress (a recorded run only).
+    #[serde(default)]
+    pub record: Option<RecordChunk>,
+}
+
+/// A piece of a recorded run's event record, as core writes it on the wire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordChunk {
+    /// The index in the run's recording of the first record here (the chunks of a run
+    /// follow each other with no gap: each starts where the last ended).
+    pub from: u64,
+    /// [`Recording::records_to_bytes`]: `RECORD_BYTES` (32) per record.
+    pub bytes: RecordBytes,
+    /// Wake-ups the run has made so far, recorded or not.
+    pub wakeups: u32,
+    /// Tasks `0..workload_tasks` are the workload's; the rest are background tasks.
+    pub workload_tasks: u32,
+    /// The index of the first record after the warm-up (the metrics count from it);
+    /// `u64::MAX` while warming up.
+    pub measured_from: u64,
+    /// Records made but still queued in the worker ([`LIVE_BATCH_RECORDS`] a batch).
+    pub pending: u64,
+    /// Records the stream leaves out for good: past [`LIVE_RUN_RECORDS`], or still
+    /// queued when the run ended. They come after every record streamed.
+    pub left_out: u64,
+    /// Some records were left out (`left_out > 0`).
+    pub truncated: bool,
+}
+
+/// Bytes that cross to the page as one `Uint8Array` (serde's bytes, which
+/// serde-wasm-bindgen writes as a typed array), not as an array of numbers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordBytes(pub Vec<u8>);
+
+impl Serialize for RecordBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RecordBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("record bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<RecordBytes, E> {
+                Ok(RecordBytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<RecordBytes, E> {
+                Ok(RecordBytes(v))
+            }
+            // Text formats (the host tests' JSON) write bytes as a list of numbers.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RecordBytes, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+                while let Some(b) = seq.next_element()? {
+                    v.push(b);
+                }
+                Ok(RecordBytes(v))
+            }
+        }
+        d.deserialize_byte_buf(V)
+    }
+}
+
+/// The next chunk of `run`'s record after the `sent` records already posted (and
+/// moves `sent` on); `None` for a run without a recorder. At most
+/// [`LIVE_BATCH_RECORDS`]; once the run is done, what is still queued is left out.
+pub fn record_chunk(run: &LiveRun, sent: &mut usize) -> Option<RecordChunk> {
+    let rec = run.recording()?;
+    let from = (*sent).min(rec.records.len());
+    let to = rec.records.len().min(from + LIVE_BATCH_RECORDS);
+    *sent = to;
+    let queued = (rec.records.len() - to) as u64;
+    let (pending, left_out) = if run.done() {
+        (0, rec.dropped + queued)
+    } else {
+        (queued, rec.dropped)
+    };
+    Some(RecordChunk {
+        from: from as u64,
+        bytes: RecordBytes(Recording::records_to_bytes(&rec.records[from..to])),
+        wakeups: rec.wakeups,
+        workload_tasks: rec.workload_tasks,
+        // usize::MAX (still warming) is u32::MAX in wasm32: the wire says u64::MAX.
+        measured_from: if rec.measured_from == usize::MAX {
+            u64::MAX
+        } else {
+            rec.measured_from as u64
+        },
+        pending,
+        left_out,
+        truncated: left_out > 0,
+    })
 }
 
 /// A finished run's report: core's `RunReport` whole, so the page writes the CLI's
@@ -228,6 +320,7 @@ pub fn progress(id: u64, run: &LiveRun, busy_ms: f64, error: Option<String>) -> 
         done: run.done() || error.is_some(),
         error,
         report,
+        record: None,
     }
 }
 
@@ -267,7 +360,7 @@ pub fn recorded(
     });
     Recorded {
         id,
-        records: Bytes(if job.cap > 0 {
+        records: RecordBytes(if job.cap > 0 {
             rec.map(|r| r.to_bytes()).unwrap_or_default()
         } else {
             Vec::new()
@@ -320,7 +413,7 @@ pub fn record_now(
 pub fn record_failed(id: u64, error: String) -> Recorded {
     Recorded {
         id,
-        records: Bytes::default(),
+        records: RecordBytes::default(),
         truncated: false,
         measured_from: u64::MAX,
         wakeups: 0,
@@ -354,30 +447,52 @@ pub fn failed(id: u64, error: String) -> Progress {
         done: true,
         error: Some(error),
         report: None,
+        record: None,
     }
 }
 
-/// Builds the run a [`Msg::Run`] asks for: the machine and patches through the
-/// scenario's own validation, then the setup's `run_spec()`.
+/// [`start_with`] without a recorder (the host tests' plain run).
+#[cfg(test)]
 pub fn start(machine: &MachineChoice, patches: &str, sim: &SimSetupV1) -> Result<LiveRun, String> {
-    LiveRun::new(&spec_of(machine, patches, sim)?).map_err(|e| e.to_string())
+    start_with(machine, patches, sim, None)
 }
 
-/// The run a [`Msg::Record`] asks for: [`start`]'s, with the recorder on.
+/// Builds the run a [`Msg::Run`] asks for: the machine and patches through the
+/// scenario's own validation, then the setup's `run_spec()`; with core's event
+/// recorder on when `rc` is given.
+pub fn start_with(
+    machine: &MachineChoice,
+    patches: &str,
+    sim: &SimSetupV1,
+    rc: Option<RecordConfig>,
+) -> Result<LiveRun, String> {
+    let m = machine.build().map_err(|e| e.to_string())?;
+    let p: PatchSet = patches.parse().map_err(|e| format!("{patches}: {e}"))?;
+    let spec = sim.parse(&m).map_err(|e| e.to_string())?.run_spec(&m, p)?;
+    match rc {
+        Some(rc) => LiveRun::with_recorder(&spec, rc),
+        None => LiveRun::new(&spec),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// The run a [`Msg::Record`] asks for: [`start_with`] its job's recorder.
 pub fn start_recording(
     machine: &MachineChoice,
     patches: &str,
     sim: &SimSetupV1,
     job: &RecordJob,
 ) -> Result<LiveRun, String> {
-    LiveRun::with_recorder(&spec_of(machine, patches, sim)?, job.config())
-        .map_err(|e| e.to_string())
+    start_with(machine, patches, sim, Some(job.config()))
 }
 
-fn spec_of(machine: &MachineChoice, patches: &str, sim: &SimSetupV1) -> Result<RunSpec, String> {
-    let m = machine.build().map_err(|e| e.to_string())?;
-    let p: PatchSet = patches.parse().map_err(|e| format!("{patches}: {e}"))?;
-    sim.parse(&m).map_err(|e| e.to_string())?.run_spec(&m, p)
+/// What a watched run records: everything, up to [`LIVE_RUN_RECORDS`].
+pub fn live_record_config() -> RecordConfig {
+    RecordConfig {
+        cap: LIVE_RUN_RECORDS,
+        window: None,
+        capture_wake: Vec::new(),
+    }
 }
 
 /// `performance.now()` of the page or of the worker, in ms (0 outside a browser, and
@@ -431,6 +546,8 @@ struct Current {
     run: LiveRun,
     who: HandlerId,
     busy_ms: f64,
+    /// Records of its recording already posted (a watched run's stream).
+    sent: usize,
     /// A [`Msg::Record`]'s job: answered once, when satisfied.
     job: Option<RecordJob>,
 }
@@ -462,9 +579,11 @@ impl gloo_worker::Worker for SimWorker {
                 machine,
                 patches,
                 sim,
+                record,
             } => {
                 self.current = None;
-                match start(&machine, &patches, &sim) {
+                let rc = record.then(live_record_config);
+                match start_with(&machine, &patches, &sim, rc) {
                     Ok(run) => {
                         self.generations += 1;
                         self.current = Some(Current {
@@ -473,6 +592,7 @@ impl gloo_worker::Worker for SimWorker {
                             run,
                             who,
                             busy_ms: 0.0,
+                            sent: 0,
                             job: None,
                         });
                         scope.send_message(self.generations);
@@ -497,6 +617,7 @@ impl gloo_worker::Worker for SimWorker {
                             run,
                             who,
                             busy_ms: 0.0,
+                            sent: 0,
                             job: Some(job),
                         });
                         scope.send_message(self.generations);
@@ -542,7 +663,8 @@ impl gloo_worker::Worker for SimWorker {
                 done
             }
             None => {
-                let p = progress(c.id, &c.run, c.busy_ms, error);
+                let mut p = progress(c.id, &c.run, c.busy_ms, error);
+                p.record = record_chunk(&c.run, &mut c.sent);
                 let done = p.done;
                 scope.respond(c.who, Reply::Progress(Box::new(p)));
                 done
@@ -563,6 +685,7 @@ impl gloo_worker::Worker for SimWorker {
 #[cfg(test)]
 mod tests {
     use schedlab_core::experiment::{self, RunSpec};
+    use schedlab_core::sim::record::{RecordKind, RECORD_BYTES};
     use schedlab_core::workload::Workload;
 
     use super::*;
@@ -754,6 +877,98 @@ mod tests {
         assert!(early.trace.is_none() && !early.records.0.is_empty());
     }
 
+    /// Recording only observes: a watched run reports what the unwatched one does,
+    /// and its chunks, each within the batch cap and crossing serde, add up to the
+    /// whole recording with every wake-up in it.
+    #[test]
+    fn a_recorded_run_streams_its_record_and_reports_the_same() {
+        let sim = SimSetupV1 {
+            workload: Workload::Tbench { clients: 8 },
+            cpus: "node0".to_string(),
+            duration_ms: 10,
+            seed: 2,
+            seeds: 1,
+            sweep: Vec::new(),
+        };
+        let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+        let mut plain = start(&machine, "6.6", &sim).unwrap();
+        plain.finish().unwrap();
+        let rc = live_record_config();
+        let mut rec = start_with(&machine, "6.6", &sim, Some(rc)).unwrap();
+        let (mut sent, mut bytes, mut chunks) = (0, Vec::new(), 0);
+        let last = loop {
+            let done = rec.advance(100_000).unwrap();
+            let p = progress(1, &rec, 0.0, None);
+            let mut p = p;
+            p.record = record_chunk(&rec, &mut sent);
+            let back: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+            assert_eq!(back, p);
+            let c = back.record.expect("a recorded run streams");
+            assert_eq!(c.from as usize * RECORD_BYTES, bytes.len(), "no gap");
+            assert!(c.bytes.0.len() <= LIVE_BATCH_RECORDS * RECORD_BYTES);
+            bytes.extend_from_slice(&c.bytes.0);
+            chunks += 1;
+            if done {
+                break c;
+            }
+        };
+        assert_eq!(rec.report(), plain.report(), "the same run");
+        let whole = rec.recording().unwrap();
+        assert!(chunks > 10 && !whole.truncated);
+        assert_eq!((last.pending, last.left_out, last.truncated), (0, 0, false));
+        assert_eq!(
+            Recording::records_from_bytes(&bytes).unwrap(),
+            whole.records
+        );
+        let wakes = whole
+            .records
+            .iter()
+            .filter(|r| matches!(r.kind, RecordKind::Wake(_)))
+            .count();
+        assert_eq!(wakes as u32, last.wakeups);
+        assert!(wakes > 100, "{wakes}");
+        // An unrecorded run streams nothing.
+        assert_eq!(record_chunk(&plain, &mut 0), None);
+    }
+
+    /// Past the batch cap records queue in the worker; at the end what is still
+    /// queued (and what the run cap dropped) is counted as left out.
+    #[test]
+    fn the_caps_bound_the_stream_and_count_what_they_leave_out() {
+        let sim = SimSetupV1 {
+            workload: Workload::Tbench { clients: 32 },
+            cpus: "all".to_string(),
+            duration_ms: 20,
+            seed: 1,
+            seeds: 1,
+            sweep: Vec::new(),
+        };
+        let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+        let rc = RecordConfig {
+            cap: 3 * LIVE_BATCH_RECORDS,
+            ..live_record_config()
+        };
+        let mut run = start_with(&machine, "6.6", &sim, Some(rc)).unwrap();
+        run.advance(5_000_000).unwrap();
+        let mut sent = 0;
+        let c = record_chunk(&run, &mut sent).unwrap();
+        let made = run.recording().unwrap().records.len();
+        assert!(made > LIVE_BATCH_RECORDS, "{made}");
+        assert_eq!(c.bytes.0.len(), LIVE_BATCH_RECORDS * RECORD_BYTES);
+        assert_eq!(c.pending as usize, made - LIVE_BATCH_RECORDS);
+        run.finish().unwrap();
+        let c = record_chunk(&run, &mut sent).unwrap();
+        let r = run.recording().unwrap();
+        assert!(r.truncated && r.dropped > 0);
+        assert_eq!(c.from as usize, LIVE_BATCH_RECORDS);
+        assert_eq!(c.pending, 0);
+        assert_eq!(
+            c.left_out,
+            r.dropped + (r.records.len() - 2 * LIVE_BATCH_RECORDS) as u64
+        );
+        assert!(c.truncated);
+    }
+
     #[test]
     fn a_run_that_cannot_start_says_why() {
         let sim = SimSetupV1 {
@@ -772,6 +987,7 @@ mod tests {
             machine,
             patches: "6.6".into(),
             sim,
+            record: true,
         };
         let text = serde_json::to_string(&msg).unwrap();
         assert_eq!(serde_json::from_str::<Msg>(&text).unwrap(), msg);

@@ -7,6 +7,8 @@
 //!     (worker.rs, in the workers: LiveRun in batches ─▶ Progress after each)
 //!  hooks/use_run.rs          Progress ─▶ RunView.results[point] ─▶ next point ─▶ force_update
 //!  components/chart.rs       SimPanel passes RunView's series ─▶ <Chart> draws them
+//!  live/                     the first seed of each side streams its event record:
+//!                            Progress.record ─▶ RunView.live[side] (a live::Feed)
 //! ```
 //!
 //! So a click's way to the chart reads in three files: the input that changed the
@@ -37,6 +39,7 @@ use schedlab_core::scenario::{MachineChoice, ScenarioMachine, SimSetup};
 use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
+use crate::live::Feed;
 use crate::state::{Action, AppContext, AppState};
 use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
@@ -119,6 +122,9 @@ pub struct RunView {
     pub started_ms: f64,
     pub finished_ms: Option<f64>,
     pub stopped: bool,
+    /// Per side, the event record its first seed streams (at the first scale): what
+    /// the live view plays. Shared with the view, which reads it each frame.
+    pub live: Vec<Rc<RefCell<Feed>>>,
 }
 
 impl RunView {
@@ -143,9 +149,14 @@ impl RunView {
                 })
             })
             .collect();
+        let live = patches
+            .iter()
+            .map(|p| Rc::new(RefCell::new(Feed::new(p.to_string(), sim.seed))))
+            .collect();
         RunView {
             id,
             key,
+            live,
             labels: patches.iter().map(ToString::to_string).collect(),
             machine: state.scenario.machine.choice().clone(),
             sim,
@@ -203,12 +214,19 @@ impl RunView {
                 seeds: 1,
                 ..self.sim.clone()
             }),
+            record: self.watched(slot).is_some(),
         });
+    }
+
+    /// The side whose live feed point `slot` is: the first points, one per side, are
+    /// the first seed at the first scale (see [`RunView::new`]'s order).
+    fn watched(&self, slot: usize) -> Option<usize> {
+        (slot < self.labels.len()).then(|| self.points[slot].side)
     }
 
     /// Takes worker `w`'s progress on its point; when the point is done, hands the
     /// worker the next one. True when this finished the whole run.
-    fn take(&mut self, w: usize, p: Progress, workers: &[WorkerBridge<SimWorker>]) -> bool {
+    fn take(&mut self, w: usize, mut p: Progress, workers: &[WorkerBridge<SimWorker>]) -> bool {
         // An older run's last words, or a worker with nothing to do.
         let Some(slot) = self
             .assigned
@@ -220,6 +238,12 @@ impl RunView {
             return false;
         };
         let next = p.done && p.error.is_none() && !self.stopped;
+        // The record goes to the side's feed, not into the kept progress.
+        if let (Some(c), Some(side)) = (p.record.take(), self.watched(slot)) {
+            if let Some(f) = self.live.get(side) {
+                f.borrow_mut().push(&c, p.done);
+            }
+        }
         self.results[slot] = Some(p);
         if next {
             self.hand_out(w, workers);
@@ -646,6 +670,7 @@ mod tests {
             completion: false,
             done: true,
             error: None,
+            record: None,
             report: Some(Report {
                 value,
                 events: 1,
