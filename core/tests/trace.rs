@@ -198,6 +198,15 @@ fn records_go_through_bytes_and_back() {
     let bytes = rec.to_bytes();
     assert_eq!(bytes.len(), rec.records.len() * RECORD_BYTES);
     assert_eq!(Recording::records_from_bytes(&bytes).unwrap(), rec.records);
+    // Posted in pieces (as the page's worker streams it), the bytes are the same.
+    let cut = rec.records.len() / 3;
+    let mut pieces = Recording::records_to_bytes(&rec.records[..cut]);
+    pieces.extend(Recording::records_to_bytes(&rec.records[cut..]));
+    assert_eq!(pieces, bytes);
+    assert_eq!(
+        Recording::records_from_bytes(&pieces[cut * RECORD_BYTES..]).unwrap(),
+        rec.records[cut..]
+    );
     // Every kind the cookie run makes is in there, force idle and idle exits too.
     for want in ["switch", "wake", "idle-enter", "idle-exit", "force-idle"] {
         assert!(

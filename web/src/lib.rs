@@ -26,7 +26,9 @@ mod export;
 mod format;
 mod hooks;
 mod line_diff;
+mod live;
 mod state;
+mod timeline;
 pub mod worker;
 
 /// The page's entry: draws the app into the document's body.

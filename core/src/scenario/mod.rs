@@ -219,6 +219,23 @@ pub struct WakeSetup {
     pub cookies: Vec<CookieRule>,
     /// The wakee's `p->core_cookie` (0: none).
     pub wakee_cookie: u64,
+    /// A simulated wake-up the page explains in place of the hand-set one above (which
+    /// stays, for the way back): a reference, not the state, which the page gets back
+    /// by re-running the simulation (deterministic) up to that wake-up.
+    pub sim: Option<SimWakeAt>,
+}
+
+/// A wake-up of one of the Simulate tab's runs: the `wake`-th (from 1, as `schedlab
+/// run --capture-wake N` counts) of side `side`'s run of the scenario's simulation
+/// with seed `seed`, at the simulation's own scale. A link carries this reference,
+/// never the captured state (which is every CPU's runqueue: kilobytes to hundreds of
+/// kilobytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimWakeAt {
+    pub side: Side,
+    pub seed: u64,
+    pub wake: u32,
 }
 
 /// Some CPUs running tasks of one core-scheduling cookie (seed 04's setting).
@@ -250,6 +267,7 @@ impl WakeSetup {
             compare: None,
             cookies: Vec::new(),
             wakee_cookie: 0,
+            sim: None,
         }
     }
 }

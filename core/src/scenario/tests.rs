@@ -551,6 +551,11 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                         Vec::new()
                     },
                     wakee_cookie: u64::from(sync) * (seed % 2),
+                    sim: (seed % 3 == 0).then_some(SimWakeAt {
+                        side: if sync { Side::B } else { Side::A },
+                        seed: seed >> 3,
+                        wake: a + 1,
+                    }),
                 };
                 s.lesson = (seed % 4 == 0).then_some(LessonStep {
                     lesson: a % 6 + 1,
@@ -691,4 +696,34 @@ fn cookies_and_a_lesson_step_round_trip_and_old_links_keep_their_bytes() {
         let e = decode(&format!("v1:{}", b64(json.to_string().as_bytes()))).expect_err(bad);
         assert!(e.to_string().contains("LESSON.STEP"), "{bad}: {e}");
     }
+}
+
+/// A simulated wake-up's reference rides in the link's `wake` block, round-trips,
+/// keeps old links' encoding (absent when unset), and wake-up 0 is refused.
+#[test]
+fn a_simulated_wake_ups_reference_rides_in_the_link() {
+    let mut s = Scenario::preset("kunpeng920-6426", "6.6".parse().unwrap()).unwrap();
+    let plain = encode(&s);
+    s.wake.sim = Some(SimWakeAt {
+        side: Side::B,
+        seed: 7,
+        wake: 1234,
+    });
+    let back = decode(&encode(&s)).unwrap();
+    assert_eq!(back.wake.sim, s.wake.sim);
+    let json = serde_json::to_string(&v1::ScenarioV1::from(&s)).unwrap();
+    assert!(
+        json.contains(r#""sim":{"side":"b","seed":7,"wake":1234}"#),
+        "{json}"
+    );
+    s.wake.sim = None;
+    assert_eq!(encode(&s), plain);
+    let bad = json.replace(r#""wake":1234"#, r#""wake":0"#);
+    let e = decode(&format!("v1:{}", base64_url(&bad))).unwrap_err();
+    assert!(e.to_string().contains("numbered from 1"), "{e}");
+}
+
+fn base64_url(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
 }

@@ -314,8 +314,14 @@ impl Recording {
     /// 5), then the kind's fields in their declaration order, zero-padded. The
     /// worker posts these bytes; [`Recording::records_from_bytes`] reads them back.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.records.len() * RECORD_BYTES);
-        for r in &self.records {
+        Recording::records_to_bytes(&self.records)
+    }
+
+    /// [`Recording::to_bytes`] of any run of records, e.g. the ones a worker has not
+    /// posted yet (the page's live view streams a recording in pieces).
+    pub fn records_to_bytes(records: &[Record]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(records.len() * RECORD_BYTES);
+        for r in records {
             let mut w = Wire([0; RECORD_BYTES], 0);
             w.u64(r.at_ns);
             match r.kind {

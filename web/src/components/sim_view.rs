@@ -19,6 +19,7 @@ use crate::components::chart::{Chart, Series, XAxis};
 use crate::components::export_bar::{sim_files, ExportBar};
 use crate::components::sim_results::{change, results, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
+use crate::components::timeline_panel::TimelinePanel;
 use crate::components::wakeup_view::kernel_pickers;
 use crate::export::file_stem;
 use crate::format::{cli_lines, fmt_ms, scale_label};
@@ -100,6 +101,10 @@ pub fn sim_panel() -> Html {
         },
         _ => html! {},
     };
+    let warmup_ns = v
+        .as_ref()
+        .and_then(|v| v.first())
+        .map_or(0, |p| p.warmup_ns);
     let cli_machine = if state.preset() == CUSTOM {
         "FILE.json"
     } else {
@@ -126,6 +131,9 @@ pub fn sim_panel() -> Html {
             { kernel_pickers(&state) }
             { table }
             { exports }
+            if state.held.is_none() {
+                <TimelinePanel warmup_ns={warmup_ns} />
+            }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}): ") }
                 { for cli.iter().map(|l| html! { <code>{ l }</code> }) }

@@ -7,6 +7,8 @@
 //!     (worker.rs, in the workers: LiveRun in batches ─▶ Progress after each)
 //!  hooks/use_run.rs          Progress ─▶ RunView.results[point] ─▶ next point ─▶ force_update
 //!  components/chart.rs       SimPanel passes RunView's series ─▶ <Chart> draws them
+//!  live/                     the first seed of each side streams its event record:
+//!                            Progress.record ─▶ RunView.live[side] (a live::Feed)
 //! ```
 //!
 //! So a click's way to the chart reads in three files: the input that changed the
@@ -39,8 +41,9 @@ use schedlab_core::scenario::{MachineChoice, ScenarioMachine, SimSetup};
 use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
+use crate::live::Feed;
 use crate::state::{Action, AppContext, AppState};
-use crate::worker::{now_ms, Codec, Msg, Progress, Report, SimWorker};
+use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
 /// The loader each worker starts from (see `static/worker.js`).
 const WORKER_JS: &str = "static/worker.js";
@@ -121,6 +124,9 @@ pub struct RunView {
     pub started_ms: f64,
     pub finished_ms: Option<f64>,
     pub stopped: bool,
+    /// Per side, the event record its first seed streams (at the first scale): what
+    /// the live view plays. Shared with the view, which reads it each frame.
+    pub live: Vec<Rc<RefCell<Feed>>>,
 }
 
 impl RunView {
@@ -145,9 +151,14 @@ impl RunView {
                 })
             })
             .collect();
+        let live = patches
+            .iter()
+            .map(|p| Rc::new(RefCell::new(Feed::new(p.to_string(), sim.seed))))
+            .collect();
         RunView {
             id,
             key,
+            live,
             labels: patches.iter().map(ToString::to_string).collect(),
             machine: state.scenario.machine.choice().clone(),
             sim,
@@ -199,6 +210,7 @@ impl RunView {
             machine: self.machine.clone(),
             patches: self.labels[pt.side].clone(),
             sim: self.point_setup(pt),
+            record: self.watched(slot).is_some(),
         });
     }
 
@@ -213,9 +225,15 @@ impl RunView {
         })
     }
 
+    /// The side whose live feed point `slot` is: the first points, one per side, are
+    /// the first seed at the first scale (see [`RunView::new`]'s order).
+    fn watched(&self, slot: usize) -> Option<usize> {
+        (slot < self.labels.len()).then(|| self.points[slot].side)
+    }
+
     /// Takes worker `w`'s progress on its point; when the point is done, hands the
     /// worker the next one. True when this finished the whole run.
-    fn take(&mut self, w: usize, p: Progress, workers: &[WorkerBridge<SimWorker>]) -> bool {
+    fn take(&mut self, w: usize, mut p: Progress, workers: &[WorkerBridge<SimWorker>]) -> bool {
         // An older run's last words, or a worker with nothing to do.
         let Some(slot) = self
             .assigned
@@ -227,6 +245,12 @@ impl RunView {
             return false;
         };
         let next = p.done && p.error.is_none() && !self.stopped;
+        // The record goes to the side's feed, not into the kept progress.
+        if let (Some(c), Some(side)) = (p.record.take(), self.watched(slot)) {
+            if let Some(f) = self.live.get(side) {
+                f.borrow_mut().push(&c, p.done);
+            }
+        }
         self.results[slot] = Some(p);
         if next {
             self.hand_out(w, workers);
@@ -481,7 +505,11 @@ fn start_pool(
                     pool.clone(),
                 );
                 let mut spawner = SimWorker::spawner();
-                spawner.callback(move |p: Progress| {
+                spawner.callback(move |r: Reply| {
+                    let Reply::Progress(p) = r else {
+                        return;
+                    };
+                    let p = *p;
                     let Some(pool) = pool.upgrade() else {
                         return;
                     };
@@ -649,6 +677,7 @@ mod tests {
             completion: false,
             done: true,
             error: None,
+            record: None,
             report: Some(Report {
                 value,
                 events: 1,

@@ -44,8 +44,10 @@ pub use schedlab_core::scenario::View;
 
 pub mod designer;
 mod designing;
+pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
+pub use sim_wake::{SimWake, SimWakeRef, SimWakeStatus};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
 
@@ -112,6 +114,9 @@ pub struct AppState {
     /// designer's "edit as JSON"), and a count that changes with each, so the form
     /// starts over.
     pub custom_prefill: (u32, String),
+    /// A simulated wake-up the Wake-up tab explains in place of the hand-set one
+    /// (`state::sim_wake`); `None`: the hand-set wake-up. Not part of the link.
+    pub sim_wake: Option<SimWakeStatus>,
 }
 
 pub enum Action {
@@ -192,6 +197,16 @@ pub enum Action {
     /// The designer's way out for a machine it cannot draw as counts: the
     /// custom-machine form, holding the machine's per-CPU JSON.
     EditAsJson,
+    /// Explain a simulated wake-up: the Wake-up tab opens, and a worker re-runs that
+    /// side's run (the Simulate tab's setup with `seed`, deterministic) up to wake-up
+    /// `wake` and captures its state (`hooks::use_record`), which both sides then
+    /// decide. The timeline's arrows and the live drawing dispatch it.
+    OpenSimWake(SimWakeRef),
+    /// The worker's answer to [`Action::OpenSimWake`] (ignored if another wake-up
+    /// was asked for meanwhile).
+    SimWakeCaptured(SimWakeRef, Result<SimWake, String>),
+    /// Back to the hand-set wake-up.
+    CloseSimWake,
 }
 
 /// The simulation a page opens with, before anyone changes it.
@@ -226,7 +241,10 @@ impl AppState {
             held: None,
             designer: None,
             custom_prefill: (0, String::new()),
+            sim_wake: None,
         };
+        // A link's simulated wake-up: captured again by re-running (use_capture).
+        st.sim_wake = st.scenario.wake.sim.map(SimWakeStatus::Capturing);
         st.fit_sim();
         st.refresh_wake();
         st
@@ -282,7 +300,9 @@ impl AppState {
     /// untouched default and another tab is open (links without one stay short).
     pub fn link_scenario(&self) -> Scenario {
         let mut s = self.scenario.clone();
-        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) {
+        // A simulated wake-up's reference names the simulation: it stays then.
+        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) && s.wake.sim.is_none()
+        {
             s.sim = None;
         }
         s
@@ -465,14 +485,46 @@ impl AppState {
             }
         }
         let w = &self.scenario.wake;
+        let (busy, waker, prev) = self
+            .captured()
+            .zip(self.env_a.get().ok())
+            .and_then(|(c, env)| c.marks(env))
+            .unwrap_or_else(|| (w.busy.clone(), w.waker, w.prev));
         Some(WakeMarks {
-            busy: w.busy.clone(),
-            waker: w.waker,
-            prev: w.prev,
+            busy,
+            waker,
+            prev,
             chosen_a: a.map(|o| o.decision.cpu),
             chosen_b: b.map(|o| o.decision.cpu),
             probes,
         })
+    }
+
+    /// Closes the simulated wake-up when its reference would now name another run:
+    /// the simulation changed, or the patch set of the side it came from.
+    fn close_stale_sim_wake(&mut self, before: &AppState) {
+        let Some(at) = self.scenario.wake.sim else {
+            self.sim_wake = None;
+            return;
+        };
+        let side_set = |st: &AppState| match at.side {
+            Side::A => Some(st.patches()),
+            Side::B => st.wake().compare,
+        };
+        // A new reference (opened, or a link loaded) is not stale.
+        let same_ref = before.scenario.wake.sim == Some(at);
+        if same_ref && (self.sim() != before.sim() || side_set(self) != side_set(before)) {
+            self.scenario.wake.sim = None;
+            self.sim_wake = None;
+        }
+    }
+
+    /// The captured simulated wake-up the Wake-up tab explains, once it is in.
+    pub fn captured(&self) -> Option<&SimWake> {
+        match &self.sim_wake {
+            Some(SimWakeStatus::Ready(w)) => Some(w),
+            _ => None,
+        }
     }
 
     /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
@@ -485,13 +537,18 @@ impl AppState {
             machine: self.scenario.machine.clone(),
             patches: self.scenario.patches,
             wake: self.scenario.wake.clone(),
+            sim: self.captured().cloned(),
         };
         if self.wake_key.as_ref() == Some(&key) {
             return;
         }
         let s = &self.scenario;
+        let captured = key.sim.as_ref();
         let decide = |env: &Env| -> Result<Rc<WakeOutcome>, String> {
             let env = env.get()?;
+            if let Some(w) = captured {
+                return w.decide(env).map(Rc::new);
+            }
             let (decision, trace) = s.decide_in(env).map_err(|e| e.to_string())?;
             Ok(Rc::new(WakeOutcome {
                 patches: env.patches,
@@ -683,6 +740,10 @@ impl Reducible for AppState {
                 if self.tab() != View::Wakeup {
                     return self.reduce(Action::SelectCpu(cpu));
                 }
+                // A captured wake-up's inputs are the simulation's: not edited here.
+                if self.sim_wake.is_some() {
+                    return self;
+                }
                 match self.click() {
                     ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
                     ClickMode::Waker => wake.waker = cpu,
@@ -830,6 +891,27 @@ impl Reducible for AppState {
                 return Rc::new(st);
             }
             Action::SimHeat(heat) => next.sim_heat = heat,
+            Action::OpenSimWake(at) => {
+                if at.wake == 0 {
+                    return self;
+                }
+                next.scenario.wake.sim = Some(at);
+                next.sim_wake = Some(SimWakeStatus::Capturing(at));
+                next.scenario.view = View::Wakeup;
+            }
+            Action::SimWakeCaptured(at, got) => {
+                if self.scenario.wake.sim != Some(at) {
+                    return self;
+                }
+                next.sim_wake = Some(match got {
+                    Ok(w) => SimWakeStatus::Ready(w),
+                    Err(e) => SimWakeStatus::Failed(at, e),
+                });
+            }
+            Action::CloseSimWake => {
+                next.sim_wake = None;
+                next.scenario.wake.sim = None;
+            }
             Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
                 Ok(cpus) => {
@@ -864,6 +946,7 @@ impl Reducible for AppState {
                 }
             }
         }
+        next.close_stale_sim_wake(&self);
         next.refresh_wake();
         Rc::new(next)
     }
@@ -874,5 +957,7 @@ pub type AppContext = UseReducerHandle<AppState>;
 
 #[cfg(test)]
 mod designer_tests;
+#[cfg(test)]
+mod sim_wake_tests;
 #[cfg(test)]
 mod tests;
