@@ -1841,8 +1841,8 @@ LIVE = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 2}, "cpus":
                            "duration_ms": 2, "seed": 1})
 # The big one: 64 tbench pairs over epyc9654-2p's 384 CPUs.
 LIVE_EPYC = {
-    "machine": "epyc9654-2p", "patches": "6.8", "view": "simulate",
-    "wake": {"compare": "6.8+cluster"},
+    "machine": "epyc9654-2p", "patches": "6.6", "view": "simulate",
+    "wake": {"compare": "6.6+cluster"},
     "sim": {"workload": {"kind": "tbench", "clients": 64}, "cpus": "all",
             "duration_ms": 20, "seed": 1},
 }
@@ -1860,7 +1860,6 @@ def live(page, cfg):
     native CLI's count), a marker per task; stepping plays one wake-up at a time; a
     click on an arrow (or Enter on a listed wake-up) names that wake-up and its chosen
     CPU; on epyc9654-2p with 64 pairs it reports the frame rate and draw time."""
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
     page.open(fragment(LIVE))
     page.wait_for(".sim-status.done", timeout=180)
@@ -1936,9 +1935,13 @@ def live(page, cfg):
         check(got and page.attrs("#live-selected", "data-cpu") == [oldest[1]],
               f"Enter on a listed wake-up picks it (got {got}, want {oldest})")
         x, y = (float(v) for v in a["lastArrow" + "AB"[side]].split(","))
-        canvas = page.all(f"#live-canvas-{side}")[0]
-        w, h = canvas.size["width"], canvas.size["height"]
-        ActionChains(page.driver).move_to_element_with_offset(canvas, x - w / 2, y - h / 2).click().perform()
+        # A click at the arrow's middle (client coordinates; +1 for the canvas border).
+        page.js("""const c = document.querySelector(arguments[0]);
+                   c.scrollIntoView({block: 'center'});
+                   const r = c.getBoundingClientRect();
+                   c.dispatchEvent(new MouseEvent('click', {bubbles: true,
+                     clientX: r.left + 1 + arguments[1], clientY: r.top + 1 + arguments[2]}));""",
+                f"#live-canvas-{side}", x, y)
         picked = page.until(lambda: (lambda s: s if s == [newest[0]] else None)(
             page.attrs("#live-selected", "data-wake")), timeout=5)
         picked_cpu = page.attrs("#live-selected", "data-cpu")
@@ -1958,6 +1961,7 @@ def live(page, cfg):
         page.until(lambda: int(live_attrs(page).get("recordsB", "0")) > 20000, timeout=120)
         time.sleep(4)
         slow = live_attrs(page)
+        page.js("document.querySelector('#live-canvas-0').scrollIntoView({block: 'end'})")
         page.screenshot(cfg["shot"].replace(".png", "-live-1280.png"))
         page.js("const s = document.querySelector('#live-speed'); s.value = '13';"
                 "s.dispatchEvent(new Event('input', {bubbles: true}));")
@@ -1975,7 +1979,7 @@ def live(page, cfg):
               f"epyc9654-2p: a frame draws within a 60 fps budget (avg {slow.get('drawMs')} ms)")
         with emulated_scheme(page, "dark"):
             time.sleep(1)
-            page.js("document.querySelector('.live-view').scrollIntoView()")
+            page.js("document.querySelector('#live-canvas-0').scrollIntoView({block: 'end'})")
             page.screenshot(cfg["shot"].replace(".png", "-live-1280-dark.png"))
         set_viewport(page, 390, 844)
         time.sleep(1)

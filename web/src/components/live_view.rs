@@ -206,9 +206,10 @@ impl Live {
             let side = if i == 0 { "A" } else { "B" };
             let label = labels.get(i).map_or("", String::as_str);
             s.push_str(&format!(
-                " · {side} ({label}): {} wake-ups, {} crossed a cluster, {} moves",
+                " · {side} ({label}): {} wake-ups, {} crossed a cluster, {} left the LLC, {} moves",
                 p.wakes,
                 p.crossed_cluster(),
+                p.left_llc(),
                 p.moves
             ));
         }

@@ -13,6 +13,10 @@
 //!                 ARROW_FRAMES frames; a ring round the CPU for a same-CPU wake-up
 //! ```
 //!
+//! The colour is the record's `dist`, the distance the metrics count: from the
+//! waker's CPU, or from prev for a wake-up from interrupt context (a timer), whose
+//! arrow still starts at the CPU the interrupt ran on.
+//!
 //! A frame allocates nothing that grows with the machine: colours are looked up in
 //! vectors built when a task or the theme first shows up, and the per-CPU scratch
 //! is reused.

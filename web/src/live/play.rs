@@ -245,6 +245,11 @@ impl Player {
             + self.by_dist[Distance::OtherNode as usize]
     }
 
+    /// Wake-ups placed in another LLC or node than the waker's.
+    pub fn left_llc(&self) -> u32 {
+        self.by_dist[Distance::OtherLlc as usize] + self.by_dist[Distance::OtherNode as usize]
+    }
+
     /// Tasks with a known CPU: the markers drawn.
     pub fn markers(&self) -> usize {
         self.task_cpu.iter().filter(|&&c| c != NO_CPU).count()
@@ -318,6 +323,7 @@ mod tests {
         assert!(p.cpus.iter().any(|c| matches!(c, CpuState::Running(_))));
         assert!(p.cpus.iter().any(|c| matches!(c, CpuState::Idle(_))));
         assert_eq!(p.by_dist.iter().sum::<u32>(), p.wakes);
+        assert!(p.left_llc() <= p.crossed_cluster() && p.crossed_cluster() <= p.wakes);
     }
 
     /// One wake-up at a time: each step plays exactly one, in the run's order.
