@@ -7,6 +7,7 @@
 //!  use_run.rs      use_run(state) ─▶ RunView   (the workers and the run's points)
 //!  chart.rs        Chart                       (plotters, SVG)
 //!  sim_results.rs  change, results, sweep_table
+//!  live_view.rs    LiveView                    (the run's event record, played on a canvas)
 //!  format.rs       numbers and the `schedlab` command lines
 //! ```
 
@@ -17,6 +18,7 @@ use yew::prelude::*;
 
 use crate::components::chart::{Chart, Series, XAxis};
 use crate::components::export_bar::{sim_files, ExportBar};
+use crate::components::live_view::LiveView;
 use crate::components::sim_results::{change, results, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::timeline_panel::TimelinePanel;
@@ -91,6 +93,21 @@ pub fn sim_panel() -> Html {
         }
         _ => (html! {}, html! {}),
     };
+    // The watched runs' records (the first seed of each side). A click on a wake-up
+    // shows it in the view; `on_wake` is where the Wake-up tab will take it from.
+    let live = match v.as_ref() {
+        Some(v) if v.error().is_none() => {
+            let report_wakeups = v
+                .sides()
+                .iter()
+                .map(|p| p.report.as_ref().map(|r| r.metrics.wakeups))
+                .collect::<Vec<_>>();
+            html! {
+                <LiveView machine={state.machine().clone()} feeds={v.live.clone()} {report_wakeups} />
+            }
+        }
+        _ => html! {},
+    };
     let machine = state.machine().name.clone();
     let exports = match v.as_ref() {
         Some(v) if v.done() && v.error().is_none() => match sim_files(v, &machine, example) {
@@ -128,6 +145,7 @@ pub fn sim_panel() -> Html {
                 { status }
             </div>
             { graph }
+            { live }
             { kernel_pickers(&state) }
             { table }
             { exports }

@@ -41,7 +41,7 @@ use schedlab_core::scenario::{MachineChoice, ScenarioMachine, SimSetup};
 use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
-use crate::live::Feed;
+use crate::live::{Feed, Feeds};
 use crate::state::{Action, AppContext, AppState};
 use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
@@ -126,7 +126,7 @@ pub struct RunView {
     pub stopped: bool,
     /// Per side, the event record its first seed streams (at the first scale): what
     /// the live view plays. Shared with the view, which reads it each frame.
-    pub live: Vec<Rc<RefCell<Feed>>>,
+    pub live: Feeds,
 }
 
 impl RunView {
@@ -151,10 +151,12 @@ impl RunView {
                 })
             })
             .collect();
-        let live = patches
-            .iter()
-            .map(|p| Rc::new(RefCell::new(Feed::new(p.to_string(), sim.seed))))
-            .collect();
+        let live = Feeds(
+            patches
+                .iter()
+                .map(|p| Rc::new(RefCell::new(Feed::new(p.to_string(), sim.seed))))
+                .collect(),
+        );
         RunView {
             id,
             key,
@@ -247,7 +249,7 @@ impl RunView {
         let next = p.done && p.error.is_none() && !self.stopped;
         // The record goes to the side's feed, not into the kept progress.
         if let (Some(c), Some(side)) = (p.record.take(), self.watched(slot)) {
-            if let Some(f) = self.live.get(side) {
+            if let Some(f) = self.live.0.get(side) {
                 f.borrow_mut().push(&c, p.done);
             }
         }
