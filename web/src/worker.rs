@@ -549,7 +549,7 @@ struct Current {
     job: Option<RecordJob>,
 }
 
-/// A simulation worker: one run at a time, in batches of [`BATCH_MS`], reporting after
+/// A simulation worker: one run at a time, in batches of `BATCH_MS`, reporting after
 /// each; a newer run (or a cancel) takes the place of the current one.
 pub struct SimWorker {
     current: Option<Current>,
