@@ -94,7 +94,19 @@ struct Point {
 pub struct Row {
     pub threads: u32,
     pub values: Vec<Option<f64>>,
+    /// Each side's 95% interval over the seeds (none with one seed).
+    pub spread: Vec<Option<(f64, f64)>>,
     pub change: Option<Estimate>,
+}
+
+/// One side's throughput over the measured window, per sampling interval, over the
+/// seeds that have reached it: the mean, and with two or more the 95% interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveSeries {
+    /// Per interval, in order.
+    pub points: Vec<Estimate>,
+    /// The sampling interval, ns.
+    pub interval_ns: u64,
 }
 
 /// A run of the current inputs, as the workers report it: one point per side, or a
@@ -314,6 +326,34 @@ impl RunView {
         self.first_seed().flatten().collect()
     }
 
+    /// Side `side`'s live series at the first scale over every seed reported so far
+    /// (what the live chart draws: the mean line, and its band from two seeds on).
+    /// Interval k's estimate is over the seeds that have reached it.
+    pub fn live(&self, side: usize) -> LiveSeries {
+        let first = self.scales().first().copied();
+        let runs: Vec<&Progress> = self
+            .points
+            .iter()
+            .zip(&self.results)
+            .filter(|(pt, _)| pt.side == side && Some(pt.threads) == first)
+            .filter_map(|(_, r)| r.as_ref())
+            .collect();
+        let len = runs.iter().map(|p| p.series.len()).max().unwrap_or(0);
+        let points = (0..len)
+            .map_while(|k| {
+                let at: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|p| p.series.get(k).copied())
+                    .collect();
+                Estimate::of(&at)
+            })
+            .collect();
+        LiveSeries {
+            points,
+            interval_ns: runs.first().map_or(1, |p| p.interval_ns),
+        }
+    }
+
     /// Every point reported: the first seed's report of each side, A first.
     pub fn reports(&self) -> Option<Vec<&Report>> {
         if !self
@@ -408,10 +448,12 @@ impl RunView {
                     }
                 }
                 let all = |v: &[Option<f64>]| v.iter().copied().collect::<Option<Vec<f64>>>();
-                let values = by_side
+                let est: Vec<Option<Estimate>> = by_side
                     .iter()
-                    .map(|v| all(v).and_then(|v| Estimate::of(&v)).map(|e| e.mean))
+                    .map(|v| all(v).and_then(|v| Estimate::of(&v)))
                     .collect();
+                let values = est.iter().map(|e| e.map(|e| e.mean)).collect();
+                let spread = est.iter().map(|e| e.and_then(|e| e.interval())).collect();
                 let change = match &by_side[..] {
                     [a, b] => all(a).zip(all(b)).and_then(|(a, b)| {
                         let per: Vec<f64> = a
@@ -426,6 +468,7 @@ impl RunView {
                 Row {
                     threads: t,
                     values,
+                    spread,
                     change,
                 }
             })
@@ -725,6 +768,56 @@ mod tests {
         let per = [5.0, 6.0 / 110.0 * 100.0, 7.0 / 120.0 * 100.0];
         assert_eq!(row.change, Estimate::of(&per));
         assert!(row.change.and_then(|c| c.significant()).unwrap());
+    }
+
+    /// The live chart's series over seeds: per interval the mean, and its interval
+    /// once two seeds have reached it; a sweep's rows carry each side's interval.
+    #[test]
+    fn the_live_series_is_the_mean_over_seeds_with_its_interval() {
+        let mut state = AppState::default();
+        let mut sim = state.sim().clone();
+        sim.seeds = 2;
+        sim.sweep = Vec::new();
+        state.scenario.sim = Some(sim);
+        state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
+        let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+        let a: Vec<usize> = (0..v.n_points())
+            .filter(|&i| v.points[i].side == 0)
+            .collect();
+        let feed = |v: &mut RunView, slot: usize, series: Vec<f64>| {
+            let mut p = progress(1, series.iter().sum(), String::new());
+            p.series = series;
+            v.assigned[0] = Some(slot);
+            v.take(0, p, &[]);
+        };
+        feed(&mut v, a[0], vec![10.0, 20.0, 30.0]);
+        let one = v.live(0);
+        assert_eq!(
+            one.points.iter().map(|e| e.mean).collect::<Vec<_>>(),
+            [10.0, 20.0, 30.0]
+        );
+        assert!(
+            one.points.iter().all(|e| e.interval().is_none()),
+            "one seed: no band"
+        );
+        feed(&mut v, a[1], vec![14.0, 22.0]);
+        let two = v.live(0);
+        assert_eq!(
+            two.points.iter().map(|e| e.mean).collect::<Vec<_>>(),
+            [12.0, 21.0, 30.0]
+        );
+        let (lo, hi) = two.points[0].interval().unwrap();
+        assert!(lo < 12.0 && 12.0 < hi && (hi - 12.0 - (12.0 - lo)).abs() < 1e-9);
+        assert!(
+            two.points[2].interval().is_none(),
+            "only one seed reached the third"
+        );
+        assert!(v.live(1).points.is_empty(), "B has not reported");
+        // A's two results (60 and 36) have their interval; B has none yet.
+        let rows = v.rows();
+        let (lo, hi) = rows[0].spread[0].unwrap();
+        assert!(lo < 48.0 && 48.0 < hi, "{:?}", rows[0]);
+        assert_eq!(rows[0].spread[1], None);
     }
 
     /// Every point of `state`'s simulation run the page's way: the worker's `start()`
