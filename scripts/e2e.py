@@ -1286,6 +1286,83 @@ def simulate_kept(page, cfg):
     check(page.text(".sim-status") != status, "new inputs start a new run")
 
 
+def svg_points(page, css):
+    """The (x, y) points of the first element matching css (a polyline or polygon)."""
+    raw = page.js("const e = document.querySelector(arguments[0]);"
+                  " return e ? e.getAttribute('points') : ''", css) or ""
+    return [tuple(float(v) for v in xy.split(",")) for xy in raw.split()]
+
+
+def chart_band(page, cfg):
+    """A 2-seed simulation: each side's mean line sits inside its 95% band (a polygon
+    under the line, with a legend entry), the axes have titles with units, every point
+    says its values on hover, the numbers are a keyboard-reachable table, "no
+    significant change" shows exactly when the change's interval includes 0, and axe
+    stays at 0 (light and dark)."""
+    page.driver.set_script_timeout(60)
+    sim = dict(SIMULATE["sim"], seeds=2)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    page.wait_for(".sim-status.done", timeout=180)
+    bands = page.js("return document.querySelector('.sim-chart').dataset.bandCount")
+    check(bands == "2", f"two seeds: a band per side (data-band-count {bands!r})")
+    for side in ("a", "b"):
+        line = svg_points(page, f".sim-chart polyline.line-{side}")
+        band = svg_points(page, f".sim-chart polygon.band-{side}")
+        n = len(line)
+        around = n > 3 and len(band) == 2 * n and all(
+            band[k][1] <= line[k][1] <= band[2 * n - 1 - k][1]
+            and band[k][0] == line[k][0] for k in range(n))
+        wide = sum(band[2 * n - 1 - k][1] - band[k][1] for k in range(n)) if around else 0
+        check(around and wide > 0,
+              f"side {side}: the band's outline runs along the mean line, above and below it "
+              f"({n} points, {len(band)} band points, {wide:.0f} px of width in all)")
+        hover = page.js("return [...document.querySelectorAll(arguments[0])].map(t => t.textContent)",
+                        f".sim-chart circle.hit-{side} title")
+        check(len(hover) == n and all(" ms: " in t and "MB/s" in t for t in hover)
+              and sum("95% interval" in t for t in hover) >= n - 1,
+              f"side {side}: every point of the line says its values and interval on hover "
+              f"({len(hover)} of {n}: {hover[:1]})")
+    texts = page.texts(".sim-chart svg text")
+    for title in ("simulated time in the measured window (ms)", "throughput (MB/s)"):
+        check(title in texts, f"the axis title {title!r} is drawn (got {[t for t in texts if '(' in t]})")
+    legend = [t for t in texts if "95% interval" in t]
+    check(len(legend) == 2 and all("mean of 2 seeds" in t for t in legend),
+          f"the legend names both bands (got {legend})")
+    gap = page.js("const c = document.querySelector('.sim-chart').getBoundingClientRect();"
+                  " const d = document.querySelector('.chart-data').getBoundingClientRect();"
+                  " return d.top - c.bottom")
+    check(gap is not None and 0 <= gap < 80,
+          f"the table's summary sits right under the chart, above the inputs ({gap} px below it)")
+    page.click(".chart-data > summary")
+    rows = page.count(".chart-data tbody tr")
+    focusable = page.js("return document.querySelector('.chart-data .table-scroll').tabIndex")
+    n = len(svg_points(page, ".sim-chart polyline.line-a"))
+    heads = page.texts(".chart-data thead th")
+    check(rows == n and focusable == 0 and len(heads) == 5,
+          f"the chart's numbers are a table the keyboard reaches ({rows} rows for {n} points, "
+          f"tabindex {focusable}, columns {heads})")
+    change = page.text(".change-pct") or ""
+    m = re.search(r"\[([+-]\d+\.\d), ([+-]\d+\.\d)\]", change)
+    says = page.count(".change .not-significant") == 1
+    if m:
+        lo, hi = float(m.group(1)), float(m.group(2))
+        check(says == (lo <= 0 <= hi),
+              f"'no significant change' shows exactly when [{lo}, {hi}] includes 0 (shown: {says})")
+    else:
+        check(False, f"the change reads with its interval (got {change!r})")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with the band and the open table (got {found})")
+    page.js("document.querySelector('.sim-chart').scrollIntoView()")
+    page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band.png"))
+    with emulated_scheme(page, "dark"):
+        time.sleep(0.3)
+        fill = page.js("return getComputedStyle(document.querySelector('.sim-chart polygon.band-b')).fill")
+        found = axe_violations(page)
+        check(found == [], f"axe (dark): no violations (got {found})")
+        page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band-dark.png"))
+    check(fill and fill != "none", f"the band is filled in the dark theme too (got {fill!r})")
+
+
 def type_into(page, css, value):
     """Types a value into a text field as a keystroke would: value, then `input`."""
     page.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
@@ -2301,6 +2378,7 @@ JOURNEYS = [
     link_budget,
     simulate_kept,
     live,
+    chart_band,
     dark_mode,
     mobile_layout,
     designer,

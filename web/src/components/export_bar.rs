@@ -222,7 +222,7 @@ pub fn figure_export(props: &FigureExportProps) -> Html {
         })
     };
     html! {
-        <div class="export-bar" role="group" aria-label={format!("Save {}", props.what)}>
+        <div class="export-bar figure-export" role="group" aria-label={format!("Save {}", props.what)}>
             <button class="export" data-figure={props.hook.clone()} data-format="svg"
                 aria-label={format!("Save {} as SVG", props.what)} onclick={on_svg}>{ "SVG" }</button>
             <button class="export" data-figure={props.hook.clone()} data-format="png"
