@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Simulated time per slice.
-const SLICE_NS: u64 = 1_000_000;
+pub const SLICE_NS: u64 = 1_000_000;
 /// Wall time per batch of slices before the worker reports and yields.
-const BATCH_MS: f64 = 40.0;
+pub const BATCH_MS: f64 = 40.0;
 
 /// What the page asks of a worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
