@@ -45,9 +45,9 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Simulated time per slice.
-const SLICE_NS: u64 = 1_000_000;
+pub const SLICE_NS: u64 = 1_000_000;
 /// Wall time per batch of slices before the worker reports and yields.
-const BATCH_MS: f64 = 40.0;
+pub const BATCH_MS: f64 = 40.0;
 
 /// The most records one [`Progress`] carries: 16 Ki records, 512 KiB. A run that makes
 /// more per batch (a big machine) queues them in the worker for the next batches.
