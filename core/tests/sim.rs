@@ -131,7 +131,7 @@ fn random_workload_is_deterministic() {
     assert_eq!(run(&s).digest, RANDOM_WORKLOAD_DIGEST);
 }
 
-const RANDOM_WORKLOAD_DIGEST: &str = "f65e4f7c342167eb";
+const RANDOM_WORKLOAD_DIGEST: &str = "4b69ba4dea53ee69";
 
 #[test]
 fn every_workload_conserves_tasks() {

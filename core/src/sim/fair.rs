@@ -40,23 +40,26 @@ impl Simulator {
         }
     }
 
-    /// Updates the CPU's PELT signals to now with the level it had so far, and
-    /// publishes them into the wake-up state.
+    /// `update_cfs_rq_load_avg()`: takes off what departed tasks left in
+    /// `cfs_rq->removed`, updates the CPU's PELT signals to now with the level it had
+    /// so far (`__update_load_avg_cfs_rq()`: the runnable weight, and whether a task
+    /// runs), and publishes them into the wake-up state.
     #[inline]
     pub(super) fn update_cpu_pelt(&mut self, cpu: u32) {
         let now = self.now.ns();
+        let removed = self.apply_removed(cpu);
         let c = &mut self.cpus[cpu as usize];
         if c.util.last_ns == now && c.load.last_ns == now {
             // Already updated at this instant (and published): nothing decays.
+            if removed {
+                self.publish_cpu_pelt(cpu);
+            }
             return;
         }
         let running = if c.mode == Mode::Running { 1024 } else { 0 };
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
         Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
-        let rq = &mut self.state.rqs[cpu as usize];
-        rq.util_avg = c.util.avg().min(rq.capacity);
-        rq.load_avg = c.load.avg();
-        self.mark_rq_sums(cpu);
+        self.publish_cpu_pelt(cpu);
     }
 
     /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
@@ -123,6 +126,8 @@ impl Simulator {
         task.load.update(now, 0);
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
+        // update_load_avg(DO_ATTACH): a task new here brings its averages along.
+        self.attach_entity_load_avg(t, cpu);
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;
@@ -157,8 +162,12 @@ impl Simulator {
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         self.update_rq(cpu, |rq| rq.nr_running -= 1);
-        if loc == Loc::Exited && !self.tasks[t as usize].background {
-            self.live -= 1;
+        if loc == Loc::Exited {
+            // task_dead_fair(): its averages leave the CPU at its next update.
+            self.remove_entity_load_avg(t);
+            if !self.tasks[t as usize].background {
+                self.live -= 1;
+            }
         }
     }
 

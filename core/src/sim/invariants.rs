@@ -82,6 +82,19 @@ impl Simulator {
         }
         let mut live = 0;
         for (i, t) in self.tasks.iter().enumerate() {
+            // Its averages are on the CPU that holds it, or (asleep) where it last ran.
+            let at = self.attached[i];
+            let where_ok = match t.loc {
+                Loc::Running(c) | Loc::Queued(c) => at == c,
+                Loc::Blocked => at == u32::MAX || at == t.last_cpu,
+                Loc::Exited => at == u32::MAX,
+            };
+            if !where_ok {
+                return Err(format!(
+                    "task {i} located {:?} has its load attached to CPU {at}",
+                    t.loc
+                ));
+            }
             match t.loc {
                 Loc::Running(_) | Loc::Queued(_) => {
                     if seen[i] != 1 {
