@@ -59,8 +59,11 @@
 //!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
-//!   The tick is "stopped" (nr_busy_cpus written, the CPU joins nohz's idle mask) when
-//!   the prediction exceeds a tick; a tick-stopped idle CPU takes no tick.
+//!   The tick is stopped when the prediction exceeds a tick, and on every idle entry
+//!   of a machine with a single, non-polling idle state (menu.c's
+//!   `state_count <= 1` rule: Kunpeng's WFI); a tick-stopped idle CPU takes no tick.
+//!   The first stop after a busy tick takes the CPU out of `nr_busy_cpus` (a line
+//!   write), the first busy tick puts it back (`nohz_balance_exit_idle()`).
 //! - **PELT.** Per task and per CPU, integer, 32 ms half-life (`pelt.rs`). A task's
 //!   averages stay attached to its CPU while it sleeps, decaying there (blocked load),
 //!   and move with it: removed from the old CPU when it wakes elsewhere or dies,
@@ -283,7 +286,13 @@ struct Cpu {
     need_resched: bool,
     idle_since: SimTime,
     cstate: u8,
+    /// `ts->tick_stopped` (tick-sched): an idle CPU with its tick stopped takes no
+    /// tick; restarted when it leaves idle.
     tick_stopped: bool,
+    /// `rq->nohz_tick_stopped`: in `nohz.idle_cpus_mask` and counted out of the LLC's
+    /// `nr_busy_cpus`, from `nohz_balance_enter_idle()` until the first busy tick's
+    /// `nohz_balance_exit_idle()`.
+    nohz_tick_stopped: bool,
     idle_hist: [u64; 8],
     idle_hist_pos: u8,
     avg_idle_ns: u64,
@@ -552,6 +561,7 @@ impl Simulator {
                 idle_since: SimTime::ZERO,
                 cstate: 0,
                 tick_stopped: true,
+                nohz_tick_stopped: true,
                 idle_hist: [tick_ns; 8],
                 idle_hist_pos: 0,
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
