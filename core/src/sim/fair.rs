@@ -91,6 +91,7 @@ impl Simulator {
 
     /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
+        self.util_est_enqueue(t, cpu);
         self.update_cpu_pelt(cpu);
         let avg = self.avg_vruntime(cpu);
         let now = self.now.ns();
@@ -147,10 +148,15 @@ impl Simulator {
         let lim = self.lag_limit();
         let now = self.now;
         let t = self.cpus[cpu as usize].curr;
+        self.util_est_dequeue(t, cpu);
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.load.update(now.ns(), 1024);
         task.util.update(now.ns(), 1024);
+        // util_est_update(task_sleep): blocking and exiting both dequeue with
+        // DEQUEUE_SLEEP.
+        self.util_est_update(t, cpu);
+        let task = &mut self.tasks[t as usize];
         task.loc = loc;
         task.last_ran = now;
         task.remaining_ns = 0;

@@ -21,26 +21,42 @@
 //! the attached tasks' averages, sleeping tasks' decaying contributions included
 //! (the kernel's blocked load). Readers (`cpu_load()`, `cpu_util_cfs()`, SIS_UTIL,
 //! `wake_affine_weight()`, `find_idlest_group()`) see them as last updated, as the
-//! kernel's do. Simplified: all tasks are nice 0, so `load_avg` and `runnable_avg`
-//! are one signal (the kernel's differ only for a new task, whose runnable starts at
-//! its util and its load at 1024); no task groups, so nothing propagates.
+//! kernel's do. `cpu_util_cfs()` (`cpu_util()` with UTIL_EST) is the larger of the
+//! CPU's `util_avg` and `cfs_rq->avg.util_est`, the sum of its queued and running
+//! tasks' `util_est` (`util_est_enqueue()` / `util_est_dequeue()`), each task's an
+//! EWMA of its util at the end of an activation (`util_est_update()`, v6.8).
+//!
+//! Simplified: all tasks are nice 0, so `load_avg` and `runnable_avg` are one signal
+//! (the kernel's differ only for a new task, whose runnable starts at its util and
+//! its load at 1024); no task groups, so nothing propagates. `UTIL_AVG_UNCHANGED`
+//! ("the PELT values haven't changed since enqueue time") is cleared when the task's
+//! util crosses a PELT period boundary; here the boundaries are absolute multiples of
+//! 1024 us, where the kernel's follow each entity's `period_contrib`.
 
 use super::{Loc, Simulator};
 
 /// `NICE_0_LOAD` scaled down: a nice-0 task's weight, and a new task's `load_avg`.
 const NICE_0_LOAD: u64 = 1024;
 
+/// `UTIL_AVG_UNCHANGED` (pelt.h): the flag bit of `p->se.avg.util_est`.
+const UTIL_AVG_UNCHANGED: u32 = 0x8000_0000;
+/// `UTIL_EST_WEIGHT_SHIFT` (sched.h): new samples weigh 1/4.
+const UTIL_EST_WEIGHT_SHIFT: u32 = 2;
+/// `UTIL_EST_MARGIN` (fair.c): `SCHED_CAPACITY_SCALE / 100`.
+const UTIL_EST_MARGIN: u32 = 1024 / 100;
+
 /// `se->load.weight` of a nice-0 task on a 64-bit kernel: `scale_load(1024)`, with
 /// `SCHED_FIXEDPOINT_SHIFT` = 10 more bits of resolution (sched.h, CONFIG_64BIT).
 const NICE_0_WEIGHT_64BIT: u64 = 1024 << 10;
 
 impl Simulator {
-    /// Publishes `cpu`'s averages into the wake-up state (`cpu_util_cfs()` is clamped
-    /// to the capacity there) and marks them for the balance sums.
+    /// Publishes `cpu`'s averages into the wake-up state and marks them for the
+    /// balance sums: `cpu_util_cfs()` = `cpu_util(cpu, NULL, -1, 0)`, the larger of
+    /// `util_avg` and `util_est`, at most the capacity.
     #[inline]
     pub(super) fn publish_cpu_pelt(&mut self, cpu: u32) {
         let c = &self.cpus[cpu as usize];
-        let (util, load) = (c.util.avg(), c.load.avg());
+        let (util, load) = (c.util.avg().max(c.util_est), c.load.avg());
         let rq = &mut self.state.rqs[cpu as usize];
         rq.util_avg = util.min(rq.capacity);
         rq.load_avg = load;
@@ -119,6 +135,77 @@ impl Simulator {
         c.removed_util += task.util.peek(at, 0);
         task.load.update(now, 0);
         task.util.update(now, 0);
+    }
+
+    /// `_task_util_est(p)`: the task's EWMA without its flag.
+    #[inline]
+    pub(super) fn task_util_est_ewma(&self, t: u32) -> u64 {
+        (self.util_est[t as usize].0 & !UTIL_AVG_UNCHANGED) as u64
+    }
+
+    /// `task_util_est(p)`: the larger of the task's util and its EWMA.
+    pub(super) fn task_util_est(&self, t: u32) -> u64 {
+        self.tasks[t as usize]
+            .util
+            .avg()
+            .max(self.task_util_est_ewma(t))
+    }
+
+    /// `util_est_enqueue()`: the task's estimate joins `cpu`'s.
+    #[inline]
+    pub(super) fn util_est_enqueue(&mut self, t: u32, cpu: u32) {
+        let e = self.task_util_est_ewma(t);
+        if e != 0 {
+            self.cpus[cpu as usize].util_est += e;
+            self.publish_cpu_pelt(cpu);
+        }
+    }
+
+    /// `util_est_dequeue()`: the task's estimate leaves `cpu`'s (never below 0).
+    #[inline]
+    pub(super) fn util_est_dequeue(&mut self, t: u32, cpu: u32) {
+        let e = self.task_util_est_ewma(t);
+        if e != 0 {
+            let c = &mut self.cpus[cpu as usize];
+            c.util_est -= e.min(c.util_est);
+            self.publish_cpu_pelt(cpu);
+        }
+    }
+
+    /// `util_est_update(cfs_rq, p, task_sleep = true)`, fair.c v6.8, as task `t`
+    /// (its util brought to now) goes to sleep on `cpu`: skipped while
+    /// `UTIL_AVG_UNCHANGED` holds; the EWMA jumps up to the util at dequeue, stays
+    /// within `UTIL_EST_MARGIN`, is left alone when the util exceeds the capacity (no
+    /// idle time to trust) or when the task did not get the CPU time it wanted
+    /// (`dequeued + margin < task_runnable(p)`), else moves a quarter of the way
+    /// down; then the flag is set.
+    pub(super) fn util_est_update(&mut self, t: u32, cpu: u32) {
+        let period = (self.now.ns() / super::pelt::PERIOD_NS) as u32;
+        let (mut ewma, at) = self.util_est[t as usize];
+        if ewma & UTIL_AVG_UNCHANGED != 0 {
+            if at == period {
+                return;
+            }
+            // The task's util_avg was recomputed since (cfs_se_util_change()).
+            ewma &= !UTIL_AVG_UNCHANGED;
+        }
+        let task = &self.tasks[t as usize];
+        let dequeued = task.util.avg().min(u32::MAX as u64 >> 1) as u32;
+        let runnable = task.load.avg();
+        if ewma > dequeued {
+            let diff = ewma - dequeued;
+            if diff >= UTIL_EST_MARGIN {
+                if dequeued as u64 > self.state.rqs[cpu as usize].capacity {
+                    return;
+                }
+                if (dequeued + UTIL_EST_MARGIN) as u64 >= runnable {
+                    ewma = ((ewma << UTIL_EST_WEIGHT_SHIFT) - diff) >> UTIL_EST_WEIGHT_SHIFT;
+                }
+            }
+        } else {
+            ewma = dequeued;
+        }
+        self.util_est[t as usize] = (ewma | UTIL_AVG_UNCHANGED, period);
     }
 
     /// `init_entity_runnable_average()` and `post_init_entity_util_avg()` of new task
@@ -269,6 +356,104 @@ mod tests {
         assert!(
             sim.attached.iter().all(|&c| c == u32::MAX),
             "dead tasks are removed"
+        );
+    }
+}
+
+#[cfg(test)]
+mod util_est_tests {
+    use super::UTIL_AVG_UNCHANGED;
+    use crate::cpumask::{CpuId, CpuMask};
+    use crate::sim::{SimConfig, SimTime, Simulator};
+    use crate::topology::presets;
+    use crate::workload::{Dist, Op, Plan, TaskSpec};
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn one_task() -> Simulator {
+        let machine = presets::machine("flat-16").unwrap();
+        let n = machine.nr_cpus();
+        let t = TaskSpec {
+            role: "t",
+            program: vec![Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
+            cookie: 0,
+            mailbox_cap: 1,
+            wakes_in_task: true,
+            own_mm: false,
+            allowed: None,
+            drop_when_full: false,
+            footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
+            parent: None,
+            background: false,
+        };
+        Simulator::new(SimConfig {
+            allowed: CpuMask::from_cpus(n, (0..2).map(CpuId)),
+            machine,
+            patches: "6.8".parse().unwrap(),
+            plan: Plan::to_completion(vec![t]),
+            seed: 1,
+            duration: SimTime::from_ms(50),
+            warmup: SimTime::ZERO,
+            check_invariants: true,
+            noise: crate::workload::Noise::Quiet,
+            cost_terms: Default::default(),
+        })
+        .unwrap()
+    }
+
+    /// `util_est_update()`'s rules, v6.8: up at once to the util at dequeue, down by a
+    /// quarter of the gap, not within the 1% margin, not while the PELT values are
+    /// unchanged (same period), not when the task waited for the CPU.
+    #[test]
+    fn the_estimate_follows_the_kernel_rules() {
+        let mut sim = one_task();
+        let p = super::super::pelt::PERIOD_NS;
+        let set = |sim: &mut Simulator, at_period: u64, util: u64, load: u64| {
+            sim.now = SimTime(at_period * p);
+            sim.tasks[0].util.set(at_period * p, util);
+            sim.tasks[0].load.set(at_period * p, load);
+        };
+        set(&mut sim, 1, 400, 400);
+        sim.util_est_update(0, 0);
+        assert_eq!(sim.util_est[0].0, 400 | UTIL_AVG_UNCHANGED, "up at once");
+        set(&mut sim, 1, 200, 200);
+        sim.util_est_update(0, 0);
+        assert_eq!(
+            sim.task_util_est_ewma(0),
+            400,
+            "unchanged within the period"
+        );
+        set(&mut sim, 2, 200, 200);
+        sim.util_est_update(0, 0);
+        assert_eq!(sim.task_util_est_ewma(0), 350, "a quarter of the way down");
+        set(&mut sim, 3, 345, 345);
+        sim.util_est_update(0, 0);
+        assert_eq!(sim.task_util_est_ewma(0), 350, "within UTIL_EST_MARGIN");
+        set(&mut sim, 4, 100, 600);
+        sim.util_est_update(0, 0);
+        assert_eq!(sim.task_util_est_ewma(0), 350, "it waited: runnable > util");
+        assert_eq!(sim.task_util_est(0), 350);
+    }
+
+    /// The CPU's estimate is its tasks' sum and `cpu_util_cfs()` reads the larger.
+    #[test]
+    fn cpu_util_is_the_larger_of_util_and_the_estimates() {
+        let mut sim = one_task();
+        let c = match sim.tasks[0].loc {
+            crate::sim::Loc::Queued(c) => c,
+            l => panic!("{l:?}"),
+        };
+        // Dequeue with the old estimate (0), give it one, enqueue again.
+        sim.util_est_dequeue(0, c);
+        sim.util_est[0] = (900 | UTIL_AVG_UNCHANGED, 0);
+        sim.util_est_enqueue(0, c);
+        assert_eq!(sim.cpus[c as usize].util_est, 900);
+        assert_eq!(sim.state.rqs[c as usize].util_avg, 900, "max(512, 900)");
+        sim.check_invariants().unwrap();
+        sim.run().unwrap();
+        assert!(
+            sim.cpus.iter().all(|c| c.util_est == 0),
+            "nothing left queued"
         );
     }
 }

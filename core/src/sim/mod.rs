@@ -68,7 +68,8 @@
 //!   averages stay attached to its CPU while it sleeps, decaying there (blocked load),
 //!   and move with it: removed from the old CPU when it wakes elsewhere or dies,
 //!   detached when the balancer moves it, attached where it is enqueued; a new task
-//!   starts with full load and half the CPU's spare util (`load_avg.rs`).
+//!   starts with full load and half the CPU's spare util; `cpu_util_cfs()` is the
+//!   larger of the CPU's util and its queued tasks' `util_est` (`load_avg.rs`).
 //! - **Load balancing** (`balance/`, fair.c v6.8 function by function, see its module
 //!   doc and docs/fidelity.md "Load balancing"). Periodic balancing from the tick per
 //!   domain (`balance_interval` × `busy_factor` when busy, doubled when balanced),
@@ -302,6 +303,8 @@ struct Cpu {
     /// died, taken off at its next PELT update (`update_cfs_rq_load_avg()`).
     removed_load: u64,
     removed_util: u64,
+    /// `cfs_rq->avg.util_est`: the sum of the queued and running tasks' `util_est`.
+    util_est: u64,
     /// The rq lock: `schedule()` and remote wakers queue on it.
     lock: RqLock,
     /// avg_vruntime of an empty runqueue.
@@ -350,6 +353,9 @@ pub struct Simulator {
     /// attached, see `load_avg.rs`); `u32::MAX` when attached nowhere (not created,
     /// migrating, dead).
     attached: Vec<u32>,
+    /// Per task: `p->se.avg.util_est` (the EWMA, with `UTIL_AVG_UNCHANGED`), and the
+    /// PELT period in which it was last written (`load_avg.rs`).
+    util_est: Vec<(u32, u32)>,
     /// Noise: the timer interrupt's ns at each tick of a running CPU, the chance (ppm)
     /// of softirq work at a tick and its ns, and their own random stream.
     tick_irq_ns: u64,
@@ -569,6 +575,7 @@ impl Simulator {
                 load: Pelt::default(),
                 removed_load: 0,
                 removed_util: 0,
+                util_est: 0,
                 lock: RqLock::new(CpuId(c as u32)),
                 base_v: 0,
                 v_sum: 0,
@@ -600,6 +607,7 @@ impl Simulator {
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
             attached: vec![u32::MAX; tasks.len()],
+            util_est: vec![(0, 0); tasks.len()],
             children,
             tick_irq_ns: cfg.noise.tick_irq_ns(),
             softirq_ppm,

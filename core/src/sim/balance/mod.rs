@@ -36,10 +36,11 @@
 //! - `cpu_load()` and `cpu_runnable()` are both the CPU's `cfs_rq->avg.load_avg`
 //!   (all tasks are nice 0), blocked load included (`load_avg.rs`: a sleeping task's
 //!   averages stay on its CPU until it wakes elsewhere), as last updated;
-//!   `cpu_util_cfs()` is its `util_avg` (without `util_est`), as last updated (a CPU's
-//!   averages are brought up to date at its events, and an idle CPU's when balancing
-//!   visits it, as `update_blocked_averages()` / `update_nohz_stats()` do); `task_util_est()` is the task's
-//!   util average. Capacity never shrinks (no RT/IRQ pressure), so
+//!   `cpu_util_cfs()` is the larger of its `util_avg` and `util_est`, as last updated
+//!   (a CPU's averages are brought up to date at its events, and an idle CPU's when
+//!   balancing visits it, as `update_blocked_averages()` / `update_nohz_stats()` do);
+//!   `task_util_est()` is the larger of the task's util and its `util_est` EWMA.
+//!   Capacity never shrinks (no RT/IRQ pressure), so
 //!   `check_cpu_capacity()` is always false.
 //! - No asymmetric capacity or asymmetric packing: `group_misfit_task`,
 //!   `group_asym_packing`, `migrate_misfit` and `asym_active_balance()` never arise on
@@ -336,6 +337,7 @@ impl Simulator {
             .position(|&x| x == t)
             .expect("migrating a queued task");
         q.swap_remove(i);
+        self.util_est_dequeue(t, src);
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
