@@ -46,12 +46,19 @@ impl Simulator {
     /// runs), and publishes them into the wake-up state.
     #[inline]
     pub(super) fn update_cpu_pelt(&mut self, cpu: u32) {
+        self.update_cpu_pelt_publishing(cpu, false);
+    }
+
+    /// [`Simulator::update_cpu_pelt`] that publishes even when nothing decayed if
+    /// `changed` (the CPU's `util_est` moved just before).
+    #[inline]
+    pub(super) fn update_cpu_pelt_publishing(&mut self, cpu: u32, changed: bool) {
         let now = self.now.ns();
         let removed = self.apply_removed(cpu);
         let c = &mut self.cpus[cpu as usize];
         if c.util.last_ns == now && c.load.last_ns == now {
             // Already updated at this instant (and published): nothing decays.
-            if removed {
+            if removed || changed {
                 self.publish_cpu_pelt(cpu);
             }
             return;
@@ -91,8 +98,8 @@ impl Simulator {
 
     /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
-        self.util_est_enqueue(t, cpu);
-        self.update_cpu_pelt(cpu);
+        let changed = self.util_est_enqueue(t, cpu);
+        self.update_cpu_pelt_publishing(cpu, changed);
         let avg = self.avg_vruntime(cpu);
         let now = self.now.ns();
         let slice = self.slice_ns;
@@ -142,13 +149,13 @@ impl Simulator {
 
     /// Removes the running task from its CPU as it blocks or exits (`dequeue_task_fair()`).
     pub(super) fn dequeue_curr(&mut self, cpu: u32, loc: Loc) {
+        let t = self.cpus[cpu as usize].curr;
+        let changed = self.util_est_dequeue(t, cpu);
         self.update_curr(cpu);
-        self.update_cpu_pelt(cpu);
+        self.update_cpu_pelt_publishing(cpu, changed);
         let avg = self.avg_vruntime(cpu);
         let lim = self.lag_limit();
         let now = self.now;
-        let t = self.cpus[cpu as usize].curr;
-        self.util_est_dequeue(t, cpu);
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.load.update(now.ns(), 1024);

@@ -151,25 +151,23 @@ impl Simulator {
             .max(self.task_util_est_ewma(t))
     }
 
-    /// `util_est_enqueue()`: the task's estimate joins `cpu`'s.
+    /// `util_est_enqueue()`: the task's estimate joins `cpu`'s. Returns whether it
+    /// changed; the caller publishes the CPU's averages after (one write for both).
     #[inline]
-    pub(super) fn util_est_enqueue(&mut self, t: u32, cpu: u32) {
+    pub(super) fn util_est_enqueue(&mut self, t: u32, cpu: u32) -> bool {
         let e = self.task_util_est_ewma(t);
-        if e != 0 {
-            self.cpus[cpu as usize].util_est += e;
-            self.publish_cpu_pelt(cpu);
-        }
+        self.cpus[cpu as usize].util_est += e;
+        e != 0
     }
 
     /// `util_est_dequeue()`: the task's estimate leaves `cpu`'s (never below 0).
+    /// Returns whether it changed; the caller publishes the CPU's averages after.
     #[inline]
-    pub(super) fn util_est_dequeue(&mut self, t: u32, cpu: u32) {
+    pub(super) fn util_est_dequeue(&mut self, t: u32, cpu: u32) -> bool {
         let e = self.task_util_est_ewma(t);
-        if e != 0 {
-            let c = &mut self.cpus[cpu as usize];
-            c.util_est -= e.min(c.util_est);
-            self.publish_cpu_pelt(cpu);
-        }
+        let c = &mut self.cpus[cpu as usize];
+        c.util_est -= e.min(c.util_est);
+        e != 0
     }
 
     /// `util_est_update(cfs_rq, p, task_sleep = true)`, fair.c v6.8, as task `t`
@@ -446,7 +444,8 @@ mod util_est_tests {
         // Dequeue with the old estimate (0), give it one, enqueue again.
         sim.util_est_dequeue(0, c);
         sim.util_est[0] = (900 | UTIL_AVG_UNCHANGED, 0);
-        sim.util_est_enqueue(0, c);
+        assert!(sim.util_est_enqueue(0, c));
+        sim.publish_cpu_pelt(c);
         assert_eq!(sim.cpus[c as usize].util_est, 900);
         assert_eq!(sim.state.rqs[c as usize].util_avg, 900, "max(512, 900)");
         sim.check_invariants().unwrap();

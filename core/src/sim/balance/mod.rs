@@ -337,6 +337,7 @@ impl Simulator {
             .position(|&x| x == t)
             .expect("migrating a queued task");
         q.swap_remove(i);
+        // util_est_dequeue(); the detach publishes the CPU's averages.
         self.util_est_dequeue(t, src);
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
