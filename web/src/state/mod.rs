@@ -44,9 +44,9 @@ pub use schedlab_core::scenario::View;
 
 pub mod designer;
 mod designing;
-pub mod sim_wake;
 mod lesson_step;
 mod page_settings;
+pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
 use designing::designer_effect;
