@@ -712,14 +712,20 @@ pub fn timeline(p: &Props) -> Html {
         })
     };
     let u = ui.borrow();
-    let tip = u.hover.as_ref().map(|(x, y, h)| {
-        let style = format!(
-            "left: {}px; top: {}px",
-            (x + 14.0).min(u.width - 320.0).max(0.0),
-            y + 14.0
-        );
-        html! { <div class="timeline-tip" {style} role="status">{ hit_text(p, h) }</div> }
-    });
+    // Always in the DOM (hidden when nothing is under the pointer): Yew matches
+    // unkeyed children from the end, so a tip appearing after the canvas would make
+    // it a new canvas.
+    let (tip_style, tip_text) = match u.hover.as_ref() {
+        Some((x, y, h)) => (
+            format!(
+                "left: {}px; top: {}px",
+                (x + 14.0).min(u.width - 320.0).max(0.0),
+                y + 14.0
+            ),
+            hit_text(p, h),
+        ),
+        None => (String::new(), String::new()),
+    };
     let selected = u.selected.and_then(|(i, k)| {
         let s = p.sides.get(i)?;
         let (at, w) = s.built.arrows.get(k)?;
@@ -758,7 +764,7 @@ pub fn timeline(p: &Props) -> Html {
                     data-selected-cpu={selected_at.as_ref().map(|s| s.2.to_string())}
                     data-selected-side={selected_at.as_ref().map(|s| side_name(p.sides[s.3].side).to_lowercase())}
                     {onmousedown} {onmousemove} {onmouseup} {onmouseleave} {onkeydown} />
-                { for tip }
+                <div class="timeline-tip" style={tip_style} hidden={u.hover.is_none()}>{ tip_text }</div>
             </div>
             <p class="timeline-selected" aria-live="polite">{ selected.unwrap_or_default() }</p>
             <ul class="legend timeline-legend">
