@@ -1978,8 +1978,7 @@ def explain_sim_wake(page, cfg):
     open_timeline(page)
     canvas = page.all(".timeline canvas")[0]
     page.js("arguments[0].focus()", canvas)
-    for _ in range(12):  # a wake-up some way into the window
-        ActionChains(page.driver).send_keys("]").perform()
+    ActionChains(page.driver).send_keys("]").perform()  # the one nearest the middle
     xy = page.attrs(".timeline canvas", "data-selected-xy")[0]
     check(xy and page.text(".timeline-selected").startswith("wake-up #"),
           f"] selects a wake-up and says what it was (got {page.text('.timeline-selected')!r})")
@@ -1990,6 +1989,7 @@ def explain_sim_wake(page, cfg):
                    c.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: r.left + arguments[1],
                      clientY: r.top + arguments[2], bubbles: true, cancelable: true}));""", canvas, x, y)
     x, y = (float(v) for v in page.attrs(".timeline canvas", "data-selected-xy")[0].split(","))
+    check(x > 190 + 50, f"the selected wake-up stays in view while zooming about it (x = {x})")
     seq = page.attrs(".timeline canvas", "data-selected-wake")[0]
     cpu = page.attrs(".timeline canvas", "data-selected-cpu")[0]
     side = page.attrs(".timeline canvas", "data-selected-side")[0]

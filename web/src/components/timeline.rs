@@ -17,8 +17,8 @@
 //! shows the slice or wake-up under the pointer, a click on a wake-up arrow opens it
 //! in the Wake-up tab (`Action::OpenSimWake`), a click on a group's name collapses or
 //! expands it. Keyboard (the canvas takes focus): `+`/`-` zoom, `←`/`→` pan, `0`
-//! shows the whole window, `]`/`[` select the next/previous wake-up in view and
-//! `Enter` opens it. The model (rows, slices, the axis) is `crate::timeline`.
+//! shows the whole window, `]`/`[` select the next/previous wake-up in view (the first
+//! press, the one nearest the middle) and `Enter` opens it. The model (rows, slices, the axis) is `crate::timeline`.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -686,10 +686,18 @@ pub fn timeline(p: &Props) -> Html {
                 "]" | "[" => {
                     let all = in_view(&u);
                     let at = u.selected.and_then(|s| all.iter().position(|x| *x == s));
+                    // Nothing selected in view yet: the wake-up nearest the middle.
+                    let near_mid = || {
+                        (0..all.len()).min_by_key(|&j| {
+                            let (i, k) = all[j];
+                            let at = pn.sides[i].built.arrows[k].0 as f64;
+                            (at - mid).abs() as u64
+                        })
+                    };
                     let next = match (e.key().as_str(), at) {
                         ("]", Some(k)) => (k + 1).min(all.len().saturating_sub(1)),
                         ("[", Some(k)) => k.saturating_sub(1),
-                        _ => 0,
+                        _ => near_mid().unwrap_or(0),
                     };
                     u.selected = all.get(next).copied();
                 }
@@ -750,7 +758,7 @@ pub fn timeline(p: &Props) -> Html {
     html! {
         <div class="timeline">
             <p class="timeline-keys" id="timeline-keys">
-                { "Wheel or + / − zoom; drag or ← / → pan; 0 shows the whole window; [ and ] pick a wake-up, Enter explains it; click an arrow to explain that wake-up, a group's name to fold it. " }
+                { "Wheel or + / − zoom; drag or ← / → pan; 0 shows the whole window; [ and ] pick a wake-up (first the middle one), Enter explains it; click an arrow to explain that wake-up, a group's name to fold it. " }
                 <span class="timeline-shown">{ shown }</span>
             </p>
             <div class="timeline-canvas">
