@@ -1958,6 +1958,8 @@ def timeline(page, cfg):
         page.js("return arguments[0].getBoundingClientRect().height", canvas)), timeout=5)
     check(h1 and h1 < h0 - 32 * 11 + 20, f"clicking a group's name folds it ({h0:.0f} → {h1} px)")
     canvas_point(page, canvas, 20, 22 + 20 + 7, click=True)  # unfold again
+    page.js("arguments[0].focus()", canvas)
+    ActionChains(page.driver).send_keys("0", "+", "+", "+", "+").perform()  # 125 µs
     set_viewport(page, 1280, 720)
     try:
         page.js("document.querySelector('.timeline-panel').scrollIntoView()")

@@ -158,7 +158,7 @@ pub fn distance_colour(d: Distance) -> &'static str {
 }
 
 fn idle_fill(cstate: u8) -> String {
-    let a = 0.10 + 0.09 * f64::from(cstate.min(5));
+    let a = 0.22 + 0.12 * f64::from(cstate.min(5));
     format!("rgba(110, 120, 140, {a:.2})")
 }
 
@@ -429,7 +429,7 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
             let sel = ui.selected == Some((i, k))
                 || matches!(&ui.hover, Some((_, _, Hit::Wake(hi, hat, hw))) if *hi == i && *hat == *at && hw.seq == wr.seq);
             cx.set_stroke_style_str(distance_colour(wr.dist));
-            cx.set_line_width(if sel { 3.0 } else { 1.2 });
+            cx.set_line_width(if sel { 3.0 } else { 1.0 });
             cx.begin_path();
             cx.move_to(x, *ya);
             let dir = if yb >= ya { 1.0 } else { -1.0 };
