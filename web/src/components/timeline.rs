@@ -16,7 +16,7 @@
 //! Mouse: the wheel zooms about the pointer (shift+wheel pans), a drag pans, hovering
 //! shows the slice or wake-up under the pointer, a click on a wake-up arrow opens it
 //! in the Wake-up tab (`Action::OpenSimWake`), a click on a group's name collapses or
-//! expands it. Keyboard (the canvas takes focus): `+`/`-` zoom, `←`/`→` pan, `0`
+//! expands it (on both sides, so A and B stay row for row). Keyboard (the canvas takes focus): `+`/`-` zoom, `←`/`→` pan, `0`
 //! shows the whole window, `]`/`[` select the next/previous wake-up in view (the first
 //! press, the one nearest the middle) and `Enter` opens it. The model (rows, slices, the axis) is `crate::timeline`.
 
