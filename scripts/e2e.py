@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch drivers
 
@@ -215,6 +216,17 @@ def fragment(scenario):
     """core::scenario's v1 encoding: base64url (no padding) of the JSON."""
     raw = json.dumps(scenario, separators=(",", ":")).encode()
     return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decoded_hash(page):
+    """The page's link as JSON text: a v2 fragment is raw deflate, a v1 one plain."""
+    h = page.hash.lstrip("#")
+    version, _, body = h.partition(":")
+    try:
+        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        return (zlib.decompress(raw, -15) if version == "v2" else raw).decode()
+    except (ValueError, zlib.error) as e:
+        return f"(not a link: {e})"
 
 
 # Seed 01's case on kunpeng920-6426: everything busy but CPU2 (in the waker CPU0's
@@ -640,8 +652,22 @@ def serving(page, cfg):
     import glob
     import urllib.request
     raw = glob.glob("dist/pkg-*/schedlab-web_bg.wasm")
-    check(len(raw) == 1, f"dist/ holds one content-named module (got {raw})")
+    check(len(raw) == 1, f"dist/ holds one content-named page module (got {raw})")
     raw_size = os.path.getsize(raw[0])
+    # Issue 18: the page's module, which every visitor loads, is at most 500 KB
+    # brotli; the workers' module is fetched only when a simulation runs.
+    sizes = {}
+    for m in ("schedlab-web", "schedlab-worker"):
+        f = glob.glob(f"dist/pkg-*/{m}_bg.wasm")
+        sizes[m] = f and [os.path.getsize(f[0] + ext) for ext in ("", ".br", ".gz")]
+        note(f"{m}: {sizes[m]} bytes (raw, brotli, gzip)")
+    check(sizes["schedlab-worker"] and os.path.dirname(glob.glob("dist/pkg-*/schedlab-worker_bg.wasm")[0])
+          == os.path.dirname(raw[0]), f"the workers' module is beside the page's ({sizes})")
+    check(sizes["schedlab-web"] and sizes["schedlab-web"][1] <= 512_000,
+          f"the page's module is at most 500 KB (512 000 bytes) brotli (got {sizes['schedlab-web']})")
+    worker_js = open("dist/static/worker.js").read()
+    check(re.search(r'"\.\./pkg-[0-9a-f]+/schedlab-worker\.js"', worker_js) is not None,
+          "static/worker.js loads the workers' module, not the page's")
     html = urllib.request.urlopen(page.url).read().decode()
     check('id="loading"' in html, "index.html carries a loading notice for before the wasm runs")
     og = re.search(r'<meta property="og:image" content="([^"]+)"', html)
@@ -658,6 +684,9 @@ def serving(page, cfg):
     first = page.js(wasm)
     check(first and all(d == raw_size and 0 < e < d // 2 for e, d, _ in first),
           f"the {raw_size}-byte wasm arrives compressed to under half (got {first})")
+    names = page.js("return performance.getEntriesByType('resource').map(e => e.name)"
+                    ".filter(n => n.includes('schedlab-worker'))")
+    check(names == [], f"the page itself never fetches the workers' module (got {names})")
     page.driver.refresh()
     page.wait_for(".level-name")
     again = page.js(wasm)
@@ -1257,6 +1286,83 @@ def simulate_kept(page, cfg):
     check(page.text(".sim-status") != status, "new inputs start a new run")
 
 
+def svg_points(page, css):
+    """The (x, y) points of the first element matching css (a polyline or polygon)."""
+    raw = page.js("const e = document.querySelector(arguments[0]);"
+                  " return e ? e.getAttribute('points') : ''", css) or ""
+    return [tuple(float(v) for v in xy.split(",")) for xy in raw.split()]
+
+
+def chart_band(page, cfg):
+    """A 2-seed simulation: each side's mean line sits inside its 95% band (a polygon
+    under the line, with a legend entry), the axes have titles with units, every point
+    says its values on hover, the numbers are a keyboard-reachable table, "no
+    significant change" shows exactly when the change's interval includes 0, and axe
+    stays at 0 (light and dark)."""
+    page.driver.set_script_timeout(60)
+    sim = dict(SIMULATE["sim"], seeds=2)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    page.wait_for(".sim-status.done", timeout=180)
+    bands = page.js("return document.querySelector('.sim-chart').dataset.bandCount")
+    check(bands == "2", f"two seeds: a band per side (data-band-count {bands!r})")
+    for side in ("a", "b"):
+        line = svg_points(page, f".sim-chart polyline.line-{side}")
+        band = svg_points(page, f".sim-chart polygon.band-{side}")
+        n = len(line)
+        around = n > 3 and len(band) == 2 * n and all(
+            band[k][1] <= line[k][1] <= band[2 * n - 1 - k][1]
+            and band[k][0] == line[k][0] for k in range(n))
+        wide = sum(band[2 * n - 1 - k][1] - band[k][1] for k in range(n)) if around else 0
+        check(around and wide > 0,
+              f"side {side}: the band's outline runs along the mean line, above and below it "
+              f"({n} points, {len(band)} band points, {wide:.0f} px of width in all)")
+        hover = page.js("return [...document.querySelectorAll(arguments[0])].map(t => t.textContent)",
+                        f".sim-chart circle.hit-{side} title")
+        check(len(hover) == n and all(" ms: " in t and "MB/s" in t for t in hover)
+              and sum("95% interval" in t for t in hover) >= n - 1,
+              f"side {side}: every point of the line says its values and interval on hover "
+              f"({len(hover)} of {n}: {hover[:1]})")
+    texts = page.texts(".sim-chart svg text")
+    for title in ("simulated time in the measured window (ms)", "throughput (MB/s)"):
+        check(title in texts, f"the axis title {title!r} is drawn (got {[t for t in texts if '(' in t]})")
+    legend = [t for t in texts if "95% interval" in t]
+    check(len(legend) == 2 and all("mean of 2 seeds" in t for t in legend),
+          f"the legend names both bands (got {legend})")
+    gap = page.js("const c = document.querySelector('.sim-chart').getBoundingClientRect();"
+                  " const d = document.querySelector('.chart-data').getBoundingClientRect();"
+                  " return d.top - c.bottom")
+    check(gap is not None and 0 <= gap < 80,
+          f"the table's summary sits right under the chart, above the inputs ({gap} px below it)")
+    page.click(".chart-data > summary")
+    rows = page.count(".chart-data tbody tr")
+    focusable = page.js("return document.querySelector('.chart-data .table-scroll').tabIndex")
+    n = len(svg_points(page, ".sim-chart polyline.line-a"))
+    heads = page.texts(".chart-data thead th")
+    check(rows == n and focusable == 0 and len(heads) == 5,
+          f"the chart's numbers are a table the keyboard reaches ({rows} rows for {n} points, "
+          f"tabindex {focusable}, columns {heads})")
+    change = page.text(".change-pct") or ""
+    m = re.search(r"\[([+-]\d+\.\d), ([+-]\d+\.\d)\]", change)
+    says = page.count(".change .not-significant") == 1
+    if m:
+        lo, hi = float(m.group(1)), float(m.group(2))
+        check(says == (lo <= 0 <= hi),
+              f"'no significant change' shows exactly when [{lo}, {hi}] includes 0 (shown: {says})")
+    else:
+        check(False, f"the change reads with its interval (got {change!r})")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with the band and the open table (got {found})")
+    page.js("document.querySelector('.sim-chart').scrollIntoView()")
+    page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band.png"))
+    with emulated_scheme(page, "dark"):
+        time.sleep(0.3)
+        fill = page.js("return getComputedStyle(document.querySelector('.sim-chart polygon.band-b')).fill")
+        found = axe_violations(page)
+        check(found == [], f"axe (dark): no violations (got {found})")
+        page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band-dark.png"))
+    check(fill and fill != "none", f"the band is filled in the dark theme too (got {fill!r})")
+
+
 def type_into(page, css, value):
     """Types a value into a text field as a keystroke would: value, then `input`."""
     page.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
@@ -1755,6 +1861,17 @@ def export(page, cfg):
           and len(rows) == 8 and rows[1].startswith(want.decode().splitlines()[1])
           and ",13.80," in rows[1],
           f"the published CSV adds seed 01's numbers to the model's rows (got {rows[:2]})")
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "csv")
+    check(got == want, f"the published CSV is `schedlab reproduce seed01-tbench --scale page "
+                       f"--format csv`'s bytes ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="published-json"]')
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "json")
+    got_v = without_wall(got) if got else {}
+    check(got_v == without_wall(want) and got_v.get("experiment") == "seed01-tbench"
+          and len(got_v.get("rows", [])) == 7
+          and got_v["rows"][0].get("published_change_pct") == 13.8,
+          "the published JSON is `schedlab reproduce seed01-tbench --scale page --format json`'s "
+          f"but for the wall time ({len(got)} and {len(want)} bytes)")
 
     page.open()
     page.wait_for(".level-name")
@@ -1821,6 +1938,29 @@ def domain_diff(page, cfg):
     n = page.count("tr.diff-row:not(.same)")
     summary = page.text(".diff-summary")
     check(n == 0 and "the same" in summary, f"6.6 against itself marks no line (got {n}: {summary!r})")
+
+    # The diff travels in the link: the other kernel and the text, opened afresh.
+    page.select("#diff-with", "5.15")
+    page.select("#diff-format", "schedstat")
+    page.until(lambda: "schedstat" in page.text(".diff-summary")
+               and "5.15" in page.text(".diff-summary"), timeout=10)
+    diff_rows = lambda: page.js("return [...document.querySelectorAll('tr.diff-row')]"
+                                ".map(r => r.className + '|' + r.textContent)")
+    sent = (page.text(".diff-summary"), diff_rows())
+    link = page.until(lambda: "5.15" in decoded_hash(page) and page.hash, timeout=5)
+    page.open(link.lstrip("#"))
+    page.wait_for("table.line-diff")
+    picked = page.js("return [document.querySelector('#diff-with').value,"
+                     " document.querySelector('#diff-format').value]")
+    got = (page.text(".diff-summary"), diff_rows())
+    check(picked == ["5.15", "schedstat"] and got == sent and len(sent[1]) > 3,
+          f"the link opens on the same diff: 5.15 as schedstat ({picked}; {got[0]!r} against {sent[0]!r}, "
+          f"{len(got[1])} and {len(sent[1])} rows)")
+    page.open(fragment(s))
+    page.wait_for("table.line-diff")
+    check(page.js("return document.querySelector('#diff-format').value") == "debugfs"
+          and '"ui"' not in decoded_hash(page),
+          f"a link without a diff opens on the defaults and carries none ({decoded_hash(page)[:120]!r})")
     set_viewport(page, 390, 844)
     try:
         page.select("#diff-with", "6.6+cluster")
@@ -2078,6 +2218,164 @@ def trace_download(page, cfg):
           f"one wake-up flow per wake-up, every one of the run's, and the CPUs' slices ({c}, run {v['otherData']['wakeups_in_run']})")
 
 
+# ---------------------------------------------------------------- the machine, live
+
+# A short run to play in slow motion: 2 tbench clients on node 0 for 2 ms (plus the
+# 0.4 ms warm-up), 6.6 against 6.6+cluster.
+LIVE = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 2}, "cpus": "node0",
+                           "duration_ms": 2, "seed": 1})
+# The big one: 64 tbench pairs over epyc9654-2p's 384 CPUs.
+LIVE_EPYC = {
+    "machine": "epyc9654-2p", "patches": "6.6", "view": "simulate",
+    "wake": {"compare": "6.6+cluster"},
+    "sim": {"workload": {"kind": "tbench", "clients": 64}, "cpus": "all",
+            "duration_ms": 20, "seed": 1},
+}
+
+
+def live_attrs(page):
+    """The live view's measurements (data-* on .live-view), as a dict of strings."""
+    return page.js("const v = document.querySelector('.live-view');"
+                   "return v ? Object.assign({}, v.dataset) : {}") or {}
+
+
+def live(page, cfg):
+    """The machine, live: a short run played in slow motion draws frames, one arrow per
+    wake-up of the record (as many as the run made, and the measured ones are the
+    native CLI's count), a marker per task; stepping plays one wake-up at a time; a
+    click on an arrow (or Enter on a listed wake-up) names that wake-up and its chosen
+    CPU; on epyc9654-2p with 64 pairs it reports the frame rate and draw time."""
+    from selenium.webdriver.common.keys import Keys
+    page.open(fragment(LIVE))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.wait_for("#live-status")
+    # Slow motion: 20 µs of simulated time a frame (index 7 of the speed scale).
+    page.js("const s = document.querySelector('#live-speed'); s.value = '7';"
+            "s.dispatchEvent(new Event('input', {bubbles: true}));")
+    speed = page.text(".live-speed-text")
+    check(speed == "20 µs of simulated time per frame", f"the speed scale says its step (got {speed!r})")
+    ended = page.until(lambda: (lambda a: a.get("endedA") == "true" and a.get("endedB") == "true" and a)(
+        live_attrs(page)), timeout=150)
+    a = live_attrs(page)
+    note(f"live view after playing the whole record: {a}")
+    check(ended, "both sides play to the end of their record")
+    frames = int(a.get("frames", "0"))
+    t_ms = int(a.get("tNs", "0")) / 1e6
+    check(frames >= 60, f"frames were drawn in slow motion ({frames} frames for {t_ms:.3f} ms)")
+    native = {"a": native_run(cfg, LIVE["sim"], "6.6"), "b": native_run(cfg, LIVE["sim"], "6.6+cluster")}
+    for side in "ab":
+        s = side.upper()
+        wakes, arrows = int(a.get(f"wakes{s}", -1)), int(a.get(f"arrows{s}", -2))
+        run_wakes, feed_wakes = int(a.get(f"runWakeups{s}", -3)), int(a.get(f"feedWakes{s}", -4))
+        check(wakes > 20 and wakes == arrows == feed_wakes == run_wakes and a.get(f"skipped{s}") == "0",
+              f"{side}: one arrow drawn per wake-up of the run (played {wakes}, arrows {arrows}, "
+              f"in the record {feed_wakes}, the run's count {run_wakes})")
+        measured = int(a.get(f"measured{s}", -1))
+        want = native[side]["metrics"]["wakeups"]
+        report = a.get(f"reportWakeups{s}")
+        check(measured == want and report == str(want),
+              f"{side}: the measured wake-ups played are the report's and the native CLI's "
+              f"({measured}, page report {report}, CLI {want})")
+        markers, tasks = int(a.get(f"markers{s}", -1)), int(a.get(f"tasks{s}", -2))
+        check(markers == tasks >= 4, f"{side}: a marker per task (drawn {markers}, tasks seen {tasks}; "
+                                     f"2 tbench pairs are 4 tasks)")
+
+    # One wake-up at a time.
+    # At the end it stopped by itself; Play plays again from the start, Pause pauses.
+    check(live_attrs(page).get("playing") == "false", "playback stops at the end of the record")
+    page.click("#live-play")
+    again = page.until(lambda: live_attrs(page).get("playing") == "true", timeout=5)
+    page.click("#live-play")
+    paused = page.until(lambda: live_attrs(page).get("playing") == "false", timeout=5)
+    check(again and paused, "Play plays again, Pause pauses")
+    page.click("#live-restart")
+    totals = []
+    for _ in range(3):
+        before = live_attrs(page)
+        page.click("#live-step")
+        after = page.until(lambda: (lambda x: x if x.get("wakesA") is not None and
+                                    (x.get("wakesA"), x.get("wakesB")) !=
+                                    (before.get("wakesA"), before.get("wakesB")) else None)(live_attrs(page)),
+                           timeout=5) or live_attrs(page)
+        totals.append((int(after.get("wakesA", 0)), int(after.get("wakesB", 0))))
+    # Each step plays the earliest next wake-up, on both sides when both make it at
+    # that instant: the leading side never runs more than one ahead per step.
+    check(all(max(t) <= k + 1 <= sum(t) for k, t in enumerate(totals))
+          and all(sum(b) > sum(a) for a, b in zip(totals, totals[1:])),
+          f"each step plays the next wake-up (wake-ups A, B after each: {totals})")
+    status = page.text("#live-status")
+    check(status and "paused" in status and "wake-ups" in status, f"the status line says so (got {status!r})")
+    # Enter on a listed wake-up (the oldest listed) picks it; a click on the newest
+    # arrow picks that one back, with its chosen CPU.
+    a = live_attrs(page)
+    side = 0 if a.get("lastArrowA") else 1
+    buttons = page.all(f'.live-side[data-side="{side}"] .live-wake')
+    newest = (buttons[0].get_attribute("data-wake"), buttons[0].get_attribute("data-cpu")) if buttons else None
+    oldest = (buttons[-1].get_attribute("data-wake"), buttons[-1].get_attribute("data-cpu")) if buttons else None
+    check(len(buttons) >= 2 and newest != oldest, f"the latest wake-ups are listed as buttons (got {len(buttons)})")
+    if len(buttons) >= 2:
+        buttons[-1].send_keys(Keys.ENTER)
+        got = page.until(lambda: (lambda s: s if s == [oldest[0]] else None)(
+            page.attrs("#live-selected", "data-wake")), timeout=5)
+        check(got and page.attrs("#live-selected", "data-cpu") == [oldest[1]],
+              f"Enter on a listed wake-up picks it (got {got}, want {oldest})")
+        x, y = (float(v) for v in a["lastArrow" + "AB"[side]].split(","))
+        # A click at the arrow's middle (client coordinates; +1 for the canvas border).
+        page.js("""const c = document.querySelector(arguments[0]);
+                   c.scrollIntoView({block: 'center'});
+                   const r = c.getBoundingClientRect();
+                   c.dispatchEvent(new MouseEvent('click', {bubbles: true,
+                     clientX: r.left + 1 + arguments[1], clientY: r.top + 1 + arguments[2]}));""",
+                f"#live-canvas-{side}", x, y)
+        picked = page.until(lambda: (lambda s: s if s == [newest[0]] else None)(
+            page.attrs("#live-selected", "data-wake")), timeout=5)
+        picked_cpu = page.attrs("#live-selected", "data-cpu")
+        check(picked and picked_cpu == [newest[1]],
+              f"a click on the newest arrow picks that wake-up and its chosen CPU "
+              f"(picked {picked} on CPU {picked_cpu}, want {newest})")
+
+    # Big: epyc9654-2p, 64 pairs, both sides streaming; the frame rate and draw time
+    # while playing 20 µs a frame, then as fast as it goes.
+    try:
+        set_viewport(page, 1280, 720)
+        page.open(fragment(LIVE_EPYC))
+        page.wait_for("#live-status", timeout=60)
+        page.js("document.querySelector('.live-view').scrollIntoView()")
+        page.js("const s = document.querySelector('#live-speed'); s.value = '7';"
+                "s.dispatchEvent(new Event('input', {bubbles: true}));")
+        page.until(lambda: int(live_attrs(page).get("recordsB", "0")) > 20000, timeout=120)
+        time.sleep(4)
+        slow = live_attrs(page)
+        page.js("document.querySelector('#live-canvas-0').scrollIntoView({block: 'end'})")
+        page.screenshot(cfg["shot"].replace(".png", "-live-1280.png"))
+        page.js("const s = document.querySelector('#live-speed'); s.value = '13';"
+                "s.dispatchEvent(new Event('input', {bubbles: true}));")
+        time.sleep(4)
+        fast = live_attrs(page)
+        for name, m in [("20 µs/frame", slow), ("as fast as it goes", fast)]:
+            note(f"epyc9654-2p, 64 tbench pairs, A and B ({name}): {m.get('fps')} fps, "
+                 f"draw {m.get('drawMs')} ms a frame (max {m.get('drawMaxMs')}), "
+                 f"{m.get('frames')} frames drawn, wake-ups A {m.get('wakesA')} B {m.get('wakesB')}, "
+                 f"markers A {m.get('markersA')} B {m.get('markersB')}")
+        check(float(slow.get("fps", 0)) > 0 and int(slow.get("wakesA", 0)) > 0
+              and int(slow.get("markersA", 0)) >= 128,
+              f"epyc9654-2p: frames drawn with 128+ task markers (got {slow})")
+        check(float(slow.get("drawMs", 99)) < 16.7,
+              f"epyc9654-2p: a frame draws within a 60 fps budget (avg {slow.get('drawMs')} ms)")
+        with emulated_scheme(page, "dark"):
+            time.sleep(1)
+            page.js("document.querySelector('#live-canvas-0').scrollIntoView({block: 'end'})")
+            page.screenshot(cfg["shot"].replace(".png", "-live-1280-dark.png"))
+        set_viewport(page, 390, 844)
+        time.sleep(1)
+        page.js("document.querySelector('.live-view').scrollIntoView()")
+        page.screenshot(cfg["shot"].replace(".png", "-live-390.png"))
+        wide = page.js("return document.documentElement.scrollWidth")
+        check(wide <= 390, f"at 390 px the live view fits the width (page {wide} px wide)")
+    finally:
+        set_viewport(page, *VIEWPORT)
+
+
 JOURNEYS = [
     opening_page,
     content_security_policy,
@@ -2102,6 +2400,8 @@ JOURNEYS = [
     simulate_seeds,
     link_budget,
     simulate_kept,
+    live,
+    chart_band,
     dark_mode,
     mobile_layout,
     designer,

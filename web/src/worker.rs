@@ -1,7 +1,9 @@
-//! The simulator off the main thread. Each side of the Simulate tab runs in its own
-//! dedicated worker: the same wasm module, loaded by `static/worker.js`, whose `main`
-//! finds itself in a worker and registers [`SimWorker`] with gloo-worker. The page
-//! stays responsive while a run goes, and A and B run in parallel on two cores.
+//! The simulator off the main thread. Each point of a Simulate run goes to a dedicated
+//! worker of the pool: the worker's own wasm module (`src/bin/schedlab-worker.rs`),
+//! loaded by `static/worker.js`, whose `main` registers [`SimWorker`] with gloo-worker.
+//! The page stays responsive while a run goes, and the points run in parallel. The
+//! page's module names these message types but never runs the simulator, so its wasm
+//! holds none of it (`LiveRun` and what it calls are only reached from [`SimWorker`]).
 //!
 //! ```text
 //!  page ── Msg::Run { id, machine, patches, sim } ──▶ SimWorker: core's LiveRun, in batches
@@ -43,9 +45,9 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Simulated time per slice.
-const SLICE_NS: u64 = 1_000_000;
+pub const SLICE_NS: u64 = 1_000_000;
 /// Wall time per batch of slices before the worker reports and yields.
-const BATCH_MS: f64 = 40.0;
+pub const BATCH_MS: f64 = 40.0;
 
 /// The most records one [`Progress`] carries: 16 Ki records, 512 KiB. A run that makes
 /// more per batch (a big machine) queues them in the worker for the next batches.
@@ -507,11 +509,6 @@ pub fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// Whether this module runs in a dedicated worker rather than on the page.
-pub fn in_worker() -> bool {
-    js_sys::global().is_instance_of::<web_sys::DedicatedWorkerGlobalScope>()
-}
-
 /// Makes this worker a [`SimWorker`]: gloo-worker answers the page's handshake and
 /// hands it the messages it held while the module loaded.
 pub fn register() {
@@ -552,7 +549,7 @@ struct Current {
     job: Option<RecordJob>,
 }
 
-/// A simulation worker: one run at a time, in batches of [`BATCH_MS`], reporting after
+/// A simulation worker: one run at a time, in batches of `BATCH_MS`, reporting after
 /// each; a newer run (or a cancel) takes the place of the current one.
 pub struct SimWorker {
     current: Option<Current>,
@@ -675,7 +672,7 @@ impl gloo_worker::Worker for SimWorker {
         } else {
             // A macrotask, so a Cancel or a newer Run waiting in the queue is read first.
             scope.send_future(async move {
-                yew::platform::time::sleep(Duration::ZERO).await;
+                gloo_timers::future::sleep(Duration::ZERO).await;
                 generation
             });
         }

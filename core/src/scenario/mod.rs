@@ -11,7 +11,8 @@
 //!                     cookies: [{ cpus, cookie }], wakee_cookie },
 //!             sim: { workload, cpus: CpuSelection, duration_ms, seed, sweep } (optional),
 //!             lesson: { lesson, step } (optional),
-//!             page: { click mode, focused side, shaded level, randomise inputs } }
+//!             page: { click mode, focused side, shaded level, randomise inputs,
+//!                     domain diff: kernel, text } }
 //! ```
 //!
 //! Parse, don't validate: [`decode`] reads the link's JSON into the serde structs of
@@ -46,7 +47,7 @@ use crate::wakeup::{wake_up, Decision, Trace, WakeEnv};
 use crate::workload::Workload;
 
 pub mod page;
-pub use page::{ClickMode, PageSettings, Side};
+pub use page::{ClickMode, KernelText, PageSettings, Side};
 
 /// The version this build writes; [`decode`] reads it and every older one.
 pub const VERSION: u32 = 2;

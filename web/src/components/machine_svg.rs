@@ -261,6 +261,161 @@ pub fn machine_svg(m: &Machine, kernel: &str, shade: Option<&CpuMask>, selected:
     )
 }
 
+/// A box of the laid-out drawing, in the SVG's units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaidBox {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+    /// "package", "node", "llc", "cluster", "core" (SMT threads), or "machine".
+    pub class: &'static str,
+    pub label: String,
+}
+
+/// The machine drawing's layout, for another renderer (the live view's canvas):
+/// the group boxes outermost first, and each CPU's box by CPU number. The same
+/// nesting and positions as [`machine_svg`], without the title line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub w: f64,
+    pub h: f64,
+    pub groups: Vec<LaidBox>,
+    /// `cpus[c]` is CPU c's box (x, y, w, h).
+    pub cpus: Vec<[f64; 4]>,
+}
+
+/// Lays `m` out as [`machine_svg`] draws it (the tests compare the two).
+#[cfg(test)]
+pub fn layout(m: &Machine) -> Layout {
+    layout_with(m, None)
+}
+
+/// [`layout`], but with the outermost boxes that sit side by side (packages, or the
+/// nodes of a single package) in as many columns as bring the drawing's width over
+/// height nearest `aspect`: a 2-socket machine is two packages in a row, 5 to 1,
+/// which a canvas half a page wide would shrink to dots; stacked it is about 1 to 1.
+pub fn layout_fit(m: &Machine, aspect: f64) -> Layout {
+    let root = root(m);
+    let n = top(&root).map_or(1, |c| c.len());
+    let best = (1..=n)
+        .min_by(|&a, &b| {
+            let off = |k: usize| {
+                let (w, h) = size_with(&root, Some(k));
+                ((w / h.max(1.0)) / aspect).ln().abs()
+            };
+            off(a).total_cmp(&off(b))
+        })
+        .unwrap_or(1);
+    layout_with(m, Some(best))
+}
+
+fn root(m: &Machine) -> Node {
+    Node::Group {
+        label: String::new(),
+        class: "machine",
+        children: tree(m),
+    }
+}
+
+/// The children of the outermost group with more than one.
+fn top(n: &Node) -> Option<&[Node]> {
+    match n {
+        Node::Group { children, .. } if children.len() == 1 => top(&children[0]),
+        Node::Group { children, .. } => Some(children),
+        Node::Cpu(_) => None,
+    }
+}
+
+/// The size of `n` with `cols` columns at its outermost group of several (`None`: as
+/// everywhere else, about √n).
+fn size_with(n: &Node, cols: Option<usize>) -> (f64, f64) {
+    let Some(k) = cols else {
+        return n.size();
+    };
+    match n {
+        Node::Group {
+            children, label, ..
+        } => {
+            let (w, h) = if children.len() == 1 {
+                size_with(&children[0], cols)
+            } else {
+                let (mut w, mut h) = (0.0f64, 0.0);
+                for row in children.chunks(k.max(1)) {
+                    let rw: f64 =
+                        row.iter().map(|c| c.size().0).sum::<f64>() + GAP * (row.len() - 1) as f64;
+                    let rh = row.iter().map(|c| c.size().1).fold(0.0, f64::max);
+                    w = w.max(rw);
+                    h += rh + GAP;
+                }
+                (w, (h - GAP).max(0.0))
+            };
+            let lh = if label.is_empty() { 0.0 } else { LABEL_H };
+            ((w + 2.0 * PAD).max(n.label_w()), h + 2.0 * PAD + lh)
+        }
+        Node::Cpu(_) => n.size(),
+    }
+}
+
+fn layout_with(m: &Machine, cols: Option<usize>) -> Layout {
+    let root = root(m);
+    let (w, h) = size_with(&root, cols);
+    let mut out = Layout {
+        w,
+        h,
+        groups: Vec::new(),
+        cpus: vec![[0.0; 4]; m.nr_cpus() as usize],
+    };
+    place(&root, 0.0, 0.0, cols, &mut out);
+    out
+}
+
+/// [`draw`]'s walk, keeping the boxes instead of writing them (with `cols` columns
+/// at the outermost group of several, as [`size_with`]).
+fn place(n: &Node, x: f64, y: f64, cols: Option<usize>, out: &mut Layout) {
+    let (w, h) = size_with(n, cols);
+    match n {
+        Node::Cpu(c) => {
+            if let Some(b) = out.cpus.get_mut(c.0 as usize) {
+                *b = [x, y, w, h];
+            }
+        }
+        Node::Group {
+            label,
+            class,
+            children,
+        } => {
+            out.groups.push(LaidBox {
+                x,
+                y,
+                w,
+                h,
+                class,
+                label: label.clone(),
+            });
+            let mut cy = y + PAD + if label.is_empty() { 0.0 } else { LABEL_H };
+            // Only the outermost group of several takes `cols`.
+            let (k, inner) = match (cols, children.len()) {
+                (Some(_), 1) => (1, cols),
+                (Some(k), _) => (k.max(1), None),
+                (None, n) => (per_row(n), None),
+            };
+            for row in children.chunks(k) {
+                let mut cx = x + PAD;
+                let rh = row
+                    .iter()
+                    .map(|c| size_with(c, inner).1)
+                    .fold(0.0, f64::max);
+                for c in row {
+                    place(c, cx, cy, inner, out);
+                    cx += size_with(c, inner).0 + GAP;
+                }
+                cy += rh + GAP;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +451,45 @@ mod tests {
         );
         assert!(svg.contains("kunpeng920-6426 · Linux 6.6+cluster · 128 CPUs"));
         assert!(svg.starts_with("<?xml") && svg.ends_with("</svg>\n"));
+    }
+
+    /// The layout puts every CPU inside the machine, no two overlapping, and the
+    /// groups are the SVG's.
+    #[test]
+    fn the_layout_places_each_cpu_once_inside_its_groups() {
+        for (name, fit) in [
+            ("flat-16", None),
+            ("kunpeng920-6426", None),
+            ("epyc9654-2p", None),
+            ("epyc9654-2p", Some(1.3)),
+            ("kunpeng920-6426", Some(1.3)),
+        ] {
+            let m = presets::machine(name).unwrap();
+            let l = fit.map_or_else(|| layout(&m), |a| layout_fit(&m, a));
+            let svg = machine_svg(&m, "6.8", None, CpuId(0));
+            assert_eq!(l.cpus.len(), m.nr_cpus() as usize);
+            for class in ["cluster", "llc", "node", "package"] {
+                assert_eq!(
+                    l.groups.iter().filter(|g| g.class == class).count(),
+                    svg.matches(&format!("<g class=\"{class}\"")).count(),
+                    "{name} {class}"
+                );
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for [x, y, w, h] in &l.cpus {
+                assert!(*w > 0.0 && x + w <= l.w && y + h <= l.h, "{name}");
+                assert!(
+                    seen.insert(((*x * 8.0) as i64, (*y * 8.0) as i64)),
+                    "{name}"
+                );
+            }
+        }
+        // Two sockets side by side are 5 to 1; fitted, the packages stack.
+        let m = presets::machine("epyc9654-2p").unwrap();
+        let (wide, fit) = (layout(&m), layout_fit(&m, 1.3));
+        assert!(wide.w / wide.h > 3.0, "{} x {}", wide.w, wide.h);
+        let r = fit.w / fit.h;
+        assert!((0.8..2.0).contains(&r), "{} x {}", fit.w, fit.h);
+        assert_eq!(layout_fit(&m, 100.0), wide);
     }
 }

@@ -10,6 +10,7 @@ pub mod domain_tree;
 pub mod export_bar;
 pub mod glossary;
 pub mod lessons;
+pub mod live_view;
 pub mod machine_svg;
 pub mod machine_view;
 pub mod present;

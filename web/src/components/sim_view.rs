@@ -7,6 +7,7 @@
 //!  use_run.rs      use_run(state) ─▶ RunView   (the workers and the run's points)
 //!  chart.rs        Chart                       (plotters, SVG)
 //!  sim_results.rs  change, results, sweep_table
+//!  live_view.rs    LiveView                    (the run's event record, played on a canvas)
 //!  format.rs       numbers and the `schedlab` command lines
 //! ```
 
@@ -17,6 +18,7 @@ use yew::prelude::*;
 
 use crate::components::chart::{Chart, Series, XAxis};
 use crate::components::export_bar::{sim_files, ExportBar};
+use crate::components::live_view::LiveView;
 use crate::components::sim_results::{change, results, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::timeline_panel::TimelinePanel;
@@ -35,6 +37,8 @@ pub fn sim_panel() -> Html {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
     let run = use_run(&state);
+    // The wake-up last picked in the live view.
+    let picked = use_state(|| None::<crate::live::SimWakeRef>);
 
     let example = current_example(&state, &examples);
     let v = run.view();
@@ -91,6 +95,46 @@ pub fn sim_panel() -> Html {
         }
         _ => (html! {}, html! {}),
     };
+    // The watched runs' records (the first seed of each side). A click on a wake-up
+    // shows it in the view and opens it in the Wake-up tab (Action::OpenSimWake).
+    let live = match v.as_ref() {
+        Some(v) if v.error().is_none() => {
+            let report_wakeups = v
+                .sides()
+                .iter()
+                .map(|p| p.report.as_ref().map(|r| r.metrics.wakeups))
+                .collect::<Vec<_>>();
+            // A picked wake-up gets a button that opens it in the Wake-up tab
+            // (click-to-explain); picking alone keeps the view playing here.
+            let on_wake = {
+                let picked = picked.clone();
+                Callback::from(move |w: crate::live::SimWakeRef| picked.set(Some(w)))
+            };
+            let explain = picked.as_ref().map(|w| {
+                let at = crate::state::SimWakeRef {
+                    side: if w.side == 0 { Side::A } else { Side::B },
+                    seed: w.seed,
+                    wake: w.wake,
+                };
+                let d = state.dispatcher();
+                let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::OpenSimWake(at)));
+                html! {
+                    <button id="live-explain" {onclick}>
+                        { format!("Explain wake-up #{} of side {} in the Wake-up tab", w.wake, if w.side == 0 { "A" } else { "B" }) }
+                    </button>
+                }
+            });
+            html! {
+                <>
+                // Before the view: Yew matches unkeyed children from the end, so a
+                // button appearing after it would remount the view.
+                { for explain }
+                <LiveView machine={state.machine().clone()} feeds={v.live.clone()} {report_wakeups} {on_wake} />
+                </>
+            }
+        }
+        _ => html! {},
+    };
     let machine = state.machine().name.clone();
     let exports = match v.as_ref() {
         Some(v) if v.done() && v.error().is_none() => match sim_files(v, &machine, example) {
@@ -128,6 +172,7 @@ pub fn sim_panel() -> Html {
                 { status }
             </div>
             { graph }
+            { live }
             { kernel_pickers(&state) }
             { table }
             { exports }
@@ -191,30 +236,57 @@ fn chart_stem(machine: &str, v: &RunView) -> String {
 }
 
 fn live_chart(v: &RunView, unit: &str, window_ms: f64, machine: &str) -> Html {
+    let seeds = v.n_seeds();
     let series: Vec<Series> = v
-        .sides()
+        .labels
         .iter()
-        .zip(&v.labels)
         .enumerate()
-        .map(|(side, (p, label))| {
-            let interval_ms = p.interval_ns as f64 / 1e6;
+        .map(|(side, label)| {
+            let live = v.live(side);
+            let interval_ms = live.interval_ns as f64 / 1e6;
+            let x = |k: usize| ((k as f64 + 0.5) * interval_ms).min(window_ms);
+            let name = if side == 0 { "A" } else { "B" };
             Series {
                 side,
-                label: format!("{} {label}", if side == 0 { "A" } else { "B" }),
-                points: p
-                    .series
+                label: if seeds > 1 {
+                    format!("{name} {label}, mean of {seeds} seeds")
+                } else {
+                    format!("{name} {label}")
+                },
+                points: live
+                    .points
                     .iter()
                     .enumerate()
-                    .map(|(k, y)| (((k as f64 + 0.5) * interval_ms).min(window_ms), *y))
+                    .map(|(k, e)| (x(k), e.mean))
                     .collect(),
                 published: false,
+                band: live
+                    .points
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, e)| e.interval().map(|(lo, hi)| (x(k), lo, hi)))
+                    .collect(),
             }
         })
         .collect();
     html! {
         <Chart label={format!("throughput over the measured window, {unit}")}
-            x={XAxis::Ms(window_ms)} x_desc="simulated ms, measured window" y_desc={unit.to_string()}
+            x={XAxis::Ms(window_ms)} x_desc="simulated time in the measured window (ms)"
+            y_desc={y_title(unit, true)} x_name="ms" y_unit={unit.to_string()}
             {series} stem={chart_stem(machine, v)} />
+    }
+}
+
+/// The y axis's title with its unit: "throughput (MB/s)", "time to finish (s)",
+/// "round trip (us)".
+pub fn y_title(unit: &str, higher_is_better: bool) -> String {
+    if higher_is_better {
+        return format!("throughput ({unit})");
+    }
+    match unit.split_once(" (") {
+        Some((u, what)) => format!("{} ({u})", what.trim_end_matches(')')),
+        None if unit == "s" => "time to finish (s)".to_string(),
+        None => unit.to_string(),
     }
 }
 
@@ -230,15 +302,29 @@ fn sweep_chart(
     let rows = v.rows();
     let published = published.map_or(&[][..], |e| &e.published_values);
     let name = |side: usize| if side == 0 { "A" } else { "B" };
+    let seeds = v.n_seeds();
+    let higher = v.first().is_none_or(|p| p.higher_is_better);
     let model = (0..v.labels.len()).map(|side| Series {
         side,
-        label: format!("{} {}", name(side), v.labels[side]),
+        label: if seeds > 1 {
+            format!("{} {}, mean of {seeds} seeds", name(side), v.labels[side])
+        } else {
+            format!("{} {}", name(side), v.labels[side])
+        },
         points: rows
             .iter()
             .enumerate()
             .filter_map(|(i, r)| Some((i as f64, r.values[side]?)))
             .collect(),
         published: false,
+        band: rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (lo, hi) = r.spread.get(side).copied().flatten()?;
+                Some((i as f64, lo, hi))
+            })
+            .collect(),
     });
     let measured = (0..2).filter(|_| !published.is_empty()).map(|side| Series {
         side,
@@ -252,11 +338,13 @@ fn sweep_chart(
             })
             .collect(),
         published: true,
+        band: Vec::new(),
     });
     html! {
         <Chart label={format!("{unit} by {scale}")}
             x={XAxis::Scales(rows.iter().map(|r| r.threads).collect())}
-            x_desc={scale.to_string()} y_desc={unit.to_string()}
+            x_desc={format!("number of {scale}")} y_desc={y_title(unit, higher)}
+            x_name={scale.to_string()} y_unit={unit.to_string()}
             series={model.chain(measured).collect::<Vec<_>>()} dots=true
             stem={chart_stem(machine, v)} />
     }

@@ -18,10 +18,27 @@
 //! the view plays, pauses or steps, and the player only moves a cursor along it.
 //! A feed holds at most `worker::LIVE_RUN_RECORDS` records (8 MiB).
 
+pub mod draw;
+pub mod play;
+
 use schedlab_core::sim::record::{Record, RecordKind};
 use schedlab_core::sim::Recording;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::worker::RecordChunk;
+
+/// The sides' feeds, shared by the run (which fills them) and the live view (which
+/// plays them). Props compare by pointer: a new run is new feeds.
+#[derive(Clone, Debug, Default)]
+pub struct Feeds(pub Vec<Rc<RefCell<Feed>>>);
+
+impl PartialEq for Feeds {
+    fn eq(&self, o: &Feeds) -> bool {
+        self.0.len() == o.0.len() && self.0.iter().zip(&o.0).all(|(a, b)| Rc::ptr_eq(a, b))
+    }
+}
 
 /// One side's stream of records: what the watched run has sent so far.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -93,6 +110,20 @@ impl Feed {
     }
 }
 
+/// A wake-up of the simulation, as the live view (or the timeline) names it: enough
+/// to find it again and replay it (`RecordConfig::capture_wake` takes `wake`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimWakeRef {
+    /// 0 for A, 1 for B.
+    pub side: usize,
+    /// The run's seed (the live view watches each side's first seed).
+    pub seed: u64,
+    /// The wake-up's number in the run, from 1 (`WakeRecord::seq`).
+    pub wake: u32,
+    /// The CPU the simulation chose (`WakeRecord::cpu`).
+    pub cpu: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +138,16 @@ mod tests {
         workload: Workload,
         ms: u64,
     ) -> (Vec<RecordChunk>, schedlab_core::experiment::RunReport) {
+        chunks_with(preset, "6.6", workload, ms)
+    }
+
+    /// [`chunks`] under another patch set.
+    pub(crate) fn chunks_with(
+        preset: &str,
+        patches: &str,
+        workload: Workload,
+        ms: u64,
+    ) -> (Vec<RecordChunk>, schedlab_core::experiment::RunReport) {
         let sim = SimSetupV1 {
             workload,
             cpus: "all".to_string(),
@@ -116,7 +157,7 @@ mod tests {
             sweep: Vec::new(),
         };
         let m = MachineChoice::Preset(preset.to_string());
-        let mut run = start_with(&m, "6.6", &sim, Some(live_record_config())).unwrap();
+        let mut run = start_with(&m, patches, &sim, Some(live_record_config())).unwrap();
         let (mut sent, mut out) = (0, Vec::new());
         loop {
             let done = run.advance(200_000).unwrap();

@@ -31,7 +31,8 @@ use schedlab_core::lesson;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup, WakeSetup,
+    self, KernelText, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup,
+    WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
@@ -43,9 +44,13 @@ pub use schedlab_core::scenario::View;
 
 pub mod designer;
 mod designing;
+mod lesson_step;
+mod page_settings;
 pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
+use designing::designer_effect;
+use lesson_step::Opened;
 pub use sim_wake::{SimWake, SimWakeRef, SimWakeStatus};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
@@ -129,6 +134,8 @@ pub enum Action {
     /// the click mode says.
     ClickCpu(CpuId),
     SetClickMode(ClickMode),
+    /// The Domains tab's diff: the kernel compared with A's and the text compared.
+    SetDiff(Option<PatchSet>, KernelText),
     ToggleBusy(CpuId),
     AllIdle,
     AllBusy,
@@ -357,59 +364,6 @@ impl AppState {
     /// The built machine.
     pub fn machine(&self) -> &Arc<Machine> {
         self.scenario.machine()
-    }
-
-    /// What a click in the drawing does in the wake-up tab.
-    pub fn click(&self) -> ClickMode {
-        self.scenario.page.click
-    }
-
-    /// Whose decision the drawing numbers and whose run it shades.
-    pub fn focus(&self) -> Side {
-        self.scenario.page.focus
-    }
-
-    /// The index into the chosen CPU's domains whose span the drawing shades.
-    pub fn highlight(&self) -> Option<usize> {
-        self.scenario.page.highlight.map(usize::from)
-    }
-
-    /// Presentation mode's steps, as a speaker walks through a machine: the domain
-    /// cards with each level of the chosen CPU shaded in turn (innermost first), then
-    /// the wake-up decision, then the simulation. `dir` > 0 is the next step, < 0 the
-    /// previous; the ends stay put. The dmesg and debugfs tabs step on as the cards do.
-    /// Returns the view and the shaded level.
-    pub fn present_step(&self, dir: i32) -> (View, Option<usize>) {
-        let levels = self
-            .domains()
-            .ok()
-            .and_then(|d| d.try_cpu(self.cpu()))
-            .map_or(0, |c| c.domains.len());
-        let last = levels.checked_sub(1);
-        let here = (self.tab(), self.highlight());
-        match (here.0, dir.signum()) {
-            (View::Domains | View::Dmesg | View::Debugfs, 1) => match here.1 {
-                None if levels > 0 => (View::Domains, Some(0)),
-                Some(i) if i + 1 < levels => (View::Domains, Some(i + 1)),
-                _ => (View::Wakeup, None),
-            },
-            (View::Domains | View::Dmesg | View::Debugfs, -1) => match here.1 {
-                Some(0) | None => (View::Domains, None),
-                Some(i) => (View::Domains, Some(i.min(levels) - 1)),
-            },
-            (View::Wakeup, 1) => (View::Simulate, None),
-            (View::Wakeup, -1) => (View::Domains, last),
-            (View::Simulate, -1) => (View::Wakeup, None),
-            (view, _) => (view, here.1),
-        }
-    }
-
-    /// The Randomise inputs: busy share per mille and seed.
-    pub fn random_inputs(&self) -> (u32, u64) {
-        (
-            self.scenario.page.busy_permille,
-            self.scenario.page.random_seed,
-        )
     }
 
     pub fn release(&self) -> Release {
@@ -658,14 +612,7 @@ impl Reducible for AppState {
     type Action = Action;
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        // The designer stays open over a change of machine (and shows the new one)
-        // unless it is closed or left for the JSON form; its own edits keep its text.
-        let (closing, editing) = match &action {
-            Action::OpenDesigner(open) => (!open, true),
-            Action::EditAsJson => (true, true),
-            Action::EditDesign(..) => (false, true),
-            _ => (false, false),
-        };
+        let (closing, editing) = designer_effect(&action);
         let mut next = (*self).clone();
         let nr = self.nr_cpus();
         let valid = |c: CpuId| c.0 < nr;
@@ -721,7 +668,6 @@ impl Reducible for AppState {
                 };
                 next.scenario.page.focus = Side::A;
             }
-            Action::Focus(side) => next.scenario.page.focus = side,
             Action::SelectCpu(cpu) => {
                 // A CPU outside the machine is ignored rather than trusted.
                 if !valid(cpu) {
@@ -747,7 +693,13 @@ impl Reducible for AppState {
                     ClickMode::Prev => wake.prev = cpu,
                 }
             }
-            Action::SetClickMode(m) => next.scenario.page.click = m,
+            action @ (Action::SetClickMode(_)
+            | Action::SetDiff(..)
+            | Action::Focus(_)
+            | Action::RandomBusy { .. }
+            | Action::SetRandomInputs { .. }
+            | Action::PresentStep(_)
+            | Action::Highlight(_)) => next.reduce_page(&self, action),
             Action::ToggleBusy(cpu) => {
                 if !valid(cpu) {
                     return self;
@@ -760,16 +712,6 @@ impl Reducible for AppState {
             }
             Action::AllIdle => wake.busy = CpuMask::new(nr),
             Action::AllBusy => wake.busy = CpuMask::full(nr),
-            Action::RandomBusy { permille, seed } => {
-                let permille = permille.min(1000);
-                next.scenario.page.busy_permille = permille;
-                next.scenario.page.random_seed = seed;
-                wake.busy = scenario::random_busy(nr, permille, seed)
-            }
-            Action::SetRandomInputs { permille, seed } => {
-                next.scenario.page.busy_permille = permille.min(1000);
-                next.scenario.page.random_seed = seed;
-            }
             Action::SetWaker(c) if valid(c) => wake.waker = c,
             Action::SetPrev(c) if valid(c) => wake.prev = c,
             Action::SetRecent(c) if c.is_none_or(valid) => wake.recent = c,
@@ -778,16 +720,6 @@ impl Reducible for AppState {
             Action::SetHasIdleCores(v) => wake.has_idle_cores = v,
             Action::SetNrIdleScan(v) => wake.nr_idle_scan = v,
             Action::ShowTab(tab) => next.scenario.view = tab,
-            Action::PresentStep(dir) => {
-                let (view, level) = self.present_step(dir);
-                next.scenario.view = view;
-                next.scenario.page.highlight = level.and_then(|l| u8::try_from(l).ok());
-            }
-            // A level past what a u8 holds cannot exist (domains nest at most a
-            // few dozen deep): shade nothing rather than a wrong level.
-            Action::Highlight(level) => {
-                next.scenario.page.highlight = level.and_then(|l| u8::try_from(l).ok())
-            }
             Action::OpenCustom(open) => {
                 next.custom_open = open;
                 next.custom_error = None;
@@ -831,52 +763,19 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
-            Action::OpenDesigner(open) => {
-                next.designer = open
-                    .then(|| Designer::for_machine(&self.scenario.machine, &self.sim().workload));
-                if open {
-                    next.custom_open = false;
-                }
+            action @ (Action::OpenDesigner(_) | Action::EditAsJson | Action::EditDesign(..)) => {
+                next.reduce_designer(&self, action)
             }
-            Action::EditAsJson => {
-                if let Some(Designer::Irregular { json, .. }) = next.designer.take() {
-                    next.custom_prefill = (self.custom_prefill.0.wrapping_add(1), json);
-                    next.custom_open = true;
-                    next.custom_error = None;
-                }
-            }
-            Action::EditDesign(field, value) => next.edit_design(field, &value),
             Action::Lesson(None) => next.scenario.lesson = None,
-            Action::Lesson(Some(at)) => {
-                let Some(step) = lesson::lesson(at.lesson)
-                    .and_then(|l| l.steps.get((at.step as usize).checked_sub(1)?))
-                else {
-                    return self;
-                };
+            Action::Lesson(Some(at)) => match self.open_lesson(&mut next, at) {
+                Opened::Unknown => return self,
                 // A step without a scene of its own keeps the page as the student left it.
-                let Some(scene) = step.scene else {
-                    next.scenario.lesson = Some(at);
+                Opened::Kept => {
                     next.refresh_wake();
                     return Rc::new(next);
-                };
-                match scene.scenario() {
-                    Ok(mut s) => {
-                        s.lesson = Some(at);
-                        let mut here = self.scenario.clone();
-                        here.lesson = Some(at);
-                        here.sim = None;
-                        // The page's own settings are the student's, not the lesson's.
-                        here.page = s.page;
-                        if here == s {
-                            next.scenario.lesson = Some(at);
-                        } else {
-                            s.page.click = self.click();
-                            next = AppState::from_scenario(s);
-                        }
-                    }
-                    Err(e) => next.banner = Some(format!("This lesson step cannot load: {e}")),
                 }
-            }
+                Opened::Loaded => {}
+            },
             Action::RunHeld => next.held = None,
             Action::OpenExample(f) => {
                 let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
@@ -926,19 +825,7 @@ impl Reducible for AppState {
                 Err(e) => next.sim_error = Some(e),
             },
         }
-        if self.designer.is_some() && !closing && !editing {
-            if next.designer.is_none() {
-                next.designer = Some(Designer::for_machine(
-                    &next.scenario.machine,
-                    &next.sim().workload,
-                ));
-            } else if next.sim().workload != self.sim().workload {
-                let w = next.sim().workload.clone();
-                if let Some(Designer::Form(d)) = &mut next.designer {
-                    d.sync_work(&w);
-                }
-            }
-        }
+        next.follow_designer(&self, closing, editing);
         next.close_stale_sim_wake(&self);
         next.refresh_wake();
         Rc::new(next)

@@ -1,0 +1,460 @@
+//! The live view's canvas: the machine drawing's boxes (`machine_svg::layout`, so the
+//! groups are the ones the Machine panel and the SVG export show), then, each frame,
+//! the CPUs' states, the tasks' markers and the wake-ups' arrows from a [`Player`].
+//!
+//! ```text
+//!  static layer (an offscreen canvas, redrawn on resize or theme change only):
+//!    package ▸ node ▸ LLC ▸ cluster ▸ core boxes, labels, CPU numbers
+//!  each frame, over it:
+//!    CPU fill     running · idle (darker for deeper C-states) · forced idle
+//!    markers      the running task: a dot in its colour; queued/sleeping ones: small
+//!                 dots along the CPU's bottom edge (up to 4)
+//!    arrows       waker's CPU ─▶ chosen CPU, coloured by distance, fading over
+//!                 ARROW_FRAMES frames; a ring round the CPU for a same-CPU wake-up
+//! ```
+//!
+//! The colour is the record's `dist`, the distance the metrics count: from the
+//! waker's CPU, or from prev for a wake-up from interrupt context (a timer), whose
+//! arrow still starts at the CPU the interrupt ran on.
+//!
+//! A frame allocates nothing that grows with the machine: colours are looked up in
+//! vectors built when a task or the theme first shows up, and the per-CPU scratch
+//! is reused.
+
+use schedlab_core::cost::Distance;
+use schedlab_core::sim::record::WakeRecord;
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+use super::play::{CpuState, Player, ARROW_FRAMES, NO_CPU};
+use crate::components::machine_svg::Layout;
+
+/// Per distance (`Distance as usize`), the arrow colour: the Okabe–Ito palette, told
+/// apart with most colour-vision deficiencies, readable on light and dark panels.
+pub const DIST_COLOURS: [&str; 6] = [
+    "#999999", // same CPU
+    "#009e73", // same core (SMT)
+    "#56b4e9", // same cluster
+    "#0072b2", // same LLC, other cluster
+    "#e69f00", // other LLC
+    "#d55e00", // other node
+];
+
+/// Per distance, what the legend says.
+pub fn dist_label(d: Distance) -> &'static str {
+    match d {
+        Distance::SameCpu => "same CPU",
+        Distance::SameCore => "same core (SMT sibling)",
+        Distance::SameCluster => "same cluster",
+        Distance::SameLlc => "same LLC, other cluster",
+        Distance::OtherLlc => "other LLC",
+        Distance::OtherNode => "other node",
+    }
+}
+
+/// The most queued-task dots drawn on one CPU.
+const QUEUED_DOTS: u8 = 4;
+
+/// The theme's colours, read from the page's CSS custom properties.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Palette {
+    pub panel: String,
+    pub fg: String,
+    pub muted: String,
+    pub line: String,
+    pub cpu_line: String,
+    pub boxes: [String; 5],
+    pub running: String,
+    pub running_line: String,
+    /// Idle fills from shallow to deep C-states.
+    pub idle: [String; 3],
+    pub force_idle: String,
+    pub unknown: String,
+    /// Lightness of task colours (darker on light panels).
+    pub task_l: u8,
+}
+
+impl Palette {
+    /// Reads the colours off `el`'s computed style (they follow the theme).
+    pub fn of(el: &web_sys::Element) -> Palette {
+        let style = web_sys::window().and_then(|w| w.get_computed_style(el).ok().flatten());
+        let get = |name: &str, fallback: &str| -> String {
+            style
+                .as_ref()
+                .and_then(|s| s.get_property_value(name).ok())
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| fallback.to_string())
+        };
+        let panel = get("--panel", "#ffffff");
+        let dark = luminance(&panel) < 0.5;
+        Palette {
+            fg: get("--fg", "#1d232b"),
+            muted: get("--muted", "#5a6472"),
+            line: get("--line", "#d5dae1"),
+            cpu_line: get("--cpu-line", "#b9c1cc"),
+            boxes: [
+                get("--box-package", "#f3f5f8"),
+                get("--box-node", "#f8f9fb"),
+                get("--box-llc", "#ffffff"),
+                get("--box-cluster", "#f4f7fc"),
+                get("--smt-bg", "#eef1f5"),
+            ],
+            running: get("--accent-bg", "#e3edfb"),
+            running_line: get("--accent", "#1f5fbf"),
+            idle: [
+                get("--control-bg", "#ffffff"),
+                get("--smt-bg", "#eef1f5"),
+                get("--busy-bg", "#e8eaed"),
+            ],
+            force_idle: get("--span-bg", "#fff1c2"),
+            unknown: panel.clone(),
+            task_l: if dark { 62 } else { 42 },
+            panel,
+        }
+    }
+}
+
+/// A `#rrggbb` colour's rough lightness, 0 to 1 (0.5 for anything else).
+fn luminance(c: &str) -> f64 {
+    let h = c.trim_start_matches('#');
+    let ch = |i: usize| u8::from_str_radix(h.get(i..i + 2).unwrap_or("80"), 16).unwrap_or(128);
+    if h.len() != 6 {
+        return 0.5;
+    }
+    (0.2126 * f64::from(ch(0)) + 0.7152 * f64::from(ch(2)) + 0.0722 * f64::from(ch(4))) / 255.0
+}
+
+/// Task `t`'s colour: hues a golden angle apart, so neighbours differ.
+pub fn task_colour(t: u32, lightness: u8) -> String {
+    let hue = (u64::from(t) * 137_508 / 1000) % 360;
+    format!("hsl({hue} 70% {lightness}%)")
+}
+
+/// Draws one side: the layout scaled into a canvas, and the per-frame layer.
+pub struct Painter {
+    pub layout: Layout,
+    /// CSS pixels per layout unit, and device pixels per CSS pixel.
+    pub scale: f64,
+    pub dpr: f64,
+    /// The canvas size in CSS pixels.
+    pub css_w: f64,
+    pub css_h: f64,
+    stat: Option<HtmlCanvasElement>,
+    palette: Option<Palette>,
+    task_colours: Vec<String>,
+    queued: Vec<u8>,
+    /// What the last frame drew.
+    pub last_arrows: usize,
+    pub last_markers: usize,
+}
+
+impl Painter {
+    pub fn new(layout: Layout) -> Painter {
+        let n = layout.cpus.len();
+        Painter {
+            layout,
+            scale: 1.0,
+            dpr: 1.0,
+            css_w: 0.0,
+            css_h: 0.0,
+            stat: None,
+            palette: None,
+            task_colours: Vec::new(),
+            queued: vec![0; n],
+            last_arrows: 0,
+            last_markers: 0,
+        }
+    }
+
+    /// Sizes `canvas` for `width` CSS pixels (height from the layout's aspect, at most
+    /// `max_h`); true when that changed anything (the static layer is redrawn then).
+    pub fn fit(&mut self, canvas: &HtmlCanvasElement, width: f64, max_h: f64, dpr: f64) -> bool {
+        let (lw, lh) = (self.layout.w.max(1.0), self.layout.h.max(1.0));
+        let scale = (width / lw).min(max_h / lh).clamp(0.05, 2.0);
+        let (w, h) = ((lw * scale).floor(), (lh * scale).floor());
+        if (w, h, dpr) == (self.css_w, self.css_h, self.dpr) && self.stat.is_some() {
+            return false;
+        }
+        self.scale = scale;
+        self.dpr = dpr;
+        self.css_w = w;
+        self.css_h = h;
+        canvas.set_width((w * dpr) as u32);
+        canvas.set_height((h * dpr) as u32);
+        let _ = canvas.set_attribute("style", &format!("width:{w}px;height:{h}px"));
+        self.stat = None;
+        true
+    }
+
+    /// Takes the theme's colours; true when they changed (a redraw of everything).
+    pub fn set_palette(&mut self, p: Palette) -> bool {
+        if self.palette.as_ref() == Some(&p) {
+            return false;
+        }
+        self.palette = Some(p);
+        self.task_colours.clear();
+        self.stat = None;
+        true
+    }
+
+    fn units(&self) -> f64 {
+        self.scale * self.dpr
+    }
+
+    /// The boxes, labels and CPU numbers, drawn once into an offscreen canvas.
+    fn static_layer(&mut self) -> Option<HtmlCanvasElement> {
+        if let Some(s) = &self.stat {
+            return Some(s.clone());
+        }
+        let p = self.palette.as_ref()?;
+        let doc = web_sys::window()?.document()?;
+        let c: HtmlCanvasElement = doc.create_element("canvas").ok()?.dyn_into().ok()?;
+        c.set_width((self.css_w * self.dpr) as u32);
+        c.set_height((self.css_h * self.dpr) as u32);
+        let ctx = context(&c)?;
+        let k = self.units();
+        ctx.set_fill_style_str(&p.panel);
+        ctx.fill_rect(0.0, 0.0, self.css_w * self.dpr, self.css_h * self.dpr);
+        let _ = ctx.set_transform(k, 0.0, 0.0, k, 0.0, 0.0);
+        ctx.set_line_width(1.0 / k);
+        let label_px = 10.0;
+        ctx.set_font(&format!("{}px sans-serif", label_px / self.scale));
+        for g in &self.layout.groups {
+            let fill = match g.class {
+                "package" => &p.boxes[0],
+                "node" => &p.boxes[1],
+                "llc" => &p.boxes[2],
+                "cluster" => &p.boxes[3],
+                "core" => &p.boxes[4],
+                _ => &p.panel,
+            };
+            ctx.set_fill_style_str(fill);
+            ctx.fill_rect(g.x, g.y, g.w, g.h);
+            if g.class != "machine" {
+                ctx.set_stroke_style_str(&p.line);
+                ctx.stroke_rect(g.x, g.y, g.w, g.h);
+            }
+            // A label where it fits on screen.
+            if !g.label.is_empty() && self.scale * 15.0 >= 7.0 {
+                ctx.set_fill_style_str(&p.muted);
+                let _ = ctx.fill_text_with_max_width(&g.label, g.x + 5.0, g.y + 13.0, g.w - 8.0);
+            }
+        }
+        ctx.set_stroke_style_str(&p.cpu_line);
+        for b in &self.layout.cpus {
+            ctx.stroke_rect(b[0], b[1], b[2], b[3]);
+        }
+        self.stat = Some(c.clone());
+        Some(c)
+    }
+
+    /// Whether CPU numbers fit in the CPU boxes on screen.
+    fn numbers_fit(&self) -> bool {
+        self.layout
+            .cpus
+            .first()
+            .is_some_and(|b| b[2] * self.scale >= 18.0 && b[3] * self.scale >= 12.0)
+    }
+
+    /// Draws `player`'s state in `frame` on `ctx`.
+    pub fn draw(&mut self, ctx: &CanvasRenderingContext2d, player: &mut Player, frame: u64) {
+        let Some(stat) = self.static_layer() else {
+            return;
+        };
+        let Some(p) = self.palette.clone() else {
+            return;
+        };
+        let _ = ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+        ctx.set_global_alpha(1.0);
+        let _ = ctx.draw_image_with_html_canvas_element(&stat, 0.0, 0.0);
+        let k = self.units();
+        let _ = ctx.set_transform(k, 0.0, 0.0, k, 0.0, 0.0);
+        // Task colours for tasks seen for the first time (not per frame).
+        while self.task_colours.len() < player.task_cpu.len() {
+            let t = self.task_colours.len() as u32;
+            self.task_colours.push(task_colour(t, p.task_l));
+        }
+        // CPU states.
+        let numbers = self.numbers_fit();
+        if numbers {
+            ctx.set_font(&format!("{}px sans-serif", 9.0 / self.scale));
+        }
+        for (c, (b, s)) in self.layout.cpus.iter().zip(&player.cpus).enumerate() {
+            let fill = match s {
+                CpuState::Unknown => &p.unknown,
+                CpuState::Running(_) => &p.running,
+                CpuState::Idle(i) => &p.idle[(*i as usize).min(2)],
+                CpuState::ForceIdle => &p.force_idle,
+            };
+            ctx.set_fill_style_str(fill);
+            ctx.fill_rect(b[0] + 1.0, b[1] + 1.0, b[2] - 2.0, b[3] - 2.0);
+            if let CpuState::ForceIdle = s {
+                // Hatched, as Perfetto draws forced idle: not only a colour.
+                ctx.set_stroke_style_str(&p.muted);
+                ctx.begin_path();
+                ctx.move_to(b[0] + 1.0, b[1] + b[3] - 1.0);
+                ctx.line_to(b[0] + b[2] - 1.0, b[1] + 1.0);
+                ctx.stroke();
+            }
+            if numbers {
+                ctx.set_fill_style_str(&p.muted);
+                let _ = ctx.fill_text(&c.to_string(), b[0] + 2.0, b[1] + 9.0);
+            }
+        }
+        // Markers: the running task big in the middle, the others small along the
+        // bottom edge of their CPU.
+        self.queued.iter_mut().for_each(|q| *q = 0);
+        let mut markers = 0;
+        for (t, &c) in player.task_cpu.iter().enumerate() {
+            if c == NO_CPU {
+                continue;
+            }
+            let Some(b) = self.layout.cpus.get(c as usize) else {
+                continue;
+            };
+            markers += 1;
+            ctx.set_fill_style_str(&self.task_colours[t]);
+            ctx.begin_path();
+            if player.cpus.get(c as usize) == Some(&CpuState::Running(t as u32)) {
+                let r = b[2].min(b[3]) * 0.3;
+                let _ = ctx.arc(
+                    b[0] + b[2] / 2.0,
+                    b[1] + b[3] / 2.0 + 1.0,
+                    r,
+                    0.0,
+                    std::f64::consts::TAU,
+                );
+            } else {
+                let q = &mut self.queued[c as usize];
+                if *q >= QUEUED_DOTS {
+                    continue;
+                }
+                let r = (b[3] * 0.12).max(1.2);
+                let _ = ctx.arc(
+                    b[0] + 2.0 + r + f64::from(*q) * (2.0 * r + 1.0),
+                    b[1] + b[3] - 2.0 - r,
+                    r,
+                    0.0,
+                    std::f64::consts::TAU,
+                );
+                *q += 1;
+            }
+            ctx.fill();
+        }
+        self.last_markers = markers;
+        // Arrows, oldest first so the newest are on top.
+        let mut arrows = 0;
+        ctx.set_line_width(1.6);
+        let cpus = &self.layout.cpus;
+        for (a, age) in player.live_arrows(frame) {
+            arrows += 1;
+            let colour = DIST_COLOURS[a.wake.dist as usize];
+            ctx.set_global_alpha(1.0 - age as f64 / ARROW_FRAMES as f64 * 0.85);
+            ctx.set_stroke_style_str(colour);
+            ctx.set_fill_style_str(colour);
+            let (Some(from), Some(to)) = (
+                cpus.get(a.wake.waker_cpu as usize),
+                cpus.get(a.wake.cpu as usize),
+            ) else {
+                continue;
+            };
+            let (x0, y0) = centre(from);
+            let (x1, y1) = centre(to);
+            ctx.begin_path();
+            if a.wake.waker_cpu == a.wake.cpu {
+                let _ = ctx.arc(x1, y1, to[2].min(to[3]) * 0.45, 0.0, std::f64::consts::TAU);
+                ctx.stroke();
+                continue;
+            }
+            ctx.move_to(x0, y0);
+            ctx.line_to(x1, y1);
+            ctx.stroke();
+            // The head.
+            let (dx, dy) = (x1 - x0, y1 - y0);
+            let len = (dx * dx + dy * dy).sqrt().max(1e-6);
+            let (ux, uy) = (dx / len, dy / len);
+            let hl = 6.0;
+            ctx.begin_path();
+            ctx.move_to(x1, y1);
+            ctx.line_to(x1 - ux * hl - uy * hl * 0.5, y1 - uy * hl + ux * hl * 0.5);
+            ctx.line_to(x1 - ux * hl + uy * hl * 0.5, y1 - uy * hl - ux * hl * 0.5);
+            ctx.fill();
+        }
+        ctx.set_global_alpha(1.0);
+        self.last_arrows = arrows;
+    }
+
+    /// The middle of `w`'s arrow in CSS pixels on the canvas (where a click picks it).
+    pub fn arrow_mid(&self, w: &WakeRecord) -> Option<(f64, f64)> {
+        let a = centre(self.layout.cpus.get(w.waker_cpu as usize)?);
+        let b = centre(self.layout.cpus.get(w.cpu as usize)?);
+        Some((
+            (a.0 + b.0) / 2.0 * self.scale,
+            (a.1 + b.1) / 2.0 * self.scale,
+        ))
+    }
+
+    /// The wake-up whose arrow passes nearest the CSS-pixel point (x, y), within a
+    /// few pixels, among those on screen in `frame`.
+    pub fn hit(&self, player: &Player, frame: u64, x: f64, y: f64) -> Option<WakeRecord> {
+        let (px, py) = (x / self.scale, y / self.scale);
+        let reach = 8.0 / self.scale;
+        let cpus = &self.layout.cpus;
+        let mut best: Option<(f64, WakeRecord)> = None;
+        for a in player.recent(super::play::ARROWS) {
+            if frame.saturating_sub(a.born) >= ARROW_FRAMES {
+                continue;
+            }
+            let (Some(from), Some(to)) = (
+                cpus.get(a.wake.waker_cpu as usize),
+                cpus.get(a.wake.cpu as usize),
+            ) else {
+                continue;
+            };
+            let d = seg_dist(centre(from), centre(to), (px, py));
+            if d <= reach && best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, a.wake));
+            }
+        }
+        best.map(|(_, w)| w)
+    }
+}
+
+fn centre(b: &[f64; 4]) -> (f64, f64) {
+    (b[0] + b[2] / 2.0, b[1] + b[3] / 2.0)
+}
+
+/// Distance from `p` to the segment a–b.
+fn seg_dist(a: (f64, f64), b: (f64, f64), p: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let l2 = dx * dx + dy * dy;
+    let t = if l2 == 0.0 {
+        0.0
+    } else {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / l2).clamp(0.0, 1.0)
+    };
+    let (qx, qy) = (a.0 + t * dx - p.0, a.1 + t * dy - p.1);
+    (qx * qx + qy * qy).sqrt()
+}
+
+/// The canvas's 2D context.
+pub fn context(c: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    c.get_context("2d").ok().flatten()?.dyn_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances_to_a_segment_and_colours() {
+        assert_eq!(seg_dist((0.0, 0.0), (10.0, 0.0), (5.0, 3.0)), 3.0);
+        assert_eq!(seg_dist((0.0, 0.0), (10.0, 0.0), (13.0, 4.0)), 5.0);
+        assert_eq!(seg_dist((2.0, 2.0), (2.0, 2.0), (5.0, 6.0)), 5.0);
+        assert!(luminance("#ffffff") > 0.9 && luminance("#161b22") < 0.2);
+        assert_eq!(luminance("white"), 0.5);
+        assert_ne!(task_colour(0, 42), task_colour(1, 42));
+        assert_eq!(DIST_COLOURS.len(), Distance::ALL.len());
+    }
+}
