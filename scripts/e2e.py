@@ -2023,6 +2023,26 @@ def open_timeline(page):
     return [int(x) for x in (got or [""])[0].split(",") if x]
 
 
+def canvas_point(page, canvas, x, y, click=False):
+    """Moves the real pointer to (x, y) CSS px of the timeline's canvas (and clicks
+    there): the canvas' scrolling box and the page are scrolled so the point shows,
+    and the pointer goes to viewport coordinates (Selenium's element offsets start
+    from the element's in-view centre, which moves as the box scrolls)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    left, top = page.js("""const c = arguments[0], box = c.parentElement;
+        box.scrollTop = Math.max(0, arguments[2] - box.clientHeight / 2);
+        const r0 = c.getBoundingClientRect();
+        window.scrollBy(0, r0.top + arguments[2] - innerHeight / 2);
+        const r = c.getBoundingClientRect();
+        return [r.left, r.top];""", canvas, x, y)
+    ab = ActionBuilder(page.driver)
+    ab.pointer_action.move_to_location(int(left + x), int(top + y))
+    if click:
+        ab.pointer_action.click()
+    ab.perform()
+
+
 def view_span(page):
     a, b = (float(x) for x in page.attrs(".timeline canvas", "data-view")[0].split(","))
     return a, b
@@ -2068,20 +2088,24 @@ def timeline(page, cfg):
         .move_by_offset(-150, 0).release().perform()
     a3, b3 = view_span(page)
     check(a3 > a and abs((b3 - a3) - (b - a)) < 2, f"dragging left pans later ({a:.0f} → {a3:.0f})")
-    # Hovering a track shows what runs there.
-    ActionChains(page.driver).move_to_element_with_offset(canvas, 0, 0).perform()
-    tip = page.until(lambda: page.text(".timeline-tip"), timeout=5)
-    check(tip and ("CPU" in tip), f"hovering shows the slice or wake-up under the pointer (got {tip!r})")
+    # Hovering a track shows what runs there (A's CPU 12: below the axis, A's
+    # header, node 0's header and three clusters of 4 CPUs with their headers).
+    tip_text = "const t = document.querySelector('.timeline-tip'); return t && !t.hidden ? t.textContent : null"
+    canvas_point(page, canvas, canvas.size["width"] * 0.6, 22 + 20 + 15 + 3 * (15 + 44) + 15 + 5)
+    tip = page.until(lambda: page.js(tip_text), timeout=5)
+    check(tip and "CPU 12" in tip, f"hovering shows the slice or wake-up under the pointer (got {tip!r})")
     # Fold A's first group (its name, in the gutter): its CPUs' rows go.
-    ActionChains(page.driver).move_to_element(canvas).move_by_offset(
-        -canvas.size["width"] / 2 + 20, -canvas.size["height"] / 2 + 22 + 20 + 7).click().perform()
+    canvas_point(page, canvas, 20, 22 + 20 + 7, click=True)
     h1 = page.until(lambda: (lambda h: h if h < h0 - 100 else None)(
         page.js("return arguments[0].getBoundingClientRect().height", canvas)), timeout=5)
     check(h1 and h1 < h0 - 32 * 11 + 20, f"clicking a group's name folds it ({h0:.0f} → {h1} px)")
+    canvas_point(page, canvas, 20, 22 + 20 + 7, click=True)  # unfold again
+    page.js("arguments[0].focus()", canvas)
+    ActionChains(page.driver).send_keys("0", "+", "+", "+", "+").perform()  # 125 µs
     set_viewport(page, 1280, 720)
     try:
         page.js("document.querySelector('.timeline-panel').scrollIntoView()")
-        ActionChains(page.driver).move_to_element_with_offset(canvas, 0, 0).perform()
+        canvas_point(page, canvas, canvas.size["width"] * 0.5, 300)
         time.sleep(0.3)
         page.screenshot(cfg["shot_epyc"].replace(".png", "-timeline-1280.png"))
     finally:
@@ -2098,8 +2122,7 @@ def explain_sim_wake(page, cfg):
     open_timeline(page)
     canvas = page.all(".timeline canvas")[0]
     page.js("arguments[0].focus()", canvas)
-    for _ in range(12):  # a wake-up some way into the window
-        ActionChains(page.driver).send_keys("]").perform()
+    ActionChains(page.driver).send_keys("]").perform()  # the one nearest the middle
     xy = page.attrs(".timeline canvas", "data-selected-xy")[0]
     check(xy and page.text(".timeline-selected").startswith("wake-up #"),
           f"] selects a wake-up and says what it was (got {page.text('.timeline-selected')!r})")
@@ -2110,12 +2133,12 @@ def explain_sim_wake(page, cfg):
                    c.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: r.left + arguments[1],
                      clientY: r.top + arguments[2], bubbles: true, cancelable: true}));""", canvas, x, y)
     x, y = (float(v) for v in page.attrs(".timeline canvas", "data-selected-xy")[0].split(","))
+    check(x > 190 + 50, f"the selected wake-up stays in view while zooming about it (x = {x})")
     seq = page.attrs(".timeline canvas", "data-selected-wake")[0]
     cpu = page.attrs(".timeline canvas", "data-selected-cpu")[0]
     side = page.attrs(".timeline canvas", "data-selected-side")[0]
     t0 = time.time()
-    ActionChains(page.driver).move_to_element_with_offset(
-        canvas, x - canvas.size["width"] / 2, y - canvas.size["height"] / 2).click().perform()
+    canvas_point(page, canvas, x, y, click=True)
     origin = page.wait_for(".sim-wake-origin", timeout=60)
     took = time.time() - t0
     note(f"wake-up #{seq} of side {side} captured and shown in {took:.2f} s")

@@ -16,9 +16,9 @@
 //! Mouse: the wheel zooms about the pointer (shift+wheel pans), a drag pans, hovering
 //! shows the slice or wake-up under the pointer, a click on a wake-up arrow opens it
 //! in the Wake-up tab (`Action::OpenSimWake`), a click on a group's name collapses or
-//! expands it. Keyboard (the canvas takes focus): `+`/`-` zoom, `←`/`→` pan, `0`
-//! shows the whole window, `]`/`[` select the next/previous wake-up in view and
-//! `Enter` opens it. The model (rows, slices, the axis) is `crate::timeline`.
+//! expands it (on both sides, so A and B stay row for row). Keyboard (the canvas takes focus): `+`/`-` zoom, `←`/`→` pan, `0`
+//! shows the whole window, `]`/`[` select the next/previous wake-up in view (the first
+//! press, the one nearest the middle) and `Enter` opens it. The model (rows, slices, the axis) is `crate::timeline`.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -158,7 +158,7 @@ pub fn distance_colour(d: Distance) -> &'static str {
 }
 
 fn idle_fill(cstate: u8) -> String {
-    let a = 0.10 + 0.09 * f64::from(cstate.min(5));
+    let a = 0.22 + 0.12 * f64::from(cstate.min(5));
     format!("rgba(110, 120, 140, {a:.2})")
 }
 
@@ -429,7 +429,7 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
             let sel = ui.selected == Some((i, k))
                 || matches!(&ui.hover, Some((_, _, Hit::Wake(hi, hat, hw))) if *hi == i && *hat == *at && hw.seq == wr.seq);
             cx.set_stroke_style_str(distance_colour(wr.dist));
-            cx.set_line_width(if sel { 3.0 } else { 1.2 });
+            cx.set_line_width(if sel { 3.0 } else { 1.0 });
             cx.begin_path();
             cx.move_to(x, *ya);
             let dir = if yb >= ya { 1.0 } else { -1.0 };
@@ -686,10 +686,18 @@ pub fn timeline(p: &Props) -> Html {
                 "]" | "[" => {
                     let all = in_view(&u);
                     let at = u.selected.and_then(|s| all.iter().position(|x| *x == s));
+                    // Nothing selected in view yet: the wake-up nearest the middle.
+                    let near_mid = || {
+                        (0..all.len()).min_by_key(|&j| {
+                            let (i, k) = all[j];
+                            let at = pn.sides[i].built.arrows[k].0 as f64;
+                            (at - mid).abs() as u64
+                        })
+                    };
                     let next = match (e.key().as_str(), at) {
                         ("]", Some(k)) => (k + 1).min(all.len().saturating_sub(1)),
                         ("[", Some(k)) => k.saturating_sub(1),
-                        _ => 0,
+                        _ => near_mid().unwrap_or(0),
                     };
                     u.selected = all.get(next).copied();
                 }
@@ -712,14 +720,20 @@ pub fn timeline(p: &Props) -> Html {
         })
     };
     let u = ui.borrow();
-    let tip = u.hover.as_ref().map(|(x, y, h)| {
-        let style = format!(
-            "left: {}px; top: {}px",
-            (x + 14.0).min(u.width - 320.0).max(0.0),
-            y + 14.0
-        );
-        html! { <div class="timeline-tip" {style} role="status">{ hit_text(p, h) }</div> }
-    });
+    // Always in the DOM (hidden when nothing is under the pointer): Yew matches
+    // unkeyed children from the end, so a tip appearing after the canvas would make
+    // it a new canvas.
+    let (tip_style, tip_text) = match u.hover.as_ref() {
+        Some((x, y, h)) => (
+            format!(
+                "left: {}px; top: {}px",
+                (x + 14.0).min(u.width - 320.0).max(0.0),
+                y + 14.0
+            ),
+            hit_text(p, h),
+        ),
+        None => (String::new(), String::new()),
+    };
     let selected = u.selected.and_then(|(i, k)| {
         let s = p.sides.get(i)?;
         let (at, w) = s.built.arrows.get(k)?;
@@ -744,7 +758,7 @@ pub fn timeline(p: &Props) -> Html {
     html! {
         <div class="timeline">
             <p class="timeline-keys" id="timeline-keys">
-                { "Wheel or + / − zoom; drag or ← / → pan; 0 shows the whole window; [ and ] pick a wake-up, Enter explains it; click an arrow to explain that wake-up, a group's name to fold it. " }
+                { "Wheel or + / − zoom; drag or ← / → pan; 0 shows the whole window; [ and ] pick a wake-up (first the middle one), Enter explains it; click an arrow to explain that wake-up, a group's name to fold it. " }
                 <span class="timeline-shown">{ shown }</span>
             </p>
             <div class="timeline-canvas">
@@ -758,7 +772,7 @@ pub fn timeline(p: &Props) -> Html {
                     data-selected-cpu={selected_at.as_ref().map(|s| s.2.to_string())}
                     data-selected-side={selected_at.as_ref().map(|s| side_name(p.sides[s.3].side).to_lowercase())}
                     {onmousedown} {onmousemove} {onmouseup} {onmouseleave} {onkeydown} />
-                { for tip }
+                <div class="timeline-tip" style={tip_style} hidden={u.hover.is_none()}>{ tip_text }</div>
             </div>
             <p class="timeline-selected" aria-live="polite">{ selected.unwrap_or_default() }</p>
             <ul class="legend timeline-legend">
