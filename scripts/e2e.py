@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch drivers
 
@@ -215,6 +216,17 @@ def fragment(scenario):
     """core::scenario's v1 encoding: base64url (no padding) of the JSON."""
     raw = json.dumps(scenario, separators=(",", ":")).encode()
     return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decoded_hash(page):
+    """The page's link as JSON text: a v2 fragment is raw deflate, a v1 one plain."""
+    h = page.hash.lstrip("#")
+    version, _, body = h.partition(":")
+    try:
+        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        return (zlib.decompress(raw, -15) if version == "v2" else raw).decode()
+    except (ValueError, zlib.error) as e:
+        return f"(not a link: {e})"
 
 
 # Seed 01's case on kunpeng920-6426: everything busy but CPU2 (in the waker CPU0's
@@ -640,8 +652,24 @@ def serving(page, cfg):
     import glob
     import urllib.request
     raw = glob.glob("dist/pkg-*/schedlab-web_bg.wasm")
-    check(len(raw) == 1, f"dist/ holds one content-named module (got {raw})")
+    check(len(raw) == 1, f"dist/ holds one content-named page module (got {raw})")
     raw_size = os.path.getsize(raw[0])
+    # Issue 18: the page's module, which every visitor loads, is at most 500 KB
+    # brotli; the workers' module is fetched only when a simulation runs.
+    sizes = {}
+    for m in ("schedlab-web", "schedlab-worker"):
+        f = glob.glob(f"dist/pkg-*/{m}_bg.wasm")
+        sizes[m] = f and [os.path.getsize(f[0] + ext) for ext in ("", ".br", ".gz")]
+        note(f"{m}: {sizes[m]} bytes (raw, brotli, gzip)")
+    check(sizes["schedlab-worker"] and os.path.dirname(glob.glob("dist/pkg-*/schedlab-worker_bg.wasm")[0])
+          == os.path.dirname(raw[0]), f"the workers' module is beside the page's ({sizes})")
+    with open("web/page-wasm-budget") as f:
+        budget = int(next(line for line in f if not line.startswith("#")))
+    check(sizes["schedlab-web"] and sizes["schedlab-web"][1] <= budget,
+          f"the page's module is within web/page-wasm-budget, {budget} bytes brotli (got {sizes['schedlab-web']})")
+    worker_js = open("dist/static/worker.js").read()
+    check(re.search(r'"\.\./pkg-[0-9a-f]+/schedlab-worker\.js"', worker_js) is not None,
+          "static/worker.js loads the workers' module, not the page's")
     html = urllib.request.urlopen(page.url).read().decode()
     check('id="loading"' in html, "index.html carries a loading notice for before the wasm runs")
     og = re.search(r'<meta property="og:image" content="([^"]+)"', html)
@@ -658,6 +686,9 @@ def serving(page, cfg):
     first = page.js(wasm)
     check(first and all(d == raw_size and 0 < e < d // 2 for e, d, _ in first),
           f"the {raw_size}-byte wasm arrives compressed to under half (got {first})")
+    names = page.js("return performance.getEntriesByType('resource').map(e => e.name)"
+                    ".filter(n => n.includes('schedlab-worker'))")
+    check(names == [], f"the page itself never fetches the workers' module (got {names})")
     page.driver.refresh()
     page.wait_for(".level-name")
     again = page.js(wasm)
@@ -1257,6 +1288,83 @@ def simulate_kept(page, cfg):
     check(page.text(".sim-status") != status, "new inputs start a new run")
 
 
+def svg_points(page, css):
+    """The (x, y) points of the first element matching css (a polyline or polygon)."""
+    raw = page.js("const e = document.querySelector(arguments[0]);"
+                  " return e ? e.getAttribute('points') : ''", css) or ""
+    return [tuple(float(v) for v in xy.split(",")) for xy in raw.split()]
+
+
+def chart_band(page, cfg):
+    """A 2-seed simulation: each side's mean line sits inside its 95% band (a polygon
+    under the line, with a legend entry), the axes have titles with units, every point
+    says its values on hover, the numbers are a keyboard-reachable table, "no
+    significant change" shows exactly when the change's interval includes 0, and axe
+    stays at 0 (light and dark)."""
+    page.driver.set_script_timeout(60)
+    sim = dict(SIMULATE["sim"], seeds=2)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    page.wait_for(".sim-status.done", timeout=180)
+    bands = page.js("return document.querySelector('.sim-chart').dataset.bandCount")
+    check(bands == "2", f"two seeds: a band per side (data-band-count {bands!r})")
+    for side in ("a", "b"):
+        line = svg_points(page, f".sim-chart polyline.line-{side}")
+        band = svg_points(page, f".sim-chart polygon.band-{side}")
+        n = len(line)
+        around = n > 3 and len(band) == 2 * n and all(
+            band[k][1] <= line[k][1] <= band[2 * n - 1 - k][1]
+            and band[k][0] == line[k][0] for k in range(n))
+        wide = sum(band[2 * n - 1 - k][1] - band[k][1] for k in range(n)) if around else 0
+        check(around and wide > 0,
+              f"side {side}: the band's outline runs along the mean line, above and below it "
+              f"({n} points, {len(band)} band points, {wide:.0f} px of width in all)")
+        hover = page.js("return [...document.querySelectorAll(arguments[0])].map(t => t.textContent)",
+                        f".sim-chart circle.hit-{side} title")
+        check(len(hover) == n and all(" ms: " in t and "MB/s" in t for t in hover)
+              and sum("95% interval" in t for t in hover) >= n - 1,
+              f"side {side}: every point of the line says its values and interval on hover "
+              f"({len(hover)} of {n}: {hover[:1]})")
+    texts = page.texts(".sim-chart svg text")
+    for title in ("simulated time in the measured window (ms)", "throughput (MB/s)"):
+        check(title in texts, f"the axis title {title!r} is drawn (got {[t for t in texts if '(' in t]})")
+    legend = [t for t in texts if "95% interval" in t]
+    check(len(legend) == 2 and all("mean of 2 seeds" in t for t in legend),
+          f"the legend names both bands (got {legend})")
+    gap = page.js("const c = document.querySelector('.sim-chart').getBoundingClientRect();"
+                  " const d = document.querySelector('.chart-data').getBoundingClientRect();"
+                  " return d.top - c.bottom")
+    check(gap is not None and 0 <= gap < 80,
+          f"the table's summary sits right under the chart, above the inputs ({gap} px below it)")
+    page.click(".chart-data > summary")
+    rows = page.count(".chart-data tbody tr")
+    focusable = page.js("return document.querySelector('.chart-data .table-scroll').tabIndex")
+    n = len(svg_points(page, ".sim-chart polyline.line-a"))
+    heads = page.texts(".chart-data thead th")
+    check(rows == n and focusable == 0 and len(heads) == 5,
+          f"the chart's numbers are a table the keyboard reaches ({rows} rows for {n} points, "
+          f"tabindex {focusable}, columns {heads})")
+    change = page.text(".change-pct") or ""
+    m = re.search(r"\[([+-]\d+\.\d), ([+-]\d+\.\d)\]", change)
+    says = page.count(".change .not-significant") == 1
+    if m:
+        lo, hi = float(m.group(1)), float(m.group(2))
+        check(says == (lo <= 0 <= hi),
+              f"'no significant change' shows exactly when [{lo}, {hi}] includes 0 (shown: {says})")
+    else:
+        check(False, f"the change reads with its interval (got {change!r})")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with the band and the open table (got {found})")
+    page.js("document.querySelector('.sim-chart').scrollIntoView()")
+    page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band.png"))
+    with emulated_scheme(page, "dark"):
+        time.sleep(0.3)
+        fill = page.js("return getComputedStyle(document.querySelector('.sim-chart polygon.band-b')).fill")
+        found = axe_violations(page)
+        check(found == [], f"axe (dark): no violations (got {found})")
+        page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band-dark.png"))
+    check(fill and fill != "none", f"the band is filled in the dark theme too (got {fill!r})")
+
+
 def type_into(page, css, value):
     """Types a value into a text field as a keystroke would: value, then `input`."""
     page.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
@@ -1755,6 +1863,17 @@ def export(page, cfg):
           and len(rows) == 8 and rows[1].startswith(want.decode().splitlines()[1])
           and ",13.80," in rows[1],
           f"the published CSV adds seed 01's numbers to the model's rows (got {rows[:2]})")
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "csv")
+    check(got == want, f"the published CSV is `schedlab reproduce seed01-tbench --scale page "
+                       f"--format csv`'s bytes ({len(got)} and {len(want)} bytes)")
+    _, got = download(page, '[data-export="published-json"]')
+    want = cli_bytes(cfg, "reproduce", "seed01-tbench", "--scale", "page", "--format", "json")
+    got_v = without_wall(got) if got else {}
+    check(got_v == without_wall(want) and got_v.get("experiment") == "seed01-tbench"
+          and len(got_v.get("rows", [])) == 7
+          and got_v["rows"][0].get("published_change_pct") == 13.8,
+          "the published JSON is `schedlab reproduce seed01-tbench --scale page --format json`'s "
+          f"but for the wall time ({len(got)} and {len(want)} bytes)")
 
     page.open()
     page.wait_for(".level-name")
@@ -1821,6 +1940,29 @@ def domain_diff(page, cfg):
     n = page.count("tr.diff-row:not(.same)")
     summary = page.text(".diff-summary")
     check(n == 0 and "the same" in summary, f"6.6 against itself marks no line (got {n}: {summary!r})")
+
+    # The diff travels in the link: the other kernel and the text, opened afresh.
+    page.select("#diff-with", "5.15")
+    page.select("#diff-format", "schedstat")
+    page.until(lambda: "schedstat" in page.text(".diff-summary")
+               and "5.15" in page.text(".diff-summary"), timeout=10)
+    diff_rows = lambda: page.js("return [...document.querySelectorAll('tr.diff-row')]"
+                                ".map(r => r.className + '|' + r.textContent)")
+    sent = (page.text(".diff-summary"), diff_rows())
+    link = page.until(lambda: "5.15" in decoded_hash(page) and page.hash, timeout=5)
+    page.open(link.lstrip("#"))
+    page.wait_for("table.line-diff")
+    picked = page.js("return [document.querySelector('#diff-with').value,"
+                     " document.querySelector('#diff-format').value]")
+    got = (page.text(".diff-summary"), diff_rows())
+    check(picked == ["5.15", "schedstat"] and got == sent and len(sent[1]) > 3,
+          f"the link opens on the same diff: 5.15 as schedstat ({picked}; {got[0]!r} against {sent[0]!r}, "
+          f"{len(got[1])} and {len(sent[1])} rows)")
+    page.open(fragment(s))
+    page.wait_for("table.line-diff")
+    check(page.js("return document.querySelector('#diff-format').value") == "debugfs"
+          and '"ui"' not in decoded_hash(page),
+          f"a link without a diff opens on the defaults and carries none ({decoded_hash(page)[:120]!r})")
     set_viewport(page, 390, 844)
     try:
         page.select("#diff-with", "6.6+cluster")
@@ -1831,6 +1973,228 @@ def domain_diff(page, cfg):
         page.screenshot(cfg["shot_epyc"].replace(".png", "-domain-diff-390.png"))
     finally:
         set_viewport(page, *VIEWPORT)
+
+
+# ---------------------------------------------------------------- timeline, click-to-explain, trace
+
+# The timeline's run: SIMULATE's (tbench, 4 clients on node 0, 60 ms after a 12 ms
+# warm-up, seed 1, 6.6 against 6.6+cluster); its default window is the 2 ms after
+# the warm-up, as `schedlab run --trace-window 12..14`.
+TIMELINE_WINDOW_MS = (12, 14)
+
+
+def sim_args(sim):
+    w = sim["workload"]
+    return ["--machine", "kunpeng920-6426", "--cpus", sim["cpus"], "--workload", w["kind"],
+            "--threads", str(w["clients"]), "--duration-ms", str(sim["duration_ms"]),
+            "--seed", str(sim["seed"])]
+
+
+def cli_trace(cfg, patches, window_ms, cap=500000):
+    """`schedlab run --trace` of SIMULATE's run under `patches`: (bytes, parsed)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="trace-"), "t.json")
+    subprocess.run([cfg["cli"], "run", *sim_args(SIMULATE["sim"]), "--patches", patches,
+                    "--trace", path, "--trace-window", f"{window_ms[0]}..{window_ms[1]}",
+                    "--trace-cap", str(cap)], check=True, capture_output=True)
+    with open(path, "rb") as f:
+        raw = f.read()
+    return raw, json.loads(raw)
+
+
+def trace_counts(v):
+    """A Chrome trace's wake-up flows (s, f), wake slices, sched slices."""
+    ev = v["traceEvents"]
+    return {
+        "flow_starts": sum(1 for e in ev if e.get("ph") == "s"),
+        "flow_ends": sum(1 for e in ev if e.get("ph") == "f"),
+        "wakes": sum(1 for e in ev if e.get("cat") == "wake" and e.get("ph") == "X"
+                     and e["name"].startswith("wake ")),
+        "sched": sum(1 for e in ev if e.get("cat") == "sched" and e.get("ph") == "X"),
+    }
+
+
+def open_timeline(page):
+    """SIMULATE's run, finished, with its timeline shown; returns the canvas' wake-up
+    counts per side."""
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.click("#timeline-show")
+    got = page.until(lambda: page.attrs(".timeline canvas", "data-wakeups"), timeout=120)
+    return [int(x) for x in (got or [""])[0].split(",") if x]
+
+
+def view_span(page):
+    a, b = (float(x) for x in page.attrs(".timeline canvas", "data-view")[0].split(","))
+    return a, b
+
+
+def timeline(page, cfg):
+    """The timeline: A above B on one axis, one track per CPU grouped by node/LLC and
+    cluster; its wake-up arrows are the run's (the CLI's trace of the same window has
+    as many wake-up flows), and the wheel, the keys and a drag zoom and pan; a click
+    on a group's name folds it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    t0 = time.time()
+    counts = open_timeline(page)
+    note(f"run and timeline in {time.time() - t0:.1f} s")
+    want = [trace_counts(cli_trace(cfg, p, TIMELINE_WINDOW_MS)[1])["flow_starts"]
+            for p in ("6.6", "6.6+cluster")]
+    check(len(counts) == 2 and counts == want and min(want) > 50,
+          f"A's and B's arrows are the run's wake-ups in 12..14 ms, as `schedlab run --trace` counts them (page {counts}, CLI {want})")
+    canvas = page.all(".timeline canvas")[0]
+    h0 = page.js("return arguments[0].getBoundingClientRect().height", canvas)
+    check(h0 > 2 * (32 * 11), f"both sides' 32 CPU tracks are drawn (canvas {h0:.0f} px high)")
+    lo, hi = view_span(page)
+    check(abs(lo - 12e6) < 1 and abs(hi - 14e6) < 1, f"the view opens on the whole window (got {lo:.0f}..{hi:.0f} ns)")
+    # Keyboard: focus the canvas (a Tab stop) and zoom, pan, reset.
+    page.js("arguments[0].focus()", canvas)
+    check(page.js("return document.activeElement === arguments[0]", canvas), "the canvas takes focus")
+    ActionChains(page.driver).send_keys("+").perform()
+    a, b = view_span(page)
+    check(abs((b - a) - (hi - lo) / 2) < 2, f"+ halves the span (got {b - a:.0f} ns)")
+    ActionChains(page.driver).send_keys("\ue014").perform()  # ArrowRight
+    a2, b2 = view_span(page)
+    check(a2 > a and abs((b2 - a2) - (b - a)) < 2, f"→ pans later ({a:.0f} → {a2:.0f})")
+    ActionChains(page.driver).send_keys("0").perform()
+    check(view_span(page) == (lo, hi), "0 shows the whole window again")
+    # The wheel zooms about the pointer (not the page's scroll).
+    page.js("""const c = arguments[0], r = c.getBoundingClientRect();
+               c.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, clientX: r.left + r.width * 0.75,
+                 clientY: r.top + 60, bubbles: true, cancelable: true}));""", canvas)
+    a, b = view_span(page)
+    check(b - a < (hi - lo) * 0.7, f"the wheel zooms in ({b - a:.0f} ns of {hi - lo:.0f})")
+    # A drag pans.
+    ActionChains(page.driver).move_to_element_with_offset(canvas, 100, 0).click_and_hold() \
+        .move_by_offset(-150, 0).release().perform()
+    a3, b3 = view_span(page)
+    check(a3 > a and abs((b3 - a3) - (b - a)) < 2, f"dragging left pans later ({a:.0f} → {a3:.0f})")
+    # Hovering a track shows what runs there.
+    ActionChains(page.driver).move_to_element_with_offset(canvas, 0, 0).perform()
+    tip = page.until(lambda: page.text(".timeline-tip"), timeout=5)
+    check(tip and ("CPU" in tip), f"hovering shows the slice or wake-up under the pointer (got {tip!r})")
+    # Fold A's first group (its name, in the gutter): its CPUs' rows go.
+    ActionChains(page.driver).move_to_element(canvas).move_by_offset(
+        -canvas.size["width"] / 2 + 20, -canvas.size["height"] / 2 + 22 + 20 + 7).click().perform()
+    h1 = page.until(lambda: (lambda h: h if h < h0 - 100 else None)(
+        page.js("return arguments[0].getBoundingClientRect().height", canvas)), timeout=5)
+    check(h1 and h1 < h0 - 32 * 11 + 20, f"clicking a group's name folds it ({h0:.0f} → {h1} px)")
+    set_viewport(page, 1280, 720)
+    try:
+        page.js("document.querySelector('.timeline-panel').scrollIntoView()")
+        ActionChains(page.driver).move_to_element_with_offset(canvas, 0, 0).perform()
+        time.sleep(0.3)
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-timeline-1280.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
+
+
+def explain_sim_wake(page, cfg):
+    """Click-to-explain: a wake-up arrow clicked in the timeline opens the Wake-up tab
+    on that wake-up, whose decision chooses the simulated CPU, says where it came
+    from, offers the state file `schedlab run --capture-wake N` writes, and leads back
+    to the hand-set wake-up."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    page.driver.set_script_timeout(30)
+    open_timeline(page)
+    canvas = page.all(".timeline canvas")[0]
+    page.js("arguments[0].focus()", canvas)
+    for _ in range(12):  # a wake-up some way into the window
+        ActionChains(page.driver).send_keys("]").perform()
+    xy = page.attrs(".timeline canvas", "data-selected-xy")[0]
+    check(xy and page.text(".timeline-selected").startswith("wake-up #"),
+          f"] selects a wake-up and says what it was (got {page.text('.timeline-selected')!r})")
+    # Zoom in about it until it stands alone, then click it.
+    for _ in range(6):
+        x, y = (float(v) for v in page.attrs(".timeline canvas", "data-selected-xy")[0].split(","))
+        page.js("""const c = arguments[0], r = c.getBoundingClientRect();
+                   c.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: r.left + arguments[1],
+                     clientY: r.top + arguments[2], bubbles: true, cancelable: true}));""", canvas, x, y)
+    x, y = (float(v) for v in page.attrs(".timeline canvas", "data-selected-xy")[0].split(","))
+    seq = page.attrs(".timeline canvas", "data-selected-wake")[0]
+    cpu = page.attrs(".timeline canvas", "data-selected-cpu")[0]
+    side = page.attrs(".timeline canvas", "data-selected-side")[0]
+    t0 = time.time()
+    ActionChains(page.driver).move_to_element_with_offset(
+        canvas, x - canvas.size["width"] / 2, y - canvas.size["height"] / 2).click().perform()
+    origin = page.wait_for(".sim-wake-origin", timeout=60)
+    took = time.time() - t0
+    note(f"wake-up #{seq} of side {side} captured and shown in {took:.2f} s")
+    got_seq = page.attrs(".sim-wake-origin", "data-wake")
+    sim_cpu = page.attrs(".sim-wake-origin", "data-simulated-cpu")
+    check(got_seq == [seq] and f"wake-up #{seq} of side {side.upper()}, seed 1" in (origin or [""])[0],
+          f"the Wake-up tab says where it came from (clicked #{seq}; got {origin})")
+    check(sim_cpu == [cpu], f"the simulated CPU is the record's (record {cpu}, page {sim_cpu})")
+    dec = page.wait_for(f'.decision[data-side="{side}"] .chosen-cpu')
+    cpu_attr = page.attrs(f'.decision[data-side="{side}"]', "data-cpu")
+    check(cpu_attr == [cpu] and dec == [f"CPU {cpu}"],
+          f"side {side.upper()}'s decision on the captured state chooses the simulated CPU {cpu} (got {cpu_attr})")
+    check(page.count(".trace li.st-enter") > 2 and page.count(".code-view") >= 1,
+          "the decision shows its trace and the code view")
+    check(page.count('.decision[data-side="a"]') == 1 and page.count('.decision[data-side="b"]') == 1,
+          "both sides decide the captured inputs (A/B)")
+    check(page.count("#all-idle") == 0, "the hand-set inputs are put away")
+    # The state file is the CLI's.
+    name, got = download(page, ".sim-wake-save")
+    path = os.path.join(tempfile.mkdtemp(prefix="cap-"), "w.json")
+    subprocess.run([cfg["cli"], "run", *sim_args(SIMULATE["sim"]),
+                    "--patches", "6.6" if side == "a" else "6.6+cluster",
+                    "--capture-wake", seq, "--capture-file", path], check=True, capture_output=True)
+    with open(path, "rb") as f:
+        want = f.read()
+    check(got == want and len(got) > 500,
+          f"the state file is `schedlab run --capture-wake {seq}`'s bytes ({name}: {len(got)} and {len(want)} bytes)")
+    set_viewport(page, 1280, 720)
+    try:
+        page.js("window.scrollTo(0, 0)")
+        time.sleep(0.2)
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-sim-wake-1280.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
+    page.click("#sim-wake-close")
+    page.wait_for("#all-idle")
+    check(page.count(".sim-wake") == 0, "Back to the hand-set wake-up closes it")
+
+
+def trace_download(page, cfg):
+    """The trace download: side A's Chrome/Perfetto JSON of the whole run parses, is
+    `schedlab run --trace`'s bytes, and counts the run's wake-ups, wake-up migrations
+    and context switches as the run's report does."""
+    page.driver.set_script_timeout(60)
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.set_input("#timeline-from", "0")
+    page.set_input("#timeline-len", "1000")
+    t0 = time.time()
+    name, got = download(page, '.trace-download[data-side="a"]', timeout=120)
+    note(f"trace of the whole run made in {time.time() - t0:.1f} s, {len(got)} bytes")
+    try:
+        v = json.loads(got)
+    except ValueError as e:
+        v = None
+        check(False, f"the trace parses as JSON ({e})")
+    if v is None:
+        return
+    check(name.endswith(".json") and "kunpeng920-6426" in name, f"the file name says what it is (got {name})")
+    raw, _ = cli_trace(cfg, "6.6", (0, 1000))
+    check(got == raw, f"the trace is `schedlab run --trace`'s bytes ({len(got)} and {len(raw)} bytes)")
+    c = trace_counts(v)
+    ev = v["traceEvents"]
+    arg = lambda e, k: (e.get("args") or {}).get(k) is True  # noqa: E731
+    m = native_run(cfg, SIMULATE["sim"], "6.6")["metrics"]
+    counted = {
+        "wakeups": sum(1 for e in ev if e.get("cat") == "wake" and e.get("ph") == "X"
+                       and arg(e, "measured") and not arg(e, "background")),
+        "migrations_wakeup": sum(1 for e in ev if e.get("cat") == "wake" and e.get("ph") == "X"
+                                 and arg(e, "measured") and not arg(e, "background") and arg(e, "migrated")),
+        "context_switches": sum(1 for e in ev if e.get("cat") == "switch" and arg(e, "measured")
+                                and arg(e, "switch")),
+    }
+    want = {k: m.get(k) for k in counted}
+    check(counted == want and want["wakeups"] > 100,
+          f"the trace counts the run's wake-ups, wake-up migrations and context switches (trace {counted}, run {want})")
+    check(c["flow_starts"] == c["wakes"] == v["otherData"]["wakeups_in_run"] and c["flow_ends"] <= c["flow_starts"]
+          and c["sched"] > c["wakes"],
+          f"one wake-up flow per wake-up, every one of the run's, and the CPUs' slices ({c}, run {v['otherData']['wakeups_in_run']})")
 
 
 # ---------------------------------------------------------------- the machine, live
@@ -2016,6 +2380,7 @@ JOURNEYS = [
     link_budget,
     simulate_kept,
     live,
+    chart_band,
     dark_mode,
     mobile_layout,
     designer,
@@ -2025,6 +2390,9 @@ JOURNEYS = [
     layout_1280,
     export,
     domain_diff,
+    timeline,
+    explain_sim_wake,
+    trace_download,
 ]
 
 

@@ -6,7 +6,11 @@ import init from "../pkg/schedlab-web.js";
 // index.html shows #loading until the module has started (the app then draws itself).
 const loading = document.getElementById("loading");
 init()
-  .then(() => loading?.remove())
+  .then(() => {
+    // scripts/page-figures.py reads this mark: the moment the app is running.
+    performance.mark("schedlab-started");
+    loading?.remove();
+  })
   .catch((e) => {
     const p = document.createElement("p");
     p.className = "error";

@@ -505,6 +505,41 @@ pub struct Example {
     pub published_values: Vec<(u32, f64, f64)>,
 }
 
+impl Example {
+    /// The runs the page makes for this example, as one sweep (a single run is a sweep
+    /// of one scale): A's patch set against B's, the example's scales and seeds.
+    /// `schedlab reproduce NAME --scale page` runs these, so its CSV and JSON are the
+    /// page's "with published" downloads byte for byte.
+    pub fn sweep_spec(&self) -> Result<experiment::SweepSpec, ReproError> {
+        let s = &self.scenario;
+        let sim = s
+            .sim
+            .as_ref()
+            .ok_or_else(|| ReproError::Setup(format!("{}: no simulation", self.name)))?;
+        let patched = s.wake.compare.unwrap_or(s.patches);
+        let base = sim
+            .run_spec(s.machine(), s.patches)
+            .map_err(|e| ReproError::Setup(format!("{}: {e}", self.name)))?;
+        Ok(experiment::SweepSpec {
+            base,
+            threads: sim.points(),
+            baseline: s.patches,
+            patched,
+            seeds: sim.seeds,
+        })
+    }
+
+    /// Its published numbers, for `experiment::export`'s "with published" tables.
+    pub fn published(&self) -> experiment::export::Published<'_> {
+        experiment::export::Published {
+            name: self.name,
+            source: &self.source,
+            change: &self.published,
+            values: &self.published_values,
+        }
+    }
+}
+
 /// Every experiment of [`EXPERIMENTS`] as a page scenario.
 pub fn page_examples() -> Result<Vec<Example>, ReproError> {
     let tables = published()?;
@@ -908,5 +943,31 @@ mod tests {
         assert!(!wrong.not_significant() && !wrong.matches());
         let right = row(&[5.0, 6.0, 7.0], 8.0);
         assert!(!right.not_significant() && right.matches());
+    }
+
+    /// `schedlab reproduce NAME --scale page` runs what the page runs for the
+    /// example: A against B at every scale of its sweep, its seeds each.
+    #[test]
+    fn each_page_example_is_one_sweep_of_the_pages_runs() {
+        for e in page_examples().unwrap() {
+            let sim = e.scenario.sim.clone().unwrap();
+            let sw = e.sweep_spec().unwrap();
+            assert_eq!(sw.baseline, e.scenario.patches, "{}", e.name);
+            assert_eq!(Some(sw.patched), e.scenario.wake.compare, "{}", e.name);
+            assert_eq!(sw.threads, sim.points(), "{}", e.name);
+            let points = sw.points();
+            assert_eq!(points.len(), 2 * sim.points().len() * sim.seeds as usize);
+            let first = sim
+                .run_spec(e.scenario.machine(), e.scenario.patches)
+                .unwrap();
+            assert_eq!(points[0].duration_ms, first.duration_ms, "{}", e.name);
+            assert_eq!(points[0].seed, sim.seed, "{}", e.name);
+            assert_eq!(points[0].patches, e.scenario.patches, "{}", e.name);
+            let p = e.published();
+            assert_eq!((p.name, p.change.len()), (e.name, e.published.len()));
+        }
+        let mut e = page_examples().unwrap().remove(0);
+        e.scenario.sim = None;
+        assert!(e.sweep_spec().is_err());
     }
 }

@@ -1,7 +1,9 @@
-//! The simulator off the main thread. Each side of the Simulate tab runs in its own
-//! dedicated worker: the same wasm module, loaded by `static/worker.js`, whose `main`
-//! finds itself in a worker and registers [`SimWorker`] with gloo-worker. The page
-//! stays responsive while a run goes, and A and B run in parallel on two cores.
+//! The simulator off the main thread. Each point of a Simulate run goes to a dedicated
+//! worker of the pool: the worker's own wasm module (`src/bin/schedlab-worker.rs`),
+//! loaded by `static/worker.js`, whose `main` registers [`SimWorker`] with gloo-worker.
+//! The page stays responsive while a run goes, and the points run in parallel. The
+//! page's module names these message types but never runs the simulator, so its wasm
+//! holds none of it (`LiveRun` and what it calls are only reached from [`SimWorker`]).
 //!
 //! ```text
 //!  page ── Msg::Run { id, machine, patches, sim } ──▶ SimWorker: core's LiveRun, in batches
@@ -37,14 +39,15 @@ use schedlab_core::experiment::{LiveRun, RunReport};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::scenario::v1::SimSetupV1;
 use schedlab_core::scenario::MachineChoice;
-use schedlab_core::sim::{RecordConfig, Recording};
+use schedlab_core::sim::record::MAX_RECORD_CAP;
+use schedlab_core::sim::{RecordConfig, Recording, SimTime};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// Simulated time per slice.
-const SLICE_NS: u64 = 1_000_000;
+pub const SLICE_NS: u64 = 1_000_000;
 /// Wall time per batch of slices before the worker reports and yields.
-const BATCH_MS: f64 = 40.0;
+pub const BATCH_MS: f64 = 40.0;
 
 /// The most records one [`Progress`] carries: 16 Ki records, 512 KiB. A run that makes
 /// more per batch (a big machine) queues them in the worker for the next batches.
@@ -76,6 +79,101 @@ pub enum Msg {
     },
     /// Stop run `id` if it is still going.
     Cancel { id: u64 },
+    /// Run the same as [`Msg::Run`] with core's event recorder on, and answer once
+    /// with [`Reply::Recorded`]: the records of a window (the timeline), the Chrome
+    /// trace (the download), or one wake-up's captured state (the Wake-up tab), as
+    /// `job` says. Deterministic: the same run as [`Msg::Run`]'s, event for event.
+    Record {
+        id: u64,
+        machine: MachineChoice,
+        patches: String,
+        sim: SimSetupV1,
+        job: RecordJob,
+    },
+}
+
+/// What a [`Msg::Record`] keeps and returns (`sim::record::RecordConfig` plus what to
+/// send back). The run stops as soon as it has what was asked: right after the
+/// captured wake-up, at the window's end; a trace runs to the end, as `schedlab run
+/// --trace` does, so its bytes are the CLI's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordJob {
+    /// The most records kept (0: none, for a capture alone).
+    pub cap: u32,
+    /// Keep only the records at `start <= t < end`, simulated ns (warm-up included).
+    pub window_ns: Option<(u64, u64)>,
+    /// Capture this wake-up's state (numbered from 1, as `--capture-wake N`).
+    pub capture_wake: Option<u32>,
+    /// Return the run's Chrome/Perfetto JSON (`LiveRun::chrome_trace`).
+    pub trace: bool,
+}
+
+impl RecordJob {
+    fn config(&self) -> RecordConfig {
+        RecordConfig {
+            cap: (self.cap as usize).min(MAX_RECORD_CAP),
+            window: self.window_ns.map(|(a, b)| (SimTime(a), SimTime(b.max(a)))),
+            capture_wake: self.capture_wake.into_iter().collect(),
+        }
+    }
+
+    /// Whether `run` has what this job asks for (or can give no more).
+    pub fn satisfied(&self, run: &LiveRun) -> bool {
+        if run.done() || self.trace {
+            return run.done();
+        }
+        let captured = self.capture_wake.is_none() || !run.captured_wakes().is_empty();
+        let recorded = self.cap == 0
+            || run.recording().is_some_and(|r| {
+                r.truncated || self.window_ns.is_some_and(|(_, end)| run.now_ns() >= end)
+            });
+        captured && recorded
+    }
+}
+
+/// A captured wake-up as it crosses to the page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Captured {
+    pub seq: u32,
+    pub at_ns: u64,
+    /// The CPU the simulation chose.
+    pub cpu: u32,
+    /// The traced replay of the same inputs chose the same (core's check).
+    pub traced_agrees: bool,
+    /// The `schedlab wake --state` file, as `run --capture-wake` writes it.
+    pub state: String,
+}
+
+/// A [`Msg::Record`]'s answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    pub id: u64,
+    /// `Recording::to_bytes` of the records kept.
+    pub records: RecordBytes,
+    pub truncated: bool,
+    /// Index of the first record after the warm-up (`u64::MAX`: none).
+    pub measured_from: u64,
+    /// Wake-ups the run made up to where it stopped.
+    pub wakeups: u32,
+    /// Tasks below this are the workload's; the rest background tasks.
+    pub workload_tasks: u32,
+    pub window_ns: Option<(u64, u64)>,
+    /// Where the run stopped (simulated ns): open slices end here.
+    pub end_ns: u64,
+    pub warmup_ns: u64,
+    pub events: u64,
+    pub busy_ms: f64,
+    pub trace: Option<String>,
+    pub captured: Option<Captured>,
+    pub error: Option<String>,
+}
+
+/// What a worker answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "kebab-case")]
+pub enum Reply {
+    Progress(Box<Progress>),
+    Recorded(Box<Recorded>),
 }
 
 /// A run's state after a batch; the last one has `done` and the report.
@@ -228,6 +326,111 @@ pub fn progress(id: u64, run: &LiveRun, busy_ms: f64, error: Option<String>) -> 
     }
 }
 
+/// What a [`Msg::Record`] returns of `run` once [`RecordJob::satisfied`] (or failed).
+pub fn recorded(
+    id: u64,
+    run: &LiveRun,
+    job: &RecordJob,
+    busy_ms: f64,
+    error: Option<String>,
+) -> Recorded {
+    let rec = run.recording();
+    let mut error = error;
+    let captured = job.capture_wake.and_then(|n| {
+        let Some(c) = run.captured_wakes().first() else {
+            error.get_or_insert_with(|| {
+                format!(
+                    "wake-up {n}: the run had only {} wake-ups",
+                    rec.map_or(0, |r| r.wakeups)
+                )
+            });
+            return None;
+        };
+        match serde_json::to_string_pretty(&c.scenario) {
+            Ok(text) => Some(Captured {
+                seq: c.seq,
+                at_ns: c.at_ns,
+                cpu: c.decision.cpu.0,
+                traced_agrees: c.traced_agrees,
+                state: text + "\n",
+            }),
+            Err(e) => {
+                error.get_or_insert(e.to_string());
+                None
+            }
+        }
+    });
+    Recorded {
+        id,
+        records: RecordBytes(if job.cap > 0 {
+            rec.map(|r| r.to_bytes()).unwrap_or_default()
+        } else {
+            Vec::new()
+        }),
+        truncated: rec.is_some_and(|r| r.truncated),
+        measured_from: rec.map_or(u64::MAX, |r| {
+            u64::try_from(r.measured_from).unwrap_or(u64::MAX)
+        }),
+        wakeups: rec.map_or(0, |r| r.wakeups),
+        workload_tasks: rec.map_or(0, |r| r.workload_tasks),
+        window_ns: rec.and_then(|r| r.window_ns),
+        end_ns: run.now_ns(),
+        warmup_ns: run.warmup_ns(),
+        events: run.events(),
+        busy_ms,
+        trace: if job.trace && error.is_none() {
+            run.chrome_trace()
+        } else {
+            None
+        },
+        captured,
+        error,
+    }
+}
+
+/// Runs a [`Msg::Record`] to the end in one go (the host tests; the worker runs it
+/// in batches).
+#[cfg(test)]
+pub fn record_now(
+    machine: &MachineChoice,
+    patches: &str,
+    sim: &SimSetupV1,
+    job: &RecordJob,
+) -> Recorded {
+    let mut run = match start_recording(machine, patches, sim, job) {
+        Ok(r) => r,
+        Err(e) => return record_failed(0, e),
+    };
+    let mut error = None;
+    while !job.satisfied(&run) {
+        if let Err(e) = run.advance(SLICE_NS) {
+            error = Some(e.to_string());
+            break;
+        }
+    }
+    recorded(0, &run, job, 0.0, error)
+}
+
+/// A [`Msg::Record`] that could not start.
+pub fn record_failed(id: u64, error: String) -> Recorded {
+    Recorded {
+        id,
+        records: RecordBytes::default(),
+        truncated: false,
+        measured_from: u64::MAX,
+        wakeups: 0,
+        workload_tasks: 0,
+        window_ns: None,
+        end_ns: 0,
+        warmup_ns: 0,
+        events: 0,
+        busy_ms: 0.0,
+        trace: None,
+        captured: None,
+        error: Some(error),
+    }
+}
+
 /// A run that could not start, as the page sees it.
 pub fn failed(id: u64, error: String) -> Progress {
     Progress {
@@ -275,6 +478,16 @@ pub fn start_with(
     .map_err(|e| e.to_string())
 }
 
+/// The run a [`Msg::Record`] asks for: [`start_with`] its job's recorder.
+pub fn start_recording(
+    machine: &MachineChoice,
+    patches: &str,
+    sim: &SimSetupV1,
+    job: &RecordJob,
+) -> Result<LiveRun, String> {
+    start_with(machine, patches, sim, Some(job.config()))
+}
+
 /// What a watched run records: everything, up to [`LIVE_RUN_RECORDS`].
 pub fn live_record_config() -> RecordConfig {
     RecordConfig {
@@ -294,11 +507,6 @@ pub fn now_ms() -> f64 {
         .ok()
         .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
         .map_or(0.0, |p| p.now())
-}
-
-/// Whether this module runs in a dedicated worker rather than on the page.
-pub fn in_worker() -> bool {
-    js_sys::global().is_instance_of::<web_sys::DedicatedWorkerGlobalScope>()
 }
 
 /// Makes this worker a [`SimWorker`]: gloo-worker answers the page's handshake and
@@ -335,11 +543,13 @@ struct Current {
     run: LiveRun,
     who: HandlerId,
     busy_ms: f64,
-    /// Records of its recording already posted.
+    /// Records of its recording already posted (a watched run's stream).
     sent: usize,
+    /// A [`Msg::Record`]'s job: answered once, when satisfied.
+    job: Option<RecordJob>,
 }
 
-/// A simulation worker: one run at a time, in batches of [`BATCH_MS`], reporting after
+/// A simulation worker: one run at a time, in batches of `BATCH_MS`, reporting after
 /// each; a newer run (or a cancel) takes the place of the current one.
 pub struct SimWorker {
     current: Option<Current>,
@@ -350,7 +560,7 @@ impl gloo_worker::Worker for SimWorker {
     /// Run the next batch of the run of this generation.
     type Message = u64;
     type Input = Msg;
-    type Output = Progress;
+    type Output = Reply;
 
     fn create(_: &WorkerScope<Self>) -> Self {
         SimWorker {
@@ -380,10 +590,36 @@ impl gloo_worker::Worker for SimWorker {
                             who,
                             busy_ms: 0.0,
                             sent: 0,
+                            job: None,
                         });
                         scope.send_message(self.generations);
                     }
-                    Err(e) => scope.respond(who, failed(id, e)),
+                    Err(e) => scope.respond(who, Reply::Progress(Box::new(failed(id, e)))),
+                }
+            }
+            Msg::Record {
+                id,
+                machine,
+                patches,
+                sim,
+                job,
+            } => {
+                self.current = None;
+                match start_recording(&machine, &patches, &sim, &job) {
+                    Ok(run) => {
+                        self.generations += 1;
+                        self.current = Some(Current {
+                            generation: self.generations,
+                            id,
+                            run,
+                            who,
+                            busy_ms: 0.0,
+                            sent: 0,
+                            job: Some(job),
+                        });
+                        scope.send_message(self.generations);
+                    }
+                    Err(e) => scope.respond(who, Reply::Recorded(Box::new(record_failed(id, e)))),
                 }
             }
             Msg::Cancel { id } => {
@@ -401,6 +637,9 @@ impl gloo_worker::Worker for SimWorker {
         let t0 = now_ms();
         let mut error = None;
         while now_ms() - t0 < BATCH_MS {
+            if c.job.as_ref().is_some_and(|j| j.satisfied(&c.run)) {
+                break;
+            }
             match c.run.advance(SLICE_NS) {
                 Ok(false) => {}
                 Ok(true) => break,
@@ -411,16 +650,29 @@ impl gloo_worker::Worker for SimWorker {
             }
         }
         c.busy_ms += now_ms() - t0;
-        let mut p = progress(c.id, &c.run, c.busy_ms, error);
-        p.record = record_chunk(&c.run, &mut c.sent);
-        let done = p.done;
-        scope.respond(c.who, p);
+        let done = match &c.job {
+            Some(job) => {
+                let done = error.is_some() || job.satisfied(&c.run);
+                if done {
+                    let r = recorded(c.id, &c.run, job, c.busy_ms, error);
+                    scope.respond(c.who, Reply::Recorded(Box::new(r)));
+                }
+                done
+            }
+            None => {
+                let mut p = progress(c.id, &c.run, c.busy_ms, error);
+                p.record = record_chunk(&c.run, &mut c.sent);
+                let done = p.done;
+                scope.respond(c.who, Reply::Progress(Box::new(p)));
+                done
+            }
+        };
         if done {
             self.current = None;
         } else {
             // A macrotask, so a Cancel or a newer Run waiting in the queue is read first.
             scope.send_future(async move {
-                yew::platform::time::sleep(Duration::ZERO).await;
+                gloo_timers::future::sleep(Duration::ZERO).await;
                 generation
             });
         }
@@ -474,6 +726,152 @@ mod tests {
         // The whole report crosses, so the page's exports are the CLI's.
         assert_eq!(r, native);
         assert_eq!(back.series.len(), 2, "two 10 ms samples");
+    }
+
+    fn tbench_setup(ms: u64, seed: u64) -> SimSetupV1 {
+        SimSetupV1 {
+            workload: Workload::Tbench { clients: 8 },
+            cpus: "node0".to_string(),
+            duration_ms: ms,
+            seed,
+            seeds: 1,
+            sweep: Vec::new(),
+        }
+    }
+
+    /// A captured wake-up is the one the record shows: the worker's capture of
+    /// wake-up N says the CPU the record chose, and the page, deciding the captured
+    /// state in its own env for that side, chooses it too. The capture stops right
+    /// after the wake-up, long before the run's end.
+    #[test]
+    fn a_captured_wake_up_decides_as_the_record_says() {
+        use schedlab_core::sim::record::{RecordKind, Recording};
+        let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+        let sim = tbench_setup(20, 3);
+        let all = record_now(
+            &machine,
+            "6.6",
+            &sim,
+            &RecordJob {
+                cap: 1 << 20,
+                window_ns: None,
+                capture_wake: None,
+                trace: false,
+            },
+        );
+        assert_eq!(all.error, None);
+        let records = Recording::records_from_bytes(&all.records.0).unwrap();
+        let wakes: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r.kind {
+                RecordKind::Wake(w) => Some((r.at_ns, w)),
+                _ => None,
+            })
+            .collect();
+        assert!(wakes.len() > 1000, "{}", wakes.len());
+        let m = machine.build().unwrap();
+        let env = schedlab_core::wakeup::WakeEnv::new(&m, "6.6".parse().unwrap()).unwrap();
+        let mut moved = 0;
+        // Some plain ones and the first that left their prev CPU.
+        let mut picks = vec![0usize, wakes.len() / 2, wakes.len() - 1];
+        picks.extend(
+            (0..wakes.len())
+                .filter(|&k| wakes[k].1.cpu != wakes[k].1.prev_cpu)
+                .take(3),
+        );
+        for &k in &picks {
+            let (at_ns, w) = wakes[k];
+            let job = RecordJob {
+                cap: 0,
+                window_ns: None,
+                capture_wake: Some(w.seq),
+                trace: false,
+            };
+            let got = record_now(&machine, "6.6", &sim, &job);
+            assert_eq!(got.error, None);
+            let c = got.captured.clone().expect("captured");
+            assert_eq!((c.seq, c.at_ns, c.cpu), (w.seq, at_ns, u32::from(w.cpu)));
+            assert!(c.traced_agrees);
+            assert!(got.records.0.is_empty(), "a capture alone keeps no records");
+            // Stopped within a slice (1 ms) of the capture.
+            assert!(
+                got.end_ns <= (at_ns / SLICE_NS + 1) * SLICE_NS,
+                "stopped after the capture"
+            );
+            let back: Recorded =
+                serde_json::from_str(&serde_json::to_string(&got).unwrap()).unwrap();
+            assert_eq!(back, got);
+            let at = crate::state::SimWakeRef {
+                side: crate::state::Side::A,
+                seed: 3,
+                wake: w.seq,
+            };
+            let sw =
+                crate::state::SimWake::parse(at, c.at_ns, c.cpu, "6.6".into(), &c.state).unwrap();
+            let o = sw.decide(&env).unwrap();
+            assert_eq!(o.decision.cpu, sw.simulated_cpu, "wake-up {}", w.seq);
+            moved += usize::from(w.cpu != w.prev_cpu);
+        }
+        assert!(moved >= 3, "three checked wake-ups left prev");
+        // Past the run's wake-ups: an error, not a panic.
+        let job = RecordJob {
+            cap: 0,
+            window_ns: None,
+            capture_wake: Some(all.wakeups + 1_000_000),
+            trace: false,
+        };
+        let e = record_now(&machine, "6.6", &sim, &job).error.unwrap();
+        assert!(e.contains("only"), "{e}");
+    }
+
+    /// The page's trace download is `schedlab run --trace`'s bytes: the CLI builds
+    /// the run with `RunSpec::on_preset` and records it with `LiveRun::with_recorder`
+    /// to the end (`core/src/bin/schedlab/sim.rs`, `run_recorded`).
+    #[test]
+    fn the_trace_download_is_the_clis_bytes() {
+        let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+        let sim = tbench_setup(6, 2);
+        let job = RecordJob {
+            cap: 500_000,
+            window_ns: Some((1_000_000, 4_000_000)),
+            capture_wake: None,
+            trace: true,
+        };
+        let page = record_now(&machine, "6.6+cluster", &sim, &job);
+        let spec = RunSpec::on_preset(
+            "kunpeng920-6426",
+            "node0",
+            "6.6+cluster".parse().unwrap(),
+            Workload::Tbench { clients: 8 },
+            6,
+            2,
+        )
+        .unwrap();
+        let mut live = LiveRun::with_recorder(
+            &spec,
+            RecordConfig {
+                cap: 500_000,
+                window: Some((SimTime::from_ms(1), SimTime::from_ms(4))),
+                capture_wake: Vec::new(),
+            },
+        )
+        .unwrap();
+        live.finish().unwrap();
+        let cli = live.chrome_trace().unwrap();
+        assert_eq!(page.trace.as_deref(), Some(cli.as_str()));
+        assert!(cli.len() > 10_000);
+        // A window without the trace stops at the window's end.
+        let early = record_now(
+            &machine,
+            "6.6+cluster",
+            &sim,
+            &RecordJob {
+                trace: false,
+                ..job
+            },
+        );
+        assert!(early.end_ns < page.end_ns && early.end_ns >= 4_000_000);
+        assert!(early.trace.is_none() && !early.records.0.is_empty());
     }
 
     /// Recording only observes: a watched run reports what the unwatched one does,

@@ -97,11 +97,26 @@ pub fn sweep_csv(rows: &[SweepRow]) -> String {
     o
 }
 
+/// The published numbers a sweep is set beside: one seed's experiment (core's
+/// `reproduce::Example`, which the page's examples and `schedlab reproduce NAME
+/// --scale page` run).
+#[derive(Clone, Copy, Debug)]
+pub struct Published<'a> {
+    /// The experiment's name (`seed01-tbench`).
+    pub name: &'a str,
+    /// Where the numbers come from.
+    pub source: &'a str,
+    /// Per scale, the published change %, positive when the patched kernel is better.
+    pub change: &'a [(u32, f64)],
+    /// Per scale, the published baseline and patched numbers in the model's units.
+    pub values: &'a [(u32, f64, f64)],
+}
+
 /// [`sweep_csv`] with the published numbers beside each row (the page's seed
 /// examples, core's `reproduce::Example`): `published_change_pct`, and
 /// `published_baseline` / `published_patched` where they are in the model's units;
-/// empty where a scale has none. No CLI command writes this table: `schedlab
-/// reproduce` runs the seeds' own lengths, not the page's.
+/// empty where a scale has none. `schedlab reproduce NAME --scale page --format csv`
+/// writes it for the runs the page makes.
 pub fn sweep_csv_published(
     rows: &[SweepRow],
     change: &[(u32, f64)],
@@ -137,6 +152,45 @@ pub fn sweep_json(
     seeds: u32,
     wall_s: f64,
 ) -> Result<String, ExportError> {
+    let v = sweep_value(reports, rows, baseline, patched, seeds, wall_s)?;
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
+}
+
+/// [`sweep_json`] with the published numbers: the experiment's `name` and `source`,
+/// and in each row `published_change_pct`, `published_baseline` and
+/// `published_patched` (null where the scale has none), as [`sweep_csv_published`]
+/// adds them. `schedlab reproduce NAME --scale page --format json` writes it.
+pub fn sweep_json_published(
+    reports: &[RunReport],
+    rows: &[SweepRow],
+    (baseline, patched): (PatchSet, PatchSet),
+    seeds: u32,
+    wall_s: f64,
+    published: &Published,
+) -> Result<String, ExportError> {
+    let mut v = sweep_value(reports, rows, baseline, patched, seeds, wall_s)?;
+    v["experiment"] = json!(published.name);
+    v["source"] = json!(published.source);
+    if let Some(out) = v["rows"].as_array_mut() {
+        for (row, r) in out.iter_mut().zip(rows) {
+            let c = published.change.iter().find(|(t, _)| *t == r.threads);
+            let x = published.values.iter().find(|(t, _, _)| *t == r.threads);
+            row["published_change_pct"] = json!(c.map(|c| c.1));
+            row["published_baseline"] = json!(x.map(|x| x.1));
+            row["published_patched"] = json!(x.map(|x| x.2));
+        }
+    }
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
+}
+
+fn sweep_value(
+    reports: &[RunReport],
+    rows: &[SweepRow],
+    baseline: PatchSet,
+    patched: PatchSet,
+    seeds: u32,
+    wall_s: f64,
+) -> Result<serde_json::Value, ExportError> {
     let first = reports.first().ok_or(ExportError::Empty)?;
     let events: u64 = reports.iter().map(|r| r.events).sum();
     let v = json!({
@@ -153,7 +207,7 @@ pub fn sweep_json(
         "wall_ms": wall_s * 1e3,
         "events_per_s": events as f64 / wall_s.max(1e-9),
     });
-    Ok(serde_json::to_string_pretty(&v)? + "\n")
+    Ok(v)
 }
 
 /// `schedlab run --format json`: the first seed's report whole, the caller's wall time
@@ -329,6 +383,37 @@ mod tests {
             "{with}"
         );
         assert_eq!(w[2], format!("{},12.50,10.0000,11.2500", lines[2]));
+        // The JSON twin: the sweep's JSON, the experiment named, each row's numbers.
+        let published = Published {
+            name: "seed01-tbench",
+            source: "the seed",
+            change: &[(1, 12.5)],
+            values: &[(1, 10.0, 11.25)],
+        };
+        let pair = (sw.baseline, sw.patched);
+        let pj = sweep_json_published(&reports, &rows, pair, 2, 0.5, &published).unwrap();
+        let p: serde_json::Value = serde_json::from_str(&pj).unwrap();
+        assert_eq!(p["experiment"], "seed01-tbench");
+        assert_eq!(p["rows"][0]["threads"], 2);
+        assert!(p["rows"][0]["published_change_pct"].is_null(), "{pj}");
+        assert_eq!(p["rows"][1]["published_change_pct"], 12.5);
+        assert_eq!(p["rows"][1]["published_patched"], 11.25);
+        // Without the added keys it is the sweep's JSON.
+        let mut bare = p.clone();
+        for k in ["experiment", "source"] {
+            bare.as_object_mut().unwrap().remove(k);
+        }
+        for row in bare["rows"].as_array_mut().unwrap() {
+            for k in [
+                "published_change_pct",
+                "published_baseline",
+                "published_patched",
+            ] {
+                row.as_object_mut().unwrap().remove(k);
+            }
+        }
+        assert_eq!(bare, v);
+        assert!(sweep_json_published(&[], &rows, pair, 2, 0.5, &published).is_err());
     }
 
     /// A report read back from its JSON (as the page's workers send it) writes the

@@ -11,7 +11,8 @@
 //!                     cookies: [{ cpus, cookie }], wakee_cookie },
 //!             sim: { workload, cpus: CpuSelection, duration_ms, seed, sweep } (optional),
 //!             lesson: { lesson, step } (optional),
-//!             page: { click mode, focused side, shaded level, randomise inputs } }
+//!             page: { click mode, focused side, shaded level, randomise inputs,
+//!                     domain diff: kernel, text } }
 //! ```
 //!
 //! Parse, don't validate: [`decode`] reads the link's JSON into the serde structs of
@@ -46,7 +47,7 @@ use crate::wakeup::{wake_up, Decision, Trace, WakeEnv};
 use crate::workload::Workload;
 
 pub mod page;
-pub use page::{ClickMode, PageSettings, Side};
+pub use page::{ClickMode, KernelText, PageSettings, Side};
 
 /// The version this build writes; [`decode`] reads it and every older one.
 pub const VERSION: u32 = 2;
@@ -218,6 +219,23 @@ pub struct WakeSetup {
     pub cookies: Vec<CookieRule>,
     /// The wakee's `p->core_cookie` (0: none).
     pub wakee_cookie: u64,
+    /// A simulated wake-up the page explains in place of the hand-set one above (which
+    /// stays, for the way back): a reference, not the state, which the page gets back
+    /// by re-running the simulation (deterministic) up to that wake-up.
+    pub sim: Option<SimWakeAt>,
+}
+
+/// A wake-up of one of the Simulate tab's runs: the `wake`-th (from 1, as `schedlab
+/// run --capture-wake N` counts) of side `side`'s run of the scenario's simulation
+/// with seed `seed`, at the simulation's own scale. A link carries this reference,
+/// never the captured state (which is every CPU's runqueue: kilobytes to hundreds of
+/// kilobytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimWakeAt {
+    pub side: Side,
+    pub seed: u64,
+    pub wake: u32,
 }
 
 /// Some CPUs running tasks of one core-scheduling cookie (seed 04's setting).
@@ -249,6 +267,7 @@ impl WakeSetup {
             compare: None,
             cookies: Vec::new(),
             wakee_cookie: 0,
+            sim: None,
         }
     }
 }

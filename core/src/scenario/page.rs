@@ -1,10 +1,13 @@
 //! The page's own settings that a link carries besides the scenario proper: what a
 //! click in the drawing does, which side's decision the drawing shows, which domain
-//! level is shaded, and the "Randomise" inputs. None of them changes a decision or a
-//! number; they make a shared link open on the same screen the sender saw
-//! (issue 18: "everything the user set travels in the link").
+//! level is shaded, the "Randomise" inputs, and the Domains tab's "compare with"
+//! (the other kernel and the text format of its diff). None of them changes a
+//! decision or a number; they make a shared link open on the same screen the sender
+//! saw (issue 18: "everything the user set travels in the link").
 
 use serde::{Deserialize, Serialize};
+
+use crate::patch::PatchSet;
 
 /// What a click on a CPU in the drawing does while the wake-up tab is open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +33,43 @@ pub enum Side {
     B,
 }
 
+/// The kernel text a domain diff compares: how the kernel prints the domains
+/// (`sched_domain::format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelText {
+    /// `sched_domain_debug()`'s boot lines; no flags.
+    Dmesg,
+    /// `/sys/kernel/debug/sched/domains/cpuN/domainM/*`: every level's flags, so the
+    /// default (6.6 and 6.6+cluster print the same dmesg lines on Kunpeng 920).
+    #[default]
+    Debugfs,
+    /// `/proc/schedstat`'s domain lines.
+    Schedstat,
+}
+
+impl KernelText {
+    pub const ALL: [KernelText; 3] = [
+        KernelText::Dmesg,
+        KernelText::Debugfs,
+        KernelText::Schedstat,
+    ];
+
+    /// The wire name (`debugfs`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelText::Dmesg => "dmesg",
+            KernelText::Debugfs => "debugfs",
+            KernelText::Schedstat => "schedstat",
+        }
+    }
+
+    /// The wire name read back.
+    pub fn from_name(name: &str) -> Option<KernelText> {
+        KernelText::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
 /// The busy share "Randomise" starts from, per mille.
 pub const DEFAULT_BUSY_PERMILLE: u32 = 750;
 
@@ -47,6 +87,11 @@ pub struct PageSettings {
     pub busy_permille: u32,
     /// … and the seed of `random_busy()`.
     pub random_seed: u64,
+    /// The Domains tab's diff: the kernel A's domains are compared with (`None`: the
+    /// page's choice, B when it compares, else A with the cluster patch) …
+    pub diff_with: Option<PatchSet>,
+    /// … and the text compared.
+    pub diff_text: KernelText,
 }
 
 impl Default for PageSettings {
@@ -57,6 +102,8 @@ impl Default for PageSettings {
             highlight: None,
             busy_permille: DEFAULT_BUSY_PERMILLE,
             random_seed: 1,
+            diff_with: None,
+            diff_text: KernelText::Debugfs,
         }
     }
 }
@@ -79,6 +126,11 @@ pub struct PageSettingsV1 {
     pub busy_permille: u32,
     #[serde(default = "seed_one", skip_serializing_if = "is_seed_one")]
     pub random_seed: u64,
+    /// A patch set in the `6.6+cluster` syntax (from session 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_with: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub diff_text: KernelText,
 }
 
 impl Default for PageSettingsV1 {
@@ -115,12 +167,15 @@ impl From<&PageSettings> for PageSettingsV1 {
             highlight: p.highlight,
             busy_permille: p.busy_permille,
             random_seed: p.random_seed,
+            diff_with: p.diff_with.map(|p| p.to_string()),
+            diff_text: p.diff_text,
         }
     }
 }
 
 impl PageSettingsV1 {
-    /// The typed settings, or why the busy share is out of range.
+    /// The typed settings, or why the busy share is out of range or the diff's kernel
+    /// is not one.
     pub fn parse(&self) -> Result<PageSettings, String> {
         if self.busy_permille > 1000 {
             return Err(format!(
@@ -128,12 +183,22 @@ impl PageSettingsV1 {
                 self.busy_permille
             ));
         }
+        let diff_with = self
+            .diff_with
+            .as_deref()
+            .map(|t| {
+                t.parse::<PatchSet>()
+                    .map_err(|e| format!("its domain diff's kernel {t:?} is not valid: {e}"))
+            })
+            .transpose()?;
         Ok(PageSettings {
             click: self.click,
             focus: self.focus,
             highlight: self.highlight,
             busy_permille: self.busy_permille,
             random_seed: self.random_seed,
+            diff_with,
+            diff_text: self.diff_text,
         })
     }
 

@@ -408,11 +408,13 @@ fn the_page_settings_travel_and_defaults_stay_out_of_the_link() {
         highlight: Some(2),
         busy_permille: 500,
         random_seed: 7,
+        diff_with: Some(ps("6.1+cluster")),
+        diff_text: KernelText::Schedstat,
     };
     let json = wire_json(&s);
     assert!(
         json.ends_with(
-            r#","ui":{"click":"prev","focus":"b","highlight":2,"busy_permille":500,"random_seed":7}}"#
+            r#","ui":{"click":"prev","focus":"b","highlight":2,"busy_permille":500,"random_seed":7,"diff_with":"6.1+cluster","diff_text":"schedstat"}}"#
         ),
         "{json}"
     );
@@ -423,6 +425,55 @@ fn the_page_settings_travel_and_defaults_stay_out_of_the_link() {
         ..PageSettings::default()
     };
     assert!(wire_json(&s).ends_with(r#","ui":{"click":"waker"}}"#));
+}
+
+/// Issue 18 item 4: the domain diff's kernel and text travel; at their defaults
+/// nothing is added, so preset links keep their length, and links written before
+/// (v1, and v2 without the fields) open on the defaults.
+#[test]
+fn the_domain_diff_travels_and_old_links_open_on_its_defaults() {
+    let mut s = Scenario::preset("kunpeng920-6426", ps("6.6")).unwrap();
+    let before = encode(&s);
+    s.page.diff_text = KernelText::Debugfs;
+    s.page.diff_with = None;
+    assert_eq!(encode(&s), before, "the defaults add nothing to the link");
+    s.page.diff_with = Some(ps("6.6+cluster"));
+    assert!(wire_json(&s).ends_with(r#","ui":{"diff_with":"6.6+cluster"}}"#));
+    assert_eq!(decode(&encode(&s)), Ok(s.clone()));
+    s.page.diff_text = KernelText::Dmesg;
+    assert!(wire_json(&s).ends_with(r#","ui":{"diff_with":"6.6+cluster","diff_text":"dmesg"}}"#));
+    let back = decode(&encode(&s)).unwrap();
+    assert_eq!(back.page.diff_with, Some(ps("6.6+cluster")));
+    assert_eq!(back.page.diff_text, KernelText::Dmesg);
+    assert_eq!(
+        decode(&encode_v1(&s)),
+        Ok(s.clone()),
+        "a v1 link carries them too"
+    );
+    // A link written before these fields: the defaults.
+    let old = with_json(r#"{"machine":"flat-16","patches":"6.8","ui":{"click":"waker"}}"#).unwrap();
+    assert_eq!(old.page.diff_with, None);
+    assert_eq!(old.page.diff_text, KernelText::Debugfs);
+    for k in KernelText::ALL {
+        assert_eq!(KernelText::from_name(k.name()), Some(k));
+    }
+    assert_eq!(KernelText::from_name("lscpu"), None);
+}
+
+#[test]
+fn a_bad_domain_diff_is_named() {
+    let json = r#"{"machine":"flat-16","patches":"6.8","ui":{"diff_with":"6.99"}}"#;
+    let err = with_json(json).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        err.starts_with("this link's page settings are not valid: its domain diff's kernel \"6.99\" is not valid"),
+        "{err}"
+    );
+    let json = r#"{"machine":"flat-16","patches":"6.8","ui":{"diff_text":"lscpu"}}"#;
+    let err = with_json(json).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        err.contains("unknown variant `lscpu`") && err.contains("schedstat"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -471,6 +522,8 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
             proptest::option::of(0u8..6),
             0u32..=1000,
             any::<u64>(),
+            proptest::option::of(0usize..3),
+            0usize..3,
         ),
     )
         .prop_map(
@@ -498,6 +551,11 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                         Vec::new()
                     },
                     wakee_cookie: u64::from(sync) * (seed % 2),
+                    sim: (seed % 3 == 0).then_some(SimWakeAt {
+                        side: if sync { Side::B } else { Side::A },
+                        seed: seed >> 3,
+                        wake: a + 1,
+                    }),
                 };
                 s.lesson = (seed % 4 == 0).then_some(LessonStep {
                     lesson: a % 6 + 1,
@@ -517,7 +575,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     seed,
                     seeds: 1 + (seed % 3) as u32,
                 });
-                let (click, b_side, highlight, busy_permille, random_seed) = ui;
+                let (click, b_side, highlight, busy_permille, random_seed, with, text) = ui;
                 s.page = PageSettings {
                     click: [ClickMode::ToggleBusy, ClickMode::Waker, ClickMode::Prev]
                         [usize::from(click)],
@@ -525,6 +583,8 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     highlight,
                     busy_permille,
                     random_seed,
+                    diff_with: with.map(|i| ps(["5.15", "6.8+cluster", "6.12-cluster"][i])),
+                    diff_text: KernelText::ALL[text],
                 };
                 s
             },
@@ -636,4 +696,34 @@ fn cookies_and_a_lesson_step_round_trip_and_old_links_keep_their_bytes() {
         let e = decode(&format!("v1:{}", b64(json.to_string().as_bytes()))).expect_err(bad);
         assert!(e.to_string().contains("LESSON.STEP"), "{bad}: {e}");
     }
+}
+
+/// A simulated wake-up's reference rides in the link's `wake` block, round-trips,
+/// keeps old links' encoding (absent when unset), and wake-up 0 is refused.
+#[test]
+fn a_simulated_wake_ups_reference_rides_in_the_link() {
+    let mut s = Scenario::preset("kunpeng920-6426", "6.6".parse().unwrap()).unwrap();
+    let plain = encode(&s);
+    s.wake.sim = Some(SimWakeAt {
+        side: Side::B,
+        seed: 7,
+        wake: 1234,
+    });
+    let back = decode(&encode(&s)).unwrap();
+    assert_eq!(back.wake.sim, s.wake.sim);
+    let json = serde_json::to_string(&v1::ScenarioV1::from(&s)).unwrap();
+    assert!(
+        json.contains(r#""sim":{"side":"b","seed":7,"wake":1234}"#),
+        "{json}"
+    );
+    s.wake.sim = None;
+    assert_eq!(encode(&s), plain);
+    let bad = json.replace(r#""wake":1234"#, r#""wake":0"#);
+    let e = decode(&format!("v1:{}", base64_url(&bad))).unwrap_err();
+    assert!(e.to_string().contains("numbered from 1"), "{e}");
+}
+
+fn base64_url(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
 }

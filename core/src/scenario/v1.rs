@@ -55,6 +55,9 @@ pub struct WakeSetupV1 {
     pub cookies: Vec<CookieRuleV1>,
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub wakee_cookie: u64,
+    /// A simulated wake-up explained in place of the hand-set one (session 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<super::SimWakeAt>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,6 +146,7 @@ impl From<&Scenario> for ScenarioV1 {
                     })
                     .collect(),
                 wakee_cookie: w.wakee_cookie,
+                sim: w.sim,
             },
             sim: s.sim.as_ref().map(SimSetupV1::from),
             lesson: s.lesson.map(|l| format!("{}.{}", l.lesson, l.step)),
@@ -233,6 +237,14 @@ impl ScenarioV1 {
                 })
                 .collect::<Result<_, ScenarioError>>()?,
             wakee_cookie: w.wakee_cookie,
+            sim: match w.sim {
+                Some(at) if at.wake == 0 => {
+                    return Err(ScenarioError::Sim(
+                        "wake-up 0: simulated wake-ups are numbered from 1".into(),
+                    ))
+                }
+                other => other,
+            },
         };
         let lesson = self
             .lesson

@@ -41,6 +41,8 @@ impl Simulator {
             if self.tasks[t as usize].background {
                 self.sleep_first(t);
             } else {
+                // Forked before the run as any task is: wake_up_new_task()'s averages.
+                self.post_init_entity_util_avg(t, cpu);
                 self.enqueue(t, cpu);
             }
         }

@@ -40,23 +40,33 @@ impl Simulator {
         }
     }
 
-    /// Updates the CPU's PELT signals to now with the level it had so far, and
-    /// publishes them into the wake-up state.
+    /// `update_cfs_rq_load_avg()`: takes off what departed tasks left in
+    /// `cfs_rq->removed`, updates the CPU's PELT signals to now with the level it had
+    /// so far (`__update_load_avg_cfs_rq()`: the runnable weight, and whether a task
+    /// runs), and publishes them into the wake-up state.
     #[inline]
     pub(super) fn update_cpu_pelt(&mut self, cpu: u32) {
+        self.update_cpu_pelt_publishing(cpu, false);
+    }
+
+    /// [`Simulator::update_cpu_pelt`] that publishes even when nothing decayed if
+    /// `changed` (the CPU's `util_est` moved just before).
+    #[inline]
+    pub(super) fn update_cpu_pelt_publishing(&mut self, cpu: u32, changed: bool) {
         let now = self.now.ns();
+        let removed = self.apply_removed(cpu);
         let c = &mut self.cpus[cpu as usize];
         if c.util.last_ns == now && c.load.last_ns == now {
             // Already updated at this instant (and published): nothing decays.
+            if removed || changed {
+                self.publish_cpu_pelt(cpu);
+            }
             return;
         }
         let running = if c.mode == Mode::Running { 1024 } else { 0 };
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
         Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
-        let rq = &mut self.state.rqs[cpu as usize];
-        rq.util_avg = c.util.avg().min(rq.capacity);
-        rq.load_avg = c.load.avg();
-        self.mark_rq_sums(cpu);
+        self.publish_cpu_pelt(cpu);
     }
 
     /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
@@ -88,7 +98,8 @@ impl Simulator {
 
     /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
-        self.update_cpu_pelt(cpu);
+        let changed = self.util_est_enqueue(t, cpu);
+        self.update_cpu_pelt_publishing(cpu, changed);
         let avg = self.avg_vruntime(cpu);
         let now = self.now.ns();
         let slice = self.slice_ns;
@@ -123,6 +134,8 @@ impl Simulator {
         task.load.update(now, 0);
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
+        // update_load_avg(DO_ATTACH): a task new here brings its averages along.
+        self.attach_entity_load_avg(t, cpu);
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;
@@ -136,16 +149,21 @@ impl Simulator {
 
     /// Removes the running task from its CPU as it blocks or exits (`dequeue_task_fair()`).
     pub(super) fn dequeue_curr(&mut self, cpu: u32, loc: Loc) {
+        let t = self.cpus[cpu as usize].curr;
+        let changed = self.util_est_dequeue(t, cpu);
         self.update_curr(cpu);
-        self.update_cpu_pelt(cpu);
+        self.update_cpu_pelt_publishing(cpu, changed);
         let avg = self.avg_vruntime(cpu);
         let lim = self.lag_limit();
         let now = self.now;
-        let t = self.cpus[cpu as usize].curr;
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.load.update(now.ns(), 1024);
         task.util.update(now.ns(), 1024);
+        // util_est_update(task_sleep): blocking and exiting both dequeue with
+        // DEQUEUE_SLEEP.
+        self.util_est_update(t, cpu);
+        let task = &mut self.tasks[t as usize];
         task.loc = loc;
         task.last_ran = now;
         task.remaining_ns = 0;
@@ -157,8 +175,12 @@ impl Simulator {
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         self.update_rq(cpu, |rq| rq.nr_running -= 1);
-        if loc == Loc::Exited && !self.tasks[t as usize].background {
-            self.live -= 1;
+        if loc == Loc::Exited {
+            // task_dead_fair(): its averages leave the CPU at its next update.
+            self.remove_entity_load_avg(t);
+            if !self.tasks[t as usize].background {
+                self.live -= 1;
+            }
         }
     }
 

@@ -108,6 +108,7 @@ impl Simulator {
         // select_task_rq(p, task_cpu(p) = the parent's CPU, WF_FORK).
         let target = self.find_idlest_cpu_fork(cpu, &mask);
         self.place_new(child, target, CpuId(cpu));
+        self.post_init_entity_util_avg(child, target);
         // __task_rq_lock(): the parent takes the target's rq lock; resched_curr() of an
         // idle, non-polling remote CPU sends it an IPI.
         let target_mode = self.cpus[target as usize].mode;

@@ -4,18 +4,28 @@
 //! ```text
 //!   enter_idle(): predicted = mean of the last 8 idle periods
 //!                 C-state = deepest with target residency <= predicted
-//!                 predicted >= a tick: stop the tick (nr_busy_cpus--, a line write)
+//!                 menu_select()'s stop_tick: one non-polling state only, always;
+//!                 else the state is not polling and predicted >= a tick
+//!                 stop: tick_nohz_idle_stop_tick() → nohz_balance_enter_idle():
+//!                 the first since a busy tick does nr_busy_cpus-- (a line write)
 //!   leave_idle_accounting(): idle history, avg_idle (newidle, SIS_PROP),
-//!                 restart the tick (nr_busy_cpus++)
+//!                 restart the tick (tick_nohz_idle_exit())
+//!   first busy tick: nohz_balancer_kick() → nohz_balance_exit_idle():
+//!                 nr_busy_cpus++ (a line write; balance/rebalance.rs)
 //! ```
+//!
+//! Simplified: menu's other early return (`next_timer_ns` below state 1's target
+//! residency keeps a polling state 0's tick) is left out, the model keeping no
+//! per-CPU timer list; it matters only on machines with a polling state 0 (x86),
+//! where the next timer is rarely that close.
 
 use super::{Mode, SimTime, Simulator};
 
 impl Simulator {
     /// Leaving idle or force idle: the force-idle time; the idle period into the
     /// governor's history and `rq->avg_idle` (`update_avg()` in `ttwu_do_activate()`),
-    /// SIS_PROP's `wake_avg_idle`; `nohz_balance_exit_idle()` →
-    /// `set_cpu_sd_state_busy()` if the tick was stopped.
+    /// SIS_PROP's `wake_avg_idle`; the tick restarts (`tick_nohz_idle_exit()`; the CPU
+    /// counts as busy again only at its first busy tick, `nohz_balance_exit_idle()`).
     pub(super) fn leave_idle_accounting(&mut self, cpu: u32) {
         let now = self.now;
         let measuring = self.measuring;
@@ -57,20 +67,14 @@ impl Simulator {
                         *x = jiffies;
                     }
                 }
-                if c.tick_stopped {
-                    // nohz: set_cpu_sd_state_busy() at the first tick back.
-                    c.tick_stopped = false;
-                    let llc = self.llc_id_of[cpu as usize] as usize;
-                    self.state.llc_shared[llc].nr_busy_cpus += 1;
-                    let cost = self.llc_line_write(cpu);
-                    self.cpus[cpu as usize].stolen_ns += cost;
-                }
+                c.tick_stopped = false;
             }
             Mode::Running => {}
         }
     }
 
-    /// The idle governor (menu-like) and idle entry.
+    /// The idle governor (menu-like, `menu_select()` v6.8) and idle entry
+    /// (`cpuidle_idle_call()`, `tick_nohz_idle_stop_tick()`).
     pub(super) fn enter_idle(&mut self, cpu: u32) {
         let now = self.now;
         let tick = self.cost.params.tick_ns;
@@ -86,15 +90,31 @@ impl Simulator {
         }
         c.cstate = idx as u8;
         let polling = states[idx].polling;
-        let stop_tick = predicted >= tick && !c.tick_stopped;
+        // menu_select(): "if (unlikely(drv->state_count <= 1 || ...)) { *stop_tick =
+        // !(drv->states[0].flags & CPUIDLE_FLAG_POLLING); return 0; }"; otherwise the
+        // tick keeps running for a polling state or an idle predicted under a tick
+        // (menu.c v6.8 lines 314-325 and the end of menu_select()).
+        let stop = if states.len() <= 1 {
+            !states[0].polling
+        } else {
+            !polling && predicted >= tick
+        };
+        let stop_tick = stop && !c.tick_stopped;
         if stop_tick {
             c.tick_stopped = true;
+        }
+        // __tick_nohz_idle_stop_tick(): "if (!was_stopped && ts->tick_stopped)
+        // nohz_balance_enter_idle(cpu)", which returns early while
+        // rq->nohz_tick_stopped is still set from an earlier stop.
+        let enter_nohz = stop_tick && !c.nohz_tick_stopped;
+        if enter_nohz {
+            c.nohz_tick_stopped = true;
         }
         self.switch_to_idle_task(cpu, Mode::Idle, polling);
         if self.rec.is_some() {
             self.record_idle_enter(cpu);
         }
-        if stop_tick {
+        if enter_nohz {
             // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
             let llc = self.llc_id_of[cpu as usize] as usize;
             let ls = &mut self.state.llc_shared[llc];

@@ -45,6 +45,19 @@ impl Simulator {
                 seen[t as usize] += 1;
             }
             let nr = c.queue.len() as u32 + running as u32;
+            let est: u64 = c
+                .queue
+                .iter()
+                .copied()
+                .chain(running.then_some(c.curr))
+                .map(|t| self.task_util_est_ewma(t))
+                .sum();
+            if c.util_est != est {
+                return Err(format!(
+                    "CPU {ci}: util_est {} but its tasks' estimates sum to {est}",
+                    c.util_est
+                ));
+            }
             let members = c.queue.iter().copied().chain(running.then_some(c.curr));
             let v_sum: i64 = members.map(|t| self.tasks[t as usize].vruntime).sum();
             if c.v_sum != v_sum {
@@ -82,6 +95,19 @@ impl Simulator {
         }
         let mut live = 0;
         for (i, t) in self.tasks.iter().enumerate() {
+            // Its averages are on the CPU that holds it, or (asleep) where it last ran.
+            let at = self.attached[i];
+            let where_ok = match t.loc {
+                Loc::Running(c) | Loc::Queued(c) => at == c,
+                Loc::Blocked => at == u32::MAX || at == t.last_cpu,
+                Loc::Exited => at == u32::MAX,
+            };
+            if !where_ok {
+                return Err(format!(
+                    "task {i} located {:?} has its load attached to CPU {at}",
+                    t.loc
+                ));
+            }
             match t.loc {
                 Loc::Running(_) | Loc::Queued(_) => {
                     if seen[i] != 1 {

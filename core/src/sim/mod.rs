@@ -59,11 +59,17 @@
 //!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
 //! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
 //!   state whose target residency is below the mean of the CPU's last 8 idle periods.
-//!   The tick is "stopped" (nr_busy_cpus written, the CPU joins nohz's idle mask) when
-//!   the prediction exceeds a tick; a tick-stopped idle CPU takes no tick.
-//! - **PELT.** Per task and per CPU, integer, 32 ms half-life. A CPU's load is the
-//!   average of its runnable count (so blocked tasks' load is not kept on the CPU they
-//!   left, unlike the kernel's blocked-load tracking).
+//!   The tick is stopped when the prediction exceeds a tick, and on every idle entry
+//!   of a machine with a single, non-polling idle state (menu.c's
+//!   `state_count <= 1` rule: Kunpeng's WFI); a tick-stopped idle CPU takes no tick.
+//!   The first stop after a busy tick takes the CPU out of `nr_busy_cpus` (a line
+//!   write), the first busy tick puts it back (`nohz_balance_exit_idle()`).
+//! - **PELT.** Per task and per CPU, integer, 32 ms half-life (`pelt.rs`). A task's
+//!   averages stay attached to its CPU while it sleeps, decaying there (blocked load),
+//!   and move with it: removed from the old CPU when it wakes elsewhere or dies,
+//!   detached when the balancer moves it, attached where it is enqueued; a new task
+//!   starts with full load and half the CPU's spare util; `cpu_util_cfs()` is the
+//!   larger of the CPU's util and its queued tasks' `util_est` (`load_avg.rs`).
 //! - **Load balancing** (`balance/`, fair.c v6.8 function by function, see its module
 //!   doc and docs/fidelity.md "Load balancing"). Periodic balancing from the tick per
 //!   domain (`balance_interval` × `busy_factor` when busy, doubled when balanced),
@@ -85,7 +91,7 @@
 //!   SD_BALANCE_FORK level from the top with group types, idle CPUs and the NUMA
 //!   `imb_numa_nr` rule, then `find_idlest_group_cpu()`) from the parent's CPU at
 //!   that moment, its vruntime placed with `ENQUEUE_INITIAL`, the parent paying the
-//!   remote rq lock and IPI. Not modelled: `post_init_entity_util_avg()` (a new task's util starts at 0).
+//!   remote rq lock and IPI; its averages from `post_init_entity_util_avg()`.
 //! - **Noise** (`workload::Noise`): background tasks (per-CPU kthreads, unbound
 //!   daemons) run as ordinary fair tasks woken by their timers, outside the metrics;
 //!   the tick's interrupt and softirq time is taken from the running task.
@@ -116,6 +122,7 @@ mod fork;
 mod fork_tests;
 mod idle;
 mod invariants;
+mod load_avg;
 mod pelt;
 pub mod perfetto;
 mod program;
@@ -280,12 +287,24 @@ struct Cpu {
     need_resched: bool,
     idle_since: SimTime,
     cstate: u8,
+    /// `ts->tick_stopped` (tick-sched): an idle CPU with its tick stopped takes no
+    /// tick; restarted when it leaves idle.
     tick_stopped: bool,
+    /// `rq->nohz_tick_stopped`: in `nohz.idle_cpus_mask` and counted out of the LLC's
+    /// `nr_busy_cpus`, from `nohz_balance_enter_idle()` until the first busy tick's
+    /// `nohz_balance_exit_idle()`.
+    nohz_tick_stopped: bool,
     idle_hist: [u64; 8],
     idle_hist_pos: u8,
     avg_idle_ns: u64,
     util: Pelt,
     load: Pelt,
+    /// `cfs_rq->removed`: the load and util of tasks that left this CPU asleep or
+    /// died, taken off at its next PELT update (`update_cfs_rq_load_avg()`).
+    removed_load: u64,
+    removed_util: u64,
+    /// `cfs_rq->avg.util_est`: the sum of the queued and running tasks' `util_est`.
+    util_est: u64,
     /// The rq lock: `schedule()` and remote wakers queue on it.
     lock: RqLock,
     /// avg_vruntime of an empty runqueue.
@@ -330,6 +349,13 @@ pub struct Simulator {
     forked: Vec<u32>,
     /// Per task: the CPU it was first placed on (`u32::MAX` until created).
     start_cpu: Vec<u32>,
+    /// Per task: the CPU whose averages hold its load and util (`cfs_rq_of(se)` while
+    /// attached, see `load_avg.rs`); `u32::MAX` when attached nowhere (not created,
+    /// migrating, dead).
+    attached: Vec<u32>,
+    /// Per task: `p->se.avg.util_est` (the EWMA, with `UTIL_AVG_UNCHANGED`), and the
+    /// PELT period in which it was last written (`load_avg.rs`).
+    util_est: Vec<(u32, u32)>,
     /// Noise: the timer interrupt's ns at each tick of a running CPU, the chance (ppm)
     /// of softirq work at a tick and its ns, and their own random stream.
     tick_irq_ns: u64,
@@ -541,11 +567,15 @@ impl Simulator {
                 idle_since: SimTime::ZERO,
                 cstate: 0,
                 tick_stopped: true,
+                nohz_tick_stopped: true,
                 idle_hist: [tick_ns; 8],
                 idle_hist_pos: 0,
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
                 util: Pelt::default(),
                 load: Pelt::default(),
+                removed_load: 0,
+                removed_util: 0,
+                util_est: 0,
                 lock: RqLock::new(CpuId(c as u32)),
                 base_v: 0,
                 v_sum: 0,
@@ -576,6 +606,8 @@ impl Simulator {
             writers: vec![Vec::new(); tasks.len()],
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
+            attached: vec![u32::MAX; tasks.len()],
+            util_est: vec![(0, 0); tasks.len()],
             children,
             tick_irq_ns: cfg.noise.tick_irq_ns(),
             softirq_ppm,

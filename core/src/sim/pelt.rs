@@ -107,6 +107,28 @@ impl Pelt {
         self.fine = ((keep + add) >> 32) as u64;
     }
 
+    /// Sets the average to `avg` as of `now_ns`: a new entity's initial value
+    /// (`init_entity_runnable_average()`, `post_init_entity_util_avg()`).
+    #[inline]
+    pub fn set(&mut self, now_ns: u64, avg: u64) {
+        self.fine = avg << FRAC;
+        self.last_ns = now_ns;
+    }
+
+    /// `cfs_rq->avg.X_avg += se->avg.X_avg` (`attach_entity_load_avg()`); the
+    /// average's time is unchanged.
+    #[inline]
+    pub fn add(&mut self, avg: u64) {
+        self.fine = self.fine.saturating_add(avg << FRAC);
+    }
+
+    /// `sub_positive(&cfs_rq->avg.X_avg, se->avg.X_avg)` (`detach_entity_load_avg()`,
+    /// the `removed` sums in `update_cfs_rq_load_avg()`): never below 0.
+    #[inline]
+    pub fn sub_positive(&mut self, avg: u64) {
+        self.fine = self.fine.saturating_sub(avg << FRAC);
+    }
+
     /// The value as of `now_ns` if the signal has been at `level` since the last update
     /// (does not store).
     #[inline]

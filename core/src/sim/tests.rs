@@ -228,3 +228,36 @@ fn a_forced_idle_cpu_steals_a_task_of_the_core_cookie() {
         assert_eq!(sim.live_tasks(), 0);
     }
 }
+
+/// menu.c's `state_count <= 1` rule: with one non-polling idle state (Kunpeng's WFI)
+/// every idle entry stops the tick, however short the idle looks, and takes the CPU
+/// out of `nr_busy_cpus`; it is counted busy again at its first busy tick
+/// (`nohz_balance_exit_idle()`), not when it leaves idle. With a polling state 0
+/// (x86), a short predicted idle keeps the tick.
+#[test]
+fn a_single_idle_state_stops_the_tick_at_every_idle_entry() {
+    for (preset, stops) in [("kunpeng920-6426", true), ("xeon-smt-8", false)] {
+        let cfg = cookie_pairs(preset, 2, Dist::Fixed { ns: 1_000 }, false);
+        let mut sim = Simulator::new(cfg).unwrap();
+        let cpu = sim.machine.nr_cpus() - 1;
+        let llc = sim.llc_id_of[cpu as usize] as usize;
+        let c = &mut sim.cpus[cpu as usize];
+        c.idle_hist = [1_000; 8];
+        c.tick_stopped = false;
+        c.nohz_tick_stopped = false;
+        sim.state.llc_shared[llc].nr_busy_cpus = 1;
+        sim.enter_idle(cpu);
+        let c = &sim.cpus[cpu as usize];
+        assert_eq!(
+            (c.tick_stopped, c.nohz_tick_stopped),
+            (stops, stops),
+            "{preset}"
+        );
+        assert_eq!(sim.state.llc_shared[llc].nr_busy_cpus, 1 - stops as u32);
+        sim.leave_idle_accounting(cpu);
+        assert!(!sim.cpus[cpu as usize].tick_stopped, "the tick restarts");
+        assert_eq!(sim.state.llc_shared[llc].nr_busy_cpus, 1 - stops as u32);
+        sim.nohz_balance_exit_idle(cpu);
+        assert_eq!(sim.state.llc_shared[llc].nr_busy_cpus, 1, "{preset}");
+    }
+}

@@ -80,6 +80,10 @@ impl Simulator {
         if seq != 0 {
             self.record_wake(seq, p, waker, cpu, prev, &d, dist);
         }
+        if self.attached[p as usize] != target {
+            // set_task_cpu() → migrate_task_rq_fair(): the averages leave prev.
+            self.remove_entity_load_avg(p);
+        }
         self.ttwu_do_activate(p, src, target, dist);
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }

@@ -14,6 +14,18 @@
 //! dots has one `<circle>` per point; the axes and tick marks are `<line>`s, so every
 //! polyline is a series. `.sim-chart` carries the counts as data attributes.
 //!
+//! Over several seeds a series carries a band, each point's 95% interval over the
+//! seeds (`stats::Estimate`): one `<polygon class="band band-a|band-b">` under its
+//! line, which shares the line's legend entry (the key: the line over a swatch of the
+//! band; "…; shaded: 95% interval"). A band reaching past the y axis's top (two
+//! seeds give a wide Student-t interval) is cut there, so that one wide band does not
+//! flatten the lines; its numbers are whole in the hover text and the table.
+//!
+//! Every point says its values: a dot's `<title>`, or, on a line drawn without dots,
+//! an invisible `<circle class="hit">` with a `<title>` (the browser shows it on
+//! hover). For the keyboard and screen readers the same numbers are a table under
+//! the chart (`<details class="chart-data">`).
+//!
 //! Colours: plotters writes literal colours into presentation attributes, which any
 //! CSS rule overrides. So that the style sheet's light and dark themes colour the whole
 //! chart, the grid lines get `class="grid"`, the axes `class="axis"`, the legend's box
@@ -37,6 +49,10 @@ const SIZE: (u32, u32) = (640, 250);
 /// (by class), these keep the legend's swatches and the tagging apart.
 const SIDE_COLOUR: [RGBColor; 2] = [RGBColor(0x1f, 0x5f, 0xbf), RGBColor(0x8a, 0x3f, 0xfc)];
 const PUBLISHED_COLOUR: [RGBColor; 2] = [RGBColor(0x1f, 0x5f, 0xc0), RGBColor(0x8a, 0x3f, 0xfd)];
+/// The bands' fills (drawn translucent; the style sheet's classes colour them).
+const BAND_COLOUR: [RGBColor; 2] = [RGBColor(0x1f, 0x5f, 0xbe), RGBColor(0x8a, 0x3f, 0xfb)];
+/// How opaque a band is.
+const BAND_OPACITY: f64 = 0.18;
 const AXIS: RGBColor = RGBColor(0x88, 0x88, 0x88);
 const GRID: RGBColor = RGBColor(0xe6, 0xe6, 0xe6);
 const TICK: RGBColor = RGBColor(0x55, 0x55, 0x55);
@@ -49,6 +65,9 @@ pub struct Series {
     /// (x, y) in the chart's units; x as [`XAxis`] says.
     pub points: Vec<(f64, f64)>,
     pub published: bool,
+    /// (x, lo, hi): the 95% interval around the points, where there is one (empty:
+    /// no band; one seed has no interval).
+    pub band: Vec<(f64, f64, f64)>,
 }
 
 impl Series {
@@ -77,8 +96,28 @@ impl Series {
 
     /// `data-side="a"` or `"b"`: which patch set the element draws.
     fn side_attr(&self) -> String {
-        let side = if self.side == 0 { "a" } else { "b" };
-        format!(r#"data-side="{side}""#)
+        format!(r#"data-side="{}""#, self.side_tag())
+    }
+
+    fn side_tag(&self) -> &'static str {
+        if self.side == 0 {
+            "a"
+        } else {
+            "b"
+        }
+    }
+
+    /// The band's legend entry.
+    fn band_label(&self) -> String {
+        format!("{}: 95% interval", self.label)
+    }
+
+    /// The interval at `x`, if the band has one there.
+    fn band_at(&self, x: f64) -> Option<(f64, f64)> {
+        self.band
+            .iter()
+            .find(|b| b.0 == x)
+            .map(|&(_, lo, hi)| (lo, hi))
     }
 }
 
@@ -96,8 +135,13 @@ pub struct ChartProps {
     /// What the chart shows, for screen readers.
     pub label: AttrValue,
     pub x: XAxis,
+    /// The axes' titles, with their units: "simulated time (ms)", "throughput (MB/s)".
     pub x_desc: AttrValue,
     pub y_desc: AttrValue,
+    /// A point's x and y as a hover text says them: x's word after a scale ("4
+    /// clients"; unused for time, which is "30 ms"), y's unit after the value.
+    pub x_name: AttrValue,
+    pub y_unit: AttrValue,
     pub series: Vec<Series>,
     /// A dot on every point of the model's series (a sweep's points are few).
     #[prop_or_default]
@@ -111,6 +155,7 @@ pub struct ChartProps {
 #[function_component(Chart)]
 pub fn chart(props: &ChartProps) -> Html {
     let published = props.series.iter().filter(|s| s.published).count();
+    let bands = props.series.iter().filter(|s| !s.band.is_empty()).count();
     let body = match svg(props) {
         Ok(svg) => Html::from_html_unchecked(svg.into()),
         Err(e) => html! { <p class="error">{ format!("The chart could not be drawn: {e}") }</p> },
@@ -119,12 +164,104 @@ pub fn chart(props: &ChartProps) -> Html {
         <>
             <div class="sim-chart" role="img" aria-label={props.label.clone()}
                 data-series-count={props.series.len().to_string()}
-                data-published-count={published.to_string()}>
+                data-published-count={published.to_string()}
+                data-band-count={bands.to_string()}>
                 { body }
             </div>
+            { data_table(props) }
             <FigureExport selector=".sim-chart svg" stem={props.stem.clone()}
                 what="the chart" hook="chart" />
         </>
+    }
+}
+
+/// A point's x as a reader says it: "30 ms", "4 clients".
+fn x_text(props: &ChartProps, x: f64) -> String {
+    match &props.x {
+        XAxis::Ms(_) => format!("{x:.0} ms"),
+        XAxis::Scales(sc) => sc
+            .get(x.round().max(0.0) as usize)
+            .map_or_else(String::new, |v| format!("{v} {}", props.x_name)),
+    }
+}
+
+/// What a point's hover text says: "A 6.6: 30 ms: 2,310 MB/s", and its interval
+/// where it has one (with no further ": ", which separates the three parts).
+fn point_text(props: &ChartProps, s: &Series, (x, y): (f64, f64)) -> String {
+    let band = s.band_at(x).map_or_else(String::new, |(lo, hi)| {
+        format!(" (95% interval {} to {})", fmt_tick(lo), fmt_tick(hi))
+    });
+    format!(
+        "{}: {}: {} {}{band}",
+        s.label,
+        x_text(props, x),
+        fmt_tick(y),
+        props.y_unit
+    )
+}
+
+/// The chart's numbers as a table, for the keyboard and screen readers: a row per x,
+/// a column per series (and per band).
+fn data_table(props: &ChartProps) -> Html {
+    let mut xs: Vec<f64> = props
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    if xs.is_empty() {
+        return html! {};
+    }
+    let value = |s: &Series, x: f64| {
+        s.points
+            .iter()
+            .find(|p| p.0 == x)
+            .map_or_else(|| "–".to_string(), |p| fmt_tick(p.1))
+    };
+    let x_head = match &props.x {
+        XAxis::Ms(_) => props.x_desc.to_string(),
+        XAxis::Scales(_) => props.x_name.to_string(),
+    };
+    html! {
+        <details class="chart-data">
+            <summary>{ "The chart's numbers as a table" }</summary>
+            <div class="table-scroll" tabindex="0" role="region"
+                aria-label={format!("{}: the numbers", props.label)}>
+                <table class="sim-results chart-table">
+                    <thead><tr>
+                        <th scope="col">{ x_head }</th>
+                        { for props.series.iter().map(|s| html! {
+                            <>
+                                <th scope="col">{ format!("{} ({})", s.label, props.y_unit) }</th>
+                                if !s.band.is_empty() {
+                                    <th scope="col">{ s.band_label() }</th>
+                                }
+                            </>
+                        }) }
+                    </tr></thead>
+                    <tbody>
+                        { for xs.iter().map(|&x| html! {
+                            <tr>
+                                <th scope="row">{ match &props.x {
+                                    XAxis::Ms(_) => format!("{x:.0}"),
+                                    XAxis::Scales(_) => x_text(props, x),
+                                } }</th>
+                                { for props.series.iter().map(|s| html! {
+                                    <>
+                                        <td>{ value(s, x) }</td>
+                                        if !s.band.is_empty() {
+                                            <td>{ s.band_at(x).map_or_else(|| "–".to_string(),
+                                                |(lo, hi)| format!("{} to {}", fmt_tick(lo), fmt_tick(hi))) }</td>
+                                        }
+                                    </>
+                                }) }
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+        </details>
     }
 }
 
@@ -143,14 +280,19 @@ fn nice_ceiling(v: f64) -> f64 {
 
 /// The chart as SVG text, its series polylines tagged.
 fn svg(props: &ChartProps) -> Result<String, String> {
-    let top = nice_ceiling(
-        props
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(0.0, f64::max)
-            * 1.05,
-    );
+    let line_top = props
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    // The bands count up to a quarter above the lines' top; past it they are cut.
+    let band_top = props
+        .series
+        .iter()
+        .flat_map(|s| s.band.iter().map(|b| b.2))
+        .fold(0.0, f64::max)
+        .min(line_top * 1.25);
+    let top = nice_ceiling(line_top.max(band_top) * 1.05);
     let (x_range, n_x_labels) = match &props.x {
         XAxis::Ms(window) => (0.0..window.max(1e-9), 5),
         XAxis::Scales(s) => (-0.5..s.len().max(1) as f64 - 0.5, s.len().max(1)),
@@ -166,6 +308,7 @@ fn svg(props: &ChartProps) -> Result<String, String> {
     let y_label = |y: &f64| fmt_tick(*y);
 
     let mut out = String::new();
+    let mut hits = String::new();
     {
         let root = AxesAsLines(SVGBackend::with_string(&mut out, SIZE)).into_drawing_area();
         // plotters draws text at about 0.8 of the size asked for: 11 and 12 px.
@@ -193,21 +336,49 @@ fn svg(props: &ChartProps) -> Result<String, String> {
             .y_desc(props.y_desc.as_str())
             .draw()
             .map_err(|e| e.to_string())?;
+        // The bands first, under every line.
+        for s in props.series.iter().filter(|s| !s.band.is_empty()) {
+            let fill = BAND_COLOUR[s.side.min(1)];
+            let clamp = |v: f64| v.clamp(0.0, top);
+            let outline: Vec<(f64, f64)> = s
+                .band
+                .iter()
+                .map(|&(x, _, hi)| (x, clamp(hi)))
+                .chain(s.band.iter().rev().map(|&(x, lo, _)| (x, clamp(lo))))
+                .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    fill.mix(BAND_OPACITY).filled(),
+                )))
+                .map_err(|e| e.to_string())?;
+        }
         for s in &props.series {
             let colour = s.colour();
             let style = ShapeStyle::from(colour).stroke_width(2);
             let dots = if props.dots && !s.published { 3 } else { 0 };
             let published = s.published;
+            // A band shares its line's legend entry: the key is the line over a
+            // swatch of the band (a transparent swatch is not drawn at all).
+            let (swatch, label) = if s.band.is_empty() {
+                (TRANSPARENT, s.label.clone())
+            } else {
+                (
+                    BAND_COLOUR[s.side.min(1)].mix(BAND_OPACITY),
+                    format!("{}; shaded: 95% interval", s.label),
+                )
+            };
             chart
                 .draw_series(
                     LineSeries::new(s.points.iter().copied(), style.filled()).point_size(dots),
                 )
                 .map_err(|e| e.to_string())?
-                .label(s.label.as_str())
+                .label(label)
                 .legend(move |(x, y)| {
                     // Two pieces: one line, or a dash and a gap for published numbers.
                     let gap = if published { 4 } else { 0 };
                     EmptyElement::at((x, y))
+                        + Rectangle::new([(0, -6), (16, 6)], swatch.filled())
                         + Rectangle::new([(0, -1), (6, 2)], colour.filled())
                         + Rectangle::new([(6 + gap, -1), (16, 2)], colour.filled())
                 });
@@ -224,6 +395,20 @@ fn svg(props: &ChartProps) -> Result<String, String> {
             .border_style(GRID)
             .draw()
             .map_err(|e| e.to_string())?;
+        // A hover target on every point drawn without a dot.
+        for s in &props.series {
+            if props.dots && !s.published {
+                continue;
+            }
+            for &p in &s.points {
+                let (cx, cy) = chart.backend_coord(&p);
+                hits.push_str(&format!(
+                    r#"<circle class="hit hit-{}" cx="{cx}" cy="{cy}" r="5" fill="transparent" pointer-events="all"><title>{}</title></circle>"#,
+                    s.side_tag(),
+                    escape(&point_text(props, s, p))
+                ));
+            }
+        }
         root.present().map_err(|e| e.to_string())?;
     }
     let lines: Vec<(String, String)> = props
@@ -242,7 +427,26 @@ fn svg(props: &ChartProps) -> Result<String, String> {
         (svg_colour("stroke", AXIS), r#"class="axis""#.to_string()),
         (svg_colour("stroke", GRID), r#"class="grid""#.to_string()),
     ];
+    let bands: Vec<(String, String)> = props
+        .series
+        .iter()
+        .filter(|s| !s.band.is_empty())
+        .map(|s| {
+            (
+                svg_colour("fill", BAND_COLOUR[s.side.min(1)]),
+                format!(r#"class="band band-{}" {}"#, s.side_tag(), s.side_attr()),
+            )
+        })
+        .collect();
     let legend = [
+        (
+            svg_colour("fill", BAND_COLOUR[0]),
+            r#"class="key-band-a""#.to_string(),
+        ),
+        (
+            svg_colour("fill", BAND_COLOUR[1]),
+            r#"class="key-band-b""#.to_string(),
+        ),
         (
             svg_colour("fill", WHITE),
             r#"class="legend-bg""#.to_string(),
@@ -272,7 +476,19 @@ fn svg(props: &ChartProps) -> Result<String, String> {
     let out = tag_elements(&out, "<line", &grid);
     let out = tag_elements(&out, "<rect", &legend);
     let out = tag_elements(&out, "<circle", &dots);
-    Ok(title_dots(&out, props))
+    let out = tag_elements(&out, "<polygon", &bands);
+    let out = title_dots(&out, props);
+    Ok(match out.rfind("</svg>") {
+        Some(end) => format!("{}{hits}{}", &out[..end], &out[end..]),
+        None => out,
+    })
+}
+
+/// Text as SVG character data.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Gives each dot a `<title>` (the browser shows it on hover): its series, x and y.
@@ -298,18 +514,8 @@ fn title_dots(svg: &str, props: &ChartProps) -> String {
             .and_then(|s| s.points.get(k).map(|p| (s, *p)));
         out.push_str(&from[..end]);
         match point {
-            Some((s, (x, y))) => {
-                let x = match &props.x {
-                    XAxis::Ms(_) => format!("{x:.0} ms"),
-                    XAxis::Scales(sc) => sc
-                        .get(x.round().max(0.0) as usize)
-                        .map_or_else(String::new, |v| format!("{} {v}", props.x_desc)),
-                };
-                let text = format!("{}: {x}: {} {}", s.label, fmt_tick(y), props.y_desc);
-                let text = text
-                    .replace('&', "&amp;")
-                    .replace('<', "&lt;")
-                    .replace('>', "&gt;");
+            Some((s, p)) => {
+                let text = escape(&point_text(props, s, p));
                 out.push_str(&format!("><title>{text}</title></circle>"));
             }
             None => out.push_str("/>"),
@@ -453,103 +659,4 @@ impl DrawingBackend for AxesAsLines<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axes_end_on_round_numbers() {
-        let tops = [0.0, 0.7, 1.0, 1.01, 2332.0, 4999.0].map(nice_ceiling);
-        assert_eq!(tops, [1.0, 1.0, 1.0, 2.0, 5000.0, 5000.0]);
-    }
-
-    /// The end-to-end test's hooks: a tagged polyline per series, a circle per dot,
-    /// and no other polyline.
-    #[test]
-    fn every_polyline_is_a_tagged_series() {
-        let series = |side, published| Series {
-            side,
-            label: format!("side {side}"),
-            points: vec![(0.0, 10.0), (1.0, 30.0), (2.0, 20.0)],
-            published,
-        };
-        let props = ChartProps {
-            label: "test".into(),
-            x: XAxis::Scales(vec![1, 4, 8]),
-            x_desc: "clients".into(),
-            y_desc: "MB/s".into(),
-            series: vec![
-                series(0, false),
-                series(1, false),
-                series(0, true),
-                series(1, true),
-            ],
-            dots: true,
-            stem: "schedlab-chart".into(),
-        };
-        let svg = svg(&props).expect("draws");
-        assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
-        assert_eq!(
-            svg.matches(r#"<polyline class="line line-a" data-side="a""#)
-                .count(),
-            1
-        );
-        assert_eq!(
-            svg.matches(r#"<polyline class="line line-b" data-side="b""#)
-                .count(),
-            1
-        );
-        assert_eq!(
-            svg.matches(r#"class="line published-line line-"#).count(),
-            2
-        );
-        assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
-        assert_eq!(svg.matches(r#"<circle data-side="a""#).count(), 3, "{svg}");
-        assert_eq!(svg.matches(r#"<circle data-side="b""#).count(), 3, "{svg}");
-        // Each dot says its values on hover, in its series' point order.
-        assert_eq!(svg.matches("<title>").count(), 6, "{svg}");
-        assert!(
-            svg.contains("<title>side 0: clients 4: 30 MB/s</title></circle>"),
-            "{svg}"
-        );
-        assert!(
-            svg.contains("<title>side 1: clients 8: 20 MB/s</title></circle>"),
-            "{svg}"
-        );
-        assert!(
-            svg.contains(">\n8\n</text>"),
-            "the scales label the x axis: {svg}"
-        );
-    }
-
-    /// The style sheet colours the chart by class (light and dark themes): every grid
-    /// line, axis and legend rectangle is tagged.
-    #[test]
-    fn the_style_sheet_can_colour_every_line_and_box() {
-        let props = ChartProps {
-            label: "test".into(),
-            x: XAxis::Ms(60.0),
-            x_desc: "ms".into(),
-            y_desc: "MB/s".into(),
-            series: vec![Series {
-                side: 1,
-                label: "B".into(),
-                points: vec![(0.0, 1.0), (60.0, 2.0)],
-                published: false,
-            }],
-            dots: false,
-            stem: "schedlab-chart".into(),
-        };
-        let svg = svg(&props).expect("draws");
-        let lines = svg.matches("<line").count();
-        let tagged = svg.matches(r#"<line class="axis""#).count()
-            + svg.matches(r#"<line class="grid""#).count();
-        assert!(lines > 0 && tagged == lines, "{tagged} of {lines}: {svg}");
-        for class in ["legend-bg", "legend-border", "key-b"] {
-            assert!(
-                svg.contains(&format!(r#"<rect class="{class}""#)),
-                "{class}: {svg}"
-            );
-        }
-        assert_eq!(svg.matches("<rect").count(), 4, "{svg}");
-    }
-}
+mod tests;

@@ -5,32 +5,36 @@
 //! level by level ([`summary`]); the text is the chosen CPU's, the way a user reads
 //! dmesg for one CPU.
 //!
-//! The comparison (release and format) is the reader's view, not the scenario's: it
-//! is not in the link.
+//! The comparison (the other kernel and the text) travels in the link as page
+//! settings (`scenario::PageSettings::diff_with`, `diff_text`), so a shared link opens
+//! on the same diff; left at the page's choice, nothing is added to the link.
 
 use schedlab_core::cpumask::CpuId;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
+use schedlab_core::scenario::KernelText;
 use schedlab_core::sched_domain::{format, BuildConfig, SchedDomain, SchedDomains};
 use yew::prelude::*;
 
 use crate::dom::select_value;
 use crate::line_diff::{diff, Row};
-use crate::state::AppContext;
+use crate::state::{Action, AppContext};
 
-/// The kernel text formats the diff can show.
-const FORMATS: [(&str, &str); 3] = [
-    ("dmesg", "dmesg (sched_domain_debug)"),
-    ("debugfs", "debugfs files"),
-    ("schedstat", "/proc/schedstat"),
-];
+/// What the format picker calls each kernel text.
+fn text_label(t: KernelText) -> &'static str {
+    match t {
+        KernelText::Dmesg => "dmesg (sched_domain_debug)",
+        KernelText::Debugfs => "debugfs files",
+        KernelText::Schedstat => "/proc/schedstat",
+    }
+}
 
-/// One CPU's text in `format`.
-pub fn kernel_text(sds: &SchedDomains, cpu: CpuId, fmt: &str) -> String {
+/// One CPU's text in `fmt`.
+pub fn kernel_text(sds: &SchedDomains, cpu: CpuId, fmt: KernelText) -> String {
     match fmt {
-        "debugfs" => format::debugfs(sds, Some(cpu)),
-        "schedstat" => format::schedstat(sds, Some(cpu)),
-        _ => format::dmesg(sds, Some(cpu)),
+        KernelText::Debugfs => format::debugfs(sds, Some(cpu)),
+        KernelText::Schedstat => format::schedstat(sds, Some(cpu)),
+        KernelText::Dmesg => format::dmesg(sds, Some(cpu)),
     }
 }
 
@@ -148,18 +152,19 @@ fn find<'a>(doms: &'a [SchedDomain], key: (&str, usize)) -> Option<&'a SchedDoma
 #[function_component(DomainDiff)]
 pub fn domain_diff() -> Html {
     let state = use_context::<AppContext>();
-    let with = use_state(|| None::<PatchSet>);
-    // debugfs by default: it prints each level's flags, which dmesg does not (6.6 and
-    // 6.6+cluster print the same dmesg lines on Kunpeng 920).
-    let fmt = use_state(|| "debugfs".to_string());
     let Some(state) = state else {
         return html! {};
     };
+    let (with, fmt) = (state.scenario.page.diff_with, state.scenario.page.diff_text);
     let a = state.patches();
-    let options = choices(a, state.wake().compare);
+    let mut options = choices(a, state.wake().compare);
+    // A link's kernel the menu does not list (a patch set of its own): listed too.
+    if let Some(w) = with.filter(|w| !options.contains(w)) {
+        options.push(w);
+    }
     // Default: B when the page compares another patch set, else A's release with the
     // cluster patch (the seeds' first), else the newest release.
-    let b = (*with).unwrap_or_else(|| {
+    let b = with.unwrap_or_else(|| {
         options
             .iter()
             .copied()
@@ -182,18 +187,18 @@ pub fn domain_diff() -> Html {
     };
     let cpu = state.cpu();
     let onwith = {
-        let with = with.clone();
+        let d = state.dispatcher();
         Callback::from(move |e: Event| {
-            if let Some(p) = select_value(&e).and_then(|v| v.parse().ok()) {
-                with.set(Some(p));
+            if let Some(p) = select_value(&e).and_then(|v| v.parse::<PatchSet>().ok()) {
+                d.dispatch(Action::SetDiff(Some(p), fmt));
             }
         })
     };
     let onfmt = {
-        let fmt = fmt.clone();
+        let d = state.dispatcher();
         Callback::from(move |e: Event| {
-            if let Some(v) = select_value(&e) {
-                fmt.set(v);
+            if let Some(t) = select_value(&e).and_then(|v| KernelText::from_name(&v)) {
+                d.dispatch(Action::SetDiff(with, t));
             }
         })
     };
@@ -208,8 +213,8 @@ pub fn domain_diff() -> Html {
             </select>
             <label for="diff-format">{ "as" }</label>
             <select id="diff-format" onchange={onfmt}>
-                { for FORMATS.iter().map(|(v, label)| html! {
-                    <option value={*v} selected={*fmt == *v}>{ *label }</option>
+                { for KernelText::ALL.iter().map(|t| html! {
+                    <option value={t.name()} selected={fmt == *t}>{ text_label(*t) }</option>
                 }) }
             </select>
         </div>
@@ -219,19 +224,23 @@ pub fn domain_diff() -> Html {
             html! { <p class="error">{ format!("v{b} would build no sched domains: {e}") }</p> }
         }
         Ok(db) => {
-            let left = kernel_text(da, cpu, &fmt);
+            let left = kernel_text(da, cpu, fmt);
             let right = db
                 .try_cpu(cpu)
-                .map(|_| kernel_text(db, cpu, &fmt))
+                .map(|_| kernel_text(db, cpu, fmt))
                 .unwrap_or_default();
             let d = diff(&left, &right);
             let counts = if d.identical() {
-                format!("CPU {}'s {} text is the same under both.", cpu.0, *fmt)
+                format!(
+                    "CPU {}'s {} text is the same under both.",
+                    cpu.0,
+                    fmt.name()
+                )
             } else {
                 format!(
                     "CPU {}'s {} text: {} changed, {} only in v{a}, {} only in v{b}{}.",
                     cpu.0,
-                    *fmt,
+                    fmt.name(),
                     d.changed,
                     d.removed,
                     d.added,
@@ -313,19 +322,19 @@ mod tests {
         // v6.6 builds CLS already; the patch makes it a cluster domain (SD_CLUSTER).
         assert!(s.contains("flags differ on") && s.contains("CLS"), "{s}");
         let d = diff(
-            &kernel_text(&a, CpuId(0), "debugfs"),
-            &kernel_text(&b, CpuId(0), "debugfs"),
+            &kernel_text(&a, CpuId(0), KernelText::Debugfs),
+            &kernel_text(&b, CpuId(0), KernelText::Debugfs),
         );
         assert!(!d.identical() && d.added + d.changed > 0, "{d:?}");
         // dmesg prints no flags: the same text under both.
         let d = diff(
-            &kernel_text(&a, CpuId(0), "dmesg"),
-            &kernel_text(&b, CpuId(0), "dmesg"),
+            &kernel_text(&a, CpuId(0), KernelText::Dmesg),
+            &kernel_text(&b, CpuId(0), KernelText::Dmesg),
         );
         assert!(d.identical(), "{d:?}");
         let same = summary("6.6", &a, "6.6", &a);
         assert!(same.contains("the same levels"), "{same}");
-        for f in ["dmesg", "debugfs", "schedstat"] {
+        for f in KernelText::ALL {
             let t = kernel_text(&a, CpuId(0), f);
             assert!(diff(&t, &t).identical());
         }

@@ -5,6 +5,7 @@
 //! ```text
 //!  RunView ─sweep_order()─▶ [RunReport] ─export::sweep_rows()─▶ sweep_csv / sweep_json  (= schedlab sweep)
 //!          ─side_reports()─▶ [RunReport] per side ─▶ run_csv (A's rows, B's) / run_json  (= schedlab run)
+//!  + a seed's example ─▶ sweep_csv_published / sweep_json_published  (= schedlab reproduce NAME --scale page)
 //!  <svg> ─export::standalone_svg()─▶ .svg, and via a canvas ─▶ .png
 //! ```
 
@@ -35,7 +36,8 @@ pub struct File {
 ///   single run, every scale for a sweep);
 /// - for a single run, every metric of every seed, A's rows then B's, as `schedlab
 ///   run --format csv` prints each side, and each side's `schedlab run --format json`;
-/// - for a seed's example with published rows, the change beside the published one.
+/// - for a seed's example with published rows, the change beside the published one,
+///   as CSV and JSON (`schedlab reproduce NAME --scale page --format csv|json`).
 pub fn sim_files(
     v: &RunView,
     machine: &str,
@@ -107,6 +109,21 @@ pub fn sim_files(
             name: name("published", "csv"),
             mime: "text/csv",
             text: export::sweep_csv_published(&rows, &e.published, &e.published_values),
+        });
+        files.push(File {
+            label: "With published JSON",
+            hook: "published-json",
+            name: name("published", "json"),
+            mime: "application/json",
+            text: export::sweep_json_published(
+                &all,
+                &rows,
+                (a, b),
+                v.n_seeds(),
+                wall,
+                &e.published(),
+            )
+            .map_err(|e| e.to_string())?,
         });
     }
     Ok(files)
@@ -205,7 +222,7 @@ pub fn figure_export(props: &FigureExportProps) -> Html {
         })
     };
     html! {
-        <div class="export-bar" role="group" aria-label={format!("Save {}", props.what)}>
+        <div class="export-bar figure-export" role="group" aria-label={format!("Save {}", props.what)}>
             <button class="export" data-figure={props.hook.clone()} data-format="svg"
                 aria-label={format!("Save {} as SVG", props.what)} onclick={on_svg}>{ "SVG" }</button>
             <button class="export" data-figure={props.hook.clone()} data-format="png"

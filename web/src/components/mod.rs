@@ -20,4 +20,6 @@ pub mod sim_setup;
 pub mod sim_view;
 pub mod tabs;
 pub mod theme_switch;
+pub mod timeline;
+pub mod timeline_panel;
 pub mod wakeup_view;

@@ -21,6 +21,7 @@ use crate::components::export_bar::{sim_files, ExportBar};
 use crate::components::live_view::LiveView;
 use crate::components::sim_results::{change, results, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
+use crate::components::timeline_panel::TimelinePanel;
 use crate::components::wakeup_view::kernel_pickers;
 use crate::export::file_stem;
 use crate::format::{cli_lines, fmt_ms, scale_label};
@@ -117,6 +118,10 @@ pub fn sim_panel() -> Html {
         },
         _ => html! {},
     };
+    let warmup_ns = v
+        .as_ref()
+        .and_then(|v| v.first())
+        .map_or(0, |p| p.warmup_ns);
     let cli_machine = if state.preset() == CUSTOM {
         "FILE.json"
     } else {
@@ -144,6 +149,9 @@ pub fn sim_panel() -> Html {
             { kernel_pickers(&state) }
             { table }
             { exports }
+            if state.held.is_none() {
+                <TimelinePanel warmup_ns={warmup_ns} />
+            }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}): ") }
                 { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
@@ -201,30 +209,57 @@ fn chart_stem(machine: &str, v: &RunView) -> String {
 }
 
 fn live_chart(v: &RunView, unit: &str, window_ms: f64, machine: &str) -> Html {
+    let seeds = v.n_seeds();
     let series: Vec<Series> = v
-        .sides()
+        .labels
         .iter()
-        .zip(&v.labels)
         .enumerate()
-        .map(|(side, (p, label))| {
-            let interval_ms = p.interval_ns as f64 / 1e6;
+        .map(|(side, label)| {
+            let live = v.live(side);
+            let interval_ms = live.interval_ns as f64 / 1e6;
+            let x = |k: usize| ((k as f64 + 0.5) * interval_ms).min(window_ms);
+            let name = if side == 0 { "A" } else { "B" };
             Series {
                 side,
-                label: format!("{} {label}", if side == 0 { "A" } else { "B" }),
-                points: p
-                    .series
+                label: if seeds > 1 {
+                    format!("{name} {label}, mean of {seeds} seeds")
+                } else {
+                    format!("{name} {label}")
+                },
+                points: live
+                    .points
                     .iter()
                     .enumerate()
-                    .map(|(k, y)| (((k as f64 + 0.5) * interval_ms).min(window_ms), *y))
+                    .map(|(k, e)| (x(k), e.mean))
                     .collect(),
                 published: false,
+                band: live
+                    .points
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, e)| e.interval().map(|(lo, hi)| (x(k), lo, hi)))
+                    .collect(),
             }
         })
         .collect();
     html! {
         <Chart label={format!("throughput over the measured window, {unit}")}
-            x={XAxis::Ms(window_ms)} x_desc="simulated ms, measured window" y_desc={unit.to_string()}
+            x={XAxis::Ms(window_ms)} x_desc="simulated time in the measured window (ms)"
+            y_desc={y_title(unit, true)} x_name="ms" y_unit={unit.to_string()}
             {series} stem={chart_stem(machine, v)} />
+    }
+}
+
+/// The y axis's title with its unit: "throughput (MB/s)", "time to finish (s)",
+/// "round trip (us)".
+pub fn y_title(unit: &str, higher_is_better: bool) -> String {
+    if higher_is_better {
+        return format!("throughput ({unit})");
+    }
+    match unit.split_once(" (") {
+        Some((u, what)) => format!("{} ({u})", what.trim_end_matches(')')),
+        None if unit == "s" => "time to finish (s)".to_string(),
+        None => unit.to_string(),
     }
 }
 
@@ -240,15 +275,29 @@ fn sweep_chart(
     let rows = v.rows();
     let published = published.map_or(&[][..], |e| &e.published_values);
     let name = |side: usize| if side == 0 { "A" } else { "B" };
+    let seeds = v.n_seeds();
+    let higher = v.first().is_none_or(|p| p.higher_is_better);
     let model = (0..v.labels.len()).map(|side| Series {
         side,
-        label: format!("{} {}", name(side), v.labels[side]),
+        label: if seeds > 1 {
+            format!("{} {}, mean of {seeds} seeds", name(side), v.labels[side])
+        } else {
+            format!("{} {}", name(side), v.labels[side])
+        },
         points: rows
             .iter()
             .enumerate()
             .filter_map(|(i, r)| Some((i as f64, r.values[side]?)))
             .collect(),
         published: false,
+        band: rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (lo, hi) = r.spread.get(side).copied().flatten()?;
+                Some((i as f64, lo, hi))
+            })
+            .collect(),
     });
     let measured = (0..2).filter(|_| !published.is_empty()).map(|side| Series {
         side,
@@ -262,11 +311,13 @@ fn sweep_chart(
             })
             .collect(),
         published: true,
+        band: Vec::new(),
     });
     html! {
         <Chart label={format!("{unit} by {scale}")}
             x={XAxis::Scales(rows.iter().map(|r| r.threads).collect())}
-            x_desc={scale.to_string()} y_desc={unit.to_string()}
+            x_desc={format!("number of {scale}")} y_desc={y_title(unit, higher)}
+            x_name={scale.to_string()} y_unit={unit.to_string()}
             series={model.chain(measured).collect::<Vec<_>>()} dots=true
             stem={chart_stem(machine, v)} />
     }

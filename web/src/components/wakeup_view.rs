@@ -10,6 +10,12 @@
 //! ```
 //!
 //! Nothing here decides anything: the reducer asks core and this draws what came back.
+//!
+//! A simulated wake-up opened from the timeline (`Action::OpenSimWake`) takes the
+//! hand-set inputs' place: a banner says where it came from ("wake-up #N of side A,
+//! seed S, t = … ms") and whether the replay chose the simulation's CPU, offers the
+//! state file, and leads back; the decisions, traces and code view are the captured
+//! inputs' (`state::sim_wake`).
 
 use std::rc::Rc;
 
@@ -24,7 +30,8 @@ use crate::components::code_view::CodeView;
 use crate::components::glossary::Gloss;
 use crate::components::machine_view::reject_class;
 use crate::dom::{checked, input_value, select_value};
-use crate::state::{Action, AppContext, ClickMode, Side, WakeOutcome};
+use crate::state::sim_wake::side_name;
+use crate::state::{Action, AppContext, ClickMode, Side, SimWakeStatus, WakeOutcome};
 
 /// A `<select>` of the machine's CPUs.
 fn cpu_select(
@@ -304,11 +311,93 @@ fn wake_examples() -> Html {
     }
 }
 
+/// Where a captured simulated wake-up came from, the check that the replay chose the
+/// simulation's CPU, its state file, and the way back to the hand-set wake-up.
+fn sim_wake_banner(state: &AppContext, status: &SimWakeStatus) -> Html {
+    let d = state.dispatcher();
+    let back = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Action::CloseSimWake))
+    };
+    let back_btn = html! {
+        <button id="sim-wake-close" onclick={back}>{ "Back to the hand-set wake-up" }</button>
+    };
+    let at = status.at();
+    let body = match status {
+        SimWakeStatus::Capturing(_) => html! {
+            <p class="sim-wake-status" role="status">
+                { format!("Re-running side {}'s simulation (seed {}) to its wake-up #{}…",
+                    side_name(at.side), at.seed, at.wake) }
+            </p>
+        },
+        SimWakeStatus::Failed(_, e) => html! {
+            <p class="error">{ format!("Wake-up #{} could not be captured: {e}", at.wake) }</p>
+        },
+        SimWakeStatus::Ready(w) => {
+            let replayed = state
+                .wake_a
+                .as_ref()
+                .zip(state.wake_b.as_ref().or(state.wake_a.as_ref()))
+                .and_then(|(a, b)| {
+                    let o = if at.side == Side::B && state.wake().compare.is_some() {
+                        b
+                    } else {
+                        a
+                    };
+                    o.as_ref().ok().map(|o| o.decision.cpu)
+                });
+            let agrees = replayed == Some(w.simulated_cpu);
+            let json = w.json.clone();
+            let name = format!(
+                "wake-{}-side-{}-seed-{}.json",
+                at.wake,
+                side_name(at.side),
+                at.seed
+            );
+            let save = Callback::from(move |_: MouseEvent| {
+                let _ = crate::export::download_text(&name, "application/json", &json);
+            });
+            let s = &w.scenario;
+            let waker = s
+                .waker
+                .task
+                .as_ref()
+                .map_or("an interrupt".to_string(), |t| format!("task {}", t.id));
+            html! {
+                <>
+                <p class="sim-wake-origin" data-wake={at.wake.to_string()}
+                    data-simulated-cpu={w.simulated_cpu.0.to_string()}>
+                    { "Simulated: " }<b>{ w.origin() }</b>{ format!(" (v{}). ", w.patches) }
+                    { format!("Task {} (prev CPU {}) woken by {waker} on CPU {}; the simulation chose ",
+                        s.wakee.id, s.wakee.prev_cpu.unwrap_or(s.waker.cpu), s.waker.cpu) }
+                    <b class="sim-cpu">{ format!("CPU {}", w.simulated_cpu.0) }</b>
+                    { if agrees { " — replayed here from the captured state: the same CPU." }
+                      else { " — the replay here differs (a bug: please report it)." } }
+                </p>
+                <p class="sim-wake-note">
+                    { "Every input the wake-up path read at that instant (runqueues, SIS_PROP averages, \
+                       LLC shared state, flags) is the simulation's; both sides decide these same inputs. \
+                       The link carries the reference (side, seed, wake-up number): re-running is deterministic." }
+                    <button class="sim-wake-save" onclick={save}>{ "Download the state file" }</button>
+                </p>
+                </>
+            }
+        }
+    };
+    html! {
+        <section class="sim-wake" aria-label="simulated wake-up">
+            { body }
+            { back_btn }
+        </section>
+    }
+}
+
 #[function_component(WakeupPanel)]
 pub fn wakeup_panel() -> Html {
     let Some(state) = use_context::<AppContext>() else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
+    crate::hooks::use_record::use_capture(&state);
     let n = state.machine().nr_cpus();
     let w = state.wake();
     let dispatcher = state.dispatcher();
@@ -427,9 +516,15 @@ pub fn wakeup_panel() -> Html {
             </p>
         }
     });
+    let sim_wake = state.sim_wake.as_ref().map(|s| sim_wake_banner(&state, s));
+    let hand_set = sim_wake.is_none();
     html! {
         <div class="wakeup">
-            <WakeExamples />
+            if let Some(b) = sim_wake {
+                { b }
+            } else {
+                <WakeExamples />
+            }
             // Results first (issue 17: the decision in the first screen at 1280×720),
             // the inputs that change them below.
             { results }
@@ -440,6 +535,7 @@ pub fn wakeup_panel() -> Html {
                 <li><span class="swatch waker"></span>{ "waker" }</li>
                 <li><span class="swatch prev"></span>{ "prev" }</li>
             </ul>
+            if hand_set {
             <fieldset class="wake-setup">
                 <legend>{ "The wake-up" }</legend>
                 <div class="row">
@@ -482,6 +578,7 @@ pub fn wakeup_panel() -> Html {
                     { for TERMS.iter().map(|t| html! { <Gloss term={*t} /> }) }
                 </p>
             </fieldset>
+            }
             { kernel_pickers(&state) }
         </div>
     }

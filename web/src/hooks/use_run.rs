@@ -23,8 +23,10 @@
 //! `stats::Estimate`, paired by seed as `experiment::ab_stats`) do not depend on which
 //! worker finished first.
 //!
-//! Kept across tab switches ([`Kept`]): the pool starts once per page (the wasm is
-//! fetched once, then served from the cache) and a finished run stays. Leaving the
+//! Kept across tab switches ([`Kept`]): the pool starts once per page (the workers'
+//! own wasm module, `schedlab-worker`, is fetched the first time the pool starts, then
+//! served from the cache: its URL is content-named and `immutable`; the page's module
+//! never holds the simulator) and a finished run stays. Leaving the
 //! Simulate tab cancels an unfinished run; coming back to the same inputs shows the
 //! finished one without running it again, and other inputs start a new one.
 
@@ -41,7 +43,7 @@ use yew::prelude::*;
 
 use crate::live::{Feed, Feeds};
 use crate::state::{Action, AppContext, AppState};
-use crate::worker::{now_ms, Codec, Msg, Progress, Report, SimWorker};
+use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
 /// The loader each worker starts from (see `static/worker.js`).
 const WORKER_JS: &str = "static/worker.js";
@@ -97,7 +99,19 @@ struct Point {
 pub struct Row {
     pub threads: u32,
     pub values: Vec<Option<f64>>,
+    /// Each side's 95% interval over the seeds (none with one seed).
+    pub spread: Vec<Option<(f64, f64)>>,
     pub change: Option<Estimate>,
+}
+
+/// One side's throughput over the measured window, per sampling interval, over the
+/// seeds that have reached it: the mean, and with two or more the 95% interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveSeries {
+    /// Per interval, in order.
+    pub points: Vec<Estimate>,
+    /// The sampling interval, ns.
+    pub interval_ns: u64,
 }
 
 /// A run of the current inputs, as the workers report it: one point per side, or a
@@ -209,15 +223,20 @@ impl RunView {
             id: self.id,
             machine: self.machine.clone(),
             patches: self.labels[pt.side].clone(),
-            sim: SimSetupV1::from(&SimSetup {
-                workload: self.sim.workload.with_threads(pt.threads),
-                sweep: Vec::new(),
-                seed: self.seed(pt.seed_idx),
-                seeds: 1,
-                ..self.sim.clone()
-            }),
+            sim: self.point_setup(pt),
             record: self.watched(slot).is_some(),
         });
+    }
+
+    /// What a worker runs for point `pt`: one seed at one scale.
+    fn point_setup(&self, pt: Point) -> SimSetupV1 {
+        SimSetupV1::from(&SimSetup {
+            workload: self.sim.workload.with_threads(pt.threads),
+            sweep: Vec::new(),
+            seed: self.seed(pt.seed_idx),
+            seeds: 1,
+            ..self.sim.clone()
+        })
     }
 
     /// The side whose live feed point `slot` is: the first points, one per side, are
@@ -335,6 +354,34 @@ impl RunView {
         self.first_seed().flatten().collect()
     }
 
+    /// Side `side`'s live series at the first scale over every seed reported so far
+    /// (what the live chart draws: the mean line, and its band from two seeds on).
+    /// Interval k's estimate is over the seeds that have reached it.
+    pub fn live(&self, side: usize) -> LiveSeries {
+        let first = self.scales().first().copied();
+        let runs: Vec<&Progress> = self
+            .points
+            .iter()
+            .zip(&self.results)
+            .filter(|(pt, _)| pt.side == side && Some(pt.threads) == first)
+            .filter_map(|(_, r)| r.as_ref())
+            .collect();
+        let len = runs.iter().map(|p| p.series.len()).max().unwrap_or(0);
+        let points = (0..len)
+            .map_while(|k| {
+                let at: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|p| p.series.get(k).copied())
+                    .collect();
+                Estimate::of(&at)
+            })
+            .collect();
+        LiveSeries {
+            points,
+            interval_ns: runs.first().map_or(1, |p| p.interval_ns),
+        }
+    }
+
     /// Every point reported: the first seed's report of each side, A first.
     pub fn reports(&self) -> Option<Vec<&Report>> {
         if !self
@@ -429,10 +476,12 @@ impl RunView {
                     }
                 }
                 let all = |v: &[Option<f64>]| v.iter().copied().collect::<Option<Vec<f64>>>();
-                let values = by_side
+                let est: Vec<Option<Estimate>> = by_side
                     .iter()
-                    .map(|v| all(v).and_then(|v| Estimate::of(&v)).map(|e| e.mean))
+                    .map(|v| all(v).and_then(|v| Estimate::of(&v)))
                     .collect();
+                let values = est.iter().map(|e| e.map(|e| e.mean)).collect();
+                let spread = est.iter().map(|e| e.and_then(|e| e.interval())).collect();
                 let change = match &by_side[..] {
                     [a, b] => all(a).zip(all(b)).and_then(|(a, b)| {
                         let per: Vec<f64> = a
@@ -447,6 +496,7 @@ impl RunView {
                 Row {
                     threads: t,
                     values,
+                    spread,
                     change,
                 }
             })
@@ -500,7 +550,11 @@ fn start_pool(
                     pool.clone(),
                 );
                 let mut spawner = SimWorker::spawner();
-                spawner.callback(move |p: Progress| {
+                spawner.callback(move |r: Reply| {
+                    let Reply::Progress(p) = r else {
+                        return;
+                    };
+                    let p = *p;
                     let Some(pool) = pool.upgrade() else {
                         return;
                     };
@@ -649,178 +703,4 @@ pub fn use_run(state: &AppContext) -> UseRun {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn progress(id: u64, value: f64, digest: String) -> Progress {
-        Progress {
-            id,
-            series: Vec::new(),
-            interval_ns: 1,
-            now_ns: 1,
-            warmup_ns: 0,
-            warming: false,
-            live_tasks: 0,
-            events: 1,
-            busy_ms: 1.0,
-            unit: "MB/s".into(),
-            higher_is_better: true,
-            completion: false,
-            done: true,
-            error: None,
-            record: None,
-            report: Some(Report {
-                value,
-                events: 1,
-                digest,
-                ..template()
-            }),
-        }
-    }
-
-    /// A real report to vary (a 1 ms run on flat-16).
-    fn template() -> Report {
-        thread_local! {
-            static T: Report = schedlab_core::experiment::run(
-                &schedlab_core::experiment::RunSpec::on_preset(
-                    "flat-16",
-                    "all",
-                    "6.8".parse().unwrap(),
-                    schedlab_core::workload::Workload::Tbench { clients: 1 },
-                    1,
-                    1,
-                )
-                .unwrap(),
-            )
-            .unwrap();
-        }
-        T.with(Clone::clone)
-    }
-
-    /// Workers finish in any order: the rows and digests are the seed-ordered ones.
-    #[test]
-    fn seeds_combine_by_point_whatever_order_the_workers_finish() {
-        let mut state = AppState::default();
-        let mut sim = state.sim().clone();
-        sim.seeds = 3;
-        sim.seed = 7;
-        sim.sweep = Vec::new();
-        state.scenario.sim = Some(sim);
-        state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
-        type Digests = Vec<(u64, Vec<Option<String>>)>;
-        let run = |order: &[usize]| -> (Vec<Row>, Digests) {
-            let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
-            assert_eq!(v.n_points(), 6);
-            for &slot in order {
-                let pt = v.points[slot];
-                // Seed k: A 100 + 10k, B 5 + k more.
-                let k = f64::from(pt.seed_idx);
-                let value = 100.0 + 10.0 * k + if pt.side == 1 { 5.0 + k } else { 0.0 };
-                v.assigned[0] = Some(slot);
-                v.take(
-                    0,
-                    progress(1, value, format!("{}{}", pt.seed_idx, pt.side)),
-                    &[],
-                );
-            }
-            assert!(v.done());
-            let digests = v
-                .seed_reports()
-                .into_iter()
-                .map(|(s, r)| (s, r.iter().map(|x| x.map(|x| x.digest.clone())).collect()))
-                .collect();
-            (v.rows(), digests)
-        };
-        let (rows, digests) = run(&[0, 1, 2, 3, 4, 5]);
-        assert_eq!(run(&[5, 3, 1, 4, 0, 2]), (rows.clone(), digests.clone()));
-        assert_eq!(run(&[2, 5, 4, 0, 3, 1]).0, rows);
-        let seeds: Vec<u64> = digests.iter().map(|d| d.0).collect();
-        assert_eq!(seeds, vec![7, 8, 9]);
-        assert_eq!(
-            digests[2].1,
-            vec![Some("20".to_string()), Some("21".to_string())]
-        );
-        let [row] = &rows[..] else {
-            panic!("one scale: {rows:?}")
-        };
-        assert_eq!(row.values, vec![Some(110.0), Some(116.0)]);
-        let per = [5.0, 6.0 / 110.0 * 100.0, 7.0 / 120.0 * 100.0];
-        assert_eq!(row.change, Estimate::of(&per));
-        assert!(row.change.and_then(|c| c.significant()).unwrap());
-    }
-
-    /// The page's export is the CLI's: a run made the page's way (the worker's
-    /// `start()` in slices, its `Progress` through serde, `RunView` by point, in any
-    /// order) writes the bytes `schedlab sweep --format csv` and `schedlab run
-    /// --format csv` write for the same runs, which call `experiment::run` and the
-    /// same `export` functions (`core/src/bin/schedlab/sim.rs`).
-    #[test]
-    fn the_pages_csv_is_the_clis_bytes() {
-        use schedlab_core::experiment::{export, run, SweepSpec};
-        let mut state = AppState::default();
-        let mut sim = state.sim().clone();
-        sim.workload = schedlab_core::workload::Workload::NetperfTcpRr { instances: 2 };
-        sim.duration_ms = 8;
-        sim.seeds = 2;
-        sim.seed = 3;
-        sim.sweep = Vec::new();
-        state.scenario.sim = Some(sim.clone());
-        state.scenario.patches = "6.6".parse().unwrap();
-        state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
-        let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
-        assert_eq!(v.labels, ["6.6", "6.6+cluster"]);
-        let machine = state.scenario.machine.choice().clone();
-        for slot in (0..v.n_points()).rev() {
-            let pt = v.points[slot];
-            let setup = SimSetupV1::from(&SimSetup {
-                workload: sim.workload.with_threads(pt.threads),
-                seed: v.seed(pt.seed_idx),
-                seeds: 1,
-                ..sim.clone()
-            });
-            let mut live = crate::worker::start(&machine, &v.labels[pt.side], &setup).unwrap();
-            while !live.advance(1_000_000).unwrap() {}
-            let p = crate::worker::progress(1, &live, 1.0, None);
-            let p: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
-            v.assigned[0] = Some(slot);
-            v.take(0, p, &[]);
-        }
-        assert!(v.done());
-        let files = crate::components::export_bar::sim_files(&v, "kunpeng920-6426", None).unwrap();
-        let text = |hook: &str| files.iter().find(|f| f.hook == hook).unwrap().text.clone();
-
-        // The CLI's way: `schedlab sweep … --threads 2 --seeds 2 --format csv`.
-        let m = state.machine().clone();
-        let base = sim.run_spec(&m, "6.6".parse().unwrap()).unwrap();
-        let sw = SweepSpec {
-            base: base.clone(),
-            threads: vec![2],
-            baseline: "6.6".parse().unwrap(),
-            patched: "6.6+cluster".parse().unwrap(),
-            seeds: 2,
-        };
-        let reports: Vec<_> = sw.points().iter().map(|s| run(s).unwrap()).collect();
-        assert_eq!(
-            text("ab-csv"),
-            export::sweep_csv(&sw.rows(&reports).unwrap())
-        );
-        // `schedlab run … --seeds 2 --format csv` per side: A's output, then B's rows.
-        let cli_run = |p: &str| {
-            let s = sim.run_spec(&m, p.parse().unwrap()).unwrap();
-            let r: Vec<_> = [3, 4].map(|k| run(&s.with_seed(k)).unwrap()).into();
-            export::run_csv(&r)
-        };
-        let (a, b) = (cli_run("6.6"), cli_run("6.6+cluster"));
-        let b_rows = b.split_once('\n').unwrap().1;
-        assert_eq!(text("metrics-csv"), format!("{a}{b_rows}"));
-        assert_eq!(text("metrics-csv").lines().count(), 5);
-        // JSON: the same but for the wall time each measures itself.
-        let a_json = text("a-json");
-        let reports_a: Vec<_> = [3, 4].map(|k| run(&base.with_seed(k)).unwrap()).into();
-        let wall: f64 = serde_json::from_str::<serde_json::Value>(&a_json).unwrap()["wall_ms"]
-            .as_f64()
-            .unwrap()
-            / 1e3;
-        assert_eq!(a_json, export::run_json(&reports_a, wall).unwrap());
-    }
-}
+mod tests;

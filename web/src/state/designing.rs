@@ -1,7 +1,9 @@
-//! The designer's reducer steps on [`AppState`]: an edit of the form moves the machine
-//! (or the custom workload) when the whole form is valid; an irregular machine's
-//! architecture and Kconfig are set on its own spec. `designer.rs` holds the form;
-//! [`Designer::for_machine`] here opens it on a machine, or says why it cannot.
+//! The designer's reducer steps on [`AppState`]: opening and closing it, leaving it for
+//! the JSON form, and an edit of the form, which moves the machine (or the custom
+//! workload) when the whole form is valid; an irregular machine's architecture and
+//! Kconfig are set on its own spec; and keeping an open designer in step with other
+//! actions. `designer.rs` holds the form; [`Designer::for_machine`] here opens it on a
+//! machine, or says why it cannot.
 
 use std::collections::BTreeMap;
 
@@ -13,10 +15,64 @@ use schedlab_core::topology::import::machine_to_spec;
 use schedlab_core::topology::{CpuTopo, Machine};
 
 use super::designer::{Designer, Draft, Field, MAX_DESIGN_CPUS, MAX_DESIGN_NODES};
-use super::AppState;
+use super::{Action, AppState};
+
+/// How `action` treats an open designer: (closing, editing). The designer stays open
+/// over a change of machine (and shows the new one) unless it is closed or left for
+/// the JSON form; its own edits keep its text.
+pub(super) fn designer_effect(action: &Action) -> (bool, bool) {
+    match action {
+        Action::OpenDesigner(open) => (!open, true),
+        Action::EditAsJson => (true, true),
+        Action::EditDesign(..) => (false, true),
+        _ => (false, false),
+    }
+}
 
 impl AppState {
-    /// [`Action::EditDesign`](super::Action::EditDesign): applies the edit to the designer's text, then moves the
+    /// The designer's actions ([`Action::OpenDesigner`], [`Action::EditAsJson`],
+    /// [`Action::EditDesign`]) on `self`, the next state, from `was`; any other action
+    /// is not one of them and changes nothing.
+    pub(super) fn reduce_designer(&mut self, was: &AppState, action: Action) {
+        match action {
+            Action::OpenDesigner(open) => {
+                self.designer =
+                    open.then(|| Designer::for_machine(&was.scenario.machine, &was.sim().workload));
+                if open {
+                    self.custom_open = false;
+                }
+            }
+            Action::EditAsJson => {
+                if let Some(Designer::Irregular { json, .. }) = self.designer.take() {
+                    self.custom_prefill = (was.custom_prefill.0.wrapping_add(1), json);
+                    self.custom_open = true;
+                    self.custom_error = None;
+                }
+            }
+            Action::EditDesign(field, value) => self.edit_design(field, &value),
+            _ => {}
+        }
+    }
+
+    /// After any action but the designer's own: an open designer follows the new
+    /// machine, or the new custom workload (see [`designer_effect`]).
+    pub(super) fn follow_designer(&mut self, was: &AppState, closing: bool, editing: bool) {
+        if was.designer.is_some() && !closing && !editing {
+            if self.designer.is_none() {
+                self.designer = Some(Designer::for_machine(
+                    &self.scenario.machine,
+                    &self.sim().workload,
+                ));
+            } else if self.sim().workload != was.sim().workload {
+                let w = self.sim().workload.clone();
+                if let Some(Designer::Form(d)) = &mut self.designer {
+                    d.sync_work(&w);
+                }
+            }
+        }
+    }
+
+    /// [`Action::EditDesign`]: applies the edit to the designer's text, then moves the
     /// machine (or the custom workload) to what the form describes if all of it is
     /// valid and it changed; the errors replace the form's old ones.
     pub(super) fn edit_design(&mut self, field: Field, value: &str) {

@@ -31,7 +31,8 @@ use schedlab_core::lesson;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup, WakeSetup,
+    self, KernelText, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup,
+    WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::import::machine_to_spec;
@@ -43,8 +44,14 @@ pub use schedlab_core::scenario::View;
 
 pub mod designer;
 mod designing;
+mod lesson_step;
+mod page_settings;
+pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
+use designing::designer_effect;
+use lesson_step::Opened;
+pub use sim_wake::{SimWake, SimWakeRef, SimWakeStatus};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
 
@@ -111,6 +118,9 @@ pub struct AppState {
     /// designer's "edit as JSON"), and a count that changes with each, so the form
     /// starts over.
     pub custom_prefill: (u32, String),
+    /// A simulated wake-up the Wake-up tab explains in place of the hand-set one
+    /// (`state::sim_wake`); `None`: the hand-set wake-up. Not part of the link.
+    pub sim_wake: Option<SimWakeStatus>,
 }
 
 pub enum Action {
@@ -124,6 +134,8 @@ pub enum Action {
     /// the click mode says.
     ClickCpu(CpuId),
     SetClickMode(ClickMode),
+    /// The Domains tab's diff: the kernel compared with A's and the text compared.
+    SetDiff(Option<PatchSet>, KernelText),
     ToggleBusy(CpuId),
     AllIdle,
     AllBusy,
@@ -189,6 +201,16 @@ pub enum Action {
     /// The designer's way out for a machine it cannot draw as counts: the
     /// custom-machine form, holding the machine's per-CPU JSON.
     EditAsJson,
+    /// Explain a simulated wake-up: the Wake-up tab opens, and a worker re-runs that
+    /// side's run (the Simulate tab's setup with `seed`, deterministic) up to wake-up
+    /// `wake` and captures its state (`hooks::use_record`), which both sides then
+    /// decide. The timeline's arrows and the live drawing dispatch it.
+    OpenSimWake(SimWakeRef),
+    /// The worker's answer to [`Action::OpenSimWake`] (ignored if another wake-up
+    /// was asked for meanwhile).
+    SimWakeCaptured(SimWakeRef, Result<SimWake, String>),
+    /// Back to the hand-set wake-up.
+    CloseSimWake,
 }
 
 /// The simulation a page opens with, before anyone changes it.
@@ -223,7 +245,10 @@ impl AppState {
             held: None,
             designer: None,
             custom_prefill: (0, String::new()),
+            sim_wake: None,
         };
+        // A link's simulated wake-up: captured again by re-running (use_capture).
+        st.sim_wake = st.scenario.wake.sim.map(SimWakeStatus::Capturing);
         st.fit_sim();
         st.refresh_wake();
         st
@@ -279,7 +304,9 @@ impl AppState {
     /// untouched default and another tab is open (links without one stay short).
     pub fn link_scenario(&self) -> Scenario {
         let mut s = self.scenario.clone();
-        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) {
+        // A simulated wake-up's reference names the simulation: it stays then.
+        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) && s.wake.sim.is_none()
+        {
             s.sim = None;
         }
         s
@@ -337,59 +364,6 @@ impl AppState {
     /// The built machine.
     pub fn machine(&self) -> &Arc<Machine> {
         self.scenario.machine()
-    }
-
-    /// What a click in the drawing does in the wake-up tab.
-    pub fn click(&self) -> ClickMode {
-        self.scenario.page.click
-    }
-
-    /// Whose decision the drawing numbers and whose run it shades.
-    pub fn focus(&self) -> Side {
-        self.scenario.page.focus
-    }
-
-    /// The index into the chosen CPU's domains whose span the drawing shades.
-    pub fn highlight(&self) -> Option<usize> {
-        self.scenario.page.highlight.map(usize::from)
-    }
-
-    /// Presentation mode's steps, as a speaker walks through a machine: the domain
-    /// cards with each level of the chosen CPU shaded in turn (innermost first), then
-    /// the wake-up decision, then the simulation. `dir` > 0 is the next step, < 0 the
-    /// previous; the ends stay put. The dmesg and debugfs tabs step on as the cards do.
-    /// Returns the view and the shaded level.
-    pub fn present_step(&self, dir: i32) -> (View, Option<usize>) {
-        let levels = self
-            .domains()
-            .ok()
-            .and_then(|d| d.try_cpu(self.cpu()))
-            .map_or(0, |c| c.domains.len());
-        let last = levels.checked_sub(1);
-        let here = (self.tab(), self.highlight());
-        match (here.0, dir.signum()) {
-            (View::Domains | View::Dmesg | View::Debugfs, 1) => match here.1 {
-                None if levels > 0 => (View::Domains, Some(0)),
-                Some(i) if i + 1 < levels => (View::Domains, Some(i + 1)),
-                _ => (View::Wakeup, None),
-            },
-            (View::Domains | View::Dmesg | View::Debugfs, -1) => match here.1 {
-                Some(0) | None => (View::Domains, None),
-                Some(i) => (View::Domains, Some(i.min(levels) - 1)),
-            },
-            (View::Wakeup, 1) => (View::Simulate, None),
-            (View::Wakeup, -1) => (View::Domains, last),
-            (View::Simulate, -1) => (View::Wakeup, None),
-            (view, _) => (view, here.1),
-        }
-    }
-
-    /// The Randomise inputs: busy share per mille and seed.
-    pub fn random_inputs(&self) -> (u32, u64) {
-        (
-            self.scenario.page.busy_permille,
-            self.scenario.page.random_seed,
-        )
     }
 
     pub fn release(&self) -> Release {
@@ -462,14 +436,46 @@ impl AppState {
             }
         }
         let w = &self.scenario.wake;
+        let (busy, waker, prev) = self
+            .captured()
+            .zip(self.env_a.get().ok())
+            .and_then(|(c, env)| c.marks(env))
+            .unwrap_or_else(|| (w.busy.clone(), w.waker, w.prev));
         Some(WakeMarks {
-            busy: w.busy.clone(),
-            waker: w.waker,
-            prev: w.prev,
+            busy,
+            waker,
+            prev,
             chosen_a: a.map(|o| o.decision.cpu),
             chosen_b: b.map(|o| o.decision.cpu),
             probes,
         })
+    }
+
+    /// Closes the simulated wake-up when its reference would now name another run:
+    /// the simulation changed, or the patch set of the side it came from.
+    fn close_stale_sim_wake(&mut self, before: &AppState) {
+        let Some(at) = self.scenario.wake.sim else {
+            self.sim_wake = None;
+            return;
+        };
+        let side_set = |st: &AppState| match at.side {
+            Side::A => Some(st.patches()),
+            Side::B => st.wake().compare,
+        };
+        // A new reference (opened, or a link loaded) is not stale.
+        let same_ref = before.scenario.wake.sim == Some(at);
+        if same_ref && (self.sim() != before.sim() || side_set(self) != side_set(before)) {
+            self.scenario.wake.sim = None;
+            self.sim_wake = None;
+        }
+    }
+
+    /// The captured simulated wake-up the Wake-up tab explains, once it is in.
+    pub fn captured(&self) -> Option<&SimWake> {
+        match &self.sim_wake {
+            Some(SimWakeStatus::Ready(w)) => Some(w),
+            _ => None,
+        }
     }
 
     /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
@@ -482,13 +488,18 @@ impl AppState {
             machine: self.scenario.machine.clone(),
             patches: self.scenario.patches,
             wake: self.scenario.wake.clone(),
+            sim: self.captured().cloned(),
         };
         if self.wake_key.as_ref() == Some(&key) {
             return;
         }
         let s = &self.scenario;
+        let captured = key.sim.as_ref();
         let decide = |env: &Env| -> Result<Rc<WakeOutcome>, String> {
             let env = env.get()?;
+            if let Some(w) = captured {
+                return w.decide(env).map(Rc::new);
+            }
             let (decision, trace) = s.decide_in(env).map_err(|e| e.to_string())?;
             Ok(Rc::new(WakeOutcome {
                 patches: env.patches,
@@ -601,14 +612,7 @@ impl Reducible for AppState {
     type Action = Action;
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        // The designer stays open over a change of machine (and shows the new one)
-        // unless it is closed or left for the JSON form; its own edits keep its text.
-        let (closing, editing) = match &action {
-            Action::OpenDesigner(open) => (!open, true),
-            Action::EditAsJson => (true, true),
-            Action::EditDesign(..) => (false, true),
-            _ => (false, false),
-        };
+        let (closing, editing) = designer_effect(&action);
         let mut next = (*self).clone();
         let nr = self.nr_cpus();
         let valid = |c: CpuId| c.0 < nr;
@@ -664,7 +668,6 @@ impl Reducible for AppState {
                 };
                 next.scenario.page.focus = Side::A;
             }
-            Action::Focus(side) => next.scenario.page.focus = side,
             Action::SelectCpu(cpu) => {
                 // A CPU outside the machine is ignored rather than trusted.
                 if !valid(cpu) {
@@ -680,13 +683,23 @@ impl Reducible for AppState {
                 if self.tab() != View::Wakeup {
                     return self.reduce(Action::SelectCpu(cpu));
                 }
+                // A captured wake-up's inputs are the simulation's: not edited here.
+                if self.sim_wake.is_some() {
+                    return self;
+                }
                 match self.click() {
                     ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
                     ClickMode::Waker => wake.waker = cpu,
                     ClickMode::Prev => wake.prev = cpu,
                 }
             }
-            Action::SetClickMode(m) => next.scenario.page.click = m,
+            action @ (Action::SetClickMode(_)
+            | Action::SetDiff(..)
+            | Action::Focus(_)
+            | Action::RandomBusy { .. }
+            | Action::SetRandomInputs { .. }
+            | Action::PresentStep(_)
+            | Action::Highlight(_)) => next.reduce_page(&self, action),
             Action::ToggleBusy(cpu) => {
                 if !valid(cpu) {
                     return self;
@@ -699,16 +712,6 @@ impl Reducible for AppState {
             }
             Action::AllIdle => wake.busy = CpuMask::new(nr),
             Action::AllBusy => wake.busy = CpuMask::full(nr),
-            Action::RandomBusy { permille, seed } => {
-                let permille = permille.min(1000);
-                next.scenario.page.busy_permille = permille;
-                next.scenario.page.random_seed = seed;
-                wake.busy = scenario::random_busy(nr, permille, seed)
-            }
-            Action::SetRandomInputs { permille, seed } => {
-                next.scenario.page.busy_permille = permille.min(1000);
-                next.scenario.page.random_seed = seed;
-            }
             Action::SetWaker(c) if valid(c) => wake.waker = c,
             Action::SetPrev(c) if valid(c) => wake.prev = c,
             Action::SetRecent(c) if c.is_none_or(valid) => wake.recent = c,
@@ -717,16 +720,6 @@ impl Reducible for AppState {
             Action::SetHasIdleCores(v) => wake.has_idle_cores = v,
             Action::SetNrIdleScan(v) => wake.nr_idle_scan = v,
             Action::ShowTab(tab) => next.scenario.view = tab,
-            Action::PresentStep(dir) => {
-                let (view, level) = self.present_step(dir);
-                next.scenario.view = view;
-                next.scenario.page.highlight = level.and_then(|l| u8::try_from(l).ok());
-            }
-            // A level past what a u8 holds cannot exist (domains nest at most a
-            // few dozen deep): shade nothing rather than a wrong level.
-            Action::Highlight(level) => {
-                next.scenario.page.highlight = level.and_then(|l| u8::try_from(l).ok())
-            }
             Action::OpenCustom(open) => {
                 next.custom_open = open;
                 next.custom_error = None;
@@ -770,52 +763,19 @@ impl Reducible for AppState {
                 }
             }
             Action::DismissBanner => next.banner = None,
-            Action::OpenDesigner(open) => {
-                next.designer = open
-                    .then(|| Designer::for_machine(&self.scenario.machine, &self.sim().workload));
-                if open {
-                    next.custom_open = false;
-                }
+            action @ (Action::OpenDesigner(_) | Action::EditAsJson | Action::EditDesign(..)) => {
+                next.reduce_designer(&self, action)
             }
-            Action::EditAsJson => {
-                if let Some(Designer::Irregular { json, .. }) = next.designer.take() {
-                    next.custom_prefill = (self.custom_prefill.0.wrapping_add(1), json);
-                    next.custom_open = true;
-                    next.custom_error = None;
-                }
-            }
-            Action::EditDesign(field, value) => next.edit_design(field, &value),
             Action::Lesson(None) => next.scenario.lesson = None,
-            Action::Lesson(Some(at)) => {
-                let Some(step) = lesson::lesson(at.lesson)
-                    .and_then(|l| l.steps.get((at.step as usize).checked_sub(1)?))
-                else {
-                    return self;
-                };
+            Action::Lesson(Some(at)) => match self.open_lesson(&mut next, at) {
+                Opened::Unknown => return self,
                 // A step without a scene of its own keeps the page as the student left it.
-                let Some(scene) = step.scene else {
-                    next.scenario.lesson = Some(at);
+                Opened::Kept => {
                     next.refresh_wake();
                     return Rc::new(next);
-                };
-                match scene.scenario() {
-                    Ok(mut s) => {
-                        s.lesson = Some(at);
-                        let mut here = self.scenario.clone();
-                        here.lesson = Some(at);
-                        here.sim = None;
-                        // The page's own settings are the student's, not the lesson's.
-                        here.page = s.page;
-                        if here == s {
-                            next.scenario.lesson = Some(at);
-                        } else {
-                            s.page.click = self.click();
-                            next = AppState::from_scenario(s);
-                        }
-                    }
-                    Err(e) => next.banner = Some(format!("This lesson step cannot load: {e}")),
                 }
-            }
+                Opened::Loaded => {}
+            },
             Action::RunHeld => next.held = None,
             Action::OpenExample(f) => {
                 let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
@@ -823,6 +783,27 @@ impl Reducible for AppState {
                 return Rc::new(st);
             }
             Action::SimHeat(heat) => next.sim_heat = heat,
+            Action::OpenSimWake(at) => {
+                if at.wake == 0 {
+                    return self;
+                }
+                next.scenario.wake.sim = Some(at);
+                next.sim_wake = Some(SimWakeStatus::Capturing(at));
+                next.scenario.view = View::Wakeup;
+            }
+            Action::SimWakeCaptured(at, got) => {
+                if self.scenario.wake.sim != Some(at) {
+                    return self;
+                }
+                next.sim_wake = Some(match got {
+                    Ok(w) => SimWakeStatus::Ready(w),
+                    Err(e) => SimWakeStatus::Failed(at, e),
+                });
+            }
+            Action::CloseSimWake => {
+                next.sim_wake = None;
+                next.scenario.wake.sim = None;
+            }
             Action::SimInputError(e) => next.sim_error = Some(e),
             Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
                 Ok(cpus) => {
@@ -844,19 +825,8 @@ impl Reducible for AppState {
                 Err(e) => next.sim_error = Some(e),
             },
         }
-        if self.designer.is_some() && !closing && !editing {
-            if next.designer.is_none() {
-                next.designer = Some(Designer::for_machine(
-                    &next.scenario.machine,
-                    &next.sim().workload,
-                ));
-            } else if next.sim().workload != self.sim().workload {
-                let w = next.sim().workload.clone();
-                if let Some(Designer::Form(d)) = &mut next.designer {
-                    d.sync_work(&w);
-                }
-            }
-        }
+        next.follow_designer(&self, closing, editing);
+        next.close_stale_sim_wake(&self);
         next.refresh_wake();
         Rc::new(next)
     }
@@ -867,5 +837,7 @@ pub type AppContext = UseReducerHandle<AppState>;
 
 #[cfg(test)]
 mod designer_tests;
+#[cfg(test)]
+mod sim_wake_tests;
 #[cfg(test)]
 mod tests;

@@ -249,6 +249,23 @@ fn every_page_setting_travels_in_the_link() {
     assert_eq!(back.highlight(), Some(1));
     assert_eq!(back.highlight_span(), shaded.highlight_span());
     assert!(back.highlight_span().is_some());
+    // The Domains tab's diff: the other kernel and the text compared.
+    let with: PatchSet = "6.1+cluster".parse().unwrap();
+    let diffed = apply(
+        Rc::new(AppState::default()),
+        vec![Action::SetDiff(
+            Some(with),
+            schedlab_core::scenario::KernelText::Schedstat,
+        )],
+    );
+    assert_ne!(diffed.fragment(), AppState::default().fragment());
+    let back = AppState::from_fragment(&diffed.fragment());
+    assert_eq!(back.banner, None);
+    assert_eq!(back.scenario.page.diff_with, Some(with));
+    assert_eq!(
+        back.scenario.page.diff_text,
+        schedlab_core::scenario::KernelText::Schedstat
+    );
 }
 
 #[test]

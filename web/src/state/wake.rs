@@ -82,4 +82,6 @@ pub(super) struct WakeKey {
     pub(super) machine: ScenarioMachine,
     pub(super) patches: PatchSet,
     pub(super) wake: WakeSetup,
+    /// The captured simulated wake-up decided in place of `wake`, if one is open.
+    pub(super) sim: Option<super::SimWake>,
 }

@@ -1,16 +1,23 @@
 //! `schedlab reproduce [--all | NAME...] [--scale full|ci] [--format table|json]`:
 //! the seeds' published tables next to the model's.
+//!
+//! `schedlab reproduce NAME --scale page [--format table|csv|json]`: the page's
+//! example of that experiment (its shorter runs, `reproduce::Example::sweep_spec`),
+//! written as the page's "with published" downloads (`experiment::export`'s
+//! `sweep_csv_published` and `sweep_json_published`), byte for byte.
 
 use clap::ValueEnum;
 use serde::Serialize;
 
-use schedlab_core::experiment;
+use schedlab_core::experiment::{self, export};
 use schedlab_core::reproduce::{self, ReproTable, Scale, EXPERIMENTS};
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub enum ReproFormat {
     Table,
     Json,
+    /// The page's "with published" CSV (with `--scale page` only).
+    Csv,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -19,6 +26,9 @@ pub enum ReproScale {
     Full,
     /// Fewer rows, shorter runs (what the test suite checks).
     Ci,
+    /// One experiment as the page's example runs it (its runs and seeds), with the
+    /// published numbers beside each row: the page's downloads.
+    Page,
 }
 
 #[derive(clap::Args)]
@@ -77,7 +87,11 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
     let scale = match a.scale {
         ReproScale::Full => Scale::Full,
         ReproScale::Ci => Scale::Ci,
+        ReproScale::Page => return page(&a),
     };
+    if a.format == ReproFormat::Csv {
+        return Err(CSV_NEEDS_PAGE.into());
+    }
     let names = selected(&a)?;
     let t0 = crate::wall_clock();
     // Every run of every experiment in one parallel batch; each run stays
@@ -138,6 +152,7 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
             ));
             out
         }
+        ReproFormat::Csv => return Err(CSV_NEEDS_PAGE.into()),
         ReproFormat::Json => {
             serde_json::to_string_pretty(&Output {
                 tables: &tables,
@@ -146,6 +161,90 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
             })
             .map_err(|e| e.to_string())?
                 + "\n"
+        }
+    })
+}
+
+const CSV_NEEDS_PAGE: &str =
+    "--format csv writes the page's table of one experiment: add --scale page";
+
+/// `--scale page`: one experiment's page example, run as the page runs it.
+fn page(a: &ReproArgs) -> Result<String, String> {
+    let [name] = &a.names[..] else {
+        return Err(format!(
+            "--scale page runs one experiment as the page's example; name one of {}",
+            EXPERIMENTS.join(", ")
+        ));
+    };
+    if a.all {
+        return Err("--scale page runs one experiment: drop --all".into());
+    }
+    selected(a)?;
+    let examples = reproduce::page_examples().map_err(|e| e.to_string())?;
+    let e = examples
+        .iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| format!("{name}: the page has no example of it"))?;
+    let mut sw = e.sweep_spec().map_err(|e| e.to_string())?;
+    sw.base.cost_terms = crate::sim::cost_terms(&a.cost_off)?;
+    let t0 = crate::wall_clock();
+    let points = sw.points();
+    let reports = crate::par::map_longest_first(
+        &points,
+        |s| s.duration_ms * s.workload.threads() as u64,
+        |s| experiment::run(s).map_err(|err| format!("{name}: {err}")),
+    )
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let rows = sw.rows(&reports).map_err(|e| e.to_string())?;
+    let published = e.published();
+    Ok(match a.format {
+        ReproFormat::Csv => export::sweep_csv_published(&rows, published.change, published.values),
+        ReproFormat::Json => export::sweep_json_published(
+            &reports,
+            &rows,
+            (sw.baseline, sw.patched),
+            sw.seeds,
+            wall_s,
+            &published,
+        )
+        .map_err(|e| e.to_string())?,
+        ReproFormat::Table => {
+            let mut o = format!(
+                "{} ({}), the page's example: {} against {}, {} seed(s) a side\n{:>8}  {:>14}  {:>14}  {:>26}  {:>10}\n",
+                e.title,
+                e.source,
+                sw.baseline,
+                sw.patched,
+                sw.seeds,
+                "scale",
+                "A",
+                "B",
+                "change [95% interval]",
+                "published"
+            );
+            for r in &rows {
+                let iv = r
+                    .change_lo
+                    .zip(r.change_hi)
+                    .map_or_else(String::new, |(lo, hi)| format!(" [{lo:+.2}, {hi:+.2}]"));
+                let p = published
+                    .change
+                    .iter()
+                    .find(|(t, _)| *t == r.threads)
+                    .map_or_else(|| "–".to_string(), |(_, c)| format!("{c:+.2}%"));
+                o += &format!(
+                    "{:>8}  {:>14.4}  {:>14.4}  {:>26}  {:>10}\n",
+                    r.threads,
+                    r.baseline,
+                    r.patched,
+                    format!("{:+.2}%{iv}", r.change_pct),
+                    p
+                );
+            }
+            o += &format!("({} runs, {wall_s:.2} s wall)\n", reports.len());
+            o
         }
     })
 }
@@ -188,5 +287,32 @@ mod tests {
             EXPERIMENTS.len()
         );
         assert_eq!(sel(&["seed04-cookie"]).unwrap(), vec!["seed04-cookie"]);
+    }
+
+    fn run_args(args: &[&str]) -> Result<String, String> {
+        let mut argv = vec!["reproduce"];
+        argv.extend_from_slice(args);
+        run(Flags::try_parse_from(argv).unwrap().a)
+    }
+
+    /// `--scale page` runs one experiment, the page's table; CSV is that table only.
+    #[test]
+    fn the_page_scale_takes_one_known_experiment_and_csv_needs_it() {
+        for args in [
+            &["--scale", "page"][..],
+            &["--scale", "page", "seed01-tbench", "seed04-cookie"],
+            &["--scale", "page", "--all", "seed04-cookie"],
+        ] {
+            let e = run_args(args).unwrap_err();
+            assert!(e.contains("one experiment"), "{args:?}: {e}");
+        }
+        let e = run_args(&["--scale", "page", "nope"]).unwrap_err();
+        assert!(e.contains("\"nope\""), "{e}");
+        for args in [
+            &["--format", "csv"][..],
+            &["--scale", "ci", "-f", "csv", "seed04-cookie"],
+        ] {
+            assert_eq!(run_args(args).unwrap_err(), CSV_NEEDS_PAGE);
+        }
     }
 }

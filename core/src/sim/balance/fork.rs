@@ -3,8 +3,9 @@
 //! SD_BALANCE_FORK domains with `find_idlest_group()`, `update_sg_wakeup_stats()`,
 //! `update_pick_idlest()` and `find_idlest_group_cpu()`.
 //!
-//! Simplified: the new task has no load or util of its own yet (a forked task's
-//! `*_without()` equal the plain values), no NUMA preferred node, and
+//! A new task has no load or util of its own yet when it is placed (the kernel runs
+//! `post_init_entity_util_avg()` after `select_task_rq()`), so its `*_without()`
+//! equal the plain values. Simplified: no NUMA preferred node, and
 //! `sched_group_cookie_match()` / `sched_core_cookie_match()` are not applied (the
 //! entry point knows the task's mask, not its cookie).
 

@@ -101,7 +101,7 @@ impl Simulator {
                     env.imbalance -= load as i64;
                 }
                 MigrationType::Util => {
-                    let util = self.tasks[t as usize].util.avg();
+                    let util = self.task_util_est(t);
                     if (util >> failed.min(63)) as i64 > env.imbalance {
                         continue;
                     }

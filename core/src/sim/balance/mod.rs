@@ -33,12 +33,14 @@
 //!   a run CPU of its own group, which `should_we_balance()` restricted to the run's
 //!   CPUs picks directly. The statistics cover every online CPU of the groups (an
 //!   outside CPU counts as idle).
-//! - `cpu_load()` and `cpu_runnable()` are both the CPU's PELT average of its runnable
-//!   count (all tasks are nice 0 and there is no blocked load, see `pelt.rs`), as last
-//!   updated; `cpu_util_cfs()` is its PELT running average, as last updated (a CPU's
-//!   averages are brought up to date at its events, and an idle CPU's when balancing
-//!   visits it, as `update_blocked_averages()` / `update_nohz_stats()` do); `task_util_est()` is the task's
-//!   util average. Capacity never shrinks (no RT/IRQ pressure), so
+//! - `cpu_load()` and `cpu_runnable()` are both the CPU's `cfs_rq->avg.load_avg`
+//!   (all tasks are nice 0), blocked load included (`load_avg.rs`: a sleeping task's
+//!   averages stay on its CPU until it wakes elsewhere), as last updated;
+//!   `cpu_util_cfs()` is the larger of its `util_avg` and `util_est`, as last updated
+//!   (a CPU's averages are brought up to date at its events, and an idle CPU's when
+//!   balancing visits it, as `update_blocked_averages()` / `update_nohz_stats()` do);
+//!   `task_util_est()` is the larger of the task's util and its `util_est` EWMA.
+//!   Capacity never shrinks (no RT/IRQ pressure), so
 //!   `check_cpu_capacity()` is always false.
 //! - No asymmetric capacity or asymmetric packing: `group_misfit_task`,
 //!   `group_asym_packing`, `migrate_misfit` and `asym_active_balance()` never arise on
@@ -335,6 +337,9 @@ impl Simulator {
             .position(|&x| x == t)
             .expect("migrating a queued task");
         q.swap_remove(i);
+        // util_est_dequeue(); the detach publishes the CPU's averages.
+        self.util_est_dequeue(t, src);
+        self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
         self.update_rq(src, |rq| rq.nr_running -= 1);

@@ -124,16 +124,34 @@ impl Simulator {
         }
     }
 
-    /// `nohz.idle_cpus_mask`: the run's CPUs idle with their tick stopped.
+    /// `nohz.idle_cpus_mask` (`rq->nohz_tick_stopped`), of the run's CPUs still idle.
     fn nohz_idle(&self, c: u32) -> bool {
         let cpu = &self.cpus[c as usize];
-        cpu.tick_stopped && cpu.mode == Mode::Idle
+        cpu.nohz_tick_stopped && cpu.mode == Mode::Idle
+    }
+
+    /// `nohz_balance_exit_idle()` at the first busy tick after a nohz idle period:
+    /// out of `nohz.idle_cpus_mask`, and `set_cpu_sd_state_busy()`: `nr_busy_cpus++`
+    /// on the LLC's shared line (a write, its cost taken from the running task).
+    pub(in crate::sim) fn nohz_balance_exit_idle(&mut self, cpu: u32) {
+        if !self.cpus[cpu as usize].nohz_tick_stopped {
+            return;
+        }
+        self.cpus[cpu as usize].nohz_tick_stopped = false;
+        let llc = self.llc_id_of[cpu as usize] as usize;
+        self.state.llc_shared[llc].nr_busy_cpus += 1;
+        let cost = self.llc_line_write(cpu);
+        self.cpus[cpu as usize].stolen_ns += cost;
     }
 
     /// `nohz_balancer_kick()`, fair.c v6.8, from a busy CPU's tick: kick the idle load
     /// balancer when some CPU is tick-stopped, `nohz.next_balance` has passed, and this
-    /// CPU runs two tasks or its LLC has more than one busy CPU (`nr_busy_cpus`).
+    /// CPU runs two tasks or its LLC has more than one busy CPU (`nr_busy_cpus`);
+    /// first `nohz_balance_exit_idle()`.
     fn nohz_balancer_kick(&mut self, cpu: u32) {
+        // "At the first busy tick after returning from idle, we will update the busy
+        // stats."
+        self.nohz_balance_exit_idle(cpu);
         let j = self.jiffies();
         if j < self.balance.nohz_next_balance {
             return;

@@ -1,0 +1,233 @@
+use super::*;
+
+#[test]
+fn axes_end_on_round_numbers() {
+    let tops = [0.0, 0.7, 1.0, 1.01, 2332.0, 4999.0].map(nice_ceiling);
+    assert_eq!(tops, [1.0, 1.0, 1.0, 2.0, 5000.0, 5000.0]);
+}
+
+/// The end-to-end test's hooks: a tagged polyline per series, a circle per dot,
+/// and no other polyline.
+#[test]
+fn every_polyline_is_a_tagged_series() {
+    let series = |side, published| Series {
+        side,
+        label: format!("side {side}"),
+        points: vec![(0.0, 10.0), (1.0, 30.0), (2.0, 20.0)],
+        published,
+        band: Vec::new(),
+    };
+    let props = ChartProps {
+        label: "test".into(),
+        x: XAxis::Scales(vec![1, 4, 8]),
+        x_desc: "number of clients".into(),
+        y_desc: "throughput (MB/s)".into(),
+        x_name: "clients".into(),
+        y_unit: "MB/s".into(),
+        series: vec![
+            series(0, false),
+            series(1, false),
+            series(0, true),
+            series(1, true),
+        ],
+        dots: true,
+        stem: "schedlab-chart".into(),
+    };
+    let svg = svg(&props).expect("draws");
+    assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    assert_eq!(
+        svg.matches(r#"<polyline class="line line-a" data-side="a""#)
+            .count(),
+        1
+    );
+    assert_eq!(
+        svg.matches(r#"<polyline class="line line-b" data-side="b""#)
+            .count(),
+        1
+    );
+    assert_eq!(
+        svg.matches(r#"class="line published-line line-"#).count(),
+        2
+    );
+    // The dots, and a hover target on each published point (drawn without dots).
+    assert_eq!(svg.matches("<circle data-side").count(), 6, "{svg}");
+    assert_eq!(svg.matches(r#"<circle class="hit"#).count(), 6, "{svg}");
+    assert_eq!(svg.matches(r#"<circle data-side="a""#).count(), 3, "{svg}");
+    assert_eq!(svg.matches(r#"<circle data-side="b""#).count(), 3, "{svg}");
+    // Each dot says its values on hover, in its series' point order.
+    assert_eq!(svg.matches("<title>").count(), 12, "{svg}");
+    assert!(
+        svg.contains("<title>side 0: 4 clients: 30 MB/s</title></circle>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>side 1: 8 clients: 20 MB/s</title></circle>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(">number of clients</text>") || svg.contains("number of clients"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("throughput (MB/s)"),
+        "the y axis has its title: {svg}"
+    );
+    assert!(
+        !svg.contains("<polygon"),
+        "no band without intervals: {svg}"
+    );
+    assert!(
+        svg.contains(">\n8\n</text>"),
+        "the scales label the x axis: {svg}"
+    );
+}
+
+/// The style sheet colours the chart by class (light and dark themes): every grid
+/// line, axis and legend rectangle is tagged.
+#[test]
+fn the_style_sheet_can_colour_every_line_and_box() {
+    let props = ChartProps {
+        label: "test".into(),
+        x: XAxis::Ms(60.0),
+        x_desc: "simulated time (ms)".into(),
+        y_desc: "throughput (MB/s)".into(),
+        x_name: "ms".into(),
+        y_unit: "MB/s".into(),
+        series: vec![Series {
+            side: 1,
+            label: "B".into(),
+            points: vec![(0.0, 1.0), (60.0, 2.0)],
+            published: false,
+            band: Vec::new(),
+        }],
+        dots: false,
+        stem: "schedlab-chart".into(),
+    };
+    let svg = svg(&props).expect("draws");
+    let lines = svg.matches("<line").count();
+    let tagged =
+        svg.matches(r#"<line class="axis""#).count() + svg.matches(r#"<line class="grid""#).count();
+    assert!(lines > 0 && tagged == lines, "{tagged} of {lines}: {svg}");
+    for class in ["legend-bg", "legend-border", "key-b"] {
+        assert!(
+            svg.contains(&format!(r#"<rect class="{class}""#)),
+            "{class}: {svg}"
+        );
+    }
+    assert_eq!(svg.matches("<rect").count(), 4, "{svg}");
+}
+
+/// The y pixel of `y` on a band chart's axis, read from where the polyline of a
+/// series through (x, y) is drawn: the SVG's own coordinates.
+fn polyline_ys(svg: &str, side: &str) -> Vec<i32> {
+    let tag = format!(r#"<polyline class="line line-{side}" data-side="{side}""#);
+    let at = svg.find(&tag).expect("the series' polyline");
+    let points = &svg[at..];
+    let points = &points[points.find("points=\"").unwrap() + 8..];
+    let points = &points[..points.find('"').unwrap()];
+    points
+        .split_whitespace()
+        .map(|xy| xy.split(',').nth(1).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Over several seeds each series has its band: a tagged polygon under the line
+/// (above it on screen at hi, below at lo), with a legend entry; a band past the
+/// axis's top is cut there; every point of a line without dots has a hover target
+/// with its interval; the table lists every point.
+#[test]
+fn bands_lie_around_their_lines_and_every_point_says_its_values() {
+    let series = |side: usize, ys: [f64; 3], half: f64| Series {
+        side,
+        label: format!("{} mean", ["A", "B"][side]),
+        points: (0..3).map(|k| (10.0 * k as f64 + 5.0, ys[k])).collect(),
+        published: false,
+        band: (0..3)
+            .map(|k| (10.0 * k as f64 + 5.0, ys[k] - half, ys[k] + half))
+            .collect(),
+    };
+    let props = ChartProps {
+        label: "test".into(),
+        x: XAxis::Ms(30.0),
+        x_desc: "simulated time (ms)".into(),
+        y_desc: "throughput (MB/s)".into(),
+        x_name: "ms".into(),
+        y_unit: "MB/s".into(),
+        // B's band is far wider than the lines: cut at the top.
+        series: vec![
+            series(0, [100.0, 120.0, 110.0], 10.0),
+            series(1, [130.0, 140.0, 135.0], 500.0),
+        ],
+        dots: false,
+        stem: "schedlab-chart".into(),
+    };
+    let svg = svg(&props).expect("draws");
+    for side in ["a", "b"] {
+        let tag = format!(r#"<polygon class="band band-{side}" data-side="{side}""#);
+        assert_eq!(svg.matches(&tag).count(), 1, "{svg}");
+        assert!(
+            svg.contains(&format!(r#"<rect class="key-band-{side}""#)),
+            "the band has a legend key: {svg}"
+        );
+        // The outline: hi left to right, then lo right to left, around the line.
+        let at = svg.find(&tag).unwrap();
+        let poly = &svg[at..];
+        let poly = &poly[poly.find("points=\"").unwrap() + 8..];
+        let poly = &poly[..poly.find('"').unwrap()];
+        let ys: Vec<i32> = poly
+            .split_whitespace()
+            .map(|xy| xy.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        let line = polyline_ys(&svg, side);
+        assert_eq!(ys.len(), 2 * line.len(), "{poly}");
+        for (k, y) in line.iter().enumerate() {
+            let (hi, lo) = (ys[k], ys[ys.len() - 1 - k]);
+            // SVG y grows downwards: hi is above the line, lo below.
+            assert!(
+                hi < *y && *y < lo,
+                "side {side} point {k}: {hi} < {y} < {lo}"
+            );
+        }
+    }
+    assert!(
+        svg.contains("A mean; shaded: 95% interval"),
+        "one legend entry per side names its band: {svg}"
+    );
+    assert_eq!(svg.matches("95% interval\n</text>").count(), 2, "{svg}");
+    // The top is from the lines (at most half again), not from B's 640.
+    assert!(
+        svg.contains(">\n200\n</text>") || svg.contains(">200<"),
+        "{svg}"
+    );
+    assert!(!svg.contains(">\n500\n</text>"), "{svg}");
+    assert_eq!(
+        svg.matches(r#"<circle class="hit hit-a""#).count(),
+        3,
+        "{svg}"
+    );
+    assert_eq!(
+        svg.matches(r#"<circle class="hit hit-b""#).count(),
+        3,
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>A mean: 15 ms: 120 MB/s (95% interval 110 to 130)</title>"),
+        "{svg}"
+    );
+    assert!(
+        svg.trim_end().ends_with("</svg>"),
+        "the targets are inside the SVG"
+    );
+}
+
+#[test]
+fn y_axis_titles_carry_units() {
+    use crate::components::sim_view::y_title;
+    assert_eq!(y_title("MB/s", true), "throughput (MB/s)");
+    assert_eq!(y_title("s", false), "time to finish (s)");
+    assert_eq!(y_title("us (round trip)", false), "round trip (us)");
+    assert_eq!(
+        y_title("us (p99 wake-up latency)", false),
+        "p99 wake-up latency (us)"
+    );
+}

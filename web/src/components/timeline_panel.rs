@@ -1,0 +1,261 @@
+//! The Simulate tab's timeline and trace download: pick a window of the run, and a
+//! tool worker re-runs each side (deterministic: the same run, event for event) with
+//! core's recorder on for that window (`hooks::use_record`).
+//!
+//! ```text
+//!  from / length (ms, warm-up included, as `run --trace-window`) · seed
+//!  [Show the timeline] ─▶ Msg::Record { cap, window } per side ─▶ Recorded ─▶ timeline::build ─▶ <Timeline>
+//!  [Trace of A / B]    ─▶ Msg::Record { trace: true } ─▶ LiveRun::chrome_trace ─▶ download
+//! ```
+//!
+//! The trace is `schedlab run --trace FILE --trace-window A..B --trace-cap N`'s bytes
+//! for the same run (a host test in `worker.rs` compares them). The recorded run is the
+//! Simulate tab's setup at its own scale with the chosen seed (a sweep's other points
+//! are not recorded).
+
+use std::rc::Rc;
+
+use schedlab_core::sim::record::Recording;
+use yew::prelude::*;
+
+use crate::components::timeline::{SideWindow, Timeline};
+use crate::dom::input_value;
+use crate::export::{download_text, file_name};
+use crate::hooks::use_record::{record, RecordRequest};
+use crate::state::sim_wake::side_name;
+use crate::state::{AppContext, Side};
+use crate::timeline::build;
+use crate::worker::RecordJob;
+
+/// Records the timeline keeps per side: 400 000 (12.8 MB in the worker).
+pub const TIMELINE_CAP: u32 = 400_000;
+/// Records a downloaded trace keeps: the CLI's `--trace-cap` default.
+pub const TRACE_CAP: u32 = 500_000;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// Where the measured part of the run starts (the window's default start), ns.
+    pub warmup_ns: u64,
+}
+
+/// What the panel has: per side, its window (or why not), and what it was asked for.
+#[derive(Default)]
+struct Held {
+    /// The request each side's result answers.
+    asked: Vec<Option<RecordRequest>>,
+    sides: Vec<Option<Result<Rc<SideWindow>, String>>>,
+    generation: u64,
+    /// The trace being made (side), if any, and the last error.
+    tracing: Option<Side>,
+    trace_error: Option<String>,
+}
+
+#[function_component(TimelinePanel)]
+pub fn timeline_panel(p: &Props) -> Html {
+    // Unset: the end of the warm-up, once the run has said where that is.
+    let from_set = use_state(|| None::<f64>);
+    let from_ms = from_set.unwrap_or(p.warmup_ns as f64 / 1e6);
+    let len_ms = use_state(|| 2.0f64);
+    let held = use_mut_ref(Held::default);
+    let redraw = use_force_update();
+    let Some(state) = use_context::<AppContext>() else {
+        return html! {};
+    };
+    let seed = state.sim().seed;
+    let sides: Vec<Side> = if state.sides().len() > 1 {
+        vec![Side::A, Side::B]
+    } else {
+        vec![Side::A]
+    };
+    let window_ns = (
+        (from_ms * 1e6).max(0.0) as u64,
+        ((from_ms + *len_ms) * 1e6).max(0.0) as u64,
+    );
+    let request = |side: Side, job: RecordJob| RecordRequest::side(&state, side, seed, job);
+    let timeline_job = RecordJob {
+        cap: TIMELINE_CAP,
+        window_ns: Some(window_ns),
+        capture_wake: None,
+        trace: false,
+    };
+    let wanted: Vec<RecordRequest> = sides
+        .iter()
+        .map(|&s| request(s, timeline_job.clone()))
+        .collect();
+
+    let show = {
+        let (held, redraw, wanted) = (held.clone(), redraw.clone(), wanted.clone());
+        let machine = state.machine().clone();
+        let sides = sides.clone();
+        Callback::from(move |_: MouseEvent| {
+            let generation = {
+                let mut h = held.borrow_mut();
+                h.generation += 1;
+                h.asked = wanted.iter().cloned().map(Some).collect();
+                h.sides = vec![None; wanted.len()];
+                h.generation
+            };
+            for (i, req) in wanted.iter().enumerate() {
+                let (held, redraw, machine) = (held.clone(), redraw.clone(), machine.clone());
+                let side = sides[i];
+                let label = req.patches.clone();
+                record(req.clone(), move |r| {
+                    let mut h = held.borrow_mut();
+                    if h.generation != generation {
+                        return;
+                    }
+                    let got = match r.error {
+                        Some(e) => Err(e),
+                        None => Recording::records_from_bytes(&r.records.0)
+                            .map_err(|e| e.to_string())
+                            .map(|records| {
+                                let (a, b) = r.window_ns.unwrap_or((0, r.end_ns));
+                                let end = b.min(r.end_ns);
+                                Rc::new(SideWindow {
+                                    side,
+                                    seed,
+                                    label,
+                                    built: build(&records, machine.cpus.len(), end),
+                                    window_ns: (a, end.max(a + 1)),
+                                    workload_tasks: r.workload_tasks,
+                                    truncated: r.truncated,
+                                })
+                            }),
+                    };
+                    if let Some(slot) = h.sides.get_mut(i) {
+                        *slot = Some(got);
+                    }
+                    drop(h);
+                    redraw.force_update();
+                });
+            }
+            redraw.force_update();
+        })
+    };
+    let trace = |side: Side| {
+        let (held, redraw) = (held.clone(), redraw.clone());
+        let req = request(
+            side,
+            RecordJob {
+                cap: TRACE_CAP,
+                window_ns: Some(window_ns),
+                capture_wake: None,
+                trace: true,
+            },
+        );
+        let name = file_name(
+            &state.machine().name,
+            &req.patches,
+            Some(seed),
+            &format!(
+                "trace-{}-{}ms",
+                window_ns.0 / 1_000_000,
+                window_ns.1 / 1_000_000
+            ),
+            "json",
+        );
+        Callback::from(move |_: MouseEvent| {
+            {
+                let mut h = held.borrow_mut();
+                h.tracing = Some(side);
+                h.trace_error = None;
+            }
+            redraw.force_update();
+            let (held, redraw, name) = (held.clone(), redraw.clone(), name.clone());
+            record(req.clone(), move |r| {
+                let mut h = held.borrow_mut();
+                h.tracing = None;
+                h.trace_error = match (r.error, r.trace) {
+                    (Some(e), _) => Some(e),
+                    (None, None) => Some("the run kept no recording".into()),
+                    (None, Some(t)) => download_text(&name, "application/json", &t).err(),
+                };
+                drop(h);
+                redraw.force_update();
+            });
+        })
+    };
+    let on_from = {
+        let from_set = from_set.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<f64>()) {
+                if v.is_finite() && v >= 0.0 {
+                    from_set.set(Some(v));
+                }
+            }
+        })
+    };
+    let on_len = {
+        let len_ms = len_ms.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<f64>()) {
+                if v.is_finite() && v > 0.0 {
+                    len_ms.set(v.min(1000.0));
+                }
+            }
+        })
+    };
+
+    let h = held.borrow();
+    let current = h.asked.iter().flatten().cloned().collect::<Vec<_>>() == wanted;
+    let all: Option<Vec<Rc<SideWindow>>> = h
+        .sides
+        .iter()
+        .map(|s| s.as_ref().and_then(|r| r.as_ref().ok()).cloned())
+        .collect();
+    let errors: Vec<String> = h
+        .sides
+        .iter()
+        .flatten()
+        .filter_map(|r| r.as_ref().err().cloned())
+        .collect();
+    let pending = !h.sides.is_empty() && h.sides.iter().any(Option::is_none);
+    let cpus: Rc<Vec<u32>> = Rc::new(
+        schedlab_core::CpuSelection::mask(&state.sim().cpus, state.machine())
+            .map(|m| m.iter().map(|c| c.0).collect())
+            .unwrap_or_default(),
+    );
+    let body = match all {
+        Some(s) if !s.is_empty() && errors.is_empty() => html! {
+            <>
+                if !current {
+                    <p class="sim-note">{ "Recorded for earlier inputs: show the timeline again for these." }</p>
+                }
+                <Timeline sides={s} machine={state.machine().clone()} {cpus} />
+            </>
+        },
+        _ if pending => {
+            html! { <p class="sim-status running" role="status">{ "Recording the window…" }</p> }
+        }
+        _ => html! {},
+    };
+    html! {
+        <section class="timeline-panel" aria-label="timeline">
+            <h3>{ "Timeline" }</h3>
+            <div class="row timeline-controls">
+                <label>{ "from (ms)" }
+                    <input id="timeline-from" type="number" min="0" step="0.1" value={from_ms.to_string()} onchange={on_from} />
+                </label>
+                <label>{ "length (ms)" }
+                    <input id="timeline-len" type="number" min="0.01" step="0.1" value={len_ms.to_string()} onchange={on_len} />
+                </label>
+                <span class="sim-note">{ format!("seed {seed}; warm-up included, as run --trace-window") }</span>
+                <button id="timeline-show" onclick={show}>{ "Show the timeline" }</button>
+                { for sides.iter().map(|&s| html! {
+                    <button class="trace-download" data-side={side_name(s).to_lowercase()}
+                        onclick={trace(s)} disabled={h.tracing.is_some()}>
+                        { format!("Trace of {} (Perfetto JSON)", side_name(s)) }
+                    </button>
+                }) }
+            </div>
+            if let Some(s) = h.tracing {
+                <p class="sim-status running" role="status">{ format!("Making side {}'s trace…", side_name(s)) }</p>
+            }
+            if let Some(e) = &h.trace_error {
+                <p class="error">{ format!("The trace could not be made: {e}") }</p>
+            }
+            { for errors.iter().map(|e| html! { <p class="error">{ format!("The timeline could not be recorded: {e}") }</p> }) }
+            { body }
+        </section>
+    }
+}
