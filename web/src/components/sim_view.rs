@@ -94,7 +94,8 @@ pub fn sim_panel() -> Html {
         _ => (html! {}, html! {}),
     };
     // The watched runs' records (the first seed of each side). A click on a wake-up
-    // shows it in the view; `on_wake` is where the Wake-up tab will take it from.
+    // (or Enter on a listed one) opens it in the Wake-up tab, captured by re-running
+    // that side's run to it (state/sim_wake.rs), as a click in the timeline does.
     let live = match v.as_ref() {
         Some(v) if v.error().is_none() => {
             let report_wakeups = v
@@ -102,8 +103,18 @@ pub fn sim_panel() -> Html {
                 .iter()
                 .map(|p| p.report.as_ref().map(|r| r.metrics.wakeups))
                 .collect::<Vec<_>>();
+            let on_wake = {
+                let d = state.dispatcher();
+                Callback::from(move |w: crate::live::SimWakeRef| {
+                    d.dispatch(Action::OpenSimWake(crate::state::SimWakeRef {
+                        side: if w.side == 0 { Side::A } else { Side::B },
+                        seed: w.seed,
+                        wake: w.wake,
+                    }))
+                })
+            };
             html! {
-                <LiveView machine={state.machine().clone()} feeds={v.live.clone()} {report_wakeups} />
+                <LiveView machine={state.machine().clone()} feeds={v.live.clone()} {report_wakeups} {on_wake} />
             }
         }
         _ => html! {},
