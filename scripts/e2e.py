@@ -2245,9 +2245,8 @@ def live(page, cfg):
     """The machine, live: a short run played in slow motion draws frames, one arrow per
     wake-up of the record (as many as the run made, and the measured ones are the
     native CLI's count), a marker per task; stepping plays one wake-up at a time; a
-    click on an arrow (or Enter on a listed wake-up) names that wake-up and its chosen
+    click on an arrow opens that wake-up in the Wake-up tab, deciding the simulated
     CPU; on epyc9654-2p with 64 pairs it reports the frame rate and draw time."""
-    from selenium.webdriver.common.keys import Keys
     page.open(fragment(LIVE))
     page.wait_for(".sim-status.done", timeout=180)
     page.wait_for("#live-status")
@@ -2307,20 +2306,14 @@ def live(page, cfg):
           f"each step plays the next wake-up (wake-ups A, B after each: {totals})")
     status = page.text("#live-status")
     check(status and "paused" in status and "wake-ups" in status, f"the status line says so (got {status!r})")
-    # Enter on a listed wake-up (the oldest listed) picks it; a click on the newest
-    # arrow picks that one back, with its chosen CPU.
+    # A click on the newest arrow opens that wake-up in the Wake-up tab, captured by
+    # re-running the side's run to it: its decision chooses the simulated CPU.
     a = live_attrs(page)
     side = 0 if a.get("lastArrowA") else 1
     buttons = page.all(f'.live-side[data-side="{side}"] .live-wake')
     newest = (buttons[0].get_attribute("data-wake"), buttons[0].get_attribute("data-cpu")) if buttons else None
-    oldest = (buttons[-1].get_attribute("data-wake"), buttons[-1].get_attribute("data-cpu")) if buttons else None
-    check(len(buttons) >= 2 and newest != oldest, f"the latest wake-ups are listed as buttons (got {len(buttons)})")
-    if len(buttons) >= 2:
-        buttons[-1].send_keys(Keys.ENTER)
-        got = page.until(lambda: (lambda s: s if s == [oldest[0]] else None)(
-            page.attrs("#live-selected", "data-wake")), timeout=5)
-        check(got and page.attrs("#live-selected", "data-cpu") == [oldest[1]],
-              f"Enter on a listed wake-up picks it (got {got}, want {oldest})")
+    check(len(buttons) >= 2, f"the latest wake-ups are listed as buttons (got {len(buttons)})")
+    if newest:
         x, y = (float(v) for v in a["lastArrow" + "AB"[side]].split(","))
         # A click at the arrow's middle (client coordinates; +1 for the canvas border).
         page.js("""const c = document.querySelector(arguments[0]);
@@ -2329,12 +2322,16 @@ def live(page, cfg):
                    c.dispatchEvent(new MouseEvent('click', {bubbles: true,
                      clientX: r.left + 1 + arguments[1], clientY: r.top + 1 + arguments[2]}));""",
                 f"#live-canvas-{side}", x, y)
-        picked = page.until(lambda: (lambda s: s if s == [newest[0]] else None)(
-            page.attrs("#live-selected", "data-wake")), timeout=5)
-        picked_cpu = page.attrs("#live-selected", "data-cpu")
-        check(picked and picked_cpu == [newest[1]],
-              f"a click on the newest arrow picks that wake-up and its chosen CPU "
-              f"(picked {picked} on CPU {picked_cpu}, want {newest})")
+        page.wait_for(".sim-wake-origin", timeout=60)
+        got = page.attrs(".sim-wake-origin", "data-wake")
+        sim_cpu = page.attrs(".sim-wake-origin", "data-simulated-cpu")
+        letter = "ab"[side]
+        page.wait_for(f'.decision[data-side="{letter}"] .chosen-cpu')
+        chosen = page.attrs(f'.decision[data-side="{letter}"]', "data-cpu")
+        check(got == [newest[0]] and sim_cpu == [newest[1]] and chosen == [newest[1]],
+              f"a click on the newest arrow opens that wake-up in the Wake-up tab, deciding the "
+              f"simulated CPU (clicked #{newest[0]} on CPU {newest[1]}; tab shows {got}, simulated "
+              f"{sim_cpu}, decided {chosen})")
 
     # Big: epyc9654-2p, 64 pairs, both sides streaming; the frame rate and draw time
     # while playing 20 µs a frame, then as fast as it goes.

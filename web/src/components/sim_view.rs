@@ -37,8 +37,6 @@ pub fn sim_panel() -> Html {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
     let run = use_run(&state);
-    // The wake-up last picked in the live view.
-    let picked = use_state(|| None::<crate::live::SimWakeRef>);
 
     let example = current_example(&state, &examples);
     let v = run.view();
@@ -96,7 +94,8 @@ pub fn sim_panel() -> Html {
         _ => (html! {}, html! {}),
     };
     // The watched runs' records (the first seed of each side). A click on a wake-up
-    // shows it in the view and opens it in the Wake-up tab (Action::OpenSimWake).
+    // (or Enter on a listed one) opens it in the Wake-up tab, captured by re-running
+    // that side's run to it (state/sim_wake.rs), as a click in the timeline does.
     let live = match v.as_ref() {
         Some(v) if v.error().is_none() => {
             let report_wakeups = v
@@ -104,33 +103,18 @@ pub fn sim_panel() -> Html {
                 .iter()
                 .map(|p| p.report.as_ref().map(|r| r.metrics.wakeups))
                 .collect::<Vec<_>>();
-            // A picked wake-up gets a button that opens it in the Wake-up tab
-            // (click-to-explain); picking alone keeps the view playing here.
             let on_wake = {
-                let picked = picked.clone();
-                Callback::from(move |w: crate::live::SimWakeRef| picked.set(Some(w)))
-            };
-            let explain = picked.as_ref().map(|w| {
-                let at = crate::state::SimWakeRef {
-                    side: if w.side == 0 { Side::A } else { Side::B },
-                    seed: w.seed,
-                    wake: w.wake,
-                };
                 let d = state.dispatcher();
-                let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::OpenSimWake(at)));
-                html! {
-                    <button id="live-explain" {onclick}>
-                        { format!("Explain wake-up #{} of side {} in the Wake-up tab", w.wake, if w.side == 0 { "A" } else { "B" }) }
-                    </button>
-                }
-            });
+                Callback::from(move |w: crate::live::SimWakeRef| {
+                    d.dispatch(Action::OpenSimWake(crate::state::SimWakeRef {
+                        side: if w.side == 0 { Side::A } else { Side::B },
+                        seed: w.seed,
+                        wake: w.wake,
+                    }))
+                })
+            };
             html! {
-                <>
-                // Before the view: Yew matches unkeyed children from the end, so a
-                // button appearing after it would remount the view.
-                { for explain }
                 <LiveView machine={state.machine().clone()} feeds={v.live.clone()} {report_wakeups} {on_wake} />
-                </>
             }
         }
         _ => html! {},
