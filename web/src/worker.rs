@@ -556,6 +556,31 @@ pub struct SimWorker {
     generations: u64,
 }
 
+impl SimWorker {
+    /// Makes `run` the current run (a newer generation, so batches of the one it
+    /// replaces stop) and schedules its first batch.
+    fn begin(
+        &mut self,
+        scope: &WorkerScope<Self>,
+        id: u64,
+        run: LiveRun,
+        who: HandlerId,
+        job: Option<RecordJob>,
+    ) {
+        self.generations += 1;
+        self.current = Some(Current {
+            generation: self.generations,
+            id,
+            run,
+            who,
+            busy_ms: 0.0,
+            sent: 0,
+            job,
+        });
+        scope.send_message(self.generations);
+    }
+}
+
 impl gloo_worker::Worker for SimWorker {
     /// Run the next batch of the run of this generation.
     type Message = u64;
@@ -581,19 +606,7 @@ impl gloo_worker::Worker for SimWorker {
                 self.current = None;
                 let rc = record.then(live_record_config);
                 match start_with(&machine, &patches, &sim, rc) {
-                    Ok(run) => {
-                        self.generations += 1;
-                        self.current = Some(Current {
-                            generation: self.generations,
-                            id,
-                            run,
-                            who,
-                            busy_ms: 0.0,
-                            sent: 0,
-                            job: None,
-                        });
-                        scope.send_message(self.generations);
-                    }
+                    Ok(run) => self.begin(scope, id, run, who, None),
                     Err(e) => scope.respond(who, Reply::Progress(Box::new(failed(id, e)))),
                 }
             }
@@ -606,19 +619,7 @@ impl gloo_worker::Worker for SimWorker {
             } => {
                 self.current = None;
                 match start_recording(&machine, &patches, &sim, &job) {
-                    Ok(run) => {
-                        self.generations += 1;
-                        self.current = Some(Current {
-                            generation: self.generations,
-                            id,
-                            run,
-                            who,
-                            busy_ms: 0.0,
-                            sent: 0,
-                            job: Some(job),
-                        });
-                        scope.send_message(self.generations);
-                    }
+                    Ok(run) => self.begin(scope, id, run, who, Some(job)),
                     Err(e) => scope.respond(who, Reply::Recorded(Box::new(record_failed(id, e)))),
                 }
             }
