@@ -248,11 +248,17 @@ mod tests {
 
     /// Two CPU-bound tasks on CPUs 0-3 of flat-16, as fork placed them at time 0.
     fn two_hogs() -> Simulator {
+        on_flat16(5_000_000, 2, 4)
+    }
+
+    /// `copies` tasks that each run `run_ns` and exit, on CPUs 0..`cpus` of flat-16,
+    /// 6.8, quiet, invariants checked, as fork placed them at time 0.
+    pub(super) fn on_flat16(run_ns: u64, copies: usize, cpus: u32) -> Simulator {
         let machine = presets::machine("flat-16").unwrap();
         let n = machine.nr_cpus();
-        let hog = TaskSpec {
-            role: "hog",
-            program: vec![Op::Run(Dist::Fixed { ns: 5_000_000 }), Op::Exit],
+        let task = TaskSpec {
+            role: "t",
+            program: vec![Op::Run(Dist::Fixed { ns: run_ns }), Op::Exit],
             cookie: 0,
             mailbox_cap: 1,
             wakes_in_task: true,
@@ -264,10 +270,10 @@ mod tests {
             background: false,
         };
         Simulator::new(SimConfig {
-            allowed: CpuMask::from_cpus(n, (0..4).map(CpuId)),
+            allowed: CpuMask::from_cpus(n, (0..cpus).map(CpuId)),
             machine,
             patches: "6.8".parse().unwrap(),
-            plan: Plan::to_completion(vec![hog.clone(), hog]),
+            plan: Plan::to_completion(vec![task; copies]),
             seed: 1,
             duration: SimTime::from_ms(50),
             warmup: SimTime::ZERO,
@@ -361,42 +367,12 @@ mod tests {
 #[cfg(test)]
 mod util_est_tests {
     use super::UTIL_AVG_UNCHANGED;
-    use crate::cpumask::{CpuId, CpuMask};
-    use crate::sim::{SimConfig, SimTime, Simulator};
-    use crate::topology::presets;
-    use crate::workload::{Dist, Op, Plan, TaskSpec};
+    use crate::sim::{SimTime, Simulator};
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn one_task() -> Simulator {
-        let machine = presets::machine("flat-16").unwrap();
-        let n = machine.nr_cpus();
-        let t = TaskSpec {
-            role: "t",
-            program: vec![Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
-            cookie: 0,
-            mailbox_cap: 1,
-            wakes_in_task: true,
-            own_mm: false,
-            allowed: None,
-            drop_when_full: false,
-            footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-            parent: None,
-            background: false,
-        };
-        Simulator::new(SimConfig {
-            allowed: CpuMask::from_cpus(n, (0..2).map(CpuId)),
-            machine,
-            patches: "6.8".parse().unwrap(),
-            plan: Plan::to_completion(vec![t]),
-            seed: 1,
-            duration: SimTime::from_ms(50),
-            warmup: SimTime::ZERO,
-            check_invariants: true,
-            noise: crate::workload::Noise::Quiet,
-            cost_terms: Default::default(),
-        })
-        .unwrap()
+        super::tests::on_flat16(1_000_000, 1, 2)
     }
 
     /// `util_est_update()`'s rules, v6.8: up at once to the util at dequeue, down by a
