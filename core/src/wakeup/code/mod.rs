@@ -3,7 +3,7 @@
 //! went through and marks the lines a toggled patch adds or changes").
 //!
 //! [`listing()`] writes `try_to_wake_up()`'s placement part for a patch set: the
-//! functions `wakeup/select.rs` mirrors, in the kernel's order and with the kernel's
+//! functions `wakeup/select/` mirrors, in the kernel's order and with the kernel's
 //! names, condensed (comments, locking, statistics and the EAS/uclamp arguments left
 //! out; `asym_fits_cpu(…)` keeps its name but not its arguments). The text follows the
 //! release and the patch set the way the model does: SIS_PROP before 6.7 and while the
@@ -15,7 +15,7 @@
 //!
 //! [`hits()`] maps each [`Step`](crate::wakeup::Step) of a [`Trace`](crate::wakeup::Trace) to the line ([`Site`]) that produced
 //! it. The mapping reads each step's function and the fixed start of its text, so a
-//! change of wording in `select.rs` must be followed here: the property test
+//! change of wording in `select/` must be followed here: the property test
 //! `every_step_of_a_decision_has_its_line_in_the_listing` (core/tests/wakeup.rs)
 //! decides random wake-ups on every preset and patch set there and fails on a step
 //! without a line, or on a line missing from the listing of the set that decided.

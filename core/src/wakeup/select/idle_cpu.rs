@@ -1,0 +1,395 @@
+//! kernel/sched/fair.c's scan of the LLC: `select_idle_cpu()` (seed 01's cluster
+//! first, the idle-core search, the budgeted CPU loop and its untraced form over the
+//! idle hint), `__select_idle_cpu()`, `select_idle_core()`, SIS_PROP's budget (before
+//! 6.7) and SIS_UTIL's `update_idle_cpu_scan()`, which sets the budget's other source.
+
+use crate::cpumask::{CpuId, CpuMask, WrapWalk};
+use crate::release::Release;
+use crate::sched_domain::SdFlags;
+use crate::wakeup::trace::{Reject, Step, Tracer};
+use crate::wakeup::WakeEnv;
+
+use super::Ctx;
+
+/// `update_idle_cpu_scan()` (kernel/sched/fair.c v6.8, lines 10480-10549): the new
+/// `nr_idle_scan` of the LLC whose first CPU is `llc_id`, given the sum of its CPUs'
+/// CFS util. Called from periodic and idle balancing at the LLC level only (never
+/// newidle), with SIS_UTIL on.
+///
+/// C types: `llc_weight` and `pct` are `int`, `x`, `y`, `tmp` are `u64`; `x * x * pct *
+/// pct` is a `u64` product (wrapping), `min_t(long, tmp, 1024)` compares as `long`,
+/// and the result is stored truncated to `int` (`(int)y`): returned here as that
+/// `int`'s bits, which `LlcShared::nr_idle_scan` holds.
+pub fn update_idle_cpu_scan(env: &WakeEnv, llc_id: CpuId, sum_util: u64) -> u32 {
+    let cd = env.domains.cpu(llc_id);
+    let Some(llc) = cd.llc() else {
+        return 0;
+    };
+    let llc_weight = cd.sd_llc_size as u64;
+    let pct = llc.imbalance_pct as i32 as i64 as u64;
+    // x = sum_util / llc_weight; tmp = x^2 * pct^2 / (10000 * 1024), capped at 1024;
+    // y = (1024 - tmp) * llc_weight / 1024 — integer division at each step as in C.
+    let x = sum_util / llc_weight;
+    let tmp = x.wrapping_mul(x).wrapping_mul(pct).wrapping_mul(pct) / (10000 * 1024);
+    let tmp = (tmp as i64).min(1024) as u64;
+    let y = 1024u64.wrapping_sub(tmp).wrapping_mul(llc_weight) / 1024;
+    y as i32 as u32
+}
+
+impl<'a, T: Tracer> Ctx<'a, T> {
+    /// `__select_idle_cpu(cpu, p)`.
+    pub(super) fn select_idle_cpu_one(&mut self, func: &'static str, cpu: CpuId) -> Option<CpuId> {
+        self.costs.cpus_probed += 1;
+        let idle = self.idle_ish(cpu);
+        let verdict = if !idle {
+            Some(Reject::Busy)
+        } else if !self.sched_cpu_cookie_match(cpu) {
+            Some(Reject::CookieMismatch)
+        } else {
+            None
+        };
+        self.probe(func, cpu, verdict);
+        verdict.is_none().then_some(cpu)
+    }
+
+    /// `select_idle_core(p, core, cpus, &idle_cpu)`: the whole core idle, else remember
+    /// an idle thread and drop the core's siblings from `cpus`.
+    fn select_idle_core(
+        &mut self,
+        core: CpuId,
+        cpus: &mut CpuMask,
+        idle_cpu: &mut Option<CpuId>,
+    ) -> Option<CpuId> {
+        const F: &str = "select_idle_core";
+        if !self.env.sched_smt_active() {
+            // !CONFIG_SCHED_SMT build path: __select_idle_cpu(core, p).
+            return self.select_idle_cpu_one(F, core);
+        }
+        let new_check = self.release >= Release::new(6, 9);
+        let mut idle = true;
+        for &c in self.env.smt_siblings(core) {
+            self.costs.cpus_probed += 1;
+            self.touch(c);
+            let allowed_here = if new_check {
+                cpus.test_cpu(c)
+            } else {
+                self.p.allowed.test_cpu(c)
+            };
+            if !self.available_idle_cpu(c) {
+                idle = false;
+                if idle_cpu.is_none() {
+                    if self.sched_idle_cpu(c) && allowed_here {
+                        *idle_cpu = Some(c);
+                        break;
+                    }
+                    continue;
+                }
+                break;
+            }
+            if idle_cpu.is_none() && allowed_here {
+                *idle_cpu = Some(c);
+            }
+        }
+        if idle {
+            self.probe(F, core, None);
+            return Some(core);
+        }
+        self.probe(F, core, Some(Reject::NotIdleCore));
+        cpus.andnot_assign(self.env.smt_mask(core));
+        None
+    }
+
+    /// `select_idle_cpu(p, sd_llc, has_idle_core, target)`.
+    pub(super) fn select_idle_cpu(&mut self, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
+        const F: &str = "select_idle_cpu";
+        let env = self.env;
+        let llc = env.sd_llc(target).expect("checked by caller");
+        let mut cpus = llc.span.and(&self.p.allowed);
+        let mut idle_cpu: Option<CpuId> = None;
+        // `int nr = INT_MAX` (fair.c v6.8 line 7359).
+        let mut nr: i64 = i32::MAX as i64;
+        self.t.step(|| Step::Enter {
+            func: F,
+            detail: format!(
+                "LLC {} ∩ allowed = {}, has_idle_core={}",
+                llc.span, cpus, has_idle_core
+            ),
+        });
+        let f = env.patches.features;
+        // SIS_PROP (removed in 6.7): budget from this CPU's recent idle time. Its scan
+        // accounting runs only where the kernel's does: after the loop (see the end).
+        let sis_prop = f.sis_prop && self.release < Release::new(6, 7) && !has_idle_core;
+        if sis_prop {
+            nr = self.sis_prop_budget(llc.span_weight);
+        }
+        if f.sis_util {
+            if let Some(id) = env.llc_shared_of(target) {
+                self.costs.llc_shared_reads += 1;
+                // fair.c v6.8 line 7368: "nr = READ_ONCE(sd_share->nr_idle_scan) + 1;",
+                // `int` (as nr_idle_scan is) plus one, wrapping under
+                // -fno-strict-overflow.
+                let scan = self.s.llc_shared[id.idx()].nr_idle_scan as i32;
+                nr = scan.wrapping_add(1) as i64;
+                let scan = scan as i64;
+                self.t.step(|| Step::Budget {
+                    func: F,
+                    nr: scan,
+                    why: "SIS_UTIL: sd_llc_shared->nr_idle_scan".into(),
+                });
+                if nr == 1 {
+                    return self.ret_none(F, "nr_idle_scan is 0: the LLC is overloaded, no scan");
+                }
+            }
+        }
+        // Wrap start: target + 1 since 56498cfb045d (v5.14), target before.
+        let start = if self.release >= Release::new(5, 14) {
+            target.0 + 1
+        } else {
+            target.0
+        };
+
+        // Seed 01 2/3: the cluster first.
+        // `sg = sd->groups; if (sg->flags & SD_CLUSTER)`
+        let cluster = env
+            .sd_llc_first_group(target)
+            .filter(|sg| env.sched_cluster_active() && sg.flags.contains(SdFlags::CLUSTER));
+        if let Some(sg) = cluster {
+            let sg_span = &sg.span;
+            self.t.step(|| Step::Enter {
+                func: "select_idle_cpu/cluster",
+                detail: format!("target's cluster {sg_span} first"),
+            });
+            // The hint answers the budgeted !has_idle_core loop only; the idle-core
+            // search below spends no budget and probes whole cores.
+            let hint = self.fast_scan_hint().filter(|_| !has_idle_core);
+            if let Some(hint) = hint {
+                let m = sg_span.and(&cpus);
+                match self.scan_with_hint(hint, &m, start, &mut nr) {
+                    Scan::Found(i) => return Some(i),
+                    Scan::Spent => return None,
+                    Scan::Exhausted => {}
+                }
+            } else {
+                // sg_span is the group's own span, which nothing writes here: a plain
+                // for_each_cpu_wrap().
+                for c in sg_span.iter_wrap(start) {
+                    if !cpus.test_cpu(c) {
+                        continue;
+                    }
+                    if has_idle_core {
+                        if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
+                            return self.ret_some(F, i, "idle core in the cluster");
+                        }
+                    } else {
+                        nr -= 1;
+                        if nr <= 0 {
+                            self.probe(F, c, Some(Reject::BudgetSpent));
+                            return self.ret_none(F, "scan budget spent in the cluster");
+                        }
+                        if let Some(i) = self.select_idle_cpu_one(F, c) {
+                            return self.ret_some(F, i, "idle CPU in the cluster");
+                        }
+                    }
+                }
+                self.t.step(|| Step::Return {
+                    func: "select_idle_cpu/cluster",
+                    cpu: None,
+                    why: "nothing idle in the cluster; scan the rest of the LLC".into(),
+                });
+            }
+            cpus.andnot_assign(sg_span);
+        }
+
+        if has_idle_core {
+            // select_idle_core() drops a core's siblings from cpus as it goes: each
+            // step reads the live mask.
+            let mut cur = WrapCursor::new(start, cpus.nr_cpu_ids());
+            while let Some(c) = cur.next(&cpus) {
+                if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
+                    return self.ret_some(F, i, "idle core");
+                }
+            }
+        } else if let Some(hint) = self.fast_scan_hint() {
+            let (out, accounted) = match self.scan_with_hint(hint, &cpus, start, &mut nr) {
+                Scan::Found(i) => (Some(i), true),
+                Scan::Exhausted => (None, true),
+                Scan::Spent => (None, false),
+            };
+            // As the traced loop below: accounted after a break or the end, not after
+            // `return -1`.
+            self.effects.sis_prop_scan = sis_prop && accounted;
+            return out;
+        } else {
+            // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
+            for c in cpus.iter_wrap(start) {
+                nr -= 1;
+                if nr <= 0 {
+                    self.probe(F, c, Some(Reject::BudgetSpent));
+                    return self.ret_none(F, "scan budget spent");
+                }
+                idle_cpu = self.select_idle_cpu_one(F, c);
+                if idle_cpu.is_some() {
+                    break;
+                }
+            }
+        }
+        if has_idle_core {
+            // "looked for an idle core and found none"
+            self.effects.clear_idle_cores = env.llc_shared_of(target);
+        }
+        // "if (sched_feat(SIS_PROP) && !has_idle_core) { time = cpu_clock(this) - time;
+        // ... update_avg(&this_sd->avg_scan_cost, time); }" (fair.c v5.12 and on; from
+        // v5.14 also "this_rq->wake_avg_idle -= min(this_rq->wake_avg_idle, time);"):
+        // reached after a `break` or an exhausted loop, never after `return -1`.
+        self.effects.sis_prop_scan = sis_prop;
+        match idle_cpu {
+            Some(c) => self.ret_some(
+                F,
+                c,
+                if has_idle_core {
+                    "an idle thread (no idle core)"
+                } else {
+                    "idle CPU"
+                },
+            ),
+            None => self.ret_none(F, "no idle CPU in the LLC"),
+        }
+    }
+
+    /// The idle hint, when the untraced scan may use it: no trace to write, and no
+    /// core-scheduling cookie to match per CPU.
+    #[inline]
+    fn fast_scan_hint(&self) -> Option<&'a CpuMask> {
+        if T::ON || self.s.core_sched_enabled {
+            return None;
+        }
+        self.s.idle_hint.as_ref()
+    }
+
+    /// The `!has_idle_core` scan loop of select_idle_cpu() over `m` from `start`,
+    /// computed from the idle hint: the loop decrements `nr` before each probe, gives
+    /// up when it reaches 0, and stops at the first CPU for which
+    /// `__select_idle_cpu()` holds. The same CPUs are counted as probed (and as
+    /// remote runqueue reads) as the CPU-by-CPU loop counts.
+    fn scan_with_hint(&mut self, hint: &CpuMask, m: &CpuMask, start: u32, nr: &mut i64) -> Scan {
+        // Loop positions 0, 1, ...: position i is the (i+1)-th CPU of m in wrap order;
+        // nr reaches 0 at position nr - 1.
+        let spend_at = (*nr - 1).max(0) as u64;
+        let (probes, out) = match m.wrap_walk(hint, start, spend_at) {
+            WrapWalk::Hit { pos, cpu } => (pos + 1, Scan::Found(cpu)),
+            WrapWalk::Limit => (spend_at, Scan::Spent),
+            WrapWalk::End { len } => (len, Scan::Exhausted),
+        };
+        *nr -= probes as i64 + matches!(out, Scan::Spent) as i64;
+        let this_probed = probes > 0
+            && m.test_cpu(self.this)
+            && (m.wrap_position(start, self.this) as u64) < probes;
+        self.costs.cpus_probed += probes as u32;
+        self.costs.remote_rq_reads += probes as u32 - this_probed as u32;
+        out
+    }
+
+    /// The SIS_PROP block of `select_idle_cpu()` (v6.6 and before): the idle time it
+    /// budgets from is, before v5.14, "avg_idle = this_rq()->avg_idle / 512;" (fair.c
+    /// v5.12/v5.13), and from v5.14 (94aafc3ee31d, "sched/fair: Age the average idle
+    /// time") `this_rq->wake_avg_idle`, first aged by one halving per jiffy since
+    /// `wake_stamp` while it is non-zero:
+    /// "if (unlikely(this_rq->wake_stamp < now)) { while (this_rq->wake_stamp < now &&
+    /// this_rq->wake_avg_idle) { this_rq->wake_stamp++; this_rq->wake_avg_idle >>= 1; } }"
+    /// (fair.c v6.5 select_idle_cpu()). The aged pair is a write, returned in
+    /// [`Effects::sis_prop_aged`](crate::wakeup::Effects::sis_prop_aged).
+    fn sis_prop_budget(&mut self, span_weight: u32) -> i64 {
+        let sp = &self.s.sis_prop;
+        let this = self.this.idx();
+        let avg_idle = if self.release >= Release::new(5, 14) {
+            let mut avg = sp.wake_avg_idle_ns.get(this).copied().unwrap_or(0);
+            let mut stamp = sp.wake_stamp.get(this).copied().unwrap_or(0);
+            let now = self.s.jiffies;
+            if stamp < now {
+                let before = (avg, stamp);
+                // At most 64 rounds: each halves a u64 that ends the loop at 0.
+                while stamp < now && avg != 0 {
+                    stamp += 1;
+                    avg >>= 1;
+                }
+                if (avg, stamp) != before {
+                    self.effects.sis_prop_aged = Some((avg, stamp));
+                }
+            }
+            avg
+        } else {
+            sp.avg_idle_ns.get(this).copied().unwrap_or(0) / 512
+        };
+        let llc_id = self.env.top(self.this).sd_llc_id;
+        // C types (v6.6 fair.c, select_idle_cpu()'s SIS_PROP block): avg_cost, avg_idle
+        // and span_avg are u64, span_weight unsigned int, nr an int:
+        // "avg_cost = this_sd->avg_scan_cost + 1; span_avg = sd->span_weight *
+        // avg_idle; if (span_avg > 4*avg_cost) nr = div_u64(span_avg, avg_cost); else
+        // nr = 4;" — u64 products wrap, and the quotient is truncated to int.
+        let stored_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0);
+        let avg_cost = stored_cost.wrapping_add(1);
+        let span_avg = (span_weight as u64).wrapping_mul(avg_idle);
+        let nr: i32 = if span_avg > avg_cost.wrapping_mul(4) {
+            // avg_cost is 0 only if avg_scan_cost is u64::MAX; div_u64() would trap.
+            (span_avg / avg_cost.max(1)) as i32
+        } else {
+            4
+        };
+        self.t.step(|| Step::Budget {
+            func: "select_idle_cpu",
+            nr: nr as i64,
+            why: if self.release >= Release::new(5, 14) {
+                format!("SIS_PROP: span {span_weight} × wake_avg_idle {avg_idle} ns / avg_scan_cost {avg_cost} ns")
+            } else {
+                format!("SIS_PROP: span {span_weight} × avg_idle/512 {avg_idle} ns / avg_scan_cost {avg_cost} ns")
+            },
+        });
+        nr as i64
+    }
+}
+
+/// How a budgeted scan ended.
+enum Scan {
+    Found(CpuId),
+    /// `nr` reached 0: select_idle_cpu() returns -1.
+    Spent,
+    /// Every CPU probed, none idle.
+    Exhausted,
+}
+
+/// `for_each_cpu_wrap(cpu, mask, start)` over a mask that may shrink while iterating:
+/// like the kernel's macro, each step reads the live mask.
+struct WrapCursor {
+    start: u32,
+    pos: u32,
+    wrapped: bool,
+}
+
+impl WrapCursor {
+    fn new(start: u32, nr: u32) -> Self {
+        let start = if start >= nr { 0 } else { start };
+        WrapCursor {
+            start,
+            pos: start,
+            wrapped: false,
+        }
+    }
+
+    fn next(&mut self, mask: &CpuMask) -> Option<CpuId> {
+        if !self.wrapped {
+            if let Some(c) = mask.next_from(self.pos) {
+                self.pos = c.0 + 1;
+                return Some(c);
+            }
+            self.wrapped = true;
+            self.pos = 0;
+        }
+        match mask.next_from(self.pos) {
+            Some(c) if c.0 < self.start => {
+                self.pos = c.0 + 1;
+                Some(c)
+            }
+            _ => None,
+        }
+    }
+}

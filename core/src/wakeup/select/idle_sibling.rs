@@ -1,0 +1,262 @@
+//! kernel/sched/fair.c's `select_idle_sibling()`: target, prev, the per-CPU kthread,
+//! recent_used_cpu, asymmetric capacity (`select_idle_capacity()`), the LLC's idle-core
+//! hint (`test_idle_cores()`), prev's SMT siblings (`select_idle_smt()`), then the LLC
+//! scan of `idle_cpu.rs`, and seed 01's fall-backs outside the cluster.
+
+use crate::cpumask::CpuId;
+use crate::patch::Patch;
+use crate::release::Release;
+use crate::wakeup::trace::{Reject, Step, Tracer};
+use crate::wakeup::WakePath;
+
+use super::Ctx;
+
+impl<'a, T: Tracer> Ctx<'a, T> {
+    /// `select_idle_sibling(p, prev, target)`.
+    pub(super) fn select_idle_sibling(&mut self, prev: CpuId, target: CpuId) -> CpuId {
+        const F: &str = "select_idle_sibling";
+        self.t.step(|| Step::Enter {
+            func: F,
+            detail: format!("prev={}, target={}", prev.0, target.0),
+        });
+        let fastpath_cookie = self.has(Patch::CookieFastpath);
+        let cluster_active = self.env.sched_cluster_active();
+        let full_cluster = self.has(Patch::Cluster);
+
+        // 1. target itself.
+        self.costs.fast_path_checks += 1;
+        let target_ok = self.idle_ish(target)
+            && (!fastpath_cookie || self.sched_core_cookie_match(target))
+            && self.asym_fits_cpu(target);
+        self.t.step(|| Step::Check {
+            func: F,
+            condition: format!(
+                "target CPU{} idle{}",
+                target.0,
+                if fastpath_cookie {
+                    " and cookie matches"
+                } else {
+                    ""
+                }
+            ),
+            outcome: target_ok,
+            cpu: Some(target),
+        });
+        if target_ok {
+            self.set_path(WakePath::Target);
+            return self.ret(F, target, "target is idle");
+        }
+
+        // 2. prev, if cache affine and idle ("don't be stupid").
+        let mut prev_aff: Option<CpuId> = None;
+        if prev != target && self.share_cache(prev, target) {
+            self.costs.fast_path_checks += 1;
+            let ok = self.idle_ish(prev)
+                && (!fastpath_cookie || self.sched_core_cookie_match(prev))
+                && self.asym_fits_cpu(prev);
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: format!("prev CPU{} shares the LLC with target and is idle", prev.0),
+                outcome: ok,
+                cpu: Some(prev),
+            });
+            if ok {
+                let share_res = self.env.cpus_share_resources(prev, target);
+                if !cluster_active || share_res {
+                    self.set_path(WakePath::Prev);
+                    return self.ret(F, prev, "prev is idle and cache affine");
+                }
+                self.t.step(|| Step::Check {
+                    func: F,
+                    condition: format!("prev CPU{} shares the cluster with target", prev.0),
+                    outcome: false,
+                    cpu: Some(prev),
+                });
+                if full_cluster {
+                    prev_aff = Some(prev);
+                }
+            }
+        }
+
+        // 3. per-CPU kthread stacking (e.g. IO completion).
+        if self.waker_kthread
+            && prev == self.this
+            && self.s.rq(self.this).nr_running <= 1
+            && self.asym_fits_cpu(prev)
+        {
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: "waker is a per-CPU kthread on prev with nr_running <= 1".into(),
+                outcome: true,
+                cpu: Some(prev),
+            });
+            self.set_path(WakePath::KthreadStack);
+            return self.ret(F, prev, "stack with the per-CPU kthread");
+        }
+
+        // 4. recent_used_cpu.
+        let recent = self.p.recent_used_cpu;
+        self.effects.recent_used_cpu = Some(prev);
+        let mut recent_fallback: Option<CpuId> = None;
+        if recent != prev && recent != target && self.share_cache(recent, target) {
+            self.costs.fast_path_checks += 1;
+            let ok = self.idle_ish(recent)
+                && (!fastpath_cookie || self.sched_core_cookie_match(recent))
+                && self.p.allowed.test_cpu(recent)
+                && self.asym_fits_cpu(recent);
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: format!(
+                    "recent_used_cpu CPU{} shares the LLC with target and is idle",
+                    recent.0
+                ),
+                outcome: ok,
+                cpu: Some(recent),
+            });
+            if ok {
+                if !cluster_active || self.env.cpus_share_resources(recent, target) {
+                    self.set_path(WakePath::Recent);
+                    return self.ret(F, recent, "recent_used_cpu is idle and cache affine");
+                }
+                if full_cluster {
+                    recent_fallback = Some(recent);
+                }
+            }
+        }
+
+        // 5. asymmetric capacity.
+        if self.asym_active() {
+            if let Some(i) = self.env.domains.cpu(target).sd_asym_cpucapacity {
+                let r = self.select_idle_capacity(i, target);
+                self.set_path(WakePath::Capacity);
+                return self.ret(F, r.unwrap_or(target), "select_idle_capacity()");
+            }
+        }
+
+        // 6. the LLC.
+        if self.env.sd_llc(target).is_none() {
+            self.set_path(WakePath::NoLlc);
+            return self.ret(F, target, "no LLC domain");
+        }
+
+        // 7. idle cores and SMT siblings of prev.
+        let mut has_idle_core = false;
+        let smt = self.env.sched_smt_active();
+        if smt || !self.has(Patch::NoSmtIdleCores) {
+            // Without seed 02 the shared line is read on !SMT machines too (its
+            // value stays false: only __update_idle_core() sets it, on SMT).
+            has_idle_core = self.test_idle_cores(target);
+            self.t.step(|| Step::Check {
+                func: F,
+                condition: format!(
+                    "test_idle_cores(target): sd_llc_shared read{}",
+                    if smt {
+                        ""
+                    } else {
+                        " on a !SMT machine (seed 02 absent)"
+                    }
+                ),
+                outcome: has_idle_core,
+                cpu: None,
+            });
+        }
+        if smt
+            && self.release >= Release::new(5, 13)
+            && !has_idle_core
+            && self.share_cache(prev, target)
+        {
+            if let Some(i) = self.select_idle_smt(prev, target) {
+                self.set_path(WakePath::IdleSmt);
+                return self.ret(F, i, "idle SMT sibling of prev");
+            }
+        }
+
+        // 8. scan the LLC.
+        if let Some(i) = self.select_idle_cpu(has_idle_core, target) {
+            self.set_path(WakePath::IdleScan);
+            return self.ret(F, i, "select_idle_cpu() found an idle CPU");
+        }
+
+        // 9. seed 01 3/3: prev or recent outside the cluster.
+        if let Some(p) = prev_aff {
+            self.set_path(WakePath::PrevOutsideCluster);
+            return self.ret(F, p, "cluster scan found nothing: fall back to prev");
+        }
+        if let Some(r) = recent_fallback {
+            self.set_path(WakePath::RecentOutsideCluster);
+            return self.ret(
+                F,
+                r,
+                "cluster scan found nothing: fall back to recent_used_cpu",
+            );
+        }
+        self.set_path(WakePath::NothingIdle);
+        self.ret(F, target, "nothing idle: stay on target")
+    }
+
+    /// `test_idle_cores(cpu)`: reads the LLC's shared line.
+    fn test_idle_cores(&mut self, cpu: CpuId) -> bool {
+        match self.env.llc_shared_of(cpu) {
+            Some(id) => {
+                self.costs.llc_shared_reads += 1;
+                self.s.llc_shared[id.idx()].has_idle_cores
+            }
+            None => false,
+        }
+    }
+
+    /// `select_idle_capacity(p, sd, target)`.
+    fn select_idle_capacity(&mut self, sd_idx: usize, target: CpuId) -> Option<CpuId> {
+        const F: &str = "select_idle_capacity";
+        let sd = &self.env.domains.cpu(target).domains[sd_idx];
+        let cpus = sd.span.and(&self.p.allowed);
+        let mut best: Option<(CpuId, u64)> = None;
+        for c in cpus.iter_wrap(target.0) {
+            self.costs.cpus_probed += 1;
+            if !self.idle_ish(c) {
+                self.probe(F, c, Some(Reject::Busy));
+                continue;
+            }
+            let fits = self.util_fits_cpu(c);
+            if fits {
+                self.probe(F, c, None);
+                return Some(c);
+            }
+            self.probe(F, c, Some(Reject::DoesNotFit));
+            let cap = self.s.rq(c).capacity;
+            if best.is_none_or(|(_, bc)| cap > bc) {
+                best = Some((c, cap));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    /// `select_idle_smt(p, [sd,] target)`: an idle sibling of prev.
+    fn select_idle_smt(&mut self, target: CpuId, llc_of: CpuId) -> Option<CpuId> {
+        const F: &str = "select_idle_smt";
+        let llc_span = self.env.sd_llc(llc_of).map(|d| &d.span);
+        for &c in self.env.smt_siblings(target) {
+            if c == target || !self.p.allowed.test_cpu(c) {
+                continue;
+            }
+            // v6.9+: skip siblings outside the LLC domain (isolcpus).
+            if self.release >= Release::new(6, 9)
+                && llc_span.as_ref().is_some_and(|s| !s.test_cpu(c))
+            {
+                continue;
+            }
+            let found = if self.has(Patch::CookieFastpath) {
+                self.select_idle_cpu_one(F, c).is_some()
+            } else {
+                self.costs.cpus_probed += 1;
+                let idle = self.idle_ish(c);
+                self.probe(F, c, (!idle).then_some(Reject::Busy));
+                idle
+            };
+            if found {
+                return Some(c);
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,198 @@
+//! The wake-up path itself. Each function names its kernel twin; differences between
+//! releases and the seed patches are gated where the kernel's code differs.
+//!
+//! One decision is one `Ctx`: the inputs, the costs and writes it gathers, and the
+//! tracer. Its methods live beside their kernel twins, one file per function family:
+//!
+//! ```text
+//!  ttwu.rs           kernel/sched/core.c   try_to_wake_up()'s placement part: select_task_rq(),
+//!                                          is_cpu_allowed(), select_fallback_rq(),
+//!                                          ttwu_queue_cond(), ttwu_queue_wakelist()
+//!  fair.rs           kernel/sched/fair.c   select_task_rq_fair(): record_wakee(), wake_wide(),
+//!                                          wake_affine(), wake_affine_idle(), wake_affine_weight(),
+//!                                          find_idlest_cpu()
+//!  idle_sibling.rs   kernel/sched/fair.c   select_idle_sibling(): test_idle_cores(),
+//!                                          select_idle_smt(), select_idle_capacity()
+//!  idle_cpu.rs       kernel/sched/fair.c   select_idle_cpu(), __select_idle_cpu(), select_idle_core(),
+//!                                          SIS_PROP's budget, SIS_UTIL's update_idle_cpu_scan()
+//!  mod.rs            sched.h, fair.c       the per-CPU predicates they share (available_idle_cpu(),
+//!                                          sched_idle_cpu(), the cookie matches, util_fits_cpu())
+//! ```
+
+use crate::cpumask::CpuId;
+use crate::patch::Patch;
+use crate::release::Release;
+
+use super::trace::{Reject, Step, Tracer};
+use super::{Costs, Decision, Effects, QueuePath, SchedState, TaskState, WakeEnv, WakePath, Waker};
+
+mod fair;
+mod idle_cpu;
+mod idle_sibling;
+mod ttwu;
+
+pub use idle_cpu::update_idle_cpu_scan;
+pub use ttwu::{ttwu_queue_cond, wake_up};
+
+/// Everything one wake-up decision carries along.
+struct Ctx<'a, T: Tracer> {
+    env: &'a WakeEnv,
+    s: &'a SchedState,
+    p: &'a TaskState,
+    this: CpuId,
+    /// `task_h_load(current)`.
+    waker_load: u64,
+    /// `is_per_cpu_kthread(current) && in_task()`.
+    waker_kthread: bool,
+    release: Release,
+    costs: Costs,
+    effects: Effects,
+    /// Which return of the selection chose the CPU (set at each return that decides).
+    path: WakePath,
+    t: &'a mut T,
+}
+
+impl<'a, T: Tracer> Ctx<'a, T> {
+    fn new(
+        env: &'a WakeEnv,
+        s: &'a SchedState,
+        p: &'a TaskState,
+        waker: &Waker,
+        t: &'a mut T,
+    ) -> Self {
+        Ctx {
+            env,
+            s,
+            p,
+            this: waker.cpu,
+            waker_load: waker.task.as_ref().map_or(0, |t| t.load),
+            waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
+            release: env.patches.release,
+            costs: Costs::default(),
+            effects: Effects::default(),
+            path: WakePath::NothingIdle,
+            t,
+        }
+    }
+
+    fn finish(self, cpu: CpuId, queue: QueuePath) -> Decision {
+        Decision {
+            cpu,
+            queue,
+            path: T::PATH.then_some(self.path),
+            costs: self.costs,
+            effects: self.effects,
+        }
+    }
+
+    /// Notes which return chose the CPU, when the tracer wants it (`Tracer::PATH`):
+    /// the simulator's untraced hot path does not pay for it.
+    #[inline(always)]
+    fn set_path(&mut self, p: WakePath) {
+        if T::PATH {
+            self.path = p;
+        }
+    }
+
+    fn has(&self, patch: Patch) -> bool {
+        self.env.patches.has(patch)
+    }
+
+    /// Counts a read of another CPU's runqueue line.
+    #[inline]
+    fn touch(&mut self, cpu: CpuId) {
+        if cpu != self.this {
+            self.costs.remote_rq_reads += 1;
+        }
+    }
+
+    /// `available_idle_cpu()`.
+    #[inline]
+    fn available_idle_cpu(&self, cpu: CpuId) -> bool {
+        self.s.rq(cpu).available_idle_cpu()
+    }
+
+    /// `sched_idle_cpu()`: only SCHED_IDLE tasks queued.
+    #[inline]
+    fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        self.s.rq(cpu).sched_idle_cpu()
+    }
+
+    #[inline]
+    fn idle_ish(&mut self, cpu: CpuId) -> bool {
+        self.touch(cpu);
+        self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
+    }
+
+    /// `sched_cpu_cookie_match()`: the core runs p's cookie (or core scheduling is off).
+    fn sched_cpu_cookie_match(&self, cpu: CpuId) -> bool {
+        !self.s.core_sched_enabled || self.s.rq(cpu).core_cookie == self.p.cookie
+    }
+
+    /// `sched_core_cookie_match()`: as above, or the whole core is idle.
+    fn sched_core_cookie_match(&self, cpu: CpuId) -> bool {
+        if !self.s.core_sched_enabled {
+            return true;
+        }
+        let idle_core = self
+            .env
+            .smt_siblings(cpu)
+            .iter()
+            .all(|&c| self.available_idle_cpu(c));
+        idle_core || self.s.rq(cpu).core_cookie == self.p.cookie
+    }
+
+    /// `sched_asym_cpucap_active()`.
+    fn asym_active(&self) -> bool {
+        self.env.domains.sched_asym_cpucapacity
+    }
+
+    /// `util_fits_cpu()` without uclamp (kernel/sched/fair.c v6.8, lines 4962-4977):
+    /// `fits_capacity(util, capacity)`, the macro of line 108, `(cap) * 1280 < (max) *
+    /// 1024` on two `unsigned long`s: both products wrap modulo 2^64.
+    fn util_fits_cpu(&self, cpu: CpuId) -> bool {
+        self.p.util.wrapping_mul(1280) < self.s.rq(cpu).capacity.wrapping_mul(1024)
+    }
+
+    /// `asym_fits_cpu()`.
+    fn asym_fits_cpu(&self, cpu: CpuId) -> bool {
+        !self.asym_active() || self.util_fits_cpu(cpu)
+    }
+
+    fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
+        self.env.cpus_share_cache(a, b)
+    }
+
+    /// Records one probed CPU and its verdict in the trace.
+    #[inline]
+    fn probe(&mut self, func: &'static str, cpu: CpuId, reject: Option<Reject>) {
+        self.t.step(|| Step::Probe { func, cpu, reject });
+    }
+
+    fn ret(&mut self, func: &'static str, cpu: CpuId, why: &str) -> CpuId {
+        self.t.step(|| Step::Return {
+            func,
+            cpu: Some(cpu),
+            why: why.to_string(),
+        });
+        cpu
+    }
+
+    fn ret_some(&mut self, func: &'static str, cpu: CpuId, why: &str) -> Option<CpuId> {
+        self.t.step(|| Step::Return {
+            func,
+            cpu: Some(cpu),
+            why: why.to_string(),
+        });
+        Some(cpu)
+    }
+
+    fn ret_none(&mut self, func: &'static str, why: &str) -> Option<CpuId> {
+        self.t.step(|| Step::Return {
+            func,
+            cpu: None,
+            why: why.to_string(),
+        });
+        None
+    }
+}
