@@ -1,0 +1,202 @@
+//! `schedlab sweep`: baseline against patched over a list of scales, each point over
+//! its seeds, as a table, CSV or JSON.
+
+use clap::{Args, ValueEnum};
+
+use schedlab_core::experiment::{export, SweepSpec};
+
+use super::{patchset, run_all, seeds_flag, spec, Common};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SweepFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Comma-separated scale values (for hackbench: groups).
+    #[arg(long, short, default_value = "1,4,8,16,32,64,128")]
+    threads: String,
+    #[arg(long)]
+    baseline: String,
+    #[arg(long)]
+    patched: String,
+    /// Seeds per point and side (--seed, --seed + 1, …): the change is the mean of the
+    /// per-seed changes with its 95% interval. 1 gives the single-seed sweep.
+    #[arg(long, default_value_t = 5, value_parser = seeds_flag)]
+    seeds: u32,
+    #[arg(long, short, value_enum, default_value = "table")]
+    format: SweepFormat,
+}
+
+pub fn sweep(a: SweepArgs) -> Result<String, String> {
+    let baseline = patchset("baseline", &a.baseline)?;
+    let patched = patchset("patched", &a.patched)?;
+    let threads: Vec<u32> = a
+        .threads
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--threads: {s:?} is not a whole number up to {}", u32::MAX))
+        })
+        .collect::<Result<_, _>>()?;
+    if threads.is_empty() {
+        return Err("--threads: give at least one value".into());
+    }
+    let base = spec(&a.common, Some(threads[0]), baseline)?;
+    let sw = SweepSpec {
+        base,
+        threads: threads.clone(),
+        baseline,
+        patched,
+        seeds: a.seeds,
+    };
+    let t0 = crate::wall_clock();
+    let reports = run_all(&sw.points())?;
+    let wall = t0.elapsed();
+    let rows = sw.rows(&reports).map_err(|e| e.to_string())?;
+    let unit = &reports[0].unit;
+    let events: u64 = reports.iter().map(|r| r.events).sum();
+    Ok(match a.format {
+        SweepFormat::Csv => export::sweep_csv(&rows),
+        SweepFormat::Json => export::sweep_json(
+            &reports,
+            &rows,
+            baseline,
+            patched,
+            a.seeds,
+            wall.as_secs_f64(),
+        )
+        .map_err(|e| e.to_string())?,
+        SweepFormat::Table => {
+            let mut o = format!(
+                "{} on {} (CPUs {}), {}\n{:>8}  {:>16}  {:>16}  {:>9}\n",
+                a.common.workload_name(),
+                reports[0].machine,
+                reports[0].cpus,
+                unit,
+                "threads",
+                baseline.to_string(),
+                patched.to_string(),
+                "change"
+            );
+            for r in &rows {
+                o += &format!(
+                    "{:>8}  {:>16.4}  {:>16.4}  {:>+8.2}%{}\n",
+                    r.threads,
+                    r.baseline,
+                    r.patched,
+                    r.change_pct,
+                    interval_note(r.change_lo.zip(r.change_hi))
+                );
+            }
+            if a.seeds > 1 {
+                o += &format!(
+                    "(means over seeds {}-{}; change: mean of the per-seed changes, 95% interval)\n",
+                    sw.base.seed,
+                    sw.base.seed.wrapping_add(u64::from(a.seeds) - 1)
+                );
+            }
+            o += &format!(
+                "({} runs, {} simulated events, {:.2} s wall, {:.1} M events/s)\n",
+                reports.len(),
+                events,
+                wall.as_secs_f64(),
+                events as f64 / wall.as_secs_f64().max(1e-9) / 1e6
+            );
+            o
+        }
+    })
+}
+
+/// `  [lo, hi]`, or `  [lo, hi] no significant change` when it includes 0; nothing
+/// without an interval.
+fn interval_note(iv: Option<(f64, f64)>) -> String {
+    match iv {
+        None => String::new(),
+        Some((lo, hi)) if lo <= 0.0 && hi >= 0.0 => {
+            format!("  [{lo:+.2}, {hi:+.2}] no significant change")
+        }
+        Some((lo, hi)) => format!("  [{lo:+.2}, {hi:+.2}]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use schedlab_core::experiment::MAX_SEEDS;
+
+    #[derive(Parser)]
+    struct SweepFlags {
+        #[command(flatten)]
+        a: SweepArgs,
+    }
+
+    /// Seeds run on rayon's threads in whatever order they finish; the rows are the
+    /// same on one thread or several, run twice.
+    #[test]
+    fn seeds_combine_in_order_whatever_the_thread_timing() {
+        let csv = |threads: usize| {
+            let f = SweepFlags::try_parse_from([
+                "sweep",
+                "--machine",
+                "kunpeng920-6426",
+                "--cpus",
+                "node0",
+                "--workload",
+                "netperf-tcp-rr",
+                "--threads",
+                "1,4",
+                "--baseline",
+                "6.6",
+                "--patched",
+                "6.6+cluster",
+                "--duration-ms",
+                "4",
+                "--seeds",
+                "4",
+                "--format",
+                "csv",
+            ])
+            .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| sweep(f.a)).unwrap()
+        };
+        let one = csv(1);
+        assert_eq!(one.lines().count(), 3, "{one}");
+        assert!(
+            one.lines()
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .all(|f| !f.is_empty()),
+            "{one}"
+        );
+        assert_eq!(csv(3), one);
+        assert_eq!(csv(3), one);
+    }
+
+    #[test]
+    fn seeds_are_counted_from_one_to_the_bound() {
+        assert_eq!(seeds_flag("5"), Ok(5));
+        assert!(seeds_flag("0").is_err());
+        assert!(seeds_flag(&(MAX_SEEDS + 1).to_string()).is_err());
+        assert!(seeds_flag("x").is_err());
+        assert_eq!(interval_note(None), "");
+        assert_eq!(
+            interval_note(Some((-0.5, 1.0))),
+            "  [-0.50, +1.00] no significant change"
+        );
+        assert_eq!(interval_note(Some((0.5, 1.0))), "  [+0.50, +1.00]");
+    }
+}

@@ -1,0 +1,108 @@
+//! The checks of a reproduced row against its published one (the module doc of
+//! `reproduce` says which and why) and their counts over tables.
+
+use crate::stats::Estimate;
+
+use super::{ReproRow, ReproTable};
+
+/// Below this size a model change is noise, not a direction.
+const MODEL_NOISE_PCT: f64 = 1.0;
+
+/// The sign is checked where the published change is at least this big (%).
+const SIGN_FROM_PCT: f64 = 3.0;
+
+/// The size check's tolerance: percentage points between the two changes.
+const SIZE_PP: f64 = 4.0;
+
+/// The sign check: applies where the published change is at least 3% in size. With
+/// an interval, it must exclude 0 on the published side (one that includes 0 is no
+/// significant change: a miss); without one (one seed), the mean must move the same
+/// way by at least [`MODEL_NOISE_PCT`].
+pub(super) fn sign_check(published: Option<f64>, model: &Estimate) -> Option<bool> {
+    published
+        .filter(|c| c.abs() >= SIGN_FROM_PCT)
+        .map(|c| match model.interval() {
+            Some((lo, _)) if c > 0.0 => lo > 0.0,
+            Some((_, hi)) => hi < 0.0,
+            None => c.signum() == model.mean.signum() && model.mean.abs() >= MODEL_NOISE_PCT,
+        })
+}
+
+/// The sign check of a row derived from means (no interval, whatever the seeds): the
+/// model's change must be non-zero and point the published way.
+pub(super) fn sign_check_of_means(published: Option<f64>, model: f64) -> Option<bool> {
+    published
+        .filter(|c| c.abs() >= SIGN_FROM_PCT)
+        .map(|c| c.signum() == model.signum() && model != 0.0)
+}
+
+/// The size check: the model's change within [`SIZE_PP`] points of the published one.
+pub(super) fn size_check(published: Option<f64>, model: f64) -> Option<bool> {
+    published.map(|c| (c - model).abs() <= SIZE_PP)
+}
+
+/// The magnitude check (the Kunpeng throughput tables): the model's baseline within
+/// 10x of the published one, either way.
+pub(super) fn magnitude_check(published: Option<f64>, model: f64) -> Option<bool> {
+    published.map(|pb| {
+        let r = model / pb;
+        r.is_finite() && (0.1..=10.0).contains(&r)
+    })
+}
+
+impl ReproRow {
+    /// Every applicable check passes.
+    pub fn matches(&self) -> bool {
+        self.sign_ok != Some(false)
+            && self.size_ok != Some(false)
+            && self.magnitude_ok != Some(false)
+    }
+}
+
+/// Counts over several tables: (sign checks passed, sign checks), (size, of), (magnitude, of).
+pub fn summary(tables: &[ReproTable]) -> [(usize, usize); 3] {
+    let mut s = [(0, 0); 3];
+    for r in tables.iter().flat_map(|t| &t.rows) {
+        for (i, c) in [r.sign_ok, r.size_ok, r.magnitude_ok].iter().enumerate() {
+            if let Some(ok) = c {
+                s[i].1 += 1;
+                if *ok {
+                    s[i].0 += 1;
+                }
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn est(samples: &[f64]) -> Estimate {
+        Estimate::of(samples).expect("samples")
+    }
+
+    #[test]
+    fn the_sign_check_asks_the_interval_to_exclude_zero_on_the_published_side() {
+        let up = est(&[5.0, 6.0, 7.0]); // [3.5, 8.5]
+        let down = est(&[-5.0, -6.0, -7.0]);
+        let straddles = est(&[-1.0, 4.0, 6.0]); // mean +3, interval includes 0
+        assert!(straddles.lo.unwrap() < 0.0 && straddles.hi.unwrap() > 0.0);
+        assert_eq!(sign_check(Some(10.0), &up), Some(true));
+        assert_eq!(sign_check(Some(-10.0), &up), Some(false));
+        assert_eq!(sign_check(Some(-3.0), &down), Some(true));
+        assert_eq!(sign_check(Some(10.0), &down), Some(false));
+        // The mean points the right way, but the interval includes 0: a miss.
+        assert_eq!(sign_check(Some(10.0), &straddles), Some(false));
+        // Under 3% published: not checked, interval or not.
+        assert_eq!(sign_check(Some(2.9), &down), None);
+        assert_eq!(sign_check(None, &up), None);
+        // One seed: today's rule, the mean must move 1% the same way.
+        assert_eq!(sign_check(Some(5.0), &est(&[1.5])), Some(true));
+        assert_eq!(sign_check(Some(5.0), &est(&[0.5])), Some(false));
+        assert_eq!(sign_check(Some(5.0), &est(&[-1.5])), Some(false));
+    }
+}

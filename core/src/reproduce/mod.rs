@@ -1,0 +1,178 @@
+//! Reproductions of the seeds' published tables: the model next to what was measured.
+//!
+//! ```text
+//!  data/published.json ──▶ Experiment (table + how to run each row on the model)
+//!        │                         │ points(scale) ──▶ experiment::run() each
+//!        ▼                         ▼
+//!  published rows  ──────────▶  ReproTable { rows: model vs published, checks }
+//! ```
+//!
+//! Each row runs several seeds per side ([`Scale::seeds`]: 3 for CI, 5 for the full
+//! tables, seed 04 its own 32), paired by seed (`experiment::ab_stats`): the model's
+//! change is the mean of the per-seed changes with a Student-t 95% interval, shown as
+//! `model % [lo, hi]`.
+//!
+//! Checks, per row: the sign of the change is right wherever the published change is
+//! at least 3% in size: the model's interval must exclude 0 on the published side (an
+//! interval that includes 0 is a miss, "n.s.", not significant; a row without an
+//! interval, one seed, needs the mean to move at least 1% the same way); the size
+//! (the mean) is within ±4 percentage points; and for the Kunpeng throughput tables the
+//! absolute number is within an order of magnitude. Parameters come from `cost` (per
+//! machine, from reference/latency), never from these tables.
+//!
+//! Run lengths: seeds replace length. A full row runs 5 seeds of 200 ms (tbench,
+//! netperf) or of 400 hackbench loops where it ran one seed of 1000 ms or 2000 loops:
+//! the same simulated time (warm-ups included: 5 × 240 ms = 1 × 1200 ms), spread over
+//! the cores with the rest; the interval, not the length of one run, says how settled
+//! a row is (tbench's and netperf's are a few hundredths of a point wide at 200 ms).
+//!
+//! The files: `points.rs` turns each published table into the runs of its rows (the
+//! table model), `run.rs` plans, runs and assembles them, `checks.rs` holds the
+//! checks, `render.rs` the text table, `examples.rs` the page's one-click examples.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::experiment;
+use crate::sim::SimError;
+
+mod checks;
+mod examples;
+mod points;
+mod render;
+mod run;
+
+pub use checks::summary;
+pub use examples::{page_examples, Example};
+pub use run::{assemble, plan, reproduce};
+
+/// The published tables, verbatim from the seeds (see each table's `source`).
+pub(crate) const PUBLISHED_JSON: &str = include_str!("../../data/published.json");
+
+/// How big the runs are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// What docs/fidelity.md reports: every row, runs long enough to be stable.
+    Full,
+    /// What the test suite runs: fewer rows and shorter runs, same checks.
+    Ci,
+}
+
+impl Scale {
+    /// Seeds per side and row (seed 04 runs its own `SEED04_RUNS`): enough for an
+    /// interval at CI size (t(2) = 4.30 makes it wide), 5 for the full tables (t(4) =
+    /// 2.78).
+    pub fn seeds(self) -> u32 {
+        match self {
+            Scale::Full => 5,
+            Scale::Ci => 3,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ReproError {
+    #[error("published data is malformed: {0}")]
+    Data(String),
+    #[error("unknown experiment {name:?}; known: {known}")]
+    Unknown { name: String, known: String },
+    #[error("{name}: {err}")]
+    Sim { name: String, err: SimError },
+    #[error("{0}")]
+    Setup(String),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct Published {
+    tables: Vec<PublishedTable>,
+}
+
+/// One table as published.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct PublishedTable {
+    pub name: String,
+    pub title: String,
+    pub source: String,
+    pub machine: String,
+    pub cpus: String,
+    pub workload: String,
+    #[serde(default)]
+    pub baseline: Option<String>,
+    #[serde(default)]
+    pub patched: Option<String>,
+    pub unit: String,
+    pub better: String,
+    pub rows: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl PublishedTable {
+    /// A Kunpeng throughput table: its numbers are in the model's units and size, so
+    /// the magnitude check applies and the page shows them beside the model's.
+    pub fn kunpeng_throughput(&self) -> bool {
+        self.machine.starts_with("kunpeng") && self.better == "higher"
+    }
+}
+
+/// Loads the published tables.
+pub fn published() -> Result<Vec<PublishedTable>, ReproError> {
+    serde_json::from_str::<Published>(PUBLISHED_JSON)
+        .map(|p| p.tables)
+        .map_err(|e| ReproError::Data(e.to_string()))
+}
+
+/// One row of a reproduction.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReproRow {
+    /// `threads=16`, `g=8`, `cookie+patch` ...
+    pub key: String,
+    pub published_baseline: Option<f64>,
+    pub published_patched: Option<f64>,
+    /// Positive = the patch helps.
+    pub published_change_pct: Option<f64>,
+    /// Means over the seeds.
+    pub model_baseline: f64,
+    pub model_patched: f64,
+    /// The mean of the per-seed changes.
+    pub model_change_pct: f64,
+    /// The change's 95% interval (`None` with one seed, and for derived rows).
+    pub model_change_lo: Option<f64>,
+    pub model_change_hi: Option<f64>,
+    /// Seeds per side.
+    pub seeds: u32,
+    /// Each seed's numbers and digests, in seed order.
+    pub per_seed: Vec<experiment::SeedPair>,
+    /// `None` where the published change is under 3% (or not published).
+    pub sign_ok: Option<bool>,
+    /// Within ±4 percentage points of the published change.
+    pub size_ok: Option<bool>,
+    /// Kunpeng throughput tables: model and published within 10× of each other.
+    pub magnitude_ok: Option<bool>,
+    pub events: u64,
+}
+
+/// A reproduced table.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReproTable {
+    pub name: String,
+    pub title: String,
+    pub source: String,
+    pub unit: String,
+    pub baseline: String,
+    pub patched: String,
+    pub scale: Scale,
+    pub rows: Vec<ReproRow>,
+    pub note: Option<String>,
+}
+
+/// The experiment names, in report order.
+pub const EXPERIMENTS: [&str; 6] = [
+    "seed01-tbench",
+    "seed01-netperf-tcp-rr",
+    "seed01-hackbench-3of3",
+    "seed02-hackbench",
+    "seed03-hackbench",
+    "seed04-cookie",
+];

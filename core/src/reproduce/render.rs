@@ -1,0 +1,160 @@
+//! A reproduced table as text: model and published side by side.
+
+use super::{ReproRow, ReproTable, Scale};
+
+/// Four significant digits, so seconds-long and millisecond-long runs both read.
+fn sig4(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let digits = x.abs().log10().floor() as i32;
+    let prec = (3 - digits).clamp(0, 9) as usize;
+    format!("{x:.prec$}")
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), sig4)
+}
+
+fn mark(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "ok",
+        Some(false) => "MISS",
+        None => "-",
+    }
+}
+
+impl ReproRow {
+    /// The model's change interval, when it has one.
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        self.model_change_lo.zip(self.model_change_hi)
+    }
+
+    /// The sign check failed because the interval includes 0: no significant change.
+    pub fn not_significant(&self) -> bool {
+        self.sign_ok == Some(false)
+            && self
+                .interval()
+                .is_some_and(|(lo, hi)| lo <= 0.0 && hi >= 0.0)
+    }
+
+    /// `+12.80 [+12.1, +13.5]`, or the mean alone without an interval.
+    fn model_change_text(&self) -> String {
+        let m = format!("{:+.2}", self.model_change_pct);
+        match self.interval() {
+            Some((lo, hi)) => format!("{m} [{lo:+.1}, {hi:+.1}]"),
+            None => m,
+        }
+    }
+}
+
+impl ReproTable {
+    /// Model and published side by side, one line per row.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "{} [{}]\n  {}\n  source: {}\n  baseline {} vs patched {}; unit {}; change > 0 = patch better\n",
+            self.name,
+            match self.scale {
+                Scale::Full => "full",
+                Scale::Ci => "ci",
+            },
+            self.title,
+            self.source,
+            self.baseline,
+            self.patched,
+            self.unit
+        );
+        out.push_str(&format!(
+            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} | sign size mag\n",
+            "row",
+            "pub base",
+            "pub patch",
+            "pub %",
+            "model base",
+            "model patch",
+            "model % [95% interval]"
+        ));
+        for r in &self.rows {
+            out.push_str(&format!(
+                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} | {:<4} {:<4} {:<4}\n",
+                r.key,
+                fmt_opt(r.published_baseline),
+                fmt_opt(r.published_patched),
+                r.published_change_pct
+                    .map_or("-".into(), |c| format!("{c:+.2}")),
+                sig4(r.model_baseline),
+                sig4(r.model_patched),
+                r.model_change_text(),
+                if r.not_significant() {
+                    "n.s."
+                } else {
+                    mark(r.sign_ok)
+                },
+                mark(r.size_ok),
+                mark(r.magnitude_ok)
+            ));
+        }
+        if let Some(n) = &self.note {
+            out.push_str(&format!("  note: {n}\n"));
+        }
+        if let Some(r) = self.rows.first() {
+            out.push_str(&format!(
+                "  model: means over {} seeds per side (from seed {}), change = mean of the per-seed changes; n.s. = the interval includes 0\n",
+                r.seeds,
+                r.per_seed.first().map_or(1, |s| s.seed)
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::checks::sign_check;
+    use crate::stats::Estimate;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn est(samples: &[f64]) -> Estimate {
+        Estimate::of(samples).expect("samples")
+    }
+
+    #[test]
+    fn a_miss_whose_interval_includes_zero_reads_n_s() {
+        let row = |c: &[f64], published: f64| {
+            let e = est(c);
+            ReproRow {
+                key: "k".into(),
+                published_baseline: None,
+                published_patched: None,
+                published_change_pct: Some(published),
+                model_baseline: 1.0,
+                model_patched: 1.0,
+                model_change_pct: e.mean,
+                model_change_lo: e.lo,
+                model_change_hi: e.hi,
+                seeds: e.n,
+                per_seed: Vec::new(),
+                sign_ok: sign_check(Some(published), &e),
+                size_ok: None,
+                magnitude_ok: None,
+                events: 0,
+            }
+        };
+        let ns = row(&[-1.0, 4.0, 6.0], 8.0);
+        assert!(ns.not_significant() && !ns.matches());
+        assert!(
+            ns.model_change_text().starts_with("+3.00 ["),
+            "{}",
+            ns.model_change_text()
+        );
+        let wrong = row(&[-5.0, -6.0, -7.0], 8.0);
+        assert!(!wrong.not_significant() && !wrong.matches());
+        let right = row(&[5.0, 6.0, 7.0], 8.0);
+        assert!(!right.not_significant() && right.matches());
+    }
+}
