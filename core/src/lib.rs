@@ -4,7 +4,7 @@
 //! Pure Rust: no clocks, no OS randomness, no threads; builds for the host and wasm32.
 //!
 //! ```text
-//!  rng → cpumask → topology, release → patch → sched_domain → wakeup → cost
+//!  rng, byte_enum → cpumask → topology, release → patch → sched_domain → wakeup → cost
 //!      → metrics, workload → sim → experiment → scenario → reproduce
 //! ```
 //!
@@ -12,6 +12,7 @@
 //! callers need are re-exported here; docs/architecture.md maps every kernel function
 //! to the file that mirrors it.
 
+mod byte_enum;
 pub mod cost;
 pub mod cpumask;
 pub mod experiment;

@@ -213,25 +213,7 @@ fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
             asym_prio: 0,
         })
         .collect();
-    let spec = MachineSpec {
-        name: "straddle".into(),
-        description: String::new(),
-        arch: Arch::Arm64,
-        hybrid: false,
-        config: None,
-        packages: None,
-        nodes_per_package: 1,
-        llcs_per_node: 1,
-        cores_per_llc: None,
-        cores_per_cluster: 1,
-        threads_per_core: 1,
-        numbering: Numbering::Linear,
-        numa_distance: None,
-        node_reclaim_distance: None,
-        cpus: Some(cpus),
-        capacities: None,
-        no_shared_cache: false,
-    };
+    let spec = MachineSpec::explicit("straddle", "", Arch::Arm64, cpus);
     let m = spec.build().unwrap();
     let e = build_sched_domains(&m, &BuildConfig::new(Release::DEFAULT)).unwrap_err();
     assert!(e.to_string().contains("level MC"), "{e}");

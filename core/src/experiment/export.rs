@@ -112,6 +112,21 @@ pub struct Published<'a> {
     pub values: &'a [(u32, f64, f64)],
 }
 
+/// The published numbers of scale `threads`: its change %, and its baseline and
+/// patched numbers where they are in the model's units.
+fn published_at(
+    change: &[(u32, f64)],
+    values: &[(u32, f64, f64)],
+    threads: u32,
+) -> (Option<f64>, Option<(f64, f64)>) {
+    let c = change.iter().find(|(t, _)| *t == threads).map(|c| c.1);
+    let v = values
+        .iter()
+        .find(|(t, _, _)| *t == threads)
+        .map(|v| (v.1, v.2));
+    (c, v)
+}
+
 /// [`sweep_csv`] with the published numbers beside each row (the page's seed
 /// examples, core's `reproduce::Example`): `published_change_pct`, and
 /// `published_baseline` / `published_patched` where they are in the model's units;
@@ -130,13 +145,12 @@ pub fn sweep_csv_published(
         head.push_str(",published_change_pct,published_baseline,published_patched");
     }
     for (line, r) in lines.iter_mut().skip(1).zip(rows) {
-        let c = change.iter().find(|(t, _)| *t == r.threads);
-        let v = values.iter().find(|(t, _, _)| *t == r.threads);
+        let (c, v) = published_at(change, values, r.threads);
         line.push_str(&format!(
             ",{},{},{}",
-            c.map(|c| format!("{:.2}", c.1)).unwrap_or_default(),
-            v.map(|v| format!("{:.4}", v.1)).unwrap_or_default(),
-            v.map(|v| format!("{:.4}", v.2)).unwrap_or_default()
+            c.map(|c| format!("{c:.2}")).unwrap_or_default(),
+            v.map(|v| format!("{:.4}", v.0)).unwrap_or_default(),
+            v.map(|v| format!("{:.4}", v.1)).unwrap_or_default()
         ));
     }
     lines.into_iter().map(|l| l + "\n").collect()
@@ -173,11 +187,10 @@ pub fn sweep_json_published(
     v["source"] = json!(published.source);
     if let Some(out) = v["rows"].as_array_mut() {
         for (row, r) in out.iter_mut().zip(rows) {
-            let c = published.change.iter().find(|(t, _)| *t == r.threads);
-            let x = published.values.iter().find(|(t, _, _)| *t == r.threads);
-            row["published_change_pct"] = json!(c.map(|c| c.1));
-            row["published_baseline"] = json!(x.map(|x| x.1));
-            row["published_patched"] = json!(x.map(|x| x.2));
+            let (c, x) = published_at(published.change, published.values, r.threads);
+            row["published_change_pct"] = json!(c);
+            row["published_baseline"] = json!(x.map(|x| x.0));
+            row["published_patched"] = json!(x.map(|x| x.1));
         }
     }
     Ok(serde_json::to_string_pretty(&v)? + "\n")
@@ -232,14 +245,79 @@ pub fn run_json(reports: &[RunReport], wall_s: f64) -> Result<String, ExportErro
     Ok(serde_json::to_string_pretty(&v)? + "\n")
 }
 
-/// The fixed columns of [`run_csv`], before the placement classes.
-const RUN_COLUMNS: &str = "machine,cpus,patches,workload,threads,seed,value,unit,\
-higher_is_better,sim_ns,events,digest,cost_family,window_ns,units,wakeups,wake_local,\
-wake_ipi,wake_polling,wake_remote_lock,cpus_probed_mean_x100,cpus_probed_p99,\
-cpus_probed_max,wake_latency_p50_ns,wake_latency_p90_ns,wake_latency_p99_ns,\
-wake_latency_p999_ns,wake_latency_max_ns,task_wake_latency_p99_ns,lock_wait_mean_ns,\
-lock_wait_p99_ns,llc_line_reads,llc_line_misses,migrations_wakeup,migrations_balance,\
-core_steals,active_balances,context_switches,preemptions,force_idle_ns";
+/// A column of [`run_csv`]: its header and how a report writes its field.
+type Column = (&'static str, fn(&RunReport) -> String);
+
+/// The fixed columns of [`run_csv`], before the placement classes: each name beside
+/// how a report writes it, so a column cannot lose its header.
+const RUN_COLUMNS: &[Column] = &[
+    ("machine", |r| csv_field(&r.machine)),
+    ("cpus", |r| csv_field(&r.cpus)),
+    ("patches", |r| csv_field(&r.patches)),
+    ("workload", |r| r.workload.name().to_string()),
+    ("threads", |r| r.workload.threads().to_string()),
+    ("seed", |r| r.seed.to_string()),
+    ("value", |r| r.value.to_string()),
+    ("unit", |r| csv_field(&r.unit)),
+    ("higher_is_better", |r| r.higher_is_better.to_string()),
+    ("sim_ns", |r| r.sim_ns.to_string()),
+    ("events", |r| r.events.to_string()),
+    ("digest", |r| r.digest.clone()),
+    ("cost_family", |r| csv_field(&r.cost_family)),
+    ("window_ns", |r| r.metrics.window_ns.to_string()),
+    ("units", |r| r.metrics.units.to_string()),
+    ("wakeups", |r| r.metrics.wakeups.to_string()),
+    ("wake_local", |r| r.metrics.wake_local.to_string()),
+    ("wake_ipi", |r| r.metrics.wake_ipi.to_string()),
+    ("wake_polling", |r| r.metrics.wake_polling.to_string()),
+    ("wake_remote_lock", |r| {
+        r.metrics.wake_remote_lock.to_string()
+    }),
+    ("cpus_probed_mean_x100", |r| {
+        r.metrics.cpus_probed_mean_x100.to_string()
+    }),
+    ("cpus_probed_p99", |r| r.metrics.cpus_probed.p99.to_string()),
+    ("cpus_probed_max", |r| r.metrics.cpus_probed.max.to_string()),
+    ("wake_latency_p50_ns", |r| {
+        r.metrics.wake_latency_ns.p50.to_string()
+    }),
+    ("wake_latency_p90_ns", |r| {
+        r.metrics.wake_latency_ns.p90.to_string()
+    }),
+    ("wake_latency_p99_ns", |r| {
+        r.metrics.wake_latency_ns.p99.to_string()
+    }),
+    ("wake_latency_p999_ns", |r| {
+        r.metrics.wake_latency_ns.p999.to_string()
+    }),
+    ("wake_latency_max_ns", |r| {
+        r.metrics.wake_latency_ns.max.to_string()
+    }),
+    ("task_wake_latency_p99_ns", |r| {
+        r.metrics.task_wake_latency_ns.p99.to_string()
+    }),
+    ("lock_wait_mean_ns", |r| {
+        r.metrics.lock_wait_ns.mean.to_string()
+    }),
+    ("lock_wait_p99_ns", |r| {
+        r.metrics.lock_wait_ns.p99.to_string()
+    }),
+    ("llc_line_reads", |r| r.metrics.llc_line_reads.to_string()),
+    ("llc_line_misses", |r| r.metrics.llc_line_misses.to_string()),
+    ("migrations_wakeup", |r| {
+        r.metrics.migrations_wakeup.to_string()
+    }),
+    ("migrations_balance", |r| {
+        r.metrics.migrations_balance.to_string()
+    }),
+    ("core_steals", |r| r.metrics.core_steals.to_string()),
+    ("active_balances", |r| r.metrics.active_balances.to_string()),
+    ("context_switches", |r| {
+        r.metrics.context_switches.to_string()
+    }),
+    ("preemptions", |r| r.metrics.preemptions.to_string()),
+    ("force_idle_ns", |r| r.metrics.force_idle_ns.to_string()),
+];
 
 /// `schedlab run --format csv`: one row per report (per seed, in the order given)
 /// with every scalar metric, then a `wakeups_to_CLASS` column per placement class
@@ -254,7 +332,11 @@ pub fn run_csv(reports: &[RunReport]) -> String {
             }
         }
     }
-    let mut o = String::from(RUN_COLUMNS);
+    let mut o = RUN_COLUMNS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(",");
     for c in &classes {
         o += ",";
         o += &csv_field(&format!("wakeups_to_{c}"));
@@ -262,48 +344,7 @@ pub fn run_csv(reports: &[RunReport]) -> String {
     o += "\n";
     for r in reports {
         let m = &r.metrics;
-        let fields = [
-            csv_field(&r.machine),
-            csv_field(&r.cpus),
-            csv_field(&r.patches),
-            r.workload.name().to_string(),
-            r.workload.threads().to_string(),
-            r.seed.to_string(),
-            r.value.to_string(),
-            csv_field(&r.unit),
-            r.higher_is_better.to_string(),
-            r.sim_ns.to_string(),
-            r.events.to_string(),
-            r.digest.clone(),
-            csv_field(&r.cost_family),
-            m.window_ns.to_string(),
-            m.units.to_string(),
-            m.wakeups.to_string(),
-            m.wake_local.to_string(),
-            m.wake_ipi.to_string(),
-            m.wake_polling.to_string(),
-            m.wake_remote_lock.to_string(),
-            m.cpus_probed_mean_x100.to_string(),
-            m.cpus_probed.p99.to_string(),
-            m.cpus_probed.max.to_string(),
-            m.wake_latency_ns.p50.to_string(),
-            m.wake_latency_ns.p90.to_string(),
-            m.wake_latency_ns.p99.to_string(),
-            m.wake_latency_ns.p999.to_string(),
-            m.wake_latency_ns.max.to_string(),
-            m.task_wake_latency_ns.p99.to_string(),
-            m.lock_wait_ns.mean.to_string(),
-            m.lock_wait_ns.p99.to_string(),
-            m.llc_line_reads.to_string(),
-            m.llc_line_misses.to_string(),
-            m.migrations_wakeup.to_string(),
-            m.migrations_balance.to_string(),
-            m.core_steals.to_string(),
-            m.active_balances.to_string(),
-            m.context_switches.to_string(),
-            m.preemptions.to_string(),
-            m.force_idle_ns.to_string(),
-        ];
+        let fields: Vec<String> = RUN_COLUMNS.iter().map(|(_, field)| field(r)).collect();
         o += &fields.join(",");
         for c in &classes {
             let n = m

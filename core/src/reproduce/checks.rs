@@ -105,4 +105,55 @@ mod tests {
         assert_eq!(sign_check(Some(5.0), &est(&[0.5])), Some(false));
         assert_eq!(sign_check(Some(5.0), &est(&[-1.5])), Some(false));
     }
+
+    #[test]
+    fn a_miss_whose_interval_includes_zero_reads_n_s() {
+        let row = |c: &[f64], published: f64| {
+            let e = est(c);
+            ReproRow {
+                key: "k".into(),
+                published_baseline: None,
+                published_patched: None,
+                published_change_pct: Some(published),
+                model_baseline: 1.0,
+                model_patched: 1.0,
+                model_change_pct: e.mean,
+                model_change_lo: e.lo,
+                model_change_hi: e.hi,
+                seeds: e.n,
+                per_seed: Vec::new(),
+                sign_ok: sign_check(Some(published), &e),
+                size_ok: None,
+                magnitude_ok: None,
+                events: 0,
+            }
+        };
+        let ns = row(&[-1.0, 4.0, 6.0], 8.0);
+        assert!(ns.not_significant() && !ns.matches());
+        assert!(
+            ns.model_change_text().starts_with("+3.00 ["),
+            "{}",
+            ns.model_change_text()
+        );
+        let wrong = row(&[-5.0, -6.0, -7.0], 8.0);
+        assert!(!wrong.not_significant() && !wrong.matches());
+        let right = row(&[5.0, 6.0, 7.0], 8.0);
+        assert!(!right.not_significant() && right.matches());
+    }
+
+    #[test]
+    fn size_magnitude_and_derived_sign_checks_keep_their_bounds() {
+        assert_eq!(size_check(Some(10.0), 6.0), Some(true));
+        assert_eq!(size_check(Some(10.0), 5.9), Some(false));
+        assert_eq!(size_check(None, 5.9), None);
+        assert_eq!(magnitude_check(Some(100.0), 10.0), Some(true));
+        assert_eq!(magnitude_check(Some(100.0), 1000.0), Some(true));
+        assert_eq!(magnitude_check(Some(100.0), 9.9), Some(false));
+        assert_eq!(magnitude_check(Some(0.0), 1.0), Some(false));
+        assert_eq!(magnitude_check(None, 1.0), None);
+        assert_eq!(sign_check_of_means(Some(5.0), 0.1), Some(true));
+        assert_eq!(sign_check_of_means(Some(5.0), 0.0), Some(false));
+        assert_eq!(sign_check_of_means(Some(-5.0), 0.1), Some(false));
+        assert_eq!(sign_check_of_means(Some(2.0), -9.0), None);
+    }
 }

@@ -42,7 +42,7 @@ impl ReproRow {
     }
 
     /// `+12.80 [+12.1, +13.5]`, or the mean alone without an interval.
-    fn model_change_text(&self) -> String {
+    pub(super) fn model_change_text(&self) -> String {
         let m = format!("{:+.2}", self.model_change_pct);
         match self.interval() {
             Some((lo, hi)) => format!("{m} [{lo:+.1}, {hi:+.1}]"),
@@ -108,53 +108,5 @@ impl ReproTable {
             ));
         }
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::reproduce::checks::sign_check;
-    use crate::stats::Estimate;
-    #[cfg(target_arch = "wasm32")]
-    use wasm_bindgen_test::wasm_bindgen_test as test;
-
-    fn est(samples: &[f64]) -> Estimate {
-        Estimate::of(samples).expect("samples")
-    }
-
-    #[test]
-    fn a_miss_whose_interval_includes_zero_reads_n_s() {
-        let row = |c: &[f64], published: f64| {
-            let e = est(c);
-            ReproRow {
-                key: "k".into(),
-                published_baseline: None,
-                published_patched: None,
-                published_change_pct: Some(published),
-                model_baseline: 1.0,
-                model_patched: 1.0,
-                model_change_pct: e.mean,
-                model_change_lo: e.lo,
-                model_change_hi: e.hi,
-                seeds: e.n,
-                per_seed: Vec::new(),
-                sign_ok: sign_check(Some(published), &e),
-                size_ok: None,
-                magnitude_ok: None,
-                events: 0,
-            }
-        };
-        let ns = row(&[-1.0, 4.0, 6.0], 8.0);
-        assert!(ns.not_significant() && !ns.matches());
-        assert!(
-            ns.model_change_text().starts_with("+3.00 ["),
-            "{}",
-            ns.model_change_text()
-        );
-        let wrong = row(&[-5.0, -6.0, -7.0], 8.0);
-        assert!(!wrong.not_significant() && !wrong.matches());
-        let right = row(&[5.0, 6.0, 7.0], 8.0);
-        assert!(!right.not_significant() && right.matches());
     }
 }

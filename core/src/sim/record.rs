@@ -30,6 +30,7 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::byte_enum::byte_enum;
 use crate::cost::Distance;
 use crate::wakeup::{QueuePath, WakePath};
 
@@ -55,65 +56,40 @@ pub const MAX_CAPTURES: usize = 4096;
 /// The largest cap a caller may ask for: 16 M records (512 MiB in memory).
 pub const MAX_RECORD_CAP: usize = 1 << 24;
 
-/// Why a queued task moved between runqueues outside a wake-up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[repr(u8)]
-pub enum MigrateReason {
-    /// `load_balance()` from the tick of a busy CPU (`CPU_NOT_IDLE`).
-    Periodic = 0,
-    /// `load_balance()` for an idle CPU: its own tick, or nohz idle balancing by
-    /// another CPU (`CPU_IDLE`).
-    Idle = 1,
-    /// `newidle_balance()` (`CPU_NEWLY_IDLE`), before the CPU goes idle.
-    NewIdle = 2,
-    /// `active_load_balance_cpu_stop()`: a running task pushed by the stopper.
-    Active = 3,
-    /// `sched_core_balance()`: a forced-idle CPU stole a task of its core's cookie.
-    CoreSteal = 4,
-}
-
-impl MigrateReason {
-    const ALL: [MigrateReason; 5] = [
-        MigrateReason::Periodic,
-        MigrateReason::Idle,
-        MigrateReason::NewIdle,
-        MigrateReason::Active,
-        MigrateReason::CoreSteal,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MigrateReason::Periodic => "periodic load balance",
-            MigrateReason::Idle => "idle load balance",
-            MigrateReason::NewIdle => "newidle balance",
-            MigrateReason::Active => "active balance",
-            MigrateReason::CoreSteal => "core-scheduling steal",
-        }
+byte_enum! {
+    /// Why a queued task moved between runqueues outside a wake-up.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum MigrateReason {
+        /// `load_balance()` from the tick of a busy CPU (`CPU_NOT_IDLE`).
+        Periodic = 0 => "periodic load balance",
+        /// `load_balance()` for an idle CPU: its own tick, or nohz idle balancing by
+        /// another CPU (`CPU_IDLE`).
+        Idle = 1 => "idle load balance",
+        /// `newidle_balance()` (`CPU_NEWLY_IDLE`), before the CPU goes idle.
+        NewIdle = 2 => "newidle balance",
+        /// `active_load_balance_cpu_stop()`: a running task pushed by the stopper.
+        Active = 3 => "active balance",
+        /// `sched_core_balance()`: a forced-idle CPU stole a task of its core's cookie.
+        CoreSteal = 4 => "core-scheduling steal",
     }
 }
 
-/// How the woken task reached the chosen CPU's runqueue (`ttwu_queue()`), one byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[repr(u8)]
-pub enum QueueKind {
-    Local = 0,
-    /// The wakelist with an IPI.
-    WakelistIpi = 1,
-    /// The wakelist of a polling (or already pending) CPU: no IPI.
-    WakelistNoIpi = 2,
-    RemoteLock = 3,
+byte_enum! {
+    /// How the woken task reached the chosen CPU's runqueue (`ttwu_queue()`), one byte.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum QueueKind {
+        Local = 0 => "local",
+        /// The wakelist with an IPI.
+        WakelistIpi = 1 => "wakelist + IPI",
+        /// The wakelist of a polling (or already pending) CPU: no IPI.
+        WakelistNoIpi = 2 => "wakelist, no IPI",
+        RemoteLock = 3 => "remote rq lock",
+    }
 }
 
 impl QueueKind {
-    const ALL: [QueueKind; 4] = [
-        QueueKind::Local,
-        QueueKind::WakelistIpi,
-        QueueKind::WakelistNoIpi,
-        QueueKind::RemoteLock,
-    ];
-
     pub fn of(q: QueuePath) -> QueueKind {
         match q {
             QueuePath::Local => QueueKind::Local,
@@ -122,25 +98,7 @@ impl QueueKind {
             QueuePath::RemoteLock => QueueKind::RemoteLock,
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueueKind::Local => "local",
-            QueueKind::WakelistIpi => "wakelist + IPI",
-            QueueKind::WakelistNoIpi => "wakelist, no IPI",
-            QueueKind::RemoteLock => "remote rq lock",
-        }
-    }
 }
-
-const DISTANCES: [Distance; 6] = [
-    Distance::SameCpu,
-    Distance::SameCore,
-    Distance::SameCluster,
-    Distance::SameLlc,
-    Distance::OtherLlc,
-    Distance::OtherNode,
-];
 
 /// One simulated wake-up (`try_to_wake_up()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -410,9 +368,9 @@ impl Recording {
                     let (seq, wakee, waker) = (r.u32(), r.u32(), r.u32());
                     let (waker_cpu, prev_cpu, cpu, probed) = (r.u16(), r.u16(), r.u16(), r.u16());
                     let d = r.u8();
-                    let dist = *DISTANCES.get(d as usize).ok_or(bad("distance", d))?;
+                    let dist = *Distance::ALL.get(d as usize).ok_or(bad("distance", d))?;
                     let q = r.u8();
-                    let queue = *QueueKind::ALL.get(q as usize).ok_or(bad("queue path", q))?;
+                    let queue = QueueKind::from_u8(q).ok_or(bad("queue path", q))?;
                     RecordKind::Wake(WakeRecord {
                         seq,
                         wakee,
@@ -428,9 +386,7 @@ impl Recording {
                 }
                 2 => {
                     let m = r.u8();
-                    let reason = *MigrateReason::ALL
-                        .get(m as usize)
-                        .ok_or(bad("migration reason", m))?;
+                    let reason = MigrateReason::from_u8(m).ok_or(bad("migration reason", m))?;
                     RecordKind::Migrate {
                         reason,
                         task: r.u32(),

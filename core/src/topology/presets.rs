@@ -212,23 +212,13 @@ fn alderlake_8p8e() -> MachineSpec {
         });
     }
     MachineSpec {
-        name: "alderlake-8p8e".to_string(),
-        description: "Intel Alder Lake (hybrid): 8 P-cores × SMT2 (CPUs 0-15) + 8 E-cores in 2 L2 clusters (16-23)".to_string(),
-        arch: Arch::X86,
         hybrid: true,
-        config: None,
-        packages: None,
-        nodes_per_package: 1,
-        llcs_per_node: 1,
-        cores_per_llc: None,
-        cores_per_cluster: 1,
-        threads_per_core: 1,
-        numbering: Numbering::Linear,
-        numa_distance: None,
-        node_reclaim_distance: None,
-        cpus: Some(cpus),
-        capacities: None,
-        no_shared_cache: false,
+        ..MachineSpec::explicit(
+            "alderlake-8p8e",
+            "Intel Alder Lake (hybrid): 8 P-cores × SMT2 (CPUs 0-15) + 8 E-cores in 2 L2 clusters (16-23)",
+            Arch::X86,
+            cpus,
+        )
     }
 }
 

@@ -146,6 +146,19 @@ impl MachineSpec {
         }
     }
 
+    /// A machine given CPU by CPU (`cpus`), with default Kconfig and SLIT; adjust
+    /// fields afterwards (`hybrid`, `capacities`).
+    pub fn explicit(name: &str, description: &str, arch: Arch, cpus: Vec<CpuSpec>) -> Self {
+        MachineSpec {
+            packages: None,
+            cores_per_llc: None,
+            cores_per_cluster: 1,
+            threads_per_core: 1,
+            cpus: Some(cpus),
+            ..MachineSpec::regular(name, description, arch, 1, 1, 1, 1, 1, 1, Numbering::Linear)
+        }
+    }
+
     /// The same machine in the short regular form (counts per level, a numbering, and
     /// the SLIT only if it is not the default), when an explicit per-CPU spec
     /// describes a regular machine: `None` when it does not, or when it cannot be

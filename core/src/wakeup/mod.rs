@@ -33,6 +33,7 @@ pub use trace::{NoTrace, PathOnly, Reject, Step, Trace, Tracer};
 
 use serde::{Deserialize, Serialize};
 
+use crate::byte_enum::byte_enum;
 use crate::cpumask::{CpuId, CpuMask};
 use crate::patch::PatchSet;
 use crate::sched_domain::{BuildConfig, DomainError, SchedDomains, SdFlags};
@@ -362,98 +363,48 @@ pub struct Effects {
     pub sis_prop_aged: Option<(u64, u64)>,
 }
 
-/// Which return of the selection chose the CPU: the fast paths of
-/// `select_idle_sibling()` in the kernel's order, its scans, and the exits before it
-/// (`select_task_rq()`'s single CPU and fallback, `WF_CURRENT_CPU`, the slow path).
-/// One byte, so the simulator's event record carries it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[repr(u8)]
-pub enum WakePath {
-    /// `try_to_wake_up()`: p still `on_cpu`, queued on prev's wakelist unselected.
-    OnCpu = 0,
-    /// `select_task_rq()`: one allowed CPU (`cpumask_any()`).
-    SingleCpu = 1,
-    /// `select_fallback_rq()`: the chosen CPU was not allowed or not active.
-    Fallback = 2,
-    /// `select_task_rq_fair()`: `WF_CURRENT_CPU`.
-    CurrentCpu = 3,
-    /// `find_idlest_cpu()`: an SD_BALANCE_* domain and no affine one.
-    SlowPath = 4,
-    /// Not a TTWU wake-up: `new_cpu` as the affine walk left it.
-    Affine = 5,
-    /// `select_idle_sibling()`: target is idle.
-    Target = 6,
-    /// prev is idle and shares the cache (and, with clusters, the cluster).
-    Prev = 7,
-    /// Stacking on the per-CPU kthread waker's CPU.
-    KthreadStack = 8,
-    /// `recent_used_cpu` is idle and shares the cache.
-    Recent = 9,
-    /// `select_idle_capacity()` (asymmetric capacity).
-    Capacity = 10,
-    /// No `sd_llc`: target.
-    NoLlc = 11,
-    /// `select_idle_smt()`: an idle SMT sibling of prev.
-    IdleSmt = 12,
-    /// `select_idle_cpu()` (and `select_idle_core()`) found an idle CPU in the LLC.
-    IdleScan = 13,
-    /// Seed 01 3/3: the scan found nothing, prev outside the cluster.
-    PrevOutsideCluster = 14,
-    /// Seed 01 3/3: the scan found nothing, `recent_used_cpu` outside the cluster.
-    RecentOutsideCluster = 15,
-    /// Nothing idle: stay on target.
-    NothingIdle = 16,
-}
-
-impl WakePath {
-    /// Every path, in discriminant order.
-    pub const ALL: [WakePath; 17] = [
-        WakePath::OnCpu,
-        WakePath::SingleCpu,
-        WakePath::Fallback,
-        WakePath::CurrentCpu,
-        WakePath::SlowPath,
-        WakePath::Affine,
-        WakePath::Target,
-        WakePath::Prev,
-        WakePath::KthreadStack,
-        WakePath::Recent,
-        WakePath::Capacity,
-        WakePath::NoLlc,
-        WakePath::IdleSmt,
-        WakePath::IdleScan,
-        WakePath::PrevOutsideCluster,
-        WakePath::RecentOutsideCluster,
-        WakePath::NothingIdle,
-    ];
-
-    /// The path from its byte (`None` past the last).
-    pub fn from_u8(v: u8) -> Option<WakePath> {
-        WakePath::ALL.get(v as usize).copied()
-    }
-
-    /// A short name for people.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WakePath::OnCpu => "on_cpu wakelist",
-            WakePath::SingleCpu => "single allowed CPU",
-            WakePath::Fallback => "select_fallback_rq",
-            WakePath::CurrentCpu => "WF_CURRENT_CPU",
-            WakePath::SlowPath => "slow path (find_idlest_cpu)",
-            WakePath::Affine => "affine (no TTWU)",
-            WakePath::Target => "fast path: target idle",
-            WakePath::Prev => "fast path: prev idle",
-            WakePath::KthreadStack => "fast path: kthread stacking",
-            WakePath::Recent => "fast path: recent_used_cpu idle",
-            WakePath::Capacity => "select_idle_capacity",
-            WakePath::NoLlc => "no LLC: target",
-            WakePath::IdleSmt => "idle SMT sibling of prev",
-            WakePath::IdleScan => "idle scan (select_idle_cpu)",
-            WakePath::PrevOutsideCluster => "scan failed: prev outside cluster",
-            WakePath::RecentOutsideCluster => "scan failed: recent outside cluster",
-            WakePath::NothingIdle => "nothing idle: target",
-        }
+byte_enum! {
+    /// Which return of the selection chose the CPU: the fast paths of
+    /// `select_idle_sibling()` in the kernel's order, its scans, and the exits before it
+    /// (`select_task_rq()`'s single CPU and fallback, `WF_CURRENT_CPU`, the slow path).
+    /// One byte, so the simulator's event record carries it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum WakePath {
+        /// `try_to_wake_up()`: p still `on_cpu`, queued on prev's wakelist unselected.
+        OnCpu = 0 => "on_cpu wakelist",
+        /// `select_task_rq()`: one allowed CPU (`cpumask_any()`).
+        SingleCpu = 1 => "single allowed CPU",
+        /// `select_fallback_rq()`: the chosen CPU was not allowed or not active.
+        Fallback = 2 => "select_fallback_rq",
+        /// `select_task_rq_fair()`: `WF_CURRENT_CPU`.
+        CurrentCpu = 3 => "WF_CURRENT_CPU",
+        /// `find_idlest_cpu()`: an SD_BALANCE_* domain and no affine one.
+        SlowPath = 4 => "slow path (find_idlest_cpu)",
+        /// Not a TTWU wake-up: `new_cpu` as the affine walk left it.
+        Affine = 5 => "affine (no TTWU)",
+        /// `select_idle_sibling()`: target is idle.
+        Target = 6 => "fast path: target idle",
+        /// prev is idle and shares the cache (and, with clusters, the cluster).
+        Prev = 7 => "fast path: prev idle",
+        /// Stacking on the per-CPU kthread waker's CPU.
+        KthreadStack = 8 => "fast path: kthread stacking",
+        /// `recent_used_cpu` is idle and shares the cache.
+        Recent = 9 => "fast path: recent_used_cpu idle",
+        /// `select_idle_capacity()` (asymmetric capacity).
+        Capacity = 10 => "select_idle_capacity",
+        /// No `sd_llc`: target.
+        NoLlc = 11 => "no LLC: target",
+        /// `select_idle_smt()`: an idle SMT sibling of prev.
+        IdleSmt = 12 => "idle SMT sibling of prev",
+        /// `select_idle_cpu()` (and `select_idle_core()`) found an idle CPU in the LLC.
+        IdleScan = 13 => "idle scan (select_idle_cpu)",
+        /// Seed 01 3/3: the scan found nothing, prev outside the cluster.
+        PrevOutsideCluster = 14 => "scan failed: prev outside cluster",
+        /// Seed 01 3/3: the scan found nothing, `recent_used_cpu` outside the cluster.
+        RecentOutsideCluster = 15 => "scan failed: recent outside cluster",
+        /// Nothing idle: stay on target.
+        NothingIdle = 16 => "nothing idle: target",
     }
 }
 
