@@ -43,7 +43,7 @@ from links import (  # noqa: E402
     wakeup_bad_link,
     wakeup_shared_link,
 )
-from live import live  # noqa: E402
+from live import live, live_glide, live_layout  # noqa: E402
 from sharing import designer, domain_diff, embed, export, presentation, share  # noqa: E402
 from simulate import (  # noqa: E402
     chart_band,
@@ -56,7 +56,7 @@ from simulate import (  # noqa: E402
     simulate_shared_link,
     simulate_sweep,
 )
-from timeline import explain_sim_wake, timeline, trace_download  # noqa: E402
+from timeline import explain_sim_wake, timeline, timeline_stream, trace_download  # noqa: E402
 
 
 JOURNEYS = [
@@ -84,6 +84,8 @@ JOURNEYS = [
     link_budget,
     simulate_kept,
     live,
+    live_glide,
+    live_layout,
     chart_band,
     dark_mode,
     mobile_layout,
@@ -95,6 +97,7 @@ JOURNEYS = [
     export,
     domain_diff,
     timeline,
+    timeline_stream,
     explain_sim_wake,
     trace_download,
 ]

@@ -172,3 +172,64 @@ def live(page, cfg):
         check(wide <= 390, f"at 390 px the live view fits the width (page {wide} px wide)")
     finally:
         set_viewport(page, *VIEWPORT)
+
+
+def play_to_end(page, speed="7"):
+    page.js("const s = document.querySelector('#live-speed'); s.value = arguments[0];"
+            "s.dispatchEvent(new Event('input', {bubbles: true}));", speed)
+    return page.until(lambda: (lambda a: a.get("endedA") == "true" and a.get("endedB") == "true" and a)(
+        live_attrs(page)), timeout=150)
+
+
+def live_glide(page, cfg):
+    """Task markers glide to a new CPU over a few frames; under prefers-reduced-motion
+    they jump (the same moves, no frame drawn on the way)."""
+    page.open(fragment(LIVE))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.wait_for("#live-status")
+    a = play_to_end(page)
+    glides, draws, moves = (int(a.get(k, 0)) for k in ("glidesA", "glideDrawsA", "movesA"))
+    check(moves > 0 and glides > 0 and draws > glides,
+          f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves)")
+    page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    try:
+        time.sleep(1)  # the view reads the style a few times a second
+        page.click("#live-restart")
+        page.until(lambda: live_attrs(page).get("wakesA") == "0", timeout=5)
+        page.click("#live-play")
+        b = play_to_end(page)
+        glides, draws, moves = (int(b.get(k, -1)) for k in ("glidesA", "glideDrawsA", "movesA"))
+        check(b and moves > 0 and glides == 0 and draws == 0,
+              f"reduced motion: markers jump ({moves} moves, {glides} glides, {draws} draws on the way)")
+    finally:
+        page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def live_layout(page, cfg):
+    """A and B's live canvases side by side at 1280x720, stacked on a 390 px phone."""
+    try:
+        for (w, h), side_by_side in (((1280, 720), True), ((390, 844), False)):
+            set_viewport(page, w, h)
+            page.open(fragment(LIVE))
+            page.wait_for("#live-status", timeout=120)
+            page.until(lambda: page.js("return document.querySelector('#live-canvas-1').width") > 0, timeout=10)
+            time.sleep(0.6)  # the canvases are fitted a few times a second
+            r = page.js("""return [0, 1].map(i => {
+                const r = document.querySelector('#live-canvas-' + i).getBoundingClientRect();
+                return [r.left, r.top, r.width, r.height]; })""")
+            (l0, t0, w0, h0), (l1, t1, w1, h1) = r
+            if side_by_side:
+                ok = abs(t0 - t1) < 2 and l1 >= l0 + w0 and w0 >= 250 and abs(w0 - w1) < 2
+                what = "side by side"
+            else:
+                ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 300
+                what = "stacked"
+            check(ok, f"at {w}x{h} A and B are {what} (A {[round(v) for v in r[0]]}, B {[round(v) for v in r[1]]})")
+            wide = page.js("return document.documentElement.scrollWidth")
+            check(wide <= w, f"at {w} px the page fits the width ({wide} px)")
+            page.js("document.querySelector('.live-view').scrollIntoView()")
+            time.sleep(0.5)
+            page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{w}.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)

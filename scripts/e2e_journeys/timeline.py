@@ -25,10 +25,10 @@ def sim_args(sim):
             "--seed", str(sim["seed"])]
 
 
-def cli_trace(cfg, patches, window_ms, cap=500000):
-    """`schedlab run --trace` of SIMULATE's run under `patches`: (bytes, parsed)."""
+def cli_trace(cfg, patches, window_ms, cap=500000, sim=None):
+    """`schedlab run --trace` of SIMULATE's run (or `sim`'s) under `patches`: (bytes, parsed)."""
     path = os.path.join(tempfile.mkdtemp(prefix="trace-"), "t.json")
-    subprocess.run([cfg["cli"], "run", *sim_args(SIMULATE["sim"]), "--patches", patches,
+    subprocess.run([cfg["cli"], "run", *sim_args(sim or SIMULATE["sim"]), "--patches", patches,
                     "--trace", path, "--trace-window", f"{window_ms[0]}..{window_ms[1]}",
                     "--trace-cap", str(cap)], check=True, capture_output=True)
     with open(path, "rb") as f:
@@ -255,3 +255,79 @@ def trace_download(page, cfg):
     check(c["flow_starts"] == c["wakes"] == v["otherData"]["wakeups_in_run"] and c["flow_ends"] <= c["flow_starts"]
           and c["sched"] > c["wakes"],
           f"one wake-up flow per wake-up, every one of the run's, and the CPUs' slices ({c}, run {v['otherData']['wakeups_in_run']})")
+
+
+def timeline_wakeups(page, before=None):
+    """The timeline canvas' wake-up counts per side once they differ from `before`."""
+    got = page.until(lambda: (lambda v: v if v and v != before else None)(
+        (page.attrs(".timeline canvas", "data-wakeups") or [None])[0]), timeout=180)
+    return [int(x) for x in (got or "").split(",") if x]
+
+
+def timeline_source(page, n=2):
+    """The panel's `data-source` (per side, stream or rerun) once every side is in."""
+    return page.until(lambda: (lambda v: v if v and len(v.split(",")) == n and page.js(
+        "return document.querySelector('.timeline-panel').dataset.ms") else None)(
+        page.js("return document.querySelector('.timeline-panel').dataset.source")), timeout=180)
+
+
+# A short sweep of SIMULATE's run: 2 and 4 clients for 20 ms after a 4 ms warm-up.
+# The live view watches 4 (the largest point, handed out first); 2 is recorded again
+# on demand.
+SWEEP_TIMELINE = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 4}, "cpus": "node0",
+                                     "duration_ms": 20, "seed": 1, "sweep": [2, 4]})
+SWEEP_WINDOW_MS = (4, 6)
+
+
+def timeline_stream(page, cfg):
+    """The timeline draws the window from the record the live view streamed when it
+    holds it (no re-run: its arrows are still the CLI trace's), says so, and re-runs
+    the side for a sweep point the live view did not watch, picked in the timeline's
+    sweep-point menu (whose arrows are then that point's, `--threads 2`)."""
+    page.open(fragment(SWEEP_TIMELINE))
+    page.wait_for(".sim-status.done", timeout=240, pred=lambda t: "simulations" in t[0])
+    options = page.attrs("#timeline-scale option", "value")
+    chosen = page.js("return document.querySelector('#timeline-scale').value")
+    check(options == ["4", "2"] and chosen == "4",
+          f"a sweep's timeline offers each sweep point, the live view's first (got {options}, {chosen})")
+    # The window opens on the 2 ms after the warm-up: 4..6 ms (20 ms runs warm up
+    # for 4), early enough that the live record holds it whatever the stream left out.
+    t0 = time.time()
+    page.click("#timeline-show")
+    src = timeline_source(page)
+    counts = timeline_wakeups(page)
+    stream_s = time.time() - t0
+    stream_ms = page.js("return document.querySelector('.timeline-panel').dataset.ms")
+    check(src == "stream,stream", f"at the watched point both sides come from the live record (got {src!r})")
+    text = page.text(".timeline-source") or ""
+    check("from the live view's record" in text, f"the panel says where the window came from (got {text!r})")
+    sim4 = dict(SWEEP_TIMELINE["sim"], workload={"kind": "tbench", "clients": 4})
+    want4 = [trace_counts(cli_trace(cfg, p, SWEEP_WINDOW_MS, sim=sim4)[1])["flow_starts"]
+             for p in ("6.6", "6.6+cluster")]
+    check(counts == want4 and min(want4) > 50,
+          f"the streamed window's arrows are `run --threads 4 --trace`'s wake-ups (page {counts}, CLI {want4})")
+    check(not page.all(".timeline-explain-note"), "at the watched point, arrows open in the Wake-up tab (no note)")
+    # Another sweep point: re-run.
+    page.select("#timeline-scale", "2")
+    t0 = time.time()
+    page.click("#timeline-show")
+    page.until(lambda: page.js("return document.querySelector('.timeline-panel').dataset.source")
+               == "rerun,rerun", timeout=10)
+    src2 = timeline_source(page)
+    counts2 = timeline_wakeups(page, ",".join(str(c) for c in counts))
+    rerun_s = time.time() - t0
+    rerun_ms = page.js("return document.querySelector('.timeline-panel').dataset.ms")
+    sim2 = dict(SWEEP_TIMELINE["sim"], workload={"kind": "tbench", "clients": 2})
+    want2 = [trace_counts(cli_trace(cfg, p, SWEEP_WINDOW_MS, sim=sim2)[1])["flow_starts"]
+             for p in ("6.6", "6.6+cluster")]
+    check(src2 == "rerun,rerun" and counts2 == want2 and want2 != want4,
+          f"sweep point 2 is re-run: its arrows are `run --threads 2 --trace`'s (source {src2!r}, "
+          f"page {counts2}, CLI {want2})")
+    text = page.text(".timeline-source") or ""
+    check("re-run" in text, f"the panel says the window was re-run, and why (got {text!r})")
+    explain = page.text(".timeline-explain-note") or ""
+    check("4 clients" in explain, f"off the watched point, the panel says where clicks open (got {explain!r})")
+    note(f"time to the timeline (click to drawn): from the live record {stream_ms} ms "
+         f"({stream_s:.2f} s wall), re-run {rerun_ms} ms ({rerun_s:.2f} s wall)")
+    check(float(stream_ms or 1e9) < float(rerun_ms or 0),
+          f"the streamed window shows sooner than a re-run ({stream_ms} ms against {rerun_ms} ms)")
