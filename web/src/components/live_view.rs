@@ -17,7 +17,8 @@
 //! playing, and on every button), never per frame: the DOM cannot keep up with 60
 //! frames of 384 CPUs. The loop writes its measurements as data attributes on the
 //! view (`data-frames`, `data-fps`, `data-draw-ms`, and per side `data-wakes-a`,
-//! `data-arrows-a`, `data-markers-a`, … `-b`) for the e2e journey `live`.
+//! `data-arrows-a`, `data-markers-a`, `data-glides-a` (markers that glided to a new
+//! place), … `-b`) for the e2e journey `live`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -145,6 +146,7 @@ impl Live {
             self.painters = feeds.0.iter().map(|_| Painter::new(l.clone())).collect();
         }
         self.players = feeds.0.iter().map(|_| Player::new(n)).collect();
+        self.painters.iter_mut().for_each(Painter::forget);
         self.feeds = feeds.clone();
         self.machine = Some(machine.clone());
         self.t_ns = 0;
@@ -156,6 +158,7 @@ impl Live {
 
     fn restart(&mut self) {
         self.players.iter_mut().for_each(Player::reset);
+        self.painters.iter_mut().for_each(Painter::forget);
         self.t_ns = 0;
         self.selected = None;
         self.dirty = true;
@@ -278,10 +281,13 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
         }
     }
     let fading = frame.saturating_sub(live.last_wake_frame) <= ARROW_FRAMES;
-    if live.dirty || (fading && frame != live.drawn_at) {
+    // Markers on their way are drawn every frame, paused or not, until they arrive.
+    let gliding = live.painters.iter().any(|p| p.gliding > 0);
+    if live.dirty || gliding || (fading && frame != live.drawn_at) {
         live.drawn_at = frame;
         let t0 = now_ms();
         let show = live.show;
+        let ticks = live.ticks;
         for (i, ((painter, c), p)) in live
             .painters
             .iter_mut()
@@ -293,7 +299,7 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
                 continue;
             }
             if let Some(ctx) = c.cast::<HtmlCanvasElement>().as_ref().and_then(context) {
-                painter.draw(&ctx, p, frame);
+                painter.draw(&ctx, p, frame, ticks);
             }
         }
         let ms = now_ms() - t0;
@@ -344,6 +350,15 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
                 painter.last_markers.to_string(),
             );
             set(&format!("data-tasks-{i}"), p.markers().to_string());
+            set(&format!("data-moves-{i}"), p.moves.to_string());
+            set(
+                &format!("data-glides-{i}"),
+                painter.glides_begun.to_string(),
+            );
+            set(
+                &format!("data-glide-draws-{i}"),
+                painter.glide_draws.to_string(),
+            );
             set(&format!("data-feed-wakes-{i}"), f.wake_records.to_string());
             set(&format!("data-run-wakeups-{i}"), f.wakeups.to_string());
             set(&format!("data-records-{i}"), f.records.len().to_string());

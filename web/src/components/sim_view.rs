@@ -161,7 +161,7 @@ pub fn sim_panel() -> Html {
             { table }
             { exports }
             if state.held.is_none() {
-                <TimelinePanel warmup_ns={warmup_ns} />
+                <TimelinePanel warmup_ns={warmup_ns} feeds={v.as_ref().map(|v| v.live.clone()).unwrap_or_default()} />
             }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}): ") }

@@ -56,6 +56,9 @@ pub struct SideWindow {
     pub window_ns: (u64, u64),
     pub workload_tasks: u32,
     pub truncated: bool,
+    /// Its wake-ups open in the Wake-up tab (a `SimWakeRef` names them: the window
+    /// is at the watched scale).
+    pub explainable: bool,
 }
 
 impl SideWindow {
@@ -554,7 +557,7 @@ pub fn timeline(p: &Props) -> Html {
         let state = state.clone();
         let sides = p.sides.clone();
         move |i: usize, w: &WakeRecord| {
-            if let (Some(st), Some(s)) = (&state, sides.get(i)) {
+            if let (Some(st), Some(s)) = (&state, sides.get(i).filter(|s| s.explainable)) {
                 st.dispatch(Action::OpenSimWake(SimWakeRef {
                     side: s.side,
                     seed: s.seed,

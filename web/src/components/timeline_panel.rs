@@ -1,17 +1,23 @@
-//! The Simulate tab's timeline and trace download: pick a window of the run, and a
-//! tool worker re-runs each side (deterministic: the same run, event for event) with
-//! core's recorder on for that window (`hooks::use_record`).
+//! The Simulate tab's timeline and trace download: pick a window of the run (and, in
+//! a sweep, which point of it), and each side's window comes from the record the
+//! live view already holds when that record covers it; otherwise a tool worker
+//! re-runs the side (deterministic: the same run, event for event) with core's
+//! recorder on for that window (`hooks::use_record`).
 //!
 //! ```text
-//!  from / length (ms, warm-up included, as `run --trace-window`) · seed
-//!  [Show the timeline] ─▶ Msg::Record { cap, window } per side ─▶ Recorded ─▶ timeline::build ─▶ <Timeline>
+//!  from / length (ms, warm-up included, as `run --trace-window`) · scale · seed
+//!  [Show the timeline] ─▶ per side: live Feed::window(a, b)  (the streamed record: the
+//!                                   first seed at the watched scale, ≤ 256 Ki records)
+//!                          or Msg::Record { cap, window } ─▶ Recorded   (outside it)
+//!                       ─▶ timeline::build ─▶ <Timeline>
 //!  [Trace of A / B]    ─▶ Msg::Record { trace: true } ─▶ LiveRun::chrome_trace ─▶ download
 //! ```
 //!
 //! The trace is `schedlab run --trace FILE --trace-window A..B --trace-cap N`'s bytes
 //! for the same run (a host test in `worker.rs` compares them). The recorded run is the
-//! Simulate tab's setup at its own scale with the chosen seed (a sweep's other points
-//! are not recorded).
+//! Simulate tab's setup with the chosen seed at the chosen scale (the watched scale,
+//! `use_run::watched_scale`, unless a sweep's other point is picked). The panel says
+//! per side where its window came from (`data-source`: `stream` or `rerun`).
 
 use std::rc::Rc;
 
@@ -19,13 +25,16 @@ use schedlab_core::sim::record::Recording;
 use yew::prelude::*;
 
 use crate::components::timeline::{SideWindow, Timeline};
-use crate::dom::input_value;
+use crate::dom::{input_value, select_value};
 use crate::export::{download_text, file_name};
+use crate::format::scale_label;
 use crate::hooks::use_record::{record, RecordRequest};
+use crate::hooks::use_run::watched_scale;
+use crate::live::Feeds;
 use crate::state::sim_wake::side_name;
 use crate::state::{AppContext, Side};
 use crate::timeline::build;
-use crate::worker::RecordJob;
+use crate::worker::{now_ms, RecordJob};
 
 /// Records the timeline keeps per side: 400 000 (12.8 MB in the worker).
 pub const TIMELINE_CAP: u32 = 400_000;
@@ -36,6 +45,17 @@ pub const TRACE_CAP: u32 = 500_000;
 pub struct Props {
     /// Where the measured part of the run starts (the window's default start), ns.
     pub warmup_ns: u64,
+    /// The live view's records (the first seed of each side at the watched scale).
+    pub feeds: Feeds,
+}
+
+/// Where a side's window came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// The record the live view streamed.
+    Stream,
+    /// A re-run of the side, recording the window.
+    Rerun,
 }
 
 /// What the panel has: per side, its window (or why not), and what it was asked for.
@@ -44,6 +64,12 @@ struct Held {
     /// The request each side's result answers.
     asked: Vec<Option<RecordRequest>>,
     sides: Vec<Option<Result<Rc<SideWindow>, String>>>,
+    /// Per side, where its window comes from.
+    sources: Vec<Source>,
+    /// When "Show the timeline" was pressed and how long until every side was in
+    /// (ms of the page's clock), for the `data-ms` the e2e journey reads.
+    asked_ms: f64,
+    took_ms: Option<f64>,
     generation: u64,
     /// The trace being made (side), if any, and the last error.
     tracing: Option<Side>,
@@ -56,12 +82,19 @@ pub fn timeline_panel(p: &Props) -> Html {
     let from_set = use_state(|| None::<f64>);
     let from_ms = from_set.unwrap_or(p.warmup_ns as f64 / 1e6);
     let len_ms = use_state(|| 2.0f64);
+    // Unset: the watched scale (the live view's).
+    let scale_set = use_state(|| None::<u32>);
     let held = use_mut_ref(Held::default);
     let redraw = use_force_update();
     let Some(state) = use_context::<AppContext>() else {
         return html! {};
     };
     let seed = state.sim().seed;
+    let watched = watched_scale(state.sim());
+    let mut scales = state.sim().points();
+    scales.sort_unstable_by(|a, b| b.cmp(a));
+    scales.dedup();
+    let scale = scale_set.filter(|t| scales.contains(t)).unwrap_or(watched);
     let sides: Vec<Side> = if state.sides().len() > 1 {
         vec![Side::A, Side::B]
     } else {
@@ -71,7 +104,8 @@ pub fn timeline_panel(p: &Props) -> Html {
         (from_ms * 1e6).max(0.0) as u64,
         ((from_ms + *len_ms) * 1e6).max(0.0) as u64,
     );
-    let request = |side: Side, job: RecordJob| RecordRequest::side(&state, side, seed, job);
+    let request =
+        |side: Side, job: RecordJob| RecordRequest::side_at(&state, side, seed, scale, job);
     let timeline_job = RecordJob {
         cap: TIMELINE_CAP,
         window_ns: Some(window_ns),
@@ -87,18 +121,48 @@ pub fn timeline_panel(p: &Props) -> Html {
         let (held, redraw, wanted) = (held.clone(), redraw.clone(), wanted.clone());
         let machine = state.machine().clone();
         let sides = sides.clone();
+        let feeds = p.feeds.clone();
         Callback::from(move |_: MouseEvent| {
             let generation = {
                 let mut h = held.borrow_mut();
                 h.generation += 1;
                 h.asked = wanted.iter().cloned().map(Some).collect();
                 h.sides = vec![None; wanted.len()];
+                h.sources = vec![Source::Rerun; wanted.len()];
+                h.asked_ms = now_ms();
+                h.took_ms = None;
                 h.generation
             };
             for (i, req) in wanted.iter().enumerate() {
-                let (held, redraw, machine) = (held.clone(), redraw.clone(), machine.clone());
                 let side = sides[i];
                 let label = req.patches.clone();
+                let (a, b) = window_ns;
+                // The live view's record of this side, if it is this run and holds
+                // the window.
+                let streamed = feeds.0.get(i).and_then(|f| {
+                    let f = f.borrow();
+                    let same = f.label == label && f.seed == seed && f.threads == scale;
+                    same.then(|| {
+                        f.window(a, b).map(|(records, end)| SideWindow {
+                            side,
+                            seed,
+                            label: label.clone(),
+                            built: build(records, machine.cpus.len(), end),
+                            window_ns: (a, end.max(a + 1)),
+                            workload_tasks: f.workload_tasks,
+                            truncated: false,
+                            explainable: scale == watched,
+                        })
+                    })?
+                });
+                if let Some(w) = streamed {
+                    let mut h = held.borrow_mut();
+                    h.sources[i] = Source::Stream;
+                    h.sides[i] = Some(Ok(Rc::new(w)));
+                    h.settle();
+                    continue;
+                }
+                let (held, redraw, machine) = (held.clone(), redraw.clone(), machine.clone());
                 record(req.clone(), move |r| {
                     let mut h = held.borrow_mut();
                     if h.generation != generation {
@@ -119,12 +183,14 @@ pub fn timeline_panel(p: &Props) -> Html {
                                     window_ns: (a, end.max(a + 1)),
                                     workload_tasks: r.workload_tasks,
                                     truncated: r.truncated,
+                                    explainable: scale == watched,
                                 })
                             }),
                     };
                     if let Some(slot) = h.sides.get_mut(i) {
                         *slot = Some(got);
                     }
+                    h.settle();
                     drop(h);
                     redraw.force_update();
                 });
@@ -185,6 +251,14 @@ pub fn timeline_panel(p: &Props) -> Html {
             }
         })
     };
+    let on_scale = {
+        let scale_set = scale_set.clone();
+        Callback::from(move |e: Event| {
+            if let Some(Ok(v)) = select_value(&e).map(|v| v.parse::<u32>()) {
+                scale_set.set(Some(v));
+            }
+        })
+    };
     let on_len = {
         let len_ms = len_ms.clone();
         Callback::from(move |e: Event| {
@@ -215,11 +289,22 @@ pub fn timeline_panel(p: &Props) -> Html {
             .map(|m| m.iter().map(|c| c.0).collect())
             .unwrap_or_default(),
     );
+    let sources = source_note(&h.sources, &sides, p.feeds.0.first());
+    let explain_note = (scale != watched).then(|| {
+        format!(
+            "A click on a wake-up opens it in the Wake-up tab at {watched} {} (the run the live view plays); this window is at {scale}.",
+            scale_label(&state.sim().workload)
+        )
+    });
     let body = match all {
         Some(s) if !s.is_empty() && errors.is_empty() => html! {
             <>
                 if !current {
                     <p class="sim-note">{ "Recorded for earlier inputs: show the timeline again for these." }</p>
+                }
+                <p class="sim-note timeline-source">{ sources }</p>
+                if let Some(n) = explain_note.clone() {
+                    <p class="sim-note timeline-explain-note">{ n }</p>
                 }
                 <Timeline sides={s} machine={state.machine().clone()} {cpus} />
             </>
@@ -229,8 +314,18 @@ pub fn timeline_panel(p: &Props) -> Html {
         }
         _ => html! {},
     };
+    let source_attr = h
+        .sources
+        .iter()
+        .map(|s| match s {
+            Source::Stream => "stream",
+            Source::Rerun => "rerun",
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let took = h.took_ms.map(|ms| format!("{ms:.1}"));
     html! {
-        <section class="timeline-panel" aria-label="timeline">
+        <section class="timeline-panel" aria-label="timeline" data-source={source_attr} data-ms={took}>
             <h3>{ "Timeline" }</h3>
             <div class="row timeline-controls">
                 <label>{ "from (ms)" }
@@ -239,6 +334,17 @@ pub fn timeline_panel(p: &Props) -> Html {
                 <label>{ "length (ms)" }
                     <input id="timeline-len" type="number" min="0.01" step="0.1" value={len_ms.to_string()} onchange={on_len} />
                 </label>
+                if scales.len() > 1 {
+                    <label>{ format!("sweep point ({})", scale_label(&state.sim().workload)) }
+                        <select id="timeline-scale" onchange={on_scale}>
+                            { for scales.iter().map(|t| html! {
+                                <option value={t.to_string()} selected={*t == scale}>
+                                    { if *t == watched { format!("{t} (the live view's)") } else { t.to_string() } }
+                                </option>
+                            }) }
+                        </select>
+                    </label>
+                }
                 <span class="sim-note">{ format!("seed {seed}; warm-up included, as run --trace-window") }</span>
                 <button id="timeline-show" onclick={show}>{ "Show the timeline" }</button>
                 { for sides.iter().map(|&s| html! {
@@ -258,4 +364,42 @@ pub fn timeline_panel(p: &Props) -> Html {
             { body }
         </section>
     }
+}
+
+impl Held {
+    /// Notes when every side is in (the time to the timeline).
+    fn settle(&mut self) {
+        if self.took_ms.is_none()
+            && !self.sides.is_empty()
+            && self.sides.iter().all(Option::is_some)
+        {
+            self.took_ms = Some(now_ms() - self.asked_ms);
+        }
+    }
+}
+
+/// Where each side's window came from, in words.
+fn source_note(
+    sources: &[Source],
+    sides: &[Side],
+    feed: Option<&std::rc::Rc<std::cell::RefCell<crate::live::Feed>>>,
+) -> String {
+    let held_to = feed.map_or(0.0, |f| {
+        f.borrow().records.last().map_or(0, |r| r.at_ns) as f64 / 1e6
+    });
+    let parts: Vec<String> = sources
+        .iter()
+        .zip(sides)
+        .map(|(s, &side)| match s {
+            Source::Stream => format!("{}: from the live view's record", side_name(side)),
+            Source::Rerun => format!("{}: re-run to record this window", side_name(side)),
+        })
+        .collect();
+    let mut text = parts.join("; ");
+    if sources.contains(&Source::Rerun) {
+        text.push_str(&format!(
+            " (the live view's record holds the first seed at the watched scale, up to {held_to:.3} ms: a window past it, another seed or another sweep point is re-run)"
+        ));
+    }
+    text
 }

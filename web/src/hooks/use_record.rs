@@ -24,6 +24,7 @@ use schedlab_core::scenario::v1::SimSetupV1;
 use schedlab_core::scenario::{MachineChoice, SimSetup};
 use yew::prelude::*;
 
+use crate::hooks::use_run::watched_scale;
 use crate::state::{Action, AppState, Side, SimWake, SimWakeRef, SimWakeStatus};
 use crate::worker::{Codec, Msg, RecordJob, Recorded, Reply, SimWorker};
 
@@ -42,9 +43,23 @@ pub struct RecordRequest {
 }
 
 impl RecordRequest {
-    /// Side `side`'s run of the page's simulation with seed `seed` (the workload at
-    /// its own scale, no sweep, one seed): the run a [`SimWakeRef`] names.
+    /// Side `side`'s run of the page's simulation with seed `seed` at the watched
+    /// scale (`use_run::watched_scale`: the workload's own, or a sweep's largest
+    /// point), no sweep, one seed: the run a [`SimWakeRef`] names and the live view
+    /// plays.
     pub fn side(state: &AppState, side: Side, seed: u64, job: RecordJob) -> RecordRequest {
+        let threads = watched_scale(state.sim());
+        RecordRequest::side_at(state, side, seed, threads, job)
+    }
+
+    /// [`RecordRequest::side`] at scale `threads` (a sweep's point).
+    pub fn side_at(
+        state: &AppState,
+        side: Side,
+        seed: u64,
+        threads: u32,
+        job: RecordJob,
+    ) -> RecordRequest {
         let sides = state.sides();
         let set = match side {
             Side::B if sides.len() > 1 => sides[1],
@@ -54,6 +69,7 @@ impl RecordRequest {
             machine: state.scenario.machine.choice().clone(),
             patches: set.to_string(),
             sim: SimSetupV1::from(&SimSetup {
+                workload: state.sim().workload.with_threads(threads),
                 sweep: Vec::new(),
                 seed,
                 seeds: 1,

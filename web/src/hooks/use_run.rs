@@ -84,6 +84,17 @@ impl RunKey {
     }
 }
 
+/// The scale the live view watches, and that a simulated wake-up (`SimWakeRef`) and
+/// the timeline's default window name: the run's first scale, handed out first (most
+/// threads first, as the CLI's sweep): the sweep's largest point, or the workload's
+/// own scale when there is no sweep.
+pub fn watched_scale(sim: &SimSetup) -> u32 {
+    sim.points()
+        .into_iter()
+        .max()
+        .unwrap_or_else(|| sim.workload.threads())
+}
+
 /// One simulation of a run: a scale (threads, clients …) under one side's patch set,
 /// with the run's `seed_idx`-th seed.
 #[derive(Clone, Copy, Debug)]
@@ -166,7 +177,12 @@ impl RunView {
         let live = Feeds(
             patches
                 .iter()
-                .map(|p| Rc::new(RefCell::new(Feed::new(p.to_string(), sim.seed))))
+                .map(|p| {
+                    Rc::new(RefCell::new(Feed {
+                        threads: watched_scale(&sim),
+                        ..Feed::new(p.to_string(), sim.seed)
+                    }))
+                })
                 .collect(),
         );
         RunView {
@@ -262,7 +278,11 @@ impl RunView {
         // The record goes to the side's feed, not into the kept progress.
         if let (Some(c), Some(side)) = (p.record.take(), self.watched(slot)) {
             if let Some(f) = self.live.0.get(side) {
-                f.borrow_mut().push(&c, p.done);
+                let mut f = f.borrow_mut();
+                f.push(&c, p.done);
+                if p.done {
+                    f.run_end_ns = p.now_ns;
+                }
             }
         }
         self.results[slot] = Some(p);

@@ -8,7 +8,9 @@
 //!  each frame, over it:
 //!    CPU fill     running · idle (darker for deeper C-states) · forced idle
 //!    markers      the running task: a dot in its colour; queued/sleeping ones: small
-//!                 dots along the CPU's bottom edge (up to 4)
+//!                 dots along the CPU's bottom edge (up to 4); a marker whose place
+//!                 changes (a migration, a wake-up elsewhere) glides there over
+//!                 `--live-glide` frames (0, a jump, under prefers-reduced-motion)
 //!    arrows       waker's CPU ─▶ chosen CPU, coloured by distance, fading over
 //!                 ARROW_FRAMES frames; a ring round the CPU for a same-CPU wake-up
 //! ```
@@ -72,6 +74,9 @@ pub struct Palette {
     pub unknown: String,
     /// Lightness of task colours (darker on light panels).
     pub task_l: u8,
+    /// Frames a marker takes to glide to its new place (`--live-glide`; the style
+    /// sheet sets 0 under prefers-reduced-motion: markers jump then).
+    pub glide: u32,
 }
 
 impl Palette {
@@ -110,6 +115,7 @@ impl Palette {
             force_idle: get("--span-bg", "#fff1c2"),
             unknown: panel.clone(),
             task_l: if dark { 62 } else { 42 },
+            glide: get("--live-glide", "6").parse().unwrap_or(6).min(60),
             panel,
         }
     }
@@ -144,9 +150,53 @@ pub struct Painter {
     palette: Option<Palette>,
     task_colours: Vec<String>,
     queued: Vec<u8>,
+    /// Per task, where its marker is drawn and where it glides to.
+    glides: Vec<Glide>,
     /// What the last frame drew.
     pub last_arrows: usize,
     pub last_markers: usize,
+    /// Markers the last frame drew on their way (between two places).
+    pub gliding: usize,
+    /// Glides begun, and marker draws on the way, since the run started.
+    pub glides_begun: u32,
+    pub glide_draws: u32,
+}
+
+/// A marker's move: from where it was drawn to its new place, begun at a tick.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Glide {
+    from: (f64, f64),
+    to: (f64, f64),
+    start: u64,
+}
+
+impl Glide {
+    const NONE: Glide = Glide {
+        from: (f64::NAN, f64::NAN),
+        to: (f64::NAN, f64::NAN),
+        start: 0,
+    };
+
+    /// Where it is at `tick` over `frames` frames (eased out), and whether it is
+    /// still on its way.
+    fn at(&self, tick: u64, frames: u32) -> ((f64, f64), bool) {
+        let k = if frames == 0 {
+            1.0
+        } else {
+            (tick.saturating_sub(self.start) as f64 / f64::from(frames)).min(1.0)
+        };
+        if k >= 1.0 || self.from == self.to {
+            return (self.to, false);
+        }
+        let e = k * (2.0 - k);
+        (
+            (
+                self.from.0 + (self.to.0 - self.from.0) * e,
+                self.from.1 + (self.to.1 - self.from.1) * e,
+            ),
+            true,
+        )
+    }
 }
 
 impl Painter {
@@ -162,9 +212,53 @@ impl Painter {
             palette: None,
             task_colours: Vec::new(),
             queued: vec![0; n],
+            glides: Vec::new(),
             last_arrows: 0,
             last_markers: 0,
+            gliding: 0,
+            glides_begun: 0,
+            glide_draws: 0,
         }
+    }
+
+    /// Forgets where the markers were (a new run, or a restart: no glide from there).
+    pub fn forget(&mut self) {
+        self.glides.clear();
+        self.gliding = 0;
+        self.glides_begun = 0;
+        self.glide_draws = 0;
+    }
+
+    /// Where task `t`'s marker is drawn at `tick` when its place is `to`: a new place
+    /// starts a glide from where it is drawn now, over `frames` frames (0: a jump).
+    fn marker_at(&mut self, t: usize, to: (f64, f64), tick: u64, frames: u32) -> (f64, f64) {
+        if t >= self.glides.len() {
+            self.glides.resize(t + 1, Glide::NONE);
+        }
+        let g = &mut self.glides[t];
+        if frames == 0 || g.to.0.is_nan() {
+            *g = Glide {
+                from: to,
+                to,
+                start: tick,
+            };
+            return to;
+        }
+        if g.to != to {
+            let (now, _) = g.at(tick, frames);
+            *g = Glide {
+                from: now,
+                to,
+                start: tick,
+            };
+            self.glides_begun += 1;
+        }
+        let (p, moving) = g.at(tick, frames);
+        if moving {
+            self.gliding += 1;
+            self.glide_draws += 1;
+        }
+        p
     }
 
     /// Sizes `canvas` for `width` CSS pixels (height from the layout's aspect, at most
@@ -257,8 +351,15 @@ impl Painter {
             .is_some_and(|b| b[2] * self.scale >= 18.0 && b[3] * self.scale >= 12.0)
     }
 
-    /// Draws `player`'s state in `frame` on `ctx`.
-    pub fn draw(&mut self, ctx: &CanvasRenderingContext2d, player: &mut Player, frame: u64) {
+    /// Draws `player`'s state in `frame` on `ctx`; `tick` (the animation frame, which
+    /// goes on while paused) times the markers' glides.
+    pub fn draw(
+        &mut self,
+        ctx: &CanvasRenderingContext2d,
+        player: &mut Player,
+        frame: u64,
+        tick: u64,
+    ) {
         let Some(stat) = self.static_layer() else {
             return;
         };
@@ -305,6 +406,8 @@ impl Painter {
         // Markers: the running task big in the middle, the others small along the
         // bottom edge of their CPU.
         self.queued.iter_mut().for_each(|q| *q = 0);
+        self.gliding = 0;
+        let glide = p.glide;
         let mut markers = 0;
         for (t, &c) in player.task_cpu.iter().enumerate() {
             if c == NO_CPU {
@@ -313,33 +416,27 @@ impl Painter {
             let Some(b) = self.layout.cpus.get(c as usize) else {
                 continue;
             };
-            markers += 1;
-            ctx.set_fill_style_str(&self.task_colours[t]);
-            ctx.begin_path();
-            if player.cpus.get(c as usize) == Some(&CpuState::Running(t as u32)) {
-                let r = b[2].min(b[3]) * 0.3;
-                let _ = ctx.arc(
-                    b[0] + b[2] / 2.0,
-                    b[1] + b[3] / 2.0 + 1.0,
-                    r,
-                    0.0,
-                    std::f64::consts::TAU,
-                );
+            let b = *b;
+            let (place, r) = if player.cpus.get(c as usize) == Some(&CpuState::Running(t as u32)) {
+                (
+                    (b[0] + b[2] / 2.0, b[1] + b[3] / 2.0 + 1.0),
+                    b[2].min(b[3]) * 0.3,
+                )
             } else {
                 let q = &mut self.queued[c as usize];
                 if *q >= QUEUED_DOTS {
                     continue;
                 }
                 let r = (b[3] * 0.12).max(1.2);
-                let _ = ctx.arc(
-                    b[0] + 2.0 + r + f64::from(*q) * (2.0 * r + 1.0),
-                    b[1] + b[3] - 2.0 - r,
-                    r,
-                    0.0,
-                    std::f64::consts::TAU,
-                );
+                let x = b[0] + 2.0 + r + f64::from(*q) * (2.0 * r + 1.0);
                 *q += 1;
-            }
+                ((x, b[1] + b[3] - 2.0 - r), r)
+            };
+            let (x, y) = self.marker_at(t, place, tick, glide);
+            markers += 1;
+            ctx.set_fill_style_str(&self.task_colours[t]);
+            ctx.begin_path();
+            let _ = ctx.arc(x, y, r, 0.0, std::f64::consts::TAU);
             ctx.fill();
         }
         self.last_markers = markers;
@@ -456,5 +553,52 @@ mod tests {
         assert_eq!(luminance("white"), 0.5);
         assert_ne!(task_colour(0, 42), task_colour(1, 42));
         assert_eq!(DIST_COLOURS.len(), Distance::ALL.len());
+    }
+
+    /// A marker whose place changes glides there over the palette's frames, eased,
+    /// from wherever it was drawn; with 0 frames (reduced motion) it jumps.
+    #[test]
+    fn a_moved_marker_glides_there_or_jumps_under_reduced_motion() {
+        let layout = Layout {
+            w: 100.0,
+            h: 100.0,
+            groups: Vec::new(),
+            cpus: vec![[0.0, 0.0, 10.0, 10.0]; 2],
+        };
+        let mut p = Painter::new(layout);
+        assert_eq!(
+            p.marker_at(3, (0.0, 0.0), 10, 4),
+            (0.0, 0.0),
+            "first seen: placed"
+        );
+        assert_eq!((p.glides_begun, p.gliding), (0, 0));
+        // Moved at tick 10: on its way for 4 ticks, never past the target.
+        let mut xs = Vec::new();
+        for tick in 10..=15 {
+            xs.push(p.marker_at(3, (40.0, 20.0), tick, 4));
+        }
+        assert_eq!(p.glides_begun, 1);
+        assert_eq!(xs[0], (0.0, 0.0), "a glide starts where the marker was");
+        assert!(xs[1].0 > 0.0 && xs[1].0 < 40.0 && xs[1].1 > 0.0 && xs[1].1 < 20.0);
+        assert!(xs.windows(2).all(|w| w[1].0 >= w[0].0), "it moves one way");
+        assert_eq!(xs[4], (40.0, 20.0), "it arrives after 4 ticks");
+        assert_eq!(p.glide_draws, 4, "drawn on its way at ticks 10-13");
+        // Moved again half-way: the new glide starts from where it is drawn.
+        p.marker_at(3, (0.0, 20.0), 20, 4);
+        let mid = p.marker_at(3, (0.0, 20.0), 22, 4);
+        let turned = p.marker_at(3, (40.0, 0.0), 22, 4);
+        assert_eq!(turned, mid);
+        assert_eq!(p.glides_begun, 3);
+        // Reduced motion: a jump, no glide.
+        let jumped = p.marker_at(3, (5.0, 5.0), 30, 0);
+        assert_eq!(jumped, (5.0, 5.0));
+        assert_eq!(p.glides_begun, 3);
+        p.forget();
+        assert_eq!((p.glides_begun, p.glide_draws), (0, 0));
+        assert_eq!(
+            p.marker_at(3, (9.0, 9.0), 31, 4),
+            (9.0, 9.0),
+            "forgotten: placed"
+        );
     }
 }

@@ -46,6 +46,11 @@ pub struct Feed {
     /// The side's label (its patch set) and the run's seed.
     pub label: String,
     pub seed: u64,
+    /// The scale (threads, clients …) of the watched run: the run's first scale,
+    /// `use_run::watched_scale` (0: not said).
+    pub threads: u32,
+    /// Where the run ended (simulated ns, warm-up included), once it has; 0 before.
+    pub run_end_ns: u64,
     /// Every record received, in order (a prefix of the run's recording).
     pub records: Vec<Record>,
     /// Of `records`, the wake-ups.
@@ -110,6 +115,32 @@ impl Feed {
     }
 }
 
+impl Feed {
+    /// The records of the window `[a, b)` (simulated ns), if the feed holds all of
+    /// them, and where the window's open slices end: `b`, or the run's end if it
+    /// ended first. The records are the run's in time order from its start, so the
+    /// feed holds the window whole once a record at or past `b` is in, or once the
+    /// run has ended with nothing left out. These are the records a recorder with the
+    /// window `[a, b)` keeps (`Recording::push`), so the timeline drawn from them is
+    /// the one a re-recorded window gives (a host test compares them).
+    pub fn window(&self, a: u64, b: u64) -> Option<(&[Record], u64)> {
+        if self.error.is_some() || b <= a {
+            return None;
+        }
+        let last = self.records.last().map_or(0, |r| r.at_ns);
+        let end = if last >= b {
+            b
+        } else if self.done && self.left_out == 0 {
+            b.min(self.run_end_ns.max(last))
+        } else {
+            return None;
+        };
+        let from = self.records.partition_point(|r| r.at_ns < a);
+        let to = self.records.partition_point(|r| r.at_ns < b);
+        Some((&self.records[from..to.max(from)], end))
+    }
+}
+
 /// A wake-up of the simulation, as the live view (or the timeline) names it: enough
 /// to find it again and replay it (`RecordConfig::capture_wake` takes `wake`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +197,56 @@ mod tests {
                 return (out, run.report());
             }
         }
+    }
+
+    /// The feed's window is what a recorder with that window keeps, record for record,
+    /// and a window past what the feed holds is refused.
+    #[test]
+    fn a_feeds_window_is_the_re_recorded_window() {
+        use schedlab_core::sim::record::RecordConfig;
+        use schedlab_core::sim::SimTime;
+        let w = Workload::Tbench { clients: 4 };
+        let (cs, _) = chunks("flat-16", w.clone(), 3);
+        let mut f = Feed::new("6.6".into(), 1);
+        for c in &cs {
+            f.push(c, false);
+        }
+        let last = f.records.last().unwrap().at_ns;
+        let (a, b) = (1_000_000, 2_500_000);
+        assert!(last >= b, "the run makes records past the window");
+        let (got, end) = f.window(a, b).expect("the feed holds the window");
+        assert_eq!(end, b);
+        let sim = SimSetupV1 {
+            workload: w,
+            cpus: "all".to_string(),
+            duration_ms: 3,
+            seed: 1,
+            seeds: 1,
+            sweep: Vec::new(),
+        };
+        let m = MachineChoice::Preset("flat-16".to_string());
+        let rc = RecordConfig {
+            cap: 1 << 20,
+            window: Some((SimTime(a), SimTime(b))),
+            capture_wake: Vec::new(),
+        };
+        let mut run = start_with(&m, "6.6", &sim, Some(rc)).unwrap();
+        while !run.advance(500_000).unwrap() {}
+        let want = &run.recording().unwrap().records;
+        assert!(want.len() > 100);
+        assert_eq!(got, &want[..]);
+        // Past the newest record of an unfinished feed: not held.
+        assert!(f.window(a, last + 1).is_none());
+        // Finished with nothing left out: held up to the run's end.
+        f.done = true;
+        f.run_end_ns = last + 10;
+        let (tail, end) = f.window(last - 1000, last + 5000).unwrap();
+        assert_eq!(end, last + 10);
+        assert_eq!(tail.last(), f.records.last());
+        f.left_out = 1;
+        assert!(f.window(last - 1000, last + 5000).is_none());
+        assert!(f.window(a, b).is_some(), "a window inside stays held");
+        assert!(f.window(b, a).is_none(), "an empty window is not");
     }
 
     #[test]

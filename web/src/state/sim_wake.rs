@@ -17,8 +17,9 @@
 //!
 //! The run a [`SimWakeRef`] names is the Simulate tab's setup as the page holds it,
 //! one point of it: the given side's patch set, seed `seed`, and the setup's workload
-//! at its own scale (a sweep's points are not addressed; the timeline records the same
-//! run). Since a run is deterministic, the reference alone reproduces the state, and
+//! at the watched scale (`hooks::use_run::watched_scale`: its own scale, or a sweep's
+//! largest point, the run the live view plays; the timeline's other sweep points are
+//! not addressed). Since a run is deterministic, the reference alone reproduces the state, and
 //! it is all the link carries (`scenario.wake.sim`): the captured file can be large
 //! (6-10 KiB on 32 CPUs, a few hundred KiB on 384), so the page keeps it in memory
 //! only and offers it as a download. A link holding a reference opens the Wake-up tab

@@ -1,0 +1,275 @@
+"""Journeys of access: axe-core at 0 violations, the keyboard, the dark scheme, a
+390 px phone and the 1280x720 laptop layout."""
+
+import time
+
+from harness import (
+    DARK_BG,
+    LIGHT_BG,
+    MOBILE,
+    SIMULATE,
+    SMALL_TARGETS,
+    TEACHING,
+    VIEWPORT,
+    axe_violations,
+    check,
+    emulated_scheme,
+    fragment,
+    page_background,
+    set_viewport,
+)
+
+
+def accessibility(page, cfg):
+    """axe-core finds no violation on any view: each tab of the page as it opens, the
+    Simulate tab after a run, and the custom-machine form."""
+    page.driver.set_script_timeout(60)
+    page.open()
+    page.wait_for(".level-name")
+    views = [("Domains", None), ("dmesg", 2), ("debugfs", 3), ("Wake-up", 4)]
+    for name, nth in views:
+        if nth:
+            page.click(f".tabs button:nth-child({nth})")
+            time.sleep(0.3)
+        found = axe_violations(page)
+        check(found == [], f"axe: no violations on the {name} tab (got {found})")
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations on the Simulate tab with results (got {found})")
+    page.select("#preset", "custom")
+    page.wait_for("textarea")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations on the custom-machine form (got {found})")
+    # The same views in the dark theme the system asks for (the switch on auto).
+    with emulated_scheme(page, "dark"):
+        page.open()
+        page.wait_for(".level-name")
+        check(page_background(page) == DARK_BG,
+              f"with the system dark, the page is dark (got {page_background(page)})")
+        for name, nth in [("Domains", 1)] + views[1:]:
+            page.click(f".tabs button:nth-child({nth})")
+            time.sleep(0.3)
+            found = axe_violations(page)
+            check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
+        page.open(fragment(SIMULATE))
+        page.wait_for(".sim-status.done", timeout=180)
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations on the Simulate tab with results (got {found})")
+        page.select("#preset", "custom")
+        page.wait_for("textarea")
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations on the custom-machine form (got {found})")
+
+
+def keyboard(page, cfg):
+    """The keyboard: a skip link first, the machine drawing is one tab stop whose arrow
+    keys move between CPUs, and the tab bar is one tab stop whose arrows open tabs."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    page.open()
+    page.wait_for(".level-name")
+    active = "const a = document.activeElement; return [a.tagName, a.className," \
+             " a.getAttribute('role'), a.textContent.trim().slice(0, 40)]"
+    page.js("document.activeElement && document.activeElement.blur()")
+    ActionChains(page.driver).send_keys(Keys.TAB).perform()
+    first = page.js(active)
+    check(first[1] == "skip-link", f"the first Tab stop is the skip link (got {first})")
+    presses, seen = 1, []
+    while presses < 60:
+        ActionChains(page.driver).send_keys(Keys.TAB).perform()
+        presses += 1
+        now = page.js(active)
+        seen.append(now[3][:12])
+        if now[2] == "tab":
+            break
+    check(page.js(active)[2] == "tab" and presses <= 15,
+          f"the tab bar is reached in at most 15 Tab presses (took {presses}: {seen})")
+    ActionChains(page.driver).send_keys(Keys.ARROW_RIGHT).perform()
+    time.sleep(0.3)
+    now = page.js(active)
+    shown = page.js("return document.querySelector('[role=tab][aria-selected=true]').textContent")
+    check(now[3] == "dmesg" and shown == "dmesg",
+          f"ArrowRight moves to the next tab and opens it (focus {now}, shown {shown!r})")
+    page.click('button.cpu[data-cpu="0"]')
+    ActionChains(page.driver).send_keys(Keys.ARROW_RIGHT).perform()
+    now = page.js("return document.activeElement.dataset.cpu")
+    check(now == "1", f"in the drawing, ArrowRight moves the focus from CPU 0 to CPU 1 (got {now})")
+    stops = page.js("return document.querySelectorAll('button.cpu[tabindex=\"0\"]').length")
+    check(stops == 1, f"the drawing is one tab stop (got {stops} CPUs with tabindex 0)")
+    page.open()
+    page.wait_for(".level-name")
+    page.js("document.activeElement && document.activeElement.blur()")
+    ActionChains(page.driver).send_keys(Keys.TAB).send_keys(Keys.ENTER).perform()
+    now = page.js("return document.activeElement.getAttribute('role')")
+    check(now == "tabpanel", f"the skip link moves the focus to the results (got {now})")
+
+
+def theme_properties(page):
+    """Every custom property static/style.css sets on :root, as the page resolves it."""
+    return page.js("""
+        const names = new Set();
+        for (const sheet of document.styleSheets) for (const r of sheet.cssRules)
+          if (r.selectorText === ':root') for (const n of r.style) if (n.startsWith('--')) names.add(n);
+        const cs = getComputedStyle(document.documentElement);
+        return Object.fromEntries([...names].sort().map(n => [n, cs.getPropertyValue(n).trim()]));""")
+
+
+def dark_mode(page, cfg):
+    """The header's theme switch: auto follows the system, light and dark override it,
+    the choice survives a reload (applied before the app starts), both dark rule sets
+    agree, and axe finds no violation in dark on any tab."""
+    page.driver.set_script_timeout(60)
+    page.open()
+    page.js("localStorage.removeItem('schedlab-theme')")
+    page.open()
+    page.wait_for(".level-name")
+    theme = page.js("return document.documentElement.dataset.theme")
+    pressed = page.attrs('.theme-switch [aria-checked="true"]', "data-theme-choice")
+    check(theme == "auto" and pressed == ["auto"],
+          f"a first visit follows the system: data-theme auto, Auto checked (got {theme}, {pressed})")
+    check(page_background(page) == LIGHT_BG, f"the system is light, so the page is (got {page_background(page)})")
+    light = theme_properties(page)
+    page.click('.theme-switch [data-theme-choice="dark"]')
+    theme = page.js("return document.documentElement.dataset.theme")
+    check(theme == "dark" and page_background(page) == DARK_BG,
+          f"Dark turns the page dark (got data-theme {theme}, background {page_background(page)})")
+    dark = theme_properties(page)
+    same = sorted(k for k in dark if dark[k] == light.get(k) and k not in ("--mono", "--sans", "--span-line"))
+    check(len(dark) > 40 and not same, f"the dark set changes every colour (unchanged: {same})")
+    page.driver.refresh()
+    early = page.js("return document.documentElement.dataset.theme")
+    page.wait_for(".level-name")
+    pressed = page.attrs('.theme-switch [aria-checked="true"]', "data-theme-choice")
+    check(early == "dark" and pressed == ["dark"] and page_background(page) == DARK_BG,
+          f"the choice survives a reload (got {early}, {pressed}, {page_background(page)})")
+    with emulated_scheme(page, "dark"):
+        page.click('.theme-switch [data-theme-choice="auto"]')
+        auto_dark = theme_properties(page)
+        diff = sorted(k for k in dark if dark[k] != auto_dark.get(k))
+        check(not diff, f"auto in a dark system gives exactly the dark set (differ: {diff})")
+        page.click('.theme-switch [data-theme-choice="light"]')
+        check(page_background(page) == LIGHT_BG and theme_properties(page) == light,
+              f"Light overrides a dark system (got {page_background(page)})")
+    page.click('.theme-switch [data-theme-choice="dark"]')
+    for name, nth in [("Domains", 1), ("dmesg", 2), ("debugfs", 3), ("Wake-up", 4)]:
+        page.click(f".tabs button:nth-child({nth})")
+        time.sleep(0.3)
+        found = axe_violations(page)
+        check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
+    page.open(fragment(TEACHING))
+    page.wait_for('.decision[data-side="b"] .chosen-cpu')
+    page.click('.decision[data-side="b"] .focus')
+    time.sleep(0.3)
+    found = axe_violations(page)
+    check(found == [], f"axe, dark: no violations on the wake-up teaching case, probes shown (got {found})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-dark-wakeup.png"))
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    found = axe_violations(page)
+    check(found == [], f"axe, dark: no violations on the Simulate tab with results (got {found})")
+    styled = page.js("""
+        const svg = document.querySelector('.sim-chart svg');
+        const fill = e => e && getComputedStyle(e).fill;
+        return [getComputedStyle(svg.parentElement).backgroundColor,
+                fill(svg.querySelector('text')), fill(svg.querySelector('.legend-bg')),
+                getComputedStyle(svg.querySelector('line.grid')).stroke]""")
+    check(styled == ["rgb(22, 27, 34)", "rgb(183, 192, 202)", "rgb(22, 27, 34)", "rgb(44, 51, 61)"],
+          f"the chart's background, text, legend and grid take the dark colours (got {styled})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-dark-simulate.png"))
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    page.js("document.querySelector('.theme-switch [aria-checked=true]').focus()")
+    ActionChains(page.driver).send_keys(Keys.ARROW_LEFT).send_keys(Keys.ARROW_LEFT).perform()
+    theme = page.js("return [document.documentElement.dataset.theme, document.activeElement.dataset.themeChoice]")
+    check(theme == ["auto", "auto"], f"the switch is one tab stop whose arrow keys choose: dark, Left, Left is auto (got {theme})")
+    page.js("localStorage.removeItem('schedlab-theme')")
+
+
+def mobile_layout(page, cfg):
+    """At 390x844 (a phone): the tabs are on the first screen (the machine drawing is
+    folded, and opens), no tab scrolls sideways, and every button and select is at
+    least 40 px a side; the wake-up columns and the chart fit."""
+    try:
+        set_viewport(page, *MOBILE)
+        page.open()
+        page.wait_for(".level-name")
+        folded = page.js("return !document.querySelector('details.machine-fold').open")
+        top = page.js("return document.querySelector('[role=tablist]').getBoundingClientRect().top")
+        check(folded and top < MOBILE[1] - 40,
+              f"the drawing starts folded and the tab bar is on the first screen (folded {folded}, top {top:.0f} px)")
+        page.click("details.machine-fold > summary")
+        cpus = page.until(lambda: page.js(
+            "return [...document.querySelectorAll('button.cpu')].filter(b => b.checkVisibility()).length"), timeout=5)
+        check(cpus == 128, f"its summary opens the drawing: 128 CPUs (got {cpus})")
+        page.js("document.querySelector('button.cpu[data-cpu=\"5\"]').scrollIntoView({block: 'center'})")
+        page.click('button.cpu[data-cpu="5"]')
+        head = page.wait_for(".domains h2", pred=lambda t: "CPU 5" in t[0])
+        check(head and "CPU 5" in head[0], f"a tap on CPU 5 shows its domains (got {head[:1]})")
+        for name, nth in [("Domains", 1), ("dmesg", 2), ("debugfs", 3), ("Wake-up", 4), ("Simulate", 5)]:
+            page.click(f".tabs button:nth-child({nth})")
+            time.sleep(0.3)
+            width = page.js("return document.documentElement.scrollWidth")
+            check(width <= MOBILE[0], f"{name}: the page is no wider than the screen ({width} <= {MOBILE[0]} px)")
+            small = page.js(SMALL_TARGETS)
+            check(small == [], f"{name}: every button and select is at least 40 px a side (smaller: {small[:4]})")
+        page.open(fragment(TEACHING))
+        page.wait_for('.decision[data-side="b"] .chosen-cpu')
+        fit = page.js("""
+            const w = innerWidth, out = [];
+            for (const e of document.querySelectorAll('.decision, .patch-picker'))
+              if (e.getBoundingClientRect().right > w) out.push(e.className + ' right ' + e.getBoundingClientRect().right);
+            for (const dl of document.querySelectorAll('.costs')) {
+              const dts = dl.querySelectorAll('dt'), dds = dl.querySelectorAll('dd');
+              dts.forEach((dt, i) => { const a = dt.getBoundingClientRect(), b = dds[i].getBoundingClientRect();
+                if (a.right > b.left && a.bottom > b.top && b.bottom > a.top) out.push(dt.textContent + ' overlaps ' + dds[i].textContent); });
+            }
+            return [document.documentElement.scrollWidth, out];""")
+        check(fit[0] <= MOBILE[0] and fit[1] == [],
+              f"wake-up, A against B: both pickers and decisions fit, no figure overlaps its label (got {fit})")
+        small = page.js(SMALL_TARGETS)
+        check(small == [], f"wake-up, A against B: no button or select under 40 px (smaller: {small[:4]})")
+        page.js("document.querySelector('.decisions').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-wakeup.png"))
+        page.open(fragment(SIMULATE))
+        page.wait_for(".sim-status.done", timeout=180)
+        fit = page.js("return [document.documentElement.scrollWidth,"
+                      " document.querySelector('.sim-chart svg').getBoundingClientRect().right]")
+        check(fit[0] <= MOBILE[0] and fit[1] <= MOBILE[0],
+              f"Simulate with results: the page and the chart fit the screen (got {fit})")
+        small = page.js(SMALL_TARGETS)
+        check(small == [], f"Simulate with results: no button or select under 40 px (smaller: {small[:4]})")
+        page.js("document.querySelector('.sim-chart').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-simulate.png"))
+        page.open()
+        page.wait_for(".level-name")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
+    page.open()
+    page.wait_for(".level-name")
+    opened = page.js("return document.querySelector('details.machine-fold').open")
+    check(opened, f"back at {VIEWPORT[0]} px the drawing is open (got {opened})")
+
+
+def layout_1280(page, cfg):
+    """At 1280x720 the result comes first: the wake-up decisions and the Simulate
+    tab's chart start within the first screen, with the right panel scrolling with the
+    page, and the Domains tab's cards too."""
+    try:
+        set_viewport(page, 1280, 720)
+        page.open(fragment(TEACHING))
+        page.wait_for('.decision[data-side="b"] .chosen-cpu')
+        top = page.js("return document.querySelector('.decision').getBoundingClientRect().top")
+        check(top < 720 - 60, f"wake-up: the decision's top is in the first screen ({top:.0f} < 660 px)")
+        own = page.js("const p = document.querySelector('.domain-panel');"
+                      "return getComputedStyle(p).overflowY + ' ' + (p.scrollHeight > p.clientHeight + 1)")
+        check(own.startswith("visible"), f"wake-up: the right panel does not scroll on its own (got {own})")
+        page.screenshot(cfg["shot"].replace(".png", "-1280-wakeup.png"))
+        page.open(fragment(SIMULATE))
+        page.wait_for(".sim-status.done", timeout=180)
+        top = page.js("return document.querySelector('.sim-chart').getBoundingClientRect().top")
+        check(top < 720 - 60, f"simulate: the chart's top is in the first screen ({top:.0f} < 660 px)")
+        page.screenshot(cfg["shot"].replace(".png", "-1280-simulate.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)

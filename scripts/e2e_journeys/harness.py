@@ -1,0 +1,373 @@
+"""What every journey shares: the check counter, the Page (waits that tolerate Yew's
+re-renders), the browser, the scenarios the journeys open (TEACHING, SIMULATE), the
+native CLI the page is checked against, axe-core, colour schemes, viewports and the
+download hook."""
+
+import base64
+import json
+import os
+import subprocess
+import tempfile
+import zlib
+
+os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch drivers
+
+from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    NoSuchElementException,
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1400,1100",
+]
+VIEWPORT = (1400, 1100)
+
+
+class Results:
+    """Counts the checks; prints each as PASS or FAIL."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = []
+        self.journey = ""
+
+    def check(self, ok, what):
+        ok = bool(ok)
+        print(f"  {'PASS' if ok else 'FAIL'} {what}", flush=True)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed.append(f"{self.journey}: {what}")
+        return ok
+
+
+results = Results()
+check = results.check
+
+
+def note(what):
+    """An informational line (timings, paths), not a check."""
+    print(f"       ({what})", flush=True)
+
+
+class Page:
+    """The page in one browser session, with waits that tolerate Yew's re-renders
+    (an element found a moment ago may be gone: that is "not yet", not an error)."""
+
+    RETRY = (StaleElementReferenceException, NoSuchElementException, IndexError)
+
+    def __init__(self, driver, url):
+        self.driver = driver
+        self.url = url.split("#")[0]
+
+    def open(self, fragment=None):
+        """Loads the page afresh, from a shared link's fragment if given."""
+        self.driver.get("about:blank")
+        self.driver.get(self.url + ("#" + fragment if fragment else ""))
+
+    def all(self, css):
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def count(self, css):
+        return len(self.all(css))
+
+    def texts(self, css):
+        """The rendered text of every element matching css (as a user reads it)."""
+        return [e.text for e in self.all(css)]
+
+    def text(self, css):
+        """The first match's text, or None."""
+        found = self.texts(css)
+        return found[0] if found else None
+
+    def attrs(self, css, name):
+        return [e.get_attribute(name) for e in self.all(css)]
+
+    def until(self, fn, timeout=30.0, poll=0.05):
+        """Calls fn() until it is truthy and returns that; on timeout returns its last value."""
+        last = [None]
+
+        def attempt(_):
+            last[0] = fn()
+            return last[0]
+
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=poll,
+                                 ignored_exceptions=self.RETRY).until(attempt)
+        except TimeoutException:
+            return last[0]
+
+    def wait_for(self, css, timeout=30.0, pred=None):
+        """Waits until elements match css (and pred(texts) holds); returns their texts,
+        or on timeout whatever matched last, for the check to show."""
+        last = [[]]
+
+        def attempt():
+            t = self.texts(css)
+            last[0] = t
+            return t if t and (pred is None or pred(t)) else None
+
+        return self.until(attempt, timeout, poll=0.1) or last[0]
+
+    def wait_count(self, css, n, timeout=30.0):
+        """Waits until n elements match css; returns how many matched last."""
+        last = [0]
+
+        def attempt():
+            last[0] = self.count(css)
+            return last[0] == n
+
+        self.until(attempt, timeout)
+        return last[0]
+
+    def click(self, css):
+        found = self.all(css)
+        if not found:
+            raise NoSuchElementException(f"nothing matches {css}")
+        found[0].click()
+
+    def select(self, css, value):
+        """Picks the option with this value in a <select>, as a person would."""
+        Select(self.driver.find_element(By.CSS_SELECTOR, css)).select_by_value(value)
+
+    def set_input(self, css, value):
+        """Types a value into an input as a person would end an edit: value, then change."""
+        self.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
+                "e.dispatchEvent(new Event('change', {bubbles: true}));", css, value)
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    @property
+    def hash(self):
+        return self.js("return location.hash")
+
+    @property
+    def html(self):
+        """The live DOM, serialised."""
+        return self.js("return document.documentElement.outerHTML")
+
+    def screenshot(self, path):
+        if not self.driver.save_screenshot(path):
+            raise WebDriverException(f"could not write the screenshot {path}")
+
+
+def chart_series(page):
+    """Every line in the Simulate tab's chart, as
+    [{"side": "a" | "b", "published": bool, "points": [(x, y), ...], "markers": int}].
+
+    The one place that knows how the chart is drawn. Today: plotters' SVG in
+    .sim-chart; a series is a <polyline data-side>, a sweep's model series has a
+    <circle data-side> marker per point, and the published numbers are
+    polyline.published-line (with data-side).
+    """
+    raw = page.js("""
+        return [...document.querySelectorAll('.sim-chart polyline')].map(p => {
+          const side = p.dataset.side || null;
+          const published = p.classList.contains('published-line');
+          const chart = p.closest('.sim-chart');
+          return {
+            side: side,
+            published: published,
+            points: p.getAttribute('points') || '',
+            markers: side && !published
+              ? chart.querySelectorAll(`circle[data-side="${side}"]`).length : 0,
+          };
+        })""")
+    for s in raw:
+        s["points"] = [tuple(float(v) for v in xy.split(",")) for xy in s["points"].split()]
+    return raw
+
+
+def fragment(scenario):
+    """core::scenario's v1 encoding: base64url (no padding) of the JSON."""
+    raw = json.dumps(scenario, separators=(",", ":")).encode()
+    return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decoded_hash(page):
+    """The page's link as JSON text: a v2 fragment is raw deflate, a v1 one plain."""
+    h = page.hash.lstrip("#")
+    version, _, body = h.partition(":")
+    try:
+        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        return (zlib.decompress(raw, -15) if version == "v2" else raw).decode()
+    except (ValueError, zlib.error) as e:
+        return f"(not a link: {e})"
+
+
+# Seed 01's case on kunpeng920-6426: everything busy but CPU2 (in the waker CPU0's
+# cluster 0-3) and CPU12 (the wakee's prev, cluster 12-15); 6.6 against 6.6+cluster.
+TEACHING = {
+    "machine": "kunpeng920-6426", "patches": "6.6", "view": "wakeup",
+    "wake": {"busy": "0-1,3-11,13-127", "waker": 0, "prev": 12, "sync": True,
+             "nr_idle_scan": 8, "compare": "6.6+cluster"},
+}
+
+# Seed 01's tbench case, short: 4 clients pinned to node 0, 6.6 against 6.6+cluster.
+SIMULATE = {
+    "machine": "kunpeng920-6426", "patches": "6.6", "view": "simulate",
+    "wake": {"compare": "6.6+cluster"},
+    "sim": {"workload": {"kind": "tbench", "clients": 4}, "cpus": "node0",
+            "duration_ms": 60, "seed": 1},
+}
+
+
+def cli_json(cfg, *args):
+    out = subprocess.run([cfg["cli"], *args, "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def native_run(cfg, sim, patches):
+    """`schedlab run`'s JSON report for a page's simulation."""
+    w = sim["workload"]
+    return cli_json(cfg, "run", "--machine", "kunpeng920-6426", "--cpus", sim["cpus"],
+                    "--workload", w["kind"], "--threads", str(w["clients"]),
+                    "--duration-ms", str(sim["duration_ms"]), "--seed", str(sim["seed"]),
+                    "--patches", patches)
+
+
+def native(cfg, sim, patches):
+    """The digest `schedlab run` gives for a page's simulation."""
+    return native_run(cfg, sim, patches)["digest"]
+
+
+AXE = "tools/node_modules/axe-core/axe.min.js"
+
+
+def axe_violations(page):
+    """axe-core's violations on the page as it is: [(id, impact, nodes, first target)]."""
+    if not page.js("return typeof axe !== 'undefined'"):
+        with open(AXE, encoding="utf-8") as f:
+            page.js(f.read())
+    done = page.driver.execute_async_script(
+        "const cb = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']})"
+        ".then(r => cb(r.violations.map(v => [v.id, v.impact, v.nodes.length,"
+        " v.nodes[0].target.join(' ')])), e => cb('axe failed: ' + e));")
+    return done
+
+
+LIGHT_BG = "rgb(246, 247, 249)"  # --bg in static/style.css, light and dark
+DARK_BG = "rgb(14, 17, 22)"
+
+
+class emulated_scheme:
+    """`with emulated_scheme(page, "dark"):` the system's prefers-color-scheme (CDP)."""
+
+    def __init__(self, page, scheme):
+        self.page, self.scheme = page, scheme
+
+    def __enter__(self):
+        self.page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-color-scheme", "value": self.scheme}]})
+
+    def __exit__(self, *exc):
+        self.page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def page_background(page):
+    return page.js("return getComputedStyle(document.body).backgroundColor")
+
+
+def set_viewport(page, width, height):
+    """Sizes the window so that the page's own viewport is width x height."""
+    dw, dh = page.js("return [outerWidth - innerWidth, outerHeight - innerHeight]")
+    page.driver.set_window_size(width + dw, height + dh)
+    page.until(lambda: page.js("return innerWidth") == width, timeout=5)
+
+
+MOBILE = (390, 844)
+
+# Every button and select drawn, smaller than 40 px in width or height, as
+# [[width, height, description]]; the skip link (off screen until focused) is not drawn.
+SMALL_TARGETS = """
+    return [...document.querySelectorAll('button, select, summary')].filter(e => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && r.bottom + scrollY > 0 && e.checkVisibility()
+        && Math.min(r.width, r.height) < 40;
+    }).map(e => { const r = e.getBoundingClientRect();
+      return [Math.round(r.width), Math.round(r.height),
+              e.tagName + '.' + e.className + ' ' + e.textContent.trim().slice(0, 20)]; });"""
+
+
+# Downloads are `<a download>` clicks on blob: URLs (web/src/export.rs). The hook
+# keeps each click's name and Blob instead of saving a file, so the test reads the
+# bytes the user would get (from the Blob itself: the page's CSP, connect-src 'self',
+# refuses a fetch of a blob: URL).
+DOWNLOAD_HOOK = """
+  if (!window.__downloads) {
+    window.__downloads = [];
+    window.__blobs = {};
+    const create = URL.createObjectURL;
+    URL.createObjectURL = (b) => { const u = create(b); window.__blobs[u] = b; return u; };
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+      if (this.download) { window.__downloads.push({name: this.download, href: this.href}); return; }
+      return click.call(this);
+    };
+    URL.revokeObjectURL = () => {};
+  }
+  window.__downloads.length = 0;
+"""
+
+
+def download(page, selector, timeout=20):
+    """Clicks `selector` (a download button) and returns (file name, bytes)."""
+    page.js(DOWNLOAD_HOOK)
+    page.click(selector)
+    page.until(lambda: page.js("return window.__downloads.length") > 0, timeout=timeout)
+    name, href = page.js("const d = window.__downloads[0]; return [d.name, d.href]")
+    b64 = page.driver.execute_async_script(
+        "const cb = arguments[arguments.length - 1];"
+        "window.__blobs[arguments[0]].arrayBuffer().then(b => {"
+        " let s = ''; const u = new Uint8Array(b);"
+        " for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode(...u.subarray(i, i + 8192));"
+        " cb(btoa(s)); }, e => cb(null));", href)
+    return name, base64.b64decode(b64 or "")
+
+
+def cli_bytes(cfg, *args):
+    return subprocess.run([cfg["cli"], *args], check=True, capture_output=True).stdout
+
+
+def without_wall(text):
+    """A run's or sweep's JSON without its wall-clock fields (each side's measurement)."""
+    v = json.loads(text)
+    for k in ("wall_ms", "events_per_s"):
+        v.pop(k, None)
+    return v
+
+
+def start_browser(workdir):
+    """Headless Debian Chromium through Debian's chromedriver, with a fresh profile."""
+    for path in (CHROMIUM, CHROMEDRIVER):
+        # Checked here: a missing driver would send Selenium to look for one elsewhere.
+        if not os.access(path, os.X_OK):
+            raise FileNotFoundError(f"{path} is not installed (run scripts/setup --all)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='profile-', dir=workdir)}")
+    log = os.path.join(workdir, "chromedriver.log")
+    service = Service(executable_path=CHROMEDRIVER, service_args=[f"--log-path={log}"])
+    driver = webdriver.Chrome(service=service, options=options)
+    # --window-size sizes the window, browser frame included; make the page's own
+    # viewport 1400x1100, as `chromium --screenshot --window-size` shoots it.
+    dw, dh = driver.execute_script(
+        "return [outerWidth - innerWidth, outerHeight - innerHeight]")
+    driver.set_window_size(VIEWPORT[0] + dw, VIEWPORT[1] + dh)
+    return driver

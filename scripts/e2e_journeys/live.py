@@ -1,0 +1,235 @@
+"""The live journey: the machine drawn while a run streams, its markers and arrows
+counted against the run's wake-ups, playback controls, fps on epyc9654-2p."""
+
+import time
+
+from harness import (
+    SIMULATE,
+    VIEWPORT,
+    check,
+    emulated_scheme,
+    fragment,
+    native,
+    native_run,
+    note,
+    set_viewport,
+)
+
+
+# A short run to play in slow motion: 2 tbench clients on node 0 for 2 ms (plus the
+# 0.4 ms warm-up), 6.6 against 6.6+cluster.
+LIVE = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 2}, "cpus": "node0",
+                           "duration_ms": 2, "seed": 1})
+# The big one: 64 tbench pairs over epyc9654-2p's 384 CPUs.
+LIVE_EPYC = {
+    "machine": "epyc9654-2p", "patches": "6.6", "view": "simulate",
+    "wake": {"compare": "6.6+cluster"},
+    "sim": {"workload": {"kind": "tbench", "clients": 64}, "cpus": "all",
+            "duration_ms": 20, "seed": 1},
+}
+
+
+def live_attrs(page):
+    """The live view's measurements (data-* on .live-view), as a dict of strings."""
+    return page.js("const v = document.querySelector('.live-view');"
+                   "return v ? Object.assign({}, v.dataset) : {}") or {}
+
+
+def live(page, cfg):
+    """The machine, live: a short run played in slow motion draws frames, one arrow per
+    wake-up of the record (as many as the run made, and the measured ones are the
+    native CLI's count), a marker per task; stepping plays one wake-up at a time; a
+    click on an arrow opens that wake-up in the Wake-up tab, deciding the simulated
+    CPU; on epyc9654-2p with 64 pairs it reports the frame rate and draw time."""
+    page.open(fragment(LIVE))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.wait_for("#live-status")
+    # Slow motion: 20 µs of simulated time a frame (index 7 of the speed scale).
+    page.js("const s = document.querySelector('#live-speed'); s.value = '7';"
+            "s.dispatchEvent(new Event('input', {bubbles: true}));")
+    speed = page.text(".live-speed-text")
+    check(speed == "20 µs of simulated time per frame", f"the speed scale says its step (got {speed!r})")
+    ended = page.until(lambda: (lambda a: a.get("endedA") == "true" and a.get("endedB") == "true" and a)(
+        live_attrs(page)), timeout=150)
+    a = live_attrs(page)
+    note(f"live view after playing the whole record: {a}")
+    check(ended, "both sides play to the end of their record")
+    frames = int(a.get("frames", "0"))
+    t_ms = int(a.get("tNs", "0")) / 1e6
+    check(frames >= 60, f"frames were drawn in slow motion ({frames} frames for {t_ms:.3f} ms)")
+    native = {"a": native_run(cfg, LIVE["sim"], "6.6"), "b": native_run(cfg, LIVE["sim"], "6.6+cluster")}
+    for side in "ab":
+        s = side.upper()
+        wakes, arrows = int(a.get(f"wakes{s}", -1)), int(a.get(f"arrows{s}", -2))
+        run_wakes, feed_wakes = int(a.get(f"runWakeups{s}", -3)), int(a.get(f"feedWakes{s}", -4))
+        check(wakes > 20 and wakes == arrows == feed_wakes == run_wakes and a.get(f"skipped{s}") == "0",
+              f"{side}: one arrow drawn per wake-up of the run (played {wakes}, arrows {arrows}, "
+              f"in the record {feed_wakes}, the run's count {run_wakes})")
+        measured = int(a.get(f"measured{s}", -1))
+        want = native[side]["metrics"]["wakeups"]
+        report = a.get(f"reportWakeups{s}")
+        check(measured == want and report == str(want),
+              f"{side}: the measured wake-ups played are the report's and the native CLI's "
+              f"({measured}, page report {report}, CLI {want})")
+        markers, tasks = int(a.get(f"markers{s}", -1)), int(a.get(f"tasks{s}", -2))
+        check(markers == tasks >= 4, f"{side}: a marker per task (drawn {markers}, tasks seen {tasks}; "
+                                     f"2 tbench pairs are 4 tasks)")
+
+    # One wake-up at a time.
+    # At the end it stopped by itself; Play plays again from the start, Pause pauses.
+    check(live_attrs(page).get("playing") == "false", "playback stops at the end of the record")
+    page.click("#live-play")
+    again = page.until(lambda: live_attrs(page).get("playing") == "true", timeout=5)
+    page.click("#live-play")
+    paused = page.until(lambda: live_attrs(page).get("playing") == "false", timeout=5)
+    check(again and paused, "Play plays again, Pause pauses")
+    page.click("#live-restart")
+    # The restart shows on the next frame: wait for it, so each step is measured
+    # against the restarted count, not a stale one.
+    restarted = page.until(lambda: (lambda x: x if (x.get("wakesA"), x.get("wakesB")) == ("0", "0")
+                                    else None)(live_attrs(page)), timeout=5)
+    check(restarted, f"Restart plays from the start again (got {live_attrs(page)})")
+    totals = []
+    for _ in range(3):
+        before = live_attrs(page)
+        page.click("#live-step")
+        after = page.until(lambda: (lambda x: x if x.get("wakesA") is not None and
+                                    (x.get("wakesA"), x.get("wakesB")) !=
+                                    (before.get("wakesA"), before.get("wakesB")) else None)(live_attrs(page)),
+                           timeout=5) or live_attrs(page)
+        totals.append((int(after.get("wakesA", 0)), int(after.get("wakesB", 0))))
+    # Each step plays the earliest next wake-up, on both sides when both make it at
+    # that instant: the leading side never runs more than one ahead per step.
+    check(all(max(t) <= k + 1 <= sum(t) for k, t in enumerate(totals))
+          and all(sum(b) > sum(a) for a, b in zip(totals, totals[1:])),
+          f"each step plays the next wake-up (wake-ups A, B after each: {totals})")
+    status = page.text("#live-status")
+    check(status and "paused" in status and "wake-ups" in status, f"the status line says so (got {status!r})")
+    # A click on the newest arrow opens that wake-up in the Wake-up tab, captured by
+    # re-running the side's run to it: its decision chooses the simulated CPU.
+    a = live_attrs(page)
+    side = 0 if a.get("lastArrowA") else 1
+    buttons = page.all(f'.live-side[data-side="{side}"] .live-wake')
+    newest = (buttons[0].get_attribute("data-wake"), buttons[0].get_attribute("data-cpu")) if buttons else None
+    check(len(buttons) >= 2, f"the latest wake-ups are listed as buttons (got {len(buttons)})")
+    if newest:
+        x, y = (float(v) for v in a["lastArrow" + "AB"[side]].split(","))
+        # A click at the arrow's middle (client coordinates; +1 for the canvas border).
+        page.js("""const c = document.querySelector(arguments[0]);
+                   c.scrollIntoView({block: 'center'});
+                   const r = c.getBoundingClientRect();
+                   c.dispatchEvent(new MouseEvent('click', {bubbles: true,
+                     clientX: r.left + 1 + arguments[1], clientY: r.top + 1 + arguments[2]}));""",
+                f"#live-canvas-{side}", x, y)
+        page.wait_for(".sim-wake-origin", timeout=60)
+        got = page.attrs(".sim-wake-origin", "data-wake")
+        sim_cpu = page.attrs(".sim-wake-origin", "data-simulated-cpu")
+        letter = "ab"[side]
+        page.wait_for(f'.decision[data-side="{letter}"] .chosen-cpu')
+        chosen = page.attrs(f'.decision[data-side="{letter}"]', "data-cpu")
+        check(got == [newest[0]] and sim_cpu == [newest[1]] and chosen == [newest[1]],
+              f"a click on the newest arrow opens that wake-up in the Wake-up tab, deciding the "
+              f"simulated CPU (clicked #{newest[0]} on CPU {newest[1]}; tab shows {got}, simulated "
+              f"{sim_cpu}, decided {chosen})")
+
+    # Big: epyc9654-2p, 64 pairs, both sides streaming; the frame rate and draw time
+    # while playing 20 µs a frame, then as fast as it goes.
+    try:
+        set_viewport(page, 1280, 720)
+        page.open(fragment(LIVE_EPYC))
+        page.wait_for("#live-status", timeout=60)
+        page.js("document.querySelector('.live-view').scrollIntoView()")
+        page.js("const s = document.querySelector('#live-speed'); s.value = '7';"
+                "s.dispatchEvent(new Event('input', {bubbles: true}));")
+        page.until(lambda: int(live_attrs(page).get("recordsB", "0")) > 20000, timeout=120)
+        time.sleep(4)
+        slow = live_attrs(page)
+        page.js("document.querySelector('#live-canvas-0').scrollIntoView({block: 'end'})")
+        page.screenshot(cfg["shot"].replace(".png", "-live-1280.png"))
+        page.js("const s = document.querySelector('#live-speed'); s.value = '13';"
+                "s.dispatchEvent(new Event('input', {bubbles: true}));")
+        time.sleep(4)
+        fast = live_attrs(page)
+        for name, m in [("20 µs/frame", slow), ("as fast as it goes", fast)]:
+            note(f"epyc9654-2p, 64 tbench pairs, A and B ({name}): {m.get('fps')} fps, "
+                 f"draw {m.get('drawMs')} ms a frame (max {m.get('drawMaxMs')}), "
+                 f"{m.get('frames')} frames drawn, wake-ups A {m.get('wakesA')} B {m.get('wakesB')}, "
+                 f"markers A {m.get('markersA')} B {m.get('markersB')}")
+        check(float(slow.get("fps", 0)) > 0 and int(slow.get("wakesA", 0)) > 0
+              and int(slow.get("markersA", 0)) >= 128,
+              f"epyc9654-2p: frames drawn with 128+ task markers (got {slow})")
+        check(float(slow.get("drawMs", 99)) < 16.7,
+              f"epyc9654-2p: a frame draws within a 60 fps budget (avg {slow.get('drawMs')} ms)")
+        with emulated_scheme(page, "dark"):
+            time.sleep(1)
+            page.js("document.querySelector('#live-canvas-0').scrollIntoView({block: 'end'})")
+            page.screenshot(cfg["shot"].replace(".png", "-live-1280-dark.png"))
+        set_viewport(page, 390, 844)
+        time.sleep(1)
+        page.js("document.querySelector('.live-view').scrollIntoView()")
+        page.screenshot(cfg["shot"].replace(".png", "-live-390.png"))
+        wide = page.js("return document.documentElement.scrollWidth")
+        check(wide <= 390, f"at 390 px the live view fits the width (page {wide} px wide)")
+    finally:
+        set_viewport(page, *VIEWPORT)
+
+
+def play_to_end(page, speed="7"):
+    page.js("const s = document.querySelector('#live-speed'); s.value = arguments[0];"
+            "s.dispatchEvent(new Event('input', {bubbles: true}));", speed)
+    return page.until(lambda: (lambda a: a.get("endedA") == "true" and a.get("endedB") == "true" and a)(
+        live_attrs(page)), timeout=150)
+
+
+def live_glide(page, cfg):
+    """Task markers glide to a new CPU over a few frames; under prefers-reduced-motion
+    they jump (the same moves, no frame drawn on the way)."""
+    page.open(fragment(LIVE))
+    page.wait_for(".sim-status.done", timeout=180)
+    page.wait_for("#live-status")
+    a = play_to_end(page)
+    glides, draws, moves = (int(a.get(k, 0)) for k in ("glidesA", "glideDrawsA", "movesA"))
+    check(moves > 0 and glides > 0 and draws > glides,
+          f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves)")
+    page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    try:
+        time.sleep(1)  # the view reads the style a few times a second
+        page.click("#live-restart")
+        page.until(lambda: live_attrs(page).get("wakesA") == "0", timeout=5)
+        page.click("#live-play")
+        b = play_to_end(page)
+        glides, draws, moves = (int(b.get(k, -1)) for k in ("glidesA", "glideDrawsA", "movesA"))
+        check(b and moves > 0 and glides == 0 and draws == 0,
+              f"reduced motion: markers jump ({moves} moves, {glides} glides, {draws} draws on the way)")
+    finally:
+        page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def live_layout(page, cfg):
+    """A and B's live canvases side by side at 1280x720, stacked on a 390 px phone."""
+    try:
+        for (w, h), side_by_side in (((1280, 720), True), ((390, 844), False)):
+            set_viewport(page, w, h)
+            page.open(fragment(LIVE))
+            page.wait_for("#live-status", timeout=120)
+            page.until(lambda: page.js("return document.querySelector('#live-canvas-1').width") > 0, timeout=10)
+            time.sleep(0.6)  # the canvases are fitted a few times a second
+            r = page.js("""return [0, 1].map(i => {
+                const r = document.querySelector('#live-canvas-' + i).getBoundingClientRect();
+                return [r.left, r.top, r.width, r.height]; })""")
+            (l0, t0, w0, h0), (l1, t1, w1, h1) = r
+            if side_by_side:
+                ok = abs(t0 - t1) < 2 and l1 >= l0 + w0 and w0 >= 250 and abs(w0 - w1) < 2
+                what = "side by side"
+            else:
+                ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 300
+                what = "stacked"
+            check(ok, f"at {w}x{h} A and B are {what} (A {[round(v) for v in r[0]]}, B {[round(v) for v in r[1]]})")
+            wide = page.js("return document.documentElement.scrollWidth")
+            check(wide <= w, f"at {w} px the page fits the width ({wide} px)")
+            page.js("document.querySelector('.live-view').scrollIntoView()")
+            time.sleep(0.5)
+            page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{w}.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)

@@ -1,0 +1,303 @@
+"""Journeys of the Simulate tab: shared simulation links against the native CLI's
+digests, inputs, sweeps, seed examples, long runs, the link budget, results kept
+across tab switches and the chart's confidence band. The simulate_* journeys go on
+from one another's page (their order in JOURNEYS matters)."""
+
+import re
+import time
+
+from harness import (
+    SIMULATE,
+    axe_violations,
+    chart_series,
+    check,
+    cli_json,
+    emulated_scheme,
+    fragment,
+    native,
+    native_run,
+    note,
+)
+
+
+def simulate_shared_link(page, cfg):
+    """The Simulate tab from a shared link: both runs finish with the native CLI's
+    digests, the chart draws both, and the drawing shades the CPUs by utilisation."""
+    t0 = time.monotonic()
+    page.open(fragment(SIMULATE))
+    done = page.wait_for(".sim-status.done", timeout=180)
+    note(f"link opened and both simulations ran in {time.monotonic() - t0:.1f} s: {done[:1]}")
+    check(done, "both simulations finish")
+    digests = {side: page.wait_for(f'.digest[data-side="{side}"]') for side in "ab"}
+    want = {"a": native(cfg, SIMULATE["sim"], "6.6"), "b": native(cfg, SIMULATE["sim"], "6.6+cluster")}
+    check(digests["a"] == [want["a"]] and digests["b"] == [want["b"]],
+          f"the browser's digests are the native CLI's (browser {digests}, native {want})")
+    # The change is the native runs' (a model result, not a pinned number: it moves
+    # whenever the model does; docs/fidelity.md compares it with seed 01's table).
+    a_val = native_run(cfg, SIMULATE["sim"], "6.6")["value"]
+    b_val = native_run(cfg, SIMULATE["sim"], "6.6+cluster")["value"]
+    want_pct = (b_val - a_val) / a_val * 100
+    change = page.wait_for(".change-pct")
+    got_pct = float(re.match(r"^([+-]?\d+\.\d+)", change[0]).group(1)) if change else None
+    check(got_pct is not None and abs(got_pct - want_pct) < 0.01 and want_pct > 0,
+          f"6.6+cluster is better by the native runs' change, {want_pct:+.2f}% (page {change})")
+    series = chart_series(page)
+    shape = sorted((s["side"], len(s["points"])) for s in series)
+    check([s for s, _ in shape] == ["a", "b"] and min(n for _, n in shape) >= 3,
+          f"the chart draws A and B over the window (sides and points {shape})")
+    heat = page.wait_count("button.cpu.heat", 32)
+    check(heat == 32, f"the drawing shades node 0's 32 CPUs by utilisation (got {heat})")
+    page.click('button[data-heat-side="B"]')
+    titles = page.attrs("button.cpu.heat", "title")
+    check(len(titles) == 32 and all("busy" in t for t in titles), "each shaded CPU says how busy it was")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-simulate.png"))
+
+
+def simulate_inputs(page, cfg):
+    """Continues on the Simulate tab: a new input starts a new run and the link follows;
+    a bad CPU list is refused with the reason and the results stay."""
+    a1 = page.wait_for('.digest[data-side="a"]')
+    before = page.hash
+    page.set_input("#sim-threads", "2")
+    page.until(lambda: page.count(".sim-status.done")
+               and page.texts('.digest[data-side="a"]') not in ([], a1), timeout=180)
+    a2 = page.wait_for('.digest[data-side="a"]')
+    two = dict(SIMULATE["sim"], workload={"kind": "tbench", "clients": 2})
+    check(a2 == [native(cfg, two, "6.6")], f"2 clients rerun and match the CLI again (got {a2})")
+    after = page.hash
+    check(after.startswith("#v2:") and after != before, "the URL fragment follows the simulation")
+
+    page.set_input("#sim-cpus", "node9")
+    err = page.wait_for(".sim-error")
+    check(err and "nodes 0-3" in err[0], f"a bad CPU list says which nodes exist (got {err})")
+    kept = page.wait_for('.digest[data-side="a"]')
+    check(kept == a2, f"the last results stay on screen (got {kept})")
+    note(f"after the bad input the CPUs field shows {page.js('return document.querySelector(arguments[0]).value', '#sim-cpus')!r}")
+
+
+def simulate_sweep(page, cfg):
+    """Continues on the Simulate tab: a sweep, as seed 01's table, whose rows must be
+    the native `schedlab sweep`'s."""
+    page.set_input("#sim-cpus", "node0")
+    page.set_input("#sim-duration", "30")
+    page.set_input("#sim-sweep", "1,4,8")
+    page.wait_for(".sim-status.done", timeout=180, pred=lambda t: "simulations" in t[0])
+    rows = page.js("return [...document.querySelectorAll('.sweep-table tbody tr')]"
+                   ".map(r => [r.dataset.threads, r.querySelector('.change-cell').textContent])")
+    out = cli_json(cfg, "sweep", "--machine", "kunpeng920-6426", "--cpus", "node0",
+                   "--workload", "tbench", "--threads", "1,4,8", "--baseline", "6.6",
+                   "--patched", "6.6+cluster", "--duration-ms", "30", "--seed", "1",
+                   "--seeds", "1")
+    want = [[str(r["threads"]), f'{r["change_pct"]:+.2f}%'] for r in out["rows"]]
+    check(rows == want, f"the sweep's rows are the native sweep's (page {rows}, native {want})")
+    markers = sorted((s["side"], s["markers"]) for s in chart_series(page) if not s["published"])
+    check(markers == [("a", 3), ("b", 3)],
+          f"the sweep chart has a point per scale and side (got {markers})")
+    hover = page.js("return [...document.querySelectorAll('.sim-chart circle[data-side=\"b\"] title')]"
+                    ".map(t => t.textContent)")
+    check(len(hover) == 3 and all("6.6+cluster" in t and t.count(": ") == 2 for t in hover),
+          f"each point says its values on hover (got {hover})")
+    cmd = page.wait_for(".sim-cli code")
+    check(cmd and cmd[0].startswith("schedlab sweep") and "--threads 1,4,8" in cmd[0],
+          f"the page prints the sweep's command line (got {cmd})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-sweep.png"))
+    page.set_input("#sim-sweep", "")
+
+
+def simulate_seed01_example(page, cfg):
+    """Continues on the Simulate tab: one click opens seed 01's tbench table, with the
+    published changes beside the model's."""
+    page.select("#sim-example", "seed01-tbench")
+    # 7 scales x 2 sides x the CI scale's 3 seeds.
+    t0 = time.monotonic()
+    page.wait_for(".sim-status.done", timeout=240, pred=lambda t: "42 simulations" in t[0])
+    note(f"seed 01's tbench example ran in {time.monotonic() - t0:.1f} s")
+    pub = page.js("return [...document.querySelectorAll('.sweep-table tbody tr')]"
+                  ".map(r => [r.dataset.threads, r.querySelector('td.published').textContent])")
+    check(pub[:1] == [["1", "+13.80%"]] and len(pub) == 7,
+          f"seed 01's example shows the published change per row (got {pub})")
+    model = page.texts(".sweep-table .change-cell")
+    check(len(model) == 7 and all(re.match(INTERVAL, m) for m in model),
+          f"the model's change over 3 seeds is shown with its interval on every row (got {model})")
+    dashed = sorted(s["side"] for s in chart_series(page) if s["published"])
+    check(dashed == ["a", "b"], f"the published tbench numbers are drawn dashed beside the model's (got {dashed})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-example.png"))
+    page.set_input("#sim-sweep", "")
+
+
+# A change over seeds as the page prints it: `+12.8 % [+12.7, +12.9]`.
+INTERVAL = r"^[+-]\d+\.\d % \[[+-]\d+\.\d, [+-]\d+\.\d\]"
+
+
+def simulate_seeds(page, cfg):
+    """A link that asks for 3 seeds per side: each seed's digests are the native CLI's
+    (`run --seeds 3`), and the change with its interval is the native sweep's."""
+    sim = dict(SIMULATE["sim"], seeds=3)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    done = page.wait_for(".sim-status.done", timeout=180)
+    check(done, f"the 6 simulations finish (got {done[:1]})")
+    w = sim["workload"]
+    args = ["--machine", "kunpeng920-6426", "--cpus", sim["cpus"], "--workload", w["kind"],
+            "--duration-ms", str(sim["duration_ms"]), "--seed", str(sim["seed"]), "--seeds", "3"]
+    for side, patches in (("a", "6.6"), ("b", "6.6+cluster")):
+        runs = cli_json(cfg, "run", *args, "--threads", str(w["clients"]),
+                        "--patches", patches)["over_seeds"]["runs"]
+        want = [r["digest"] for r in runs]
+        got = page.wait_for(f'.digest[data-side="{side}"]')
+        seeds = page.attrs(f'.digest[data-side="{side}"]', "data-seed")
+        check(got == want and seeds == ["1", "2", "3"],
+              f"side {side}: seeds 1-3's digests are the native CLI's (browser {got} {seeds}, native {want})")
+    row = cli_json(cfg, "sweep", *args, "--threads", str(w["clients"]), "--baseline", "6.6",
+                   "--patched", "6.6+cluster")["rows"][0]
+    want = f'{row["change_pct"]:+.1f} % [{row["change_lo"]:+.1f}, {row["change_hi"]:+.1f}]'
+    change = page.wait_for(".change-pct")
+    check(change == [want] and re.match(INTERVAL, change[0]),
+          f"the change and its 95% interval are the native sweep's (page {change}, native {want})")
+    cmd = page.wait_for(".sim-cli code")
+    check(len(cmd) == 2 and all("--seeds 3" in c for c in cmd),
+          f"the command lines carry --seeds 3 (got {cmd})")
+
+
+def simulate_long_run(page, cfg):
+    """Continues on the Simulate tab: a long run goes on in the workers, the page
+    answers clicks meanwhile, and Stop stops it."""
+    page.set_input("#sim-duration", "30000")
+    running = page.wait_for(".sim-status.running", timeout=30)
+    check(running, f"a 30 s simulation is running (got {running})")
+    t0 = time.monotonic()
+    page.click('button.cpu[data-cpu="5"]')
+    selected = page.wait_for("button.cpu.selected", timeout=5, pred=lambda t: t == ["5"])
+    took = time.monotonic() - t0
+    check(selected == ["5"] and took < 2.0,
+          f"a click in the drawing is answered while it runs (got {selected} in {took:.2f} s)")
+    page.click("#sim-stop")
+    stopped = page.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
+    check(any("Stopped at" in x for x in stopped), f"Stop stops the run (got {stopped})")
+    note(f"simulate screenshots: {cfg['shot_epyc'].replace('.png', '-*.png')}")
+
+
+# A link that asks for minutes of simulation: 32 tbench clients on node 0 for 60 s,
+# two sides (about 4 minutes at the page's speed, the budget is 30 s).
+COSTLY = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 32}, "cpus": "node0",
+                             "duration_ms": 60000, "seed": 1})
+
+
+def link_budget(page, cfg):
+    """A link asking for minutes of simulation does not start on opening: the page says
+    what it costs and runs it only when the Run button is pressed."""
+    page.open(fragment(COSTLY))
+    prompt = page.wait_for(".sim-held", timeout=30)
+    check(prompt and re.search(r"This link asks for about \d+ minutes of simulation\. Run it\?",
+                               prompt[0]), f"the link's cost is asked about (got {prompt})")
+    time.sleep(2.0)
+    status = page.texts(".sim-status")
+    check(not page.count(".sim-status.running") and not page.count(".sim-chart"),
+          f"nothing runs before the button is pressed (status {status})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-budget.png"))
+    page.click("#sim-run-held")
+    running = page.wait_for(".sim-status.running", timeout=30)
+    check(running and not page.count(".sim-held"), f"Run starts it (got {running})")
+    page.click("#sim-stop")
+    stopped = page.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
+    check(any("Stopped" in x for x in stopped), f"and Stop stops it (got {stopped})")
+
+
+def simulate_kept(page, cfg):
+    """Results survive tab switches: back on Simulate with the same inputs, the finished
+    run is shown as it was (same status line, same digests), nothing runs again, and
+    the pool's workers are not started again."""
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    status = page.text(".sim-status")
+    digests = page.texts(".digest")
+    workers = "return performance.getEntriesByType('resource')" \
+              ".filter(e => e.name.endsWith('worker.js')).length"
+    started = page.js(workers)
+    page.click(".tabs button:nth-child(1)")
+    page.wait_for(".level-name")
+    page.click(".tabs button:nth-child(5)")
+    back = page.wait_for(".sim-status.done", timeout=5)
+    check(back and page.text(".sim-status") == status and page.texts(".digest") == digests,
+          f"the finished run is shown again, not rerun (before {status!r}, after {page.text('.sim-status')!r})")
+    check(page.js(workers) == started and started > 0,
+          f"the workers started once ({started} worker loads, then {page.js(workers)})")
+    page.set_input("#sim-threads", "2")
+    page.until(lambda: page.text(".sim-status") != status, timeout=10)
+    check(page.text(".sim-status") != status, "new inputs start a new run")
+
+
+def svg_points(page, css):
+    """The (x, y) points of the first element matching css (a polyline or polygon)."""
+    raw = page.js("const e = document.querySelector(arguments[0]);"
+                  " return e ? e.getAttribute('points') : ''", css) or ""
+    return [tuple(float(v) for v in xy.split(",")) for xy in raw.split()]
+
+
+def chart_band(page, cfg):
+    """A 2-seed simulation: each side's mean line sits inside its 95% band (a polygon
+    under the line, with a legend entry), the axes have titles with units, every point
+    says its values on hover, the numbers are a keyboard-reachable table, "no
+    significant change" shows exactly when the change's interval includes 0, and axe
+    stays at 0 (light and dark)."""
+    page.driver.set_script_timeout(60)
+    sim = dict(SIMULATE["sim"], seeds=2)
+    page.open(fragment(dict(SIMULATE, sim=sim)))
+    page.wait_for(".sim-status.done", timeout=180)
+    bands = page.js("return document.querySelector('.sim-chart').dataset.bandCount")
+    check(bands == "2", f"two seeds: a band per side (data-band-count {bands!r})")
+    for side in ("a", "b"):
+        line = svg_points(page, f".sim-chart polyline.line-{side}")
+        band = svg_points(page, f".sim-chart polygon.band-{side}")
+        n = len(line)
+        around = n > 3 and len(band) == 2 * n and all(
+            band[k][1] <= line[k][1] <= band[2 * n - 1 - k][1]
+            and band[k][0] == line[k][0] for k in range(n))
+        wide = sum(band[2 * n - 1 - k][1] - band[k][1] for k in range(n)) if around else 0
+        check(around and wide > 0,
+              f"side {side}: the band's outline runs along the mean line, above and below it "
+              f"({n} points, {len(band)} band points, {wide:.0f} px of width in all)")
+        hover = page.js("return [...document.querySelectorAll(arguments[0])].map(t => t.textContent)",
+                        f".sim-chart circle.hit-{side} title")
+        check(len(hover) == n and all(" ms: " in t and "MB/s" in t for t in hover)
+              and sum("95% interval" in t for t in hover) >= n - 1,
+              f"side {side}: every point of the line says its values and interval on hover "
+              f"({len(hover)} of {n}: {hover[:1]})")
+    texts = page.texts(".sim-chart svg text")
+    for title in ("simulated time in the measured window (ms)", "throughput (MB/s)"):
+        check(title in texts, f"the axis title {title!r} is drawn (got {[t for t in texts if '(' in t]})")
+    legend = [t for t in texts if "95% interval" in t]
+    check(len(legend) == 2 and all("mean of 2 seeds" in t for t in legend),
+          f"the legend names both bands (got {legend})")
+    gap = page.js("const c = document.querySelector('.sim-chart').getBoundingClientRect();"
+                  " const d = document.querySelector('.chart-data').getBoundingClientRect();"
+                  " return d.top - c.bottom")
+    check(gap is not None and 0 <= gap < 80,
+          f"the table's summary sits right under the chart, above the inputs ({gap} px below it)")
+    page.click(".chart-data > summary")
+    rows = page.count(".chart-data tbody tr")
+    focusable = page.js("return document.querySelector('.chart-data .table-scroll').tabIndex")
+    n = len(svg_points(page, ".sim-chart polyline.line-a"))
+    heads = page.texts(".chart-data thead th")
+    check(rows == n and focusable == 0 and len(heads) == 5,
+          f"the chart's numbers are a table the keyboard reaches ({rows} rows for {n} points, "
+          f"tabindex {focusable}, columns {heads})")
+    change = page.text(".change-pct") or ""
+    m = re.search(r"\[([+-]\d+\.\d), ([+-]\d+\.\d)\]", change)
+    says = page.count(".change .not-significant") == 1
+    if m:
+        lo, hi = float(m.group(1)), float(m.group(2))
+        check(says == (lo <= 0 <= hi),
+              f"'no significant change' shows exactly when [{lo}, {hi}] includes 0 (shown: {says})")
+    else:
+        check(False, f"the change reads with its interval (got {change!r})")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with the band and the open table (got {found})")
+    page.js("document.querySelector('.sim-chart').scrollIntoView()")
+    page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band.png"))
+    with emulated_scheme(page, "dark"):
+        time.sleep(0.3)
+        fill = page.js("return getComputedStyle(document.querySelector('.sim-chart polygon.band-b')).fill")
+        found = axe_violations(page)
+        check(found == [], f"axe (dark): no violations (got {found})")
+        page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band-dark.png"))
+    check(fill and fill != "none", f"the band is filled in the dark theme too (got {fill!r})")
