@@ -56,6 +56,14 @@ results = Results()
 check = results.check
 
 
+def busy_factor():
+    """How oversubscribed this machine is now: the 1-minute load average per CPU, at
+    least 1. Wall-clock checks (a link that must not freeze the tab) stretch by it, so a
+    CI run sharing 2 cores with other builds does not fail them, while a quiet machine
+    is held to the stated limit."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
 def note(what):
     """An informational line (timings, paths), not a check."""
     print(f"       ({what})", flush=True)

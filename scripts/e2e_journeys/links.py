@@ -6,7 +6,7 @@ import os
 import re
 import time
 
-from harness import SIMULATE, TEACHING, check, fragment, note
+from harness import SIMULATE, TEACHING, busy_factor, check, fragment, note
 
 
 # The default page is kunpeng920-6426 on v6.8 with CPU 0 chosen. Its domains, bottom-up
@@ -193,15 +193,19 @@ def hostile_links(page, cfg):
         else:
             check(not banner and cpus == 4096,
                   f"{name}: the machine opens and is drawn (got {cpus} CPUs, banner {banner})")
-        # The target is 3 s (issue 16; measured 1.2-2.0 s here); the check allows 5 s so
-        # a busy CI machine does not fail it, and prints the time either way.
-        check(opened < 5.0, f"{name}: the page is up within 5 s (took {opened:.2f} s)")
+        # The target is 3 s (issue 16; measured 1.2-2.0 s on a quiet 2-core machine);
+        # the check allows 5 s, stretched by how oversubscribed the machine is (a CI run
+        # beside other builds at load 8 on 2 cores took 5.1 s), and prints both.
+        limit = 5.0 * busy_factor()
+        check(opened < limit, f"{name}: the page is up within {limit:.1f} s "
+                              f"(took {opened:.2f} s)")
         t1 = time.monotonic()
         page.click(".tabs button:nth-child(2)")
         pre = page.wait_for("pre.dmesg", timeout=30)
         took = time.monotonic() - t1
-        check(pre and took < 3.0, f"{name}: a click on the dmesg tab is answered within 3 s "
-                                  f"(took {took:.2f} s)")
+        limit = 3.0 * busy_factor()
+        check(pre and took < limit, f"{name}: a click on the dmesg tab is answered within "
+                                    f"{limit:.1f} s (took {took:.2f} s)")
 
 
 def serving(page, cfg):

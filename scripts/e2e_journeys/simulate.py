@@ -9,6 +9,7 @@ import time
 from harness import (
     SIMULATE,
     axe_violations,
+    busy_factor,
     chart_series,
     check,
     cli_json,
@@ -168,8 +169,10 @@ def simulate_long_run(page, cfg):
     page.click('button.cpu[data-cpu="5"]')
     selected = page.wait_for("button.cpu.selected", timeout=5, pred=lambda t: t == ["5"])
     took = time.monotonic() - t0
-    check(selected == ["5"] and took < 2.0,
-          f"a click in the drawing is answered while it runs (got {selected} in {took:.2f} s)")
+    limit = 2.0 * busy_factor()
+    check(selected == ["5"] and took < limit,
+          f"a click in the drawing is answered within {limit:.1f} s while it runs "
+          f"(got {selected} in {took:.2f} s)")
     page.click("#sim-stop")
     stopped = page.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
     check(any("Stopped at" in x for x in stopped), f"Stop stops the run (got {stopped})")
