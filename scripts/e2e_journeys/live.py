@@ -194,6 +194,10 @@ def live_glide(page, cfg):
     glides, draws, moves = (int(a.get(k, 0)) for k in ("glidesA", "glideDrawsA", "movesA"))
     check(moves > 0 and glides > 0 and draws > glides,
           f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves)")
+    # A move to another CPU glides too (a frame may hold two moves, or one and back).
+    cpu = [(int(a.get(f"cpuGlides{s}", -1)), int(a.get(f"moves{s}", -1))) for s in "AB"]
+    check(all(0 < g <= m for g, m in cpu),
+          f"a task that moves to another CPU glides there (A, B: CPU glides against moves {cpu})")
     page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
         "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
     try:
@@ -203,6 +207,7 @@ def live_glide(page, cfg):
         page.click("#live-play")
         b = play_to_end(page)
         glides, draws, moves = (int(b.get(k, -1)) for k in ("glidesA", "glideDrawsA", "movesA"))
+        glides += int(b.get("cpuGlidesA", -1)) + int(b.get("cpuGlidesB", -1))
         check(b and moves > 0 and glides == 0 and draws == 0,
               f"reduced motion: markers jump ({moves} moves, {glides} glides, {draws} draws on the way)")
     finally:

@@ -356,6 +356,10 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
                 painter.glides_begun.to_string(),
             );
             set(
+                &format!("data-cpu-glides-{i}"),
+                painter.cpu_glides.to_string(),
+            );
+            set(
                 &format!("data-glide-draws-{i}"),
                 painter.glide_draws.to_string(),
             );

@@ -157,8 +157,10 @@ pub struct Painter {
     pub last_markers: usize,
     /// Markers the last frame drew on their way (between two places).
     pub gliding: usize,
-    /// Glides begun, and marker draws on the way, since the run started.
+    /// Glides begun (of them, to another CPU: a migration or a wake-up elsewhere),
+    /// and marker draws on the way, since the run started.
     pub glides_begun: u32,
+    pub cpu_glides: u32,
     pub glide_draws: u32,
 }
 
@@ -168,6 +170,8 @@ struct Glide {
     from: (f64, f64),
     to: (f64, f64),
     start: u64,
+    /// The CPU `to` is on.
+    cpu: u16,
 }
 
 impl Glide {
@@ -175,6 +179,7 @@ impl Glide {
         from: (f64::NAN, f64::NAN),
         to: (f64::NAN, f64::NAN),
         start: 0,
+        cpu: NO_CPU,
     };
 
     /// Where it is at `tick` over `frames` frames (eased out), and whether it is
@@ -217,6 +222,7 @@ impl Painter {
             last_markers: 0,
             gliding: 0,
             glides_begun: 0,
+            cpu_glides: 0,
             glide_draws: 0,
         }
     }
@@ -226,12 +232,21 @@ impl Painter {
         self.glides.clear();
         self.gliding = 0;
         self.glides_begun = 0;
+        self.cpu_glides = 0;
         self.glide_draws = 0;
     }
 
-    /// Where task `t`'s marker is drawn at `tick` when its place is `to`: a new place
-    /// starts a glide from where it is drawn now, over `frames` frames (0: a jump).
-    fn marker_at(&mut self, t: usize, to: (f64, f64), tick: u64, frames: u32) -> (f64, f64) {
+    /// Where task `t`'s marker is drawn at `tick` when its place is `to`, on `cpu`: a
+    /// new place starts a glide from where it is drawn now, over `frames` frames (0: a
+    /// jump).
+    fn marker_at(
+        &mut self,
+        t: usize,
+        to: (f64, f64),
+        cpu: u16,
+        tick: u64,
+        frames: u32,
+    ) -> (f64, f64) {
         if t >= self.glides.len() {
             self.glides.resize(t + 1, Glide::NONE);
         }
@@ -241,17 +256,20 @@ impl Painter {
                 from: to,
                 to,
                 start: tick,
+                cpu,
             };
             return to;
         }
         if g.to != to {
             let (now, _) = g.at(tick, frames);
+            self.glides_begun += 1;
+            self.cpu_glides += u32::from(g.cpu != cpu);
             *g = Glide {
                 from: now,
                 to,
                 start: tick,
+                cpu,
             };
-            self.glides_begun += 1;
         }
         let (p, moving) = g.at(tick, frames);
         if moving {
@@ -432,7 +450,7 @@ impl Painter {
                 *q += 1;
                 ((x, b[1] + b[3] - 2.0 - r), r)
             };
-            let (x, y) = self.marker_at(t, place, tick, glide);
+            let (x, y) = self.marker_at(t, place, c, tick, glide);
             markers += 1;
             ctx.set_fill_style_str(&self.task_colours[t]);
             ctx.begin_path();
@@ -567,7 +585,7 @@ mod tests {
         };
         let mut p = Painter::new(layout);
         assert_eq!(
-            p.marker_at(3, (0.0, 0.0), 10, 4),
+            p.marker_at(3, (0.0, 0.0), 0, 10, 4),
             (0.0, 0.0),
             "first seen: placed"
         );
@@ -575,7 +593,7 @@ mod tests {
         // Moved at tick 10: on its way for 4 ticks, never past the target.
         let mut xs = Vec::new();
         for tick in 10..=15 {
-            xs.push(p.marker_at(3, (40.0, 20.0), tick, 4));
+            xs.push(p.marker_at(3, (40.0, 20.0), 1, tick, 4));
         }
         assert_eq!(p.glides_begun, 1);
         assert_eq!(xs[0], (0.0, 0.0), "a glide starts where the marker was");
@@ -584,19 +602,24 @@ mod tests {
         assert_eq!(xs[4], (40.0, 20.0), "it arrives after 4 ticks");
         assert_eq!(p.glide_draws, 4, "drawn on its way at ticks 10-13");
         // Moved again half-way: the new glide starts from where it is drawn.
-        p.marker_at(3, (0.0, 20.0), 20, 4);
-        let mid = p.marker_at(3, (0.0, 20.0), 22, 4);
-        let turned = p.marker_at(3, (40.0, 0.0), 22, 4);
+        p.marker_at(3, (0.0, 20.0), 1, 20, 4);
+        let mid = p.marker_at(3, (0.0, 20.0), 1, 22, 4);
+        let turned = p.marker_at(3, (40.0, 0.0), 0, 22, 4);
         assert_eq!(turned, mid);
         assert_eq!(p.glides_begun, 3);
+        assert_eq!(
+            p.cpu_glides, 2,
+            "CPU 0 → 1 and 1 → 0; queued → running on 1 is not"
+        );
         // Reduced motion: a jump, no glide.
-        let jumped = p.marker_at(3, (5.0, 5.0), 30, 0);
+        let jumped = p.marker_at(3, (5.0, 5.0), 1, 30, 0);
         assert_eq!(jumped, (5.0, 5.0));
         assert_eq!(p.glides_begun, 3);
+        assert_eq!(p.cpu_glides, 2);
         p.forget();
-        assert_eq!((p.glides_begun, p.glide_draws), (0, 0));
+        assert_eq!((p.glides_begun, p.cpu_glides, p.glide_draws), (0, 0, 0));
         assert_eq!(
-            p.marker_at(3, (9.0, 9.0), 31, 4),
+            p.marker_at(3, (9.0, 9.0), 0, 31, 4),
             (9.0, 9.0),
             "forgotten: placed"
         );
