@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::cpumask::CpuId;
 
+use super::code::Site;
 use super::{Decision, QueuePath};
 
 /// Why a probed CPU was not chosen.
@@ -85,7 +86,11 @@ pub trait Tracer {
     const ON: bool;
     /// The decision says which path chose the CPU ([`super::Decision::path`]).
     const PATH: bool = Self::ON;
-    fn step(&mut self, f: impl FnOnce() -> Step);
+    /// One step, made at `site`: the line of the kernel listing
+    /// ([`code::listing()`](super::code::listing)) that produces it. The emitter names
+    /// the site as a [`Site`], so the code view's highlight never depends on a step's
+    /// wording.
+    fn step(&mut self, site: Site, f: impl FnOnce() -> Step);
 }
 
 /// Tracing off: zero cost.
@@ -98,25 +103,29 @@ impl Tracer for PathOnly {
     const ON: bool = false;
     const PATH: bool = true;
     #[inline(always)]
-    fn step(&mut self, _f: impl FnOnce() -> Step) {}
+    fn step(&mut self, _site: Site, _f: impl FnOnce() -> Step) {}
 }
 
 impl Tracer for NoTrace {
     const ON: bool = false;
     #[inline(always)]
-    fn step(&mut self, _f: impl FnOnce() -> Step) {}
+    fn step(&mut self, _site: Site, _f: impl FnOnce() -> Step) {}
 }
 
-/// Tracing on: the steps in order.
+/// Tracing on: the steps in order, and the listing line each comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Trace {
     pub steps: Vec<Step>,
+    /// `sites[i]` is the site of `steps[i]` (private, so the two stay in step).
+    #[serde(skip)]
+    sites: Vec<Site>,
 }
 
 impl Tracer for Trace {
     const ON: bool = true;
-    fn step(&mut self, f: impl FnOnce() -> Step) {
+    fn step(&mut self, site: Site, f: impl FnOnce() -> Step) {
         self.steps.push(f());
+        self.sites.push(site);
     }
 }
 
@@ -125,6 +134,11 @@ fn cpu_str(c: Option<CpuId>) -> String {
 }
 
 impl Trace {
+    /// The site of each step, in step order (see [`Tracer::step`]).
+    pub fn sites(&self) -> &[Site] {
+        &self.sites
+    }
+
     /// Renders the trace and the decision as indented text.
     pub fn render(&self, d: &Decision) -> String {
         let mut out = String::new();

@@ -14,8 +14,9 @@
 //! A line a patch of the set adds or changes names that patch ([`CodeLine::by`]).
 //!
 //! [`hits()`] maps each [`Step`](crate::wakeup::Step) of a [`Trace`](crate::wakeup::Trace) to the line ([`Site`]) that produced
-//! it. The mapping reads each step's function and the fixed start of its text, so a
-//! change of wording in `select/` must be followed here: the property test
+//! it. The wake-up path names the site as it makes each step
+//! ([`Tracer::step`](crate::wakeup::Tracer::step)), so rewording a step cannot move
+//! or drop a highlight. The property test
 //! `every_step_of_a_decision_has_its_line_in_the_listing` (core/tests/wakeup.rs)
 //! decides random wake-ups on every preset and patch set there and fails on a step
 //! without a line, or on a line missing from the listing of the set that decided.

@@ -1,6 +1,6 @@
 use super::*;
 use crate::patch::PatchSet;
-use crate::wakeup::trace::{Step, Trace};
+use crate::wakeup::trace::{Step, Trace, Tracer};
 
 fn set(text: &str) -> PatchSet {
     text.parse().expect("a patch set")
@@ -68,50 +68,38 @@ fn each_patch_marks_the_lines_it_adds_or_changes() {
 }
 
 #[test]
-fn steps_map_to_their_lines() {
-    let t = Trace {
-        steps: vec![
-            Step::Enter {
-                func: "select_idle_cpu",
-                detail: String::new(),
-            },
-            Step::Enter {
-                func: "select_idle_cpu/cluster",
-                detail: String::new(),
-            },
-            Step::Probe {
-                func: "select_idle_cpu",
-                cpu: crate::cpumask::CpuId(1),
-                reject: Some(crate::wakeup::Reject::Busy),
-            },
-            Step::Return {
-                func: "select_idle_cpu/cluster",
-                cpu: None,
-                why: "nothing idle in the cluster; scan the rest of the LLC".into(),
-            },
-            Step::Probe {
-                func: "select_idle_cpu",
-                cpu: crate::cpumask::CpuId(5),
-                reject: Some(crate::wakeup::Reject::BudgetSpent),
-            },
-        ],
-    };
-    let sites: Vec<Site> = hits(&t).expect("mapped").into_iter().map(|h| h.1).collect();
+fn each_step_maps_to_the_site_it_was_made_at() {
+    let mut t = Trace::default();
+    t.step(Site::ScanEnter, || Step::Enter {
+        func: "select_idle_cpu",
+        detail: String::new(),
+    });
+    t.step(Site::ClusterProbe, || Step::Probe {
+        func: "select_idle_cpu",
+        cpu: crate::cpumask::CpuId(1),
+        reject: Some(crate::wakeup::Reject::Busy),
+    });
+    t.step(Site::ScanBudget, || Step::Probe {
+        func: "select_idle_cpu",
+        cpu: crate::cpumask::CpuId(5),
+        reject: Some(crate::wakeup::Reject::BudgetSpent),
+    });
     assert_eq!(
-        sites,
+        hits(&t).expect("mapped"),
         [
-            Site::ScanEnter,
-            Site::ClusterEnter,
-            Site::ClusterProbe,
-            Site::ClusterDone,
-            Site::ScanBudget
+            (0, Site::ScanEnter),
+            (1, Site::ClusterProbe),
+            (2, Site::ScanBudget)
         ]
     );
-    let unknown = Trace {
-        steps: vec![Step::Enter {
-            func: "select_idle_nothing",
-            detail: String::new(),
-        }],
-    };
-    assert!(hits(&unknown).unwrap_err().contains("select_idle_nothing"));
+    // A step pushed by hand has no site: refused, not guessed from its words.
+    t.steps.push(Step::Enter {
+        func: "select_idle_nothing",
+        detail: String::new(),
+    });
+    let e = hits(&t).unwrap_err();
+    assert!(
+        e.contains("step 3") && e.contains("select_idle_nothing"),
+        "{e}"
+    );
 }

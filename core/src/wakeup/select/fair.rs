@@ -5,6 +5,7 @@
 
 use crate::cpumask::CpuId;
 use crate::sched_domain::SdFlags;
+use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Step, Tracer};
 use crate::wakeup::{WakeFlags, WakePath, Waker};
 
@@ -60,7 +61,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             std::mem::swap(&mut master, &mut slave);
         }
         let wide = !(slave < factor || master < slave.wrapping_mul(factor));
-        self.t.step(|| Step::Check {
+        self.t.step(Site::WakeWide, || Step::Check {
             func: "wake_wide",
             condition: format!(
                 "wakee_flips {waker_flips} (waker) / {} (wakee) against sd_llc_size {factor}: wake wide",
@@ -85,7 +86,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let mut new_cpu = prev;
         let mut want_affine = false;
         let sd_flag = SdFlags(wake_flags.0 & 0xF);
-        self.t.step(|| Step::Enter {
+        self.t.step(Site::FairEnter, || Step::Enter {
             func: "select_task_rq_fair",
             detail: format!(
                 "p={}, prev_cpu={}, this_cpu={}, sync={}",
@@ -96,7 +97,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             let flips = self.record_wakee(waker);
             if wake_flags.contains(WakeFlags::CURRENT_CPU) && self.p.allowed.test_cpu(cpu) {
                 self.set_path(WakePath::CurrentCpu);
-                self.t.step(|| Step::Return {
+                self.t.step(Site::CurrentCpu, || Step::Return {
                     func: "select_task_rq_fair",
                     cpu: Some(cpu),
                     why: "WF_CURRENT_CPU".into(),
@@ -109,7 +110,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let mut slow_sd: Option<usize> = None;
         for (i, tmp) in self.env.sd_walk(cpu).iter().enumerate() {
             if want_affine && tmp.flags.contains(SdFlags::WAKE_AFFINE) && tmp.span.test_cpu(prev) {
-                self.t.step(|| Step::Check {
+                self.t.step(Site::AffineDomain, || Step::Check {
                     func: "select_task_rq_fair",
                     condition: format!(
                         "domain {} ({}) has SD_WAKE_AFFINE and spans prev_cpu {}",
@@ -141,7 +142,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             self.set_path(WakePath::Affine);
             new_cpu
         };
-        self.t.step(|| Step::Return {
+        let site = if slow_sd.is_some() {
+            Site::FairReturnSlow
+        } else {
+            Site::FairReturnFast
+        };
+        self.t.step(site, || Step::Return {
             func: "select_task_rq_fair",
             cpu: Some(target),
             why: if slow_sd.is_some() {
@@ -187,7 +193,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             .find(|&c| self.available_idle_cpu(c))
             .or_else(|| cands.iter().copied().min_by_key(|&c| self.s.rq(c).load_avg))
             .unwrap_or(prev);
-        self.t.step(|| Step::Return {
+        self.t.step(Site::FindIdlest, || Step::Return {
             func: "find_idlest_cpu",
             cpu: Some(pick),
             why: format!("least-loaded group {} of {}", g.span, sd.name),
@@ -206,7 +212,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             target = self.wake_affine_weight(sd_idx, this, prev, sync);
         }
         let res = if target == Some(this) { this } else { prev };
-        self.t.step(|| Step::Return {
+        let site = if res == this {
+            Site::WakeAffineThis
+        } else {
+            Site::WakeAffinePrev
+        };
+        self.t.step(site, || Step::Return {
             func: "wake_affine",
             cpu: Some(res),
             why: if res == this {
@@ -229,7 +240,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             } else {
                 this
             };
-            self.t.step(|| Step::Check {
+            self.t.step(Site::AffineIdleThis, || Step::Check {
                 func: "wake_affine_idle",
                 condition: format!("this CPU{} idle and shares cache with prev", this.0),
                 outcome: true,
@@ -238,7 +249,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             return Some(r);
         }
         if sync && self.s.rq(this).nr_running == 1 {
-            self.t.step(|| Step::Check {
+            self.t.step(Site::AffineIdleSync, || Step::Check {
                 func: "wake_affine_idle",
                 condition: "sync wake-up and the waker is alone on this CPU".into(),
                 outcome: true,
@@ -247,7 +258,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             return Some(this);
         }
         if self.available_idle_cpu(prev) {
-            self.t.step(|| Step::Check {
+            self.t.step(Site::AffineIdlePrev, || Step::Check {
                 func: "wake_affine_idle",
                 condition: format!("prev CPU{} idle", prev.0),
                 outcome: true,
@@ -304,7 +315,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             prev_eff = prev_eff.wrapping_add(1);
         }
         let pull = this_eff < prev_eff;
-        self.t.step(|| Step::Check {
+        self.t.step(Site::AffineWeight, || Step::Check {
             func: "wake_affine_weight",
             condition: format!("this_eff_load {this_eff} < prev_eff_load {prev_eff}"),
             outcome: pull,

@@ -6,6 +6,7 @@
 use crate::cpumask::{CpuId, CpuMask, WrapWalk};
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
+use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Reject, Step, Tracer};
 use crate::wakeup::WakeEnv;
 
@@ -38,7 +39,12 @@ pub fn update_idle_cpu_scan(env: &WakeEnv, llc_id: CpuId, sum_util: u64) -> u32 
 
 impl<'a, T: Tracer> Ctx<'a, T> {
     /// `__select_idle_cpu(cpu, p)`.
-    pub(super) fn select_idle_cpu_one(&mut self, func: &'static str, cpu: CpuId) -> Option<CpuId> {
+    pub(super) fn select_idle_cpu_one(
+        &mut self,
+        func: &'static str,
+        site: Site,
+        cpu: CpuId,
+    ) -> Option<CpuId> {
         self.costs.cpus_probed += 1;
         let idle = self.idle_ish(cpu);
         let verdict = if !idle {
@@ -48,7 +54,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         } else {
             None
         };
-        self.probe(func, cpu, verdict);
+        self.probe(func, site, cpu, verdict);
         verdict.is_none().then_some(cpu)
     }
 
@@ -63,7 +69,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         const F: &str = "select_idle_core";
         if !self.env.sched_smt_active() {
             // !CONFIG_SCHED_SMT build path: __select_idle_cpu(core, p).
-            return self.select_idle_cpu_one(F, core);
+            return self.select_idle_cpu_one(F, Site::CoreProbe, core);
         }
         let new_check = self.release >= Release::new(6, 9);
         let mut idle = true;
@@ -91,10 +97,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         if idle {
-            self.probe(F, core, None);
+            self.probe(F, Site::CoreProbe, core, None);
             return Some(core);
         }
-        self.probe(F, core, Some(Reject::NotIdleCore));
+        self.probe(F, Site::CoreProbe, core, Some(Reject::NotIdleCore));
         cpus.andnot_assign(self.env.smt_mask(core));
         None
     }
@@ -108,7 +114,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let mut idle_cpu: Option<CpuId> = None;
         // `int nr = INT_MAX` (fair.c v6.8 line 7359).
         let mut nr: i64 = i32::MAX as i64;
-        self.t.step(|| Step::Enter {
+        self.t.step(Site::ScanEnter, || Step::Enter {
             func: F,
             detail: format!(
                 "LLC {} ∩ allowed = {}, has_idle_core={}",
@@ -131,13 +137,17 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 let scan = self.s.llc_shared[id.idx()].nr_idle_scan as i32;
                 nr = scan.wrapping_add(1) as i64;
                 let scan = scan as i64;
-                self.t.step(|| Step::Budget {
+                self.t.step(Site::ScanUtilBudget, || Step::Budget {
                     func: F,
                     nr: scan,
                     why: "SIS_UTIL: sd_llc_shared->nr_idle_scan".into(),
                 });
                 if nr == 1 {
-                    return self.ret_none(F, "nr_idle_scan is 0: the LLC is overloaded, no scan");
+                    return self.ret_none(
+                        F,
+                        Site::ScanUtilZero,
+                        "nr_idle_scan is 0: the LLC is overloaded, no scan",
+                    );
                 }
             }
         }
@@ -155,7 +165,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             .filter(|sg| env.sched_cluster_active() && sg.flags.contains(SdFlags::CLUSTER));
         if let Some(sg) = cluster {
             let sg_span = &sg.span;
-            self.t.step(|| Step::Enter {
+            self.t.step(Site::ClusterEnter, || Step::Enter {
                 func: "select_idle_cpu/cluster",
                 detail: format!("target's cluster {sg_span} first"),
             });
@@ -178,20 +188,34 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     }
                     if has_idle_core {
                         if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
-                            return self.ret_some(F, i, "idle core in the cluster");
+                            return self.ret_some(
+                                F,
+                                Site::ClusterCoreReturn,
+                                i,
+                                "idle core in the cluster",
+                            );
                         }
                     } else {
                         nr -= 1;
                         if nr <= 0 {
-                            self.probe(F, c, Some(Reject::BudgetSpent));
-                            return self.ret_none(F, "scan budget spent in the cluster");
+                            self.probe(F, Site::ClusterBudget, c, Some(Reject::BudgetSpent));
+                            return self.ret_none(
+                                F,
+                                Site::ClusterBudget,
+                                "scan budget spent in the cluster",
+                            );
                         }
-                        if let Some(i) = self.select_idle_cpu_one(F, c) {
-                            return self.ret_some(F, i, "idle CPU in the cluster");
+                        if let Some(i) = self.select_idle_cpu_one(F, Site::ClusterProbe, c) {
+                            return self.ret_some(
+                                F,
+                                Site::ClusterProbeReturn,
+                                i,
+                                "idle CPU in the cluster",
+                            );
                         }
                     }
                 }
-                self.t.step(|| Step::Return {
+                self.t.step(Site::ClusterDone, || Step::Return {
                     func: "select_idle_cpu/cluster",
                     cpu: None,
                     why: "nothing idle in the cluster; scan the rest of the LLC".into(),
@@ -206,7 +230,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             let mut cur = WrapCursor::new(start, cpus.nr_cpu_ids());
             while let Some(c) = cur.next(&cpus) {
                 if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
-                    return self.ret_some(F, i, "idle core");
+                    return self.ret_some(F, Site::ScanCoreReturn, i, "idle core");
                 }
             }
         } else if let Some(hint) = self.fast_scan_hint() {
@@ -224,10 +248,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             for c in cpus.iter_wrap(start) {
                 nr -= 1;
                 if nr <= 0 {
-                    self.probe(F, c, Some(Reject::BudgetSpent));
-                    return self.ret_none(F, "scan budget spent");
+                    self.probe(F, Site::ScanBudget, c, Some(Reject::BudgetSpent));
+                    return self.ret_none(F, Site::ScanBudget, "scan budget spent");
                 }
-                idle_cpu = self.select_idle_cpu_one(F, c);
+                idle_cpu = self.select_idle_cpu_one(F, Site::ScanProbe, c);
                 if idle_cpu.is_some() {
                     break;
                 }
@@ -245,6 +269,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         match idle_cpu {
             Some(c) => self.ret_some(
                 F,
+                Site::ScanReturn,
                 c,
                 if has_idle_core {
                     "an idle thread (no idle core)"
@@ -252,7 +277,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     "idle CPU"
                 },
             ),
-            None => self.ret_none(F, "no idle CPU in the LLC"),
+            None => self.ret_none(F, Site::ScanReturn, "no idle CPU in the LLC"),
         }
     }
 
@@ -335,7 +360,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         } else {
             4
         };
-        self.t.step(|| Step::Budget {
+        self.t.step(Site::ScanPropBudget, || Step::Budget {
             func: "select_idle_cpu",
             nr: nr as i64,
             why: if self.release >= Release::new(5, 14) {

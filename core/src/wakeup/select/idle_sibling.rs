@@ -6,6 +6,7 @@
 use crate::cpumask::CpuId;
 use crate::patch::Patch;
 use crate::release::Release;
+use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Reject, Step, Tracer};
 use crate::wakeup::WakePath;
 
@@ -15,7 +16,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `select_idle_sibling(p, prev, target)`.
     pub(super) fn select_idle_sibling(&mut self, prev: CpuId, target: CpuId) -> CpuId {
         const F: &str = "select_idle_sibling";
-        self.t.step(|| Step::Enter {
+        self.t.step(Site::SisEnter, || Step::Enter {
             func: F,
             detail: format!("prev={}, target={}", prev.0, target.0),
         });
@@ -28,7 +29,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let target_ok = self.idle_ish(target)
             && (!fastpath_cookie || self.sched_core_cookie_match(target))
             && self.asym_fits_cpu(target);
-        self.t.step(|| Step::Check {
+        self.t.step(Site::SisTarget, || Step::Check {
             func: F,
             condition: format!(
                 "target CPU{} idle{}",
@@ -44,7 +45,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         });
         if target_ok {
             self.set_path(WakePath::Target);
-            return self.ret(F, target, "target is idle");
+            return self.ret(F, Site::SisTargetReturn, target, "target is idle");
         }
 
         // 2. prev, if cache affine and idle ("don't be stupid").
@@ -54,7 +55,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             let ok = self.idle_ish(prev)
                 && (!fastpath_cookie || self.sched_core_cookie_match(prev))
                 && self.asym_fits_cpu(prev);
-            self.t.step(|| Step::Check {
+            self.t.step(Site::SisPrev, || Step::Check {
                 func: F,
                 condition: format!("prev CPU{} shares the LLC with target and is idle", prev.0),
                 outcome: ok,
@@ -64,9 +65,14 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 let share_res = self.env.cpus_share_resources(prev, target);
                 if !cluster_active || share_res {
                     self.set_path(WakePath::Prev);
-                    return self.ret(F, prev, "prev is idle and cache affine");
+                    return self.ret(
+                        F,
+                        Site::SisPrevReturn,
+                        prev,
+                        "prev is idle and cache affine",
+                    );
                 }
-                self.t.step(|| Step::Check {
+                self.t.step(Site::SisPrevCluster, || Step::Check {
                     func: F,
                     condition: format!("prev CPU{} shares the cluster with target", prev.0),
                     outcome: false,
@@ -84,14 +90,19 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             && self.s.rq(self.this).nr_running <= 1
             && self.asym_fits_cpu(prev)
         {
-            self.t.step(|| Step::Check {
+            self.t.step(Site::SisKthread, || Step::Check {
                 func: F,
                 condition: "waker is a per-CPU kthread on prev with nr_running <= 1".into(),
                 outcome: true,
                 cpu: Some(prev),
             });
             self.set_path(WakePath::KthreadStack);
-            return self.ret(F, prev, "stack with the per-CPU kthread");
+            return self.ret(
+                F,
+                Site::SisKthreadReturn,
+                prev,
+                "stack with the per-CPU kthread",
+            );
         }
 
         // 4. recent_used_cpu.
@@ -104,7 +115,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 && (!fastpath_cookie || self.sched_core_cookie_match(recent))
                 && self.p.allowed.test_cpu(recent)
                 && self.asym_fits_cpu(recent);
-            self.t.step(|| Step::Check {
+            self.t.step(Site::SisRecent, || Step::Check {
                 func: F,
                 condition: format!(
                     "recent_used_cpu CPU{} shares the LLC with target and is idle",
@@ -116,7 +127,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             if ok {
                 if !cluster_active || self.env.cpus_share_resources(recent, target) {
                     self.set_path(WakePath::Recent);
-                    return self.ret(F, recent, "recent_used_cpu is idle and cache affine");
+                    return self.ret(
+                        F,
+                        Site::SisRecentReturn,
+                        recent,
+                        "recent_used_cpu is idle and cache affine",
+                    );
                 }
                 if full_cluster {
                     recent_fallback = Some(recent);
@@ -129,14 +145,19 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             if let Some(i) = self.env.domains.cpu(target).sd_asym_cpucapacity {
                 let r = self.select_idle_capacity(i, target);
                 self.set_path(WakePath::Capacity);
-                return self.ret(F, r.unwrap_or(target), "select_idle_capacity()");
+                return self.ret(
+                    F,
+                    Site::SisCapacity,
+                    r.unwrap_or(target),
+                    "select_idle_capacity()",
+                );
             }
         }
 
         // 6. the LLC.
         if self.env.sd_llc(target).is_none() {
             self.set_path(WakePath::NoLlc);
-            return self.ret(F, target, "no LLC domain");
+            return self.ret(F, Site::SisNoLlc, target, "no LLC domain");
         }
 
         // 7. idle cores and SMT siblings of prev.
@@ -146,7 +167,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             // Without seed 02 the shared line is read on !SMT machines too (its
             // value stays false: only __update_idle_core() sets it, on SMT).
             has_idle_core = self.test_idle_cores(target);
-            self.t.step(|| Step::Check {
+            self.t.step(Site::SisIdleCores, || Step::Check {
                 func: F,
                 condition: format!(
                     "test_idle_cores(target): sd_llc_shared read{}",
@@ -167,31 +188,47 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         {
             if let Some(i) = self.select_idle_smt(prev, target) {
                 self.set_path(WakePath::IdleSmt);
-                return self.ret(F, i, "idle SMT sibling of prev");
+                return self.ret(F, Site::SisSmtReturn, i, "idle SMT sibling of prev");
             }
         }
 
         // 8. scan the LLC.
         if let Some(i) = self.select_idle_cpu(has_idle_core, target) {
             self.set_path(WakePath::IdleScan);
-            return self.ret(F, i, "select_idle_cpu() found an idle CPU");
+            return self.ret(
+                F,
+                Site::SisScanReturn,
+                i,
+                "select_idle_cpu() found an idle CPU",
+            );
         }
 
         // 9. seed 01 3/3: prev or recent outside the cluster.
         if let Some(p) = prev_aff {
             self.set_path(WakePath::PrevOutsideCluster);
-            return self.ret(F, p, "cluster scan found nothing: fall back to prev");
+            return self.ret(
+                F,
+                Site::SisPrevAffReturn,
+                p,
+                "cluster scan found nothing: fall back to prev",
+            );
         }
         if let Some(r) = recent_fallback {
             self.set_path(WakePath::RecentOutsideCluster);
             return self.ret(
                 F,
+                Site::SisRecentAffReturn,
                 r,
                 "cluster scan found nothing: fall back to recent_used_cpu",
             );
         }
         self.set_path(WakePath::NothingIdle);
-        self.ret(F, target, "nothing idle: stay on target")
+        self.ret(
+            F,
+            Site::SisTargetLast,
+            target,
+            "nothing idle: stay on target",
+        )
     }
 
     /// `test_idle_cores(cpu)`: reads the LLC's shared line.
@@ -214,15 +251,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         for c in cpus.iter_wrap(target.0) {
             self.costs.cpus_probed += 1;
             if !self.idle_ish(c) {
-                self.probe(F, c, Some(Reject::Busy));
+                self.probe(F, Site::CapacityProbe, c, Some(Reject::Busy));
                 continue;
             }
             let fits = self.util_fits_cpu(c);
             if fits {
-                self.probe(F, c, None);
+                self.probe(F, Site::CapacityProbe, c, None);
                 return Some(c);
             }
-            self.probe(F, c, Some(Reject::DoesNotFit));
+            self.probe(F, Site::CapacityProbe, c, Some(Reject::DoesNotFit));
             let cap = self.s.rq(c).capacity;
             if best.is_none_or(|(_, bc)| cap > bc) {
                 best = Some((c, cap));
@@ -246,11 +283,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 continue;
             }
             let found = if self.has(Patch::CookieFastpath) {
-                self.select_idle_cpu_one(F, c).is_some()
+                self.select_idle_cpu_one(F, Site::SmtProbe, c).is_some()
             } else {
                 self.costs.cpus_probed += 1;
                 let idle = self.idle_ish(c);
-                self.probe(F, c, (!idle).then_some(Reject::Busy));
+                self.probe(F, Site::SmtProbe, c, (!idle).then_some(Reject::Busy));
                 idle
             };
             if found {

@@ -23,6 +23,7 @@ use crate::cpumask::CpuId;
 use crate::patch::Patch;
 use crate::release::Release;
 
+use super::code::Site;
 use super::trace::{Reject, Step, Tracer};
 use super::{Costs, Decision, Effects, QueuePath, SchedState, TaskState, WakeEnv, WakePath, Waker};
 
@@ -165,12 +166,13 @@ impl<'a, T: Tracer> Ctx<'a, T> {
 
     /// Records one probed CPU and its verdict in the trace.
     #[inline]
-    fn probe(&mut self, func: &'static str, cpu: CpuId, reject: Option<Reject>) {
-        self.t.step(|| Step::Probe { func, cpu, reject });
+    fn probe(&mut self, func: &'static str, site: Site, cpu: CpuId, reject: Option<Reject>) {
+        self.t.step(site, || Step::Probe { func, cpu, reject });
     }
 
-    fn ret(&mut self, func: &'static str, cpu: CpuId, why: &str) -> CpuId {
-        self.t.step(|| Step::Return {
+    /// Records `func`'s return of `cpu` and why, at `site`; returns `cpu`.
+    fn ret(&mut self, func: &'static str, site: Site, cpu: CpuId, why: &str) -> CpuId {
+        self.t.step(site, || Step::Return {
             func,
             cpu: Some(cpu),
             why: why.to_string(),
@@ -178,17 +180,14 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         cpu
     }
 
-    fn ret_some(&mut self, func: &'static str, cpu: CpuId, why: &str) -> Option<CpuId> {
-        self.t.step(|| Step::Return {
-            func,
-            cpu: Some(cpu),
-            why: why.to_string(),
-        });
-        Some(cpu)
+    /// [`Ctx::ret`] for a function that may find nothing.
+    fn ret_some(&mut self, func: &'static str, site: Site, cpu: CpuId, why: &str) -> Option<CpuId> {
+        Some(self.ret(func, site, cpu, why))
     }
 
-    fn ret_none(&mut self, func: &'static str, why: &str) -> Option<CpuId> {
-        self.t.step(|| Step::Return {
+    /// `func` found nothing, at `site`.
+    fn ret_none(&mut self, func: &'static str, site: Site, why: &str) -> Option<CpuId> {
+        self.t.step(site, || Step::Return {
             func,
             cpu: None,
             why: why.to_string(),

@@ -6,6 +6,7 @@
 use crate::cpumask::CpuId;
 use crate::patch::Patch;
 use crate::release::Release;
+use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Step, Tracer};
 use crate::wakeup::{
     Decision, NoTrace, QueuePath, SchedState, TaskState, WakeEnv, WakeFlags, WakePath, Waker,
@@ -28,7 +29,7 @@ pub fn wake_up<T: Tracer>(
     // as prev, ... queue the wakeup on its wakelist."
     if p.on_cpu {
         if let Some(path) = c.ttwu_queue_wakelist(p.prev_cpu) {
-            c.t.step(|| Step::Queue {
+            c.t.step(Site::OnCpuWakelist, || Step::Queue {
                 path,
                 why: "p is still on_cpu: queued to its old CPU without selecting".into(),
             });
@@ -40,14 +41,14 @@ pub fn wake_up<T: Tracer>(
     let path = match c.ttwu_queue_wakelist(cpu) {
         Some(path) => path,
         None if cpu == c.this => {
-            c.t.step(|| Step::Queue {
+            c.t.step(Site::QueueLocal, || Step::Queue {
                 path: QueuePath::Local,
                 why: "target is the waker's CPU: lock own rq".into(),
             });
             QueuePath::Local
         }
         None => {
-            c.t.step(|| Step::Queue {
+            c.t.step(Site::QueueRemote, || Step::Queue {
                 path: QueuePath::RemoteLock,
                 why: "ttwu_queue_cond() said no (or TTWU_QUEUE off): lock the remote rq".into(),
             });
@@ -117,7 +118,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         } else {
             let c = p.allowed.first().unwrap_or(p.prev_cpu);
             self.set_path(WakePath::SingleCpu);
-            self.t.step(|| Step::Check {
+            self.t.step(Site::SingleCpu, || Step::Check {
                 func: "select_task_rq",
                 condition: format!("p->nr_cpus_allowed == {nr_allowed}: cpumask_any()"),
                 outcome: true,
@@ -130,7 +131,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if !self.is_cpu_allowed(cpu) {
             let (fb, why) = self.select_fallback_rq(p.prev_cpu);
             self.set_path(WakePath::Fallback);
-            self.t.step(|| Step::Return {
+            self.t.step(Site::Fallback, || Step::Return {
                 func: "select_fallback_rq",
                 cpu: Some(fb),
                 why: format!("CPU{} is not allowed or not active: {why}", cpu.0),
@@ -233,7 +234,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             return None;
         }
         let (cond, why) = self.ttwu_queue_cond(cpu, self.p.on_cpu);
-        self.t.step(|| Step::Check {
+        self.t.step(Site::QueueCond, || Step::Check {
             func: "ttwu_queue_cond",
             condition: format!("queue on CPU{}'s wakelist: {why}", cpu.0),
             outcome: cond,
@@ -247,7 +248,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // polls (set_nr_if_polling()).
         let ipi = !(rq.ttwu_pending || (rq.curr_is_idle && rq.polling));
         let path = QueuePath::Wakelist { ipi };
-        self.t.step(|| Step::Queue {
+        self.t.step(Site::QueueWakelist, || Step::Queue {
             path,
             why: if ipi {
                 "send_call_function_single_ipi()".into()
