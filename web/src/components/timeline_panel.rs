@@ -9,7 +9,7 @@
 //! ```
 //!
 //! The trace is `schedlab run --trace FILE --trace-window A..B --trace-cap N`'s bytes
-//! for the same run (a host test in `worker.rs` compares them). The recorded run is the
+//! for the same run (a host test in `worker/tests.rs` compares them). The recorded run is the
 //! Simulate tab's setup at its own scale with the chosen seed (a sweep's other points
 //! are not recorded).
 

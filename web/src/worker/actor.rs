@@ -8,8 +8,8 @@ use schedlab_core::experiment::LiveRun;
 
 use super::messages::{Msg, RecordJob, Reply};
 use super::record_job::{record_failed, recorded, start_recording};
-use super::run::{failed, progress, start_with};
-use super::stream::{live_record_config, record_chunk};
+use super::run::{failed, start_with};
+use super::stream::{live_record_config, next_progress};
 use super::wire::Codec;
 use super::{now_ms, BATCH_MS, SLICE_NS};
 
@@ -120,7 +120,8 @@ impl gloo_worker::Worker for SimWorker {
         };
         let t0 = now_ms();
         let mut error = None;
-        while now_ms() - t0 < BATCH_MS {
+        // A run that has ended but still has records queued only posts them.
+        while !c.run.done() && now_ms() - t0 < BATCH_MS {
             if c.job.as_ref().is_some_and(|j| j.satisfied(&c.run)) {
                 break;
             }
@@ -144,8 +145,7 @@ impl gloo_worker::Worker for SimWorker {
                 done
             }
             None => {
-                let mut p = progress(c.id, &c.run, c.busy_ms, error);
-                p.record = record_chunk(&c.run, &mut c.sent);
+                let p = next_progress(c.id, &c.run, &mut c.sent, c.busy_ms, error);
                 let done = p.done;
                 scope.respond(c.who, Reply::Progress(Box::new(p)));
                 done

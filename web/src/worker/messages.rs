@@ -103,7 +103,10 @@ pub struct Recorded {
 
 /// What a worker answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "kebab-case")]
+// Externally tagged: an internally tagged enum is read through serde's buffered
+// `Content`, a copy of each message (and of its record's bytes) and a second
+// deserialiser of each type in it.
+#[serde(rename_all = "kebab-case")]
 pub enum Reply {
     Progress(Box<Progress>),
     Recorded(Box<Recorded>),
@@ -149,10 +152,12 @@ pub struct RecordChunk {
     /// The index of the first record after the warm-up (the metrics count from it);
     /// `u64::MAX` while warming up.
     pub measured_from: u64,
-    /// Records made but still queued in the worker ([`LIVE_BATCH_RECORDS`] a batch).
+    /// Records made but still queued in the worker ([`LIVE_BATCH_RECORDS`] a message;
+    /// once the run has ended they follow in messages of their own).
     pub pending: u64,
-    /// Records the stream leaves out for good: past [`LIVE_RUN_RECORDS`], or still
-    /// queued when the run ended. They come after every record streamed.
+    /// Records the stream leaves out for good: past [`LIVE_RUN_RECORDS`] (the run's
+    /// recorder dropped them), or still queued when the run failed. They come after
+    /// every record streamed.
     pub left_out: u64,
     /// Some records were left out (`left_out > 0`).
     pub truncated: bool,

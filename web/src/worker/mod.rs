@@ -17,28 +17,32 @@
 //! ```text
 //!  LiveRun::with_recorder(cap LIVE_RUN_RECORDS) ── each batch ──▶ Progress.record:
 //!    RecordChunk { from, bytes: Recording::records_to_bytes(next ≤ LIVE_BATCH_RECORDS),
-//!                  wakeups, pending, left_out, truncated }        (a Uint8Array)
+//!                  wakeups, pending, left_out, truncated }        (base64 in the JSON)
+//!    run ended, records still queued ─▶ more Progress (not done), ≤ LIVE_BATCH_RECORDS
+//!                                       each; the last says done, with the report
 //!  page: Recording::records_from_bytes ─▶ live::Feed (one per side) ─▶ the canvas
 //! ```
 //!
 //! So the page receives a contiguous prefix of the run's records: at most
-//! [`LIVE_BATCH_RECORDS`] (512 KiB) per batch, at most [`LIVE_RUN_RECORDS`] (8 MiB) per
-//! run; what the caps leave out is counted (`left_out`, and `wakeups` counts every
-//! wake-up, recorded or not), never silently lost. Recording only observes: the
-//! report and digest are the unrecorded run's (a test below).
+//! [`LIVE_BATCH_RECORDS`] (512 KiB) per message, at most [`LIVE_RUN_RECORDS`] (8 MiB) per
+//! run, and every record the run's recorder kept (what was queued when the run ended
+//! follows in its own messages, [`next_progress`]); what the run cap leaves out is
+//! counted (`left_out`, and `wakeups` counts every wake-up, recorded or not), never
+//! silently lost. Recording only observes: the report and digest are the unrecorded
+//! run's (a test in `tests.rs`).
 //!
-//! The messages are these serde types, carried by gloo-worker through [`Codec`]
-//! (serde-wasm-bindgen: structured clones, no JSON text). The worker only runs core;
-//! what the page shows of a run is decided here, in [`progress`], a plain function
-//! the host tests exercise. `hooks::use_run` is the page's end.
+//! The messages are these serde types, carried by gloo-worker through [`Codec`] as
+//! JSON text (`wire.rs` says why). The worker only runs core; what the page shows of
+//! a run is decided here, in [`next_progress`], a plain function the host tests
+//! exercise. `hooks::use_run` is the page's end.
 //!
 //! The module, by responsibility:
 //!
 //! ```text
 //!  messages    Msg, Reply, Progress, Recorded, RecordChunk: the contract
-//!  wire        Codec (how they cross), RecordBytes
+//!  wire        Codec (how they cross: JSON text), RecordBytes (base64)
 //!  run         a Msg::Run: start_with, progress after each batch
-//!  stream      a watched run's record, chunk by chunk (record_chunk)
+//!  stream      a watched run's record, chunk by chunk, tail included (next_progress)
 //!  record_job  a Msg::Record: RecordJob, recorded
 //!  actor       SimWorker: one run at a time, in batches
 //! ```
@@ -62,7 +66,7 @@ pub use record_job::{record_failed, recorded, start_recording};
 #[cfg(test)]
 pub use run::start;
 pub use run::{failed, progress, start_with};
-pub use stream::{live_record_config, record_chunk};
+pub use stream::{live_record_config, next_progress, record_chunk};
 pub use wire::{Codec, RecordBytes};
 
 /// Simulated time per slice.

@@ -197,6 +197,32 @@ fn the_trace_download_is_the_clis_bytes() {
     assert!(early.trace.is_none() && !early.records.0.is_empty());
 }
 
+/// The posts of a watched run, as the worker makes them: a batch of `ns`, then
+/// [`next_progress`], each crossing the wire's JSON, until one says done. Returns
+/// them and the bytes of their chunks, checked to follow each other with no gap and
+/// each within [`LIVE_BATCH_RECORDS`].
+fn posts(run: &mut LiveRun, ns: u64) -> (Vec<Progress>, Vec<u8>) {
+    let (mut sent, mut bytes, mut out) = (0, Vec::new(), Vec::new());
+    loop {
+        run.advance(ns).unwrap();
+        let p = next_progress(1, run, &mut sent, 0.0, None);
+        let back: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+        let c = back.record.as_ref().expect("a recorded run streams");
+        assert_eq!(c.from as usize * RECORD_BYTES, bytes.len(), "no gap");
+        assert!(c.bytes.0.len() <= LIVE_BATCH_RECORDS * RECORD_BYTES);
+        bytes.extend_from_slice(&c.bytes.0);
+        // Only the last says done, and only it has the report.
+        assert_eq!(back.report.is_some(), back.done);
+        let done = back.done;
+        out.push(back);
+        if done {
+            return (out, bytes);
+        }
+        assert!(out.len() < 10_000, "a run that never ends");
+    }
+}
+
 /// Recording only observes: a watched run reports what the unwatched one does,
 /// and its chunks, each within the batch cap and crossing serde, add up to the
 /// whole recording with every wake-up in it.
@@ -215,26 +241,12 @@ fn a_recorded_run_streams_its_record_and_reports_the_same() {
     plain.finish().unwrap();
     let rc = live_record_config();
     let mut rec = start_with(&machine, "6.6", &sim, Some(rc)).unwrap();
-    let (mut sent, mut bytes, mut chunks) = (0, Vec::new(), 0);
-    let last = loop {
-        let done = rec.advance(100_000).unwrap();
-        let p = progress(1, &rec, 0.0, None);
-        let mut p = p;
-        p.record = record_chunk(&rec, &mut sent);
-        let back: Progress = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
-        assert_eq!(back, p);
-        let c = back.record.expect("a recorded run streams");
-        assert_eq!(c.from as usize * RECORD_BYTES, bytes.len(), "no gap");
-        assert!(c.bytes.0.len() <= LIVE_BATCH_RECORDS * RECORD_BYTES);
-        bytes.extend_from_slice(&c.bytes.0);
-        chunks += 1;
-        if done {
-            break c;
-        }
-    };
+    let (ps, bytes) = posts(&mut rec, 100_000);
+    let last = ps.last().unwrap().record.clone().unwrap();
     assert_eq!(rec.report(), plain.report(), "the same run");
+    assert_eq!(ps.last().unwrap().report.as_ref(), Some(&plain.report()));
     let whole = rec.recording().unwrap();
-    assert!(chunks > 10 && !whole.truncated);
+    assert!(ps.len() > 10 && !whole.truncated);
     assert_eq!((last.pending, last.left_out, last.truncated), (0, 0, false));
     assert_eq!(
         Recording::records_from_bytes(&bytes).unwrap(),
@@ -251,10 +263,12 @@ fn a_recorded_run_streams_its_record_and_reports_the_same() {
     assert_eq!(record_chunk(&plain, &mut 0), None);
 }
 
-/// Past the batch cap records queue in the worker; at the end what is still
-/// queued (and what the run cap dropped) is counted as left out.
+/// Past the batch cap records queue in the worker; when the run ends, the queued
+/// tail follows in messages of its own, each within the batch cap, so the page gets
+/// min(records made, the run's cap): here the run makes more than its cap, and the
+/// page gets the whole cap, with what the recorder dropped counted as left out.
 #[test]
-fn the_caps_bound_the_stream_and_count_what_they_leave_out() {
+fn the_page_gets_every_record_up_to_the_run_cap() {
     let sim = SimSetupV1 {
         workload: Workload::Tbench { clients: 32 },
         cpus: "all".to_string(),
@@ -264,29 +278,89 @@ fn the_caps_bound_the_stream_and_count_what_they_leave_out() {
         sweep: Vec::new(),
     };
     let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+    let cap = 3 * LIVE_BATCH_RECORDS;
     let rc = RecordConfig {
-        cap: 3 * LIVE_BATCH_RECORDS,
+        cap,
         ..live_record_config()
     };
-    let mut run = start_with(&machine, "6.6", &sim, Some(rc)).unwrap();
+    // One post part-way: the rest of what was made is pending.
+    let mut run = start_with(&machine, "6.6", &sim, Some(rc.clone())).unwrap();
     run.advance(5_000_000).unwrap();
-    let mut sent = 0;
-    let c = record_chunk(&run, &mut sent).unwrap();
+    let p = next_progress(1, &run, &mut 0, 0.0, None);
+    let c = p.record.unwrap();
     let made = run.recording().unwrap().records.len();
     assert!(made > LIVE_BATCH_RECORDS, "{made}");
     assert_eq!(c.bytes.0.len(), LIVE_BATCH_RECORDS * RECORD_BYTES);
     assert_eq!(c.pending as usize, made - LIVE_BATCH_RECORDS);
-    run.finish().unwrap();
-    let c = record_chunk(&run, &mut sent).unwrap();
+    assert!(!p.done);
+    // Batches of the whole run: it ends with more than two batches' records queued
+    // (the old worker dropped them), and they all arrive.
+    let mut run = start_with(&machine, "6.6", &sim, Some(rc)).unwrap();
+    let (ps, bytes) = posts(&mut run, 1 << 40);
     let r = run.recording().unwrap();
     assert!(r.truncated && r.dropped > 0);
-    assert_eq!(c.from as usize, LIVE_BATCH_RECORDS);
-    assert_eq!(c.pending, 0);
+    assert_eq!(r.records.len(), cap);
     assert_eq!(
-        c.left_out,
-        r.dropped + (r.records.len() - 2 * LIVE_BATCH_RECORDS) as u64
+        bytes.len(),
+        cap * RECORD_BYTES,
+        "every record up to the cap"
     );
-    assert!(c.truncated);
+    assert_eq!(Recording::records_from_bytes(&bytes).unwrap(), r.records);
+    assert_eq!(ps.len(), 3, "one message per batch cap");
+    assert!(ps[..2]
+        .iter()
+        .all(|p| !p.done && p.record.as_ref().unwrap().pending > 0));
+    let last = ps.last().unwrap().record.clone().unwrap();
+    assert_eq!((last.pending, last.left_out), (0, r.dropped));
+    assert!(last.truncated);
+}
+
+/// A record's bytes cross as base64 in the JSON, and come back the same; text that
+/// is not base64 is refused, not a panic.
+#[test]
+fn record_bytes_cross_as_base64() {
+    use super::wire::{base64_decode, base64_encode};
+    for n in 0..70usize {
+        let b: Vec<u8> = (0..n).map(|i| (i * 37 + n) as u8).collect();
+        let text = base64_encode(&b);
+        assert_eq!(text.len(), n.div_ceil(3) * 4);
+        assert_eq!(base64_decode(&text).as_deref(), Some(&b[..]), "{n}");
+    }
+    assert_eq!(base64_encode(b"schedlab"), "c2NoZWRsYWI=");
+    assert_eq!(base64_encode(&[0xfb, 0xff]), "+/8=");
+    for bad in ["abc", "a=bc", "ab=c", "a===", "ab*d", "ab==abcd"] {
+        assert_eq!(base64_decode(bad), None, "{bad}");
+    }
+    let json = serde_json::to_string(&RecordBytes(vec![1, 2, 3, 250])).unwrap();
+    assert_eq!(json, "\"AQID+g==\"");
+    assert_eq!(
+        serde_json::from_str::<RecordBytes>(&json).unwrap(),
+        RecordBytes(vec![1, 2, 3, 250])
+    );
+    assert!(serde_json::from_str::<RecordBytes>("\"A*==\"").is_err());
+}
+
+/// The messages' floats come back exactly from the wire's JSON (the workspace's
+/// serde_json reads floats with `float_roundtrip`): 17-digit values that a
+/// best-effort parse reads one ulp off among them.
+#[test]
+fn floats_cross_the_wire_exactly() {
+    let mut p = failed(1, "x".into());
+    p.series = (1..2000u64)
+        .map(|i| f64::from_bits(0x3ff0_0000_0000_0000 + i * 0x9e37_79b9_7f4a))
+        .chain([0.1 + 0.2, 1e300 / 3.0, 5e-324, 2.2250738585072014e-308])
+        .collect();
+    p.busy_ms = 123.456_789_012_345_67;
+    let back: Reply = serde_json::from_str(
+        &serde_json::to_string(&Reply::Progress(Box::new(p.clone()))).unwrap(),
+    )
+    .unwrap();
+    let Reply::Progress(back) = back else {
+        panic!("a progress")
+    };
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&back.series), bits(&p.series));
+    assert_eq!(back.busy_ms.to_bits(), p.busy_ms.to_bits());
 }
 
 #[test]
