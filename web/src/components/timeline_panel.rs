@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The trace is `schedlab run --trace FILE --trace-window A..B --trace-cap N`'s bytes
-//! for the same run (a host test in `worker.rs` compares them). The recorded run is the
+//! for the same run (a host test in `worker/tests.rs` compares them). The recorded run is the
 //! Simulate tab's setup with the chosen seed at the chosen scale (the watched scale,
 //! `use_run::watched_scale`, unless a sweep's other point is picked). The panel says
 //! per side where its window came from (`data-source`: `stream` or `rerun`).

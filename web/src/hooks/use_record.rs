@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  timeline / trace button / Wake-up tab ── record(RecordRequest, on_done) ──▶ queue
-//!     queue ──▶ a free tool worker: Msg::Record { job } (worker.rs: LiveRun::with_recorder,
+//!     queue ──▶ a free tool worker: Msg::Record { job } (worker/: LiveRun::with_recorder,
 //!               stops as soon as the job is satisfied)
 //!     Reply::Recorded ──▶ on_done(Recorded)  ──▶ the next queued job
 //! ```

@@ -4,7 +4,7 @@
 //! ```text
 //!  components/sim_setup.rs   an input changes ─▶ Action::SetSim ─▶ AppState.sim
 //!  hooks/use_run.rs          RunKey::of(state) differs ─▶ RunView::new ─▶ Msg::Run to each worker
-//!     (worker.rs, in the workers: LiveRun in batches ─▶ Progress after each)
+//!     (worker/, in the workers: LiveRun in batches ─▶ Progress after each)
 //!  hooks/use_run.rs          Progress ─▶ RunView.results[point] ─▶ next point ─▶ force_update
 //!  components/chart.rs       SimPanel passes RunView's series ─▶ <Chart> draws them
 //!  live/                     the first seed of each side streams its event record:
@@ -12,7 +12,7 @@
 //! ```
 //!
 //! So a click's way to the chart reads in three files: the input that changed the
-//! scenario, this hook, and the chart (`sim_view.rs` only lays them out; `worker.rs`
+//! scenario, this hook, and the chart (`sim_view.rs` only lays them out; `worker/`
 //! is the far side of the messages). A run starts when the panel opens or its
 //! [`RunKey`] changes, and a newer run replaces the older one (ids). Core's `LiveRun`
 //! gives the same events for any slicing, so the digests are `schedlab run`'s.
