@@ -774,7 +774,10 @@ fn a_simulated_wake_up_at_a_sweep_point_rides_in_the_link() {
     );
     // The old form (no scale) reads back as the watched scale.
     assert_eq!(decode(&watched).unwrap().wake.sim, Some(at));
-    for (bad, want) in [(r#""scale":4"#, "runs at 2, 8"), (r#""scale":0"#, "runs at")] {
+    for (bad, want) in [
+        (r#""scale":4"#, "runs at 2, 8"),
+        (r#""scale":0"#, "runs at"),
+    ] {
         let text = json.replace(r#""scale":2"#, bad);
         let e = decode(&format!("v1:{}", base64_url(&text))).unwrap_err();
         assert!(e.to_string().contains(want), "{bad}: {e}");

@@ -42,7 +42,7 @@ use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
 use crate::live::{Feed, Feeds};
-use crate::state::{Action, AppContext, AppState};
+use crate::state::{Action, AppContext, AppState, SimWakeRef};
 use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
 /// The loader each worker starts from (see `static/worker.js`).
@@ -93,6 +93,18 @@ pub fn watched_scale(sim: &SimSetup) -> u32 {
         .into_iter()
         .max()
         .unwrap_or_else(|| sim.workload.threads())
+}
+
+/// The scale a simulated wake-up's run is at: its sweep point, or the watched scale
+/// when it names none (every link before session 12).
+pub fn wake_scale(sim: &SimSetup, at: &SimWakeRef) -> u32 {
+    at.scale.unwrap_or_else(|| watched_scale(sim))
+}
+
+/// How a wake-up of the run at scale `threads` names it: `None` at the watched
+/// scale (so those links read as they always did), else the sweep point.
+pub fn scale_ref(sim: &SimSetup, threads: u32) -> Option<u32> {
+    (threads != watched_scale(sim)).then_some(threads)
 }
 
 /// One simulation of a run: a scale (threads, clients …) under one side's patch set,

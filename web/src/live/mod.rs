@@ -153,6 +153,8 @@ pub struct SimWakeRef {
     pub wake: u32,
     /// The CPU the simulation chose (`WakeRecord::cpu`).
     pub cpu: u32,
+    /// The scale of the run it came from (`Feed::threads`).
+    pub threads: u32,
 }
 
 #[cfg(test)]

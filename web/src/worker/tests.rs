@@ -129,6 +129,7 @@ fn a_captured_wake_up_decides_as_the_record_says() {
             side: crate::state::Side::A,
             seed: 3,
             wake: w.seq,
+            scale: None,
         };
         let sw = crate::state::SimWake::parse(at, c.at_ns, c.cpu, "6.6".into(), &c.state).unwrap();
         let o = sw.decide(&env).unwrap();
