@@ -84,8 +84,8 @@ impl RunKey {
     }
 }
 
-/// The scale the live view watches, and that a simulated wake-up (`SimWakeRef`) and
-/// the timeline's default window name: the run's first scale, handed out first (most
+/// The scale the live view watches, and that a simulated wake-up naming no sweep
+/// point (`SimWakeRef::scale` `None`) and the timeline's default window mean: the run's first scale, handed out first (most
 /// threads first, as the CLI's sweep): the sweep's largest point, or the workload's
 /// own scale when there is no sweep.
 pub fn watched_scale(sim: &SimSetup) -> u32 {
