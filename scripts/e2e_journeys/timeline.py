@@ -331,10 +331,10 @@ def timeline_stream(page, cfg):
          f"({stream_s:.2f} s wall), re-run {rerun_ms} ms ({rerun_s:.2f} s wall)")
     check(float(stream_ms or 1e9) < float(rerun_ms or 0),
           f"the streamed window shows sooner than a re-run ({stream_ms} ms against {rerun_ms} ms)")
-    sweep_point_wake(page)
+    sweep_point_wake(page, cfg)
 
 
-def sweep_point_wake(page):
+def sweep_point_wake(page, cfg):
     """A wake-up of the timeline at sweep point 2 (not the live view's 4) opens in the
     Wake-up tab captured at 2 clients: the decision chooses the CPU the point's record
     shows, and the link names the point, so opening it captures the same wake-up."""
@@ -359,6 +359,8 @@ def sweep_point_wake(page):
     check(sim_cpu == [cpu], f"its simulated CPU is the point's record's (record {cpu}, page {sim_cpu})")
     dec = page.attrs(f'.decision[data-side="{side}"]', "data-cpu")
     check(dec == [cpu], f"side {side.upper()}'s decision at sweep point 2 chooses the simulated CPU {cpu} (got {dec})")
+    page.js("window.scrollTo(0, 0)")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-sweep-wake.png"))
     link = json.loads(decoded_hash(page))
     check((link.get("wake") or {}).get("sim", {}).get("scale") == 2,
           f"the link names the sweep point (got {(link.get('wake') or {}).get('sim')})")
