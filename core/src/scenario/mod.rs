@@ -227,15 +227,20 @@ pub struct WakeSetup {
 
 /// A wake-up of one of the Simulate tab's runs: the `wake`-th (from 1, as `schedlab
 /// run --capture-wake N` counts) of side `side`'s run of the scenario's simulation
-/// with seed `seed`, at the simulation's own scale. A link carries this reference,
-/// never the captured state (which is every CPU's runqueue: kilobytes to hundreds of
-/// kilobytes).
+/// with seed `seed`, at scale `scale` (one of [`SimSetup::points`]; absent: the
+/// page's watched scale, a sweep's largest point or the workload's own scale, as
+/// every link before session 12 meant). A link carries this reference, never the
+/// captured state (which is every CPU's runqueue: kilobytes to hundreds of kilobytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimWakeAt {
     pub side: Side,
     pub seed: u64,
     pub wake: u32,
+    /// The sweep point (threads, clients, instances … as the workload counts them);
+    /// `None`: the watched scale. Left out of links when `None` (session 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u32>,
 }
 
 /// Some CPUs running tasks of one core-scheduling cookie (seed 04's setting).

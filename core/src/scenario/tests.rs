@@ -555,6 +555,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                         side: if sync { Side::B } else { Side::A },
                         seed: seed >> 3,
                         wake: a + 1,
+                        scale: None,
                     }),
                 };
                 s.lesson = (seed % 4 == 0).then_some(LessonStep {
@@ -575,6 +576,15 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     seed,
                     seeds: 1 + (seed % 3) as u32,
                 });
+                // Some references name a sweep point: the simulation's smallest (the
+                // default simulation's when the link has none).
+                if let Some(at) = s.wake.sim.as_mut() {
+                    let points = s
+                        .sim
+                        .as_ref()
+                        .map_or_else(|| SimSetup::default().points(), SimSetup::points);
+                    at.scale = points.iter().copied().min().filter(|_| seed % 2 == 0);
+                }
                 let (click, b_side, highlight, busy_permille, random_seed, with, text) = ui;
                 s.page = PageSettings {
                     click: [ClickMode::ToggleBusy, ClickMode::Waker, ClickMode::Prev]
@@ -708,6 +718,7 @@ fn a_simulated_wake_ups_reference_rides_in_the_link() {
         side: Side::B,
         seed: 7,
         wake: 1234,
+        scale: None,
     });
     let back = decode(&encode(&s)).unwrap();
     assert_eq!(back.wake.sim, s.wake.sim);
@@ -721,6 +732,69 @@ fn a_simulated_wake_ups_reference_rides_in_the_link() {
     let bad = json.replace(r#""wake":1234"#, r#""wake":0"#);
     let e = decode(&format!("v1:{}", base64_url(&bad))).unwrap_err();
     assert!(e.to_string().contains("numbered from 1"), "{e}");
+}
+
+/// A reference to a wake-up at a sweep point carries the point, round-trips, and
+/// leaves a reference without one (every link before it) encoded as it was; a
+/// point the simulation does not run is refused.
+#[test]
+fn a_simulated_wake_up_at_a_sweep_point_rides_in_the_link() {
+    let mut s = Scenario::preset("kunpeng920-6426", "6.6".parse().unwrap()).unwrap();
+    s.sim = Some(SimSetup {
+        workload: Workload::Tbench { clients: 8 },
+        sweep: vec![2, 8],
+        ..SimSetup::default()
+    });
+    let at = SimWakeAt {
+        side: Side::A,
+        seed: 3,
+        wake: 99,
+        scale: None,
+    };
+    s.wake.sim = Some(at);
+    let watched = encode(&s);
+    let json = serde_json::to_string(&v1::ScenarioV1::from(&s)).unwrap();
+    assert!(
+        json.contains(r#""sim":{"side":"a","seed":3,"wake":99}"#),
+        "{json}"
+    );
+    s.wake.sim = Some(SimWakeAt {
+        scale: Some(2),
+        ..at
+    });
+    let link = encode(&s);
+    assert_ne!(link, watched);
+    let back = decode(&link).unwrap();
+    assert_eq!(back.wake.sim, s.wake.sim);
+    assert_eq!(back, s);
+    let json = serde_json::to_string(&v1::ScenarioV1::from(&s)).unwrap();
+    assert!(
+        json.contains(r#""sim":{"side":"a","seed":3,"wake":99,"scale":2}"#),
+        "{json}"
+    );
+    // The old form (no scale) reads back as the watched scale.
+    assert_eq!(decode(&watched).unwrap().wake.sim, Some(at));
+    for (bad, want) in [
+        (r#""scale":4"#, "runs at 2, 8"),
+        (r#""scale":0"#, "runs at"),
+    ] {
+        let text = json.replace(r#""scale":2"#, bad);
+        let e = decode(&format!("v1:{}", base64_url(&text))).unwrap_err();
+        assert!(e.to_string().contains(want), "{bad}: {e}");
+    }
+    // Without a simulation in the link, the page's default one is named.
+    s.sim = None;
+    let default_point = SimSetup::default().points()[0];
+    s.wake.sim = Some(SimWakeAt {
+        scale: Some(default_point),
+        ..at
+    });
+    assert_eq!(decode(&encode(&s)).unwrap().wake.sim, s.wake.sim);
+    s.wake.sim = Some(SimWakeAt {
+        scale: Some(default_point + 1),
+        ..at
+    });
+    assert!(decode(&encode(&s)).is_err());
 }
 
 fn base64_url(text: &str) -> String {

@@ -280,6 +280,23 @@ impl ScenarioV1 {
             }
             None => None,
         };
+        // A sweep point names one of the simulation's scales (the page's default
+        // simulation when the link has none).
+        if let Some(scale) = wake.sim.and_then(|at| at.scale) {
+            let points = sim
+                .as_ref()
+                .map_or_else(|| super::SimSetup::default().points(), |s| s.points());
+            if !points.contains(&scale) {
+                return Err(ScenarioError::Sim(format!(
+                    "simulated wake-up at scale {scale}: the simulation runs at {}",
+                    points
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
         Ok(Scenario {
             cpu: cpu("selected CPU", self.cpu)?,
             machine,

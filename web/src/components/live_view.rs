@@ -528,10 +528,13 @@ pub fn live_view(props: &Props) -> Html {
     let pick = {
         let (live, status, on_wake) = (live.clone(), status.clone(), props.on_wake.clone());
         move |side: usize, w: WakeRecord| {
-            let seed = {
+            let (seed, threads) = {
                 let mut l = live.borrow_mut();
                 l.selected = Some((side, w));
-                l.feeds.0.get(side).map_or(0, |f| f.borrow().seed)
+                l.feeds.0.get(side).map_or((0, 0), |f| {
+                    let f = f.borrow();
+                    (f.seed, f.threads)
+                })
             };
             status.force_update();
             on_wake.emit(SimWakeRef {
@@ -539,6 +542,7 @@ pub fn live_view(props: &Props) -> Html {
                 seed,
                 wake: w.seq,
                 cpu: u32::from(w.cpu),
+                threads,
             });
         }
     };

@@ -105,11 +105,13 @@ pub fn sim_panel() -> Html {
                 .collect::<Vec<_>>();
             let on_wake = {
                 let d = state.dispatcher();
+                let sim = state.sim().clone();
                 Callback::from(move |w: crate::live::SimWakeRef| {
                     d.dispatch(Action::OpenSimWake(crate::state::SimWakeRef {
                         side: if w.side == 0 { Side::A } else { Side::B },
                         seed: w.seed,
                         wake: w.wake,
+                        scale: crate::hooks::use_run::scale_ref(&sim, w.threads),
                     }))
                 })
             };

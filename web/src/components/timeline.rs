@@ -56,9 +56,10 @@ pub struct SideWindow {
     pub window_ns: (u64, u64),
     pub workload_tasks: u32,
     pub truncated: bool,
-    /// Its wake-ups open in the Wake-up tab (a `SimWakeRef` names them: the window
-    /// is at the watched scale).
-    pub explainable: bool,
+    /// The sweep point it was recorded at, as a `SimWakeRef` names it (`None`: the
+    /// watched scale, `use_run::scale_ref`): its wake-ups open in the Wake-up tab
+    /// captured at that point.
+    pub scale: Option<u32>,
 }
 
 impl SideWindow {
@@ -557,11 +558,12 @@ pub fn timeline(p: &Props) -> Html {
         let state = state.clone();
         let sides = p.sides.clone();
         move |i: usize, w: &WakeRecord| {
-            if let (Some(st), Some(s)) = (&state, sides.get(i).filter(|s| s.explainable)) {
+            if let (Some(st), Some(s)) = (&state, sides.get(i)) {
                 st.dispatch(Action::OpenSimWake(SimWakeRef {
                     side: s.side,
                     seed: s.seed,
                     wake: w.seq,
+                    scale: s.scale,
                 }));
             }
         }

@@ -14,10 +14,12 @@
 //! ```
 //!
 //! The trace is `schedlab run --trace FILE --trace-window A..B --trace-cap N`'s bytes
-//! for the same run (a host test in `worker.rs` compares them). The recorded run is the
+//! for the same run (a host test in `worker/tests.rs` compares them). The recorded run is the
 //! Simulate tab's setup with the chosen seed at the chosen scale (the watched scale,
 //! `use_run::watched_scale`, unless a sweep's other point is picked). The panel says
-//! per side where its window came from (`data-source`: `stream` or `rerun`).
+//! per side where its window came from (`data-source`: `stream` or `rerun`). A click
+//! on a wake-up opens it in the Wake-up tab at the point it was drawn at (its
+//! `SimWakeRef` names the point: `use_run::scale_ref`).
 
 use std::rc::Rc;
 
@@ -29,7 +31,7 @@ use crate::dom::{input_value, select_value};
 use crate::export::{download_text, file_name};
 use crate::format::scale_label;
 use crate::hooks::use_record::{record, RecordRequest};
-use crate::hooks::use_run::watched_scale;
+use crate::hooks::use_run::{scale_ref, watched_scale};
 use crate::live::Feeds;
 use crate::state::sim_wake::side_name;
 use crate::state::{AppContext, Side};
@@ -95,6 +97,8 @@ pub fn timeline_panel(p: &Props) -> Html {
     scales.sort_unstable_by(|a, b| b.cmp(a));
     scales.dedup();
     let scale = scale_set.filter(|t| scales.contains(t)).unwrap_or(watched);
+    // How its wake-ups name the point when clicked (`None`: the watched scale).
+    let scale_at = scale_ref(state.sim(), scale);
     let sides: Vec<Side> = if state.sides().len() > 1 {
         vec![Side::A, Side::B]
     } else {
@@ -151,7 +155,7 @@ pub fn timeline_panel(p: &Props) -> Html {
                             window_ns: (a, end.max(a + 1)),
                             workload_tasks: f.workload_tasks,
                             truncated: false,
-                            explainable: scale == watched,
+                            scale: scale_at,
                         })
                     })?
                 });
@@ -183,7 +187,7 @@ pub fn timeline_panel(p: &Props) -> Html {
                                     window_ns: (a, end.max(a + 1)),
                                     workload_tasks: r.workload_tasks,
                                     truncated: r.truncated,
-                                    explainable: scale == watched,
+                                    scale: scale_at,
                                 })
                             }),
                     };
@@ -290,12 +294,6 @@ pub fn timeline_panel(p: &Props) -> Html {
             .unwrap_or_default(),
     );
     let sources = source_note(&h.sources, &sides, p.feeds.0.first());
-    let explain_note = (scale != watched).then(|| {
-        format!(
-            "A click on a wake-up opens it in the Wake-up tab at {watched} {} (the run the live view plays); this window is at {scale}.",
-            scale_label(&state.sim().workload)
-        )
-    });
     let body = match all {
         Some(s) if !s.is_empty() && errors.is_empty() => html! {
             <>
@@ -303,9 +301,6 @@ pub fn timeline_panel(p: &Props) -> Html {
                     <p class="sim-note">{ "Recorded for earlier inputs: show the timeline again for these." }</p>
                 }
                 <p class="sim-note timeline-source">{ sources }</p>
-                if let Some(n) = explain_note.clone() {
-                    <p class="sim-note timeline-explain-note">{ n }</p>
-                }
                 <Timeline sides={s} machine={state.machine().clone()} {cpus} />
             </>
         },

@@ -323,10 +323,17 @@ fn sim_wake_banner(state: &AppContext, status: &SimWakeStatus) -> Html {
         <button id="sim-wake-close" onclick={back}>{ "Back to the hand-set wake-up" }</button>
     };
     let at = status.at();
+    // The sweep point, when the reference names one (the watched scale otherwise).
+    let point = at.scale.map_or(String::new(), |t| {
+        format!(
+            " at {t} {}",
+            crate::format::scale_label(&state.sim().workload)
+        )
+    });
     let body = match status {
         SimWakeStatus::Capturing(_) => html! {
             <p class="sim-wake-status" role="status">
-                { format!("Re-running side {}'s simulation (seed {}) to its wake-up #{}…",
+                { format!("Re-running side {}'s simulation (seed {}){point} to its wake-up #{}…",
                     side_name(at.side), at.seed, at.wake) }
             </p>
         },
@@ -349,10 +356,11 @@ fn sim_wake_banner(state: &AppContext, status: &SimWakeStatus) -> Html {
             let agrees = replayed == Some(w.simulated_cpu);
             let json = w.json.clone();
             let name = format!(
-                "wake-{}-side-{}-seed-{}.json",
+                "wake-{}-side-{}-seed-{}{}.json",
                 at.wake,
                 side_name(at.side),
-                at.seed
+                at.seed,
+                at.scale.map_or(String::new(), |t| format!("-scale-{t}"))
             );
             let save = Callback::from(move |_: MouseEvent| {
                 let _ = crate::export::download_text(&name, "application/json", &json);
@@ -366,8 +374,9 @@ fn sim_wake_banner(state: &AppContext, status: &SimWakeStatus) -> Html {
             html! {
                 <>
                 <p class="sim-wake-origin" data-wake={at.wake.to_string()}
-                    data-simulated-cpu={w.simulated_cpu.0.to_string()}>
-                    { "Simulated: " }<b>{ w.origin() }</b>{ format!(" (v{}). ", w.patches) }
+                    data-simulated-cpu={w.simulated_cpu.0.to_string()}
+                    data-scale={at.scale.map(|t| t.to_string())}>
+                    { "Simulated: " }<b>{ w.origin() }</b>{ format!("{point} (v{}). ", w.patches) }
                     { format!("Task {} (prev CPU {}) woken by {waker} on CPU {}; the simulation chose ",
                         s.wakee.id, s.wakee.prev_cpu.unwrap_or(s.waker.cpu), s.waker.cpu) }
                     <b class="sim-cpu">{ format!("CPU {}", w.simulated_cpu.0) }</b>
@@ -377,7 +386,7 @@ fn sim_wake_banner(state: &AppContext, status: &SimWakeStatus) -> Html {
                 <p class="sim-wake-note">
                     { "Every input the wake-up path read at that instant (runqueues, SIS_PROP averages, \
                        LLC shared state, flags) is the simulation's; both sides decide these same inputs. \
-                       The link carries the reference (side, seed, wake-up number): re-running is deterministic." }
+                       The link carries the reference (side, seed, wake-up number, and a sweep point other than the live view's): re-running is deterministic." }
                     <button class="sim-wake-save" onclick={save}>{ "Download the state file" }</button>
                 </p>
                 </>

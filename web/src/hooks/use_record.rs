@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  timeline / trace button / Wake-up tab ── record(RecordRequest, on_done) ──▶ queue
-//!     queue ──▶ a free tool worker: Msg::Record { job } (worker.rs: LiveRun::with_recorder,
+//!     queue ──▶ a free tool worker: Msg::Record { job } (worker/: LiveRun::with_recorder,
 //!               stops as soon as the job is satisfied)
 //!     Reply::Recorded ──▶ on_done(Recorded)  ──▶ the next queued job
 //! ```
@@ -24,7 +24,7 @@ use schedlab_core::scenario::v1::SimSetupV1;
 use schedlab_core::scenario::{MachineChoice, SimSetup};
 use yew::prelude::*;
 
-use crate::hooks::use_run::watched_scale;
+use crate::hooks::use_run::wake_scale;
 use crate::state::{Action, AppState, Side, SimWake, SimWakeRef, SimWakeStatus};
 use crate::worker::{Codec, Msg, RecordJob, Recorded, Reply, SimWorker};
 
@@ -43,16 +43,16 @@ pub struct RecordRequest {
 }
 
 impl RecordRequest {
-    /// Side `side`'s run of the page's simulation with seed `seed` at the watched
-    /// scale (`use_run::watched_scale`: the workload's own, or a sweep's largest
-    /// point), no sweep, one seed: the run a [`SimWakeRef`] names and the live view
-    /// plays.
-    pub fn side(state: &AppState, side: Side, seed: u64, job: RecordJob) -> RecordRequest {
-        let threads = watched_scale(state.sim());
-        RecordRequest::side_at(state, side, seed, threads, job)
+    /// The run a [`SimWakeRef`] names: its side and seed at its sweep point
+    /// (`use_run::wake_scale`: the watched scale when it names none).
+    pub fn wake(state: &AppState, at: &SimWakeRef, job: RecordJob) -> RecordRequest {
+        let threads = wake_scale(state.sim(), at);
+        RecordRequest::side_at(state, at.side, at.seed, threads, job)
     }
 
-    /// [`RecordRequest::side`] at scale `threads` (a sweep's point).
+    /// Side `side`'s run of the page's simulation with seed `seed` at scale `threads`
+    /// (the watched scale, `use_run::watched_scale`, or a sweep's other point), no
+    /// sweep, one seed: at the watched scale, the run the live view plays.
     pub fn side_at(
         state: &AppState,
         side: Side,
@@ -191,7 +191,7 @@ pub fn use_capture(state: &UseReducerHandle<AppState>) {
                 capture_wake: Some(at.wake),
                 trace: false,
             };
-            let req = RecordRequest::side(&st, at.side, at.seed, job);
+            let req = RecordRequest::wake(&st, &at, job);
             let patches = req.patches.clone();
             let d = st.dispatcher();
             record(req, move |r| d.dispatch(captured_action(at, patches, r)));

@@ -4,7 +4,7 @@
 //! ```text
 //!  components/sim_setup.rs   an input changes ─▶ Action::SetSim ─▶ AppState.sim
 //!  hooks/use_run.rs          RunKey::of(state) differs ─▶ RunView::new ─▶ Msg::Run to each worker
-//!     (worker.rs, in the workers: LiveRun in batches ─▶ Progress after each)
+//!     (worker/, in the workers: LiveRun in batches ─▶ Progress after each)
 //!  hooks/use_run.rs          Progress ─▶ RunView.results[point] ─▶ next point ─▶ force_update
 //!  components/chart.rs       SimPanel passes RunView's series ─▶ <Chart> draws them
 //!  live/                     the first seed of each side streams its event record:
@@ -12,7 +12,7 @@
 //! ```
 //!
 //! So a click's way to the chart reads in three files: the input that changed the
-//! scenario, this hook, and the chart (`sim_view.rs` only lays them out; `worker.rs`
+//! scenario, this hook, and the chart (`sim_view.rs` only lays them out; `worker/`
 //! is the far side of the messages). A run starts when the panel opens or its
 //! [`RunKey`] changes, and a newer run replaces the older one (ids). Core's `LiveRun`
 //! gives the same events for any slicing, so the digests are `schedlab run`'s.
@@ -42,7 +42,7 @@ use schedlab_core::stats::Estimate;
 use yew::prelude::*;
 
 use crate::live::{Feed, Feeds};
-use crate::state::{Action, AppContext, AppState};
+use crate::state::{Action, AppContext, AppState, SimWakeRef};
 use crate::worker::{now_ms, Codec, Msg, Progress, Reply, Report, SimWorker};
 
 /// The loader each worker starts from (see `static/worker.js`).
@@ -84,8 +84,8 @@ impl RunKey {
     }
 }
 
-/// The scale the live view watches, and that a simulated wake-up (`SimWakeRef`) and
-/// the timeline's default window name: the run's first scale, handed out first (most
+/// The scale the live view watches, and that a simulated wake-up naming no sweep
+/// point (`SimWakeRef::scale` `None`) and the timeline's default window mean: the run's first scale, handed out first (most
 /// threads first, as the CLI's sweep): the sweep's largest point, or the workload's
 /// own scale when there is no sweep.
 pub fn watched_scale(sim: &SimSetup) -> u32 {
@@ -93,6 +93,18 @@ pub fn watched_scale(sim: &SimSetup) -> u32 {
         .into_iter()
         .max()
         .unwrap_or_else(|| sim.workload.threads())
+}
+
+/// The scale a simulated wake-up's run is at: its sweep point, or the watched scale
+/// when it names none (every link before session 12).
+pub fn wake_scale(sim: &SimSetup, at: &SimWakeRef) -> u32 {
+    at.scale.unwrap_or_else(|| watched_scale(sim))
+}
+
+/// How a wake-up of the run at scale `threads` names it: `None` at the watched
+/// scale (so those links read as they always did), else the sweep point.
+pub fn scale_ref(sim: &SimSetup, threads: u32) -> Option<u32> {
+    (threads != watched_scale(sim)).then_some(threads)
 }
 
 /// One simulation of a run: a scale (threads, clients …) under one side's patch set,

@@ -1,7 +1,7 @@
 //! The machine, live: a recorded run's events played back on a canvas.
 //!
 //! ```text
-//!  worker.rs     Progress.record: RecordChunk (core's record bytes, ≤ 16 Ki records)
+//!  worker/       Progress.record: RecordChunk (core's record bytes, ≤ 16 Ki records)
 //!      │
 //!  use_run.rs    RunView::take ─▶ Feed::push (one Feed per side: seed 0, first scale)
 //!      │            core's Recording::records_from_bytes; the records are appended
@@ -153,12 +153,14 @@ pub struct SimWakeRef {
     pub wake: u32,
     /// The CPU the simulation chose (`WakeRecord::cpu`).
     pub cpu: u32,
+    /// The scale of the run it came from (`Feed::threads`).
+    pub threads: u32,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::{live_record_config, record_chunk, start_with};
+    use crate::worker::{live_record_config, next_progress, start_with};
     use schedlab_core::scenario::v1::SimSetupV1;
     use schedlab_core::scenario::MachineChoice;
     use schedlab_core::workload::Workload;
@@ -191,9 +193,10 @@ mod tests {
         let mut run = start_with(&m, patches, &sim, Some(live_record_config())).unwrap();
         let (mut sent, mut out) = (0, Vec::new());
         loop {
-            let done = run.advance(200_000).unwrap();
-            out.push(record_chunk(&run, &mut sent).unwrap());
-            if done {
+            run.advance(200_000).unwrap();
+            let p = next_progress(1, &run, &mut sent, 0.0, None);
+            out.push(p.record.unwrap());
+            if p.done {
                 return (out, run.report());
             }
         }

@@ -2,11 +2,12 @@
 //!
 //! ```text
 //!  timeline / live drawing: click a wake-up arrow
-//!        │  Action::OpenSimWake(SimWakeRef { side, seed, wake })
+//!        │  Action::OpenSimWake(SimWakeRef { side, seed, wake, scale })
 //!        ▼
 //!  AppState.sim_wake = Capturing(ref) ── hooks::use_record sends worker Msg::Record
 //!        │                                  { capture_wake: Some(N), .. }: the worker re-runs
-//!        │                                  that side's run (deterministic) up to wake-up N
+//!        │                                  that side's run at that scale (deterministic)
+//!        │                                  up to wake-up N
 //!        ▼                                  and stops there
 //!  Action::SimWakeCaptured(Ok(SimWake))  ── the captured `schedlab wake --state` file
 //!        │
@@ -17,9 +18,11 @@
 //!
 //! The run a [`SimWakeRef`] names is the Simulate tab's setup as the page holds it,
 //! one point of it: the given side's patch set, seed `seed`, and the setup's workload
-//! at the watched scale (`hooks::use_run::watched_scale`: its own scale, or a sweep's
-//! largest point, the run the live view plays; the timeline's other sweep points are
-//! not addressed). Since a run is deterministic, the reference alone reproduces the state, and
+//! at scale `scale` (a sweep point the timeline shows), or when it names none at the
+//! watched scale (`hooks::use_run::watched_scale`: its own scale, or a sweep's
+//! largest point, the run the live view plays); `hooks::use_run::scale_ref` leaves
+//! the watched scale unnamed, so those links read as they did before the field.
+//! Since a run is deterministic, the reference alone reproduces the state, and
 //! it is all the link carries (`scenario.wake.sim`): the captured file can be large
 //! (6-10 KiB on 32 CPUs, a few hundred KiB on 384), so the page keeps it in memory
 //! only and offers it as a download. A link holding a reference opens the Wake-up tab
@@ -36,8 +39,9 @@ use schedlab_core::wakeup::WakeEnv;
 use super::{Side, WakeOutcome};
 
 /// Which simulated wake-up: core's [`SimWakeAt`], the `wake`-th (from 1, as
-/// `schedlab run --capture-wake N` counts) of side `side`'s run with seed `seed`. The
-/// scenario (so the link) carries it in `wake.sim`.
+/// `schedlab run --capture-wake N` counts) of side `side`'s run with seed `seed` at
+/// sweep point `scale` (`None`: the watched scale). The scenario (so the link)
+/// carries it in `wake.sim`.
 pub type SimWakeRef = SimWakeAt;
 
 /// A captured wake-up, as the worker returns it.

@@ -31,7 +31,7 @@ fn capture(st: &AppState, at: SimWakeRef) -> Action {
         capture_wake: Some(at.wake),
         trace: false,
     };
-    let req = RecordRequest::side(st, at.side, at.seed, job);
+    let req = RecordRequest::wake(st, &at, job);
     let r = record_now(&req.machine, &req.patches, &req.sim, &req.job);
     captured_action(at, req.patches, r)
 }
@@ -48,6 +48,7 @@ fn a_simulated_wake_up_opens_decides_rides_the_link_and_closes() {
         side: Side::B,
         seed: 5,
         wake: 400,
+        scale: None,
     };
     let st = st.reduce(Action::OpenSimWake(at));
     assert_eq!(st.tab(), View::Wakeup);
@@ -121,6 +122,7 @@ fn a_simulated_wake_up_opens_decides_rides_the_link_and_closes() {
         side: Side::A,
         seed: 5,
         wake: 50_000_000,
+        scale: None,
     };
     let st = st.reduce(Action::OpenSimWake(far));
     let got = capture(&st, far);
@@ -129,4 +131,80 @@ fn a_simulated_wake_up_opens_decides_rides_the_link_and_closes() {
         panic!("{:?}", st.sim_wake)
     };
     assert!(e.contains("only"), "{e}");
+}
+
+/// Side B's wake-ups (time, record) in the run at scale `threads`, as the timeline
+/// draws them from a re-run.
+fn wakes_at(st: &AppState, threads: u32) -> Vec<(u64, schedlab_core::sim::record::WakeRecord)> {
+    use schedlab_core::sim::record::{RecordKind, Recording};
+    let job = RecordJob {
+        cap: 1 << 20,
+        window_ns: None,
+        capture_wake: None,
+        trace: false,
+    };
+    let req = RecordRequest::side_at(st, Side::B, 5, threads, job);
+    let r = record_now(&req.machine, &req.patches, &req.sim, &req.job);
+    assert_eq!(r.error, None);
+    Recording::records_from_bytes(&r.records.0)
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r.kind {
+            RecordKind::Wake(w) => Some((r.at_ns, w)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A wake-up of a sweep point other than the watched one (the timeline's menu):
+/// the reference names the point, the link carries it, and the capture re-runs at
+/// that point, so the simulated CPU and time are that point's record's, and the
+/// decision on the captured state chooses that CPU.
+#[test]
+fn a_wake_up_at_another_sweep_point_is_captured_there() {
+    let st = page();
+    let sim = SimSetup {
+        sweep: vec![2, 8],
+        ..st.sim().clone()
+    };
+    let st = st.reduce(Action::SetSim(sim));
+    assert_eq!(crate::hooks::use_run::watched_scale(st.sim()), 8);
+    assert_eq!(crate::hooks::use_run::scale_ref(st.sim(), 8), None);
+    assert_eq!(crate::hooks::use_run::scale_ref(st.sim(), 2), Some(2));
+    let (at2, at8) = (wakes_at(&st, 2), wakes_at(&st, 8));
+    // A wake-up that left its prev CPU at 2 clients, and that the watched run's
+    // wake-up of the same number does not match (else the test could not tell).
+    let &(at_ns, w) = at2
+        .iter()
+        .find(|(t, w)| {
+            w.cpu != w.prev_cpu
+                && at8
+                    .iter()
+                    .find(|(_, v)| v.seq == w.seq)
+                    .is_none_or(|(t8, v)| (t8, v.cpu) != (t, w.cpu))
+        })
+        .expect("a wake-up that tells the points apart");
+    let at = SimWakeRef {
+        side: Side::B,
+        seed: 5,
+        wake: w.seq,
+        scale: Some(2),
+    };
+    let st = st.reduce(Action::OpenSimWake(at));
+    let linked = AppState::from_fragment(&st.fragment());
+    assert_eq!(linked.scenario.wake.sim, Some(at));
+    assert_eq!(linked.sim_wake, Some(SimWakeStatus::Capturing(at)));
+    let got = capture(&st, at);
+    let st = st.reduce(got);
+    let Some(SimWakeStatus::Ready(got)) = &st.sim_wake else {
+        panic!("captured: {:?}", st.sim_wake)
+    };
+    assert_eq!(
+        (got.at_ns, got.simulated_cpu),
+        (at_ns, CpuId(u32::from(w.cpu))),
+        "wake-up #{} at 2 clients",
+        w.seq
+    );
+    let b = st.wake_b.clone().unwrap().unwrap();
+    assert_eq!(b.decision.cpu, got.simulated_cpu);
 }
