@@ -13,7 +13,7 @@ def code_view(page, cfg):
     page.wait_for(".decision")
     page.js("document.querySelectorAll('.code-view').forEach(d => d.open = true)")
     sides = page.js("""return [...document.querySelectorAll('.decision-col')].map(c => ({
-        hit: c.querySelectorAll('.code-line.hit').length,
+        hit: c.querySelectorAll('.code-lines .code-line.hit').length,
         patched: c.querySelectorAll('.code-lines .code-line.patched[title^="cluster:"]').length,
         notes: [...c.querySelectorAll('.code-line.hit')].map(l => l.textContent).join('\\n')}))""")
     check(len(sides) == 2 and all(s["hit"] >= 5 for s in sides),
@@ -34,6 +34,94 @@ def code_view(page, cfg):
     page.js("document.querySelectorAll('.code-view')[1]"
             ".querySelector('.code-line.hit.patched').scrollIntoView({block: 'center'})")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-code.png"))
+    code_stepper(page, cfg)
+
+
+def code_stepper(page, cfg):
+    """The code view's stepper on B: Start, then Step to the end moves the cursor
+    through the trace's steps in order (each step's note is the trace list's step at
+    the same place), the notes gathered line by line are the overview's, Step back
+    and the keys p / ArrowDown move it, and the live region says each step."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    col = ".decision-col.side-b"
+    now = lambda: page.js(f"""const c = document.querySelector('{col}');
+        const l = c.querySelector('.code-line.current');
+        return l && [l.dataset.line, l.querySelector('.code-now').textContent,
+                     c.querySelector('.code-step').textContent,
+                     c.querySelectorAll('.code-lines .code-line.hit').length]""")
+    trace = page.js(f"""return [...document.querySelectorAll('{col} ol.trace > li')]
+        .map(li => [li.className, li.textContent])""")
+    idle = page.text(f"{col} .code-step") or ""
+    overview = "\n".join(sorted(page.js(f"""return [...document.querySelectorAll('{col} .code-lines .code-line.hit')]
+        .map(l => l.dataset.line + l.querySelector('.code-note').textContent)""")))
+    page.click(f"{col} .code-start")
+    first = page.until(lambda: (now() or [None, None, ""])[2].startswith("Step 1 of") and now())
+    check(bool(first) and first[3] == 1 and first[2] != idle,
+          f"Start puts the cursor on step 1, only its line highlighted, and says so (got {first}, before {idle!r})")
+    seen = [first]
+    for _ in range(200):
+        if page.js(f"return document.querySelector('{col} .code-step-on').disabled"):
+            break
+        page.click(f"{col} .code-step-on")
+        k = len(seen) + 1
+        seen.append(page.until(lambda: (now() or [None, None, ""])[2].startswith(f"Step {k} of") and now()))
+    n = len(seen)
+    check(n == len(trace) and all(seen) and seen[-1][2].startswith(f"Step {n} of {n}"),
+          f"Step walks every step of the trace ({n} steps, trace {len(trace)}, last {seen[-1]})")
+    # Trace order: the cursor's note at step k is the trace list's step k.
+    bad = []
+    for k, ((cls, text), s) in enumerate(zip(trace, seen)):
+        note = s[1] if s else ""
+        if "st-probe" in cls:
+            cpu = text.split("probe CPU ")[1].split(":")[0]
+            ok = note.startswith("#") and f"CPU {cpu} " in note
+        elif "st-return" in cls:
+            ok = note.startswith("→") and note.split("→ ")[1] in text
+        elif "st-enter" in cls:
+            ok = note == "entered"
+        else:
+            ok = True
+        if not ok:
+            bad.append((k + 1, text, note))
+    check(bad == [], f"each step's cursor note is the trace list's step at the same place (mismatches {bad})")
+    # Line by line, the cursor's notes in step order are the overview's notes.
+    by_line = {}
+    for s in seen:
+        by_line.setdefault(s[0], []).append(s[1])
+    stepped = "\n".join(sorted(f"{line}// {', '.join(v)}" for line, v in by_line.items()))
+    check(stepped == "\n".join(sorted(overview.split("\n"))),
+          f"the cursor visits exactly the highlighted lines, its notes in the overview's order "
+          f"(stepped {stepped!r}, overview {overview!r})")
+    check(seen[-1][3] == len(overview.split("\n")),
+          f"at the end every line the decision ran is highlighted ({seen[-1][3]})")
+    page.click(f"{col} .code-back")
+    back = page.until(lambda: (now() or [None, None, ""])[2].startswith(f"Step {n - 1} of") and now())
+    check(bool(back) and back[:2] == seen[-2][:2],
+          f"Step back returns to step {n - 1} on its line (got {back}, want {seen[-2]})")
+    page.js(f"document.querySelector('{col} .code-lines').focus()")
+    ActionChains(page.driver).send_keys("p").perform()
+    key = page.until(lambda: (now() or [None, None, ""])[2].startswith(f"Step {n - 2} of") and now())
+    ActionChains(page.driver).send_keys(Keys.ARROW_DOWN).perform()
+    key2 = page.until(lambda: (now() or [None, None, ""])[2].startswith(f"Step {n - 1} of") and now())
+    check(bool(key) and key[:2] == seen[-3][:2] and bool(key2),
+          f"p steps back and ArrowDown on in the focused listing (got {key}, {key2})")
+    # Mid-way: the screenshot at 1280x720, and axe with the stepper on.
+    page.click(f"{col} .code-start")
+    mid = max(1, n // 2)
+    for k in range(2, mid + 1):
+        page.click(f"{col} .code-step-on")
+        page.until(lambda: (now() or [None, None, ""])[2].startswith(f"Step {k} of"))
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations while stepping (got {found})")
+    from harness import VIEWPORT, set_viewport
+    set_viewport(page, 1280, 720)
+    page.js(f"document.querySelector('{col} .code-stepper').scrollIntoView({{block: 'start'}})")
+    page.until(lambda: now() and now()[2].startswith(f"Step {mid} of"))
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-code-step.png"))
+    set_viewport(page, *VIEWPORT)
+
+
 def decisions(page):
     """Side A's and B's chosen CPUs and queue texts as shown."""
     return (page.texts('.decision[data-side="a"] .chosen-cpu'),
