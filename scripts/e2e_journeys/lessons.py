@@ -120,6 +120,13 @@ def code_stepper(page, cfg):
     page.until(lambda: now() and now()[2].startswith(f"Step {mid} of"))
     page.screenshot(cfg["shot_epyc"].replace(".png", "-code-step.png"))
     set_viewport(page, *VIEWPORT)
+    # Another decision (every CPU idle: B takes prev at once) drops the cursor.
+    page.click("#all-idle")
+    reset = page.until(lambda: page.js(f"""const c = document.querySelector('{col}');
+        const t = c.querySelector('.code-step').textContent;
+        return t.includes('all highlighted') && !c.querySelector('.code-line.current') && t"""))
+    check(bool(reset) and reset != idle,
+          f"a new decision puts the stepper back to all lines highlighted (got {reset!r}, before {idle!r})")
 
 
 def decisions(page):
