@@ -25,8 +25,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import e2e  # noqa: E402  (the e2e's browser setup and page helpers)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e_journeys"))
+import harness as e2e  # noqa: E402  (the e2e's browser setup and page helpers)
 
 SLOW = {"offline": False, "latency": 40, "downloadThroughput": 10e6 / 8,
         "uploadThroughput": 5e6 / 8}
