@@ -20,6 +20,19 @@ from harness import (
 )
 
 
+def axe_simulate_and_custom(page, label):
+    """axe on the Simulate tab with results, then on the custom-machine form; `label`
+    says which theme the checks ran in."""
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    found = axe_violations(page)
+    check(found == [], f"{label}: no violations on the Simulate tab with results (got {found})")
+    page.select("#preset", "custom")
+    page.wait_for("textarea")
+    found = axe_violations(page)
+    check(found == [], f"{label}: no violations on the custom-machine form (got {found})")
+
+
 def accessibility(page, cfg):
     """axe-core finds no violation on any view: each tab of the page as it opens, the
     Simulate tab after a run, and the custom-machine form."""
@@ -33,14 +46,7 @@ def accessibility(page, cfg):
             time.sleep(0.3)
         found = axe_violations(page)
         check(found == [], f"axe: no violations on the {name} tab (got {found})")
-    page.open(fragment(SIMULATE))
-    page.wait_for(".sim-status.done", timeout=180)
-    found = axe_violations(page)
-    check(found == [], f"axe: no violations on the Simulate tab with results (got {found})")
-    page.select("#preset", "custom")
-    page.wait_for("textarea")
-    found = axe_violations(page)
-    check(found == [], f"axe: no violations on the custom-machine form (got {found})")
+    axe_simulate_and_custom(page, "axe")
     # The same views in the dark theme the system asks for (the switch on auto).
     with emulated_scheme(page, "dark"):
         page.open()
@@ -52,14 +58,7 @@ def accessibility(page, cfg):
             time.sleep(0.3)
             found = axe_violations(page)
             check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
-        page.open(fragment(SIMULATE))
-        page.wait_for(".sim-status.done", timeout=180)
-        found = axe_violations(page)
-        check(found == [], f"axe, dark: no violations on the Simulate tab with results (got {found})")
-        page.select("#preset", "custom")
-        page.wait_for("textarea")
-        found = axe_violations(page)
-        check(found == [], f"axe, dark: no violations on the custom-machine form (got {found})")
+        axe_simulate_and_custom(page, "axe, dark")
 
 
 def keyboard(page, cfg):
