@@ -1,5 +1,11 @@
+use base64::Engine as _;
+
+use super::link::{base64url_decode, LINK_BASE64};
 use super::*;
+use crate::cpumask::CpuMask;
+use crate::experiment::CpuSelection;
 use crate::topology::import::machine_to_spec;
+use crate::workload::Workload;
 use proptest::prelude::*;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
