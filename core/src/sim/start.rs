@@ -23,6 +23,7 @@
 use crate::wakeup::WakeFlags;
 use crate::workload::{Op, TaskSpec};
 
+use super::program::{Ins, Next};
 use super::{Block, Loc, SimError, SimTime, Simulator};
 
 /// How long a throughput run waits for its benchmark to read its start clock: dbench
@@ -92,6 +93,56 @@ impl Start {
 }
 
 impl Simulator {
+    /// Runs start-up op `op` (a barrier op or the start clock) of task `t` on `cpu`;
+    /// `Some` when `t` stops here (runs its debt first, or blocks), `None` to go on
+    /// with its next op. Out of line: the interpreter's loop runs these a few times
+    /// per run.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn start_op(&mut self, t: u32, cpu: u32, op: Ins) -> Option<Next> {
+        // The wake-up costs `t` owes are paid as CPU time before it blocks.
+        let debt = |sim: &mut Simulator| {
+            let d = std::mem::take(&mut sim.tasks[t as usize].debt_ns);
+            (d > 0).then_some(Next::Run(d))
+        };
+        match op {
+            Ins::StartClock => {
+                self.tasks[t as usize].pc += 1;
+                self.start_clock();
+            }
+            Ins::WaitBarrier => {
+                if !self.barrier_open(t) {
+                    if let Some(run) = debt(self) {
+                        return Some(run);
+                    }
+                    self.tasks[t as usize].pc += 1;
+                    self.join_barrier(t);
+                    return Some(Next::Block);
+                }
+                self.tasks[t as usize].pc += 1;
+            }
+            Ins::PollBarrier(d) => {
+                if !self.barrier_full(t) {
+                    if let Some(run) = debt(self) {
+                        return Some(run);
+                    }
+                    // usleep(): sleep, then this op again.
+                    let dur = self.code.dists[d as usize].sample(&mut self.rng);
+                    self.sleep_for(t, dur);
+                    return Some(Next::Block);
+                }
+                self.tasks[t as usize].pc += 1;
+            }
+            Ins::ReleaseBarrier => {
+                self.tasks[t as usize].pc += 1;
+                self.release_barrier(t, cpu);
+            }
+            // The interpreter passes only the four above.
+            _ => debug_assert!(false, "not a start-up op: {op:?}"),
+        }
+        None
+    }
+
     fn parent_of(&self, t: u32) -> Option<u32> {
         self.start
             .parent
@@ -102,7 +153,7 @@ impl Simulator {
 
     /// `semop()` wait-for-zero of `t` on its parent's barrier would return at once:
     /// the parent has released it (or `t` has no parent, so no barrier holds it).
-    pub(super) fn barrier_open(&self, t: u32) -> bool {
+    fn barrier_open(&self, t: u32) -> bool {
         match self.parent_of(t) {
             Some(p) => self.start.released.contains(&p),
             None => true,
@@ -110,7 +161,7 @@ impl Simulator {
     }
 
     /// `t` blocks at its parent's barrier, queued behind the tasks already there.
-    pub(super) fn join_barrier(&mut self, t: u32) {
+    fn join_barrier(&mut self, t: u32) {
         if let Some(p) = self.parent_of(t) {
             self.start.waiters.push((p, t));
             self.tasks[t as usize].block = Block::Barrier;
@@ -118,14 +169,14 @@ impl Simulator {
     }
 
     /// `semctl(GETZCNT) == nprocs`: every child of `t` waits at its barrier.
-    pub(super) fn barrier_full(&self, t: u32) -> bool {
+    fn barrier_full(&self, t: u32) -> bool {
         let n = self.start.waiters.iter().filter(|&&(p, _)| p == t).count();
         n == self.children[t as usize].len()
     }
 
     /// `semop()` of −1 by `t`, running on `cpu`: its barrier opens and its waiters
     /// wake in queue order, each `try_to_wake_up()` without `WF_SYNC` (the module doc).
-    pub(super) fn release_barrier(&mut self, t: u32, cpu: u32) {
+    fn release_barrier(&mut self, t: u32, cpu: u32) {
         if !self.start.released.contains(&t) {
             self.start.released.push(t);
         }
@@ -148,7 +199,7 @@ impl Simulator {
     /// A completion workload's metrics and time count from here; a throughput
     /// workload's warm-up starts here, and the run's end moves with it (the warm-up and
     /// the measured window keep their lengths). Only the first read counts.
-    pub(super) fn start_clock(&mut self) {
+    fn start_clock(&mut self) {
         if self.start.clock {
             return;
         }
