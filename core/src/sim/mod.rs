@@ -713,13 +713,29 @@ impl Simulator {
         self.end
     }
 
-    /// When the metrics start (zero for completion workloads).
+    /// When the metrics start (zero for completion workloads). For a throughput
+    /// workload whose warm-up waits for its start clock ([`Simulator::start_pending`]:
+    /// dbench's clients still at their barrier) this is, until the clock is read, only
+    /// the warm-up's length: the end is then the read plus it.
     pub fn warmup_time(&self) -> SimTime {
         if self.until_exit {
             SimTime::ZERO
         } else {
             self.warmup
         }
+    }
+
+    /// When the benchmark read its start clock ([`crate::workload::Op::StartClock`]:
+    /// dbench's `tv_start`, just before it releases its clients); `None` before that,
+    /// or for a workload that reads none.
+    pub fn start_time(&self) -> Option<SimTime> {
+        self.start.clock
+    }
+
+    /// The warm-up waits for a start clock not yet read: [`Simulator::warmup_time`] and
+    /// [`Simulator::end_time`] are not known yet.
+    pub fn start_pending(&self) -> bool {
+        self.start.deferred && self.start.clock.is_none()
     }
 
     /// Past the warm-up: the metrics count.

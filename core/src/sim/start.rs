@@ -46,8 +46,8 @@ pub(super) struct Start {
     /// A throughput workload whose warm-up waits for its [`Op::StartClock`] rather
     /// than starting with the run.
     pub(super) deferred: bool,
-    /// The start clock has been read (only the first read counts).
-    clock: bool,
+    /// When the start clock was read (only the first read counts).
+    pub(super) clock: Option<SimTime>,
     /// The run's length (warm-up included), counted from the start clock when
     /// `deferred`.
     span: SimTime,
@@ -82,7 +82,7 @@ impl Start {
 
     /// The error of a run whose deferred start clock was never read.
     pub(super) fn check_started(&self) -> Result<(), SimError> {
-        if self.deferred && !self.clock {
+        if self.deferred && self.clock.is_none() {
             return Err(SimError::Workload(format!(
                 "the benchmark did not start within {} s (its start clock was never read)",
                 START_CLOCK_WAIT.ns() / 1_000_000_000
@@ -200,10 +200,10 @@ impl Simulator {
     /// workload's warm-up starts here, and the run's end moves with it (the warm-up and
     /// the measured window keep their lengths). Only the first read counts.
     fn start_clock(&mut self) {
-        if self.start.clock {
+        if self.start.clock.is_some() {
             return;
         }
-        self.start.clock = true;
+        self.start.clock = Some(self.now);
         if self.until_exit {
             // Metrics and completion time from here.
             self.flush_accounting();
