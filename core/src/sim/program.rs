@@ -139,8 +139,17 @@ impl Simulator {
                     let r = &self.tasks[to as usize];
                     if r.loc == Loc::Blocked && r.block == Block::Wait {
                         // A pipe's or socket's reader: `wake_up_interruptible_sync_poll()`
-                        // (pipe_write(), sock_def_readable()).
-                        self.wake(to, Some(t), cpu, WakeFlags::SYNC);
+                        // (pipe_write(), sock_def_readable()), WF_SYNC. A futex waiter
+                        // (schbench's fpost(): FUTEX_WAKE_PRIVATE): futex_wake() queues
+                        // it and calls wake_up_q() (kernel/futex/waitwake.c v6.8 lines
+                        // 155-199), whose wake_up_process() is try_to_wake_up(p,
+                        // TASK_NORMAL, 0) (core.c lines 1017-1033, 4507-4510): no WF_SYNC.
+                        let flags = if r.drop_when_full {
+                            WakeFlags::NONE
+                        } else {
+                            WakeFlags::SYNC
+                        };
+                        self.wake(to, Some(t), cpu, flags);
                     }
                 }
                 Ins::Wait => {

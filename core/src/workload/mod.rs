@@ -112,8 +112,10 @@ pub struct TaskSpec {
     pub own_mm: bool,
     /// Own affinity, narrower than the run's (lat_pipe pinning); `None` = the run's.
     pub allowed: Option<CpuMask>,
-    /// A send to a full mailbox is dropped instead of blocking the sender (a futex
-    /// wake of a task that is not waiting).
+    /// The task waits on a futex (schbench's workers): a send to a full mailbox is
+    /// dropped instead of blocking the sender (a FUTEX_WAKE of a task that is not
+    /// waiting wakes nothing), and a send that wakes it is futex_wake()'s wake-up,
+    /// through `wake_up_q()`, without `WF_SYNC`.
     pub drop_when_full: bool,
     /// The data the task touches each time it runs, bytes: what other tasks on its
     /// CPU displace and it refills (`cost::CacheShare`).
