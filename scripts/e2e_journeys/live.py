@@ -74,8 +74,12 @@ def live(page, cfg):
               f"{side}: the measured wake-ups played are the report's and the native CLI's "
               f"({measured}, page report {report}, CLI {want})")
         markers, tasks = int(a.get(f"markers{s}", -1)), int(a.get(f"tasks{s}", -2))
-        check(markers == tasks >= 4, f"{side}: a marker per task (drawn {markers}, tasks seen {tasks}; "
-                                     f"2 tbench pairs are 4 tasks)")
+        # A CPU shows at most 4 waiting tasks (dbench's start leaves its parent,
+        # tbench_srv and a kthread or two on one CPU).
+        crowded = int(a.get(f"crowded{s}", -3))
+        check(markers + crowded == tasks and markers >= 4 and 0 <= crowded <= 2,
+              f"{side}: a marker per task (drawn {markers}, left out on a crowded CPU {crowded}, "
+              f"tasks seen {tasks}; 2 tbench pairs are 4 tasks)")
 
     # One wake-up at a time.
     # At the end it stopped by itself; Play plays again from the start, Pause pauses.
@@ -210,12 +214,15 @@ def live_glide(page, cfg):
     page.wait_for(".sim-status.done", timeout=180)
     page.wait_for("#live-status")
     a = play_to_end(page)
-    glides, draws, moves = (int(a.get(k, 0)) for k in ("glidesA", "glideDrawsA", "movesA"))
+    # Over both sides: since dbench's start barrier the 2 pairs of this run move only
+    # under 6.6+cluster (A 0, B 3 moves with seed 1).
+    both = lambda x, k: sum(int(x.get(k + s, -1)) for s in "AB")  # noqa: E731
+    glides, draws, moves = (both(a, k) for k in ("glides", "glideDraws", "moves"))
     check(moves > 0 and glides > 0 and draws > glides,
-          f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves)")
+          f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves, A and B)")
     # A move to another CPU glides too (a frame may hold two moves, or one and back).
     cpu = [(int(a.get(f"cpuGlides{s}", -1)), int(a.get(f"moves{s}", -1))) for s in "AB"]
-    check(all(0 < g <= m for g, m in cpu),
+    check(any(m > 0 for _, m in cpu) and all(0 < g <= m if m > 0 else g == 0 for g, m in cpu),
           f"a task that moves to another CPU glides there (A, B: CPU glides against moves {cpu})")
     page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
         "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
@@ -225,8 +232,8 @@ def live_glide(page, cfg):
         page.until(lambda: live_attrs(page).get("wakesA") == "0", timeout=5)
         page.click("#live-play")
         b = play_to_end(page)
-        glides, draws, moves = (int(b.get(k, -1)) for k in ("glidesA", "glideDrawsA", "movesA"))
-        glides += int(b.get("cpuGlidesA", -1)) + int(b.get("cpuGlidesB", -1))
+        glides, draws, moves = (both(b, k) for k in ("glides", "glideDraws", "moves"))
+        glides += both(b, "cpuGlides")
         check(b and moves > 0 and glides == 0 and draws == 0,
               f"reduced motion: markers jump ({moves} moves, {glides} glides, {draws} draws on the way)")
     finally:

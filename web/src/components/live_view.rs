@@ -19,6 +19,7 @@
 //! frames of 384 CPUs. The loop writes its measurements as data attributes on the
 //! view (`data-frames`, `data-fps`, `data-draw-ms`, `data-start-ns` and `data-start-up`
 //! (the benchmark's start, played quickly up to), and per side `data-wakes-a`,
+//! `data-crowded-a` (waiting tasks left out: their CPU shows its most waiting dots),
 //! `data-arrows-a`, `data-markers-a`, `data-glides-a` (markers that glided to a new
 //! place), … `-b`) for the e2e journey `live`.
 
@@ -402,6 +403,10 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
                 painter.last_markers.to_string(),
             );
             set(&format!("data-tasks-{i}"), p.markers().to_string());
+            set(
+                &format!("data-crowded-{i}"),
+                painter.last_crowded.to_string(),
+            );
             set(&format!("data-moves-{i}"), p.moves.to_string());
             set(
                 &format!("data-glides-{i}"),
