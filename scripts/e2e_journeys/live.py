@@ -90,9 +90,9 @@ def live(page, cfg):
     paused = page.until(lambda: live_attrs(page).get("playing") == "false", timeout=5)
     check(again and paused, "Play plays again, Pause pauses")
     # The start-up (forks, connects, then about 100 ms of clients waiting at dbench's
-    # barrier) plays quickly: the view knows the earlier side's release, and from a
-    # restart at 20 µs a frame it is past it within seconds (at 20 µs a frame alone
-    # 100 ms would take 80 s).
+    # barrier) skips its idle stretches: the view knows the earlier side's release,
+    # and from a restart at 20 µs a frame it is past it within seconds (played at
+    # 20 µs a frame, 100 ms would take 80 s).
     starts = [native[side].get("start_ns") for side in "ab"]
     check(all(starts) and a.get("startNs") == str(min(starts)),
           f"the live view knows where the benchmark starts its clients (page {a.get('startNs')}, CLI {starts})")
@@ -105,7 +105,7 @@ def live(page, cfg):
     page.click("#live-play")
     page.until(lambda: live_attrs(page).get("playing") == "false", timeout=5)
     check(past and int(past["tNs"]) >= min(starts),
-          f"the start-up plays quickly: past the clients' start at {min(starts) / 1e6:.3f} ms in {took:.1f} s "
+          f"the start-up skips its idle stretches: past the clients' start at {min(starts) / 1e6:.3f} ms in {took:.1f} s "
           f"(t = {int((past or {}).get('tNs', 0)) / 1e6:.3f} ms)")
     page.click("#live-restart")
     # The restart shows on the next frame: wait for it, so each step is measured

@@ -6,7 +6,7 @@
 //!  RunView.live[side] (live::Feed, filled by the worker's stream)
 //!     │  requestAnimationFrame, every frame:
 //!     │    clock: t += SPEEDS[speed] (or the newest record, "as fast as it goes");
-//!     │           before the benchmark starts its clients, at least START_UP_STEP
+//!     │           before the benchmark starts its clients, idle stretches skipped
 //!     ▼    Player::play_to(feed, t) ─▶ Painter::draw (canvas; only when something moved)
 //!  canvas ─ click ─▶ Painter::hit ─▶ SimWakeRef ─▶ Props::on_wake (and the details line)
 //!  buttons  Play/Pause · Step to the next wake-up · Restart · Speed
@@ -18,7 +18,7 @@
 //! playing, and on every button), never per frame: the DOM cannot keep up with 60
 //! frames of 384 CPUs. The loop writes its measurements as data attributes on the
 //! view (`data-frames`, `data-fps`, `data-draw-ms`, `data-start-ns` and `data-start-up`
-//! (the benchmark's start, played quickly up to), and per side `data-wakes-a`,
+//! (the benchmark's start, idle stretches skipped up to it), and per side `data-wakes-a`,
 //! `data-crowded-a` (waiting tasks left out: their CPU shows its most waiting dots),
 //! `data-arrows-a`, `data-markers-a`, `data-glides-a` (markers that glided to a new
 //! place), … `-b`) for the e2e journey `live`.
@@ -37,7 +37,7 @@ use yew::prelude::*;
 
 use crate::components::machine_svg::layout_fit;
 use crate::live::draw::{context, dist_label, Painter, Palette, DIST_COLOURS};
-use crate::live::play::{step_sides, Player, ARROW_FRAMES};
+use crate::live::play::{clock_after, step_sides, Player, ARROW_FRAMES};
 use crate::live::{Feed, Feeds, SimWakeRef};
 use crate::worker::now_ms;
 
@@ -49,12 +49,7 @@ pub const SPEEDS: [u64; 14] = [
 ];
 /// The speed a run starts at: 5 µs per frame, 300 µs of simulated time a second.
 const DEFAULT_SPEED: usize = 5;
-/// Simulated nanoseconds per frame, at least, before the benchmark has started its
-/// clients (`Feed::start_up_until`): dbench's start-up is forks, connects and then
-/// 100 ms of clients waiting at its barrier, which at the default speed would take
-/// 5.5 minutes to watch; at 2 ms a frame it passes in under a second, and the status
-/// line says so.
-const START_UP_STEP: u64 = 2_000_000;
+
 const FASTEST: usize = SPEEDS.len() - 1;
 /// The status line's refresh while playing.
 const STATUS_MS: f64 = 500.0;
@@ -244,11 +239,11 @@ impl Live {
         if self.in_start_up() {
             match self.feeds.0.iter().filter_map(|f| f.borrow().start_ns).min() {
                 Some(t) => s.push_str(&format!(
-                    " · start-up: the clients connect and wait at the benchmark's start barrier until t = {:.3} ms; played quickly",
+                    " · start-up: the clients connect and wait at the benchmark's start barrier until t = {:.3} ms; idle stretches skipped",
                     t as f64 / 1e6
                 )),
                 None => s.push_str(
-                    " · start-up: the clients connect and wait at the benchmark's start barrier; played quickly",
+                    " · start-up: the clients connect and wait at the benchmark's start barrier; idle stretches skipped",
                 ),
             }
         }
@@ -272,17 +267,22 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
     let was_playing = live.playing;
     if live.playing {
         let end = live.end_ns();
-        // Before the benchmark starts its clients the clock runs at least
-        // START_UP_STEP a frame, and stops at the start, where the chosen speed takes
-        // over.
-        let start_up = live.start_up_until().filter(|&s| live.t_ns < s);
-        live.t_ns = match (SPEEDS[live.speed], start_up) {
-            (0, _) => end,
-            (step, Some(s)) => (live.t_ns + step.max(START_UP_STEP))
-                .min(s)
-                .min(end.max(live.t_ns)),
-            (step, None) => (live.t_ns + step).min(end.max(live.t_ns)),
-        };
+        // Before the benchmark starts its clients, idle stretches are skipped
+        // (dbench's 100 ms at its barrier would take 5.5 minutes at the default speed).
+        let next = live
+            .feeds
+            .0
+            .iter()
+            .zip(&live.players)
+            .filter_map(|(f, p)| p.next_record_at(&f.borrow()))
+            .min();
+        live.t_ns = clock_after(
+            live.t_ns,
+            SPEEDS[live.speed],
+            end,
+            live.start_up_until(),
+            next,
+        );
         if live.finished() {
             live.playing = false;
         }
