@@ -400,9 +400,9 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         } else {
             let after = if start > 0.0 {
                 format!(
-                    "the clients' start at {} and {:.0} ms of warm-up",
+                    "the clients' start at {} and {} of warm-up",
                     fmt_ms(start),
-                    warm - start
+                    fmt_ms(warm - start)
                 )
             } else {
                 format!("{warm:.0} ms of warm-up")
