@@ -666,7 +666,7 @@ fn the_longest_accepted_durations_run_without_overflow() {
 #[test]
 fn cost_terms_switch_off_one_at_a_time() {
     use schedlab_core::cost::CostTerms;
-    let with = |w: Workload, off: &str| {
+    let with_seed = |w: Workload, off: &str, seed: u64| {
         let s = RunSpec {
             cost_terms: CostTerms::all_but(off).unwrap(),
             // No background tasks: they share CPUs with the workload and would be
@@ -674,19 +674,28 @@ fn cost_terms_switch_off_one_at_a_time() {
             noise: schedlab_core::workload::Noise::Quiet,
             // Invariants are checked elsewhere; every event here would make it slow.
             check_invariants: false,
+            seed,
             ..spec("kunpeng920-6426", "node0", w, "6.6", 30)
         };
         run(&s)
     };
+    let with = |w: Workload, off: &str| with_seed(w, off, 7);
     // The light run still shares a CPU now and then (the fork places children beside
     // their parents before balancing spreads them), so the term moves it, but little.
+    // One run's throughput is set by how many of the 8 pairs share a cluster (2199,
+    // 2233, 2266 MB/s for 4, 5, 6 of them), which any change of path moves by a pair:
+    // the mean of 5 seeds compares the term, not that draw.
     let light = Workload::Tbench { clients: 8 };
-    let (on, off) = (with(light.clone(), ""), with(light, "cache-refill"));
+    let mean = |off: &str| {
+        (1..=5)
+            .map(|seed| with_seed(light.clone(), off, seed).value)
+            .sum::<f64>()
+            / 5.0
+    };
+    let (on, off) = (mean(""), mean("cache-refill"));
     assert!(
-        (on.value - off.value).abs() < off.value * 0.01,
-        "light load: refill on {} vs off {}",
-        on.value,
-        off.value
+        (on - off).abs() < off * 0.01,
+        "light load, mean of 5 seeds: refill on {on} vs off {off}"
     );
     let heavy = Workload::Tbench { clients: 64 };
     let (on, off) = (with(heavy.clone(), ""), with(heavy, "cache-refill"));

@@ -158,7 +158,7 @@ fn check_counts(live: &LiveRun) {
     assert_eq!(
         wakeups,
         m.wakeups,
-        "wake-ups {} {} from {} first measured at {:?}, warm-up {}",
+        "wake-ups {} {} from {} first measured at {:?}, warm-up {:?}",
         live.report().machine,
         live.report().patches,
         rec.measured_from,

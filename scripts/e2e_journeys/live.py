@@ -18,7 +18,8 @@ from harness import (
 
 
 # A short run to play in slow motion: 2 tbench clients on node 0 for 2 ms (plus the
-# 0.4 ms warm-up), 6.6 against 6.6+cluster.
+# 0.4 ms warm-up after dbench releases its clients from its start barrier, about
+# 100 ms in), 6.6 against 6.6+cluster.
 LIVE = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 2}, "cpus": "node0",
                            "duration_ms": 2, "seed": 1})
 # The big one: 64 tbench pairs over epyc9654-2p's 384 CPUs.
@@ -73,8 +74,12 @@ def live(page, cfg):
               f"{side}: the measured wake-ups played are the report's and the native CLI's "
               f"({measured}, page report {report}, CLI {want})")
         markers, tasks = int(a.get(f"markers{s}", -1)), int(a.get(f"tasks{s}", -2))
-        check(markers == tasks >= 4, f"{side}: a marker per task (drawn {markers}, tasks seen {tasks}; "
-                                     f"2 tbench pairs are 4 tasks)")
+        # A CPU shows at most 4 waiting tasks (dbench's start leaves its parent,
+        # tbench_srv and a kthread or two on one CPU).
+        crowded = int(a.get(f"crowded{s}", -3))
+        check(markers + crowded == tasks and markers >= 4 and 0 <= crowded <= 2,
+              f"{side}: a marker per task (drawn {markers}, left out on a crowded CPU {crowded}, "
+              f"tasks seen {tasks}; 2 tbench pairs are 4 tasks)")
 
     # One wake-up at a time.
     # At the end it stopped by itself; Play plays again from the start, Pause pauses.
@@ -84,6 +89,24 @@ def live(page, cfg):
     page.click("#live-play")
     paused = page.until(lambda: live_attrs(page).get("playing") == "false", timeout=5)
     check(again and paused, "Play plays again, Pause pauses")
+    # The start-up (forks, connects, then about 100 ms of clients waiting at dbench's
+    # barrier) skips its idle stretches: the view knows the earlier side's release,
+    # and from a restart at 20 µs a frame it is past it within seconds (played at
+    # 20 µs a frame, 100 ms would take 80 s).
+    starts = [native[side].get("start_ns") for side in "ab"]
+    check(all(starts) and a.get("startNs") == str(min(starts)),
+          f"the live view knows where the benchmark starts its clients (page {a.get('startNs')}, CLI {starts})")
+    page.click("#live-restart")
+    page.click("#live-play")
+    t0 = time.time()
+    past = page.until(lambda: (lambda x: x if x.get("startUp") == "false" and int(x.get("tNs", 0)) > 0
+                               else None)(live_attrs(page)), timeout=10 * busy_factor())
+    took = time.time() - t0
+    page.click("#live-play")
+    page.until(lambda: live_attrs(page).get("playing") == "false", timeout=5)
+    check(past and int(past["tNs"]) >= min(starts),
+          f"the start-up skips its idle stretches: past the clients' start at {min(starts) / 1e6:.3f} ms in {took:.1f} s "
+          f"(t = {int((past or {}).get('tNs', 0)) / 1e6:.3f} ms)")
     page.click("#live-restart")
     # The restart shows on the next frame: wait for it, so each step is measured
     # against the restarted count, not a stale one.
@@ -191,12 +214,15 @@ def live_glide(page, cfg):
     page.wait_for(".sim-status.done", timeout=180)
     page.wait_for("#live-status")
     a = play_to_end(page)
-    glides, draws, moves = (int(a.get(k, 0)) for k in ("glidesA", "glideDrawsA", "movesA"))
+    # Over both sides: since dbench's start barrier the 2 pairs of this run move only
+    # under 6.6+cluster (A 0, B 3 moves with seed 1).
+    both = lambda x, k: sum(int(x.get(k + s, -1)) for s in "AB")  # noqa: E731
+    glides, draws, moves = (both(a, k) for k in ("glides", "glideDraws", "moves"))
     check(moves > 0 and glides > 0 and draws > glides,
-          f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves)")
+          f"markers glide: {glides} glides, drawn {draws} times on their way ({moves} task moves, A and B)")
     # A move to another CPU glides too (a frame may hold two moves, or one and back).
     cpu = [(int(a.get(f"cpuGlides{s}", -1)), int(a.get(f"moves{s}", -1))) for s in "AB"]
-    check(all(0 < g <= m for g, m in cpu),
+    check(any(m > 0 for _, m in cpu) and all(0 < g <= m if m > 0 else g == 0 for g, m in cpu),
           f"a task that moves to another CPU glides there (A, B: CPU glides against moves {cpu})")
     page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
         "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
@@ -206,8 +232,8 @@ def live_glide(page, cfg):
         page.until(lambda: live_attrs(page).get("wakesA") == "0", timeout=5)
         page.click("#live-play")
         b = play_to_end(page)
-        glides, draws, moves = (int(b.get(k, -1)) for k in ("glidesA", "glideDrawsA", "movesA"))
-        glides += int(b.get("cpuGlidesA", -1)) + int(b.get("cpuGlidesB", -1))
+        glides, draws, moves = (both(b, k) for k in ("glides", "glideDraws", "moves"))
+        glides += both(b, "cpuGlides")
         check(b and moves > 0 and glides == 0 and draws == 0,
               f"reduced motion: markers jump ({moves} moves, {glides} glides, {draws} draws on the way)")
     finally:

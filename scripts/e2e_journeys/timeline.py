@@ -14,9 +14,10 @@ from harness import (SIMULATE, VIEWPORT, check, decoded_hash, download, fragment
 
 
 # The timeline's run: SIMULATE's (tbench, 4 clients on node 0, 60 ms after a 12 ms
-# warm-up, seed 1, 6.6 against 6.6+cluster); its default window is the 2 ms after
-# the warm-up, as `schedlab run --trace-window 12..14`.
-TIMELINE_WINDOW_MS = (12, 14)
+# warm-up, seed 1, 6.6 against 6.6+cluster). dbench starts its clients together after
+# its start barrier (about 100 ms in), and the warm-up counts from there: the default
+# window is the 2 ms after the warm-up's end (`default_window()`), compared with
+# `schedlab run --trace-window` over the same window moved to whole milliseconds.
 
 
 def sim_args(sim):
@@ -49,14 +50,36 @@ def trace_counts(v):
     }
 
 
-def open_timeline(page):
+def default_window(page, cfg, sim):
+    """The timeline's default window, checked: it opens at the end of the warm-up,
+    which counts from the benchmark's start (dbench's release, `start_ns` of the
+    native runs; the later side's), so it lies after every side's start. Then moved
+    to whole milliseconds (`run --trace-window` takes ms) and 2 ms long: (a, b)."""
+    got = page.js("return document.querySelector('#timeline-from').value") or ""
+    starts = [native_run(cfg, sim, p).get("start_ns") for p in ("6.6", "6.6+cluster")]
+    warm_ns = sim["duration_ms"] * 1_000_000 // 5
+    want = (max(s or 0 for s in starts) + warm_ns) / 1e6
+    try:
+        from_ms = float(got)
+    except ValueError:
+        from_ms = -1.0
+    check(all(s and s > 50e6 for s in starts) and abs(from_ms - want) < 1e-6,
+          f"the timeline opens after the warm-up, counted from the clients' start (page {got!r} ms; "
+          f"the runs start their clients at {starts} ns, + {warm_ns / 1e6} ms of warm-up)")
+    a = int(-(-from_ms // 1)) if from_ms >= 0 else 0
+    page.set_input("#timeline-from", str(a))
+    return a, a + 2
+
+
+def open_timeline(page, cfg):
     """SIMULATE's run, finished, with its timeline shown; returns the canvas' wake-up
-    counts per side."""
+    counts per side and the window (ms)."""
     page.open(fragment(SIMULATE))
     page.wait_for(".sim-status.done", timeout=180)
+    window = default_window(page, cfg, SIMULATE["sim"])
     page.click("#timeline-show")
     got = page.until(lambda: page.attrs(".timeline canvas", "data-wakeups"), timeout=120)
-    return [int(x) for x in (got or [""])[0].split(",") if x]
+    return [int(x) for x in (got or [""])[0].split(",") if x], window
 
 
 def canvas_point(page, canvas, x, y, click=False):
@@ -91,17 +114,19 @@ def timeline(page, cfg):
     on a group's name folds it."""
     from selenium.webdriver.common.action_chains import ActionChains
     t0 = time.time()
-    counts = open_timeline(page)
+    counts, window = open_timeline(page, cfg)
     note(f"run and timeline in {time.time() - t0:.1f} s")
-    want = [trace_counts(cli_trace(cfg, p, TIMELINE_WINDOW_MS)[1])["flow_starts"]
+    want = [trace_counts(cli_trace(cfg, p, window)[1])["flow_starts"]
             for p in ("6.6", "6.6+cluster")]
     check(len(counts) == 2 and counts == want and min(want) > 50,
-          f"A's and B's arrows are the run's wake-ups in 12..14 ms, as `schedlab run --trace` counts them (page {counts}, CLI {want})")
+          f"A's and B's arrows are the run's wake-ups in {window[0]}..{window[1]} ms, as `schedlab run --trace` "
+          f"counts them (page {counts}, CLI {want})")
     canvas = page.all(".timeline canvas")[0]
     h0 = page.js("return arguments[0].getBoundingClientRect().height", canvas)
     check(h0 > 2 * (32 * 11), f"both sides' 32 CPU tracks are drawn (canvas {h0:.0f} px high)")
     lo, hi = view_span(page)
-    check(abs(lo - 12e6) < 1 and abs(hi - 14e6) < 1, f"the view opens on the whole window (got {lo:.0f}..{hi:.0f} ns)")
+    check(abs(lo - window[0] * 1e6) < 1 and abs(hi - window[1] * 1e6) < 1,
+          f"the view opens on the whole window {window} ms (got {lo:.0f}..{hi:.0f} ns)")
     # Keyboard: focus the canvas (a Tab stop) and zoom, pan, reset.
     page.js("arguments[0].focus()", canvas)
     check(page.js("return document.activeElement === arguments[0]", canvas), "the canvas takes focus")
@@ -157,7 +182,7 @@ def explain_sim_wake(page, cfg):
     to the hand-set wake-up."""
     from selenium.webdriver.common.action_chains import ActionChains
     page.driver.set_script_timeout(30)
-    open_timeline(page)
+    open_timeline(page, cfg)
     canvas = page.all(".timeline canvas")[0]
     page.js("arguments[0].focus()", canvas)
     ActionChains(page.driver).send_keys("]").perform()  # the one nearest the middle
@@ -272,12 +297,11 @@ def timeline_source(page, n=2):
         page.js("return document.querySelector('.timeline-panel').dataset.source")), timeout=180)
 
 
-# A short sweep of SIMULATE's run: 2 and 4 clients for 20 ms after a 4 ms warm-up.
-# The live view watches 4 (the largest point, handed out first); 2 is recorded again
-# on demand.
+# A short sweep of SIMULATE's run: 2 and 4 clients for 20 ms after a 4 ms warm-up
+# (from the clients' start). The live view watches 4 (the largest point, handed out
+# first); 2 is recorded again on demand.
 SWEEP_TIMELINE = dict(SIMULATE, sim={"workload": {"kind": "tbench", "clients": 4}, "cpus": "node0",
                                      "duration_ms": 20, "seed": 1, "sweep": [2, 4]})
-SWEEP_WINDOW_MS = (4, 6)
 
 
 def timeline_stream(page, cfg):
@@ -291,8 +315,11 @@ def timeline_stream(page, cfg):
     chosen = page.js("return document.querySelector('#timeline-scale').value")
     check(options == ["4", "2"] and chosen == "4",
           f"a sweep's timeline offers each sweep point, the live view's first (got {options}, {chosen})")
-    # The window opens on the 2 ms after the warm-up: 4..6 ms (20 ms runs warm up
-    # for 4), early enough that the live record holds it whatever the stream left out.
+    # The window opens on the 2 ms after the warm-up (20 ms runs warm up for 4 from
+    # the clients' start), early enough that the live record holds it whatever the
+    # stream left out.
+    sim4 = dict(SWEEP_TIMELINE["sim"], workload={"kind": "tbench", "clients": 4})
+    window = default_window(page, cfg, sim4)
     t0 = time.time()
     page.click("#timeline-show")
     src = timeline_source(page)
@@ -302,8 +329,7 @@ def timeline_stream(page, cfg):
     check(src == "stream,stream", f"at the watched point both sides come from the live record (got {src!r})")
     text = page.text(".timeline-source") or ""
     check("from the live view's record" in text, f"the panel says where the window came from (got {text!r})")
-    sim4 = dict(SWEEP_TIMELINE["sim"], workload={"kind": "tbench", "clients": 4})
-    want4 = [trace_counts(cli_trace(cfg, p, SWEEP_WINDOW_MS, sim=sim4)[1])["flow_starts"]
+    want4 = [trace_counts(cli_trace(cfg, p, window, sim=sim4)[1])["flow_starts"]
              for p in ("6.6", "6.6+cluster")]
     check(counts == want4 and min(want4) > 50,
           f"the streamed window's arrows are `run --threads 4 --trace`'s wake-ups (page {counts}, CLI {want4})")
@@ -319,7 +345,7 @@ def timeline_stream(page, cfg):
     rerun_s = time.time() - t0
     rerun_ms = page.js("return document.querySelector('.timeline-panel').dataset.ms")
     sim2 = dict(SWEEP_TIMELINE["sim"], workload={"kind": "tbench", "clients": 2})
-    want2 = [trace_counts(cli_trace(cfg, p, SWEEP_WINDOW_MS, sim=sim2)[1])["flow_starts"]
+    want2 = [trace_counts(cli_trace(cfg, p, window, sim=sim2)[1])["flow_starts"]
              for p in ("6.6", "6.6+cluster")]
     check(src2 == "rerun,rerun" and counts2 == want2 and want2 != want4,
           f"sweep point 2 is re-run: its arrows are `run --threads 2 --trace`'s (source {src2!r}, "

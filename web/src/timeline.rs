@@ -365,7 +365,13 @@ mod tests {
 
     use super::*;
 
-    fn recorded(preset: &str, cpus: &str, window_ms: (u64, u64)) -> (LiveRun, Recording) {
+    /// `preset`'s tbench run recorded over `window_ms` after its clients' start
+    /// (dbench's release); the window in absolute ns with it.
+    fn recorded(
+        preset: &str,
+        cpus: &str,
+        window_ms: (u64, u64),
+    ) -> (LiveRun, Recording, (u64, u64)) {
         let spec = RunSpec::on_preset(
             preset,
             cpus,
@@ -375,18 +381,23 @@ mod tests {
             1,
         )
         .unwrap();
+        let at = crate::worker::tests::clients_start_ns(&spec);
+        let w = (
+            at + SimTime::from_ms(window_ms.0).ns(),
+            at + SimTime::from_ms(window_ms.1).ns(),
+        );
         let mut live = LiveRun::with_recorder(
             &spec,
             RecordConfig {
                 cap: 1 << 20,
-                window: Some((SimTime::from_ms(window_ms.0), SimTime::from_ms(window_ms.1))),
+                window: Some((SimTime(w.0), SimTime(w.1))),
                 capture_wake: Vec::new(),
             },
         )
         .unwrap();
         live.finish().unwrap();
         let rec = live.recording().unwrap().clone();
-        (live, rec)
+        (live, rec, w)
     }
 
     /// The tracks hold what the record says: one arrow per wake-up record, every
@@ -394,9 +405,9 @@ mod tests {
     /// Chrome trace (the download) has one `X` slice per timeline slice.
     #[test]
     fn a_recorded_window_builds_tracks_and_arrows() {
-        let (live, rec) = recorded("kunpeng920-6426", "node0", (1, 3));
+        let (live, rec, (w0, w1)) = recorded("kunpeng920-6426", "node0", (1, 3));
         let n = 128;
-        let b = build(&rec.records, n, 3_000_000);
+        let b = build(&rec.records, n, w1);
         let wakes = rec
             .records
             .iter()
@@ -410,7 +421,7 @@ mod tests {
                 assert!(w[0].end_ns <= w[1].start_ns, "{w:?}");
             }
             for s in t {
-                assert!(s.start_ns >= 1_000_000 && s.end_ns <= 3_000_000, "{s:?}");
+                assert!(s.start_ns >= w0 && s.end_ns <= w1, "{s:?}");
                 assert!(s.start_ns <= s.end_ns);
             }
             slices += t.len();

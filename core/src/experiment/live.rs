@@ -25,6 +25,11 @@ pub struct RunReport {
     pub unit: String,
     pub higher_is_better: bool,
     pub sim_ns: u64,
+    /// When the benchmark started its clients (dbench's release after its start
+    /// barrier; the warm-up counts from here), simulated ns; absent for a benchmark
+    /// whose tasks start with the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ns: Option<u64>,
     pub events: u64,
     pub digest: String,
     pub cost_family: String,
@@ -141,9 +146,22 @@ impl LiveRun {
         self.sim.events()
     }
 
-    /// The warm-up's length (0 for completion-time workloads).
-    pub fn warmup_ns(&self) -> u64 {
-        self.sim.warmup_time().ns()
+    /// Where the warm-up ends, simulated ns from the run's start (0 for completion-time
+    /// workloads); `None` while it waits for the benchmark's start (dbench's clients at
+    /// their barrier: the warm-up starts at the release, [`LiveRun::start_ns`]).
+    pub fn warmup_ns(&self) -> Option<u64> {
+        (!self.sim.start_pending()).then(|| self.sim.warmup_time().ns())
+    }
+
+    /// When the benchmark started its clients (dbench's release, simulated ns);
+    /// `None` before it, or for a benchmark without such a start.
+    pub fn start_ns(&self) -> Option<u64> {
+        self.sim.start_time().map(SimTime::ns)
+    }
+
+    /// The benchmark has a start its warm-up waits for and has not reached it yet.
+    pub fn start_pending(&self) -> bool {
+        self.sim.start_pending()
     }
 
     /// The run lasts until every task exits ([`Workload::runs_to_completion`]).
@@ -231,6 +249,7 @@ impl LiveRun {
             unit: self.metric.unit().to_string(),
             higher_is_better: self.metric.higher_is_better(),
             sim_ns: now,
+            start_ns: self.start_ns(),
             events: self.sim.events(),
             digest: format!("{:016x}", self.sim.digest()),
             cost_family: self.sim.cost_model().params.family.to_string(),

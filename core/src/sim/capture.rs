@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::topology::{import::machine_to_spec, presets};
 use crate::wakeup::scenario::{exact_scenario, MachineRef, WakeScenario};
-use crate::wakeup::{self, Decision, Trace};
+use crate::wakeup::{self, Decision, Trace, WakeFlags};
 
 use super::Simulator;
 
@@ -63,10 +63,11 @@ impl Simulator {
         p: u32,
         waker: Option<u32>,
         cpu: u32,
+        flags: WakeFlags,
         d: &Decision,
     ) {
         let irq = Self::irq_waker(cpu);
-        let (pv, wv, flags) = self.wake_inputs(p, waker, &irq);
+        let (pv, wv) = self.wake_inputs(p, waker, &irq);
         let scenario = exact_scenario(&self.env, &self.state, pv, wv, flags, self.machine_ref());
         let mut trace = Trace::default();
         let traced = wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut trace);

@@ -12,6 +12,7 @@
 
 use crate::cpumask::CpuId;
 use crate::metrics::MAX_SERIES;
+use crate::wakeup::WakeFlags;
 
 use super::event::Event;
 use super::program::Ins;
@@ -69,7 +70,8 @@ impl Simulator {
             if self.rec.is_some() {
                 self.record_measuring();
             }
-        } else {
+        } else if !self.start.deferred {
+            // Else the benchmark's start clock starts the warm-up (`start.rs`).
             self.queue.push(self.warmup, Event::Sample);
         }
     }
@@ -85,7 +87,7 @@ impl Simulator {
                         cap_ms: self.end.ns() / 1_000_000,
                     });
                 }
-                Ok(())
+                self.start.check_started()
             }
         }
     }
@@ -401,9 +403,9 @@ impl Simulator {
             return;
         }
         // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
-        // interrupt context.
+        // interrupt context: `wake_up_process()`, no wake flags.
         let cpu = t.last_cpu;
-        self.wake(task, None, cpu);
+        self.wake(task, None, cpu, WakeFlags::NONE);
     }
 
     /// `sched_tick()` on `cpu`: the fair class's tick, `task_tick_core()`, then

@@ -69,12 +69,24 @@ pub(super) fn validate_tree(specs: &[&TaskSpec]) -> Result<(), SimError> {
     }
     for (i, s) in specs.iter().enumerate() {
         let forks = s.program.iter().any(|op| matches!(op, Op::Fork));
-        let wakes_all = s.program.iter().any(|op| matches!(op, Op::SendChildren));
+        let wakes_all = s.program.iter().any(|op| {
+            matches!(
+                op,
+                Op::SendChildren | Op::PollBarrier(_) | Op::ReleaseBarrier
+            )
+        });
+        if s.parent.is_none() && s.program.contains(&Op::WaitBarrier) {
+            return bad(format!(
+                "task {i} waits at its parent's barrier but has no parent"
+            ));
+        }
         if has_children[i] && !forks {
             return bad(format!("task {i} has children but never forks"));
         }
         if (forks || wakes_all) && !has_children[i] {
-            return bad(format!("task {i} forks or wakes its children but has none"));
+            return bad(format!(
+                "task {i} forks, wakes or holds a barrier for its children but has none"
+            ));
         }
     }
     Ok(())

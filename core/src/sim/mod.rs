@@ -127,6 +127,9 @@ mod pelt;
 pub mod perfetto;
 mod program;
 pub mod record;
+mod start;
+#[cfg(test)]
+mod start_tests;
 #[cfg(test)]
 mod tests;
 pub mod time;
@@ -222,6 +225,8 @@ enum Block {
     Sleep,
     /// Not created yet: its parent has not forked it.
     Unborn,
+    /// At its parent's start barrier (`start.rs`).
+    Barrier,
 }
 
 /// One task: 128 bytes, two cache lines (its hot fields are all of it; the cold ones
@@ -347,6 +352,8 @@ pub struct Simulator {
     /// and how many it has created.
     children: Vec<Vec<u32>>,
     forked: Vec<u32>,
+    /// Start barriers and the start clock (`start.rs`).
+    start: start::Start,
     /// Per task: the CPU it was first placed on (`u32::MAX` until created).
     start_cpu: Vec<u32>,
     /// Per task: the CPU whose averages hold its load and util (`cfs_rq_of(se)` while
@@ -597,6 +604,8 @@ impl Simulator {
         let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz, &state.rqs);
         let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
         let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
+        let start = start::Start::new(&specs, plan.until_exit, cfg.duration);
+        let start_end = start.first_end();
         let mut sim = Simulator {
             env,
             machine,
@@ -609,6 +618,7 @@ impl Simulator {
             attached: vec![u32::MAX; tasks.len()],
             util_est: vec![(0, 0); tasks.len()],
             children,
+            start,
             tick_irq_ns: cfg.noise.tick_irq_ns(),
             softirq_ppm,
             softirq_ns,
@@ -629,7 +639,7 @@ impl Simulator {
             metrics: Metrics::new(n, series_interval),
             events: 0,
             live,
-            end: cfg.duration,
+            end: start_end,
             warmup: if plan.until_exit {
                 SimTime::ZERO
             } else {
@@ -703,13 +713,29 @@ impl Simulator {
         self.end
     }
 
-    /// When the metrics start (zero for completion workloads).
+    /// When the metrics start (zero for completion workloads). For a throughput
+    /// workload whose warm-up waits for its start clock ([`Simulator::start_pending`]:
+    /// dbench's clients still at their barrier) this is, until the clock is read, only
+    /// the warm-up's length: the end is then the read plus it.
     pub fn warmup_time(&self) -> SimTime {
         if self.until_exit {
             SimTime::ZERO
         } else {
             self.warmup
         }
+    }
+
+    /// When the benchmark read its start clock ([`crate::workload::Op::StartClock`]:
+    /// dbench's `tv_start`, just before it releases its clients); `None` before that,
+    /// or for a workload that reads none.
+    pub fn start_time(&self) -> Option<SimTime> {
+        self.start.clock
+    }
+
+    /// The warm-up waits for a start clock not yet read: [`Simulator::warmup_time`] and
+    /// [`Simulator::end_time`] are not known yet.
+    pub fn start_pending(&self) -> bool {
+        self.start.deferred && self.start.clock.is_none()
     }
 
     /// Past the warm-up: the metrics count.

@@ -2,7 +2,7 @@
 //! instruction array, and the interpreter that runs a task until it has CPU work,
 //! blocks or exits. (No kernel twin: this is the tasks' own code.)
 
-use crate::wakeup::TaskId;
+use crate::wakeup::{TaskId, WakeFlags};
 use crate::workload::{Dist, Op, MAX_REPEAT};
 
 use super::event::Event;
@@ -33,6 +33,10 @@ pub(super) enum Ins {
     Fork,
     SendChildren,
     StartClock,
+    WaitBarrier,
+    /// Index into [`Code::dists`].
+    PollBarrier(u32),
+    ReleaseBarrier,
     Exit,
 }
 
@@ -67,6 +71,9 @@ impl Code {
                 Op::Fork => Ins::Fork,
                 Op::SendChildren => Ins::SendChildren,
                 Op::StartClock => Ins::StartClock,
+                Op::WaitBarrier => Ins::WaitBarrier,
+                Op::PollBarrier(d) => Ins::PollBarrier(self.dist(d)),
+                Op::ReleaseBarrier => Ins::ReleaseBarrier,
                 Op::Exit => Ins::Exit,
             };
             self.ins.push(ins);
@@ -131,7 +138,18 @@ impl Simulator {
                     self.tasks[t as usize].pc += 1;
                     let r = &self.tasks[to as usize];
                     if r.loc == Loc::Blocked && r.block == Block::Wait {
-                        self.wake(to, Some(t), cpu);
+                        // A pipe's or socket's reader: `wake_up_interruptible_sync_poll()`
+                        // (pipe_write(), sock_def_readable()), WF_SYNC. A futex waiter
+                        // (schbench's fpost(): FUTEX_WAKE_PRIVATE): futex_wake() queues
+                        // it and calls wake_up_q() (kernel/futex/waitwake.c v6.8 lines
+                        // 155-199), whose wake_up_process() is try_to_wake_up(p,
+                        // TASK_NORMAL, 0) (core.c lines 1017-1033, 4507-4510): no WF_SYNC.
+                        let flags = if r.drop_when_full {
+                            WakeFlags::NONE
+                        } else {
+                            WakeFlags::SYNC
+                        };
+                        self.wake(to, Some(t), cpu, flags);
                     }
                 }
                 Ins::Wait => {
@@ -140,13 +158,14 @@ impl Simulator {
                         task.tokens -= 1;
                         task.pc += 1;
                         if was_full && !self.writers[t as usize].is_empty() {
-                            // pipe_read(): wake the writers waiting for room.
+                            // pipe_read(): wake the writers waiting for room
+                            // (`wake_up_interruptible_sync_poll(&pipe->wr_wait)`).
                             let ws = std::mem::take(&mut self.writers[t as usize]);
                             for w in ws {
                                 if self.tasks[w as usize].loc == Loc::Blocked
                                     && self.tasks[w as usize].block == Block::SendFull
                                 {
-                                    self.wake(w, Some(t), cpu);
+                                    self.wake(w, Some(t), cpu, WakeFlags::SYNC);
                                 }
                             }
                         }
@@ -208,19 +227,14 @@ impl Simulator {
                         }
                         r.tokens += 1;
                         if r.loc == Loc::Blocked && r.block == Block::Wait {
-                            self.wake(to, Some(t), cpu);
+                            self.wake(to, Some(t), cpu, WakeFlags::SYNC);
                         }
                     }
                 }
-                Ins::StartClock => {
-                    task.pc += 1;
-                    if self.until_exit {
-                        // Metrics and completion time from here.
-                        self.flush_accounting();
-                        self.metrics.reset(self.now.ns());
-                        if self.rec.is_some() {
-                            self.record_measuring();
-                        }
+                Ins::StartClock | Ins::WaitBarrier | Ins::PollBarrier(_) | Ins::ReleaseBarrier => {
+                    // Start-up only (`start.rs`): kept out of this loop's body.
+                    if let Some(next) = self.start_op(t, cpu, op) {
+                        return next;
                     }
                 }
                 Ins::Exit => {
@@ -236,8 +250,19 @@ impl Simulator {
         Next::Run(1_000)
     }
 
+    /// Blocks `t` in a timed sleep of `dur` (an hrtimer wakes it, `on_timer()`).
+    pub(super) fn sleep_for(&mut self, t: u32, dur: u64) {
+        let task = &mut self.tasks[t as usize];
+        task.timer_gen = task.timer_gen.wrapping_add(1);
+        task.block = Block::Sleep;
+        let g = task.timer_gen;
+        self.queue
+            .push(self.now + dur, Event::Timer { task: t, gen: g });
+    }
+
     /// The wake-up costs `t` still owes, to be paid as CPU time before it blocks or
-    /// exits.
+    /// exits. Inlined: out of line it cost the reference run 6 instructions per event.
+    #[inline(always)]
     fn take_debt(&mut self, t: u32) -> Option<u64> {
         let d = std::mem::take(&mut self.tasks[t as usize].debt_ns);
         (d > 0).then_some(d)
@@ -259,7 +284,7 @@ pub(super) fn validate_program(task: u32, prog: &[Op], n_tasks: u32) -> Result<(
     }
     for (i, op) in prog.iter().enumerate() {
         match *op {
-            Op::Run(d) | Op::Sleep(d) if d.check().is_err() => {
+            Op::Run(d) | Op::Sleep(d) | Op::PollBarrier(d) if d.check().is_err() => {
                 let why = d.check().unwrap_err();
                 return Err(SimError::Workload(format!("task {task}, op {i}: {why}")));
             }

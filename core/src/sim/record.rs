@@ -598,6 +598,7 @@ impl super::Simulator {
         p: u32,
         waker: Option<u32>,
         cpu: u32,
+        flags: crate::wakeup::WakeFlags,
         d: &crate::wakeup::Decision,
     ) -> u32 {
         let Some(r) = self.rec.as_deref_mut() else {
@@ -605,7 +606,7 @@ impl super::Simulator {
         };
         let seq = r.next_wake();
         if r.captures(seq) {
-            self.capture_wake(seq, p, waker, cpu, d);
+            self.capture_wake(seq, p, waker, cpu, flags, d);
         }
         seq
     }

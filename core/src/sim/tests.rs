@@ -261,3 +261,75 @@ fn a_single_idle_state_stops_the_tick_at_every_idle_entry() {
         assert_eq!(sim.state.llc_shared[llc].nr_busy_cpus, 1, "{preset}");
     }
 }
+
+/// schbench's message thread wakes its workers with a futex (`fpost()`:
+/// FUTEX_WAKE_PRIVATE), and futex_wake() wakes through `wake_up_q()`
+/// (kernel/futex/waitwake.c v6.8 lines 155-199), i.e. `wake_up_process()` =
+/// `try_to_wake_up(p, TASK_NORMAL, 0)` (kernel/sched/core.c v6.8 lines 1017-1033,
+/// 4507-4510): the captured wake-ups of the workers carry no `sync` flag. The pipes'
+/// and sockets' wake-ups keep theirs (`wake_up_interruptible_sync_poll()`), as the
+/// start barrier's test shows for tbench.
+#[test]
+fn schbench_workers_are_woken_by_futex_without_wf_sync() {
+    use super::record::RecordKind;
+    let machine = presets::machine("kunpeng920-6426").unwrap();
+    let n = machine.nr_cpus();
+    let w = Workload::Schbench {
+        message_threads: 2,
+        workers: 4,
+        cputime: Dist::Fixed { ns: 20_000 },
+        sleep: Dist::Fixed { ns: 50_000 },
+    };
+    let plan = workload::build(&w, &CostParams::for_machine(&machine), n).unwrap();
+    let workers: Vec<u32> = plan.latency_tasks.clone();
+    let messages: Vec<u32> = (0..plan.tasks.len() as u32)
+        .filter(|&t| plan.tasks[t as usize].role == "message")
+        .collect();
+    let cfg = || SimConfig {
+        allowed: CpuMask::parse_list(n, "0-31").unwrap(),
+        machine: machine.clone(),
+        patches: "6.6".parse().unwrap(),
+        plan: plan.clone(),
+        seed: 1,
+        duration: SimTime::from_ms(3),
+        warmup: SimTime::ZERO,
+        check_invariants: true,
+        cost_terms: Default::default(),
+        noise: Noise::Quiet,
+    };
+    let mut sim = Simulator::with_recorder(cfg(), RecordConfig::default()).unwrap();
+    sim.run().unwrap();
+    let seqs: Vec<u32> = sim
+        .recording()
+        .unwrap()
+        .records
+        .iter()
+        .filter_map(|r| match r.kind {
+            RecordKind::Wake(w) if workers.contains(&w.wakee) && messages.contains(&w.waker) => {
+                Some(w.seq)
+            }
+            _ => None,
+        })
+        .take(20)
+        .collect();
+    assert!(
+        seqs.len() >= 10,
+        "the message threads woke workers: {seqs:?}"
+    );
+    let rc = RecordConfig {
+        capture_wake: seqs.clone(),
+        ..RecordConfig::default()
+    };
+    let mut sim = Simulator::with_recorder(cfg(), rc).unwrap();
+    sim.run().unwrap();
+    let got = sim.captured_wakes();
+    assert_eq!(got.len(), seqs.len());
+    for c in got {
+        assert!(
+            !c.scenario.wake_flags.iter().any(|f| f == "sync"),
+            "wake-up {}: {:?}",
+            c.seq,
+            c.scenario.wake_flags
+        );
+    }
+}

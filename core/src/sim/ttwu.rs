@@ -37,9 +37,14 @@ pub(super) struct Queued {
 }
 
 impl Simulator {
-    /// `try_to_wake_up()` of blocked task `p` by `waker` (a task running on `cpu`) or,
-    /// with `waker == None`, from interrupt context on `cpu` (a timer).
-    pub(super) fn wake(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
+    /// `try_to_wake_up(p, state, wake_flags)` of blocked task `p` by `waker` (a task
+    /// running on `cpu`) or, with `waker == None`, from interrupt context on `cpu` (a
+    /// timer). `wake_flags` is the caller's: [`WakeFlags::SYNC`] from the pipe and
+    /// socket wake-ups (`wake_up_interruptible_sync_poll()`), none from
+    /// `wake_up_process()` (`hrtimer_wakeup()`, `wake_up_q()`); like the kernel's
+    /// `select_task_rq(p, p->wake_cpu, wake_flags | WF_TTWU)`, this adds `WF_TTWU`.
+    pub(super) fn wake(&mut self, p: u32, waker: Option<u32>, cpu: u32, wake_flags: WakeFlags) {
+        let flags = wake_flags.union(WakeFlags::TTWU);
         debug_assert_eq!(self.tasks[p as usize].loc, Loc::Blocked);
         self.tasks[p as usize].block = Block::None;
         let prev = self.tasks[p as usize].last_cpu;
@@ -47,12 +52,12 @@ impl Simulator {
         // Recording, the decision also says which path chose the CPU (`PathOnly`: the
         // same decision, no steps).
         let d = if self.rec.is_some() {
-            self.decide_wake(p, waker, cpu, &mut PathOnly)
+            self.decide_wake(p, waker, cpu, flags, &mut PathOnly)
         } else {
-            self.decide_wake(p, waker, cpu, &mut NoTrace)
+            self.decide_wake(p, waker, cpu, flags, &mut NoTrace)
         };
         let seq = if self.rec.is_some() {
-            self.record_wake_begin(p, waker, cpu, &d)
+            self.record_wake_begin(p, waker, cpu, flags, &d)
         } else {
             0
         };
@@ -118,11 +123,18 @@ impl Simulator {
     }
 
     /// `select_task_rq()` and the queue path, decided by [`wakeup::wake_up`] on the
-    /// views: `WF_TTWU | WF_SYNC` from a task, `WF_TTWU` from interrupt context.
+    /// views, with the wake-up's `flags` (`WF_TTWU` and the caller's).
     #[inline(always)]
-    fn decide_wake<T: Tracer>(&self, p: u32, waker: Option<u32>, cpu: u32, t: &mut T) -> Decision {
+    fn decide_wake<T: Tracer>(
+        &self,
+        p: u32,
+        waker: Option<u32>,
+        cpu: u32,
+        flags: WakeFlags,
+        t: &mut T,
+    ) -> Decision {
         let irq = Self::irq_waker(cpu);
-        let (pv, wv, flags) = self.wake_inputs(p, waker, &irq);
+        let (pv, wv) = self.wake_inputs(p, waker, &irq);
         wakeup::wake_up(&self.env, &self.state, pv, wv, flags, t)
     }
 
@@ -136,18 +148,13 @@ impl Simulator {
     }
 
     /// The wake-up path's inputs besides the state: the wakee's view, the waker's
-    /// (`irq` for a wake-up from interrupt context) and the flags.
+    /// (`irq` for a wake-up from interrupt context).
     pub(super) fn wake_inputs<'a>(
         &'a self,
         p: u32,
         waker: Option<u32>,
         irq: &'a Waker,
-    ) -> (&'a TaskState, &'a Waker, WakeFlags) {
-        let flags = if waker.is_some() {
-            WakeFlags::TTWU.union(WakeFlags::SYNC)
-        } else {
-            WakeFlags::TTWU
-        };
+    ) -> (&'a TaskState, &'a Waker) {
         let pv = self.views[p as usize]
             .task
             .as_ref()
@@ -156,7 +163,7 @@ impl Simulator {
             Some(k) => &self.views[k as usize],
             None => irq,
         };
-        (pv, wv, flags)
+        (pv, wv)
     }
 
     /// What the kernel wrote while deciding: `p->recent_used_cpu`, the waker's

@@ -312,6 +312,8 @@ pub struct Waker {
 pub struct WakeFlags(pub u32);
 
 impl WakeFlags {
+    /// No flag: `wake_up_process()`'s `try_to_wake_up(p, TASK_NORMAL, 0)`.
+    pub const NONE: WakeFlags = WakeFlags(0);
     pub const EXEC: WakeFlags = WakeFlags(0x02);
     pub const FORK: WakeFlags = WakeFlags(0x04);
     pub const TTWU: WakeFlags = WakeFlags(0x08);

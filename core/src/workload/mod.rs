@@ -33,6 +33,8 @@ use crate::cpumask::CpuMask;
 pub use dist::Dist;
 pub use noise::Noise;
 pub use programs::{build, task_count, TASK_FOOTPRINT_BYTES};
+#[cfg(test)]
+pub(crate) use tree::DBENCH_BARRIER_POLL_NS;
 
 /// The most tasks a workload may have (the largest preset workloads have a few
 /// thousand). The simulator sizes its event queue bound from it.
@@ -75,8 +77,21 @@ pub enum Op {
     /// (hackbench's start barrier, its `wakefd`).
     SendChildren,
     /// The benchmark reads its start time: a completion workload's time and metrics
-    /// count from here (hackbench's `gettimeofday()` once every worker is ready).
+    /// count from here (hackbench's `gettimeofday()` once every worker is ready); a
+    /// throughput workload's warm-up starts here and its measured window follows it
+    /// (dbench's `tv_start`, read as it releases its clients). The first one run counts.
     StartClock,
+    /// Wait at the own parent's start barrier: dbench 4.0's `semop()` wait-for-zero on
+    /// the SysV semaphore its parent holds at 1. Blocks until the parent's
+    /// [`Op::ReleaseBarrier`]; goes on at once if that has already run.
+    WaitBarrier,
+    /// Poll the own barrier (`semctl(GETZCNT)`): go on when every own child waits at
+    /// it; else sleep a sampled time (dbench's `usleep()`, an hrtimer) and poll again.
+    PollBarrier(Dist),
+    /// Release the own barrier (`semop()` of −1: the semaphore reaches 0): every child
+    /// waiting at it wakes, in the order they began waiting, without `WF_SYNC`
+    /// (ipc/sem.c `wake_const_ops()` → `wake_up_q()` → `wake_up_process()`).
+    ReleaseBarrier,
     Exit,
 }
 
@@ -97,8 +112,10 @@ pub struct TaskSpec {
     pub own_mm: bool,
     /// Own affinity, narrower than the run's (lat_pipe pinning); `None` = the run's.
     pub allowed: Option<CpuMask>,
-    /// A send to a full mailbox is dropped instead of blocking the sender (a futex
-    /// wake of a task that is not waiting).
+    /// The task waits on a futex (schbench's workers): a send to a full mailbox is
+    /// dropped instead of blocking the sender (a FUTEX_WAKE of a task that is not
+    /// waiting wakes nothing), and a send that wakes it is futex_wake()'s wake-up,
+    /// through `wake_up_q()`, without `WF_SYNC`.
     pub drop_when_full: bool,
     /// The data the task touches each time it runs, bytes: what other tasks on its
     /// CPU displace and it refills (`cost::CacheShare`).

@@ -1,8 +1,8 @@
 //! The programs of each workload, and how each maps onto the real benchmark.
 
 use super::tree::{
-    accept_daemon, child_of, hackbench_main, hackbench_ready, launcher, prefixed, spawner,
-    CLONE_THREAD_NS, EXEC_NS, FORK_NS,
+    accept_daemon, child_of, dbench_parent, hackbench_main, hackbench_ready, launcher, prefixed,
+    spawner, CLONE_THREAD_NS, EXEC_NS, FORK_NS,
 };
 use super::{tcp_split, Dist, MetricKind, Op, Plan, TaskSpec, Workload, MAX_REPEAT, MAX_TASKS};
 use crate::cost::CostParams;
@@ -120,25 +120,37 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             // reply (copying the payload in).
             let (send, recv) = tcp_split(p, 100);
             let copy = p.copy_ns_per_kib * TBENCH_BYTES_PER_OP / 1024;
-            // The process tree (dbench's tbench.c / child.c, tbench_srv.c): tbench_srv
-            // runs first and forks a child per accepted connection; the tbench parent
-            // forks the clients, each of which connects (one message to tbench_srv) and
-            // then sends its requests to the server child that connection gets.
+            // The process tree (dbench 4.0: dbench.c create_procs(), sockio.c,
+            // tbench_srv.c): tbench_srv runs first and forks a child per accepted
+            // connection; the tbench parent forks the clients; each client's setup
+            // (sio_setup()) connects (one message to tbench_srv) and makes one 8-byte
+            // exchange (do_packets(child, 8, 8)) with the server child that connection
+            // gets, then waits at the parent's start barrier; the parent releases every
+            // client at once (tree::dbench_parent), and the requests begin.
             let (srv, parent) = (2 * clients, 2 * clients + 1);
             let mut tasks = Vec::new();
             for i in 0..clients {
                 let (c, s) = (2 * i, 2 * i + 1);
                 let client = loopback_task(
                     "tbench",
-                    vec![
-                        Op::Send { to: srv },
-                        Op::Run(fixed(TBENCH_CLIENT_THINK_NS + send)),
-                        Op::Send { to: s },
-                        Op::Wait,
-                        Op::Run(fixed(recv + copy)),
-                        Op::Count(1),
-                        Op::Jump { to: 1 },
-                    ],
+                    prefixed(
+                        &[
+                            Op::Send { to: srv },
+                            Op::Run(fixed(send)),
+                            Op::Send { to: s },
+                            Op::Wait,
+                            Op::Run(fixed(recv)),
+                            Op::WaitBarrier,
+                        ],
+                        vec![
+                            Op::Run(fixed(TBENCH_CLIENT_THINK_NS + send)),
+                            Op::Send { to: s },
+                            Op::Wait,
+                            Op::Run(fixed(recv + copy)),
+                            Op::Count(1),
+                            Op::Jump { to: 0 },
+                        ],
+                    ),
                 );
                 let server = loopback_task(
                     "tbench_srv",
@@ -168,7 +180,11 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 ));
             }
             tasks.push(loopback_task("tbench_srv", accept_daemon(clients)));
-            tasks.push(loopback_task("tbench", launcher(FORK_NS, clients)));
+            // Its only wake-ups are the barrier's release, a syscall in task context.
+            tasks.push(TaskSpec {
+                wakes_in_task: true,
+                ..loopback_task("tbench", dbench_parent(FORK_NS, clients))
+            });
             Ok(Plan::for_duration(
                 tasks,
                 MetricKind::Throughput {

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!  tbench       tbench_srv (daemon, started first) ── accept ─▶ fork server child i
-//!               tbench ── fork client i ── … ;  client i: connect(tbench_srv), then requests
+//!               tbench ── fork client i ── … ── poll the barrier every 100 ms ── release
+//!               client i: connect(tbench_srv), one exchange, wait at the barrier, requests
 //!  netperf      netserver (daemon) ── accept ─▶ fork child i
 //!               shell: for i in $(seq N); do netperf … & done ── fork+exec client i
 //!  hackbench    main: per group fork receivers, then senders; each child writes "ready"
@@ -17,7 +18,14 @@
 //! the child exists; a child started by `exec` pays [`EXEC_NS`] before its own code.
 //! Simplified: a parent that only waits for its children (`waitpid()`, `wait`,
 //! `pthread_join()`) blocks forever or exits, which takes no CPU either way; dbench's
-//! once-a-second progress report in the tbench parent is left out.
+//! once-a-second progress report in the tbench parent is left out, and so is the CPU
+//! time of its barrier's syscalls (`semop()`, `semctl()`, a `printf()` per poll).
+//!
+//! dbench's start barrier is dbench 4.0's (the release tarball, 2008, which the
+//! distributions package): a SysV semaphore (`create_procs()`, dbench.c, from git
+//! commit 2355572 of 2006 until 4f789f9 of 2013, first released in dbench 5.00 in
+//! 2024, replaced it with `raise(SIGSTOP)` in each client and `waitpid(WUNTRACED)` +
+//! `kill(SIGCONT)` in the parent: no poll, and each client woken by its own signal).
 
 use super::{Dist, Op, TaskSpec};
 
@@ -48,6 +56,29 @@ pub(crate) fn prefixed(prefix: &[Op], prog: Vec<Op>) -> Vec<Op> {
             op => op,
         }))
         .collect()
+}
+
+/// dbench 4.0's poll of its start barrier, ns: `usleep(100*1000)` between two
+/// `semctl(barrier, 0, GETZCNT)` reads (`create_procs()`, dbench.c). dbench's own
+/// number, not a parameter of the machine.
+pub(crate) const DBENCH_BARRIER_POLL_NS: u64 = 100_000_000;
+
+/// dbench's (tbench's) parent, `create_procs()` of dbench 4.0: it forks the `n`
+/// clients (each costing `fork_ns`), reads `GETZCNT` until all `n` wait at the
+/// barrier, sleeping [`DBENCH_BARRIER_POLL_NS`] between reads, then reads its start
+/// time (`tv_start`) and releases them (`semop()` of −1, sim/start.rs); then
+/// `waitpid()` for the rest of the run.
+pub(crate) fn dbench_parent(fork_ns: u64, n: u32) -> Vec<Op> {
+    let mut p = fork_children(0, fork_ns, n);
+    p.extend([
+        Op::PollBarrier(Dist::fixed(DBENCH_BARRIER_POLL_NS)),
+        Op::StartClock,
+        Op::ReleaseBarrier,
+        // waitpid(): no child exits in a throughput run.
+        Op::Wait,
+        Op::Jump { to: 6 },
+    ]);
+    p
 }
 
 /// A parent that creates its `n` children one after the other, each costing it

@@ -5,7 +5,8 @@
 //! ```text
 //!  RunView.live[side] (live::Feed, filled by the worker's stream)
 //!     │  requestAnimationFrame, every frame:
-//!     │    clock: t += SPEEDS[speed] (or the newest record, "as fast as it goes")
+//!     │    clock: t += SPEEDS[speed] (or the newest record, "as fast as it goes");
+//!     │           before the benchmark starts its clients, idle stretches skipped
 //!     ▼    Player::play_to(feed, t) ─▶ Painter::draw (canvas; only when something moved)
 //!  canvas ─ click ─▶ Painter::hit ─▶ SimWakeRef ─▶ Props::on_wake (and the details line)
 //!  buttons  Play/Pause · Step to the next wake-up · Restart · Speed
@@ -16,7 +17,9 @@
 //! the component itself re-renders only for the status (at most twice a second while
 //! playing, and on every button), never per frame: the DOM cannot keep up with 60
 //! frames of 384 CPUs. The loop writes its measurements as data attributes on the
-//! view (`data-frames`, `data-fps`, `data-draw-ms`, and per side `data-wakes-a`,
+//! view (`data-frames`, `data-fps`, `data-draw-ms`, `data-start-ns` and `data-start-up`
+//! (the benchmark's start, idle stretches skipped up to it), and per side `data-wakes-a`,
+//! `data-crowded-a` (waiting tasks left out: their CPU shows its most waiting dots),
 //! `data-arrows-a`, `data-markers-a`, `data-glides-a` (markers that glided to a new
 //! place), … `-b`) for the e2e journey `live`.
 
@@ -34,7 +37,7 @@ use yew::prelude::*;
 
 use crate::components::machine_svg::layout_fit;
 use crate::live::draw::{context, dist_label, Painter, Palette, DIST_COLOURS};
-use crate::live::play::{step_sides, Player, ARROW_FRAMES};
+use crate::live::play::{clock_after, step_sides, Player, ARROW_FRAMES};
 use crate::live::{Feed, Feeds, SimWakeRef};
 use crate::worker::now_ms;
 
@@ -46,6 +49,7 @@ pub const SPEEDS: [u64; 14] = [
 ];
 /// The speed a run starts at: 5 µs per frame, 300 µs of simulated time a second.
 const DEFAULT_SPEED: usize = 5;
+
 const FASTEST: usize = SPEEDS.len() - 1;
 /// The status line's refresh while playing.
 const STATUS_MS: f64 = 500.0;
@@ -174,6 +178,22 @@ impl Live {
             .unwrap_or(0)
     }
 
+    /// Until when the clock plays the start-up quickly: the earliest side's start
+    /// (`Feed::start_up_until`); `None` when no side has one.
+    fn start_up_until(&self) -> Option<u64> {
+        self.feeds
+            .0
+            .iter()
+            .filter_map(|f| f.borrow().start_up_until())
+            .min()
+    }
+
+    /// The clock is in the benchmark's start-up (before its clients start).
+    fn in_start_up(&self) -> bool {
+        self.start_up_until().is_some_and(|s| self.t_ns < s)
+            || self.feeds.0.iter().any(|f| f.borrow().start_pending)
+    }
+
     /// Every feed complete and played to its end.
     fn finished(&self) -> bool {
         !self.feeds.0.is_empty()
@@ -216,6 +236,17 @@ impl Live {
                 p.moves
             ));
         }
+        if self.in_start_up() {
+            match self.feeds.0.iter().filter_map(|f| f.borrow().start_ns).min() {
+                Some(t) => s.push_str(&format!(
+                    " · start-up: the clients connect and wait at the benchmark's start barrier until t = {:.3} ms; idle stretches skipped",
+                    t as f64 / 1e6
+                )),
+                None => s.push_str(
+                    " · start-up: the clients connect and wait at the benchmark's start barrier; idle stretches skipped",
+                ),
+            }
+        }
         if self.finished() {
             s.push_str(" · played to the end of the record");
         } else if !self.playing {
@@ -236,10 +267,22 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
     let was_playing = live.playing;
     if live.playing {
         let end = live.end_ns();
-        live.t_ns = match SPEEDS[live.speed] {
-            0 => end,
-            step => (live.t_ns + step).min(end.max(live.t_ns)),
-        };
+        // Before the benchmark starts its clients, idle stretches are skipped
+        // (dbench's 100 ms at its barrier would take 5.5 minutes at the default speed).
+        let next = live
+            .feeds
+            .0
+            .iter()
+            .zip(&live.players)
+            .filter_map(|(f, p)| p.next_record_at(&f.borrow()))
+            .min();
+        live.t_ns = clock_after(
+            live.t_ns,
+            SPEEDS[live.speed],
+            end,
+            live.start_up_until(),
+            next,
+        );
         if live.finished() {
             live.playing = false;
         }
@@ -332,6 +375,16 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
         set("data-draw-ms", format!("{:.3}", live.draw_ms_avg));
         set("data-draw-max-ms", format!("{:.3}", live.draw_ms_max));
         set("data-t-ns", live.t_ns.to_string());
+        set("data-start-up", live.in_start_up().to_string());
+        if let Some(t) = live
+            .feeds
+            .0
+            .iter()
+            .filter_map(|f| f.borrow().start_ns)
+            .min()
+        {
+            set("data-start-ns", t.to_string());
+        }
         set("data-playing", live.playing.to_string());
         for (side, (p, (f, painter))) in live
             .players
@@ -350,6 +403,10 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
                 painter.last_markers.to_string(),
             );
             set(&format!("data-tasks-{i}"), p.markers().to_string());
+            set(
+                &format!("data-crowded-{i}"),
+                painter.last_crowded.to_string(),
+            );
             set(&format!("data-moves-{i}"), p.moves.to_string());
             set(
                 &format!("data-glides-{i}"),

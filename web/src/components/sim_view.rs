@@ -131,10 +131,15 @@ pub fn sim_panel() -> Html {
         },
         _ => html! {},
     };
-    let warmup_ns = v
-        .as_ref()
-        .and_then(|v| v.first())
-        .map_or(0, |p| p.warmup_ns);
+    // The latest warm-up end of the watched runs (one per side): a window from there
+    // lies after every side's start. `None` until each side knows its own.
+    let warmup_ns = v.as_ref().and_then(|v| {
+        let s = v.sides();
+        (!s.is_empty())
+            .then(|| s.iter().map(|p| p.warmup_ns).collect::<Option<Vec<u64>>>())
+            .flatten()
+            .map(|w| w.into_iter().max().unwrap_or(0))
+    });
     let cli_machine = if state.preset() == CUSTOM {
         "FILE.json"
     } else {
@@ -376,7 +381,10 @@ fn heat_button(state: &AppContext, side: Side) -> Html {
 /// The line under the buttons: where the run is.
 fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
     let sim_ms = v.progress().map(|p| p.now_ns).min().unwrap_or(0) as f64 / 1e6;
-    let warm = v.first().map_or(0, |p| p.warmup_ns) as f64 / 1e6;
+    // The warm-up's end, and the benchmark's own start (dbench's release) it counts
+    // from (0 for a benchmark whose tasks start with the run).
+    let warm = v.first().and_then(|p| p.warmup_ns).unwrap_or(0) as f64 / 1e6;
+    let start = v.first().and_then(|p| p.start_ns).unwrap_or(0) as f64 / 1e6;
     let n = v.n_points();
     let text = if let Some(e) = v.error() {
         html! { <p class="error">{ format!("The simulation stopped: {e}") }</p> }
@@ -390,10 +398,16 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         } else if v.first().is_some_and(|p| p.completion) {
             format!("finished at {} simulated", fmt_ms(sim_ms))
         } else {
-            format!(
-                "{:.0} ms measured after {warm:.0} ms of warm-up",
-                sim_ms - warm
-            )
+            let after = if start > 0.0 {
+                format!(
+                    "the clients' start at {} and {} of warm-up",
+                    fmt_ms(start),
+                    fmt_ms(warm - start)
+                )
+            } else {
+                format!("{warm:.0} ms of warm-up")
+            };
+            format!("{:.0} ms measured after {after}", sim_ms - warm)
         };
         // A browser with a frozen clock (headless, virtual time) measures nothing.
         let wall = v.finished_ms.map_or(0.0, |f| f - v.started_ms);
@@ -421,6 +435,8 @@ fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
         html! { <p class="sim-status running">{ format!("Sweeping: {} of {n} simulations done, {} running…", v.finished(), v.started() - v.finished()) }</p> }
     } else if !v.all_reported() {
         html! { <p class="sim-status running">{ "Starting…" }</p> }
+    } else if v.progress().any(|p| p.start_pending) {
+        html! { <p class="sim-status running">{ format!("Starting the benchmark: its clients connect and wait at its start barrier ({sim_ms:.0} ms simulated, not measured)…") }</p> }
     } else if v.progress().any(|p| p.warming) {
         html! { <p class="sim-status running">{ format!("Warming up: {sim_ms:.0} of {warm:.0} ms (not measured)…") }</p> }
     } else if v.first().is_some_and(|p| p.completion) {

@@ -45,8 +45,10 @@ pub const TRACE_CAP: u32 = 500_000;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// Where the measured part of the run starts (the window's default start), ns.
-    pub warmup_ns: u64,
+    /// Where the measured part of the run starts (the window's default start), ns;
+    /// `None` until the run knows it (a benchmark that starts its clients later, as
+    /// dbench's barrier does, counts its warm-up from that start).
+    pub warmup_ns: Option<u64>,
     /// The live view's records (the first seed of each side at the watched scale).
     pub feeds: Feeds,
 }
@@ -80,9 +82,11 @@ struct Held {
 
 #[function_component(TimelinePanel)]
 pub fn timeline_panel(p: &Props) -> Html {
-    // Unset: the end of the warm-up, once the run has said where that is.
+    // Unset: the end of the warm-up, once the run has said where that is (until then
+    // there is no default window, and the button waits for one).
     let from_set = use_state(|| None::<f64>);
-    let from_ms = from_set.unwrap_or(p.warmup_ns as f64 / 1e6);
+    let from_known = from_set.or(p.warmup_ns.map(|w| w as f64 / 1e6));
+    let from_ms = from_known.unwrap_or(0.0);
     let len_ms = use_state(|| 2.0f64);
     // Unset: the watched scale (the live view's).
     let scale_set = use_state(|| None::<u32>);
@@ -324,7 +328,7 @@ pub fn timeline_panel(p: &Props) -> Html {
             <h3>{ "Timeline" }</h3>
             <div class="row timeline-controls">
                 <label>{ "from (ms)" }
-                    <input id="timeline-from" type="number" min="0" step="0.1" value={from_ms.to_string()} onchange={on_from} />
+                    <input id="timeline-from" type="number" min="0" step="0.1" value={from_known.map(|f| f.to_string()).unwrap_or_default()} onchange={on_from} />
                 </label>
                 <label>{ "length (ms)" }
                     <input id="timeline-len" type="number" min="0.01" step="0.1" value={len_ms.to_string()} onchange={on_len} />
@@ -341,7 +345,10 @@ pub fn timeline_panel(p: &Props) -> Html {
                     </label>
                 }
                 <span class="sim-note">{ format!("seed {seed}; warm-up included, as run --trace-window") }</span>
-                <button id="timeline-show" onclick={show}>{ "Show the timeline" }</button>
+                <button id="timeline-show" onclick={show} disabled={from_known.is_none()}>{ "Show the timeline" }</button>
+                if from_known.is_none() {
+                    <span class="sim-note timeline-waits">{ "The window starts after the warm-up, which counts from the benchmark's start: known once the run has started its clients (or give a start)." }</span>
+                }
                 { for sides.iter().map(|&s| html! {
                     <button class="trace-download" data-side={side_name(s).to_lowercase()}
                         onclick={trace(s)} disabled={h.tracing.is_some()}>

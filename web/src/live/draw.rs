@@ -155,6 +155,9 @@ pub struct Painter {
     /// What the last frame drew.
     pub last_arrows: usize,
     pub last_markers: usize,
+    /// Of the tasks placed, those the last frame left out: waiting on a CPU that
+    /// already shows `QUEUED_DOTS` waiting markers.
+    pub last_crowded: usize,
     /// Markers the last frame drew on their way (between two places).
     pub gliding: usize,
     /// Glides begun (of them, to another CPU: a migration or a wake-up elsewhere),
@@ -220,6 +223,7 @@ impl Painter {
             glides: Vec::new(),
             last_arrows: 0,
             last_markers: 0,
+            last_crowded: 0,
             gliding: 0,
             glides_begun: 0,
             cpu_glides: 0,
@@ -426,7 +430,7 @@ impl Painter {
         self.queued.iter_mut().for_each(|q| *q = 0);
         self.gliding = 0;
         let glide = p.glide;
-        let mut markers = 0;
+        let (mut markers, mut crowded) = (0, 0);
         for (t, &c) in player.task_cpu.iter().enumerate() {
             if c == NO_CPU {
                 continue;
@@ -443,6 +447,7 @@ impl Painter {
             } else {
                 let q = &mut self.queued[c as usize];
                 if *q >= QUEUED_DOTS {
+                    crowded += 1;
                     continue;
                 }
                 let r = (b[3] * 0.12).max(1.2);
@@ -458,6 +463,7 @@ impl Painter {
             ctx.fill();
         }
         self.last_markers = markers;
+        self.last_crowded = crowded;
         // Arrows, oldest first so the newest are on top.
         let mut arrows = 0;
         ctx.set_line_width(1.6);

@@ -51,6 +51,12 @@ pub struct Feed {
     pub threads: u32,
     /// Where the run ended (simulated ns, warm-up included), once it has; 0 before.
     pub run_end_ns: u64,
+    /// When the benchmark started its clients (dbench's release after its start
+    /// barrier), once the run has reached it; `None` before, or for a benchmark whose
+    /// tasks start with the run.
+    pub start_ns: Option<u64>,
+    /// The run has such a start and has not reached it yet.
+    pub start_pending: bool,
     /// Every record received, in order (a prefix of the run's recording).
     pub records: Vec<Record>,
     /// Of `records`, the wake-ups.
@@ -116,6 +122,17 @@ impl Feed {
 }
 
 impl Feed {
+    /// Until when the live view plays this side's start-up quickly: the benchmark's
+    /// start once known, the newest record while the run still waits for it, `None`
+    /// for a run without such a start.
+    pub fn start_up_until(&self) -> Option<u64> {
+        match (self.start_ns, self.start_pending) {
+            (Some(t), _) => Some(t),
+            (None, true) => Some(self.records.last().map_or(0, |r| r.at_ns)),
+            (None, false) => None,
+        }
+    }
+
     /// The records of the window `[a, b)` (simulated ns), if the feed holds all of
     /// them, and where the window's open slices end: `b`, or the run's end if it
     /// ended first. The records are the run's in time order from its start, so the
@@ -215,7 +232,19 @@ mod tests {
             f.push(c, false);
         }
         let last = f.records.last().unwrap().at_ns;
-        let (a, b) = (1_000_000, 2_500_000);
+        // 1 to 2.5 ms after the clients' start (dbench's release).
+        let at = crate::worker::tests::clients_start_ns(
+            &schedlab_core::experiment::RunSpec::on_preset(
+                "flat-16",
+                "all",
+                "6.6".parse().unwrap(),
+                w.clone(),
+                3,
+                1,
+            )
+            .unwrap(),
+        );
+        let (a, b) = (at + 1_000_000, at + 2_500_000);
         assert!(last >= b, "the run makes records past the window");
         let (got, end) = f.window(a, b).expect("the feed holds the window");
         assert_eq!(end, b);
@@ -250,6 +279,28 @@ mod tests {
         assert!(f.window(last - 1000, last + 5000).is_none());
         assert!(f.window(a, b).is_some(), "a window inside stays held");
         assert!(f.window(b, a).is_none(), "an empty window is not");
+    }
+
+    /// The live view plays quickly up to the benchmark's start: the newest record
+    /// while the run still waits for it, then the start itself; nothing for a run
+    /// without such a start.
+    #[test]
+    fn the_start_up_lasts_until_the_clients_start() {
+        let (cs, r) = chunks("flat-16", Workload::Tbench { clients: 2 }, 2);
+        let mut f = Feed::new("6.6".into(), 1);
+        assert_eq!(f.start_up_until(), None);
+        f.start_pending = true;
+        assert_eq!(f.start_up_until(), Some(0));
+        f.push(&cs[0], false);
+        let newest = f.records.last().unwrap().at_ns;
+        assert_eq!(f.start_up_until(), Some(newest));
+        let at = r
+            .start_ns
+            .expect("tbench starts its clients after its barrier");
+        (f.start_ns, f.start_pending) = (Some(at), false);
+        assert_eq!(f.start_up_until(), Some(at));
+        let (_, r) = chunks("flat-16", Workload::NetperfTcpRr { instances: 2 }, 2);
+        assert_eq!(r.start_ns, None, "netperf starts with the run");
     }
 
     #[test]

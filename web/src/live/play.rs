@@ -197,6 +197,11 @@ impl Player {
         }
     }
 
+    /// The time of the next record not yet played.
+    pub fn next_record_at(&self, feed: &Feed) -> Option<u64> {
+        feed.records.get(self.cursor).map(|r| r.at_ns)
+    }
+
     /// The time of the next wake-up not yet played.
     pub fn next_wake_at(&self, feed: &Feed) -> Option<u64> {
         feed.records[self.cursor.min(feed.records.len())..]
@@ -253,6 +258,31 @@ impl Player {
     /// Tasks with a known CPU: the markers drawn.
     pub fn markers(&self) -> usize {
         self.task_cpu.iter().filter(|&&c| c != NO_CPU).count()
+    }
+}
+
+/// The playback clock's next time: `t` plus `step` (0: `end`, "as fast as it goes"),
+/// never past `end` (the newest record). Before the benchmark starts its clients
+/// (`start_up`: until when, `Feed::start_up_until`) an idle stretch is skipped: when
+/// no side's next record (`next`) comes within the step, the clock jumps to it, and it
+/// stops at the start, where the chosen speed goes on. So dbench's forks and connects
+/// play at the chosen speed and its 100 ms of clients waiting at the barrier pass in a
+/// frame per noise event.
+pub fn clock_after(t: u64, step: u64, end: u64, start_up: Option<u64>, next: Option<u64>) -> u64 {
+    if step == 0 {
+        return end;
+    }
+    let cap = end.max(t);
+    let to = t.saturating_add(step);
+    match start_up.filter(|&s| t < s) {
+        Some(s) => {
+            let to = match next {
+                Some(n) if n > to => n,
+                _ => to,
+            };
+            to.min(s).min(cap)
+        }
+        None => to.min(cap),
     }
 }
 
@@ -400,5 +430,44 @@ mod tests {
         assert_eq!(newest, [p.wakes, p.wakes - 1, p.wakes - 2]);
         // They fade: ARROW_FRAMES later none is left.
         assert_eq!(p.live_arrows(1 + ARROW_FRAMES).count(), 0);
+    }
+
+    /// Before the clients' start the clock skips an idle stretch to the next record
+    /// (and no further than the start); past the start, or with a record within the
+    /// step, it moves by the step; never past the newest record; 0 is "to the end".
+    #[test]
+    fn the_clock_skips_idle_stretches_only_before_the_start() {
+        let (end, start) = (200_000_000, 100_000_000);
+        // A gap before the start: jump to the next record.
+        assert_eq!(
+            clock_after(1_000, 5_000, end, Some(start), Some(3_000_000)),
+            3_000_000
+        );
+        // A record within the step: the step.
+        assert_eq!(
+            clock_after(1_000, 5_000, end, Some(start), Some(4_000)),
+            6_000
+        );
+        // The next record after the start: stop at the start.
+        assert_eq!(
+            clock_after(99_000_000, 5_000, end, Some(start), Some(150_000_000)),
+            start
+        );
+        // Past the start, a gap is played at the chosen speed.
+        assert_eq!(
+            clock_after(start, 5_000, end, Some(start), Some(150_000_000)),
+            start + 5_000
+        );
+        // No start: the step, never past the newest record.
+        assert_eq!(clock_after(1_000, 5_000, end, None, Some(3_000_000)), 6_000);
+        assert_eq!(clock_after(end - 1, 5_000, end, None, None), end);
+        assert_eq!(
+            clock_after(1_000, 5_000, 3_000, Some(start), Some(9_000_000)),
+            3_000
+        );
+        assert_eq!(
+            clock_after(1_000, 0, end, Some(start), Some(3_000_000)),
+            end
+        );
     }
 }

@@ -93,7 +93,9 @@ pub struct Recorded {
     pub window_ns: Option<(u64, u64)>,
     /// Where the run stopped (simulated ns): open slices end here.
     pub end_ns: u64,
-    pub warmup_ns: u64,
+    /// Where its warm-up ends (`None`: the benchmark had not started its clients
+    /// where the run stopped, `LiveRun::warmup_ns`).
+    pub warmup_ns: Option<u64>,
     pub events: u64,
     pub busy_ms: f64,
     pub trace: Option<String>,
@@ -120,7 +122,14 @@ pub struct Progress {
     pub series: Vec<f64>,
     pub interval_ns: u64,
     pub now_ns: u64,
-    pub warmup_ns: u64,
+    /// Where the warm-up ends, simulated ns; `None` while the benchmark has not
+    /// started its clients yet (dbench's barrier: the warm-up starts at the release).
+    pub warmup_ns: Option<u64>,
+    /// When the benchmark started its clients (dbench's release), once it has;
+    /// `None` before that and for a benchmark without such a start.
+    pub start_ns: Option<u64>,
+    /// The benchmark has such a start and has not reached it yet.
+    pub start_pending: bool,
     pub warming: bool,
     pub live_tasks: u32,
     pub events: u64,

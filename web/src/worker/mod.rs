@@ -55,7 +55,7 @@ mod record_job;
 mod run;
 mod stream;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod wire;
 
 pub use actor::{register, SimWorker};

@@ -135,7 +135,7 @@ pub fn record_failed(id: u64, error: String) -> Recorded {
         workload_tasks: 0,
         window_ns: None,
         end_ns: 0,
-        warmup_ns: 0,
+        warmup_ns: None,
         events: 0,
         busy_ms: 0.0,
         trace: None,

@@ -53,6 +53,22 @@ fn a_worker_run_reports_the_native_digest() {
     assert_eq!(back.series.len(), 2, "two 10 ms samples");
 }
 
+/// Where `spec`'s benchmark starts its clients (dbench's release after its start
+/// barrier, about 100 ms in), ns: the tests' windows on tbench lie after it, where
+/// the clients run.
+pub(crate) fn clients_start_ns(spec: &RunSpec) -> u64 {
+    let mut run = LiveRun::new(spec).unwrap();
+    while run.start_ns().is_none() {
+        assert!(
+            !run.advance(1_000_000).unwrap(),
+            "the run ended before its start"
+        );
+    }
+    let t = run.start_ns().unwrap();
+    assert!(t > 50_000_000, "dbench polls its barrier every 100 ms: {t}");
+    t
+}
+
 fn tbench_setup(ms: u64, seed: u64) -> SimSetupV1 {
     SimSetupV1 {
         workload: Workload::Tbench { clients: 8 },
@@ -155,13 +171,6 @@ fn a_captured_wake_up_decides_as_the_record_says() {
 fn the_trace_download_is_the_clis_bytes() {
     let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
     let sim = tbench_setup(6, 2);
-    let job = RecordJob {
-        cap: 500_000,
-        window_ns: Some((1_000_000, 4_000_000)),
-        capture_wake: None,
-        trace: true,
-    };
-    let page = record_now(&machine, "6.6+cluster", &sim, &job);
     let spec = RunSpec::on_preset(
         "kunpeng920-6426",
         "node0",
@@ -171,11 +180,21 @@ fn the_trace_download_is_the_clis_bytes() {
         2,
     )
     .unwrap();
+    // 1 to 4 ms after the clients' start.
+    let at = clients_start_ns(&spec);
+    let window = (at + 1_000_000, at + 4_000_000);
+    let job = RecordJob {
+        cap: 500_000,
+        window_ns: Some(window),
+        capture_wake: None,
+        trace: true,
+    };
+    let page = record_now(&machine, "6.6+cluster", &sim, &job);
     let mut live = LiveRun::with_recorder(
         &spec,
         RecordConfig {
             cap: 500_000,
-            window: Some((SimTime::from_ms(1), SimTime::from_ms(4))),
+            window: Some((SimTime(window.0), SimTime(window.1))),
             capture_wake: Vec::new(),
         },
     )
@@ -194,7 +213,7 @@ fn the_trace_download_is_the_clis_bytes() {
             ..job
         },
     );
-    assert!(early.end_ns < page.end_ns && early.end_ns >= 4_000_000);
+    assert!(early.end_ns < page.end_ns && early.end_ns >= window.1);
     assert!(early.trace.is_none() && !early.records.0.is_empty());
 }
 
@@ -284,8 +303,12 @@ fn the_page_gets_every_record_up_to_the_run_cap() {
         cap,
         ..live_record_config()
     };
-    // One post part-way: the rest of what was made is pending.
+    // One post part-way (5 ms after the clients' start): the rest of what was made
+    // is pending.
     let mut run = start_with(&machine, "6.6", &sim, Some(rc.clone())).unwrap();
+    while run.start_ns().is_none() {
+        run.advance(1_000_000).unwrap();
+    }
     run.advance(5_000_000).unwrap();
     let p = next_progress(1, &run, &mut 0, 0.0, None);
     let c = p.record.unwrap();
@@ -386,4 +409,38 @@ fn a_run_that_cannot_start_says_why() {
     };
     let text = serde_json::to_string(&msg).unwrap();
     assert_eq!(serde_json::from_str::<Msg>(&text).unwrap(), msg);
+}
+
+/// dbench's start, as the page sees it: before the release the run says its start is
+/// pending and gives no warm-up end (the page then offers no default timeline window
+/// and the live view plays the start-up quickly); after it, the release and the
+/// warm-up's end counted from there (a fifth of the 20 ms), as the native report says.
+#[test]
+fn the_page_learns_the_clients_start_and_the_warm_up_from_it() {
+    let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+    let sim = tbench_setup(20, 1);
+    let mut run = start(&machine, "6.6", &sim).expect("starts");
+    run.advance(10_000_000).unwrap();
+    let early = progress(1, &run, 0.0, None);
+    assert!(early.start_pending && early.start_ns.is_none() && early.warmup_ns.is_none());
+    assert!(early.warming);
+    while !run.advance(SLICE_NS).unwrap() {}
+    let end = progress(1, &run, 0.0, None);
+    let at = end.start_ns.expect("the clients started");
+    assert!(
+        !end.start_pending && at > 100_000_000,
+        "one 100 ms poll: {at}"
+    );
+    assert_eq!(end.warmup_ns, Some(at + 4_000_000));
+    assert_eq!(end.report.as_ref().unwrap().start_ns, Some(at));
+    assert_eq!(end.now_ns, at + 24_000_000);
+    // A benchmark without such a start: known from time 0.
+    let netperf = SimSetupV1 {
+        workload: Workload::NetperfTcpRr { instances: 2 },
+        ..tbench_setup(20, 1)
+    };
+    let run = start(&machine, "6.6", &netperf).expect("starts");
+    let p = progress(1, &run, 0.0, None);
+    assert!(!p.start_pending && p.start_ns.is_none());
+    assert_eq!(p.warmup_ns, Some(4_000_000));
 }
