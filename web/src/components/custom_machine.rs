@@ -9,6 +9,7 @@ use schedlab_core::topology::Arch;
 use yew::prelude::*;
 
 use crate::dom::{copy_text, select_value, textarea_value, Copied};
+use crate::format::pretty_json;
 use crate::machine_import;
 use crate::state::{Action, AppContext};
 
@@ -72,7 +73,7 @@ pub fn custom_machine() -> Html {
 
     let json = state
         .custom()
-        .map(|spec| serde_json::to_string_pretty(spec).unwrap_or_default());
+        .map(|spec| pretty_json(&serde_json::to_string(spec).unwrap_or_default()));
     let oncopy = {
         let json = json.clone().unwrap_or_default();
         let copied = copied.clone();
