@@ -22,7 +22,8 @@ init()
 // The custom-machine form's reader (web/src/machine_import.rs): its own module, fetched
 // and started the first time a pasted machine is loaded, then kept. A failed fetch is
 // not kept: the next Load asks again, under a new URL (a browser may remember a failed
-// module import by its URL). Resolves to the module's JSON answer.
+// module import by its URL). Resolves to the spec as JSON; rejects with core's reason (a
+// string) or the fetch's Error.
 let importer;
 let importTries = 0;
 globalThis.schedlabImportMachine = (text, arch) => {

@@ -10,7 +10,7 @@
 //!                                      import("../pkg-HASH/schedlab-import.js")  (once)
 //!        import module (src/bin/schedlab-import.rs): import_machine = reply(text, arch)
 //!                                      read(): core's load_machine + machine_to_spec
-//!  page: ◀─ JSON of Result<MachineSpec, String> ─▶ Action::CustomLoaded
+//!  page: ◀─ the spec's JSON, or core's reason thrown as a string ─▶ Action::CustomRead
 //! ```
 //!
 //! A link never needs the module: it carries the machine as its spec, which the page
@@ -32,22 +32,24 @@ pub fn read(text: &str, arch: Option<Arch>) -> Result<MachineSpec, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The import module's answer to one Load: [`read`]'s result as JSON (`{"Ok": spec}`
-/// or `{"Err": "why"}`). `arch` is the form's choice, `""` for "from the text".
-pub fn reply(text: &str, arch: &str) -> String {
+/// The import module's answer to one Load: the spec as JSON, or why not (which the
+/// module throws as a string). `arch` is the form's choice, `""` for "from the text".
+pub fn reply(text: &str, arch: &str) -> Result<String, String> {
     let arch = match arch {
         "arm64" => Some(Arch::Arm64),
         "x86" => Some(Arch::X86),
         _ => None,
     };
-    serde_json::to_string(&read(text, arch))
-        .unwrap_or_else(|e| format!(r#"{{"Err":"the machine's spec could not be written: {e}"}}"#))
+    let spec = read(text, arch)?;
+    serde_json::to_string(&spec)
+        .map_err(|e| format!("the machine's spec could not be written: {e}"))
 }
 
-/// The page's side of [`reply`]: reads its JSON back.
+/// The page's side of [`reply`]'s JSON: the page reads a spec as it reads a link's
+/// (the same deserialisers).
 pub fn from_reply(json: &str) -> Result<MachineSpec, String> {
-    serde_json::from_str::<Result<MachineSpec, String>>(json)
-        .map_err(|e| format!("the machine reader's answer could not be read: {e}"))?
+    serde_json::from_str(json)
+        .map_err(|e| format!("the machine reader's answer could not be read: {e}"))
 }
 
 /// What the form says when the reader's module could not be fetched or started.
@@ -78,7 +80,12 @@ pub async fn load(text: String, arch: Option<Arch>) -> Result<MachineSpec, Strin
     };
     match answer {
         Ok(json) => from_reply(&json.as_string().unwrap_or_default()),
-        Err(e) => Err(load_failed(&js_error_text(&e))),
+        // The module threw core's reason (a string); anything else is the fetch or
+        // the start of the module failing (an Error).
+        Err(e) => match e.as_string() {
+            Some(why) => Err(why),
+            None => Err(load_failed(&js_error_text(&e))),
+        },
     }
 }
 
@@ -108,9 +115,12 @@ mod tests {
     #[test]
     fn the_reply_carries_the_very_spec_read_builds() {
         let want = read(LSCPU, Some(Arch::Arm64)).unwrap();
-        assert_eq!(from_reply(&reply(LSCPU, "arm64")), Ok(want.clone()));
+        assert_eq!(
+            from_reply(&reply(LSCPU, "arm64").unwrap()),
+            Ok(want.clone())
+        );
         // The arch choice crosses: the same paste read as x86 is another spec.
-        let x86 = from_reply(&reply(LSCPU, "x86")).unwrap();
+        let x86 = from_reply(&reply(LSCPU, "x86").unwrap()).unwrap();
         assert_ne!(x86, want);
         assert_eq!(x86, read(LSCPU, Some(Arch::X86)).unwrap());
     }
@@ -118,12 +128,12 @@ mod tests {
     #[test]
     fn a_bad_paste_crosses_as_cores_error() {
         let want = read("this is not lscpu", None).unwrap_err();
-        assert_eq!(from_reply(&reply("this is not lscpu", "")), Err(want));
+        assert_eq!(reply("this is not lscpu", ""), Err(want));
     }
 
     #[test]
     fn a_garbled_answer_is_an_error_not_a_panic() {
-        assert!(from_reply("{\"Ok\":")
+        assert!(from_reply("{\"name\":")
             .unwrap_err()
             .contains("could not be read"));
         assert!(from_reply("").is_err());

@@ -5,9 +5,9 @@
 
 use wasm_bindgen::prelude::*;
 
-/// One Load: `machine_import::reply`'s JSON of the spec, or of why not.
+/// One Load: `machine_import::reply`'s JSON of the spec, or core's reason, thrown.
 #[wasm_bindgen]
-pub fn import_machine(text: &str, arch: &str) -> String {
+pub fn import_machine(text: &str, arch: &str) -> Result<String, String> {
     schedlab_web::machine_import::reply(text, arch)
 }
 
