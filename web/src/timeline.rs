@@ -1,7 +1,7 @@
 //! The timeline's model: a recorded window of core's event record (`sim::record`) as
 //! tracks, slices and wake-up arrows, laid out in rows grouped as the machine is, and
 //! the time axis' arithmetic. Pure functions: the host tests feed them a natively
-//! made `Recording`; `components/timeline.rs` draws them on a canvas.
+//! made `Recording`; `components/timeline/` draws them on a canvas.
 //!
 //! ```text
 //!  records (one side's window) ──build()──▶ Track per CPU: Slice { start, end, Task | Idle(C) | Forced }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  sim_setup.rs    ExampleMenu, SimSetupForm   (inputs ─▶ Actions on the scenario)
-//!  use_run.rs      use_run(state) ─▶ RunView   (the workers and the run's points)
+//!  use_run/        use_run(state) ─▶ RunView   (the workers and the run's points)
 //!  chart.rs        Chart                       (plotters, SVG)
 //!  sim_results.rs  change, results, sweep_table
 //!  live_view.rs    LiveView                    (the run's event record, played on a canvas)

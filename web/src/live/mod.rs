@@ -3,7 +3,7 @@
 //! ```text
 //!  worker/       Progress.record: RecordChunk (core's record bytes, ≤ 16 Ki records)
 //!      │
-//!  use_run.rs    RunView::take ─▶ Feed::push (one Feed per side: seed 0, first scale)
+//!  use_run/      RunView::take ─▶ Feed::push (one Feed per side: seed 0, first scale)
 //!      │            core's Recording::records_from_bytes; the records are appended
 //!      ▼
 //!  live/play.rs  Player: plays a Feed's records up to a simulated time, or to the

@@ -1,4 +1,8 @@
+use schedlab_core::stats::Estimate;
+
+use super::results::Row;
 use super::*;
+use crate::worker::Report;
 
 fn progress(id: u64, value: f64, digest: String) -> Progress {
     Progress {

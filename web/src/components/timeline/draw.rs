@@ -1,0 +1,202 @@
+//! Painting the timeline on its canvas: the axis and grid, each side's header, the
+//! gutter's labels, the tracks' slices (runs coloured by task, idle by C-state, forced
+//! idle red; a collapsed group's CPUs overlaid), then the wake-up arrows over them
+//! (coloured by distance; the hovered or selected one thicker), in the page's theme
+//! colours.
+
+use schedlab_core::cost::Distance;
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+use super::hit::Hit;
+use super::layout::{cpu_y, Line, AXIS_H, GUTTER};
+use super::{Props, Ui};
+use crate::state::sim_wake::side_name;
+use crate::timeline::{fmt_time, task_colour, tick_step, Row, Span};
+
+/// Colours by distance, as the live drawing uses them.
+pub fn distance_colour(d: Distance) -> &'static str {
+    match d {
+        Distance::SameCpu => "#2e7d32",
+        Distance::SameCore => "#43a047",
+        Distance::SameCluster => "#1e88e5",
+        Distance::SameLlc => "#8e24aa",
+        Distance::OtherLlc => "#f4511e",
+        Distance::OtherNode => "#c62828",
+    }
+}
+
+fn idle_fill(cstate: u8) -> String {
+    let a = 0.22 + 0.12 * f64::from(cstate.min(5));
+    format!("rgba(110, 120, 140, {a:.2})")
+}
+
+pub(super) fn draw(
+    canvas: &HtmlCanvasElement,
+    p: &Props,
+    ui: &Ui,
+    lines: &[(Line, f64, f64)],
+) -> Option<()> {
+    let dpr = web_sys::window()
+        .map_or(1.0, |w| w.device_pixel_ratio())
+        .max(1.0);
+    let w = ui.width;
+    let h = lines.last().map_or(AXIS_H, |(_, y, h)| y + h) + 4.0;
+    canvas.set_width((w * dpr) as u32);
+    canvas.set_height((h * dpr) as u32);
+    let _ = canvas.style().set_property("height", &format!("{h}px"));
+    let cx: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+    let _ = cx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    // The page's theme colours (light or dark), from its CSS variables.
+    let css = web_sys::window().and_then(|w| w.get_computed_style(canvas).ok().flatten());
+    let var = |name: &str, or: &str| {
+        css.as_ref()
+            .and_then(|c| c.get_property_value(name).ok())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| or.to_string())
+    };
+    let (fg, bg, grid, head) = (
+        var("--fg", "#1d232b"),
+        var("--panel", "#ffffff"),
+        var("--line", "#d5dae1"),
+        var("--accent-bg", "#e3edfb"),
+    );
+    let (fg, bg, grid) = (fg.as_str(), bg.as_str(), grid.as_str());
+    cx.set_fill_style_str(bg);
+    cx.fill_rect(0.0, 0.0, w, h);
+    let plot_w = w - GUTTER;
+    let v = ui.view;
+    // Axis and grid.
+    let step = tick_step(v.span());
+    let mut t = (v.t0 / step).ceil() * step;
+    cx.set_font("11px sans-serif");
+    cx.set_text_baseline("middle");
+    while t <= v.t1 {
+        let x = GUTTER + v.x_of(t, plot_w);
+        cx.set_fill_style_str(grid);
+        cx.fill_rect(x, AXIS_H, 1.0, h - AXIS_H);
+        cx.set_fill_style_str(fg);
+        let _ = cx.fill_text(&fmt_time(t, v.span()), x + 2.0, AXIS_H / 2.0);
+        t += step;
+    }
+    let x_of = |t: u64| GUTTER + v.x_of(t as f64, plot_w);
+    for (l, y, hgt) in lines {
+        match l {
+            Line::Side(i) => {
+                let s = &p.sides[*i];
+                cx.set_fill_style_str(&head);
+                cx.fill_rect(0.0, *y, w, *hgt);
+                cx.set_fill_style_str(fg);
+                cx.set_font("bold 12px sans-serif");
+                let _ = cx.fill_text(
+                    &format!(
+                        "{}: v{} · seed {} · {} wake-ups{}",
+                        side_name(s.side),
+                        s.label,
+                        s.seed,
+                        s.built.arrows.len(),
+                        if s.truncated { " (cut at the cap)" } else { "" }
+                    ),
+                    6.0,
+                    y + hgt / 2.0,
+                );
+                cx.set_font("11px sans-serif");
+            }
+            Line::Row(i, r) => {
+                let s = &p.sides[*i];
+                let (label, depth, members): (String, u8, Vec<u32>) = match r {
+                    Row::Group {
+                        label,
+                        depth,
+                        cpus,
+                        collapsed,
+                        ..
+                    } => (
+                        format!("{} {label}", if *collapsed { "▸" } else { "▾" }),
+                        *depth,
+                        if *collapsed { cpus.clone() } else { Vec::new() },
+                    ),
+                    Row::Cpu { cpu, depth } => (format!("CPU {cpu}"), *depth, vec![*cpu]),
+                };
+                cx.set_fill_style_str(fg);
+                cx.save();
+                cx.begin_path();
+                cx.rect(0.0, *y, GUTTER - 4.0, *hgt);
+                cx.clip();
+                let _ = cx.fill_text(&label, 6.0 + 10.0 * f64::from(depth), y + hgt / 2.0);
+                cx.restore();
+                let alpha = if members.len() > 1 {
+                    (1.5 / members.len() as f64).clamp(0.08, 1.0)
+                } else {
+                    1.0
+                };
+                cx.set_global_alpha(alpha);
+                for c in members {
+                    let Some(track) = s.built.tracks.get(c as usize) else {
+                        continue;
+                    };
+                    let first = track.partition_point(|sl| (sl.end_ns as f64) < v.t0);
+                    let mut last_px = f64::NEG_INFINITY;
+                    for sl in &track[first..] {
+                        if sl.start_ns as f64 > v.t1 {
+                            break;
+                        }
+                        let (x0, x1) = (x_of(sl.start_ns).max(GUTTER), x_of(sl.end_ns).min(w));
+                        if x1 < last_px + 0.5 && (x1 - x0) < 0.5 {
+                            continue;
+                        }
+                        last_px = x1;
+                        let fill = match sl.span {
+                            Span::Task(t) => task_colour(t, s.background(t)),
+                            Span::Idle(c) => idle_fill(c),
+                            Span::Forced => "rgba(211, 47, 47, 0.45)".to_string(),
+                        };
+                        cx.set_fill_style_str(&fill);
+                        cx.fill_rect(x0, y + 1.0, (x1 - x0).max(1.0), hgt - 2.0);
+                    }
+                }
+                cx.set_global_alpha(1.0);
+            }
+        }
+    }
+    // Wake-up arrows over the tracks.
+    for (i, s) in p.sides.iter().enumerate() {
+        let ys = cpu_y(lines, i, p.machine.cpus.len());
+        let first = s
+            .built
+            .arrows
+            .partition_point(|(at, _)| (*at as f64) < v.t0);
+        for (k, (at, wr)) in s.built.arrows.iter().enumerate().skip(first) {
+            if *at as f64 > v.t1 {
+                break;
+            }
+            let (Some(Some(ya)), Some(Some(yb))) = (
+                ys.get(usize::from(wr.waker_cpu)),
+                ys.get(usize::from(wr.cpu)),
+            ) else {
+                continue;
+            };
+            let x = x_of(*at);
+            let sel = ui.selected == Some((i, k))
+                || matches!(&ui.hover, Some((_, _, Hit::Wake(hi, hat, hw))) if *hi == i && *hat == *at && hw.seq == wr.seq);
+            cx.set_stroke_style_str(distance_colour(wr.dist));
+            cx.set_line_width(if sel { 3.0 } else { 1.0 });
+            cx.begin_path();
+            cx.move_to(x, *ya);
+            let dir = if yb >= ya { 1.0 } else { -1.0 };
+            let tip = if (yb - ya).abs() < 1.0 { ya + 5.0 } else { *yb };
+            cx.line_to(x + 3.0, tip);
+            cx.stroke();
+            // Head.
+            cx.begin_path();
+            cx.move_to(x + 3.0, tip);
+            cx.line_to(x + 0.5, tip - 4.0 * dir);
+            cx.line_to(x + 5.5, tip - 4.0 * dir);
+            cx.close_path();
+            cx.set_fill_style_str(distance_colour(wr.dist));
+            cx.fill();
+        }
+    }
+    Some(())
+}

@@ -1,0 +1,119 @@
+//! What is under the pointer: a wake-up arrow (within 4 px), a CPU's slice, or a
+//! group's name in the gutter; and the tip that says it in words (also the keyboard
+//! selection's text).
+
+use schedlab_core::sim::record::{WakeRecord, NO_TASK};
+
+use super::layout::{cpu_y, Line, GUTTER};
+use super::{Props, Ui};
+use crate::state::sim_wake::side_name;
+use crate::timeline::{fmt_time, slice_at, GroupKey, Row, Slice, Span};
+
+/// What is under the pointer.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Hit {
+    Wake(usize, u64, WakeRecord),
+    Slice(usize, u32, Slice),
+    Group(GroupKey),
+}
+
+pub(super) fn hit_test(
+    p: &Props,
+    ui: &Ui,
+    lines: &[(Line, f64, f64)],
+    x: f64,
+    y: f64,
+) -> Option<Hit> {
+    let plot_w = ui.width - GUTTER;
+    let (l, ly, _) = lines.iter().find(|(_, ly, h)| y >= *ly && y < ly + h)?;
+    if x < GUTTER {
+        return match l {
+            Line::Row(_, Row::Group { key, .. }) => Some(Hit::Group(*key)),
+            _ => None,
+        };
+    }
+    let i = match l {
+        Line::Side(i) | Line::Row(i, _) => *i,
+    };
+    let s = p.sides.get(i)?;
+    let t = ui.view.time_at(x - GUTTER, plot_w);
+    // A wake-up arrow within 4 px whose span covers y.
+    let ys = cpu_y(lines, i, p.machine.cpus.len());
+    let tol = 4.0 / plot_w * ui.view.span();
+    let lo = s
+        .built
+        .arrows
+        .partition_point(|(at, _)| (*at as f64) < t - tol);
+    let mut best: Option<(f64, usize)> = None;
+    for (k, (at, w)) in s.built.arrows.iter().enumerate().skip(lo) {
+        if *at as f64 > t + tol {
+            break;
+        }
+        let (Some(Some(a)), Some(Some(b))) =
+            (ys.get(usize::from(w.waker_cpu)), ys.get(usize::from(w.cpu)))
+        else {
+            continue;
+        };
+        let (top, bot) = (a.min(*b) - 4.0, a.max(*b) + 4.0);
+        let dx = (ui.view.x_of(*at as f64, plot_w) + GUTTER - x).abs();
+        if y >= top && y <= bot && best.is_none_or(|(d, _)| dx < d) {
+            best = Some((dx, k));
+        }
+    }
+    if let Some((_, k)) = best {
+        let (at, w) = s.built.arrows[k];
+        return Some(Hit::Wake(i, at, w));
+    }
+    if let Line::Row(_, Row::Cpu { cpu, .. }) = l {
+        let _ = ly;
+        let track = s.built.tracks.get(*cpu as usize)?;
+        return slice_at(track, t).map(|sl| Hit::Slice(i, *cpu, *sl));
+    }
+    None
+}
+
+pub(super) fn hit_text(p: &Props, h: &Hit) -> String {
+    match h {
+        Hit::Wake(i, at, w) => {
+            let s = &p.sides[*i];
+            let waker = if w.waker == NO_TASK {
+                "an interrupt".to_string()
+            } else {
+                format!("task {}", w.waker)
+            };
+            format!(
+                "wake-up #{} ({} v{}) at {}: task {} woken by {waker} on CPU {}, prev CPU {} → CPU {} ({}, {}, {}, {} CPUs probed). Click to explain it.",
+                w.seq,
+                side_name(s.side),
+                s.label,
+                fmt_time(*at as f64, 1.0),
+                w.wakee,
+                w.waker_cpu,
+                w.prev_cpu,
+                w.cpu,
+                w.path.as_str(),
+                w.dist.name(),
+                w.queue.as_str(),
+                w.probed
+            )
+        }
+        Hit::Slice(i, cpu, sl) => {
+            let s = &p.sides[*i];
+            let what = match sl.span {
+                Span::Task(t) if s.background(t) => format!("background task {t}"),
+                Span::Task(t) => format!("task {t}"),
+                Span::Idle(c) => format!("idle in C{c}"),
+                Span::Forced => "forced idle (core scheduling)".to_string(),
+            };
+            let dur = sl.end_ns.saturating_sub(sl.start_ns);
+            format!(
+                "{} CPU {cpu}: {what}, {} – {} ({:.1} µs)",
+                side_name(s.side),
+                fmt_time(sl.start_ns as f64, 1.0),
+                fmt_time(sl.end_ns as f64, 1.0),
+                dur as f64 / 1e3
+            )
+        }
+        Hit::Group(_) => "click to collapse or expand this group".to_string(),
+    }
+}
