@@ -18,3 +18,25 @@ init()
     if (loading) loading.replaceWith(p);
     else document.body.append(p);
   });
+
+// The custom-machine form's reader (web/src/machine_import.rs): its own module, fetched
+// and started the first time a pasted machine is loaded, then kept. A failed fetch is
+// not kept: the next Load asks again, under a new URL (a browser may remember a failed
+// module import by its URL). Resolves to the spec as JSON; rejects with core's reason (a
+// string) or the fetch's Error.
+let importer;
+let importTries = 0;
+globalThis.schedlabImportMachine = (text, arch) => {
+  if (!importer) {
+    importTries += 1;
+    const retry = importTries > 1 ? `?retry=${importTries}` : "";
+    importer = import("../pkg/schedlab-import.js" + retry).then(async (m) => {
+      await m.default();
+      return m;
+    });
+    importer.catch(() => {
+      importer = undefined;
+    });
+  }
+  return importer.then((m) => m.import_machine(text, arch));
+};

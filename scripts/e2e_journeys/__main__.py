@@ -44,7 +44,7 @@ from links import (  # noqa: E402
     wakeup_shared_link,
 )
 from live import live, live_glide, live_layout  # noqa: E402
-from sharing import designer, domain_diff, embed, export, presentation, share  # noqa: E402
+from sharing import custom_import, designer, domain_diff, embed, export, presentation, share  # noqa: E402
 from simulate import (  # noqa: E402
     chart_band,
     link_budget,
@@ -90,6 +90,7 @@ JOURNEYS = [
     dark_mode,
     mobile_layout,
     designer,
+    custom_import,
     lessons,
     glossary,
     examples,

@@ -220,7 +220,7 @@ def serving(page, cfg):
     # Issue 18: the page's module, which every visitor loads, is at most 500 KB
     # brotli; the workers' module is fetched only when a simulation runs.
     sizes = {}
-    for m in ("schedlab-web", "schedlab-worker"):
+    for m in ("schedlab-web", "schedlab-import", "schedlab-worker"):
         f = glob.glob(f"dist/pkg-*/{m}_bg.wasm")
         sizes[m] = f and [os.path.getsize(f[0] + ext) for ext in ("", ".br", ".gz")]
         note(f"{m}: {sizes[m]} bytes (raw, brotli, gzip)")
@@ -230,6 +230,13 @@ def serving(page, cfg):
         budget = int(next(line for line in f if not line.startswith("#")))
     check(sizes["schedlab-web"] and sizes["schedlab-web"][1] <= budget,
           f"the page's module is within web/page-wasm-budget, {budget} bytes brotli (got {sizes['schedlab-web']})")
+    check(sizes["schedlab-import"] and os.path.dirname(glob.glob("dist/pkg-*/schedlab-import_bg.wasm")[0])
+          == os.path.dirname(raw[0]) and all(os.path.exists(glob.glob("dist/pkg-*/schedlab-import.js")[0] + e)
+                                             for e in (".br", ".gz")),
+          f"the machine reader's module is beside the page's, precompressed ({sizes})")
+    boot_js = open("dist/static/boot.js").read()
+    check(re.search(r'"\.\./pkg-[0-9a-f]+/schedlab-import\.js"', boot_js) is not None,
+          "static/boot.js imports the machine reader from the content-named directory")
     worker_js = open("dist/static/worker.js").read()
     check(re.search(r'"\.\./pkg-[0-9a-f]+/schedlab-worker\.js"', worker_js) is not None,
           "static/worker.js loads the workers' module, not the page's")

@@ -390,6 +390,57 @@ def designer(page, cfg):
     note(f"1024 CPUs: domains shown {time.time() - t0:.2f} s after the edit")
 
 
+def custom_import(page, cfg):
+    """The custom-machine form's reader is a module of its own (web/src/machine_import.rs),
+    fetched the first time Load is pressed: a first visit and the open form do not fetch
+    it; a failed fetch says so and keeps the machine, and the next Load fetches it; a bad
+    paste shows core's error; a good one loads the machine."""
+    def fetched():
+        return page.js("return performance.getEntriesByType('resource')"
+                       ".filter(e => e.name.includes('schedlab-import')).length")
+
+    def paste(text):
+        page.js("const t = document.querySelector('#custom-text'); t.value = arguments[0];"
+                "t.dispatchEvent(new Event('input', {bubbles: true}));", text)
+
+    page.open()
+    page.wait_for("button.cpu")
+    before = page.count("button.cpu")
+    check(fetched() == 0, "a first visit does not fetch the machine reader's module")
+    page.select("#preset", "custom")
+    page.wait_for("#custom-text")
+    check(fetched() == 0, "opening the custom-machine form does not fetch it either")
+    with open("core/tests/fixtures/kvm_2vcpu_lscpu_p.txt", encoding="utf-8") as f:
+        kvm = f.read()
+    paste(kvm)
+    drv = page.driver
+    drv.execute_cdp_cmd("Network.enable", {})
+    drv.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*schedlab-import*"]})
+    try:
+        page.click("#custom-load")
+        err = page.wait_for(".custom-error", pred=lambda t: "could not be loaded" in t[0])
+        check(err and "keeps its current machine" in err[0] and page.count("button.cpu") == before,
+              f"a failed fetch of the reader says so and keeps the machine (got {err}, "
+              f"{page.count('button.cpu')} of {before} CPUs)")
+        check(page.js("return document.querySelector('#custom-text').value") == kvm,
+              "the pasted text stays in the form after the failed fetch")
+    finally:
+        drv.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    paste("this is not lscpu")
+    page.click("#custom-load")
+    err = page.wait_for(".custom-error", pred=lambda t: "could not be loaded" not in t[0])
+    check(err and "could not be loaded" not in err[0] and page.count("button.cpu") == before,
+          f"with the reader fetched, a bad paste shows core's error and keeps the machine (got {err})")
+    paste(kvm)
+    page.click("#custom-load")
+    got = page.wait_count("button.cpu", 2)
+    check(got == 2 and page.count(".custom-error") == 0,
+          f"a 2-vCPU KVM guest's `lscpu -p` loads its 2 CPUs (got {got})")
+    check(page.js("return document.querySelector('#custom-load').textContent") == "Load",
+          "the Load button is back from Reading…")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-custom-import.png"))
+
+
 def export(page, cfg):
     """Export: the Simulate tab's CSV files are the CLI's bytes for the same runs (and
     its JSON the CLI's but for the wall time), the chart and the machine drawing save as

@@ -19,6 +19,16 @@ pub fn input_value(e: &Event) -> Option<String> {
     e.target_dyn_into::<HtmlInputElement>().map(|i| i.value())
 }
 
+/// The number an `<input type="number">` an event came from holds, as the browser
+/// read it (`valueAsNumber`; `None` when empty or not a number). The page parses no
+/// decimal text itself: that would link core's `f64::from_str` and its tables, about
+/// 10 KB brotli (docs/web.md, "Three modules").
+pub fn input_number(e: &Event) -> Option<f64> {
+    e.target_dyn_into::<HtmlInputElement>()
+        .map(|i| i.value_as_number())
+        .filter(|v| !v.is_nan())
+}
+
 /// Whether the checkbox an event came from is ticked.
 pub fn checked(e: &Event) -> bool {
     e.target_dyn_into::<HtmlInputElement>()

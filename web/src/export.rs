@@ -190,14 +190,16 @@ pub fn standalone_svg(svg: &Element) -> Option<String> {
 }
 
 /// The width and height an SVG file's text declares (`width="…" height="…"` on its
-/// root), for the PNG's canvas.
+/// root), for the PNG's canvas. The page's own figures write plain decimals, read here
+/// by serde_json's number parser, which the page holds anyway (`str::parse::<f64>`
+/// would link core's second one).
 pub fn svg_size(svg: &str) -> Option<(f64, f64)> {
     let root = &svg[svg.find("<svg")?..];
     let root = &root[..root.find('>')?];
     let attr = |name: &str| -> Option<f64> {
         let at = root.find(&format!(" {name}=\""))? + name.len() + 3;
         let rest = &root[at..];
-        rest[..rest.find('"')?].parse().ok()
+        serde_json::from_str(&rest[..rest.find('"')?]).ok()
     };
     Some((attr("width")?, attr("height")?))
 }
@@ -296,6 +298,9 @@ mod tests {
     fn an_svg_files_size_is_read_from_its_root() {
         let svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"x\" viewBox=\"0 0 640 360\" width=\"640\" height=\"360\"><rect width=\"5\" height=\"7\"/></svg>";
         assert_eq!(svg_size(svg), Some((640.0, 360.0)));
+        let odd = "<svg width=\"812.5\" height=\"1e2\">";
+        assert_eq!(svg_size(odd), Some((812.5, 100.0)));
+        assert_eq!(svg_size("<svg width=\"wide\" height=\"3\">"), None);
         assert_eq!(svg_size("<svg>"), None);
         assert_eq!(svg_size("no svg"), None);
     }

@@ -123,8 +123,89 @@ pub fn cli_lines(machine: &str, sim: &SimSetup, sides: &[PatchSet]) -> Vec<Strin
     }
 }
 
+/// serde_json's `to_string_pretty` layout (two spaces per level, `"key": value`, `{}`
+/// and `[]` when empty) for the compact JSON serde_json writes. The page writes a
+/// machine's spec compactly for its links anyway; re-indenting that text gives the
+/// "as JSON" views the pretty bytes without a second, pretty family of every
+/// serialiser in `MachineSpec` (docs/web.md, "Three modules"). A host test checks the
+/// bytes against `to_string_pretty` for every preset.
+pub fn pretty_json(compact: &str) -> String {
+    fn newline(out: &mut String, depth: usize) {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+    let mut out = String::with_capacity(compact.len() * 2);
+    let (mut depth, mut in_str, mut escaped) = (0usize, false, false);
+    let mut chars = compact.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.peek() == Some(&close) {
+                    out.push(close);
+                    chars.next();
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pretty_json_is_serde_jsons_pretty_layout() {
+        use schedlab_core::topology::import::machine_to_spec;
+        use schedlab_core::topology::presets::PRESETS;
+        for p in PRESETS {
+            for spec in [p.spec(), machine_to_spec(&p.machine())] {
+                let compact = serde_json::to_string(&spec).unwrap();
+                let want = serde_json::to_string_pretty(&spec).unwrap();
+                assert_eq!(super::pretty_json(&compact), want, "{}", p.name);
+            }
+        }
+        let odd = serde_json::json!({
+            "a{b": "x:y,\"z\"\\", "e": [], "o": {}, "n": [[1, 2], {"k": [null, true, -1.5e-7]}],
+        });
+        let compact = serde_json::to_string(&odd).unwrap();
+        assert_eq!(
+            super::pretty_json(&compact),
+            serde_json::to_string_pretty(&odd).unwrap()
+        );
+    }
+
     use super::*;
     use schedlab_core::topology::NodeId;
 

@@ -6,7 +6,9 @@
 //! [`run_worker`]: core's simulator behind [`worker`]'s messages). The linker keeps in
 //! each what its entry reaches, so the page module has no simulator and the worker
 //! module no UI (docs/web.md, "Two modules"). Both sides name the same [`worker::Msg`]
-//! and [`worker::Progress`] types, so they agree on the messages by construction.
+//! and [`worker::Progress`] types, so they agree on the messages by construction. A
+//! third module (`src/bin/schedlab-import.rs`) reads pasted machines, fetched the first
+//! time one is loaded ([`machine_import`]).
 //!
 //! ```text
 //!  main ─▶ App ─ ContextProvider<AppContext> ─┬─ Controls      (preset, release, CPU)
@@ -27,6 +29,7 @@ mod format;
 mod hooks;
 mod line_diff;
 mod live;
+pub mod machine_import;
 mod state;
 mod timeline;
 pub mod worker;

@@ -1,12 +1,16 @@
 //! "Custom…": paste what `lscpu -p`, `lscpu -e`, plain `lscpu` (optionally followed by
 //! `numactl -H`), a sysfs dump or a JSON machine spec printed on your machine, and
-//! core's `load_machine()` models it. Errors are core's, shown verbatim; the current
-//! machine stays until a load succeeds. "Copy as JSON" gives the spec back.
+//! core's `load_machine()` models it, in the import module (`machine_import`: fetched
+//! the first time Load is pressed; the button says "Reading…" until the answer comes).
+//! Errors are core's, shown verbatim, or say that the module could not be fetched; the
+//! current machine stays until a load succeeds. "Copy as JSON" gives the spec back.
 
 use schedlab_core::topology::Arch;
 use yew::prelude::*;
 
 use crate::dom::{copy_text, select_value, textarea_value, Copied};
+use crate::format::pretty_json;
+use crate::machine_import;
 use crate::state::{Action, AppContext};
 
 #[function_component(CustomMachine)]
@@ -19,6 +23,8 @@ pub fn custom_machine() -> Html {
     };
     let arch = use_state(|| None::<Arch>);
     let copied = use_state(|| None::<Copied>);
+    // A Load in flight: the import module is being fetched or is reading the text.
+    let reading = use_state(|| false);
     let Some(state) = ctx else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
@@ -44,13 +50,20 @@ pub fn custom_machine() -> Html {
     };
     let onload = {
         let (text, arch, dispatcher) = (text.clone(), arch.clone(), state.dispatcher());
-        let copied = copied.clone();
+        let (copied, reading) = (copied.clone(), reading.clone());
         Callback::from(move |_: MouseEvent| {
+            if *reading {
+                return;
+            }
             copied.set(None);
-            dispatcher.dispatch(Action::LoadCustom {
-                text: (*text).clone(),
-                arch: *arch,
-            })
+            reading.set(true);
+            let (text, arch) = ((*text).clone(), *arch);
+            let (dispatcher, reading) = (dispatcher.clone(), reading.clone());
+            yew::platform::spawn_local(async move {
+                let read = machine_import::load(text, arch).await;
+                reading.set(false);
+                dispatcher.dispatch(Action::CustomRead(read.map(Box::new)));
+            });
         })
     };
     let onclose = {
@@ -60,7 +73,7 @@ pub fn custom_machine() -> Html {
 
     let json = state
         .custom()
-        .map(|spec| serde_json::to_string_pretty(spec).unwrap_or_default());
+        .map(|spec| pretty_json(&serde_json::to_string(spec).unwrap_or_default()));
     let oncopy = {
         let json = json.clone().unwrap_or_default();
         let copied = copied.clone();
@@ -90,8 +103,12 @@ pub fn custom_machine() -> Html {
                             <option value="x86" selected={*arch == Some(Arch::X86)}>{ "x86" }</option>
                         </select>
                     </label>
-                    <button id="custom-load" class="primary" onclick={onload}>{ "Load" }</button>
-                    if let Some(e) = &state.custom_error {
+                    <button id="custom-load" class="primary" onclick={onload} disabled={*reading}
+                        aria-busy={reading.to_string()}>{ if *reading { "Reading…" } else { "Load" } }</button>
+                    <span class="share-feedback" role="status" aria-live="polite">{
+                        if *reading { "Reading the machine…" } else { "" }
+                    }</span>
+                    if let (Some(e), false) = (&state.custom_error, *reading) {
                         <pre class="error custom-error">{ e.clone() }</pre>
                     }
                 </div>

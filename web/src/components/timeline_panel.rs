@@ -27,7 +27,7 @@ use schedlab_core::sim::record::Recording;
 use yew::prelude::*;
 
 use crate::components::timeline::{SideWindow, Timeline};
-use crate::dom::{input_value, select_value};
+use crate::dom::{input_number, select_value};
 use crate::export::{download_text, file_name};
 use crate::format::scale_label;
 use crate::hooks::use_record::{record, RecordRequest};
@@ -252,7 +252,7 @@ pub fn timeline_panel(p: &Props) -> Html {
     let on_from = {
         let from_set = from_set.clone();
         Callback::from(move |e: Event| {
-            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<f64>()) {
+            if let Some(v) = input_number(&e) {
                 if v.is_finite() && v >= 0.0 {
                     from_set.set(Some(v));
                 }
@@ -270,7 +270,7 @@ pub fn timeline_panel(p: &Props) -> Html {
     let on_len = {
         let len_ms = len_ms.clone();
         Callback::from(move |e: Event| {
-            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<f64>()) {
+            if let Some(v) = input_number(&e) {
                 if v.is_finite() && v > 0.0 {
                     len_ms.set(v.min(1000.0));
                 }
@@ -350,7 +350,7 @@ pub fn timeline_panel(p: &Props) -> Html {
                     <span class="sim-note timeline-waits">{ "The window starts after the warm-up, which counts from the benchmark's start: known once the run has started its clients (or give a start)." }</span>
                 }
                 { for sides.iter().map(|&s| html! {
-                    <button class="trace-download" data-side={side_name(s).to_lowercase()}
+                    <button class="trace-download" data-side={side_name(s).to_ascii_lowercase()}
                         onclick={trace(s)} disabled={h.tracing.is_some()}>
                         { format!("Trace of {} (Perfetto JSON)", side_name(s)) }
                     </button>

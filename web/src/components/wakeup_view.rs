@@ -99,9 +99,9 @@ fn patch_picker(
     html! {
         <div class={classes!("patch-picker", format!("side-{tag}"))}>
             <div class="picker-head">
-                <span class="side-tag">{ tag.to_uppercase() }</span>
+                <span class="side-tag">{ tag.to_ascii_uppercase() }</span>
                 <select class="side-release" data-side={tag} onchange={on_release}
-                    aria-label={format!("kernel release of side {}", tag.to_uppercase())}>
+                    aria-label={format!("kernel release of side {}", tag.to_ascii_uppercase())}>
                     { for Release::all().into_iter().map(|r| html! {
                         <option value={r.to_string()} selected={r == set.release}>{ format!("v{r}") }</option>
                     }) }
@@ -203,7 +203,7 @@ fn decision_card(
         <div class={classes!("decision-col", format!("side-{tag}"))}>
             <div class="decision" data-side={tag} data-cpu={d.cpu.0.to_string()}>
                 <div class="decision-head">
-                    <span class="side-tag">{ tag.to_uppercase() }</span>
+                    <span class="side-tag">{ tag.to_ascii_uppercase() }</span>
                     <code>{ format!("v{}", o.patches) }</code>
                 </div>
                 <div class="chosen">{ "→ " }<span class="chosen-cpu">{ format!("CPU {}", d.cpu.0) }</span></div>

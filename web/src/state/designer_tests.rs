@@ -296,10 +296,7 @@ fn a_paste_without_clusters_says_so_and_the_designer_adds_them() {
     let text = include_str!("../../../core/tests/fixtures/kunpeng920_96c_lscpu.txt");
     let s = apply(
         Rc::new(AppState::default()),
-        vec![Action::LoadCustom {
-            text: text.to_string(),
-            arch: None,
-        }],
+        vec![super::tests::custom_read(text, None)],
     );
     assert!(
         s.missing().contains(&Missing::Clusters),

@@ -11,6 +11,7 @@ use schedlab_core::scenario::{self, MachineChoice, ScenarioMachine, SimSetup};
 use schedlab_core::topology::{presets, KernelConfig, Missing};
 use schedlab_core::workload::{defaults as workload_defaults, Workload};
 
+use crate::format::pretty_json;
 use schedlab_core::topology::import::machine_to_spec;
 use schedlab_core::topology::{CpuTopo, Machine};
 
@@ -204,7 +205,7 @@ impl Designer {
             }),
             MachineChoice::Spec(s) => Some((**s).clone()),
         };
-        let json = || serde_json::to_string_pretty(&machine_to_spec(m)).unwrap_or_default();
+        let json = || pretty_json(&serde_json::to_string(&machine_to_spec(m)).unwrap_or_default());
         let regular = spec.and_then(|s| match &s.cpus {
             None => Some(s),
             Some(_) => s.compact(m).map(|mut c| {

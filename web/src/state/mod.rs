@@ -35,8 +35,7 @@ use schedlab_core::scenario::{
     WakeSetup,
 };
 use schedlab_core::sched_domain::SchedDomains;
-use schedlab_core::topology::import::machine_to_spec;
-use schedlab_core::topology::{load_machine, Arch, ImportHint, Machine, MachineSpec};
+use schedlab_core::topology::{Machine, MachineSpec};
 use schedlab_core::wakeup::{Reject, Step};
 use yew::prelude::*;
 
@@ -166,10 +165,9 @@ pub enum Action {
     SetCompare(bool),
     Focus(Side),
     OpenCustom(bool),
-    LoadCustom {
-        text: String,
-        arch: Option<Arch>,
-    },
+    /// A pasted machine as the import module read it (`machine_import::load`): its
+    /// spec becomes the machine, or the form shows why not and the machine stays.
+    CustomRead(Result<Box<MachineSpec>, String>),
     /// A new simulation setup from the Simulate tab's inputs; refused (with the reason
     /// shown) if it cannot run on the machine.
     SetSim(SimSetup),
@@ -724,17 +722,10 @@ impl Reducible for AppState {
                 next.custom_open = open;
                 next.custom_error = None;
             }
-            Action::LoadCustom { text, arch } => {
-                let hint = ImportHint {
-                    arch,
-                    ..ImportHint::NONE
-                };
-                let loaded = load_machine(&text, &hint)
-                    .map_err(|e| e.to_string())
-                    .and_then(|m| {
-                        let spec = MachineChoice::Spec(Box::new(machine_to_spec(&m)));
-                        ScenarioMachine::new(spec).map_err(|e| e.to_string())
-                    });
+            Action::CustomRead(read) => {
+                let loaded = read.and_then(|spec| {
+                    ScenarioMachine::new(MachineChoice::Spec(spec)).map_err(|e| e.to_string())
+                });
                 match loaded {
                     Ok(m) => {
                         next.set_machine(m);

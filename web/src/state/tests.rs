@@ -1,4 +1,4 @@
-use schedlab_core::topology::presets;
+use schedlab_core::topology::{presets, Arch};
 use schedlab_core::workload::Workload;
 
 use super::*;
@@ -480,6 +480,12 @@ fn a_link_s_costly_simulation_waits_for_the_run_button() {
     assert_eq!((picked.held, picked.sim().duration_ms), (None, 60_000));
 }
 
+/// What the custom form dispatches for a paste: the import module's reading of it
+/// (`machine_import::read`, which that module runs).
+pub(super) fn custom_read(text: &str, arch: Option<Arch>) -> Action {
+    Action::CustomRead(crate::machine_import::read(text, arch).map(Box::new))
+}
+
 #[test]
 fn a_custom_machine_loads_or_says_why_not() {
     let s = Rc::new(AppState::default()).reduce(Action::SelectPreset(CUSTOM.to_string()));
@@ -489,18 +495,12 @@ fn a_custom_machine_loads_or_says_why_not() {
         DEFAULT_PRESET,
         "opening the form changes nothing yet"
     );
-    let bad = s.clone().reduce(Action::LoadCustom {
-        text: "this is not lscpu".to_string(),
-        arch: None,
-    });
+    let bad = s.clone().reduce(custom_read("this is not lscpu", None));
     assert!(bad.custom_error.is_some());
     assert_eq!(bad.preset(), DEFAULT_PRESET);
     let lscpu = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n\
                  0,0,0,0,,0,0,0,0\n1,1,0,0,,1,1,0,0\n2,2,0,0,,2,2,1,0\n3,3,0,0,,3,3,1,0\n";
-    let ok = s.reduce(Action::LoadCustom {
-        text: lscpu.to_string(),
-        arch: Some(Arch::Arm64),
-    });
+    let ok = s.reduce(custom_read(lscpu, Some(Arch::Arm64)));
     assert_eq!(ok.custom_error, None, "{:?}", ok.custom_error);
     assert_eq!(ok.preset(), CUSTOM);
     assert_eq!(ok.machine().nr_cpus(), 4);

@@ -35,6 +35,13 @@ fn every_polyline_is_a_tagged_series() {
     };
     let svg = svg(&props).expect("draws");
     assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    // The axes' text is in sans-serif at about 11 and 12 px, the family named by
+    // value (chart.rs says why).
+    assert!(
+        svg.contains(r#"font-family="sans-serif" font-size="11."#)
+            && svg.contains(r#"font-family="sans-serif" font-size="12."#),
+        "{svg}"
+    );
     assert_eq!(
         svg.matches(r#"<polyline class="line line-a" data-side="a""#)
             .count(),

@@ -430,7 +430,7 @@ pub fn timeline(p: &Props) -> Html {
                     data-selected-xy={selected_at.as_ref().map(|s| s.0.clone())}
                     data-selected-wake={selected_at.as_ref().map(|s| s.1.to_string())}
                     data-selected-cpu={selected_at.as_ref().map(|s| s.2.to_string())}
-                    data-selected-side={selected_at.as_ref().map(|s| side_name(p.sides[s.3].side).to_lowercase())}
+                    data-selected-side={selected_at.as_ref().map(|s| side_name(p.sides[s.3].side).to_ascii_lowercase())}
                     {onmousedown} {onmousemove} {onmouseup} {onmouseleave} {onkeydown} />
                 <div class="timeline-tip" style={tip_style} hidden={u.hover.is_none()}>{ tip_text }</div>
             </div>
