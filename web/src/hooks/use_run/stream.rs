@@ -129,10 +129,13 @@ impl RunView {
             return false;
         };
         let next = p.done && p.error.is_none() && !self.stopped;
-        // The record goes to the side's feed, not into the kept progress.
-        if let (Some(c), Some(side)) = (p.record.take(), self.watched(slot)) {
-            if let Some(f) = self.live.0.get(side) {
-                let mut f = f.borrow_mut();
+        // The record goes to the side's feed, not into the kept progress; so does
+        // where the benchmark started its clients.
+        if let Some(f) = self.watched(slot).and_then(|side| self.live.0.get(side)) {
+            let mut f = f.borrow_mut();
+            f.start_ns = p.start_ns;
+            f.start_pending = p.start_pending;
+            if let Some(c) = p.record.take() {
                 f.push(&c, p.done);
                 if p.done {
                     f.run_end_ns = p.now_ns;
