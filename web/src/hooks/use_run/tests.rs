@@ -273,3 +273,38 @@ fn the_pages_csv_is_the_clis_bytes() {
         / 1e3;
     assert_eq!(a_json, export::run_json(&reports_a, wall).unwrap());
 }
+
+/// Where the benchmark starts its clients (dbench's release) reaches the watched
+/// side's live feed from every message, records or not: the live view plays the
+/// start-up from it. A merge once left this out and only the browser test noticed.
+#[test]
+fn the_live_feed_learns_where_the_clients_start() {
+    let mut state = AppState::default();
+    let mut sim = state.sim().clone();
+    sim.sweep = Vec::new();
+    state.scenario.sim = Some(sim);
+    state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
+    let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+    let a = (0..v.n_points())
+        .find(|&i| v.points[i].side == 0 && v.points[i].seed_idx == 0)
+        .unwrap();
+    v.assigned[0] = Some(a);
+    let mut waiting = progress(1, 1.0, String::new());
+    (waiting.done, waiting.report, waiting.start_pending) = (false, None, true);
+    v.take(0, waiting, &[]);
+    {
+        let f = v.live.0[0].borrow();
+        assert_eq!((f.start_ns, f.start_pending), (None, true));
+    }
+    let mut started = progress(1, 1.0, String::new());
+    started.start_ns = Some(100_103_052);
+    v.take(0, started, &[]);
+    let f = v.live.0[0].borrow();
+    assert_eq!((f.start_ns, f.start_pending), (Some(100_103_052), false));
+    let b = v.live.0[1].borrow();
+    assert_eq!(
+        (b.start_ns, b.start_pending),
+        (None, false),
+        "B's feed is B's"
+    );
+}
