@@ -153,7 +153,8 @@ fn hackbench_forks_receivers_first_and_starts_them_together() {
     assert!(sim.metrics.window_start_ns < sim.now.ns());
 }
 
-fn tiny(parent: Option<u32>, program: Vec<Op>) -> TaskSpec {
+/// A minimal task running `program` (shared with `start_tests`).
+pub(super) fn tiny(parent: Option<u32>, program: Vec<Op>) -> TaskSpec {
     TaskSpec {
         role: "t",
         program,

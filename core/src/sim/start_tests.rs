@@ -8,7 +8,7 @@ use super::start::START_CLOCK_WAIT;
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
-use crate::workload::{self, Dist, MetricKind, Noise, Op, TaskSpec, Workload};
+use crate::workload::{self, Dist, MetricKind, Noise, Op, Workload};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -188,19 +188,7 @@ fn a_barrier_needs_a_parent_and_children() {
 
 #[test]
 fn a_start_clock_never_read_ends_the_run_with_an_error_after_30_s() {
-    let t = |parent: Option<u32>, program: Vec<Op>| TaskSpec {
-        role: "t",
-        program,
-        cookie: 0,
-        mailbox_cap: 1,
-        wakes_in_task: true,
-        own_mm: false,
-        allowed: None,
-        drop_when_full: false,
-        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-        parent,
-        background: false,
-    };
+    let t = super::fork_tests::tiny;
     // The child never reaches the barrier: the parent polls it for ever.
     let parent = t(
         None,

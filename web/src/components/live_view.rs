@@ -478,11 +478,7 @@ fn start_loop(
 
 /// A wake-up in words.
 fn describe(side: usize, seed: u64, w: &WakeRecord) -> String {
-    let waker = if w.waker == schedlab_core::sim::record::NO_TASK {
-        "an interrupt".to_string()
-    } else {
-        format!("task {}", w.waker)
-    };
+    let waker = crate::live::waker_text(w.waker);
     format!(
         "Wake-up #{} ({}, seed {seed}): task {} woken by {waker} on CPU {}, last on CPU {}; chosen CPU {} ({}), path: {}, queue: {}, {} CPUs probed",
         w.seq,

@@ -21,7 +21,7 @@
 pub mod draw;
 pub mod play;
 
-use schedlab_core::sim::record::{Record, RecordKind};
+use schedlab_core::sim::record::{Record, RecordKind, NO_TASK};
 use schedlab_core::sim::Recording;
 
 use std::cell::RefCell;
@@ -172,6 +172,16 @@ pub struct SimWakeRef {
     pub cpu: u32,
     /// The scale of the run it came from (`Feed::threads`).
     pub threads: u32,
+}
+
+/// Who woke a task, in words: "an interrupt" (no waking task) or "task N"; the live
+/// view's and the timeline's wake-up descriptions share it.
+pub fn waker_text(waker: u32) -> String {
+    if waker == NO_TASK {
+        "an interrupt".to_string()
+    } else {
+        format!("task {waker}")
+    }
 }
 
 #[cfg(test)]

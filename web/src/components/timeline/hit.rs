@@ -2,7 +2,7 @@
 //! group's name in the gutter; and the tip that says it in words (also the keyboard
 //! selection's text).
 
-use schedlab_core::sim::record::{WakeRecord, NO_TASK};
+use schedlab_core::sim::record::WakeRecord;
 
 use super::layout::{cpu_y, Line, GUTTER};
 use super::{Props, Ui};
@@ -76,11 +76,7 @@ pub(super) fn hit_text(p: &Props, h: &Hit) -> String {
     match h {
         Hit::Wake(i, at, w) => {
             let s = &p.sides[*i];
-            let waker = if w.waker == NO_TASK {
-                "an interrupt".to_string()
-            } else {
-                format!("task {}", w.waker)
-            };
+            let waker = crate::live::waker_text(w.waker);
             format!(
                 "wake-up #{} ({} v{}) at {}: task {} woken by {waker} on CPU {}, prev CPU {} → CPU {} ({}, {}, {}, {} CPUs probed). Click to explain it.",
                 w.seq,
