@@ -90,6 +90,7 @@ impl LiveRun {
             check_invariants: spec.check_invariants,
             cost_terms: spec.cost_terms,
             noise: spec.noise,
+            settle: spec.warmup == super::Warmup::Settled,
         };
         let sim = match rc {
             Some(rc) => Simulator::with_recorder(cfg, rc)?,

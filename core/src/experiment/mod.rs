@@ -57,7 +57,18 @@ pub const EVENTS_PER_CPU_MS: u64 = 700;
 pub fn estimate_events(spec: &RunSpec) -> u64 {
     let busy = u64::from(spec.workload.threads().max(1)).min(u64::from(spec.cpus.weight().max(1)));
     let d = spec.duration_ms.max(1);
-    let simulated_ms = d.saturating_add((d / 5).min(200));
+    let mut warmup_ms = (d / 5).min(200);
+    if spec.warmup == Warmup::Settled {
+        // The LLC's busy round: max_interval (2 ms per CPU) × busy_factor (16), and
+        // two ticks of at most 10 ms.
+        let llc = spec
+            .cpus
+            .iter()
+            .next()
+            .map_or(1, |c| u64::from(spec.machine.llc_mask(c).weight()));
+        warmup_ms = warmup_ms.max(llc.saturating_mul(32).saturating_add(20));
+    }
+    let simulated_ms = d.saturating_add(warmup_ms);
     EVENTS_PER_CPU_MS
         .saturating_mul(busy)
         .saturating_mul(simulated_ms)
@@ -81,6 +92,50 @@ pub struct RunSpec {
     pub cost_terms: crate::cost::CostTerms,
     /// The machine's background activity (`--noise`); `Noise::Default` unless set.
     pub noise: Noise,
+    /// Throughput workloads: how long the warm-up lasts at least (`--warmup`).
+    pub warmup: Warmup,
+}
+
+/// How long a throughput run's warm-up lasts (its metrics are dropped), counted from
+/// the benchmark's start (dbench's release) or the run's. The measured window,
+/// [`RunSpec::duration_ms`], follows it either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Warmup {
+    /// A fifth of the measured window, at most 200 ms: dbench's rule
+    /// (`options.warmup = options.timelimit / 5`), scaled down with the window.
+    #[default]
+    Fifth,
+    /// At least until each LLC has been balanced at its busy interval after the
+    /// benchmark started (the LLC's `max_interval` × `busy_factor`, 0.26-1 s on the
+    /// presets), so that the SIS_UTIL scan depth the wake-ups read is the running
+    /// benchmark's rather than the idle machine's it started with. The published runs
+    /// warm up for minutes; a shorter warm-up measures their start-up.
+    Settled,
+}
+
+impl Warmup {
+    /// The names `--warmup` takes.
+    pub const NAMES: [&'static str; 2] = ["fifth", "settled"];
+
+    /// The name `--warmup` takes and prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Warmup::Fifth => Warmup::NAMES[0],
+            Warmup::Settled => Warmup::NAMES[1],
+        }
+    }
+
+    /// `--warmup`'s value.
+    pub fn parse(text: &str) -> Result<Warmup, String> {
+        match text {
+            "fifth" => Ok(Warmup::Fifth),
+            "settled" => Ok(Warmup::Settled),
+            _ => Err(format!(
+                "unknown warm-up {text:?}; known: {}",
+                Warmup::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 impl RunSpec {
@@ -124,6 +179,7 @@ impl RunSpec {
             check_invariants: false,
             cost_terms: crate::cost::CostTerms::ALL,
             noise: Noise::default(),
+            warmup: Warmup::Fifth,
         })
     }
 
@@ -222,6 +278,31 @@ mod tests {
                 "{workload:?} on {cpus}: estimated {est}, simulated {real}"
             );
         }
+    }
+
+    #[test]
+    fn a_settled_warm_up_is_simulated_and_estimated() {
+        let fifth = spec(
+            "kunpeng920-6426",
+            "node0",
+            Workload::NetperfTcpRr { instances: 8 },
+            20,
+        );
+        let settled = RunSpec {
+            warmup: Warmup::Settled,
+            ..fifth.clone()
+        };
+        let (a, b) = (run(&fifth).expect("runs"), run(&settled).expect("runs"));
+        // The LLC of node 0 has 32 CPUs: max_interval 64 ms × busy_factor 16 at HZ 250
+        // is 256 jiffies less one, and two ticks: 257 jiffies = 1028 ms, then 20 ms.
+        assert_eq!(a.sim_ns, 24_000_000);
+        assert_eq!(b.sim_ns, 1_048_000_000);
+        let est = estimate_events(&settled);
+        assert!(
+            b.events <= est && est <= 4 * b.events,
+            "estimated {est}, simulated {}",
+            b.events
+        );
     }
 
     #[test]

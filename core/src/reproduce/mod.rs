@@ -33,7 +33,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::experiment;
+use crate::experiment::{self, Warmup};
 use crate::sim::SimError;
 
 mod checks;
@@ -67,6 +67,17 @@ impl Scale {
         match self {
             Scale::Full => 5,
             Scale::Ci => 3,
+        }
+    }
+
+    /// The throughput rows' warm-up: settled for the full tables, whose published
+    /// runs measured minutes after the start (dbench 600 s after 120 s), so the model
+    /// measures past the LLC's first busy balance round too; a fifth of the window at
+    /// CI size, which measures the start-up (docs/fidelity.md, "Session 14").
+    pub fn warmup(self) -> Warmup {
+        match self {
+            Scale::Full => Warmup::Settled,
+            Scale::Ci => Warmup::Fifth,
         }
     }
 }

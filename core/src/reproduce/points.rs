@@ -115,8 +115,14 @@ pub(super) fn points(
                     published_baseline: num(r, "baseline"),
                     published_patched: num(r, "patched"),
                     published_change: num(r, "change_pct"),
-                    baseline: spec(&t.machine, &t.cpus, w.clone(), b, dur, seed)?,
-                    patched: spec(&t.machine, &t.cpus, w, p, dur, seed)?,
+                    baseline: RunSpec {
+                        warmup: scale.warmup(),
+                        ..spec(&t.machine, &t.cpus, w.clone(), b, dur, seed)?
+                    },
+                    patched: RunSpec {
+                        warmup: scale.warmup(),
+                        ..spec(&t.machine, &t.cpus, w, p, dur, seed)?
+                    },
                     runs,
                 });
             }

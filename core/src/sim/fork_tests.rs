@@ -20,6 +20,7 @@ fn config(preset: &str, cpus: &str, patches: &str, plan: Plan, noise: Noise) -> 
         seed: 3,
         duration: SimTime::from_ms(20),
         warmup: SimTime::from_ms(1),
+        settle: false,
         check_invariants: true,
         noise,
         cost_terms: Default::default(),

@@ -277,6 +277,7 @@ mod tests {
             seed: 1,
             duration: SimTime::from_ms(50),
             warmup: SimTime::ZERO,
+            settle: false,
             check_invariants: true,
             noise: crate::workload::Noise::Quiet,
             cost_terms: Default::default(),

@@ -199,8 +199,13 @@ pub struct SimConfig {
     /// Throughput workloads: total simulated time (warm-up included). Completion
     /// workloads: the cap.
     pub duration: SimTime,
-    /// Throughput workloads: metrics start after this.
+    /// Throughput workloads: metrics start after this (counted from the benchmark's
+    /// start clock where it has one).
     pub warmup: SimTime,
+    /// Throughput workloads: make the warm-up at least the settling time (the LLC's
+    /// longest busy balance round and two ticks, `balance::BalanceInfo::settle_time`),
+    /// the run longer by as much.
+    pub settle: bool,
     /// Check the conservation invariants after every event (tests).
     pub check_invariants: bool,
     /// The cost terms priced (all by default; switched off to measure one).
@@ -602,9 +607,17 @@ impl Simulator {
         let factor = 1 + online.weight().clamp(1, 8).ilog2() as i64;
         let slice_ns = 750_000 * factor;
         let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz, &state.rqs);
-        let series_interval = (cfg.duration.ns() / MAX_SERIES as u64).max(10_000_000);
+        let (mut warmup, mut duration) = (cfg.warmup, cfg.duration);
+        if cfg.settle && !plan.until_exit {
+            let settle = balance.settle_time(tick_ns);
+            if settle > warmup {
+                duration += settle.ns() - warmup.ns();
+                warmup = settle;
+            }
+        }
+        let series_interval = (duration.ns() / MAX_SERIES as u64).max(10_000_000);
         let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
-        let start = start::Start::new(&specs, plan.until_exit, cfg.duration);
+        let start = start::Start::new(&specs, plan.until_exit, duration);
         let start_end = start.first_end();
         let mut sim = Simulator {
             env,
@@ -643,7 +656,7 @@ impl Simulator {
             warmup: if plan.until_exit {
                 SimTime::ZERO
             } else {
-                cfg.warmup
+                warmup
             },
             until_exit: plan.until_exit,
             measuring: false,

@@ -28,6 +28,7 @@ fn tbench_config(duration_ms: u64, warmup_ms: u64) -> SimConfig {
         seed: 2,
         duration: SimTime::from_ms(duration_ms),
         warmup: SimTime::from_ms(warmup_ms),
+        settle: false,
         check_invariants: true,
         noise: Noise::Default,
         cost_terms: Default::default(),

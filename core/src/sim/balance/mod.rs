@@ -71,9 +71,14 @@ use crate::sched_domain::SdFlags;
 use crate::wakeup::{RqState, WakeEnv};
 
 use super::record::{MigrateReason, RecordKind};
-use super::{Loc, Mode, Simulator};
+use super::{Loc, Mode, SimTime, Simulator};
 
 pub(super) use lb::CpuIdle;
+
+/// How long the machine has been up when the run starts, in seconds (at least
+/// `max_load_balance_interval`, the longest a balance interval can be): longer than
+/// any domain's interval, so every `last_balance` set at boot is due.
+const UPTIME_S: u64 = 600;
 
 /// One sched group of a domain, restricted to the run's CPUs.
 #[derive(Clone, Debug)]
@@ -149,6 +154,8 @@ pub(super) struct BalanceInfo {
     nohz_next_balance: u64,
     /// `max_load_balance_interval` (jiffies): HZ × online CPUs / 10.
     max_lb_interval: u64,
+    /// `jiffies` when the run starts ([`UPTIME_S`]; see [`Simulator::jiffies`]).
+    uptime: u64,
     release: Release,
     /// The runqueue sums of every CPU and block (sums.rs), marked by
     /// [`Simulator::update_rq`] and `update_cpu_pelt()`.
@@ -235,8 +242,53 @@ impl BalanceInfo {
             overload: false,
             nohz_next_balance: 0,
             max_lb_interval: (hz * online / 10).max(1),
+            uptime: (UPTIME_S * hz).max(hz * online / 10),
             release: env.patches.release,
             sums,
+        }
+    }
+
+    /// `get_sd_balance_interval()`'s arithmetic (jiffies): `ms`, × `busy_factor` and
+    /// less one jiffy when busy (`Some`), clamped to `[1, max_load_balance_interval]`.
+    fn interval_jiffies(&self, ms: u64, busy_factor: Option<u64>, tick_ns: u64) -> u64 {
+        let ms = ms * busy_factor.unwrap_or(1);
+        // msecs_to_jiffies() rounds up.
+        let mut j = (ms * 1_000_000).div_ceil(tick_ns);
+        if busy_factor.is_some() {
+            j = j.saturating_sub(1);
+        }
+        j.clamp(1, self.max_lb_interval)
+    }
+
+    /// The longest time a busy run CPU can go between two periodic balances of its LLC
+    /// domain, in jiffies: `get_sd_balance_interval(sd, 1)` with `sd->balance_interval`
+    /// at its `max_interval` (`load_balance()` doubles it up to there while the domain
+    /// is balanced). Within this of a CPU's first busy balance of its LLC, the LLC's
+    /// SIS_UTIL scan depth (`update_idle_cpu_scan()`, written only there) has been
+    /// written again with every CPU's state since the benchmark started. 0 when no
+    /// run CPU has an LLC domain.
+    pub(super) fn llc_busy_round(&self, tick_ns: u64) -> u64 {
+        self.levels
+            .iter()
+            .flatten()
+            .filter(|lv| lv.is_llc)
+            .map(|lv| self.interval_jiffies(lv.max_interval, Some(lv.busy_factor), tick_ns))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// How long a throughput run's warm-up lasts at least, from the benchmark's start,
+    /// with `SimConfig::settle`: [`BalanceInfo::llc_busy_round`] and two ticks. A CPU
+    /// busy from the start balances its LLC at its first tick (every domain is due:
+    /// [`Simulator::jiffies`]) and again at most a round later, by when the tasks'
+    /// PELT averages have grown for ~1 s (32 ms half-life): the scan depth the
+    /// wake-ups then read is the running benchmark's, not the one the LLC had when it
+    /// started. The published runs measure long after this (dbench: 600 s after a
+    /// 120 s warm-up); a shorter warm-up measures the start-up instead.
+    pub(super) fn settle_time(&self, tick_ns: u64) -> SimTime {
+        match self.llc_busy_round(tick_ns) {
+            0 => SimTime::ZERO,
+            j => SimTime((j + 2) * tick_ns),
         }
     }
 
@@ -311,9 +363,15 @@ impl Simulator {
         self.sibling_cookie(cpu).is_none_or(|k| self.cookie(t) == k)
     }
 
-    /// `jiffies`.
+    /// `jiffies`: the run starts [`BalanceInfo::uptime`] jiffies after boot. The
+    /// domains were built at boot, jiffy 0 here (`sd_init()` sets `sd->last_balance =
+    /// jiffies`, `sched_init()` `rq->next_balance`, `init_sched_fair_class()`
+    /// `nohz.next_balance`), and the machine has been idle since with every tick
+    /// stopped, so nothing balanced: each domain is due at its CPU's first tick, as on
+    /// a machine that has been up, not one whose domains were built as the benchmark
+    /// starts (which put every CPU's first busy balance of a level at the same jiffy).
     fn jiffies(&self) -> u64 {
-        self.now.ns() / self.cost.params.tick_ns
+        self.balance.uptime + self.now.ns() / self.cost.params.tick_ns
     }
 
     /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`.

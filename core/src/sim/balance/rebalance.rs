@@ -21,17 +21,9 @@ impl Simulator {
     fn sd_balance_interval(&self, cpu: u32, li: usize, busy: bool) -> u64 {
         let b = &self.balance;
         let lv = &b.levels[cpu as usize][li];
-        let mut ms = b.dom[cpu as usize][li].balance_interval;
-        if busy {
-            ms *= lv.busy_factor;
-        }
-        // msecs_to_jiffies() rounds up.
-        let tick = self.cost.params.tick_ns;
-        let mut j = (ms * 1_000_000).div_ceil(tick);
-        if busy {
-            j = j.saturating_sub(1);
-        }
-        j.clamp(1, b.max_lb_interval)
+        let ms = b.dom[cpu as usize][li].balance_interval;
+        let busy_factor = busy.then_some(lv.busy_factor);
+        b.interval_jiffies(ms, busy_factor, self.cost.params.tick_ns)
     }
 
     /// `update_newidle_cost()`: track the domain's most expensive newidle balance,

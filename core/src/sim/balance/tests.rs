@@ -46,6 +46,7 @@ fn hogs(
         seed: 1,
         duration: SimTime::from_ms(10 * ms),
         warmup: SimTime::ZERO,
+        settle: false,
         check_invariants: true,
         // The hand-built states hold only the hogs.
         noise: crate::workload::Noise::Quiet,
@@ -338,4 +339,31 @@ fn the_migration_type_depends_on_the_level() {
     let mut e = env(4, mc);
     e.idle = CpuIdle::NotIdle;
     assert_eq!(sim.find_busiest_group(&mut e), None);
+}
+
+/// The domains were built at boot, long before the run (`sd_init()`: `last_balance =
+/// jiffies`; the machine idle since, its ticks stopped): a CPU busy from the start
+/// balances every level at its first tick, not a busy interval after the run starts
+/// (the LLC's 32 ms × busy_factor 16 = 508 ms on Kunpeng's 32-CPU node, where every
+/// CPU's first busy balance of the LLC used to fall on the same jiffy).
+#[test]
+fn every_domain_is_due_at_the_first_tick() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 32, 500);
+    let up = sim.balance.uptime;
+    assert!(up >= sim.balance.max_lb_interval, "{up}");
+    run_to(&mut sim, 9);
+    let n = sim.balance.n_levels(0);
+    assert!(n >= 2, "CLS and MC at least");
+    for li in 0..n {
+        let last = sim.balance.dom[0][li].last_balance;
+        assert!(
+            (up..=up + 2).contains(&last),
+            "CPU 0 level {li}: last balance at jiffy {last}, the run starts at {up}"
+        );
+    }
+    // The LLC's next busy balance is a busy interval later, not before.
+    let li = (0..n).find(|&li| sim.balance.levels[0][li].is_llc).unwrap();
+    let last = sim.balance.dom[0][li].last_balance;
+    run_to(&mut sim, 100);
+    assert_eq!(sim.balance.dom[0][li].last_balance, last);
 }

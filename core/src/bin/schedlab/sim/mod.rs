@@ -25,7 +25,7 @@
 
 use clap::{Args, ValueEnum};
 
-use schedlab_core::experiment::{self, RunReport, RunSpec, MAX_SEEDS};
+use schedlab_core::experiment::{self, RunReport, RunSpec, Warmup, MAX_SEEDS};
 use schedlab_core::patch::PatchSet;
 use schedlab_core::sim::SimError;
 use schedlab_core::workload::defaults::{self, PAIRS};
@@ -64,10 +64,17 @@ pub struct Common {
     cpus: Option<String>,
     #[arg(long, short, value_enum)]
     workload: WorkloadName,
-    /// Throughput workloads: simulated milliseconds measured (after a warm-up of a
-    /// fifth, at most 200 ms). Completion-time workloads: the cap (default 600 s).
+    /// Throughput workloads: simulated milliseconds measured (after the warm-up,
+    /// --warmup). Completion-time workloads: the cap (default 600 s).
     #[arg(long)]
     duration_ms: Option<u64>,
+    /// Throughput workloads' warm-up, counted from the benchmark's start: fifth (a
+    /// fifth of --duration-ms, at most 200 ms) or settled (at least until every LLC
+    /// has had a periodic balance at its busy interval since the start, 0.26-1 s on
+    /// the presets: the SIS_UTIL scan depth is then the running benchmark's; what
+    /// `reproduce --scale full` uses; docs/fidelity.md, "Session 14").
+    #[arg(long, default_value = "fifth", value_parser = Warmup::parse)]
+    warmup: Warmup,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The machine's background activity besides the workload: quiet (none) or
@@ -218,6 +225,7 @@ fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, 
     .map_err(|e| format!("{}: {e}", e.flag()))?;
     Ok(RunSpec {
         noise: c.noise,
+        warmup: c.warmup,
         ..spec
     })
 }
