@@ -18,7 +18,7 @@
 //!  worker::SimWorker  (the worker module, in a Web Worker: one point of a simulation)
 //! ```
 //!
-//! The UI never computes scheduling: `state.rs` asks core for the machine and its
+//! The UI never computes scheduling: `state/` asks core for the machine and its
 //! sched domains and the components draw what comes back.
 
 mod app;

@@ -7,7 +7,7 @@
 //!  use_run/        use_run(state) ─▶ RunView   (the workers and the run's points)
 //!  chart.rs        Chart                       (plotters, SVG)
 //!  sim_results.rs  change, results, sweep_table
-//!  live_view.rs    LiveView                    (the run's event record, played on a canvas)
+//!  live_view/      LiveView                    (the run's event record, played on a canvas)
 //!  format.rs       numbers and the `schedlab` command lines
 //! ```
 

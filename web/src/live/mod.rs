@@ -10,7 +10,7 @@
 //!                next wake-up, into each CPU's state, each task's CPU and the recent
 //!                wake-ups (the reducer; host tests)
 //!      ▼
-//!  components/live_view.rs   requestAnimationFrame: clock ─▶ Player ─▶ live/draw.rs
+//!  components/live_view/     requestAnimationFrame: clock ─▶ Player ─▶ live/draw.rs
 //!                            (canvas), controls, legend, a status line, SimWakeRef clicks
 //! ```
 //!

@@ -20,23 +20,32 @@
 //! decisions are recomputed only while the wake-up tab is open and their inputs (a
 //! `PartialEq` key) changed. Errors from core
 //! are kept as text so components can show them; nothing here panics on user input.
+//!
+//! ```text
+//!  mod.rs            AppState, Action, the constructors and plain getters
+//!  reduce.rs         the reducer (Reducible for AppState)
+//!  link.rs           a URL fragment's page; the scenario and fragment the URL carries
+//!  machine.rs        a new machine or patch set; a patch box's canonical patch set
+//!  sim.rs            the Simulate tab's setup: default, fitted, estimated; its heat
+//!  wake.rs           the wake-up decisions, their envs (domains) and the drawing's marks
+//!  sim_wake.rs       a simulated wake-up opened in the Wake-up tab
+//!  page_settings.rs  click mode, focus, shaded level, Randomise inputs, the diff
+//!  lesson_step.rs    opening a lesson step
+//!  designer.rs, designing.rs  the topology designer's form and its reducer steps
+//! ```
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
-use schedlab_core::experiment::{estimate_events, CpuSelection};
+use schedlab_core::experiment::CpuSelection;
 use schedlab_core::lesson;
 use schedlab_core::patch::{Patch, PatchSet};
 use schedlab_core::release::Release;
 use schedlab_core::scenario::{
-    self, KernelText, LessonStep, MachineChoice, PageSettings, Scenario, ScenarioMachine, SimSetup,
-    WakeSetup,
+    KernelText, LessonStep, MachineChoice, Scenario, SimSetup, WakeSetup,
 };
-use schedlab_core::sched_domain::SchedDomains;
 use schedlab_core::topology::{Machine, MachineSpec};
-use schedlab_core::wakeup::{Reject, Step};
 use yew::prelude::*;
 
 pub use schedlab_core::scenario::View;
@@ -44,12 +53,14 @@ pub use schedlab_core::scenario::View;
 pub mod designer;
 mod designing;
 mod lesson_step;
+mod link;
+mod machine;
 mod page_settings;
+mod reduce;
+mod sim;
 pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
-use designing::designer_effect;
-use lesson_step::Opened;
 pub use sim_wake::{SimWake, SimWakeRef, SimWakeStatus};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};
@@ -211,12 +222,6 @@ pub enum Action {
     CloseSimWake,
 }
 
-/// The simulation a page opens with, before anyone changes it.
-fn default_sim() -> &'static SimSetup {
-    static DEFAULT: OnceLock<SimSetup> = OnceLock::new();
-    DEFAULT.get_or_init(SimSetup::default)
-}
-
 impl AppState {
     /// A preset on a release, with everything else at its default.
     pub fn new(preset: &str, release: Release) -> Result<Self, String> {
@@ -252,17 +257,6 @@ impl AppState {
         st
     }
 
-    /// The page for a URL fragment: the default page with a banner if it is bad, the
-    /// default page without one if there is none.
-    pub fn from_fragment(fragment: &str) -> Self {
-        let f = fragment.trim().trim_start_matches('#');
-        if f.is_empty() {
-            return AppState::default();
-        }
-        let st = Rc::new(AppState::default()).reduce(Action::LoadFragment(f.to_string()));
-        Rc::try_unwrap(st).unwrap_or_else(|rc| (*rc).clone())
-    }
-
     /// The machine picker's value: the preset's name, or [`CUSTOM`].
     pub fn preset(&self) -> &str {
         self.scenario.machine.preset_name().unwrap_or(CUSTOM)
@@ -291,72 +285,6 @@ impl AppState {
     /// The wake-up explainer's inputs.
     pub fn wake(&self) -> &WakeSetup {
         &self.scenario.wake
-    }
-
-    /// The simulation the Simulate tab runs (always one that can run on the machine).
-    pub fn sim(&self) -> &SimSetup {
-        self.scenario.sim.as_ref().unwrap_or_else(|| default_sim())
-    }
-
-    /// What the URL carries: the scenario, without the simulation when it is the
-    /// untouched default and another tab is open (links without one stay short).
-    pub fn link_scenario(&self) -> Scenario {
-        let mut s = self.scenario.clone();
-        // A simulated wake-up's reference names the simulation: it stays then.
-        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) && s.wake.sim.is_none()
-        {
-            s.sim = None;
-        }
-        s
-    }
-
-    /// Keeps the simulation runnable on a new machine: CPUs it does not have become
-    /// `all`, and a setup that still cannot run becomes the default one.
-    fn fit_sim(&mut self) {
-        let m = self.scenario.machine().clone();
-        let patches = self.scenario.patches;
-        let mut sim = self.sim().clone();
-        if sim.run_spec(&m, patches).is_err() {
-            sim.cpus = CpuSelection::All;
-            if sim.run_spec(&m, patches).is_err() {
-                sim = SimSetup {
-                    cpus: CpuSelection::All,
-                    ..SimSetup::default()
-                };
-            }
-        }
-        // An untouched default that needed no fitting stays the default (and so out
-        // of links for other tabs).
-        self.scenario.sim = Some(sim);
-    }
-
-    /// About how long the simulation takes in this page's workers, in seconds: core's
-    /// `estimate_events` of each point under each side and seed, at
-    /// [`WORKER_EVENTS_PER_S`] on [`WORKERS`] workers (no faster than its longest
-    /// point).
-    pub fn sim_estimate_s(&self) -> f64 {
-        let sim = self.sim();
-        let mut total = 0.0f64;
-        let mut longest = 0.0f64;
-        let mut n = 0usize;
-        for threads in sim.points() {
-            for p in self.sides() {
-                let Ok(spec) = sim.point_spec(self.machine(), p, threads) else {
-                    continue;
-                };
-                let secs = estimate_events(&spec) as f64 / WORKER_EVENTS_PER_S;
-                let seeds = sim.seeds.max(1);
-                total += secs * f64::from(seeds);
-                longest = longest.max(secs);
-                n += seeds as usize;
-            }
-        }
-        (total / n.clamp(1, WORKERS) as f64).max(longest)
-    }
-
-    /// The URL fragment (without '#').
-    pub fn fragment(&self) -> String {
-        scenario::encode(&self.link_scenario())
     }
 
     /// The built machine.
@@ -395,200 +323,6 @@ impl AppState {
     pub fn sides(&self) -> Vec<PatchSet> {
         self.scenario.sides()
     }
-
-    /// In the Simulate tab after a run: the focused side's per-CPU utilisation.
-    pub fn heat(&self) -> Option<Rc<Vec<(u32, u64)>>> {
-        if self.tab() != View::Simulate {
-            return None;
-        }
-        let i = match self.focus() {
-            Side::B if self.scenario.wake.compare.is_some() => 1,
-            _ => 0,
-        };
-        self.sim_heat.get(i).cloned()
-    }
-
-    /// The marks the drawing shows in the wake-up tab.
-    pub fn wake_marks(&self) -> Option<WakeMarks> {
-        if self.tab() != View::Wakeup {
-            return None;
-        }
-        let ok = |o: &Option<Result<Rc<WakeOutcome>, String>>| {
-            o.as_ref().and_then(|r| r.as_ref().ok()).cloned()
-        };
-        let (a, b) = (ok(&self.wake_a), ok(&self.wake_b));
-        let focused = match self.focus() {
-            Side::B if b.is_some() => b.clone(),
-            _ => a.clone(),
-        };
-        let mut probes: BTreeMap<u32, (Vec<u32>, Option<Reject>)> = BTreeMap::new();
-        if let Some(o) = &focused {
-            let mut n = 0;
-            for s in &o.trace.steps {
-                if let Step::Probe { cpu, reject, .. } = s {
-                    n += 1;
-                    let e = probes.entry(cpu.0).or_default();
-                    e.0.push(n);
-                    e.1 = *reject;
-                }
-            }
-        }
-        let w = &self.scenario.wake;
-        let (busy, waker, prev) = self
-            .captured()
-            .zip(self.env_a.get().ok())
-            .and_then(|(c, env)| c.marks(env))
-            .unwrap_or_else(|| (w.busy.clone(), w.waker, w.prev));
-        Some(WakeMarks {
-            busy,
-            waker,
-            prev,
-            chosen_a: a.map(|o| o.decision.cpu),
-            chosen_b: b.map(|o| o.decision.cpu),
-            probes,
-        })
-    }
-
-    /// Closes the simulated wake-up when its reference would now name another run:
-    /// the simulation changed, or the patch set of the side it came from.
-    fn close_stale_sim_wake(&mut self, before: &AppState) {
-        let Some(at) = self.scenario.wake.sim else {
-            self.sim_wake = None;
-            return;
-        };
-        let side_set = |st: &AppState| match at.side {
-            Side::A => Some(st.patches()),
-            Side::B => st.wake().compare,
-        };
-        // A new reference (opened, or a link loaded) is not stale.
-        let same_ref = before.scenario.wake.sim == Some(at);
-        if same_ref && (self.sim() != before.sim() || side_set(self) != side_set(before)) {
-            self.scenario.wake.sim = None;
-            self.sim_wake = None;
-        }
-    }
-
-    /// The captured simulated wake-up the Wake-up tab explains, once it is in.
-    pub fn captured(&self) -> Option<&SimWake> {
-        match &self.sim_wake {
-            Some(SimWakeStatus::Ready(w)) => Some(w),
-            _ => None,
-        }
-    }
-
-    /// Recomputes the decisions if the wake-up tab is open and its inputs changed.
-    fn refresh_wake(&mut self) {
-        self.refresh_envs();
-        if self.tab() != View::Wakeup {
-            return;
-        }
-        let key = WakeKey {
-            machine: self.scenario.machine.clone(),
-            patches: self.scenario.patches,
-            wake: self.scenario.wake.clone(),
-            sim: self.captured().cloned(),
-        };
-        if self.wake_key.as_ref() == Some(&key) {
-            return;
-        }
-        let s = &self.scenario;
-        let captured = key.sim.as_ref();
-        let decide = |env: &Env| -> Result<Rc<WakeOutcome>, String> {
-            let env = env.get()?;
-            if let Some(w) = captured {
-                return w.decide(env).map(Rc::new);
-            }
-            let (decision, trace) = s.decide_in(env).map_err(|e| e.to_string())?;
-            Ok(Rc::new(WakeOutcome {
-                patches: env.patches,
-                decision,
-                trace,
-            }))
-        };
-        self.wake_a = Some(decide(&self.env_a));
-        self.wake_b = self.env_b.as_ref().map(decide);
-        self.wake_key = Some(key);
-    }
-
-    /// Side A's domains, or why the kernel would build none.
-    pub fn domains(&self) -> Result<&SchedDomains, &str> {
-        self.env_a.get().map(|e| &e.domains)
-    }
-
-    /// Rebuilds a side's env when its machine or patch set changed, and only then:
-    /// A's always, B's while the wake-up tab compares (A's own when B's patch set is
-    /// A's).
-    fn refresh_envs(&mut self) {
-        let (machine, a) = (&self.scenario.machine, self.scenario.patches);
-        if !self.env_a.is_for(machine, a) {
-            self.env_a = Env::build(machine, a);
-        }
-        let open = self.tab() == View::Wakeup;
-        self.env_b = match (self.scenario.wake.compare, open) {
-            (Some(b), true) => Some(match self.env_b.take() {
-                Some(env) if env.is_for(machine, b) => env,
-                _ if b == a => self.env_a.clone(),
-                _ => Env::build(machine, b),
-            }),
-            (None, true) => None,
-            // Kept while the tab is closed, so coming back builds nothing.
-            (_, false) => self.env_b.take(),
-        };
-    }
-
-    /// A new machine: the page starts over on it, keeping the tab, the wake-up
-    /// switches, the banner and the simulation (fitted to it).
-    fn set_machine(&mut self, machine: ScenarioMachine) {
-        let mut s = Scenario::on(machine, self.scenario.patches);
-        s.view = self.scenario.view;
-        s.wake.sync = self.scenario.wake.sync;
-        s.wake.compare = self.scenario.wake.compare;
-        s.sim = self.scenario.sim.clone();
-        s.page = PageSettings {
-            highlight: None,
-            ..self.scenario.page
-        };
-        let mut next = Self::from_scenario(s);
-        next.banner = self.banner.clone();
-        *self = next;
-    }
-
-    /// The patch set of a side with `patch` ticked or unticked, through the canonical
-    /// `6.6+cluster` spelling so the page and the CLI read patch sets the same way.
-    fn toggled(base: PatchSet, patch: Patch, on: bool) -> Result<PatchSet, String> {
-        let defaults = PatchSet::release(base.release);
-        let mut want: Vec<Patch> = Patch::ALL.into_iter().filter(|p| base.has(*p)).collect();
-        want.retain(|p| *p != patch);
-        if on {
-            // cluster and cluster-scan are two versions of one series: ticking one
-            // unticks the other.
-            want.retain(|p| {
-                !matches!(
-                    (patch, p),
-                    (Patch::Cluster, Patch::ClusterScan) | (Patch::ClusterScan, Patch::Cluster)
-                )
-            });
-            want.push(patch);
-        }
-        let mut text = base.release.to_string();
-        for p in Patch::ALL {
-            match (defaults.has(p), want.contains(&p)) {
-                (true, false) => text.push_str(&format!("-{}", p.name())),
-                (false, true) => text.push_str(&format!("+{}", p.name())),
-                _ => {}
-            }
-        }
-        let mut set: PatchSet = text.parse().map_err(|e| format!("{text}: {e}"))?;
-        set.features = base.features;
-        Ok(set)
-    }
-
-    /// A new patch set for side A: the domains follow it.
-    fn set_patches(&mut self, set: PatchSet) {
-        self.scenario.patches = set;
-        self.refresh_envs();
-        self.scenario.page.highlight = None;
-    }
 }
 
 impl Default for AppState {
@@ -603,223 +337,6 @@ impl Default for AppState {
             Err(_) => AppState::new(DEFAULT_PRESET, Release::DEFAULT)
                 .unwrap_or_else(|e| unreachable!("the default preset builds: {e}")),
         }
-    }
-}
-
-impl Reducible for AppState {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let (closing, editing) = designer_effect(&action);
-        let mut next = (*self).clone();
-        let nr = self.nr_cpus();
-        let valid = |c: CpuId| c.0 < nr;
-        let wake = &mut next.scenario.wake;
-        match action {
-            Action::SelectPreset(name) => {
-                if name == CUSTOM {
-                    next.custom_open = true;
-                } else if name == self.preset() {
-                    return self;
-                } else {
-                    match ScenarioMachine::preset(&name) {
-                        Ok(m) => next.set_machine(m),
-                        Err(e) => next.banner = Some(e.to_string()),
-                    }
-                }
-            }
-            Action::SelectRelease(release) | Action::SetSideRelease(Side::A, release) => {
-                if release == self.release() {
-                    return self;
-                }
-                next.set_patches(PatchSet::release(release));
-                next.ui.patch_error = None;
-            }
-            Action::SetSideRelease(Side::B, release) => {
-                wake.compare = Some(PatchSet::release(release));
-                next.ui.patch_error = None;
-            }
-            Action::TogglePatch(side, patch, on) => {
-                let base = match side {
-                    Side::A => self.patches(),
-                    Side::B => self.wake().compare.unwrap_or(self.patches()),
-                };
-                match AppState::toggled(base, patch, on) {
-                    Ok(set) => {
-                        next.ui.patch_error = None;
-                        match side {
-                            Side::A => next.set_patches(set),
-                            Side::B => next.scenario.wake.compare = Some(set),
-                        }
-                    }
-                    Err(e) => next.ui.patch_error = Some(e),
-                }
-            }
-            Action::SetCompare(on) => {
-                wake.compare = if on {
-                    // The teaching default: the same kernel with or without seed 01.
-                    let p = self.patches();
-                    let flip = !p.has(Patch::Cluster);
-                    Some(AppState::toggled(p, Patch::Cluster, flip).unwrap_or(p))
-                } else {
-                    None
-                };
-                next.scenario.page.focus = Side::A;
-            }
-            Action::SelectCpu(cpu) => {
-                // A CPU outside the machine is ignored rather than trusted.
-                if !valid(cpu) {
-                    return self;
-                }
-                next.scenario.cpu = cpu;
-                next.scenario.page.highlight = None;
-            }
-            Action::ClickCpu(cpu) => {
-                if !valid(cpu) {
-                    return self;
-                }
-                if self.tab() != View::Wakeup {
-                    return self.reduce(Action::SelectCpu(cpu));
-                }
-                // A captured wake-up's inputs are the simulation's: not edited here.
-                if self.sim_wake.is_some() {
-                    return self;
-                }
-                match self.click() {
-                    ClickMode::ToggleBusy => return self.reduce(Action::ToggleBusy(cpu)),
-                    ClickMode::Waker => wake.waker = cpu,
-                    ClickMode::Prev => wake.prev = cpu,
-                }
-            }
-            action @ (Action::SetClickMode(_)
-            | Action::SetDiff(..)
-            | Action::Focus(_)
-            | Action::RandomBusy { .. }
-            | Action::SetRandomInputs { .. }
-            | Action::PresentStep(_)
-            | Action::Highlight(_)) => next.reduce_page(&self, action),
-            Action::ToggleBusy(cpu) => {
-                if !valid(cpu) {
-                    return self;
-                }
-                if wake.busy.test_cpu(cpu) {
-                    wake.busy.clear_cpu(cpu);
-                } else {
-                    wake.busy.set_cpu(cpu);
-                }
-            }
-            Action::AllIdle => wake.busy = CpuMask::new(nr),
-            Action::AllBusy => wake.busy = CpuMask::full(nr),
-            Action::SetWaker(c) if valid(c) => wake.waker = c,
-            Action::SetPrev(c) if valid(c) => wake.prev = c,
-            Action::SetRecent(c) if c.is_none_or(valid) => wake.recent = c,
-            Action::SetWaker(_) | Action::SetPrev(_) | Action::SetRecent(_) => return self,
-            Action::SetSync(v) => wake.sync = v,
-            Action::SetHasIdleCores(v) => wake.has_idle_cores = v,
-            Action::SetNrIdleScan(v) => wake.nr_idle_scan = v,
-            Action::ShowTab(tab) => next.scenario.view = tab,
-            Action::OpenCustom(open) => {
-                next.custom_open = open;
-                next.custom_error = None;
-            }
-            Action::CustomRead(read) => {
-                let loaded = read.and_then(|spec| {
-                    ScenarioMachine::new(MachineChoice::Spec(spec)).map_err(|e| e.to_string())
-                });
-                match loaded {
-                    Ok(m) => {
-                        next.set_machine(m);
-                        next.custom_open = true;
-                        next.custom_error = None;
-                    }
-                    Err(e) => next.custom_error = Some(e),
-                }
-            }
-            Action::LoadFragment(f) => {
-                let f = f.trim().trim_start_matches('#').to_string();
-                if f.is_empty() || f == self.fragment() {
-                    return self;
-                }
-                match scenario::decode(&f) {
-                    Ok(s) => {
-                        next = AppState::from_scenario(s);
-                        let secs = next.sim_estimate_s();
-                        next.held = (secs > LINK_BUDGET_S).then_some(secs);
-                    }
-                    Err(e) => {
-                        next.banner = Some(format!(
-                        "This link could not be opened, so the page keeps its current scenario: {e}"
-                    ))
-                    }
-                }
-            }
-            Action::DismissBanner => next.banner = None,
-            action @ (Action::OpenDesigner(_) | Action::EditAsJson | Action::EditDesign(..)) => {
-                next.reduce_designer(&self, action)
-            }
-            Action::Lesson(None) => next.scenario.lesson = None,
-            Action::Lesson(Some(at)) => match self.open_lesson(&mut next, at) {
-                Opened::Unknown => return self,
-                // A step without a scene of its own keeps the page as the student left it.
-                Opened::Kept => {
-                    next.refresh_wake();
-                    return Rc::new(next);
-                }
-                Opened::Loaded => {}
-            },
-            Action::RunHeld => next.held = None,
-            Action::OpenExample(f) => {
-                let mut st = (*self.reduce(Action::LoadFragment(f))).clone();
-                st.held = None;
-                return Rc::new(st);
-            }
-            Action::SimHeat(heat) => next.sim_heat = heat,
-            Action::OpenSimWake(at) => {
-                if at.wake == 0 {
-                    return self;
-                }
-                next.scenario.wake.sim = Some(at);
-                next.sim_wake = Some(SimWakeStatus::Capturing(at));
-                next.scenario.view = View::Wakeup;
-            }
-            Action::SimWakeCaptured(at, got) => {
-                if self.scenario.wake.sim != Some(at) {
-                    return self;
-                }
-                next.sim_wake = Some(match got {
-                    Ok(w) => SimWakeStatus::Ready(w),
-                    Err(e) => SimWakeStatus::Failed(at, e),
-                });
-            }
-            Action::CloseSimWake => {
-                next.sim_wake = None;
-                next.scenario.wake.sim = None;
-            }
-            Action::SimInputError(e) => next.sim_error = Some(e),
-            Action::SetSimCpus(text) => match CpuSelection::parse(self.machine(), &text) {
-                Ok(cpus) => {
-                    let sim = SimSetup {
-                        cpus,
-                        ..self.sim().clone()
-                    };
-                    return self.reduce(Action::SetSim(sim));
-                }
-                Err(e) => next.sim_error = Some(format!("CPUs {e}")),
-            },
-            Action::SetSim(sim) => match sim.run_spec(self.machine(), self.patches()) {
-                Ok(_) => {
-                    next.scenario.sim = Some(sim);
-                    next.sim_error = None;
-                    // The user's own edit: it runs.
-                    next.held = None;
-                }
-                Err(e) => next.sim_error = Some(e),
-            },
-        }
-        next.follow_designer(&self, closing, editing);
-        next.close_stale_sim_wake(&self);
-        next.refresh_wake();
-        Rc::new(next)
     }
 }
 

@@ -36,7 +36,7 @@ use schedlab_core::scenario::SimWakeAt;
 use schedlab_core::wakeup::scenario::WakeScenario;
 use schedlab_core::wakeup::WakeEnv;
 
-use super::{Side, WakeOutcome};
+use super::{AppState, Side, WakeOutcome};
 
 /// Which simulated wake-up: core's [`SimWakeAt`], the `wake`-th (from 1, as
 /// `schedlab run --capture-wake N` counts) of side `side`'s run with seed `seed` at
@@ -150,5 +150,34 @@ pub fn side_name(s: Side) -> &'static str {
     match s {
         Side::A => "A",
         Side::B => "B",
+    }
+}
+
+impl AppState {
+    /// Closes the simulated wake-up when its reference would now name another run:
+    /// the simulation changed, or the patch set of the side it came from.
+    pub(super) fn close_stale_sim_wake(&mut self, before: &AppState) {
+        let Some(at) = self.scenario.wake.sim else {
+            self.sim_wake = None;
+            return;
+        };
+        let side_set = |st: &AppState| match at.side {
+            Side::A => Some(st.patches()),
+            Side::B => st.wake().compare,
+        };
+        // A new reference (opened, or a link loaded) is not stale.
+        let same_ref = before.scenario.wake.sim == Some(at);
+        if same_ref && (self.sim() != before.sim() || side_set(self) != side_set(before)) {
+            self.scenario.wake.sim = None;
+            self.sim_wake = None;
+        }
+    }
+
+    /// The captured simulated wake-up the Wake-up tab explains, once it is in.
+    pub fn captured(&self) -> Option<&SimWake> {
+        match &self.sim_wake {
+            Some(SimWakeStatus::Ready(w)) => Some(w),
+            _ => None,
+        }
     }
 }

@@ -2,7 +2,8 @@ use schedlab_core::topology::{presets, Arch};
 use schedlab_core::workload::Workload;
 
 use super::*;
-use schedlab_core::wakeup::WakeEnv;
+use schedlab_core::scenario;
+use schedlab_core::wakeup::{Reject, WakeEnv};
 
 fn level_names(state: &AppState) -> Vec<&'static str> {
     let domains = state.domains().expect("domains build");

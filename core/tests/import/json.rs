@@ -1,0 +1,160 @@
+//! JSON machine files: the examples load and round-trip, imported machines save as
+//! JSON, and errors point at the field and the line.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use super::*;
+
+#[test]
+fn example_machine_files_load() {
+    let m = load(EXAMPLE_KUNPENG);
+    assert_eq!(m.nr_cpus(), 96);
+    assert_same_shape(&m, &presets::machine("kunpeng920-4826").unwrap());
+
+    let h = load(EXAMPLE_HYBRID);
+    assert!(h.hybrid);
+    assert_eq!(h.nr_cpus(), 12);
+    assert_eq!(h.smt_mask(CpuId(0)).to_list(), "0-1");
+    assert_eq!(h.cluster_mask(CpuId(9)).to_list(), "8-11");
+    assert_eq!(h.topo(CpuId(9)).asym_prio, 39);
+    assert_eq!(h.topo(CpuId(1)).asym_prio, 17);
+    assert_eq!(groups(&h, Machine::llc_mask), ["0-11"]);
+}
+
+#[test]
+fn example_machine_files_round_trip() {
+    for text in [EXAMPLE_KUNPENG, EXAMPLE_HYBRID] {
+        let spec: schedlab_core::topology::MachineSpec = serde_json::from_str(text).unwrap();
+        let again = serde_json::to_string_pretty(&spec).unwrap();
+        assert_eq!(
+            serde_json::from_str::<schedlab_core::topology::MachineSpec>(&again).unwrap(),
+            spec
+        );
+        assert_eq!(load(&again), load(text));
+    }
+}
+
+#[test]
+fn imported_machines_save_as_json_and_load_back() {
+    for m in [
+        load(XEON6230),
+        load_with(KP128_SYSFS, &ImportHint::arch(Arch::Arm64)),
+        load(EXAMPLE_HYBRID),
+        load_with(
+            EPYC7742,
+            &ImportHint {
+                cores_per_llc: Some(4),
+                ..ImportHint::NONE
+            },
+        ),
+    ] {
+        let json = serde_json::to_string(&machine_to_spec(&m)).unwrap();
+        assert_eq!(load(&json), m);
+    }
+}
+
+#[test]
+fn json_errors_point_at_the_field() {
+    let text = "{\n  \"name\": \"x\",\n  \"arch\": \"x86\",\n  \"cpus\": [\n    {\"cpu\": 0},\n    {\"cpu\": 1, \"nod\": 0}\n  ]\n}\n";
+    let err = load_json(text).unwrap_err();
+    match &err {
+        ImportError::Json {
+            line, path, msg, ..
+        } => {
+            assert_eq!(*line, 6);
+            assert_eq!(path, "cpus[1].nod");
+            assert!(msg.contains("unknown field `nod`"), "{msg}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().starts_with("line 6, column"), "{err}");
+
+    let err = load_json("{\"name\": \"x\", \"arch\": \"sparc\", \"packages\": 1}").unwrap_err();
+    assert!(
+        matches!(&err, ImportError::Json { path, .. } if path == "arch"),
+        "{err}"
+    );
+    let err = load_json("{\"arch\": \"x86\"}").unwrap_err();
+    assert!(err.to_string().contains("missing field `name`"), "{err}");
+    // Valid JSON, impossible machine: the topology error, not a panic or a huge SLIT.
+    let err = load_json(
+        "{\"name\": \"x\", \"arch\": \"x86\", \"cpus\": [{\"cpu\": 0, \"node\": 60000}]}",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ImportError::TopologyAt { line: 1, .. }),
+        "{err}"
+    );
+}
+
+/// Issue 16: an inconsistent JSON machine file's error names the CPU and the line of
+/// its `cpus` entry (or of the distance table's row, or of the count's key).
+#[test]
+fn json_machine_errors_name_the_line() {
+    let cpus = |entries: &[&str]| {
+        format!(
+            "{{\n  \"name\": \"x\",\n  \"arch\": \"x86\",\n  \"cpus\": [\n{}\n  ]\n}}\n",
+            entries
+                .iter()
+                .map(|e| format!("    {e}"))
+                .collect::<Vec<_>>()
+                .join(",\n")
+        )
+    };
+    let at = |text: &str| match load_json(text) {
+        Err(ImportError::TopologyAt { line, source }) => (line, source.to_string()),
+        other => panic!("{other:?}"),
+    };
+    // Lines 5-8 hold CPUs 0-3; CPU 3's core 1 is in cluster 1, CPU 2's in cluster 0.
+    let nest = cpus(&[
+        r#"{"cpu": 0, "core": 0, "cluster": 0}"#,
+        r#"{"cpu": 1, "core": 0, "cluster": 0}"#,
+        r#"{"cpu": 2, "core": 1, "cluster": 0}"#,
+        r#"{"cpu": 3, "core": 1, "cluster": 1}"#,
+    ]);
+    let (line, msg) = at(&nest);
+    assert_eq!(line, 8, "{msg}");
+    assert!(msg.contains("CPU 3") && msg.contains("spans two"), "{msg}");
+    let err = load_json(&nest).unwrap_err().to_string();
+    assert!(err.starts_with("line 8: "), "{err}");
+    // Listed in another order: the line follows the entry, not the CPU number.
+    let (line, msg) = at(&cpus(&[
+        r#"{"cpu": 3, "core": 1, "cluster": 1}"#,
+        r#"{"cpu": 0, "core": 0, "cluster": 0}"#,
+        r#"{"cpu": 2, "core": 1, "cluster": 0}"#,
+        r#"{"cpu": 1, "core": 0, "cluster": 0}"#,
+    ]));
+    assert_eq!(line, 5, "{msg}");
+    // A CPU listed twice: the second entry.
+    let (line, msg) = at(&cpus(&[r#"{"cpu": 0}"#, r#"{"cpu": 1}"#, r#"{"cpu": 0}"#]));
+    assert_eq!((line, msg.contains("CPU 0")), (7, true), "{msg}");
+    // A node beyond the limit: its entry.
+    let (line, _) = at(&cpus(&[r#"{"cpu": 0}"#, r#"{"cpu": 1, "node": 5000}"#]));
+    assert_eq!(line, 6);
+    // SMT siblings on two nodes, with a distance table after the list.
+    let two_nodes = cpus(&[
+        r#"{"cpu": 0, "core": 0, "node": 0}"#,
+        r#"{"cpu": 1, "core": 0, "node": 1}"#,
+    ]);
+    let (line, msg) = at(&two_nodes);
+    assert_eq!(line, 6, "{msg}");
+    // An asymmetric distance table: the row of the first node it names.
+    let slit = two_nodes
+        .replace(r#""core": 0, "node": 1"#, r#""core": 1, "node": 1"#)
+        .replace(
+            "\n  ]\n}",
+            "\n  ],\n  \"numa_distance\": [\n    [10, 20],\n    [21, 10]\n  ]\n}",
+        );
+    let (line, msg) = at(&slit);
+    assert_eq!(line, 9, "{msg}");
+    assert!(msg.contains("symmetric"), "{msg}");
+    // A regular machine's count: the line of its key.
+    let (line, msg) = at(
+        "{\n  \"name\": \"x\",\n  \"arch\": \"x86\",\n  \"packages\": 1,\n  \"cores_per_llc\": 6,\n  \"cores_per_cluster\": 4\n}\n",
+    );
+    assert_eq!(line, 6, "{msg}");
+    // Braces and brackets inside strings do not confuse the scan.
+    let tricky = nest.replace("\"name\": \"x\"", "\"name\": \"x [{\\\"]\"");
+    assert_eq!(at(&tricky).0, 8);
+}

@@ -1,0 +1,236 @@
+//! The frame loop: every animation frame, the clock and the players step on, the
+//! canvases are drawn when something moved, and the measurements are written on the
+//! view for the e2e journey.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlCanvasElement;
+use yew::prelude::*;
+
+use super::{Live, MAX_H, MAX_H_SHARE, SPEEDS, STATUS_MS};
+use crate::live::draw::{context, Palette};
+use crate::live::play::{clock_after, ARROW_FRAMES};
+use crate::worker::now_ms;
+
+/// One animation frame: the clock, the players, the drawing, the measurements.
+/// Returns whether the status line is due.
+fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool {
+    live.ticks += 1;
+    if live.playing {
+        live.frame += 1;
+    }
+    let frame = live.frame;
+    let was_playing = live.playing;
+    if live.playing {
+        let end = live.end_ns();
+        // Before the benchmark starts its clients, idle stretches are skipped
+        // (dbench's 100 ms at its barrier would take 5.5 minutes at the default speed).
+        let next = live
+            .feeds
+            .0
+            .iter()
+            .zip(&live.players)
+            .filter_map(|(f, p)| p.next_record_at(&f.borrow()))
+            .min();
+        live.t_ns = clock_after(
+            live.t_ns,
+            SPEEDS[live.speed],
+            end,
+            live.start_up_until(),
+            next,
+        );
+        if live.finished() {
+            live.playing = false;
+        }
+    }
+    let t = live.t_ns;
+    for (f, p) in live.feeds.0.iter().zip(&mut live.players) {
+        let before = p.wakes;
+        if p.play_to(&f.borrow(), t, frame) > 0 {
+            live.dirty = true;
+        }
+        if p.wakes != before {
+            live.last_wake_frame = frame;
+        }
+    }
+    // Size and theme, a few times a second.
+    if live.ticks % 15 == 1 {
+        let dpr = web_sys::window()
+            .map_or(1.0, |w| w.device_pixel_ratio())
+            .max(1.0);
+        let shown: Vec<bool> = (0..live.painters.len()).map(|i| live.shows(i)).collect();
+        for ((painter, c), shown) in live.painters.iter_mut().zip(canvases).zip(shown) {
+            let Some(canvas) = c.cast::<HtmlCanvasElement>().filter(|_| shown) else {
+                continue;
+            };
+            let width = canvas
+                .parent_element()
+                .map_or(300.0, |p| f64::from(p.client_width()))
+                .max(100.0);
+            let max_h = web_sys::window()
+                .and_then(|w| w.inner_height().ok())
+                .and_then(|h| h.as_f64())
+                .map_or(MAX_H, |h| (h * MAX_H_SHARE).clamp(160.0, MAX_H));
+            if painter.fit(&canvas, width, max_h, dpr) {
+                live.dirty = true;
+            }
+            if painter.set_palette(Palette::of(&canvas)) {
+                live.dirty = true;
+            }
+        }
+    }
+    let fading = frame.saturating_sub(live.last_wake_frame) <= ARROW_FRAMES;
+    // Markers on their way are drawn every frame, paused or not, until they arrive.
+    let gliding = live.painters.iter().any(|p| p.gliding > 0);
+    if live.dirty || gliding || (fading && frame != live.drawn_at) {
+        live.drawn_at = frame;
+        let t0 = now_ms();
+        let show = live.show;
+        let ticks = live.ticks;
+        for (i, ((painter, c), p)) in live
+            .painters
+            .iter_mut()
+            .zip(canvases)
+            .zip(&mut live.players)
+            .enumerate()
+        {
+            if show != 0 && show != i + 1 {
+                continue;
+            }
+            if let Some(ctx) = c.cast::<HtmlCanvasElement>().as_ref().and_then(context) {
+                painter.draw(&ctx, p, frame, ticks);
+            }
+        }
+        let ms = now_ms() - t0;
+        live.frames_drawn += 1;
+        live.draw_ms_avg = if live.frames_drawn == 1 {
+            ms
+        } else {
+            live.draw_ms_avg * 0.95 + ms * 0.05
+        };
+        live.draw_ms_max = live.draw_ms_max.max(ms);
+        live.dirty = false;
+    }
+    // Frames per second over the last second.
+    let (t_win, n_win) = live.fps_window;
+    if now - t_win >= 1000.0 {
+        if t_win > 0.0 {
+            live.fps = (live.ticks - n_win) as f64 * 1000.0 / (now - t_win);
+        }
+        live.fps_window = (now, live.ticks);
+    }
+    // The measurements, every 6th frame while playing (they are for the e2e journey
+    // and cost DOM writes), every frame otherwise.
+    let write = !live.playing || live.ticks.is_multiple_of(6) || was_playing != live.playing;
+    if let Some(el) = root.cast::<web_sys::Element>().filter(|_| write) {
+        let set = |k: &str, v: String| {
+            let _ = el.set_attribute(k, &v);
+        };
+        set("data-frames", live.frames_drawn.to_string());
+        set("data-fps", format!("{:.1}", live.fps));
+        set("data-draw-ms", format!("{:.3}", live.draw_ms_avg));
+        set("data-draw-max-ms", format!("{:.3}", live.draw_ms_max));
+        set("data-t-ns", live.t_ns.to_string());
+        set("data-start-up", live.in_start_up().to_string());
+        if let Some(t) = live
+            .feeds
+            .0
+            .iter()
+            .filter_map(|f| f.borrow().start_ns)
+            .min()
+        {
+            set("data-start-ns", t.to_string());
+        }
+        set("data-playing", live.playing.to_string());
+        for (side, (p, (f, painter))) in live
+            .players
+            .iter()
+            .zip(live.feeds.0.iter().zip(&live.painters))
+            .enumerate()
+        {
+            let i = if side == 0 { "a" } else { "b" };
+            let f = f.borrow();
+            set(&format!("data-wakes-{i}"), p.wakes.to_string());
+            set(&format!("data-measured-{i}"), p.wakes_measured.to_string());
+            set(&format!("data-arrows-{i}"), p.arrows_drawn.to_string());
+            set(&format!("data-skipped-{i}"), p.arrows_skipped.to_string());
+            set(
+                &format!("data-markers-{i}"),
+                painter.last_markers.to_string(),
+            );
+            set(&format!("data-tasks-{i}"), p.markers().to_string());
+            set(
+                &format!("data-crowded-{i}"),
+                painter.last_crowded.to_string(),
+            );
+            set(&format!("data-moves-{i}"), p.moves.to_string());
+            set(
+                &format!("data-glides-{i}"),
+                painter.glides_begun.to_string(),
+            );
+            set(
+                &format!("data-cpu-glides-{i}"),
+                painter.cpu_glides.to_string(),
+            );
+            set(
+                &format!("data-glide-draws-{i}"),
+                painter.glide_draws.to_string(),
+            );
+            set(&format!("data-feed-wakes-{i}"), f.wake_records.to_string());
+            set(&format!("data-run-wakeups-{i}"), f.wakeups.to_string());
+            set(&format!("data-records-{i}"), f.records.len().to_string());
+            set(
+                &format!("data-ended-{i}"),
+                (f.done && p.at_end(&f)).to_string(),
+            );
+            if let Some((x, y)) = p.recent(1).next().and_then(|a| painter.arrow_mid(&a.wake)) {
+                set(&format!("data-last-arrow-{i}"), format!("{x:.1},{y:.1}"));
+            }
+        }
+    }
+    let due =
+        (live.playing && now - live.last_status_ms >= STATUS_MS) || was_playing != live.playing;
+    if due {
+        live.last_status_ms = now;
+    }
+    due
+}
+
+/// The frame loop: requestAnimationFrame until `alive` goes false.
+pub(super) fn start_loop(
+    live: Rc<RefCell<Live>>,
+    root: NodeRef,
+    canvases: Rc<Vec<NodeRef>>,
+    status: UseForceUpdateHandle,
+) {
+    type Frame = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
+    let slot: Frame = Rc::new(RefCell::new(None));
+    let again = slot.clone();
+    *slot.borrow_mut() = Some(Closure::new(move |now: f64| {
+        let due = {
+            let Ok(mut l) = live.try_borrow_mut() else {
+                return;
+            };
+            if !l.alive {
+                // Drop the closure (and with it this loop).
+                drop(l);
+                again.borrow_mut().take();
+                return;
+            }
+            tick(&mut l, &root, &canvases, now)
+        };
+        if due {
+            status.force_update();
+        }
+        if let (Some(w), Some(cb)) = (web_sys::window(), again.borrow().as_ref()) {
+            let _ = w.request_animation_frame(cb.as_ref().unchecked_ref());
+        }
+    }));
+    let first = slot.borrow();
+    if let (Some(w), Some(cb)) = (web_sys::window(), first.as_ref()) {
+        let _ = w.request_animation_frame(cb.as_ref().unchecked_ref());
+    }
+}

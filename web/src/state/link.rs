@@ -1,0 +1,40 @@
+//! The link on [`AppState`]: the page a URL fragment opens, and the scenario and
+//! fragment the URL carries (core's `scenario::encode`).
+
+use std::rc::Rc;
+
+use schedlab_core::scenario::{self, Scenario, View};
+use yew::prelude::*;
+
+use super::sim::default_sim;
+use super::{Action, AppState};
+
+impl AppState {
+    /// The page for a URL fragment: the default page with a banner if it is bad, the
+    /// default page without one if there is none.
+    pub fn from_fragment(fragment: &str) -> Self {
+        let f = fragment.trim().trim_start_matches('#');
+        if f.is_empty() {
+            return AppState::default();
+        }
+        let st = Rc::new(AppState::default()).reduce(Action::LoadFragment(f.to_string()));
+        Rc::try_unwrap(st).unwrap_or_else(|rc| (*rc).clone())
+    }
+
+    /// What the URL carries: the scenario, without the simulation when it is the
+    /// untouched default and another tab is open (links without one stay short).
+    pub fn link_scenario(&self) -> Scenario {
+        let mut s = self.scenario.clone();
+        // A simulated wake-up's reference names the simulation: it stays then.
+        if s.view != View::Simulate && s.sim.as_ref() == Some(default_sim()) && s.wake.sim.is_none()
+        {
+            s.sim = None;
+        }
+        s
+    }
+
+    /// The URL fragment (without '#').
+    pub fn fragment(&self) -> String {
+        scenario::encode(&self.link_scenario())
+    }
+}
