@@ -323,6 +323,19 @@ mod tests {
     }
 
     #[test]
+    fn warm_ups_parse_by_name_and_say_what_they_know() {
+        for w in [Warmup::Fifth, Warmup::Settled] {
+            assert_eq!(Warmup::parse(w.name()), Ok(w));
+        }
+        assert_eq!(Warmup::default(), Warmup::Fifth);
+        let e = Warmup::parse("Settled").unwrap_err();
+        assert!(
+            e.contains("\"Settled\"") && e.contains("fifth, settled"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn seeds_count_up_from_the_base_and_wrap() {
         assert_eq!(seeds(5, 3).collect::<Vec<_>>(), vec![5, 6, 7]);
         assert_eq!(seeds(u64::MAX, 2).collect::<Vec<_>>(), vec![u64::MAX, 0]);
