@@ -16,6 +16,12 @@ fn rows_that_match_today_keep_matching() {
         let t = reproduce::reproduce(name, Scale::Ci).unwrap_or_else(|e| panic!("{name}: {e}"));
         report.push_str(&t.render());
         assert!(!t.rows.is_empty(), "{name}: no rows");
+        // Throughput tables say what each run measured; completion times have no window.
+        assert_eq!(
+            t.window.is_some(),
+            name.starts_with("seed01-") && !name.contains("hackbench"),
+            "{name}"
+        );
         for r in &t.rows {
             assert!(
                 r.model_baseline.is_finite() && r.model_baseline > 0.0,
@@ -57,6 +63,18 @@ fn reproductions_are_deterministic() {
     let va: Vec<f64> = a.rows.iter().map(|r| r.model_change_pct).collect();
     let vb: Vec<f64> = b.rows.iter().map(|r| r.model_change_pct).collect();
     assert_eq!(va, vb);
+}
+
+/// The full tables measure past the LLC's first busy balance round; CI's a fifth.
+#[test]
+fn the_full_throughput_tables_measure_after_a_settled_warm_up() {
+    use schedlab_core::experiment::Warmup;
+    for (scale, warmup) in [(Scale::Full, Warmup::Settled), (Scale::Ci, Warmup::Fifth)] {
+        for name in ["seed01-tbench", "seed01-netperf-tcp-rr"] {
+            let specs = reproduce::plan(name, scale).unwrap();
+            assert!(specs.iter().all(|s| s.warmup == warmup), "{name} {scale:?}");
+        }
+    }
 }
 
 #[test]

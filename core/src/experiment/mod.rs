@@ -125,6 +125,16 @@ impl Warmup {
         }
     }
 
+    /// What the warm-up is, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Warmup::Fifth => "a warm-up of a fifth of it (at most 200 ms)",
+            Warmup::Settled => {
+                "a settled warm-up (past the LLC's first busy balance round: max_interval × busy_factor)"
+            }
+        }
+    }
+
     /// `--warmup`'s value.
     pub fn parse(text: &str) -> Result<Warmup, String> {
         match text {

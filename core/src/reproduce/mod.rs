@@ -176,6 +176,10 @@ pub struct ReproTable {
     pub scale: Scale,
     pub rows: Vec<ReproRow>,
     pub note: Option<String>,
+    /// Throughput tables: what each run measures, e.g. "200 ms after a settled
+    /// warm-up (...)"; `None` for completion times (start to end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
 }
 
 /// The experiment names, in report order.

@@ -100,6 +100,9 @@ impl ReproTable {
         if let Some(n) = &self.note {
             out.push_str(&format!("  note: {n}\n"));
         }
+        if let Some(w) = &self.window {
+            out.push_str(&format!("  model runs: {w}\n"));
+        }
         if let Some(r) = self.rows.first() {
             out.push_str(&format!(
                 "  model: means over {} seeds per side (from seed {}), change = mean of the per-seed changes; n.s. = the interval includes 0\n",

@@ -102,7 +102,18 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             events: 0,
         });
     }
+    let window = pts
+        .first()
+        .filter(|p| !p.baseline.workload.runs_to_completion())
+        .map(|p| {
+            format!(
+                "{} ms measured after {}, counted from the benchmark's start",
+                p.baseline.duration_ms,
+                p.baseline.warmup.describe()
+            )
+        });
     Ok(ReproTable {
+        window,
         name: t.name.clone(),
         title: t.title.clone(),
         source: t.source.clone(),
