@@ -244,7 +244,7 @@ def native_run(cfg, sim, patches):
     return cli_json(cfg, "run", "--machine", "kunpeng920-6426", "--cpus", sim["cpus"],
                     "--workload", w["kind"], "--threads", str(w["clients"]),
                     "--duration-ms", str(sim["duration_ms"]), "--seed", str(sim["seed"]),
-                    "--patches", patches)
+                    "--warmup", sim.get("warmup", "fifth"), "--patches", patches)
 
 
 def native(cfg, sim, patches):

@@ -68,6 +68,24 @@ def simulate_inputs(page, cfg):
     after = page.hash
     check(after.startswith("#v2:") and after != before, "the URL fragment follows the simulation")
 
+    # The settled warm-up (past the LLC's first busy balance round): the run is the
+    # CLI's `--warmup settled`, and the link carries it.
+    page.select("#sim-warmup", "settled")
+    page.until(lambda: page.count(".sim-status.done")
+               and page.texts('.digest[data-side="a"]') not in ([], a2), timeout=180)
+    a3 = page.wait_for('.digest[data-side="a"]')
+    settled = dict(two, warmup="settled")
+    check(a3 == [native(cfg, settled, "6.6")],
+          f"a settled warm-up reruns and matches `run --warmup settled` (got {a3})")
+    check(page.hash not in (after, before), "the link follows the warm-up")
+    cmd = page.wait_for(".sim-cli code")
+    check(cmd and all("--warmup settled" in c for c in cmd),
+          f"the command lines carry --warmup settled (got {cmd})")
+    page.select("#sim-warmup", "fifth")
+    page.until(lambda: page.count(".sim-status.done")
+               and page.texts('.digest[data-side="a"]') == a2, timeout=180)
+    check(page.hash == after, "back to a fifth: the run and the link are the ones before")
+
     page.set_input("#sim-cpus", "node9")
     err = page.wait_for(".sim-error")
     check(err and "nodes 0-3" in err[0], f"a bad CPU list says which nodes exist (got {err})")

@@ -1,6 +1,7 @@
 //! What the page prints of numbers and of the command line: plain functions of their
 //! inputs, tested on the host.
 
+use schedlab_core::experiment::Warmup;
 use schedlab_core::patch::PatchSet;
 use schedlab_core::scenario::SimSetup;
 use schedlab_core::workload::Workload;
@@ -98,6 +99,10 @@ pub fn cli_lines(machine: &str, sim: &SimSetup, sides: &[PatchSet]) -> Vec<Strin
         sim.duration_ms,
         sim.seed
     ));
+    // The default warm-up (a fifth) is left out, as in the link.
+    if sim.warmup == Warmup::Settled && !sim.workload.runs_to_completion() {
+        common.push_str(" --warmup settled");
+    }
     // `sweep` has its own default count (5): say the page's always; `run` runs one
     // unless told.
     let seeds = sim.seeds.max(1);
@@ -233,6 +238,7 @@ mod tests {
         let a: PatchSet = "6.6".parse().unwrap();
         let b: PatchSet = "6.6+cluster".parse().unwrap();
         let mut sim = SimSetup {
+            warmup: Default::default(),
             workload: Workload::Tbench { clients: 4 },
             cpus: CpuSelection::Nodes {
                 first: NodeId(0),
@@ -267,6 +273,14 @@ mod tests {
             [
                 "schedlab run --machine flat-16 --cpus node0 --workload tbench \
               --threads 4 --duration-ms 60 --seed 1 --seeds 3 --patches 6.6"
+            ]
+        );
+        sim.warmup = Warmup::Settled;
+        assert_eq!(
+            cli_lines("flat-16", &sim, &[a]),
+            [
+                "schedlab run --machine flat-16 --cpus node0 --workload tbench \
+              --threads 4 --duration-ms 60 --seed 1 --warmup settled --seeds 3 --patches 6.6"
             ]
         );
     }

@@ -99,7 +99,8 @@ pub struct RunSpec {
 /// How long a throughput run's warm-up lasts (its metrics are dropped), counted from
 /// the benchmark's start (dbench's release) or the run's. The measured window,
 /// [`RunSpec::duration_ms`], follows it either way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Warmup {
     /// A fifth of the measured window, at most 200 ms: dbench's rule
     /// (`options.warmup = options.timelimit / 5`), scaled down with the window.

@@ -122,6 +122,9 @@ pub fn page_examples() -> Result<Vec<Example>, ReproError> {
                 // The CI scale's seeds (seed 04's 32 would be 32 full runs a side).
                 seeds: Scale::Ci.seeds(),
                 sweep,
+                // The CI scale's warm-up: a settled one would make each throughput
+                // row ~8× longer in the browser.
+                warmup: Scale::Ci.warmup(),
             });
             let comparable = t.kunpeng_throughput();
             let published_values = if comparable {

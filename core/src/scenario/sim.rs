@@ -2,7 +2,7 @@
 //! seeds and sweep), the limits a link may ask for, and the [`RunSpec`] of each of its
 //! points, the one description of a run that the CLI, the page and `reproduce` share.
 
-use crate::experiment::{CpuSelection, RunSpec};
+use crate::experiment::{CpuSelection, RunSpec, Warmup};
 use crate::patch::PatchSet;
 use crate::topology::Machine;
 use crate::workload::Workload;
@@ -35,6 +35,8 @@ pub struct SimSetup {
     /// A sweep over these scales (threads, clients, groups …) instead of one run at
     /// the workload's own: `schedlab sweep --threads`. Empty: one run.
     pub sweep: Vec<u32>,
+    /// Throughput workloads: the warm-up before the window (`--warmup`).
+    pub warmup: Warmup,
 }
 
 impl Default for SimSetup {
@@ -52,6 +54,7 @@ impl Default for SimSetup {
             seed: 1,
             seeds: 3,
             sweep: Vec::new(),
+            warmup: Warmup::Fifth,
         }
     }
 }
@@ -130,6 +133,10 @@ impl SimSetup {
             self.seed,
         )
         .map_err(|e| e.to_string())?;
+        let spec = RunSpec {
+            warmup: self.warmup,
+            ..spec
+        };
         let cost = crate::cost::CostParams::for_machine(machine);
         crate::workload::build(&spec.workload, &cost, machine.nr_cpus())?;
         Ok(spec)

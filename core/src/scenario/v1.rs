@@ -5,7 +5,7 @@ use super::{
     parse_patches, MachineChoice, Scenario, ScenarioError, ScenarioMachine, View, MAX_SWEEP_POINTS,
 };
 use crate::cpumask::{CpuId, CpuMask};
-use crate::experiment::CpuSelection;
+use crate::experiment::{CpuSelection, Warmup};
 use crate::workload::Workload;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,6 +89,13 @@ pub struct SimSetupV1 {
     pub seeds: u32,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweep: Vec<u32>,
+    /// `fifth` (left out) or `settled`.
+    #[serde(default, skip_serializing_if = "is_fifth")]
+    pub warmup: Warmup,
+}
+
+fn is_fifth(w: &Warmup) -> bool {
+    *w == Warmup::Fifth
 }
 
 fn all_cpus() -> String {
@@ -164,6 +171,7 @@ impl From<&super::SimSetup> for SimSetupV1 {
             seed: sim.seed,
             seeds: sim.seeds,
             sweep: sim.sweep.clone(),
+            warmup: sim.warmup,
         }
     }
 }
@@ -184,6 +192,7 @@ impl SimSetupV1 {
             seed: self.seed,
             seeds: self.seeds,
             sweep: self.sweep.clone(),
+            warmup: self.warmup,
         })
     }
 }

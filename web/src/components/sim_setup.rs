@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use schedlab_core::experiment::MAX_SEEDS;
+use schedlab_core::experiment::{Warmup, MAX_SEEDS};
 use schedlab_core::reproduce::Example;
 use schedlab_core::scenario::{self, SimSetup, MAX_SIM_MS};
 use schedlab_core::workload::Workload;
@@ -14,7 +14,7 @@ use crate::dom::{input_value, select_value};
 use crate::format::scale_label;
 use crate::state::{Action, AppContext};
 
-/// The workload, its scale, CPUs, duration, sweep, seed and seeds per side.
+/// The workload, its scale, CPUs, duration and warm-up, sweep, seed and seeds per side.
 #[function_component(SimSetupForm)]
 pub fn sim_setup_form() -> Html {
     let Some(state) = use_context::<AppContext>() else {
@@ -59,6 +59,16 @@ pub fn sim_setup_form() -> Html {
     let on_duration = number(|s, v| s.duration_ms = v);
     let on_seed = number(|s, v| s.seed = v);
     let on_seeds = number(|s, v| s.seeds = v.min(u64::from(u32::MAX)) as u32);
+    let on_warmup = {
+        let set = set.clone();
+        Callback::from(move |e: Event| {
+            let w = match select_value(&e).as_deref() {
+                Some("settled") => Warmup::Settled,
+                _ => Warmup::Fifth,
+            };
+            set(&|s: &mut SimSetup| s.warmup = w)
+        })
+    };
     let on_cpus = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -103,6 +113,14 @@ pub fn sim_setup_form() -> Html {
                     <input id="sim-duration" type="number" min="1" max={MAX_SIM_MS.to_string()}
                         value={state.sim().duration_ms.to_string()} onchange={on_duration} />
                 </label>
+                if !completion {
+                    <label><span>{ "warm-up" }</span>
+                        <select id="sim-warmup" onchange={on_warmup}>
+                            <option value="fifth" selected={state.sim().warmup == Warmup::Fifth}>{ "a fifth of it (≤ 200 ms)" }</option>
+                            <option value="settled" selected={state.sim().warmup == Warmup::Settled}>{ "settled (past the LLC's first busy balance)" }</option>
+                        </select>
+                    </label>
+                }
                 <label class="sweep-input"><span>{ format!("sweep {} (e.g. 1,4,8,16)", scale_label(w)) }</span>
                     <input id="sim-sweep" type="text" placeholder="one run"
                         value={state.sim().sweep.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")}

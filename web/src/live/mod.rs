@@ -209,6 +209,7 @@ mod tests {
         ms: u64,
     ) -> (Vec<RecordChunk>, schedlab_core::experiment::RunReport) {
         let sim = SimSetupV1 {
+            warmup: Default::default(),
             workload,
             cpus: "all".to_string(),
             duration_ms: ms,
@@ -259,6 +260,7 @@ mod tests {
         let (got, end) = f.window(a, b).expect("the feed holds the window");
         assert_eq!(end, b);
         let sim = SimSetupV1 {
+            warmup: Default::default(),
             workload: w,
             cpus: "all".to_string(),
             duration_ms: 3,

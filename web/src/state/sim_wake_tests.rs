@@ -13,6 +13,7 @@ fn page() -> Rc<AppState> {
     let st = Rc::new(AppState::new("kunpeng920-6426", Release::new(6, 6)).unwrap());
     let st = st.reduce(Action::SetCompare(true));
     let sim = SimSetup {
+        warmup: Default::default(),
         workload: Workload::Tbench { clients: 8 },
         cpus: CpuSelection::parse(st.machine(), "node0").unwrap(),
         duration_ms: 20,

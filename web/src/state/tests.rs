@@ -435,6 +435,7 @@ fn costly_link() -> String {
         Scenario::preset("epyc9654-2p", PatchSet::release(Release::new(6, 8))).expect("preset");
     s.view = View::Simulate;
     s.sim = Some(SimSetup {
+        warmup: Default::default(),
         workload: Workload::Tbench { clients: 50_000 },
         cpus: CpuSelection::All,
         duration_ms: 60_000,

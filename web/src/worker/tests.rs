@@ -17,6 +17,7 @@ use super::*;
 #[test]
 fn a_worker_run_reports_the_native_digest() {
     let sim = SimSetupV1 {
+        warmup: Default::default(),
         workload: Workload::NetperfTcpRr { instances: 2 },
         cpus: "node0".to_string(),
         duration_ms: 20,
@@ -71,6 +72,7 @@ pub(crate) fn clients_start_ns(spec: &RunSpec) -> u64 {
 
 fn tbench_setup(ms: u64, seed: u64) -> SimSetupV1 {
     SimSetupV1 {
+        warmup: Default::default(),
         workload: Workload::Tbench { clients: 8 },
         cpus: "node0".to_string(),
         duration_ms: ms,
@@ -249,6 +251,7 @@ fn posts(run: &mut LiveRun, ns: u64) -> (Vec<Progress>, Vec<u8>) {
 #[test]
 fn a_recorded_run_streams_its_record_and_reports_the_same() {
     let sim = SimSetupV1 {
+        warmup: Default::default(),
         workload: Workload::Tbench { clients: 8 },
         cpus: "node0".to_string(),
         duration_ms: 10,
@@ -290,6 +293,7 @@ fn a_recorded_run_streams_its_record_and_reports_the_same() {
 #[test]
 fn the_page_gets_every_record_up_to_the_run_cap() {
     let sim = SimSetupV1 {
+        warmup: Default::default(),
         workload: Workload::Tbench { clients: 32 },
         cpus: "all".to_string(),
         duration_ms: 20,

@@ -219,6 +219,7 @@ fn arb_scenario() -> impl Strategy<Value = Scenario> {
                     step: b % 5 + 1,
                 });
                 s.sim = sim.map(|(w, threads, ms, all)| SimSetup {
+                    warmup: Default::default(),
                     workload: Workload::with_defaults(Workload::NAMES[w])
                         .expect("a name")
                         .with_threads(threads),

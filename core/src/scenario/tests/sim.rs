@@ -1,7 +1,7 @@
 //! The simulation in a link (`sim.rs`): it travels, and bad ones are named.
 
 use super::*;
-use crate::experiment::CpuSelection;
+use crate::experiment::{CpuSelection, Warmup};
 use crate::workload::Workload;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -12,6 +12,7 @@ fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
     let m = s.machine().clone();
     s.view = View::Simulate;
     s.sim = Some(SimSetup {
+        warmup: Default::default(),
         workload: Workload::NetperfTcpRr { instances: 16 },
         cpus: CpuSelection::parse(&m, "node0-1").expect("nodes"),
         duration_ms: 200,
@@ -36,6 +37,24 @@ fn a_simulation_travels_with_the_link_and_bad_ones_are_named() {
     assert!(!base64_json(&encode(&one)).contains("seeds"));
     assert!(base64_json(&encode(&s)).contains(r#""seeds":4"#));
     assert_eq!(sim.points(), vec![4], "no sweep: the workload's own scale");
+    // The warm-up: a fifth is left out of the link (old links read as a fifth);
+    // settled travels and reaches the run.
+    assert_eq!(sim.warmup, Warmup::Fifth);
+    assert!(!base64_json(&encode(&s)).contains("warmup"));
+    let mut settled = s.clone();
+    settled.sim.as_mut().expect("set").warmup = Warmup::Settled;
+    assert!(base64_json(&encode(&settled)).contains(r#""warmup":"settled""#));
+    assert_eq!(decode(&encode(&settled)), Ok(settled.clone()));
+    let spec = settled
+        .sim
+        .as_ref()
+        .expect("set")
+        .run_spec(&m, ps("6.6"))
+        .expect("runs");
+    assert_eq!(spec.warmup, Warmup::Settled);
+    let typo = json.replace(r#""duration_ms":50"#, r#""duration_ms":50,"warmup":"long""#);
+    let e = decode(&format!("v1:{}", b64(typo.as_bytes()))).expect_err("unknown warm-up");
+    assert!(e.to_string().contains("long"), "{e}");
     assert_eq!(SimSetup::parse_sweep(" 1, 4,16 "), Ok(vec![1, 4, 16]));
     assert_eq!(SimSetup::parse_sweep(""), Ok(vec![]));
     let e = SimSetup::parse_sweep("1,four").expect_err("not a number");
