@@ -70,7 +70,7 @@ def simulate_inputs(page, cfg):
 
     # The settled warm-up (past the LLC's first busy balance round): the run is the
     # CLI's `--warmup settled`, and the link carries it.
-    page.select("#sim-warmup", "settled")
+    page.click("#sim-warmup")
     page.until(lambda: page.count(".sim-status.done")
                and page.texts('.digest[data-side="a"]') not in ([], a2), timeout=180)
     a3 = page.wait_for('.digest[data-side="a"]')
@@ -81,7 +81,8 @@ def simulate_inputs(page, cfg):
     cmd = page.wait_for(".sim-cli code")
     check(cmd and all("--warmup settled" in c for c in cmd),
           f"the command lines carry --warmup settled (got {cmd})")
-    page.select("#sim-warmup", "fifth")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-settled.png"))
+    page.click("#sim-warmup")
     page.until(lambda: page.count(".sim-status.done")
                and page.texts('.digest[data-side="a"]') == a2, timeout=180)
     check(page.hash == after, "back to a fifth: the run and the link are the ones before")

@@ -10,7 +10,7 @@ use schedlab_core::scenario::{self, SimSetup, MAX_SIM_MS};
 use schedlab_core::workload::Workload;
 use yew::prelude::*;
 
-use crate::dom::{input_value, select_value};
+use crate::dom::{checked, input_value, select_value};
 use crate::format::scale_label;
 use crate::state::{Action, AppContext};
 
@@ -62,9 +62,10 @@ pub fn sim_setup_form() -> Html {
     let on_warmup = {
         let set = set.clone();
         Callback::from(move |e: Event| {
-            let w = match select_value(&e).as_deref() {
-                Some("settled") => Warmup::Settled,
-                _ => Warmup::Fifth,
+            let w = if checked(&e) {
+                Warmup::Settled
+            } else {
+                Warmup::Fifth
             };
             set(&|s: &mut SimSetup| s.warmup = w)
         })
@@ -114,11 +115,9 @@ pub fn sim_setup_form() -> Html {
                         value={state.sim().duration_ms.to_string()} onchange={on_duration} />
                 </label>
                 if !completion {
-                    <label><span>{ "warm-up" }</span>
-                        <select id="sim-warmup" onchange={on_warmup}>
-                            <option value="fifth" selected={state.sim().warmup == Warmup::Fifth}>{ "a fifth of it (≤ 200 ms)" }</option>
-                            <option value="settled" selected={state.sim().warmup == Warmup::Settled}>{ "settled (past the LLC's first busy balance)" }</option>
-                        </select>
+                    <label class="check">
+                        <input type="checkbox" id="sim-warmup" checked={state.sim().warmup == Warmup::Settled} onchange={on_warmup} />
+                        <span>{ "settled warm-up" }</span>
                     </label>
                 }
                 <label class="sweep-input"><span>{ format!("sweep {} (e.g. 1,4,8,16)", scale_label(w)) }</span>
