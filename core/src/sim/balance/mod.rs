@@ -280,8 +280,9 @@ impl BalanceInfo {
     /// How long a throughput run's warm-up lasts at least, from the benchmark's start,
     /// with `SimConfig::settle`: [`BalanceInfo::llc_busy_round`] and two ticks. A CPU
     /// busy from the start balances its LLC at its first tick (every domain is due:
-    /// [`Simulator::jiffies`]) and again at most a round later, by when the tasks'
-    /// PELT averages have grown for ~1 s (32 ms half-life): the scan depth the
+    /// [`Simulator::jiffies`]) and again at most a round later (0.26-1 s on the
+    /// presets), by when the tasks' PELT averages, of 32 ms half-life, have grown to
+    /// the benchmark's: the scan depth the
     /// wake-ups then read is the running benchmark's, not the one the LLC had when it
     /// started. The published runs measure long after this (dbench: 600 s after a
     /// 120 s warm-up); a shorter warm-up measures the start-up instead.
