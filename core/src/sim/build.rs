@@ -1,0 +1,258 @@
+//! The simulator built from a [`SimConfig`]: the machine's domains and wake-up
+//! environment, the tasks compiled from the workload's plan, every CPU idle, the
+//! balancing state, and the warm-up (a settled one is lengthened here).
+
+use super::*;
+
+impl Simulator {
+    pub(super) fn build(cfg: SimConfig, rc: Option<RecordConfig>) -> Result<Simulator, SimError> {
+        let env = WakeEnv::new(&cfg.machine, cfg.patches)?;
+        let machine = cfg.machine;
+        let n = machine.nr_cpus() as usize;
+        let online = env.domains.cpu_map.clone();
+        let allowed = cfg.allowed.and(&online);
+        if allowed.is_empty() {
+            return Err(SimError::EmptyCpus);
+        }
+        let mut cost = CostModel::new(&machine);
+        cost.params.terms = cfg.cost_terms;
+        let tick_ns = cost.params.tick_ns;
+        let mut state = SchedState::all_idle(n as u32, |c| {
+            env.domains.try_cpu(c).map_or(1, |d| d.sd_llc_size)
+        });
+        state.hz = 1_000_000_000 / tick_ns;
+        // sched_init(): "rq->avg_idle = 2*sysctl_sched_migration_cost; rq->wake_stamp =
+        // jiffies; rq->wake_avg_idle = rq->avg_idle;" (core.c v5.14-v6.6).
+        state.sis_prop.avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
+        state.sis_prop.wake_avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
+        for (c, rq) in state.rqs.iter_mut().enumerate() {
+            rq.capacity = machine.cpus[c].capacity as u64;
+            rq.active = online.test_cpu(CpuId(c as u32));
+        }
+        // LLC bookkeeping.
+        let mut llc_ids: Vec<u32> = Vec::new();
+        let mut llc_of = vec![0u16; n];
+        let mut llc_id_of = vec![0u32; n];
+        for c in 0..n {
+            let id = env
+                .domains
+                .try_cpu(CpuId(c as u32))
+                .map_or(c as u32, |d| d.sd_llc_id.0);
+            llc_id_of[c] = id;
+            let idx = match llc_ids.iter().position(|&x| x == id) {
+                Some(i) => i,
+                None => {
+                    llc_ids.push(id);
+                    llc_ids.len() - 1
+                }
+            };
+            llc_of[c] = idx as u16;
+        }
+        let n_llcs = llc_ids.len();
+        let siblings: Vec<Vec<u32>> = (0..n)
+            .map(|c| {
+                env.smt_mask(CpuId(c as u32))
+                    .iter()
+                    .map(|x| x.0)
+                    .filter(|&x| x != c as u32)
+                    .collect()
+            })
+            .collect();
+        let smt = env.sched_smt_active();
+
+        // Tasks.
+        let plan = cfg.plan;
+        let nt = plan.tasks.len();
+        if nt == 0 {
+            return Err(SimError::Workload("the workload has no tasks".into()));
+        }
+        if nt > MAX_TASKS {
+            return Err(SimError::Workload(format!(
+                "{nt} tasks: the simulator runs at most {MAX_TASKS}"
+            )));
+        }
+        if cfg.duration > event::MAX_RUN {
+            return Err(SimError::TooLong {
+                max_s: event::MAX_RUN.ns() / 1_000_000_000,
+            });
+        }
+        let mask_of = |spec: &TaskSpec| match &spec.allowed {
+            Some(m) => m.and(&online),
+            None => allowed.clone(),
+        };
+        let mut active_mask = CpuMask::new(n as u32);
+        for spec in &plan.tasks {
+            active_mask.or_assign(&mask_of(spec));
+        }
+        // The background tasks live on the CPUs the workload can use.
+        let noise_tasks = cfg.noise.tasks(&active_mask, n as u32);
+        let specs: Vec<&TaskSpec> = plan.tasks.iter().chain(&noise_tasks).collect();
+        let all = specs.len();
+        fork::validate_tree(&specs)?;
+        let mut tasks = Vec::with_capacity(all);
+        let mut code = Code::default();
+        let mut views = Vec::with_capacity(all);
+        let mut children = vec![Vec::new(); all];
+        for (i, spec) in specs.iter().enumerate() {
+            validate_program(i as u32, &spec.program, all as u32)?;
+            if let Some(p) = spec.parent {
+                children[p as usize].push(i as u32);
+            }
+            let mask = mask_of(spec);
+            if mask.is_empty() {
+                return Err(SimError::EmptyCpus);
+            }
+            let first = mask.first().expect("checked non-empty");
+            tasks.push(Task {
+                pc: code.add(&spec.program),
+                iters: 0,
+                loc: Loc::Blocked,
+                block: if spec.parent.is_some() {
+                    Block::Unborn
+                } else {
+                    Block::None
+                },
+                tokens: 0,
+                cap: spec.mailbox_cap.max(1),
+                drop_when_full: spec.drop_when_full,
+                remaining_ns: 0,
+                debt_ns: 0,
+                vruntime: 0,
+                deadline: 0,
+                vlag: 0,
+                load: Pelt::default(),
+                util: Pelt::default(),
+                wake_at: SimTime::MAX,
+                last_cpu: first.0,
+                last_ran: SimTime::ZERO,
+                timer_gen: 0,
+                wakes_in_task: spec.wakes_in_task,
+                own_mm: spec.own_mm,
+                latency_tracked: !spec.background
+                    && (plan.latency_tasks.is_empty() || plan.latency_tasks.contains(&(i as u32))),
+                new_task: true,
+                background: spec.background,
+            });
+            let mut ts = TaskState::new(TaskId(i as u32), first, mask);
+            ts.load = 0;
+            ts.cookie = spec.cookie;
+            views.push(Waker {
+                cpu: first,
+                task: Some(ts),
+                in_task: spec.wakes_in_task,
+            });
+        }
+        let live = specs.iter().filter(|s| !s.background).count() as u32;
+        let core_sched = specs.iter().any(|spec| spec.cookie != 0);
+        state.core_sched_enabled = core_sched;
+        state.enable_idle_hint();
+        let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
+        let cpus = (0..n)
+            .map(|c| Cpu {
+                mode: Mode::Idle,
+                curr: u32::MAX,
+                queue: Vec::new(),
+                burst_gen: 0,
+                switch_gen: 0,
+                burst_end: SimTime::ZERO,
+                last_update: SimTime::ZERO,
+                stolen_ns: 0,
+                need_resched: false,
+                idle_since: SimTime::ZERO,
+                cstate: 0,
+                tick_stopped: true,
+                nohz_tick_stopped: true,
+                idle_hist: [tick_ns; 8],
+                idle_hist_pos: 0,
+                avg_idle_ns: 2 * MIGRATION_COST_NS,
+                util: Pelt::default(),
+                load: Pelt::default(),
+                removed_load: 0,
+                removed_util: 0,
+                util_est: 0,
+                lock: RqLock::new(CpuId(c as u32)),
+                base_v: 0,
+                v_sum: 0,
+                last_task: u32::MAX,
+                last_mm: u32::MAX,
+                force_idle_since: SimTime::ZERO,
+                slice_start: SimTime::ZERO,
+                min_v: i64::MIN,
+                fi_base: 0,
+                core_forced: false,
+                idle_occ: 0,
+            })
+            .collect();
+        let release = cfg.patches.release;
+        let eevdf = release >= Release::new(6, 6);
+        // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).
+        let factor = 1 + online.weight().clamp(1, 8).ilog2() as i64;
+        let slice_ns = 750_000 * factor;
+        let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz, &state.rqs);
+        let (mut warmup, mut duration) = (cfg.warmup, cfg.duration);
+        if cfg.settle && !plan.until_exit {
+            let settle = balance.settle_time(tick_ns);
+            if settle > warmup {
+                duration += settle.ns() - warmup.ns();
+                warmup = settle;
+            }
+        }
+        let series_interval = (duration.ns() / MAX_SERIES as u64).max(10_000_000);
+        let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
+        let start = start::Start::new(&specs, plan.until_exit, duration);
+        let start_end = start.first_end();
+        let mut sim = Simulator {
+            env,
+            machine,
+            cost,
+            state,
+            views,
+            writers: vec![Vec::new(); tasks.len()],
+            forked: vec![0; tasks.len()],
+            start_cpu: vec![u32::MAX; tasks.len()],
+            attached: vec![u32::MAX; tasks.len()],
+            util_est: vec![(0, 0); tasks.len()],
+            children,
+            start,
+            tick_irq_ns: cfg.noise.tick_irq_ns(),
+            softirq_ppm,
+            softirq_ns,
+            noise_rng: Rng::new(cfg.seed ^ NOISE_SEED),
+            tasks,
+            code,
+            cpus,
+            llc_of,
+            llc_id_of,
+            llc_lines: SharedLines::new(n, n_llcs),
+            cache: CacheShare::new(n, specs.iter().map(|t| t.footprint_bytes).collect()),
+            siblings,
+            core_occ: if core_sched { vec![0; all] } else { Vec::new() },
+            balance,
+            queue: EventQueue::new(),
+            rng: Rng::new(cfg.seed),
+            now: SimTime::ZERO,
+            metrics: Metrics::new(n, series_interval),
+            events: 0,
+            live,
+            end: start_end,
+            warmup: if plan.until_exit {
+                SimTime::ZERO
+            } else {
+                warmup
+            },
+            until_exit: plan.until_exit,
+            measuring: false,
+            last_units: 0,
+            check: cfg.check_invariants,
+            eevdf,
+            slice_ns,
+            smt,
+            core_sched,
+            active_cpus,
+            error: None,
+            rec: rc.map(|rc| Box::new(Recorder::new(&rc, nt as u32))),
+        };
+        sim.start();
+        Ok(sim)
+    }
+}
