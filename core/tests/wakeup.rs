@@ -7,6 +7,7 @@
 //!  wakeup/sis_prop.rs        SIS_PROP (before 6.7)
 //!  wakeup/ttwu.rs            ttwu_queue_cond(), select_fallback_rq()
 //!  wakeup/kernel_ints.rs     the kernel's integer widths where they decide
+//!  wakeup/releases.rs        where a release's code differs from v6.8's
 //!  wakeup/state_files.rs     `schedlab wake --state` files
 //! ```
 
@@ -28,6 +29,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod idle_sibling;
 #[path = "wakeup/kernel_ints.rs"]
 mod kernel_ints;
+#[path = "wakeup/releases.rs"]
+mod releases;
 #[path = "wakeup/sis_prop.rs"]
 mod sis_prop;
 #[path = "wakeup/state_files.rs"]

@@ -167,10 +167,18 @@ impl Simulator {
     }
 
     /// What the kernel wrote while deciding: `p->recent_used_cpu`, the waker's
-    /// `record_wakee()` state, `set_idle_cores(target, false)`.
+    /// `recent_used_cpu` (before 5.15) and `record_wakee()` state,
+    /// `set_idle_cores(target, false)`.
     fn apply_wake_effects(&mut self, p: u32, waker: Option<u32>, effects: &Effects) {
         if let Some(r) = effects.recent_used_cpu {
             self.views[p as usize]
+                .task
+                .as_mut()
+                .expect("views hold tasks")
+                .recent_used_cpu = r;
+        }
+        if let (Some(k), Some(r)) = (waker, effects.waker_recent_used_cpu) {
+            self.views[k as usize]
                 .task
                 .as_mut()
                 .expect("views hold tasks")

@@ -347,6 +347,10 @@ pub struct Costs {
 pub struct Effects {
     /// New `p->recent_used_cpu` (select_idle_sibling() sets it to prev).
     pub recent_used_cpu: Option<CpuId>,
+    /// New `current->recent_used_cpu` of the waker: before 5.15 select_task_rq_fair()'s
+    /// fast path ends with "if (want_affine) current->recent_used_cpu = cpu;" (fair.c
+    /// v5.12-v5.14; 89aafd67f28c removed it in 5.15).
+    pub waker_recent_used_cpu: Option<CpuId>,
     /// New (wakee_flips, wakee_flip_decay_ts, last_wakee) of the waker (`record_wakee`).
     pub waker_wakee: Option<(u32, u64, TaskId)>,
     /// `set_idle_cores(target, false)`: clear has_idle_cores of this LLC.

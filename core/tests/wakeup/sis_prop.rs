@@ -117,7 +117,7 @@ fn sis_prop_ages_wake_avg_idle_per_jiffy_and_writes_it_back() {
     s.jiffies = 110;
     let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
     assert_eq!(d.effects.sis_prop_aged, Some((0, 13)));
-    // nr = 4: three probes, budget spent, "if (--nr <= 0) return -1": no accounting.
+    // nr = 4: three probes, budget spent, "if (!--nr) return -1": no accounting.
     assert_eq!(d.costs.cpus_probed, 3);
     assert!(!d.effects.sis_prop_scan);
     // wake_stamp current: nothing aged, nothing written.
@@ -128,7 +128,9 @@ fn sis_prop_ages_wake_avg_idle_per_jiffy_and_writes_it_back() {
 
 /// SIS_PROP (kernel/sched/fair.c v6.6, select_idle_cpu(); removed in 6.7): `nr =
 /// div_u64(span_avg, avg_cost)` lands in an `int`. 16 × 2^40 ns / 1 ns = 2^44, whose
-/// low 32 bits are 0: nr is 0, and the first `--nr <= 0` ends the scan before a probe.
+/// low 32 bits are 0: nr is 0. SIS_PROP's kernels stop the scan with "if (!--nr)
+/// return -1;" (fair.c v5.15; "--nr <= 0" came with seed 01 in 6.7), which a budget of
+/// 0 never meets: the scan goes on through the LLC to the idle CPU15.
 #[test]
 fn sis_prop_budget_is_truncated_to_int() {
     let m = presets::machine("flat-16").unwrap();
@@ -146,10 +148,11 @@ fn sis_prop_budget_is_truncated_to_int() {
         in_task: true,
     };
     let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
-    assert_eq!(d.costs.cpus_probed, 0);
-    assert_eq!(d.cpu, CpuId(0));
+    assert_eq!(d.costs.cpus_probed, 15);
+    assert_eq!(d.cpu, CpuId(15));
     // One ns less: the quotient is 2^44 - 16, whose low 32 bits read as the int -16.
     s.sis_prop.wake_avg_idle_ns[0] = (1 << 40) - 1;
     let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
-    assert_eq!(d.costs.cpus_probed, 0);
+    assert_eq!(d.costs.cpus_probed, 15);
+    assert_eq!(d.cpu, CpuId(15));
 }

@@ -14,7 +14,7 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     let fallback = has(Patch::Cluster);
     let cookie = has(Patch::CookieFastpath);
     let l2c = has(Patch::TtwuL2c);
-    let wrap = if release >= Release::new(5, 14) {
+    let wrap = if release >= Release::new(5, 15) {
         "target + 1"
     } else {
         "target"
@@ -227,22 +227,35 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     }
     l.plain("    }");
     l.plain("    /* Allow a per-cpu kthread to stack with the wakee (IO completion). */");
-    l.plain("    if (is_per_cpu_kthread(current) && in_task() &&");
-    l.plain("        prev == smp_processor_id() &&");
-    l.at(
-        "        this_rq()->nr_running <= 1 && asym_fits_cpu(…, prev))",
-        Site::SisKthread,
-    );
+    if release >= Release::new(5, 16) {
+        l.plain("    if (is_per_cpu_kthread(current) && in_task() &&");
+        l.plain("        prev == smp_processor_id() &&");
+        l.at(
+            "        this_rq()->nr_running <= 1 && asym_fits_cpu(…, prev))",
+            Site::SisKthread,
+        );
+    } else {
+        l.plain("    if (is_per_cpu_kthread(current) &&");
+        l.plain("        prev == smp_processor_id() &&");
+        l.at("        this_rq()->nr_running <= 1)", Site::SisKthread);
+    }
     l.at("        return prev;", Site::SisKthreadReturn);
     l.plain("    recent_used_cpu = p->recent_used_cpu;");
-    l.plain("    p->recent_used_cpu = prev;");
+    if release >= Release::new(5, 15) {
+        l.plain("    p->recent_used_cpu = prev;");
+    }
     l.plain("    if (recent_used_cpu != prev && recent_used_cpu != target &&");
     l.plain("        cpus_share_cache(recent_used_cpu, target) &&");
     l.plain("        (available_idle_cpu(recent_used_cpu) || sched_idle_cpu(recent_used_cpu)) &&");
     if cookie.is_some() {
         l.line(&cookie_and("recent_used_cpu"), None, cookie);
     }
-    l.plain("        cpumask_test_cpu(recent_used_cpu, p->cpus_ptr) &&");
+    if release >= Release::new(6, 5) {
+        l.plain("        cpumask_test_cpu(recent_used_cpu, p->cpus_ptr) &&");
+    } else {
+        // 5.15-6.4 read p->recent_used_cpu after setting it to prev.
+        l.plain("        cpumask_test_cpu(p->recent_used_cpu, p->cpus_ptr) &&");
+    }
     l.at(
         "        asym_fits_cpu(…, recent_used_cpu)) {",
         Site::SisRecent,
@@ -348,7 +361,11 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
         "select_idle_capacity(p, sd, target)",
     );
     l.plain("{");
-    l.plain("    for_each_cpu_wrap(cpu, cpus, target) {");
+    if (Release::new(6, 3)..=Release::new(6, 5)).contains(&release) {
+        l.plain("    for_each_cpu_wrap(cpu, cpus, target + 1) {");
+    } else {
+        l.plain("    for_each_cpu_wrap(cpu, cpus, target) {");
+    }
     l.plain("        if (!available_idle_cpu(cpu) && !sched_idle_cpu(cpu))");
     l.plain("            continue;");
     l.at(
@@ -396,9 +413,19 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     );
     l.at("{", Site::ScanEnter);
     l.plain("    int i, cpu, idle_cpu = -1, nr = INT_MAX;");
+    if release < Release::new(6, 1) {
+        l.plain("    this_sd = rcu_dereference(*this_cpu_ptr(&sd_llc));");
+        l.plain("    if (!this_sd)");
+        l.plain("        return -1;");
+    }
     l.plain("    cpumask_and(cpus, sched_domain_span(sd), p->cpus_ptr);");
     if f.sis_prop && release < Release::new(6, 7) {
         l.plain("    if (sched_feat(SIS_PROP) && !has_idle_core) {");
+        if release >= Release::new(6, 1) {
+            l.plain("        this_sd = rcu_dereference(*this_cpu_ptr(&sd_llc));");
+            l.plain("        if (!this_sd)");
+            l.plain("            return -1;");
+        }
         if release >= Release::new(5, 14) {
             l.plain("        avg_idle = this_rq->wake_avg_idle;");
         } else {
@@ -509,7 +536,10 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     l.plain("            if ((unsigned int)i < nr_cpumask_bits)");
     l.at("                return i;", Site::ScanCoreReturn);
     l.plain("        } else {");
-    l.plain("            if (--nr <= 0)");
+    match cluster {
+        Some(by) => l.line("            if (--nr <= 0)", None, Some(by)),
+        None => l.plain("            if (!--nr)"),
+    }
     l.at("                return -1;", Site::ScanBudget);
     l.at(
         "            idle_cpu = __select_idle_cpu(cpu, p);",
@@ -552,8 +582,10 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     l.plain("{");
     l.plain("    if (!cpu_active(cpu))");
     l.plain("        return false;");
-    l.plain("    if (!cpumask_test_cpu(cpu, p->cpus_ptr))");
-    l.plain("        return false;");
+    if release >= Release::new(6, 0) {
+        l.plain("    if (!cpumask_test_cpu(cpu, p->cpus_ptr))");
+        l.plain("        return false;");
+    }
     match l2c {
         Some(p) => l.line(
             "    if (!cpus_share_l2c(smp_processor_id(), cpu))",
@@ -568,7 +600,7 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     l.plain("        return true;");
     l.plain("    if (cpu == smp_processor_id())");
     l.plain("        return false;");
-    if release >= Release::new(5, 19) {
+    if release >= Release::new(6, 0) {
         l.plain("    if (!cpu_rq(cpu)->nr_running)");
     } else {
         l.plain("    if ((wake_flags & WF_ON_CPU) && cpu_rq(cpu)->nr_running <= 1)");

@@ -10,7 +10,7 @@
 //! feature is on, SIS_UTIL from 6.0, `select_idle_smt(p, prev)` from 5.13, seed 02's
 //! `sched_smt_active()` test, seed 01's cluster scan and its prev/recent fallback,
 //! seed 03's L2 test in `ttwu_queue_cond()`, seed 04's cookie checks, the
-//! `for_each_cpu_wrap()` start (`target + 1` from 5.14), `WF_CURRENT_CPU` from 6.6.
+//! `for_each_cpu_wrap()` start (`target + 1` from 5.15), `WF_CURRENT_CPU` from 6.6.
 //! A line a patch of the set adds or changes names that patch ([`CodeLine::by`]).
 //!
 //! [`hits()`] maps each [`Step`](crate::wakeup::Step) of a [`Trace`](crate::wakeup::Trace) to the line ([`Site`]) that produced

@@ -23,7 +23,7 @@ fn the_listing_follows_the_release() {
     let v515 = text(&set("5.15"));
     assert!(v515.contains("sched_feat(SIS_PROP)") && v515.contains("wake_avg_idle"));
     assert!(!v515.contains("SIS_UTIL") && !v515.contains("WF_CURRENT_CPU"));
-    assert!(v515.contains("WF_ON_CPU"), "before 5.19's idle-target rule");
+    assert!(v515.contains("WF_ON_CPU"), "before 6.0's idle-target rule");
     let v68 = text(&set("6.8"));
     assert!(v68.contains("nr_idle_scan") && !v68.contains("SIS_PROP"));
     assert!(v68.contains("WF_CURRENT_CPU") && v68.contains("!cpu_rq(cpu)->nr_running"));

@@ -4,6 +4,7 @@
 //! The fast path continues in `select_idle_sibling()` (`idle_sibling.rs`).
 
 use crate::cpumask::CpuId;
+use crate::release::Release;
 use crate::sched_domain::SdFlags;
 use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Step, Tracer};
@@ -95,7 +96,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         });
         if wake_flags.contains(WakeFlags::TTWU) {
             let flips = self.record_wakee(waker);
-            if wake_flags.contains(WakeFlags::CURRENT_CPU) && self.p.allowed.test_cpu(cpu) {
+            // WF_CURRENT_CPU exists from 6.6 (ab83f455f04d); before, bit 0x40 is
+            // WF_ON_CPU (until 5.19) or unused, and select_task_rq_fair() ignores it.
+            if self.release.has_wf_current_cpu()
+                && wake_flags.contains(WakeFlags::CURRENT_CPU)
+                && self.p.allowed.test_cpu(cpu)
+            {
                 self.set_path(WakePath::CurrentCpu);
                 self.t.step(Site::CurrentCpu, || Step::Return {
                     func: "select_task_rq_fair",
@@ -137,7 +143,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             self.set_path(WakePath::SlowPath);
             self.find_idlest_cpu(i, cpu, prev)
         } else if wake_flags.contains(WakeFlags::TTWU) {
-            self.select_idle_sibling(prev, new_cpu)
+            let t = self.select_idle_sibling(prev, new_cpu);
+            // Before 5.15: "if (want_affine) current->recent_used_cpu = cpu;".
+            if want_affine && self.release < Release::new(5, 15) && waker.task.is_some() {
+                self.effects.waker_recent_used_cpu = Some(cpu);
+            }
+            t
         } else {
             self.set_path(WakePath::Affine);
             new_cpu

@@ -110,6 +110,13 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         const F: &str = "select_idle_cpu";
         let env = self.env;
         let llc = env.sd_llc(target).expect("checked by caller");
+        // this_sd = rcu_dereference(*this_cpu_ptr(&sd_llc)): the waker CPU's LLC.
+        // Before 6.1 "if (!this_sd) return -1;" opens the function (fair.c
+        // v5.12-v6.0); 6.1 to 6.6 test it only inside the SIS_PROP block below.
+        let this_has_llc = env.sd_llc(self.this).is_some();
+        if !this_has_llc && self.release < Release::new(6, 1) {
+            return self.ret_none(F, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
+        }
         let mut cpus = llc.span.and(&self.p.allowed);
         let mut idle_cpu: Option<CpuId> = None;
         // `int nr = INT_MAX` (fair.c v6.8 line 7359).
@@ -126,8 +133,17 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // accounting runs only where the kernel's does: after the loop (see the end).
         let sis_prop = f.sis_prop && self.release < Release::new(6, 7) && !has_idle_core;
         if sis_prop {
+            if !this_has_llc {
+                // 6.1-6.6: "this_sd = ...; if (!this_sd) return -1;" in the block.
+                return self.ret_none(F, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
+            }
             nr = self.sis_prop_budget(llc.span_weight);
         }
+        // The budget's stop test: "if (--nr <= 0) return -1;" from seed 01 2/3 (v6.7),
+        // "if (!--nr) return -1;" before (fair.c v5.12-v6.6): a budget that starts at 0
+        // or below (an int SIS_PROP quotient or nr_idle_scan + 1 that wrapped) then
+        // never stops the scan.
+        let stop_at_zero_only = !env.patches.has_cluster_topology();
         if f.sis_util {
             if let Some(id) = env.llc_shared_of(target) {
                 self.costs.llc_shared_reads += 1;
@@ -151,8 +167,9 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 }
             }
         }
-        // Wrap start: target + 1 since 56498cfb045d (v5.14), target before.
-        let start = if self.release >= Release::new(5, 14) {
+        // Wrap start: target + 1 since 56498cfb045d (v5.15; fair.c v5.14 still has
+        // "for_each_cpu_wrap(cpu, cpus, target)"), target before.
+        let start = if self.release >= Release::new(5, 15) {
             target.0 + 1
         } else {
             target.0
@@ -174,7 +191,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             let hint = self.fast_scan_hint().filter(|_| !has_idle_core);
             if let Some(hint) = hint {
                 let m = sg_span.and(&cpus);
-                match self.scan_with_hint(hint, &m, start, &mut nr) {
+                match self.scan_with_hint(hint, &m, start, &mut nr, stop_at_zero_only) {
                     Scan::Found(i) => return Some(i),
                     Scan::Spent => return None,
                     Scan::Exhausted => {}
@@ -234,11 +251,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 }
             }
         } else if let Some(hint) = self.fast_scan_hint() {
-            let (out, accounted) = match self.scan_with_hint(hint, &cpus, start, &mut nr) {
-                Scan::Found(i) => (Some(i), true),
-                Scan::Exhausted => (None, true),
-                Scan::Spent => (None, false),
-            };
+            let (out, accounted) =
+                match self.scan_with_hint(hint, &cpus, start, &mut nr, stop_at_zero_only) {
+                    Scan::Found(i) => (Some(i), true),
+                    Scan::Exhausted => (None, true),
+                    Scan::Spent => (None, false),
+                };
             // As the traced loop below: accounted after a break or the end, not after
             // `return -1`.
             self.effects.sis_prop_scan = sis_prop && accounted;
@@ -247,7 +265,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
             for c in cpus.iter_wrap(start) {
                 nr -= 1;
-                if nr <= 0 {
+                if nr == 0 || (nr < 0 && !stop_at_zero_only) {
                     self.probe(F, Site::ScanBudget, c, Some(Reject::BudgetSpent));
                     return self.ret_none(F, Site::ScanBudget, "scan budget spent");
                 }
@@ -295,11 +313,23 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// computed from the idle hint: the loop decrements `nr` before each probe, gives
     /// up when it reaches 0, and stops at the first CPU for which
     /// `__select_idle_cpu()` holds. The same CPUs are counted as probed (and as
-    /// remote runqueue reads) as the CPU-by-CPU loop counts.
-    fn scan_with_hint(&mut self, hint: &CpuMask, m: &CpuMask, start: u32, nr: &mut i64) -> Scan {
+    /// remote runqueue reads) as the CPU-by-CPU loop counts. `stop_at_zero_only`:
+    /// the `!--nr` test, under which a budget that starts at 0 or below never stops.
+    fn scan_with_hint(
+        &mut self,
+        hint: &CpuMask,
+        m: &CpuMask,
+        start: u32,
+        nr: &mut i64,
+        stop_at_zero_only: bool,
+    ) -> Scan {
         // Loop positions 0, 1, ...: position i is the (i+1)-th CPU of m in wrap order;
         // nr reaches 0 at position nr - 1.
-        let spend_at = (*nr - 1).max(0) as u64;
+        let spend_at = if stop_at_zero_only && *nr <= 0 {
+            u64::MAX
+        } else {
+            (*nr - 1).max(0) as u64
+        };
         let (probes, out) = match m.wrap_walk(hint, start, spend_at) {
             WrapWalk::Hit { pos, cpu } => (pos + 1, Scan::Found(cpu)),
             WrapWalk::Limit => (spend_at, Scan::Spent),

@@ -84,11 +84,18 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
 
-        // 3. per-CPU kthread stacking (e.g. IO completion).
+        // 3. per-CPU kthread stacking (e.g. IO completion). "is_per_cpu_kthread(current)
+        // && in_task() && prev == smp_processor_id() && this_rq()->nr_running <= 1 &&
+        // asym_fits_cpu(task_util, util_min, util_max, prev)" (fair.c v6.8, lines
+        // 7532-7537); before 5.16 neither the in_task() nor the capacity test: "if
+        // (is_per_cpu_kthread(current) && prev == smp_processor_id() &&
+        // this_rq()->nr_running <= 1)" (fair.c v5.12-v5.15).
+        let v5_16 = self.release >= Release::new(5, 16);
         if self.waker_kthread
+            && (!v5_16 || self.waker_in_task)
             && prev == self.this
             && self.s.rq(self.this).nr_running <= 1
-            && self.asym_fits_cpu(prev)
+            && (!v5_16 || self.asym_fits_cpu(prev))
         {
             self.t.step(Site::SisKthread, || Step::Check {
                 func: F,
@@ -105,15 +112,28 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             );
         }
 
-        // 4. recent_used_cpu.
+        // 4. recent_used_cpu. From 5.15 (89aafd67f28c) "recent_used_cpu =
+        // p->recent_used_cpu; p->recent_used_cpu = prev;" before the test, whose
+        // "cpumask_test_cpu(p->recent_used_cpu, p->cpus_ptr)" therefore tests prev
+        // until 6.5 fixed it to "cpumask_test_cpu(recent_used_cpu, p->cpus_ptr)"
+        // (fair.c v6.8 line 7555). Before 5.15 p->recent_used_cpu became prev only
+        // when recent_used_cpu was returned (fair.c v5.12-v5.14).
         let recent = self.p.recent_used_cpu;
-        self.effects.recent_used_cpu = Some(prev);
+        let v5_15 = self.release >= Release::new(5, 15);
+        if v5_15 {
+            self.effects.recent_used_cpu = Some(prev);
+        }
+        let affinity_test = if v5_15 && self.release < Release::new(6, 5) {
+            prev
+        } else {
+            recent
+        };
         let mut recent_fallback: Option<CpuId> = None;
         if recent != prev && recent != target && self.share_cache(recent, target) {
             self.costs.fast_path_checks += 1;
             let ok = self.idle_ish(recent)
                 && (!fastpath_cookie || self.sched_core_cookie_match(recent))
-                && self.p.allowed.test_cpu(recent)
+                && self.p.allowed.test_cpu(affinity_test)
                 && self.asym_fits_cpu(recent);
             self.t.step(Site::SisRecent, || Step::Check {
                 func: F,
@@ -126,6 +146,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             });
             if ok {
                 if !cluster_active || self.env.cpus_share_resources(recent, target) {
+                    self.effects.recent_used_cpu = Some(prev);
                     self.set_path(WakePath::Recent);
                     return self.ret(
                         F,
@@ -242,13 +263,23 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
     }
 
-    /// `select_idle_capacity(p, sd, target)`.
+    /// `select_idle_capacity(p, sd, target)` (kernel/sched/fair.c v6.8, lines
+    /// 7425-7471), without uclamp (`fits` is 1 or 0): "best_cap = 0; ... if ((fits <
+    /// best_fits) || ((fits == best_fits) && (cpu_cap > best_cap)))", so a CPU of
+    /// capacity 0 is never the best. The walk starts at `target`, except in 6.3 to
+    /// 6.5, whose "for_each_cpu_wrap(cpu, cpus, target + 1)" starts after it.
     fn select_idle_capacity(&mut self, sd_idx: usize, target: CpuId) -> Option<CpuId> {
         const F: &str = "select_idle_capacity";
         let sd = &self.env.domains.cpu(target).domains[sd_idx];
         let cpus = sd.span.and(&self.p.allowed);
-        let mut best: Option<(CpuId, u64)> = None;
-        for c in cpus.iter_wrap(target.0) {
+        let mut best: Option<CpuId> = None;
+        let mut best_cap: u64 = 0;
+        let start = if (Release::new(6, 3)..=Release::new(6, 5)).contains(&self.release) {
+            target.0 + 1
+        } else {
+            target.0
+        };
+        for c in cpus.iter_wrap(start) {
             self.costs.cpus_probed += 1;
             if !self.idle_ish(c) {
                 self.probe(F, Site::CapacityProbe, c, Some(Reject::Busy));
@@ -261,11 +292,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
             self.probe(F, Site::CapacityProbe, c, Some(Reject::DoesNotFit));
             let cap = self.s.rq(c).capacity;
-            if best.is_none_or(|(_, bc)| cap > bc) {
-                best = Some((c, cap));
+            if cap > best_cap {
+                best_cap = cap;
+                best = Some(c);
             }
         }
-        best.map(|(c, _)| c)
+        best
     }
 
     /// `select_idle_smt(p, [sd,] target)`: an idle sibling of prev.

@@ -43,8 +43,12 @@ struct Ctx<'a, T: Tracer> {
     this: CpuId,
     /// `task_h_load(current)`.
     waker_load: u64,
-    /// `is_per_cpu_kthread(current) && in_task()`.
+    /// `is_per_cpu_kthread(current)`.
     waker_kthread: bool,
+    /// `in_task()`: the wake-up does not run in interrupt context.
+    waker_in_task: bool,
+    /// `select_fallback_rq()` widened `p->cpus_ptr` ("No more Mr. Nice Guy").
+    affinity_widened: bool,
     release: Release,
     costs: Costs,
     effects: Effects,
@@ -67,7 +71,9 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             p,
             this: waker.cpu,
             waker_load: waker.task.as_ref().map_or(0, |t| t.load),
-            waker_kthread: waker.in_task && waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
+            waker_kthread: waker.task.as_ref().is_some_and(|t| t.per_cpu_kthread),
+            waker_in_task: waker.in_task,
+            affinity_widened: false,
             release: env.patches.release,
             costs: Costs::default(),
             effects: Effects::default(),

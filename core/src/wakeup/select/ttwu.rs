@@ -28,7 +28,7 @@ pub fn wake_up<T: Tracer>(
     // "If the owning (remote) CPU is still in the middle of schedule() with this task
     // as prev, ... queue the wakeup on its wakelist."
     if p.on_cpu {
-        if let Some(path) = c.ttwu_queue_wakelist(p.prev_cpu) {
+        if let Some(path) = c.ttwu_queue_wakelist(p.prev_cpu, true) {
             c.t.step(Site::OnCpuWakelist, || Step::Queue {
                 path,
                 why: "p is still on_cpu: queued to its old CPU without selecting".into(),
@@ -38,7 +38,10 @@ pub fn wake_up<T: Tracer>(
         }
     }
     let cpu = c.select_task_rq(waker, wake_flags.union(WakeFlags::TTWU));
-    let path = match c.ttwu_queue_wakelist(cpu) {
+    // Before 6.0 only the on_cpu call above passes WF_ON_CPU ("wake_flags |
+    // WF_ON_CPU", core.c v5.12-v5.19 try_to_wake_up()); ttwu_queue() gets the plain
+    // wake_flags.
+    let path = match c.ttwu_queue_wakelist(cpu, false) {
         Some(path) => path,
         None if cpu == c.this => {
             c.t.step(Site::QueueLocal, || Step::Queue {
@@ -129,7 +132,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // core.c:3655-3656: "if (unlikely(!is_cpu_allowed(p, cpu)))
         // cpu = select_fallback_rq(task_cpu(p), p);"
         if !self.is_cpu_allowed(cpu) {
-            let (fb, why) = self.select_fallback_rq(p.prev_cpu);
+            let (fb, why, widened) = self.select_fallback_rq(p.prev_cpu);
+            self.affinity_widened = widened;
             self.set_path(WakePath::Fallback);
             self.t.step(Site::Fallback, || Step::Return {
                 func: "select_fallback_rq",
@@ -156,8 +160,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     ///    cpusets, so the root's: every CPU), else `do_set_cpus_allowed(p,
     ///    task_cpu_possible_mask(p))` widens it to every possible CPU; either way the
     ///    loop of step 2 then takes the first CPU `is_cpu_allowed()` accepts under the
-    ///    widened mask. The model does not write the widened mask back to the task.
-    fn select_fallback_rq(&self, cpu: CpuId) -> (CpuId, &'static str) {
+    ///    widened mask. The model does not write the widened mask back to the task,
+    ///    but says it widened (the third value): `ttwu_queue_cond()` then reads the
+    ///    widened `p->cpus_ptr`.
+    fn select_fallback_rq(&self, cpu: CpuId) -> (CpuId, &'static str, bool) {
         // 1. "Look for allowed, online CPU in same node."
         if let Some(c) = self
             .env
@@ -165,11 +171,11 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             .iter()
             .find(|&c| self.is_cpu_allowed(c))
         {
-            return (c, "first allowed CPU of prev's node");
+            return (c, "first allowed CPU of prev's node", false);
         }
         // 2. "Any allowed, online CPU?"
         if let Some(c) = self.p.allowed.iter().find(|&c| self.is_cpu_allowed(c)) {
-            return (c, "first allowed CPU outside prev's node");
+            return (c, "first allowed CPU outside prev's node", false);
         }
         // 3. p->cpus_ptr widened to every CPU (the root cpuset / cpu_possible_mask):
         // is_cpu_allowed() then only asks for an active (kthread: online) CPU.
@@ -181,18 +187,50 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         });
         match widened {
-            Some(c) => (c, "no allowed CPU is usable: affinity widened to every CPU"),
+            Some(c) => (
+                c,
+                "no allowed CPU is usable: affinity widened to every CPU",
+                true,
+            ),
             // No active CPU at all: the kernel would BUG() (line 3611).
-            None => (cpu, "no active CPU anywhere (the kernel would BUG())"),
+            None => (cpu, "no active CPU anywhere (the kernel would BUG())", true),
         }
     }
-    /// `ttwu_queue_cond(p, cpu)`; the second value says why.
-    fn ttwu_queue_cond(&self, cpu: CpuId, on_cpu_path: bool) -> (bool, &'static str) {
+    /// `ttwu_queue_cond(p, cpu)`; the second value says why. `wf_on_cpu`: the caller
+    /// passed WF_ON_CPU (before 6.0, only the on_cpu call of try_to_wake_up() does).
+    ///
+    /// v6.0 to v6.12 (kernel/sched/core.c v6.8, lines 3986-4024):
+    ///
+    /// ```c
+    /// if (!cpu_active(cpu)) return false;
+    /// if (!cpumask_test_cpu(cpu, p->cpus_ptr)) return false;
+    /// if (!cpus_share_cache(smp_processor_id(), cpu)) return true;
+    /// if (cpu == smp_processor_id()) return false;
+    /// if (!cpu_rq(cpu)->nr_running) return true;
+    /// return false;
+    /// ```
+    ///
+    /// The `p->cpus_ptr` test (751d4cbc4387) and the idle-target rule (28156108fecb,
+    /// replacing WF_ON_CPU) both arrived in v6.0; v5.12 to v5.19 read
+    /// `ttwu_queue_cond(cpu, wake_flags)`:
+    ///
+    /// ```c
+    /// if (!cpu_active(cpu)) return false;
+    /// if (!cpus_share_cache(smp_processor_id(), cpu)) return true;
+    /// if ((wake_flags & WF_ON_CPU) && cpu_rq(cpu)->nr_running <= 1) return true;
+    /// return false;
+    /// ```
+    ///
+    /// with `if (WARN_ON_ONCE(cpu == smp_processor_id())) return false;` in
+    /// ttwu_queue_wakelist() after it (the `cpu == this` test below). After
+    /// `select_fallback_rq()` widened the affinity, `p->cpus_ptr` holds the chosen CPU.
+    fn ttwu_queue_cond(&self, cpu: CpuId, wf_on_cpu: bool) -> (bool, &'static str) {
         let rq = self.s.rq(cpu);
+        let v6_0 = self.release >= Release::new(6, 0);
         if !self.cpu_active(cpu) {
             return (false, "target CPU not active");
         }
-        if !self.p.allowed.test_cpu(cpu) {
+        if v6_0 && !self.affinity_widened && !self.p.allowed.test_cpu(cpu) {
             return (false, "target not in p's allowed CPUs");
         }
         let share = if self.has(Patch::TtwuL2c) {
@@ -213,7 +251,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if cpu == self.this {
             return (false, "target is the waker's CPU");
         }
-        if self.release >= Release::new(5, 19) {
+        if v6_0 {
             // 28156108fecb: an idle target does its own enqueue.
             if rq.nr_running == 0 {
                 return (
@@ -221,19 +259,20 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     "target shares cache but is idle: let it enqueue itself",
                 );
             }
-        } else if on_cpu_path && rq.nr_running <= 1 {
-            // Before 5.19: WF_ON_CPU and the target about to go idle.
+        } else if wf_on_cpu && rq.nr_running <= 1 {
+            // Before 6.0: WF_ON_CPU and the target about to go idle.
             return (true, "p still on_cpu and target nearly idle");
         }
         (false, "target shares cache and is busy: take its rq lock")
     }
 
-    /// `ttwu_queue_wakelist(p, cpu)`: `Some(path)` when the wake-up goes on the wakelist.
-    fn ttwu_queue_wakelist(&mut self, cpu: CpuId) -> Option<QueuePath> {
+    /// `ttwu_queue_wakelist(p, cpu, wake_flags)`: `Some(path)` when the wake-up goes on
+    /// the wakelist; `wf_on_cpu` as for [`Ctx::ttwu_queue_cond`].
+    fn ttwu_queue_wakelist(&mut self, cpu: CpuId, wf_on_cpu: bool) -> Option<QueuePath> {
         if !self.env.patches.features.ttwu_queue {
             return None;
         }
-        let (cond, why) = self.ttwu_queue_cond(cpu, self.p.on_cpu);
+        let (cond, why) = self.ttwu_queue_cond(cpu, wf_on_cpu);
         self.t.step(Site::QueueCond, || Step::Check {
             func: "ttwu_queue_cond",
             condition: format!("queue on CPU{}'s wakelist: {why}", cpu.0),
