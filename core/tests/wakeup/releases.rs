@@ -413,3 +413,26 @@ fn wf_current_cpu_is_only_honoured_from_6_6() {
     );
     assert_eq!(d.cpu, CpuId(5));
 }
+
+/// Core scheduling (CONFIG_SCHED_CORE) arrived in 5.14: 5.12's "__select_idle_cpu(int
+/// cpu)" is "if (available_idle_cpu(cpu) || sched_idle_cpu(cpu)) return cpu;" with no
+/// sched_cpu_cookie_match() (fair.c v5.12.9; v5.14 adds "&& sched_cpu_cookie_match(
+/// cpu_rq(cpu), p)"). CPU1 is idle but its core runs another cookie than p's.
+#[test]
+fn no_cookie_test_before_5_14() {
+    let m = presets::machine("xeon-smt-8").unwrap();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [0, 2, 3, 4, 5, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    s.core_sched_enabled = true;
+    s.rqs[1].core_cookie = 3;
+    s.rqs[5].core_cookie = 3;
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.cookie = 7;
+    let w = waker_task(0, 8);
+    let d = wake_up(&env(&m, "5.13"), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+    assert_eq!(d.cpu, CpuId(1));
+    let d = wake_up(&env(&m, "5.14"), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+    assert_eq!(d.cpu, CpuId(0));
+}

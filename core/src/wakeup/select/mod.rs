@@ -131,14 +131,20 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
     }
 
+    /// `sched_core_enabled()`: core scheduling (CONFIG_SCHED_CORE) arrived in 5.14;
+    /// 5.12 and 5.13's `__select_idle_cpu(cpu)` has no cookie test at all.
+    fn core_sched_enabled(&self) -> bool {
+        self.s.core_sched_enabled && self.release >= Release::new(5, 14)
+    }
+
     /// `sched_cpu_cookie_match()`: the core runs p's cookie (or core scheduling is off).
     fn sched_cpu_cookie_match(&self, cpu: CpuId) -> bool {
-        !self.s.core_sched_enabled || self.s.rq(cpu).core_cookie == self.p.cookie
+        !self.core_sched_enabled() || self.s.rq(cpu).core_cookie == self.p.cookie
     }
 
     /// `sched_core_cookie_match()`: as above, or the whole core is idle.
     fn sched_core_cookie_match(&self, cpu: CpuId) -> bool {
-        if !self.s.core_sched_enabled {
+        if !self.core_sched_enabled() {
             return true;
         }
         let idle_core = self
