@@ -29,10 +29,17 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
         "try_to_wake_up(p, state, wake_flags)  /* the placement part */",
     );
     l.plain("{");
-    l.at(
-        "    if (READ_ONCE(p->on_cpu) && ttwu_queue_wakelist(p, task_cpu(p), wake_flags))",
-        Site::OnCpuWakelist,
-    );
+    if release >= Release::new(6, 0) {
+        l.at(
+            "    if (READ_ONCE(p->on_cpu) && ttwu_queue_wakelist(p, task_cpu(p), wake_flags))",
+            Site::OnCpuWakelist,
+        );
+    } else {
+        l.at(
+            "    if (p->on_cpu && ttwu_queue_wakelist(p, task_cpu(p), wake_flags | WF_ON_CPU))",
+            Site::OnCpuWakelist,
+        );
+    }
     l.plain("        goto unlock;");
     l.plain("    cpu = select_task_rq(p, p->wake_cpu, wake_flags | WF_TTWU);");
     l.plain("    ttwu_queue(p, cpu, wake_flags);");
