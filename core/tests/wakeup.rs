@@ -8,6 +8,7 @@
 //!  wakeup/ttwu.rs            ttwu_queue_cond(), select_fallback_rq()
 //!  wakeup/kernel_ints.rs     the kernel's integer widths where they decide
 //!  wakeup/releases.rs        where a release's code differs from v6.8's
+//!  wakeup/transcript_68.rs   v6.8's placement transcribed again, against the model
 //!  wakeup/state_files.rs     `schedlab wake --state` files
 //! ```
 
@@ -35,6 +36,8 @@ mod releases;
 mod sis_prop;
 #[path = "wakeup/state_files.rs"]
 mod state_files;
+#[path = "wakeup/transcript_68.rs"]
+mod transcript_68;
 #[path = "wakeup/ttwu.rs"]
 mod ttwu;
 

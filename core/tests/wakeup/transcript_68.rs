@@ -1,0 +1,392 @@
+//! A second, independent reading of v6.8's placement: select_task_rq_fair(),
+//! wake_affine(), select_idle_sibling(), select_idle_cpu(), select_idle_core() and
+//! select_idle_smt() transcribed statement by statement from kernel/sched/fair.c v6.8
+//! (lines 6951-7090, 7216-7420, 7491-7600, 8139-8210), on the public topology only,
+//! and compared with `wake_up()` on random states, on v6.8 and on v6.6 (no cluster
+//! scan; the budget test "if (!--nr) return -1;"). No asymmetric capacity (the presets
+//! have none) and no EAS, as in the model.
+
+use proptest::prelude::*;
+use schedlab_core::cpumask::{CpuId, CpuMask};
+use schedlab_core::sched_domain::SdFlags;
+use schedlab_core::topology::presets;
+use schedlab_core::wakeup::{
+    wake_up, NoTrace, PathOnly, SchedState, TaskState, WakeEnv, WakeFlags, WakePath,
+};
+
+use super::{random_state, PRESETS};
+
+/// v6.8, and v6.6 (the same code without seed 01: no cluster scan, "if (!--nr)").
+const SETS: [&str; 2] = ["6.8", "6.6"];
+
+fn env_of(preset: usize, set: usize) -> &'static WakeEnv {
+    use std::sync::OnceLock;
+    static ENVS: OnceLock<Vec<Vec<WakeEnv>>> = OnceLock::new();
+    &ENVS.get_or_init(|| {
+        PRESETS
+            .iter()
+            .map(|name| {
+                let m = presets::machine(name).unwrap();
+                SETS.iter()
+                    .map(|s| WakeEnv::new(&m, s.parse().unwrap()).unwrap())
+                    .collect()
+            })
+            .collect()
+    })[preset][set]
+}
+
+struct K<'a> {
+    env: &'a WakeEnv,
+    s: &'a SchedState,
+    p: &'a TaskState,
+    cur: &'a TaskState,
+    this: u32,
+    /// v6.6's "if (!--nr) return -1;" instead of "if (--nr <= 0)".
+    bang_nr: bool,
+}
+
+impl K<'_> {
+    fn rq(&self, c: u32) -> &schedlab_core::wakeup::RqState {
+        &self.s.rqs[c as usize]
+    }
+    fn available_idle_cpu(&self, c: u32) -> bool {
+        let rq = self.rq(c);
+        rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending && !rq.vcpu_preempted
+    }
+    fn sched_idle_cpu(&self, c: u32) -> bool {
+        let rq = self.rq(c);
+        rq.nr_running == rq.idle_h_nr_running && rq.nr_running != 0
+    }
+    fn cookie_match(&self, c: u32) -> bool {
+        !self.s.core_sched_enabled || self.rq(c).core_cookie == self.p.cookie
+    }
+    fn select_idle_cpu_one(&self, c: u32) -> i64 {
+        if (self.available_idle_cpu(c) || self.sched_idle_cpu(c)) && self.cookie_match(c) {
+            c as i64
+        } else {
+            -1
+        }
+    }
+    fn share_cache(&self, a: u32, b: u32) -> bool {
+        self.env.cpus_share_cache(CpuId(a), CpuId(b))
+    }
+    fn smt(&self, c: u32) -> Vec<u32> {
+        self.env.smt_mask(CpuId(c)).iter().map(|x| x.0).collect()
+    }
+    fn allowed(&self, c: u32) -> bool {
+        self.p.allowed.test_cpu(CpuId(c))
+    }
+
+    fn wake_wide(&self, master_flips: u32) -> bool {
+        let factor = self.env.domains.cpu(CpuId(self.this)).sd_llc_size;
+        let (mut master, mut slave) = (master_flips, self.p.wakee_flips);
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        !(slave < factor || master < slave.wrapping_mul(factor))
+    }
+
+    fn wake_affine(&self, imbalance_pct: u32, this: u32, prev: u32, sync: bool) -> u32 {
+        // wake_affine_idle()
+        let mut target: Option<u32> = None;
+        if self.available_idle_cpu(this) && self.share_cache(this, prev) {
+            target = Some(if self.available_idle_cpu(prev) {
+                prev
+            } else {
+                this
+            });
+        } else if sync && self.rq(this).nr_running == 1 {
+            target = Some(this);
+        } else if self.available_idle_cpu(prev) {
+            target = Some(prev);
+        }
+        if target.is_none() {
+            // wake_affine_weight()
+            let mut this_eff = self.rq(this).load_avg as i64;
+            let mut early = false;
+            if sync {
+                let cur = self.cur.load;
+                if cur > this_eff as u64 {
+                    early = true;
+                } else {
+                    this_eff = this_eff.wrapping_sub(cur as i64);
+                }
+            }
+            if early {
+                target = Some(this);
+            } else {
+                let tl = self.p.load as i64;
+                this_eff = this_eff.wrapping_add(tl).wrapping_mul(100);
+                this_eff = this_eff.wrapping_mul(self.rq(prev).capacity as i64);
+                let mut prev_eff = (self.rq(prev).load_avg as i64).wrapping_sub(tl);
+                prev_eff = prev_eff.wrapping_mul((100 + (imbalance_pct - 100) / 2) as i64);
+                prev_eff = prev_eff.wrapping_mul(self.rq(this).capacity as i64);
+                if sync {
+                    prev_eff = prev_eff.wrapping_add(1);
+                }
+                if this_eff < prev_eff {
+                    target = Some(this);
+                }
+            }
+        }
+        if target != Some(this) {
+            prev
+        } else {
+            this
+        }
+    }
+
+    /// select_idle_core() (SMT build).
+    fn select_idle_core(&self, core: u32, cpus: &mut CpuMask, idle_cpu: &mut i64) -> i64 {
+        let mut idle = true;
+        for c in self.smt(core) {
+            if !self.available_idle_cpu(c) {
+                idle = false;
+                if *idle_cpu == -1 {
+                    if self.sched_idle_cpu(c) && self.allowed(c) {
+                        *idle_cpu = c as i64;
+                        break;
+                    }
+                    continue;
+                }
+                break;
+            }
+            if *idle_cpu == -1 && self.allowed(c) {
+                *idle_cpu = c as i64;
+            }
+        }
+        if idle {
+            return core as i64;
+        }
+        for c in self.smt(core) {
+            cpus.clear_cpu(CpuId(c));
+        }
+        -1
+    }
+
+    /// for_each_cpu_wrap() over a mask that may shrink (reads the live mask).
+    fn next_wrap(mask: &CpuMask, start: u32, prev: Option<u32>) -> Option<u32> {
+        let n = mask.nr_cpu_ids();
+        let start = if start >= n { 0 } else { start };
+        let from = match prev {
+            None => start,
+            Some(p) => p + 1,
+        };
+        let wrapped = matches!(prev, Some(p) if p < start);
+        if !wrapped {
+            if let Some(c) = (from..n).find(|&c| mask.test_cpu(CpuId(c))) {
+                return Some(c);
+            }
+            return (0..start).find(|&c| mask.test_cpu(CpuId(c)));
+        }
+        (from..start).find(|&c| mask.test_cpu(CpuId(c)))
+    }
+
+    fn select_idle_cpu(&self, target: u32, has_idle_core: bool) -> i64 {
+        let cd = self.env.domains.cpu(CpuId(target));
+        let sd = cd.llc().unwrap();
+        let mut cpus = sd.span.and(&self.p.allowed);
+        let mut idle_cpu: i64 = -1;
+        let mut nr: i32 = i32::MAX;
+        if let Some(id) = self.env.llc_shared_of(CpuId(target)) {
+            nr = (self.s.llc_shared[id.idx()].nr_idle_scan as i32).wrapping_add(1);
+            if nr == 1 {
+                return -1;
+            }
+        }
+        if self.env.sched_cluster_active() {
+            let sg = sd.groups.first().unwrap();
+            if sg.flags.contains(SdFlags::CLUSTER) {
+                for c in sg.span.iter_wrap(target + 1).map(|c| c.0) {
+                    if !cpus.test_cpu(CpuId(c)) {
+                        continue;
+                    }
+                    if has_idle_core {
+                        let i = self.select_idle_core(c, &mut cpus, &mut idle_cpu);
+                        if i >= 0 {
+                            return i;
+                        }
+                    } else {
+                        nr -= 1;
+                        if nr <= 0 {
+                            return -1;
+                        }
+                        idle_cpu = self.select_idle_cpu_one(c);
+                        if idle_cpu >= 0 {
+                            return idle_cpu;
+                        }
+                    }
+                }
+                cpus = cpus.andnot(&sg.span);
+            }
+        }
+        let mut cur = None;
+        while let Some(c) = Self::next_wrap(&cpus, target + 1, cur) {
+            cur = Some(c);
+            if has_idle_core {
+                let i = self.select_idle_core(c, &mut cpus, &mut idle_cpu);
+                if i >= 0 {
+                    return i;
+                }
+            } else {
+                nr = nr.wrapping_sub(1);
+                if nr == 0 || (nr < 0 && !self.bang_nr) {
+                    return -1;
+                }
+                idle_cpu = self.select_idle_cpu_one(c);
+                if idle_cpu >= 0 {
+                    break;
+                }
+            }
+        }
+        idle_cpu
+    }
+
+    fn select_idle_sibling(&self, prev: u32, target: u32) -> u32 {
+        let idle_ish = |c: u32| self.available_idle_cpu(c) || self.sched_idle_cpu(c);
+        if idle_ish(target) {
+            return target;
+        }
+        let cluster = self.env.sched_cluster_active();
+        let share_res = |a: u32, b: u32| self.env.cpus_share_resources(CpuId(a), CpuId(b));
+        let mut prev_aff: i64 = -1;
+        if prev != target && self.share_cache(prev, target) && idle_ish(prev) {
+            if !cluster || share_res(prev, target) {
+                return prev;
+            }
+            prev_aff = prev as i64;
+        }
+        if self.cur.per_cpu_kthread && prev == self.this && self.rq(self.this).nr_running <= 1 {
+            return prev;
+        }
+        let mut recent = self.p.recent_used_cpu.0 as i64;
+        let r = recent as u32;
+        if r != prev && r != target && self.share_cache(r, target) && idle_ish(r) && self.allowed(r)
+        {
+            if !cluster || share_res(r, target) {
+                return r;
+            }
+        } else {
+            recent = -1;
+        }
+        if self.env.domains.cpu(CpuId(target)).llc().is_none() {
+            return target;
+        }
+        let mut has_idle_core = false;
+        if self.env.sched_smt_active() {
+            has_idle_core = self
+                .env
+                .llc_shared_of(CpuId(target))
+                .is_some_and(|id| self.s.llc_shared[id.idx()].has_idle_cores);
+            if !has_idle_core && self.share_cache(prev, target) {
+                for c in self.smt(prev) {
+                    if c == prev || !self.allowed(c) {
+                        continue;
+                    }
+                    if idle_ish(c) {
+                        return c;
+                    }
+                }
+            }
+        }
+        let i = self.select_idle_cpu(target, has_idle_core);
+        if i >= 0 {
+            return i as u32;
+        }
+        if prev_aff >= 0 {
+            return prev_aff as u32;
+        }
+        if recent >= 0 {
+            return recent as u32;
+        }
+        target
+    }
+
+    /// select_task_rq_fair(p, prev_cpu, WF_TTWU [| WF_SYNC]).
+    fn select_task_rq_fair(&self, sync: bool) -> u32 {
+        let cpu = self.this;
+        let prev = self.p.prev_cpu.0;
+        // record_wakee(p): jiffies 0, decay_ts 0: no decay.
+        let mut flips = self.cur.wakee_flips;
+        if self.cur.last_wakee != Some(self.p.id) {
+            flips = flips.wrapping_add(1);
+        }
+        let want_affine = !self.wake_wide(flips) && self.allowed(cpu);
+        let mut new_cpu = prev;
+        for tmp in &self.env.domains.cpu(CpuId(cpu)).domains {
+            if want_affine
+                && tmp.flags.contains(SdFlags::WAKE_AFFINE)
+                && tmp.span.test_cpu(CpuId(prev))
+            {
+                if cpu != prev {
+                    new_cpu = self.wake_affine(tmp.imbalance_pct, cpu, prev, sync);
+                }
+                break;
+            }
+            assert!(!tmp.flags.contains(SdFlags::BALANCE_WAKE));
+            if !want_affine {
+                break;
+            }
+        }
+        self.select_idle_sibling(prev, new_cpu)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_model_agrees_with_a_transcription_of_v6_8_and_v6_6(
+        preset in 0usize..PRESETS.len(),
+        set in 0usize..SETS.len(),
+        seed in any::<u64>(),
+        busy_pct in 0u64..=100,
+        sync in any::<bool>(),
+        restrict in any::<bool>(),
+        extra in any::<u64>(),
+    ) {
+        let env = env_of(preset, set);
+        let (mut s, mut p, mut waker) = random_state(env, seed, busy_pct, restrict);
+        let n = env.nr_cpus();
+        // Some SCHED_IDLE-only CPUs, preempted vCPUs, and small nr_idle_scan values.
+        let mut x = extra;
+        for c in 0..n as usize {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if s.rqs[c].nr_running > 0 && (x >> 60) == 0 {
+                s.rqs[c].idle_h_nr_running = s.rqs[c].nr_running;
+            }
+            if (x >> 58) & 7 == 1 {
+                s.rqs[c].vcpu_preempted = true;
+            }
+        }
+        if extra % 3 == 0 {
+            for l in s.llc_shared.iter_mut() {
+                l.nr_idle_scan %= 4;
+            }
+        }
+        if extra % 7 == 0 {
+            // An int nr_idle_scan of -1: nr starts at 0.
+            for l in s.llc_shared.iter_mut() {
+                l.nr_idle_scan = u32::MAX;
+            }
+        }
+        if extra % 5 == 0 {
+            let mut k = waker.task.take().unwrap();
+            k.per_cpu_kthread = true;
+            waker.task = Some(k);
+            p.prev_cpu = waker.cpu;
+        }
+        let cur = waker.task.clone().unwrap();
+        let k = K { env, s: &s, p: &p, cur: &cur, this: waker.cpu.0, bang_nr: set == 1 };
+        let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
+        let d = wake_up(env, &s, &p, &waker, flags, &mut PathOnly);
+        let want = if p.allowed.weight() > 1 { k.select_task_rq_fair(sync) } else { p.allowed.first().unwrap().0 };
+        if p.allowed.test_cpu(CpuId(want)) {
+            prop_assert_eq!(d.cpu.0, want, "{} on {} seed {} extra {}", SETS[set], PRESETS[preset], seed, extra);
+        } else {
+            prop_assert_eq!(d.path, Some(WakePath::Fallback));
+        }
+        let d2 = wake_up(env, &s, &p, &waker, flags, &mut NoTrace);
+        prop_assert_eq!(d.cpu, d2.cpu);
+    }
+}
