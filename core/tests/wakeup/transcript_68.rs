@@ -2,9 +2,10 @@
 //! wake_affine(), select_idle_sibling(), select_idle_cpu(), select_idle_core() and
 //! select_idle_smt() transcribed statement by statement from kernel/sched/fair.c v6.8
 //! (lines 6951-7090, 7216-7420, 7491-7600, 8139-8210), on the public topology only,
-//! and compared with `wake_up()` on random states, on v6.8 and on v6.6 (no cluster
-//! scan; the budget test "if (!--nr) return -1;"). No asymmetric capacity (the presets
-//! have none) and no EAS, as in the model.
+//! and compared with `wake_up()` on random states, on v6.8, on v6.6 (no cluster scan;
+//! the budget test "if (!--nr) return -1;") and on v5.15 (fair.c v5.15's SIS_PROP
+//! budget, select_idle_smt() and recent_used_cpu test, kthread test without in_task()).
+//! No asymmetric capacity (the presets have none) and no EAS, as in the model.
 
 use proptest::prelude::*;
 use schedlab_core::cpumask::{CpuId, CpuMask};
@@ -16,8 +17,11 @@ use schedlab_core::wakeup::{
 
 use super::{random_state, PRESETS};
 
-/// v6.8, and v6.6 (the same code without seed 01: no cluster scan, "if (!--nr)").
-const SETS: [&str; 2] = ["6.8", "6.6"];
+/// v6.8, v6.6 (the same code without seed 01: no cluster scan, "if (!--nr)"), and
+/// v5.15 (fair.c v5.15: SIS_PROP, select_idle_smt(p, sd, prev) over the whole SMT
+/// mask, recent_used_cpu's affinity read after "p->recent_used_cpu = prev", no
+/// in_task() in the kthread test).
+const SETS: [&str; 3] = ["6.8", "6.6", "5.15"];
 
 fn env_of(preset: usize, set: usize) -> &'static WakeEnv {
     use std::sync::OnceLock;
@@ -43,6 +47,10 @@ struct K<'a> {
     this: u32,
     /// v6.6's "if (!--nr) return -1;" instead of "if (--nr <= 0)".
     bang_nr: bool,
+    /// fair.c v5.15 instead of v6.x.
+    v5_15: bool,
+    /// in_task() of the wake-up.
+    in_task: bool,
 }
 
 impl K<'_> {
@@ -188,6 +196,46 @@ impl K<'_> {
         let mut cpus = sd.span.and(&self.p.allowed);
         let mut idle_cpu: i64 = -1;
         let mut nr: i32 = i32::MAX;
+        if self.v5_15 {
+            // this_sd = sd_llc of this CPU (every preset CPU has one).
+            if !has_idle_core {
+                let sp = &self.s.sis_prop;
+                let this = self.this as usize;
+                let (mut avg, mut stamp) = (sp.wake_avg_idle_ns[this], sp.wake_stamp[this]);
+                while stamp < self.s.jiffies && avg != 0 {
+                    stamp += 1;
+                    avg >>= 1;
+                }
+                let llc_id = self.env.domains.cpu(CpuId(self.this)).sd_llc_id;
+                let avg_cost = sp.avg_scan_cost_ns[llc_id.idx()].wrapping_add(1);
+                let span_avg = (sd.span_weight as u64).wrapping_mul(avg);
+                nr = if span_avg > avg_cost.wrapping_mul(4) {
+                    (span_avg / avg_cost) as i32
+                } else {
+                    4
+                };
+            }
+            let mut cur = None;
+            while let Some(c) = Self::next_wrap(&cpus, target + 1, cur) {
+                cur = Some(c);
+                if has_idle_core {
+                    let i = self.select_idle_core(c, &mut cpus, &mut idle_cpu);
+                    if i >= 0 {
+                        return i;
+                    }
+                } else {
+                    nr = nr.wrapping_sub(1);
+                    if nr == 0 {
+                        return -1;
+                    }
+                    idle_cpu = self.select_idle_cpu_one(c);
+                    if idle_cpu >= 0 {
+                        break;
+                    }
+                }
+            }
+            return idle_cpu;
+        }
         if let Some(id) = self.env.llc_shared_of(CpuId(target)) {
             nr = (self.s.llc_shared[id.idx()].nr_idle_scan as i32).wrapping_add(1);
             if nr == 1 {
@@ -256,12 +304,23 @@ impl K<'_> {
             }
             prev_aff = prev as i64;
         }
-        if self.cur.per_cpu_kthread && prev == self.this && self.rq(self.this).nr_running <= 1 {
+        if self.cur.per_cpu_kthread
+            && (self.in_task || self.v5_15)
+            && prev == self.this
+            && self.rq(self.this).nr_running <= 1
+        {
             return prev;
         }
         let mut recent = self.p.recent_used_cpu.0 as i64;
         let r = recent as u32;
-        if r != prev && r != target && self.share_cache(r, target) && idle_ish(r) && self.allowed(r)
+        // v5.15: "cpumask_test_cpu(p->recent_used_cpu, p->cpus_ptr)" after
+        // "p->recent_used_cpu = prev;".
+        let affinity = if self.v5_15 { prev } else { r };
+        if r != prev
+            && r != target
+            && self.share_cache(r, target)
+            && idle_ish(r)
+            && self.allowed(affinity)
         {
             if !cluster || share_res(r, target) {
                 return r;
@@ -279,8 +338,14 @@ impl K<'_> {
                 .llc_shared_of(CpuId(target))
                 .is_some_and(|id| self.s.llc_shared[id.idx()].has_idle_cores);
             if !has_idle_core && self.share_cache(prev, target) {
+                let llc = &self.env.domains.cpu(CpuId(target)).llc().unwrap().span;
                 for c in self.smt(prev) {
-                    if c == prev || !self.allowed(c) {
+                    if self.v5_15 {
+                        // for_each_cpu(cpu, cpu_smt_mask(target)): prev included.
+                        if !self.allowed(c) || !llc.test_cpu(CpuId(c)) {
+                            continue;
+                        }
+                    } else if c == prev || !self.allowed(c) {
                         continue;
                     }
                     if idle_ish(c) {
@@ -336,7 +401,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
     #[test]
-    fn the_model_agrees_with_a_transcription_of_v6_8_and_v6_6(
+    fn the_model_agrees_with_a_transcription_of_v6_8_v6_6_and_v5_15(
         preset in 0usize..PRESETS.len(),
         set in 0usize..SETS.len(),
         seed in any::<u64>(),
@@ -370,6 +435,18 @@ proptest! {
                 l.nr_idle_scan = u32::MAX;
             }
         }
+        if set == 2 {
+            let sp = &mut s.sis_prop;
+            for c in 0..n as usize {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                sp.wake_avg_idle_ns[c] = (x >> 40) % (1 << 20);
+                sp.wake_stamp[c] = (x >> 20) % 8;
+                sp.avg_scan_cost_ns[c] = (x >> 8) % 5000;
+            }
+            s.jiffies = extra % 8;
+        }
+        let in_task = extra % 11 != 0;
+        waker.in_task = in_task;
         if extra % 5 == 0 {
             let mut k = waker.task.take().unwrap();
             k.per_cpu_kthread = true;
@@ -377,7 +454,7 @@ proptest! {
             p.prev_cpu = waker.cpu;
         }
         let cur = waker.task.clone().unwrap();
-        let k = K { env, s: &s, p: &p, cur: &cur, this: waker.cpu.0, bang_nr: set == 1 };
+        let k = K { env, s: &s, p: &p, cur: &cur, this: waker.cpu.0, bang_nr: set == 1, v5_15: set == 2, in_task };
         let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
         let d = wake_up(env, &s, &p, &waker, flags, &mut PathOnly);
         let want = if p.allowed.weight() > 1 { k.select_task_rq_fair(sync) } else { p.allowed.first().unwrap().0 };
