@@ -47,8 +47,8 @@ fn flat_busy_but(idle: &[u32]) -> (Machine, SchedState) {
 /// v5.12-v5.19 `ttwu_queue_cond(cpu, wake_flags)` (core.c v5.19): "if
 /// (!cpus_share_cache(smp_processor_id(), cpu)) return true; if ((wake_flags &
 /// WF_ON_CPU) && cpu_rq(cpu)->nr_running <= 1) return true; return false;". The idle-
-/// target rule "if (!cpu_rq(cpu)->nr_running) return true;" (core.c v6.8 line 4019,
-/// 28156108fecb) and the `p->cpus_ptr` test (line 3997) came in v6.0.
+/// target rule "if (!cpu_rq(cpu)->nr_running) return true;" (core.c v6.8 mirror line 4020,
+/// 28156108fecb) and the `p->cpus_ptr` test (line 3996) came in v6.0.
 #[test]
 fn ttwu_queue_cond_idle_target_and_affinity_tests_arrive_in_6_0() {
     let m = presets::machine("epyc9654-2p").unwrap();
@@ -113,9 +113,9 @@ fn wf_on_cpu_only_on_the_on_cpu_call_before_6_0() {
 }
 
 /// select_fallback_rq()'s last resort widens `p->cpus_ptr` ("do_set_cpus_allowed(p,
-/// task_cpu_possible_mask(p))", core.c v6.8 line 3605, after
+/// task_cpu_possible_mask(p))", core.c v6.8 mirror line 3613, after
 /// cpuset_cpus_allowed_fallback()); ttwu_queue_cond() then tests the widened mask
-/// ("if (!cpumask_test_cpu(cpu, p->cpus_ptr)) return false;", line 3997). p may run
+/// ("if (!cpumask_test_cpu(cpu, p->cpus_ptr)) return false;", line 3996). p may run
 /// only on CPU9, which is not active: it lands on CPU0, another CCX than the waker's
 /// CPU16, so on the wakelist.
 #[test]
@@ -148,7 +148,7 @@ fn a_widened_affinity_passes_ttwu_queue_conds_affinity_test() {
 
 /// The per-CPU kthread test before 5.16 has neither in_task() nor the capacity test:
 /// "if (is_per_cpu_kthread(current) && prev == smp_processor_id() &&
-/// this_rq()->nr_running <= 1) return prev;" (fair.c v5.15); v6.8 (lines 7532-7537)
+/// this_rq()->nr_running <= 1) return prev;" (fair.c v5.15); v6.8 (lines 7540-7545)
 /// adds "in_task() &&". A kworker's CPU3 woken from an interrupt: 5.15 stacks the
 /// wakee on CPU3, 6.8 finds the idle CPU4.
 #[test]
@@ -237,7 +237,7 @@ fn big_little() -> Machine {
 }
 
 /// select_idle_capacity() walks "for_each_cpu_wrap(cpu, cpus, target)" (fair.c v6.8
-/// line 7441, and v6.2.1, v6.6) but "for_each_cpu_wrap(cpu, cpus, target + 1)" in
+/// line 7440, and v6.2.1, v6.6) but "for_each_cpu_wrap(cpu, cpus, target + 1)" in
 /// v6.3.8, v6.4.6 and v6.5. A task that fits nowhere takes the first idle CPU of the
 /// largest capacity in walk order: target CPU4 itself, or CPU6 when the walk starts
 /// after it.

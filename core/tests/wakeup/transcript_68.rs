@@ -454,12 +454,26 @@ proptest! {
             p.prev_cpu = waker.cpu;
         }
         let cur = waker.task.clone().unwrap();
-        let k = K { env, s: &s, p: &p, cur: &cur, this: waker.cpu.0, bang_nr: set == 1, v5_15: set == 2, in_task };
+        let k = K {
+            env,
+            s: &s,
+            p: &p,
+            cur: &cur,
+            this: waker.cpu.0,
+            bang_nr: set == 1,
+            v5_15: set == 2,
+            in_task,
+        };
         let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
         let d = wake_up(env, &s, &p, &waker, flags, &mut PathOnly);
-        let want = if p.allowed.weight() > 1 { k.select_task_rq_fair(sync) } else { p.allowed.first().unwrap().0 };
+        let want = if p.allowed.weight() > 1 {
+            k.select_task_rq_fair(sync)
+        } else {
+            p.allowed.first().unwrap().0
+        };
         if p.allowed.test_cpu(CpuId(want)) {
-            prop_assert_eq!(d.cpu.0, want, "{} on {} seed {} extra {}", SETS[set], PRESETS[preset], seed, extra);
+            let (set, preset) = (SETS[set], PRESETS[preset]);
+            prop_assert_eq!(d.cpu.0, want, "{} on {} seed {} extra {}", set, preset, seed, extra);
         } else {
             prop_assert_eq!(d.path, Some(WakePath::Fallback));
         }

@@ -87,7 +87,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // 3. per-CPU kthread stacking (e.g. IO completion). "is_per_cpu_kthread(current)
         // && in_task() && prev == smp_processor_id() && this_rq()->nr_running <= 1 &&
         // asym_fits_cpu(task_util, util_min, util_max, prev)" (fair.c v6.8, lines
-        // 7532-7537); before 5.16 neither the in_task() nor the capacity test: "if
+        // 7540-7545); before 5.16 neither the in_task() nor the capacity test: "if
         // (is_per_cpu_kthread(current) && prev == smp_processor_id() &&
         // this_rq()->nr_running <= 1)" (fair.c v5.12-v5.15).
         let v5_16 = self.release >= Release::new(5, 16);

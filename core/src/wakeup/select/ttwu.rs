@@ -199,7 +199,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `ttwu_queue_cond(p, cpu)`; the second value says why. `wf_on_cpu`: the caller
     /// passed WF_ON_CPU (before 6.0, only the on_cpu call of try_to_wake_up() does).
     ///
-    /// v6.0 to v6.12 (kernel/sched/core.c v6.8, lines 3986-4024):
+    /// v6.0 to v6.12 (kernel/sched/core.c v6.8 as in the vivo50kff/linux-6.8 mirror,
+    /// lines 3986-4024):
     ///
     /// ```c
     /// if (!cpu_active(cpu)) return false;
