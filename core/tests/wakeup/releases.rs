@@ -436,3 +436,36 @@ fn no_cookie_test_before_5_14() {
     let d = wake_up(&env(&m, "5.14"), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
     assert_eq!(d.cpu, CpuId(0));
 }
+
+/// select_idle_core() on a machine without SMT, reached when has_idle_cores is read
+/// there (a patch set without seed 02). Until 6.0 the SMT build starts "if
+/// (!static_branch_likely(&sched_smt_present)) return __select_idle_cpu(core, p);"
+/// (fair.c v5.15, v6.0.1); from 6.1 it walks cpu_smt_mask(core) = {core} (fair.c v6.8
+/// lines 7283-7312): a SCHED_IDLE-only CPU is remembered in idle_cpu and the scan goes
+/// on to an idle CPU.
+#[test]
+fn select_idle_core_without_smt_walks_the_core_from_6_1() {
+    let (m, mut s) = flat_busy_but(&[9]);
+    s.rqs[5].idle_h_nr_running = s.rqs[5].nr_running;
+    s.llc_shared[0].has_idle_cores = true;
+    let p = task(1, 2, CpuMask::full(16));
+    let w = waker_task(2, 16);
+    let d = wake_up(
+        &env(&m, "6.0-no-smt-idle-cores"),
+        &s,
+        &p,
+        &w,
+        WakeFlags::NONE,
+        &mut NoTrace,
+    );
+    assert_eq!(d.cpu, CpuId(5));
+    let d = wake_up(
+        &env(&m, "6.6-no-smt-idle-cores"),
+        &s,
+        &p,
+        &w,
+        WakeFlags::NONE,
+        &mut NoTrace,
+    );
+    assert_eq!(d.cpu, CpuId(9));
+}

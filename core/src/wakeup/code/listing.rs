@@ -567,6 +567,10 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     );
     l.plain("{");
     l.plain("    bool idle = true;");
+    if release < Release::new(6, 1) {
+        l.plain("    if (!static_branch_likely(&sched_smt_present))");
+        l.plain("        return __select_idle_cpu(core, p);");
+    }
     l.plain("    for_each_cpu(cpu, cpu_smt_mask(core)) {");
     l.plain("        if (!available_idle_cpu(cpu)) {");
     l.plain("            idle = false;");

@@ -67,8 +67,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         idle_cpu: &mut Option<CpuId>,
     ) -> Option<CpuId> {
         const F: &str = "select_idle_core";
-        if !self.env.sched_smt_active() {
-            // !CONFIG_SCHED_SMT build path: __select_idle_cpu(core, p).
+        // Until 6.0 the SMT build opens with "if (!static_branch_likely(
+        // &sched_smt_present)) return __select_idle_cpu(core, p);" (fair.c v5.12.9-v6.0.1);
+        // 6.1 dropped it (has_idle_core is only read with sched_smt_active()), so a
+        // !SMT machine that still finds has_idle_core set (a patch set without seed 02)
+        // walks the one-CPU SMT mask below.
+        if !self.env.sched_smt_active() && self.release < Release::new(6, 1) {
             return self.select_idle_cpu_one(F, Site::CoreProbe, core);
         }
         let new_check = self.release >= Release::new(6, 9);
