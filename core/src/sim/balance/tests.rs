@@ -179,12 +179,15 @@ fn forks_stay_on_the_node_within_imb_numa_nr() {
 /// ticks kick the idle load balancer, which balances the MC level (groups are
 /// clusters) on behalf of CPUs 4-7 until each runs one task. (The queued hogs are
 /// often cache hot when a busy tick kicks the balancer, so moves may wait for
-/// `nr_balance_failed` to allow active balancing: one task every 20-40 ms here.)
+/// `nr_balance_failed` to allow active balancing: one task every 20-40 ms here, the
+/// last at ~195 ms: CPU 7, the last idle CPU, was not the MC level's balancing CPU
+/// while CPUs 4-6 were idle, and each such pass took `load_balance()`'s balanced exit,
+/// doubling its `balance_interval` to `max_interval`.)
 #[test]
 fn an_overloaded_cluster_sheds_tasks_to_an_idle_cluster() {
     let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 200);
     place(&mut sim, |t| t % 4);
-    run_to(&mut sim, 150);
+    run_to(&mut sim, 210);
     let per_cpu: Vec<usize> = (0..8)
         .map(|c| (0..8).filter(|&t| cpu_of(&sim, t) == c).count())
         .collect();
@@ -366,4 +369,72 @@ fn every_domain_is_due_at_the_first_tick() {
     let last = sim.balance.dom[0][li].last_balance;
     run_to(&mut sim, 100);
     assert_eq!(sim.balance.dom[0][li].last_balance, last);
+}
+
+/// `load_balance()` when `should_we_balance()` says another CPU balances (fair.c v6.8
+/// lines 11291-11293: `*continue_balancing = 0; goto out_balanced;`) takes the
+/// balanced exit: the parent's `sgc->imbalance` is cleared (11488-11499),
+/// `nr_balance_failed` reset (11509) and `balance_interval` doubled up to
+/// `max_interval` (11511-11527). Kunpeng (6.8), CPUs 0-7, the task on CPU 0: CPU 1
+/// is the first idle CPU of cluster 0, so CPU 2 does not balance the MC level.
+#[test]
+fn a_cpu_that_does_not_balance_takes_the_balanced_exit() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 1, 10);
+    place(&mut sim, |_| 0);
+    let mc = 1;
+    let min = sim.balance.levels[2][mc].min_interval;
+    assert!(sim.balance.levels[2][mc].max_interval >= 2 * min);
+    let parent = sim.balance.levels[2][mc]
+        .parent_sgc
+        .expect("MC has a parent");
+    sim.balance.sgc_imbalance[parent] = true;
+    sim.balance.dom[2][mc].nr_balance_failed = 3;
+    sim.balance.dom[2][mc].balance_interval = min;
+    let (moved, cont) = sim.load_balance(2, mc, CpuIdle::Idle);
+    assert!(moved.is_empty() && !cont);
+    assert_eq!(sim.balance.dom[2][mc].nr_balance_failed, 0);
+    assert_eq!(sim.balance.dom[2][mc].balance_interval, 2 * min);
+    assert!(!sim.balance.sgc_imbalance[parent]);
+    // Newidle: the failure count is reset too, the interval is left alone.
+    sim.balance.dom[0][mc].nr_balance_failed = 2;
+    let (moved, cont) = sim.load_balance(0, mc, CpuIdle::NewlyIdle);
+    assert!(moved.is_empty() && !cont, "CPU 0 has a task");
+    assert_eq!(sim.balance.dom[0][mc].nr_balance_failed, 0);
+    assert_eq!(sim.balance.dom[0][mc].balance_interval, min);
+}
+
+/// `update_sd_pick_busiest()` never picks a group without a task (fair.c v6.8 lines
+/// 9979-9981: `if (!sgs->sum_h_nr_running) return false;`). Kunpeng (6.8), CPUs
+/// 0-31, only CPU 8 (cluster 2) busy, seen from CPU 0 at the MC level: cluster 1
+/// (CPUs 4-7, empty) comes first but flagged `sgc->imbalance` it would rank as
+/// `group_imbalanced`, above cluster 2's `group_has_spare`; the kernel skips it.
+#[test]
+fn an_empty_group_is_never_the_busiest() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 1, 10);
+    for c in 0..32 {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+    let rq = &mut sim.state.rqs[8];
+    (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (2, 2048, 1024, false);
+    sim.resync_rq_sums();
+    let mc = 1;
+    let groups = &sim.balance.levels[0][mc].groups;
+    let g1 = groups.iter().position(|g| g.cpus[0] == 4).unwrap();
+    let g2 = groups.iter().position(|g| g.cpus[0] == 8).unwrap();
+    assert!(g1 < g2);
+    let sgc1 = groups[g1].sgc;
+    sim.balance.sgc_imbalance[sgc1] = true;
+    let mut e = super::lb::LbEnv {
+        dst: 0,
+        li: mc,
+        idle: CpuIdle::Idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Load,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: 0,
+    };
+    assert_eq!(sim.find_busiest_group(&mut e), Some(g2));
 }
