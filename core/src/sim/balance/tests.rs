@@ -177,17 +177,17 @@ fn forks_stay_on_the_node_within_imb_numa_nr() {
 /// An overloaded cluster sheds tasks to an idle one: eight hogs on cluster 0 of
 /// Kunpeng (CPUs 0-3), cluster 1 (4-7) idle with its tick stopped; the busy CPUs'
 /// ticks kick the idle load balancer, which balances the MC level (groups are
-/// clusters) on behalf of CPUs 4-7 until each runs one task. (The queued hogs are
-/// often cache hot when a busy tick kicks the balancer, so moves may wait for
-/// `nr_balance_failed` to allow active balancing: one task every 20-40 ms here, the
-/// last at ~195 ms: CPU 7, the last idle CPU, was not the MC level's balancing CPU
-/// while CPUs 4-6 were idle, and each such pass took `load_balance()`'s balanced exit,
-/// doubling its `balance_interval` to `max_interval`.)
+/// clusters) on behalf of CPUs 4-7 until each runs one task. One task moves per MC
+/// balance (newly idle or idle, `detach_tasks()` stops when the source has one task
+/// left), and after each move the next idle CPU of cluster 1 becomes the MC level's
+/// balancing CPU (`should_we_balance()`), whose `balance_interval` was doubled to
+/// `max_interval` (64 ms) by the balanced exit while it was not: the four moves come
+/// at ~40, 100, 160 and 230 ms.
 #[test]
 fn an_overloaded_cluster_sheds_tasks_to_an_idle_cluster() {
-    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 200);
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 400);
     place(&mut sim, |t| t % 4);
-    run_to(&mut sim, 210);
+    run_to(&mut sim, 260);
     let per_cpu: Vec<usize> = (0..8)
         .map(|c| (0..8).filter(|&t| cpu_of(&sim, t) == c).count())
         .collect();
@@ -437,4 +437,18 @@ fn an_empty_group_is_never_the_busiest() {
         src: 0,
     };
     assert_eq!(sim.find_busiest_group(&mut e), Some(g2));
+}
+
+/// Every CPU's tick falls on the jiffy grid at the same instant
+/// (`tick_setup_sched_timer()`, kernel/time/tick-sched.c v6.8 lines 1558-1567:
+/// `hrtimer_set_expires(&ts->sched_timer, tick_init_jiffy_update())`, offset only
+/// `if (sched_skew_tick)`, a boot option that is off by default). This decides
+/// `nohz_balancer_kick()`'s `nr_busy_cpus > 1`: with short bursts, two CPUs are busy at
+/// the same tick far more often than one is still busy at another's staggered tick.
+#[test]
+fn every_cpu_ticks_on_the_jiffy_grid() {
+    let sim = hogs("kunpeng920-6426", "6.6", 0..32, 1, 1);
+    let offs = sim.queue.tick_offsets();
+    assert_eq!(offs.len(), 32);
+    assert!(offs.iter().all(|&(o, _)| o == 0), "{offs:?}");
 }
