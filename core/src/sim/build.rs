@@ -125,6 +125,7 @@ impl Simulator {
                 wake_at: SimTime::MAX,
                 last_cpu: first.0,
                 last_ran: SimTime::ZERO,
+                exec_start_zero: true,
                 timer_gen: 0,
                 wakes_in_task: spec.wakes_in_task,
                 own_mm: spec.own_mm,

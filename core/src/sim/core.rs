@@ -265,6 +265,8 @@ impl Simulator {
             task.loc = Loc::Running(cpu);
             task.util.update(now.ns(), 0);
             task.last_cpu = cpu;
+            // set_next_entity(): se->exec_start = rq_clock_task().
+            task.exec_start_zero = false;
             let w = std::mem::replace(&mut task.wake_at, SimTime::MAX);
             if w != SimTime::MAX && self.measuring {
                 let lat = (now + switch_ns).since(w);

@@ -132,6 +132,10 @@ impl Simulator {
         }
         task.new_task = false;
         task.load.update(now, 0);
+        if task.last_cpu != cpu {
+            // ENQUEUE_MIGRATED (a wake-up's WF_MIGRATED, a balance's attach_task()).
+            task.exec_start_zero = true;
+        }
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.

@@ -264,6 +264,11 @@ struct Task {
     wake_at: SimTime,
     last_cpu: u32,
     last_ran: SimTime,
+    /// `se->exec_start == 0`: a new task (`__sched_fork()`), or one enqueued on a CPU
+    /// other than the one it last ran on (`ENQUEUE_MIGRATED`, enqueue_entity(), fair.c
+    /// v6.8 lines 5304-5306: "Entity has migrated, no longer consider this task
+    /// hot"), not run since: `task_hot()` finds it cold whatever `last_ran` says.
+    exec_start_zero: bool,
     timer_gen: u32,
     wakes_in_task: bool,
     own_mm: bool,

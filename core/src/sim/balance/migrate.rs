@@ -16,15 +16,18 @@ const NR_MIGRATE: u32 = 32;
 const SCALE: u64 = 1024;
 
 impl Simulator {
-    /// `task_hot()`, fair.c v6.8 (no CACHE_HOT_BUDDY: no next buddy is kept).
-    fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
+    /// `task_hot()`, fair.c v6.8 (no CACHE_HOT_BUDDY: no next buddy is kept); a task
+    /// whose `exec_start` is 0 (new, or migrated and not run since) is cold: `delta =
+    /// rq_clock_task(env->src_rq) - p->se.exec_start` is then the whole uptime.
+    pub(super) fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
         if self.lv(env).flags.contains(SdFlags::SHARE_CPUCAPACITY) {
             return false;
         }
         if !self.cookie_match(env.dst, t) {
             return true;
         }
-        self.now.since(self.tasks[t as usize].last_ran) < MIGRATION_COST_NS
+        let task = &self.tasks[t as usize];
+        !task.exec_start_zero && self.now.since(task.last_ran) < MIGRATION_COST_NS
     }
 
     /// `can_migrate_task()`, fair.c v6.8 (no `LBF_DST_PINNED` retry).

@@ -452,3 +452,32 @@ fn every_cpu_ticks_on_the_jiffy_grid() {
     assert_eq!(offs.len(), 32);
     assert!(offs.iter().all(|&(o, _)| o == 0), "{offs:?}");
 }
+
+/// `task_hot()` after a migration: the kernel zeroes `se->exec_start` when a task is
+/// enqueued on a CPU other than its last (`ENQUEUE_MIGRATED`, enqueue_entity(), fair.c
+/// v6.8 lines 5304-5306), so `rq_clock_task() - exec_start` (line 8836) exceeds
+/// `sysctl_sched_migration_cost` until it runs again. flat-16 (6.8): task 0 last ran
+/// on CPU 1 100 µs ago and is queued there (hot); moved to CPU 2, it is cold.
+#[test]
+fn a_migrated_task_is_not_cache_hot() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 2, 100);
+    place(&mut sim, |_| 1);
+    sim.now = SimTime::from_ms(5);
+    let t = &mut sim.tasks[0];
+    (t.last_cpu, t.last_ran, t.exec_start_zero) = (1, SimTime::from_us(4_900), false);
+    let env = super::lb::LbEnv {
+        dst: 3,
+        li: 0,
+        idle: CpuIdle::Idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Task,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: 1,
+    };
+    assert!(sim.task_hot(&env, 0), "ran on its CPU 100 us ago");
+    sim.migrate_queued(0, 1, 2, crate::sim::record::MigrateReason::Periodic);
+    let env = super::lb::LbEnv { src: 2, ..env };
+    assert!(!sim.task_hot(&env, 0), "migrated, not run since");
+}
