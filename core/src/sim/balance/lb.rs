@@ -510,7 +510,9 @@ impl Simulator {
         env.imbalance = (a.min(b) / SCALE) as i64;
     }
 
-    /// `find_busiest_queue()`, fair.c v6.8.
+    /// `find_busiest_queue()`, fair.c v6.8 (lines 10979-11110: `busiest_load` and
+    /// `busiest_util` start at 0, so a runqueue whose load or util is 0 is never the
+    /// busiest for `migrate_load` / `migrate_util`).
     pub(in crate::sim) fn find_busiest_queue(&self, env: &LbEnv, gi: usize) -> Option<u32> {
         let lv = self.lv(env);
         let mut busiest: Option<u32> = None;
@@ -531,7 +533,8 @@ impl Simulator {
                     if nr == 1 && load as i64 > env.imbalance {
                         continue;
                     }
-                    if busiest.is_none() || load * b_cap > b_load * cap {
+                    // busiest_load starts at 0: a CPU without load is never picked.
+                    if load * b_cap > b_load * cap {
                         (b_load, b_cap, busiest) = (load, cap, Some(c));
                     }
                 }
@@ -540,7 +543,7 @@ impl Simulator {
                         continue;
                     }
                     let u = self.cpu_util(c);
-                    if busiest.is_none() || b_util < u {
+                    if b_util < u {
                         (b_util, busiest) = (u, Some(c));
                     }
                 }

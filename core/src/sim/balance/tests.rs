@@ -481,3 +481,46 @@ fn a_migrated_task_is_not_cache_hot() {
     let env = super::lb::LbEnv { src: 2, ..env };
     assert!(!sim.task_hot(&env, 0), "migrated, not run since");
 }
+
+/// `find_busiest_queue()` for `migrate_load` / `migrate_util` starts from
+/// `busiest_load = 0` / `busiest_util = 0` and picks a runqueue only on a strict
+/// increase (fair.c v6.8 lines 11072 and 11090): with no load or util anywhere in the
+/// group there is no busiest queue. flat-16 (6.8): CPU 1 runs two tasks whose
+/// averages are 0.
+#[test]
+fn a_queue_without_load_is_not_the_busiest() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 1, 10);
+    for c in 0..16 {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+    let rq = &mut sim.state.rqs[1];
+    (rq.nr_running, rq.curr_is_idle) = (2, false);
+    let gi = sim.balance.levels[0][0]
+        .groups
+        .iter()
+        .position(|g| g.cpus.contains(&1))
+        .unwrap();
+    for mt in [
+        super::lb::MigrationType::Load,
+        super::lb::MigrationType::Util,
+    ] {
+        let env = super::lb::LbEnv {
+            dst: 0,
+            li: 0,
+            idle: CpuIdle::Idle,
+            imbalance: 1024,
+            migration_type: mt,
+            excluded: Vec::new(),
+            some_pinned: false,
+            all_pinned: false,
+            src: 0,
+        };
+        assert_eq!(sim.find_busiest_queue(&env, gi), None, "{mt:?}");
+        sim.state.rqs[1].load_avg = 10;
+        sim.state.rqs[1].util_avg = 10;
+        assert_eq!(sim.find_busiest_queue(&env, gi), Some(1), "{mt:?}");
+        sim.state.rqs[1].load_avg = 0;
+        sim.state.rqs[1].util_avg = 0;
+    }
+}
