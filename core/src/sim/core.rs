@@ -267,6 +267,9 @@ impl Simulator {
             task.last_cpu = cpu;
             // set_next_entity(): se->exec_start = rq_clock_task().
             task.exec_start_zero = false;
+            // pick_next_task_fair(): list_move() to the head of rq->cfs_tasks.
+            self.mru_seq += 1;
+            self.cfs_mru[t as usize] = self.mru_seq;
             let w = std::mem::replace(&mut task.wake_at, SimTime::MAX);
             if w != SimTime::MAX && self.measuring {
                 let lat = (now + switch_ns).since(w);

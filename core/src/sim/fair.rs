@@ -140,6 +140,9 @@ impl Simulator {
         let v = task.vruntime;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.
         self.attach_entity_load_avg(t, cpu);
+        // account_entity_enqueue(): list_add() at the head of rq->cfs_tasks.
+        self.mru_seq += 1;
+        self.cfs_mru[t as usize] = self.mru_seq;
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;

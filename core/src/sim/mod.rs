@@ -402,6 +402,14 @@ pub struct Simulator {
     now: SimTime,
     metrics: Metrics,
     events: u64,
+    /// Per task, its place in its CPU's `rq->cfs_tasks` (larger: nearer the head):
+    /// stamped from `mru_seq` when it is enqueued (`account_entity_enqueue()`'s
+    /// `list_add()`, fair.c v6.8 line 3578), picked to run (`list_move()` to the head,
+    /// line 8487) or passed over by `detach_tasks()` (`goto next: list_move()`, line
+    /// 9164). A side table: `Task` stays 128 bytes.
+    cfs_mru: Vec<u64>,
+    /// The last stamp of `cfs_mru` handed out.
+    mru_seq: u64,
     live: u32,
     end: SimTime,
     warmup: SimTime,

@@ -524,3 +524,31 @@ fn a_queue_without_load_is_not_the_busiest() {
         sim.state.rqs[1].util_avg = 0;
     }
 }
+
+/// `detach_tasks()` walks `rq->cfs_tasks` from the tail, and a task goes to the head
+/// when it is enqueued (`account_entity_enqueue()`, fair.c v6.8 line 3578) or picked
+/// (line 8487), not when it last ran: flat-16 (6.8), task 0 queued on CPU 1 first
+/// (it last ran 100 µs ago), task 1 enqueued after it (woken, it last ran 4 ms ago).
+/// The tail is task 0, the one a one-task imbalance moves.
+#[test]
+fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 2, 100);
+    place(&mut sim, |_| 2);
+    place(&mut sim, |_| 1);
+    assert!(sim.cfs_mru[0] < sim.cfs_mru[1], "task 0 queued first");
+    sim.now = SimTime::from_ms(5);
+    sim.tasks[0].last_ran = SimTime::from_us(4_900);
+    sim.tasks[1].last_ran = SimTime::from_ms(1);
+    let mut env = super::lb::LbEnv {
+        dst: 0,
+        li: 0,
+        idle: CpuIdle::Idle,
+        imbalance: 1,
+        migration_type: super::lb::MigrationType::Task,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: true,
+        src: 1,
+    };
+    assert_eq!(sim.detach_tasks(&mut env), vec![0]);
+}
