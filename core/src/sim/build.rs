@@ -125,6 +125,7 @@ impl Simulator {
                 wake_at: SimTime::MAX,
                 last_cpu: first.0,
                 last_ran: SimTime::ZERO,
+                exec_start_zero: true,
                 timer_gen: 0,
                 wakes_in_task: spec.wakes_in_task,
                 own_mm: spec.own_mm,
@@ -210,6 +211,7 @@ impl Simulator {
             writers: vec![Vec::new(); tasks.len()],
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
+            cfs_mru: vec![0; tasks.len()],
             attached: vec![u32::MAX; tasks.len()],
             util_est: vec![(0, 0); tasks.len()],
             children,
@@ -233,6 +235,7 @@ impl Simulator {
             now: SimTime::ZERO,
             metrics: Metrics::new(n, series_interval),
             events: 0,
+            mru_seq: 0,
             live,
             end: start_end,
             warmup: if plan.until_exit {

@@ -48,14 +48,14 @@ impl Simulator {
             }
         }
         let tick = self.cost.params.tick_ns;
-        let n_active = self.active_cpus.len() as u64;
-        // Stagger ticks across CPUs as the kernel's tick offsets do.
-        let ticks = self
-            .active_cpus
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| (tick * (i as u64 + 1) / (n_active + 1), c))
-            .collect();
+        // tick_setup_sched_timer() (kernel/time/tick-sched.c v6.8 lines 1549-1571):
+        // every CPU's tick expires on the jiffy grid, `tick_init_jiffy_update()` +
+        // k × TICK_NSEC, the same instant on all CPUs; only the `skew_tick=1` boot
+        // option (off by default) offsets CPU i by i × (TICK_NSEC / 2) / nr_cpus. A
+        // restarted tick keeps the grid (`tick_nohz_restart()` forwards from
+        // `ts->last_tick`). So busy CPUs take their ticks together, and the later ones
+        // see the earlier ones' `nohz_balance_exit_idle()` in `nr_busy_cpus`.
+        let ticks = self.active_cpus.iter().map(|&c| (0, c)).collect();
         self.queue.set_ticks(tick, ticks);
         for c in self.active_cpus.clone() {
             if !self.cpus[c as usize].queue.is_empty() {
@@ -265,6 +265,11 @@ impl Simulator {
             task.loc = Loc::Running(cpu);
             task.util.update(now.ns(), 0);
             task.last_cpu = cpu;
+            // set_next_entity(): se->exec_start = rq_clock_task().
+            task.exec_start_zero = false;
+            // pick_next_task_fair(): list_move() to the head of rq->cfs_tasks.
+            self.mru_seq += 1;
+            self.cfs_mru[t as usize] = self.mru_seq;
             let w = std::mem::replace(&mut task.wake_at, SimTime::MAX);
             if w != SimTime::MAX && self.measuring {
                 let lat = (now + switch_ns).since(w);

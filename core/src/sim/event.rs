@@ -267,6 +267,12 @@ impl EventQueue {
         };
     }
 
+    /// The ticks' `(offset, cpu)`, in firing order within a period.
+    #[cfg(test)]
+    pub fn tick_offsets(&self) -> Vec<(u64, u32)> {
+        self.ticks.slots.iter().map(|&(o, c, _)| (o, c)).collect()
+    }
+
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
         if time <= self.now {

@@ -132,10 +132,17 @@ impl Simulator {
         }
         task.new_task = false;
         task.load.update(now, 0);
+        if task.last_cpu != cpu {
+            // ENQUEUE_MIGRATED (a wake-up's WF_MIGRATED, a balance's attach_task()).
+            task.exec_start_zero = true;
+        }
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.
         self.attach_entity_load_avg(t, cpu);
+        // account_entity_enqueue(): list_add() at the head of rq->cfs_tasks.
+        self.mru_seq += 1;
+        self.cfs_mru[t as usize] = self.mru_seq;
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;

@@ -264,6 +264,11 @@ struct Task {
     wake_at: SimTime,
     last_cpu: u32,
     last_ran: SimTime,
+    /// `se->exec_start == 0`: a new task (`__sched_fork()`), or one enqueued on a CPU
+    /// other than the one it last ran on (`ENQUEUE_MIGRATED`, enqueue_entity(), fair.c
+    /// v6.8 lines 5304-5306: "Entity has migrated, no longer consider this task
+    /// hot"), not run since: `task_hot()` finds it cold whatever `last_ran` says.
+    exec_start_zero: bool,
     timer_gen: u32,
     wakes_in_task: bool,
     own_mm: bool,
@@ -397,6 +402,14 @@ pub struct Simulator {
     now: SimTime,
     metrics: Metrics,
     events: u64,
+    /// Per task, its place in its CPU's `rq->cfs_tasks` (larger: nearer the head):
+    /// stamped from `mru_seq` when it is enqueued (`account_entity_enqueue()`'s
+    /// `list_add()`, fair.c v6.8 line 3578), picked to run (`list_move()` to the head,
+    /// line 8487) or passed over by `detach_tasks()` (`goto next: list_move()`, line
+    /// 9164). A side table: `Task` stays 128 bytes.
+    cfs_mru: Vec<u64>,
+    /// The last stamp of `cfs_mru` handed out.
+    mru_seq: u64,
     live: u32,
     end: SimTime,
     warmup: SimTime,

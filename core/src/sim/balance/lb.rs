@@ -274,8 +274,13 @@ impl Simulator {
     }
 
     /// `update_sd_pick_busiest()`, fair.c v6.8 (the misfit, asym and capacity tests
-    /// do not apply).
+    /// do not apply): a group without a task is never the busiest
+    /// (`if (!sgs->sum_h_nr_running) return false;`, fair.c v6.8 line 9980).
     fn update_sd_pick_busiest(&self, env: &LbEnv, sds: &SdStats, s: &SgStats) -> bool {
+        // "Make sure that there is at least one task to pull".
+        if s.sum_nr_running == 0 {
+            return false;
+        }
         let Some(bi) = sds.busiest else {
             return true;
         };
@@ -505,7 +510,9 @@ impl Simulator {
         env.imbalance = (a.min(b) / SCALE) as i64;
     }
 
-    /// `find_busiest_queue()`, fair.c v6.8.
+    /// `find_busiest_queue()`, fair.c v6.8 (lines 10979-11110: `busiest_load` and
+    /// `busiest_util` start at 0, so a runqueue whose load or util is 0 is never the
+    /// busiest for `migrate_load` / `migrate_util`).
     pub(in crate::sim) fn find_busiest_queue(&self, env: &LbEnv, gi: usize) -> Option<u32> {
         let lv = self.lv(env);
         let mut busiest: Option<u32> = None;
@@ -526,7 +533,8 @@ impl Simulator {
                     if nr == 1 && load as i64 > env.imbalance {
                         continue;
                     }
-                    if busiest.is_none() || load * b_cap > b_load * cap {
+                    // busiest_load starts at 0: a CPU without load is never picked.
+                    if load * b_cap > b_load * cap {
                         (b_load, b_cap, busiest) = (load, cap, Some(c));
                     }
                 }
@@ -535,7 +543,7 @@ impl Simulator {
                         continue;
                     }
                     let u = self.cpu_util(c);
-                    if busiest.is_none() || b_util < u {
+                    if b_util < u {
                         (b_util, busiest) = (u, Some(c));
                     }
                 }
@@ -571,9 +579,12 @@ impl Simulator {
         };
         let parent_sgc = self.lv(&env).parent_sgc;
         let mut moved = Vec::new();
+        let mut continue_balancing = true;
         let outcome = 'redo: loop {
             if !self.should_we_balance(&env) {
-                return (moved, false);
+                // "*continue_balancing = 0; goto out_balanced;"
+                continue_balancing = false;
+                break 'redo Outcome::Balanced;
             }
             let Some(gi) = self.find_busiest_group(&mut env) else {
                 break 'redo Outcome::Balanced;
@@ -599,7 +610,7 @@ impl Simulator {
                         .iter()
                         .all(|c| env.excluded.contains(c) || local.contains(c));
                     if !rest_local {
-                        env.all_pinned = false;
+                        // LBF_ALL_PINNED stays set across the redo.
                         continue 'redo;
                     }
                     break 'redo Outcome::AllPinned;
@@ -618,7 +629,8 @@ impl Simulator {
                         let curr = self.cpus[src as usize].curr;
                         let running = self.cpus[src as usize].mode == Mode::Running;
                         if !running || !self.allowed_on(curr, dst) {
-                            // out_one_pinned: no interval change.
+                            // goto out_one_pinned: the interval is tuned up as below.
+                            self.tune_up_balance_interval(dst, li, idle, env.all_pinned);
                             return (moved, true);
                         }
                         if let Some(t) = self.active_load_balance(src, dst) {
@@ -635,25 +647,34 @@ impl Simulator {
                 self.balance.dom[dst as usize][li].balance_interval = min;
             }
             Outcome::Balanced | Outcome::AllPinned => {
+                // out_balanced: clear the parent's imbalance flag unless LBF_ALL_PINNED
+                // (set on the first busiest queue found, kept across a redo).
                 if outcome == Outcome::Balanced && !env.all_pinned {
                     if let Some(p) = parent_sgc {
                         self.balance.sgc_imbalance[p] = false;
                     }
                 }
-                let max = self.balance.levels[dst as usize][li].max_interval;
-                let dom = &mut self.balance.dom[dst as usize][li];
-                dom.nr_balance_failed = 0;
-                if idle != CpuIdle::NewlyIdle {
-                    // Tune up the balancing interval (MAX_PINNED_INTERVAL 512 ms).
-                    if (outcome == Outcome::AllPinned && dom.balance_interval < 512)
-                        || dom.balance_interval < max
-                    {
-                        dom.balance_interval *= 2;
-                    }
-                }
+                // out_all_pinned:
+                self.balance.dom[dst as usize][li].nr_balance_failed = 0;
+                // out_one_pinned:
+                self.tune_up_balance_interval(dst, li, idle, env.all_pinned);
             }
         }
-        (moved, true)
+        (moved, continue_balancing)
+    }
+
+    /// `load_balance()`'s `out_one_pinned` tail, fair.c v6.8: except for newidle
+    /// balancing, double `sd->balance_interval` while it is below `max_interval`
+    /// (or, with `LBF_ALL_PINNED`, below `MAX_PINNED_INTERVAL`, 512 ms).
+    fn tune_up_balance_interval(&mut self, dst: u32, li: usize, idle: CpuIdle, all_pinned: bool) {
+        if idle == CpuIdle::NewlyIdle {
+            return;
+        }
+        let max = self.balance.levels[dst as usize][li].max_interval;
+        let dom = &mut self.balance.dom[dst as usize][li];
+        if (all_pinned && dom.balance_interval < 512) || dom.balance_interval < max {
+            dom.balance_interval *= 2;
+        }
     }
 }
 

@@ -16,15 +16,18 @@ const NR_MIGRATE: u32 = 32;
 const SCALE: u64 = 1024;
 
 impl Simulator {
-    /// `task_hot()`, fair.c v6.8 (no CACHE_HOT_BUDDY: no next buddy is kept).
-    fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
+    /// `task_hot()`, fair.c v6.8 (no CACHE_HOT_BUDDY: no next buddy is kept); a task
+    /// whose `exec_start` is 0 (new, or migrated and not run since) is cold: `delta =
+    /// rq_clock_task(env->src_rq) - p->se.exec_start` is then the whole uptime.
+    pub(super) fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
         if self.lv(env).flags.contains(SdFlags::SHARE_CPUCAPACITY) {
             return false;
         }
         if !self.cookie_match(env.dst, t) {
             return true;
         }
-        self.now.since(self.tasks[t as usize].last_ran) < MIGRATION_COST_NS
+        let task = &self.tasks[t as usize];
+        !task.exec_start_zero && self.now.since(task.last_ran) < MIGRATION_COST_NS
     }
 
     /// `can_migrate_task()`, fair.c v6.8 (no `LBF_DST_PINNED` retry).
@@ -45,15 +48,23 @@ impl Simulator {
     }
 
     /// `src`'s tasks in `cfs_tasks` order from the tail: the queued ones least
-    /// recently run first, then the running one (the list's head).
+    /// recently enqueued, picked or passed over first (`Simulator::cfs_mru`), then
+    /// the running one (the list's head).
     fn cfs_tasks_from_tail(&self, src: u32) -> Vec<(u32, bool)> {
         let c = &self.cpus[src as usize];
         let mut v: Vec<(u32, bool)> = c.queue.iter().map(|&t| (t, false)).collect();
-        v.sort_by_key(|&(t, _)| (self.tasks[t as usize].last_ran, t));
+        v.sort_by_key(|&(t, _)| self.cfs_mru[t as usize]);
         if c.mode == Mode::Running {
             v.push((c.curr, true));
         }
         v
+    }
+
+    /// `detach_tasks()`'s `goto next`: "list_move(&p->se.group_node, tasks)", a task
+    /// it passes over goes to the head of `cfs_tasks` (fair.c v6.8 line 9164).
+    fn cfs_tasks_skip(&mut self, t: u32) {
+        self.mru_seq += 1;
+        self.cfs_mru[t as usize] = self.mru_seq;
     }
 
     /// `detach_tasks()` + `attach_tasks()`, fair.c v6.8: walk `src`'s tasks from the
@@ -83,6 +94,7 @@ impl Simulator {
                 break;
             }
             if !self.can_migrate_task(env, t, running, false) {
+                self.cfs_tasks_skip(t);
                 continue;
             }
             match env.migration_type {
@@ -93,9 +105,11 @@ impl Simulator {
                         .max(1);
                     // LB_MIN: skip tiny loads unless balancing failed before.
                     if load < 16 && failed == 0 {
+                        self.cfs_tasks_skip(t);
                         continue;
                     }
                     if (load >> failed.min(63)) as i64 > env.imbalance {
+                        self.cfs_tasks_skip(t);
                         continue;
                     }
                     env.imbalance -= load as i64;
@@ -103,6 +117,7 @@ impl Simulator {
                 MigrationType::Util => {
                     let util = self.task_util_est(t);
                     if (util >> failed.min(63)) as i64 > env.imbalance {
+                        self.cfs_tasks_skip(t);
                         continue;
                     }
                     env.imbalance -= util as i64;

@@ -177,14 +177,17 @@ fn forks_stay_on_the_node_within_imb_numa_nr() {
 /// An overloaded cluster sheds tasks to an idle one: eight hogs on cluster 0 of
 /// Kunpeng (CPUs 0-3), cluster 1 (4-7) idle with its tick stopped; the busy CPUs'
 /// ticks kick the idle load balancer, which balances the MC level (groups are
-/// clusters) on behalf of CPUs 4-7 until each runs one task. (The queued hogs are
-/// often cache hot when a busy tick kicks the balancer, so moves may wait for
-/// `nr_balance_failed` to allow active balancing: one task every 20-40 ms here.)
+/// clusters) on behalf of CPUs 4-7 until each runs one task. One task moves per MC
+/// balance (newly idle or idle, `detach_tasks()` stops when the source has one task
+/// left), and after each move the next idle CPU of cluster 1 becomes the MC level's
+/// balancing CPU (`should_we_balance()`), whose `balance_interval` was doubled to
+/// `max_interval` (64 ms) by the balanced exit while it was not: the four moves come
+/// at ~40, 100, 160 and 230 ms.
 #[test]
 fn an_overloaded_cluster_sheds_tasks_to_an_idle_cluster() {
-    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 200);
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 8, 400);
     place(&mut sim, |t| t % 4);
-    run_to(&mut sim, 150);
+    run_to(&mut sim, 260);
     let per_cpu: Vec<usize> = (0..8)
         .map(|c| (0..8).filter(|&t| cpu_of(&sim, t) == c).count())
         .collect();
@@ -366,4 +369,186 @@ fn every_domain_is_due_at_the_first_tick() {
     let last = sim.balance.dom[0][li].last_balance;
     run_to(&mut sim, 100);
     assert_eq!(sim.balance.dom[0][li].last_balance, last);
+}
+
+/// `load_balance()` when `should_we_balance()` says another CPU balances (fair.c v6.8
+/// lines 11291-11293: `*continue_balancing = 0; goto out_balanced;`) takes the
+/// balanced exit: the parent's `sgc->imbalance` is cleared (11488-11499),
+/// `nr_balance_failed` reset (11509) and `balance_interval` doubled up to
+/// `max_interval` (11511-11527). Kunpeng (6.8), CPUs 0-7, the task on CPU 0: CPU 1
+/// is the first idle CPU of cluster 0, so CPU 2 does not balance the MC level.
+#[test]
+fn a_cpu_that_does_not_balance_takes_the_balanced_exit() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 1, 10);
+    place(&mut sim, |_| 0);
+    let mc = 1;
+    let min = sim.balance.levels[2][mc].min_interval;
+    assert!(sim.balance.levels[2][mc].max_interval >= 2 * min);
+    let parent = sim.balance.levels[2][mc]
+        .parent_sgc
+        .expect("MC has a parent");
+    sim.balance.sgc_imbalance[parent] = true;
+    sim.balance.dom[2][mc].nr_balance_failed = 3;
+    sim.balance.dom[2][mc].balance_interval = min;
+    let (moved, cont) = sim.load_balance(2, mc, CpuIdle::Idle);
+    assert!(moved.is_empty() && !cont);
+    assert_eq!(sim.balance.dom[2][mc].nr_balance_failed, 0);
+    assert_eq!(sim.balance.dom[2][mc].balance_interval, 2 * min);
+    assert!(!sim.balance.sgc_imbalance[parent]);
+    // Newidle: the failure count is reset too, the interval is left alone.
+    sim.balance.dom[0][mc].nr_balance_failed = 2;
+    let (moved, cont) = sim.load_balance(0, mc, CpuIdle::NewlyIdle);
+    assert!(moved.is_empty() && !cont, "CPU 0 has a task");
+    assert_eq!(sim.balance.dom[0][mc].nr_balance_failed, 0);
+    assert_eq!(sim.balance.dom[0][mc].balance_interval, min);
+}
+
+/// `update_sd_pick_busiest()` never picks a group without a task (fair.c v6.8 lines
+/// 9979-9981: `if (!sgs->sum_h_nr_running) return false;`). Kunpeng (6.8), CPUs
+/// 0-31, only CPU 8 (cluster 2) busy, seen from CPU 0 at the MC level: cluster 1
+/// (CPUs 4-7, empty) comes first but flagged `sgc->imbalance` it would rank as
+/// `group_imbalanced`, above cluster 2's `group_has_spare`; the kernel skips it.
+#[test]
+fn an_empty_group_is_never_the_busiest() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 1, 10);
+    for c in 0..32 {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+    let rq = &mut sim.state.rqs[8];
+    (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (2, 2048, 1024, false);
+    sim.resync_rq_sums();
+    let mc = 1;
+    let groups = &sim.balance.levels[0][mc].groups;
+    let g1 = groups.iter().position(|g| g.cpus[0] == 4).unwrap();
+    let g2 = groups.iter().position(|g| g.cpus[0] == 8).unwrap();
+    assert!(g1 < g2);
+    let sgc1 = groups[g1].sgc;
+    sim.balance.sgc_imbalance[sgc1] = true;
+    let mut e = super::lb::LbEnv {
+        dst: 0,
+        li: mc,
+        idle: CpuIdle::Idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Load,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: 0,
+    };
+    assert_eq!(sim.find_busiest_group(&mut e), Some(g2));
+}
+
+/// Every CPU's tick falls on the jiffy grid at the same instant
+/// (`tick_setup_sched_timer()`, kernel/time/tick-sched.c v6.8 lines 1558-1567:
+/// `hrtimer_set_expires(&ts->sched_timer, tick_init_jiffy_update())`, offset only
+/// `if (sched_skew_tick)`, a boot option that is off by default). This decides
+/// `nohz_balancer_kick()`'s `nr_busy_cpus > 1`: with short bursts, two CPUs are busy at
+/// the same tick far more often than one is still busy at another's staggered tick.
+#[test]
+fn every_cpu_ticks_on_the_jiffy_grid() {
+    let sim = hogs("kunpeng920-6426", "6.6", 0..32, 1, 1);
+    let offs = sim.queue.tick_offsets();
+    assert_eq!(offs.len(), 32);
+    assert!(offs.iter().all(|&(o, _)| o == 0), "{offs:?}");
+}
+
+/// `task_hot()` after a migration: the kernel zeroes `se->exec_start` when a task is
+/// enqueued on a CPU other than its last (`ENQUEUE_MIGRATED`, enqueue_entity(), fair.c
+/// v6.8 lines 5304-5306), so `rq_clock_task() - exec_start` (line 8836) exceeds
+/// `sysctl_sched_migration_cost` until it runs again. flat-16 (6.8): task 0 last ran
+/// on CPU 1 100 µs ago and is queued there (hot); moved to CPU 2, it is cold.
+#[test]
+fn a_migrated_task_is_not_cache_hot() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 2, 100);
+    place(&mut sim, |_| 1);
+    sim.now = SimTime::from_ms(5);
+    let t = &mut sim.tasks[0];
+    (t.last_cpu, t.last_ran, t.exec_start_zero) = (1, SimTime::from_us(4_900), false);
+    let env = super::lb::LbEnv {
+        dst: 3,
+        li: 0,
+        idle: CpuIdle::Idle,
+        imbalance: 0,
+        migration_type: super::lb::MigrationType::Task,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: false,
+        src: 1,
+    };
+    assert!(sim.task_hot(&env, 0), "ran on its CPU 100 us ago");
+    sim.migrate_queued(0, 1, 2, crate::sim::record::MigrateReason::Periodic);
+    let env = super::lb::LbEnv { src: 2, ..env };
+    assert!(!sim.task_hot(&env, 0), "migrated, not run since");
+}
+
+/// `find_busiest_queue()` for `migrate_load` / `migrate_util` starts from
+/// `busiest_load = 0` / `busiest_util = 0` and picks a runqueue only on a strict
+/// increase (fair.c v6.8 lines 11072 and 11090): with no load or util anywhere in the
+/// group there is no busiest queue. flat-16 (6.8): CPU 1 runs two tasks whose
+/// averages are 0.
+#[test]
+fn a_queue_without_load_is_not_the_busiest() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 1, 10);
+    for c in 0..16 {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+    let rq = &mut sim.state.rqs[1];
+    (rq.nr_running, rq.curr_is_idle) = (2, false);
+    let gi = sim.balance.levels[0][0]
+        .groups
+        .iter()
+        .position(|g| g.cpus.contains(&1))
+        .unwrap();
+    for mt in [
+        super::lb::MigrationType::Load,
+        super::lb::MigrationType::Util,
+    ] {
+        let env = super::lb::LbEnv {
+            dst: 0,
+            li: 0,
+            idle: CpuIdle::Idle,
+            imbalance: 1024,
+            migration_type: mt,
+            excluded: Vec::new(),
+            some_pinned: false,
+            all_pinned: false,
+            src: 0,
+        };
+        assert_eq!(sim.find_busiest_queue(&env, gi), None, "{mt:?}");
+        sim.state.rqs[1].load_avg = 10;
+        sim.state.rqs[1].util_avg = 10;
+        assert_eq!(sim.find_busiest_queue(&env, gi), Some(1), "{mt:?}");
+        sim.state.rqs[1].load_avg = 0;
+        sim.state.rqs[1].util_avg = 0;
+    }
+}
+
+/// `detach_tasks()` walks `rq->cfs_tasks` from the tail, and a task goes to the head
+/// when it is enqueued (`account_entity_enqueue()`, fair.c v6.8 line 3578) or picked
+/// (line 8487), not when it last ran: flat-16 (6.8), task 0 queued on CPU 1 first
+/// (it last ran 100 µs ago), task 1 enqueued after it (woken, it last ran 4 ms ago).
+/// The tail is task 0, the one a one-task imbalance moves.
+#[test]
+fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 2, 100);
+    place(&mut sim, |_| 2);
+    place(&mut sim, |_| 1);
+    assert!(sim.cfs_mru[0] < sim.cfs_mru[1], "task 0 queued first");
+    sim.now = SimTime::from_ms(5);
+    sim.tasks[0].last_ran = SimTime::from_us(4_900);
+    sim.tasks[1].last_ran = SimTime::from_ms(1);
+    let mut env = super::lb::LbEnv {
+        dst: 0,
+        li: 0,
+        idle: CpuIdle::Idle,
+        imbalance: 1,
+        migration_type: super::lb::MigrationType::Task,
+        excluded: Vec::new(),
+        some_pinned: false,
+        all_pinned: true,
+        src: 1,
+    };
+    assert_eq!(sim.detach_tasks(&mut env), vec![0]);
 }
