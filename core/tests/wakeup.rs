@@ -120,17 +120,21 @@ prop_compose! {
 fn env_for(preset: usize, set: usize) -> &'static WakeEnv {
     use std::sync::OnceLock;
     static ENVS: OnceLock<Vec<Vec<WakeEnv>>> = OnceLock::new();
-    &ENVS.get_or_init(|| {
-        PRESETS
-            .iter()
-            .map(|name| {
-                let m = presets::machine(name).unwrap();
-                SETS.iter()
-                    .map(|s| WakeEnv::new(&m, s.parse().unwrap()).unwrap())
-                    .collect()
-            })
-            .collect()
-    })[preset][set]
+    &ENVS.get_or_init(|| build_envs(&SETS))[preset][set]
+}
+
+/// The wake-up environment of every preset in `PRESETS` under each of `sets`
+/// (indexed `[preset][set]`), for the property tests' caches.
+fn build_envs(sets: &[&str]) -> Vec<Vec<WakeEnv>> {
+    PRESETS
+        .iter()
+        .map(|name| {
+            let m = presets::machine(name).unwrap();
+            sets.iter()
+                .map(|s| WakeEnv::new(&m, s.parse().unwrap()).unwrap())
+                .collect()
+        })
+        .collect()
 }
 
 mod common;

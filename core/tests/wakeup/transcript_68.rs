@@ -10,12 +10,11 @@
 use proptest::prelude::*;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::sched_domain::SdFlags;
-use schedlab_core::topology::presets;
 use schedlab_core::wakeup::{
     wake_up, NoTrace, PathOnly, SchedState, TaskState, WakeEnv, WakeFlags, WakePath,
 };
 
-use super::{random_state, PRESETS};
+use super::{build_envs, random_state, PRESETS};
 
 /// v6.8, v6.6 (the same code without seed 01: no cluster scan, "if (!--nr)"), and
 /// v5.15 (fair.c v5.15: SIS_PROP, select_idle_smt(p, sd, prev) over the whole SMT
@@ -26,17 +25,7 @@ const SETS: [&str; 3] = ["6.8", "6.6", "5.15"];
 fn env_of(preset: usize, set: usize) -> &'static WakeEnv {
     use std::sync::OnceLock;
     static ENVS: OnceLock<Vec<Vec<WakeEnv>>> = OnceLock::new();
-    &ENVS.get_or_init(|| {
-        PRESETS
-            .iter()
-            .map(|name| {
-                let m = presets::machine(name).unwrap();
-                SETS.iter()
-                    .map(|s| WakeEnv::new(&m, s.parse().unwrap()).unwrap())
-                    .collect()
-            })
-            .collect()
-    })[preset][set]
+    &ENVS.get_or_init(|| build_envs(&SETS))[preset][set]
 }
 
 struct K<'a> {

@@ -27,6 +27,14 @@ fn hog(n: u32, cpus: std::ops::Range<u32>, ms: u64) -> TaskSpec {
     }
 }
 
+/// Empties runqueues `cpus` by hand: no task, no load or util, the idle task current.
+fn idle_rqs(sim: &mut Simulator, cpus: std::ops::Range<usize>) {
+    for c in cpus {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
+    }
+}
+
 /// `tasks` hogs on `cpus` of `preset` under `patches`, run to completion.
 fn hogs(
     preset: &str,
@@ -302,10 +310,7 @@ fn the_migration_type_depends_on_the_level() {
         all_pinned: false,
         src: dst,
     };
-    for c in 0..64 {
-        let rq = &mut sim.state.rqs[c];
-        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
-    }
+    idle_rqs(&mut sim, 0..64);
     // Node 0 overloaded, node 1 idle: from CPU 32 at the 64-CPU NUMA level.
     load(&mut sim, 0..32);
     sim.resync_rq_sums();
@@ -411,10 +416,7 @@ fn a_cpu_that_does_not_balance_takes_the_balanced_exit() {
 #[test]
 fn an_empty_group_is_never_the_busiest() {
     let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 1, 10);
-    for c in 0..32 {
-        let rq = &mut sim.state.rqs[c];
-        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
-    }
+    idle_rqs(&mut sim, 0..32);
     let rq = &mut sim.state.rqs[8];
     (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (2, 2048, 1024, false);
     sim.resync_rq_sums();
@@ -490,10 +492,7 @@ fn a_migrated_task_is_not_cache_hot() {
 #[test]
 fn a_queue_without_load_is_not_the_busiest() {
     let mut sim = hogs("flat-16", "6.8", 0..16, 1, 10);
-    for c in 0..16 {
-        let rq = &mut sim.state.rqs[c];
-        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (0, 0, 0, true);
-    }
+    idle_rqs(&mut sim, 0..16);
     let rq = &mut sim.state.rqs[1];
     (rq.nr_running, rq.curr_is_idle) = (2, false);
     let gi = sim.balance.levels[0][0]
