@@ -333,10 +333,19 @@ DOWNLOAD_HOOK = """
 
 
 def download(page, selector, timeout=20):
-    """Clicks `selector` (a download button) and returns (file name, bytes)."""
+    """Clicks `selector` (a download button) and returns (file name, bytes).
+
+    Raises AssertionError, saying what the button's status line said, when no download
+    comes within `timeout` s."""
     page.js(DOWNLOAD_HOOK)
     page.click(selector)
-    page.until(lambda: page.js("return window.__downloads.length") > 0, timeout=timeout)
+    if not page.until(lambda: page.js("return window.__downloads.length") > 0, timeout=timeout):
+        said = page.js("const b = document.querySelector(arguments[0]);"
+                       "const s = b && b.closest('.export-bar, .dmesg-note, div')"
+                       "  && b.closest('.export-bar, .dmesg-note, div').querySelector('[role=status]');"
+                       "return s ? s.textContent : null", selector)
+        raise AssertionError(f"clicking {selector} downloaded nothing in {timeout} s "
+                             f"(its status line: {said!r})")
     name, href = page.js("const d = window.__downloads[0]; return [d.name, d.href]")
     b64 = page.driver.execute_async_script(
         "const cb = arguments[arguments.length - 1];"

@@ -452,6 +452,18 @@ def export(page, cfg):
     page.open(fragment(dict(SIMULATE, sim=sim)))
     page.wait_for(".sim-status.done", timeout=180)
     page.wait_for('[data-export="ab-csv"]')
+    # The live view plays on above the buttons: its status line and its list of the
+    # latest wake-ups change, and the buttons must not move under the pointer (a click
+    # mid-move lands elsewhere). Their top, every 10 ms for 2.5 s from the run's end.
+    tops = page.driver.execute_async_script(
+        "const cb = arguments[arguments.length - 1], tops = [], t0 = performance.now();"
+        "const f = () => { const e = document.querySelector('[data-export=\"ab-csv\"]');"
+        " tops.push(e ? Math.round(e.getBoundingClientRect().top + scrollY) : -1);"
+        " if (performance.now() - t0 < 2500) setTimeout(f, 10); else cb(tops); }; f();")
+    playing = page.js("return document.querySelector('#live-play').textContent")
+    check(len(set(tops)) == 1 and playing == "Pause",
+          f"the download buttons stay put while the live view plays above them "
+          f"(tops {sorted(set(tops))} px over {len(tops)} samples; the live view's button says {playing!r})")
     w = sim["workload"]
     args = ["--machine", "kunpeng920-6426", "--cpus", sim["cpus"], "--workload", w["kind"],
             "--threads", str(w["clients"]), "--duration-ms", str(sim["duration_ms"]),
