@@ -55,6 +55,9 @@ pub enum Event {
     Tick { cpu: u32 },
     /// Metrics sampling (throughput series).
     Sample,
+    /// `cpu`'s stopper runs the work an active balance queued for it
+    /// (`active_load_balance_cpu_stop()`).
+    Stopper { cpu: u32 },
 }
 
 /// An 8-ary min-heap of `time << 20 | seq` keys with their events in a parallel

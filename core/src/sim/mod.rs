@@ -83,7 +83,8 @@
 //!   `max_newidle_lb_cost` (its scan cost, `probe_ns` per CPU, delays the pulled
 //!   task). LLC-level balancing produces SIS_UTIL's `nr_idle_scan`. A moved task pays
 //!   the cache-distance refill of its data. Not modelled: asymmetric capacity and
-//!   packing (misfit), NUMA balancing, the ilb IPI's and the stopper's costs.
+//!   packing (misfit), NUMA balancing, the ilb IPI's cost and the stopper's run time
+//!   (it runs one IPI after the active balance that queues it).
 //! - **Fork.** The workload's process tree (`workload::TaskSpec::parent`): the tasks
 //!   without a parent are placed at the start, one after the other from the first CPU
 //!   of the run, as daemons and launchers started before it; every other task is

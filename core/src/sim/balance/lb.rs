@@ -633,16 +633,25 @@ impl Simulator {
                             self.tune_up_balance_interval(dst, li, idle, env.all_pinned);
                             return (moved, true);
                         }
-                        if let Some(t) = self.active_load_balance(src, dst) {
-                            moved.push(t);
+                        // if (!busiest->active_balance): push_cpu = this_cpu, and
+                        // stop_one_cpu_nowait() wakes busiest's stopper. The busy CPU's
+                        // rq lock is taken (no wakelist: it has a task), the stop class
+                        // preempts, and resched_curr() sends the IPI: the stopper runs
+                        // one IPI from now (Event::Stopper). ld_moved stays 0.
+                        if self.balance.push_cpu[src as usize].is_none() {
+                            self.balance.push_cpu[src as usize] = Some(dst);
+                            let p = &self.cost.params;
+                            let at = self.now + p.ipi_send_ns + p.ipi_recv_ns;
+                            self.queue
+                                .push(at, super::super::Event::Stopper { cpu: src });
                         }
                     }
                 } else {
                     self.balance.dom[dst as usize][li].nr_balance_failed = 0;
                 }
                 // We were unbalanced: reset the balancing interval. (The kernel tests
-                // `!active_balance || need_active_balance()`, true either way, before
-                // its stopper runs; the stopper ran already here.)
+                // `!active_balance || need_active_balance()`: true either way, as
+                // nr_balance_failed is still above the mark until the stopper runs.)
                 let min = self.balance.levels[dst as usize][li].min_interval;
                 self.balance.dom[dst as usize][li].balance_interval = min;
             }

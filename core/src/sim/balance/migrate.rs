@@ -145,14 +145,30 @@ impl Simulator {
         env.migration_type == MigrationType::Task && failed > self.lv(env).cache_nice_tries + 2
     }
 
-    /// `active_load_balance_cpu_stop()`: the stopper preempts `src`'s running task,
-    /// `detach_one_task()` (with `LBF_ACTIVE_LB`: cache-hot tasks too) moves one task
-    /// to `dst`, and `src` reschedules. Modelled at once (the stopper's wake-up and
-    /// switches are not charged). Returns the task moved.
-    pub(super) fn active_load_balance(&mut self, src: u32, dst: u32) -> Option<u32> {
-        // The stopper is queued: the current task goes back on the runqueue.
-        self.put_prev(src);
-        self.kick_force_idle_siblings(src);
+    /// `active_load_balance_cpu_stop()`, fair.c v6.8: `src`'s stopper, woken by an
+    /// active balance one IPI ago, runs. On a busy `src` it preempts the running task
+    /// (the IPI's receive time is taken from the CPU, as a wake-up's is); then, if
+    /// `busiest_rq->nr_running > 1` with the stopper counted, `detach_one_task()`
+    /// (with `LBF_ACTIVE_LB`: cache-hot tasks too) moves one CFS task to `push_cpu`,
+    /// `attach_one_task()` preempts it if it runs something the task should preempt,
+    /// and `src` reschedules. A task that went to sleep before the stopper ran is not
+    /// moved (`alb_failed`). Not modelled: the stopper's own run time, and the idle
+    /// exit of a `src` that went idle meanwhile (it finds nothing to move).
+    pub(in crate::sim) fn active_load_balance_cpu_stop(&mut self, src: u32) {
+        // busiest_rq->active_balance = 0 (out_unlock), whatever the stopper finds.
+        let Some(dst) = self.balance.push_cpu[src as usize].take() else {
+            return;
+        };
+        let running = self.cpus[src as usize].mode == Mode::Running;
+        if running {
+            // The stop class preempts: the current task goes back on the runqueue.
+            self.cpus[src as usize].stolen_ns += self.cost.params.ipi_recv_ns;
+            self.put_prev(src);
+            if self.measuring {
+                self.metrics.preemptions += 1;
+            }
+            self.kick_force_idle_siblings(src);
+        }
         // busiest_rq->nr_running <= 1 (the stopper counts): nothing to move.
         let mut env = LbEnv {
             dst,
@@ -169,20 +185,32 @@ impl Simulator {
         env.li = (0..self.balance.levels[dst as usize].len())
             .find(|&l| self.balance.levels[dst as usize][l].span.contains(&src))
             .unwrap_or(0);
-        let mut moved = None;
         for (t, _) in self.cfs_tasks_from_tail(src) {
             if self.can_migrate_task(&mut env, t, false, true) {
                 self.migrate_queued(t, src, dst, MigrateReason::Active);
+                // Active balancing done, reset the failure counter.
                 self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
                 if self.measuring {
                     self.metrics.active_balances += 1;
                 }
-                moved = Some(t);
+                // attach_one_task() → wakeup_preempt() on a dst that is busy again
+                // (migrate_queued() kicks an idle one), by IPI from src.
+                if self.cpus[dst as usize].mode == Mode::Running && self.should_preempt(dst, t) {
+                    let p = &self.cost.params;
+                    let at = self.now + p.ipi_send_ns + p.ipi_recv_ns;
+                    let g = self.cpus[dst as usize].switch_gen;
+                    self.queue
+                        .push(at, super::super::Event::Resched { cpu: dst, gen: g });
+                }
                 break;
             }
         }
-        // The stopper finishes; the busiest CPU picks what is left.
-        self.schedule(src);
-        moved
+        // The stopper finishes and src schedules: a busy or force-idled src (core
+        // scheduling: the stopper has no cookie) picks what is left. An idle src
+        // found nothing; a waking one runs its queued task, if the stopper left it,
+        // at the Resched already on its way.
+        if running || self.cpus[src as usize].mode == Mode::ForceIdle {
+            self.schedule(src);
+        }
     }
 }

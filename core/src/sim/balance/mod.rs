@@ -20,8 +20,8 @@
 //!            update_sd_pick_busiest(), the early outs, calculate_imbalance()
 //!            (migrate_task / util / load, NUMA allowance) ─▶ find_busiest_queue()
 //!            ─▶ detach_tasks() (can_migrate_task(), task_hot()) ─▶ attach
-//!            nothing moved: nr_balance_failed++, need_active_balance() ─▶ the
-//!            stopper pushes busiest's running task (active_load_balance_cpu_stop())
+//!            nothing moved: nr_balance_failed++, need_active_balance() ─▶ busiest's
+//!            stopper, an IPI later, pushes a task (active_load_balance_cpu_stop())
 //!   fork ─▶ find_idlest_cpu_fork() (fork.rs): find_idlest_group() /
 //!            update_sg_wakeup_stats() / find_idlest_group_cpu(), walking down
 //!   forced idle ─▶ core_balance(cpu) (core_sched.rs) walks the spans kept here
@@ -51,9 +51,10 @@
 //!   ran (`detach_tasks()` walks from the least recently run).
 //! - The balancing itself takes no simulated time except newidle's (its scan cost,
 //!   `probe_ns` per CPU looked at, delays the pulled task and feeds
-//!   `max_newidle_lb_cost`); the ilb kick's IPI and the stopper's wake-up are
-//!   instantaneous: an active balance moves the running task at once (the stopper
-//!   preempts it; `put_prev` then the move), and the busiest CPU reschedules.
+//!   `max_newidle_lb_cost`); the ilb kick's IPI is instantaneous. An active balance
+//!   queues the busiest CPU's stopper (`rq->active_balance`, `push_cpu`), which runs
+//!   one IPI later (`Event::Stopper`, migrate.rs): it preempts the running task and
+//!   moves one CFS task if any is still there; its own run time is not charged.
 //! - A migrated task pays the cache-distance refill of its data (`wake_data_ns` from
 //!   the CPU it leaves to the one it joins) on its next run.
 
@@ -160,6 +161,9 @@ pub(super) struct BalanceInfo {
     /// The runqueue sums of every CPU and block (sums.rs), marked by
     /// [`Simulator::update_rq`] and `update_cpu_pelt()`.
     sums: sums::RqSums,
+    /// `rq->active_balance` with `rq->push_cpu` per CPU: the CPU an active balance
+    /// queued this CPU's stopper for, until the stopper has run.
+    push_cpu: Vec<Option<u32>>,
 }
 
 impl BalanceInfo {
@@ -245,6 +249,7 @@ impl BalanceInfo {
             uptime: (UPTIME_S * hz).max(hz * online / 10),
             release: env.patches.release,
             sums,
+            push_cpu: vec![None; n],
         }
     }
 

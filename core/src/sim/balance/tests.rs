@@ -236,6 +236,80 @@ fn active_balance_pushes_a_running_task_to_an_idle_core() {
     assert!(sim.metrics.active_balances >= 1);
 }
 
+/// The stopper runs one IPI after the active balance that queues it
+/// (`stop_one_cpu_nowait()`, then `active_load_balance_cpu_stop()`, fair.c v6.8
+/// 11440-11481 and 11575-11650). Until then the task runs on where it was, and no
+/// balance queues a second stopper (`busiest->active_balance`). A task that is gone
+/// from the runqueue by then (here: it exits) is not moved: `nr_running <= 1` with
+/// the stopper counted.
+#[test]
+fn the_stopper_runs_an_ipi_after_the_active_balance() {
+    for exits_first in [false, true] {
+        let mut sim = hogs("xeon-smt-8", "6.8", 0..8, 2, 300);
+        let sib = sim.siblings[0][0];
+        place(&mut sim, |t| if t == 0 { 0 } else { sib });
+        run_to(&mut sim, 1);
+        // Step to the first active balance: its stopper is queued, not yet run.
+        while sim.balance.push_cpu.iter().all(Option::is_none) {
+            assert!(sim.step(), "no active balance before the end");
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        let src = sim
+            .balance
+            .push_cpu
+            .iter()
+            .position(Option::is_some)
+            .unwrap() as u32;
+        let dst = sim.balance.push_cpu[src as usize].unwrap();
+        let t = sim.cpus[src as usize].curr;
+        let kicked = sim.now;
+        assert_eq!(sim.cpus[src as usize].mode, Mode::Running);
+        assert_eq!(
+            cpu_of(&sim, t as usize),
+            src,
+            "the task runs on until the stopper"
+        );
+        assert_eq!(sim.metrics.active_balances, 0);
+        // Another balance of dst's domains now finds the stopper already queued.
+        let failed = sim.balance.dom[dst as usize]
+            .iter()
+            .map(|d| d.nr_balance_failed)
+            .max();
+        for li in 0..sim.balance.n_levels(dst) {
+            sim.balance.dom[dst as usize][li].nr_balance_failed = 100;
+            let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle);
+            assert!(moved.is_empty(), "ld_moved is 0 for an active balance");
+        }
+        assert_eq!(sim.balance.push_cpu[src as usize], Some(dst));
+        for li in 0..sim.balance.n_levels(dst) {
+            sim.balance.dom[dst as usize][li].nr_balance_failed = failed.unwrap();
+        }
+        if exits_first {
+            // The task's burst ends now; its program's next step is Exit.
+            let c = &mut sim.cpus[src as usize];
+            c.burst_end = sim.now;
+            let gen = c.burst_gen;
+            sim.queue
+                .push(sim.now, crate::sim::Event::BurstEnd { cpu: src, gen });
+        }
+        let p = &sim.cost.params;
+        let ipi = p.ipi_send_ns + p.ipi_recv_ns;
+        assert!(ipi > 0);
+        while sim.balance.push_cpu[src as usize].is_some() {
+            assert!(sim.step());
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        assert_eq!(sim.now.since(kicked), ipi, "the stopper runs an IPI later");
+        if exits_first {
+            assert_eq!(sim.tasks[t as usize].loc, Loc::Exited);
+            assert_eq!(sim.metrics.active_balances, 0, "nothing left to move");
+        } else {
+            assert_eq!(cpu_of(&sim, t as usize), dst, "the stopper pushed the task");
+            assert_eq!(sim.metrics.active_balances, 1);
+        }
+    }
+}
+
 /// newidle_balance() runs only when rq->avg_idle covers the lowest domain's
 /// max_newidle_lb_cost (and rd->overload is set): with two cold tasks queued on
 /// CPU 1, idle CPU 0 pulls one only when its average idle time is long enough.
