@@ -166,6 +166,8 @@ impl Simulator {
                 idle_hist: [tick_ns; 8],
                 idle_hist_pos: 0,
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
+                // Idle since before the run, as idle_since says.
+                idle_stamp: Some(SimTime::ZERO),
                 util: Pelt::default(),
                 load: Pelt::default(),
                 removed_load: 0,

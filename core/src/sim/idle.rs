@@ -23,9 +23,10 @@ use super::{Mode, SimTime, Simulator};
 
 impl Simulator {
     /// Leaving idle or force idle: the force-idle time; the idle period into the
-    /// governor's history and `rq->avg_idle` (`update_avg()` in `ttwu_do_activate()`),
-    /// SIS_PROP's `wake_avg_idle`; the tick restarts (`tick_nohz_idle_exit()`; the CPU
-    /// counts as busy again only at its first busy tick, `nohz_balance_exit_idle()`).
+    /// governor's history; the tick restarts (`tick_nohz_idle_exit()`; the CPU counts
+    /// as busy again only at its first busy tick, `nohz_balance_exit_idle()`).
+    /// `rq->avg_idle` is not the governor's: a wake-up updates it
+    /// ([`Simulator::update_avg_idle`]).
     pub(super) fn leave_idle_accounting(&mut self, cpu: u32) {
         let now = self.now;
         let measuring = self.measuring;
@@ -46,30 +47,40 @@ impl Simulator {
                     let pos = c.idle_hist_pos as usize;
                     c.idle_hist[pos] = d;
                     c.idle_hist_pos = ((pos + 1) % 8) as u8;
-                    // update_avg(&rq->avg_idle, delta), capped at 2 × max_idle_balance_cost.
-                    let cap = 2 * self.balance.max_idle_balance_cost(cpu);
-                    let avg = c.avg_idle_ns as i64 + (d as i64 - c.avg_idle_ns as i64) / 8;
-                    c.avg_idle_ns = (avg.max(0) as u64).min(cap);
                     c.idle_since = SimTime::MAX;
-                    // SIS_PROP's inputs follow avg_idle: "rq->wake_stamp = jiffies;
-                    // rq->wake_avg_idle = rq->avg_idle / 2;" (ttwu_do_wakeup(), core.c
-                    // v5.14-v6.6), and avg_idle itself for v5.12/v5.13.
-                    let ai = c.avg_idle_ns;
-                    let jiffies = now.ns() / self.cost.params.tick_ns;
-                    let sp = &mut self.state.sis_prop;
-                    if let Some(x) = sp.avg_idle_ns.get_mut(cpu as usize) {
-                        *x = ai;
-                    }
-                    if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
-                        *x = ai / 2;
-                    }
-                    if let Some(x) = sp.wake_stamp.get_mut(cpu as usize) {
-                        *x = jiffies;
-                    }
                 }
                 c.tick_stopped = false;
             }
             Mode::Running => {}
+        }
+    }
+
+    /// `ttwu_do_activate()`'s tail (core.c v6.8 3819-3829; v5.14-v6.6 also
+    /// "rq->wake_stamp = jiffies; rq->wake_avg_idle = rq->avg_idle / 2;"): a task
+    /// woken onto `cpu` while its `idle_stamp` is set feeds the time since into
+    /// `update_avg(&rq->avg_idle, delta)`, capped at 2 × `max_idle_balance_cost`, and
+    /// clears the stamp. SIS_PROP's inputs follow (`avg_idle` itself for v5.12/v5.13).
+    pub(super) fn update_avg_idle(&mut self, cpu: u32) {
+        let Some(stamp) = self.cpus[cpu as usize].idle_stamp.take() else {
+            return;
+        };
+        let now = self.now;
+        let d = now.since(stamp);
+        let cap = 2 * self.balance.max_idle_balance_cost(cpu);
+        let c = &mut self.cpus[cpu as usize];
+        let avg = c.avg_idle_ns as i64 + (d as i64 - c.avg_idle_ns as i64) / 8;
+        c.avg_idle_ns = (avg.max(0) as u64).min(cap);
+        let ai = c.avg_idle_ns;
+        let jiffies = now.ns() / self.cost.params.tick_ns;
+        let sp = &mut self.state.sis_prop;
+        if let Some(x) = sp.avg_idle_ns.get_mut(cpu as usize) {
+            *x = ai;
+        }
+        if let Some(x) = sp.wake_avg_idle_ns.get_mut(cpu as usize) {
+            *x = ai / 2;
+        }
+        if let Some(x) = sp.wake_stamp.get_mut(cpu as usize) {
+            *x = jiffies;
         }
     }
 

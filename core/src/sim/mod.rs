@@ -314,7 +314,13 @@ struct Cpu {
     nohz_tick_stopped: bool,
     idle_hist: [u64; 8],
     idle_hist_pos: u8,
+    /// `rq->avg_idle`, updated only by `ttwu_do_activate()` from `idle_stamp`.
     avg_idle_ns: u64,
+    /// `rq->idle_stamp`: set when `newidle_balance()` starts, cleared when it finds a
+    /// task or when a wake-up activates a task here (`ttwu_do_activate()`), which
+    /// then feeds the time since into `avg_idle`. A CPU that leaves idle otherwise (a
+    /// balancer's pull, a fork) keeps it until the next wake-up.
+    idle_stamp: Option<SimTime>,
     util: Pelt,
     load: Pelt,
     /// `cfs_rq->removed`: the load and util of tasks that left this CPU asleep or

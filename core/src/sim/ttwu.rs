@@ -326,6 +326,7 @@ impl Simulator {
             task.wake_at = self.now;
         }
         self.enqueue(p, target);
+        self.update_avg_idle(target);
     }
 
     /// Gets the target to schedule: on a running target `wakeup_preempt()` and, if the

@@ -228,6 +228,8 @@ impl Simulator {
         if self.state.rqs[cpu as usize].ttwu_pending {
             return None;
         }
+        // "We must set idle_stamp _before_ calling idle_balance()".
+        self.cpus[cpu as usize].idle_stamp = Some(self.now);
         let n = self.balance.n_levels(cpu);
         if n == 0 {
             return None;
@@ -291,6 +293,10 @@ impl Simulator {
         if let Some(t) = pulled {
             // The scan took time before the pulled task can run.
             self.tasks[t as usize].debt_ns += curr_cost;
+        }
+        // "if (pulled_task) this_rq->idle_stamp = 0;" (a task here counts as pulled).
+        if pulled.is_some() || self.state.rqs[cpu as usize].nr_running > 0 {
+            self.cpus[cpu as usize].idle_stamp = None;
         }
         pulled
     }
