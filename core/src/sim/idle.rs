@@ -56,7 +56,9 @@ impl Simulator {
     }
 
     /// `ttwu_do_activate()`'s tail (core.c v6.8 3819-3829; v5.14-v6.6 also
-    /// "rq->wake_stamp = jiffies; rq->wake_avg_idle = rq->avg_idle / 2;"): a task
+    /// "rq->wake_stamp = jiffies; rq->wake_avg_idle = rq->avg_idle / 2;"; up to 6.2 the
+    /// block is in `ttwu_do_wakeup()`, which `ttwu_runnable()` also runs, a path the
+    /// model does not have: a task woken before it has blocked): a task
     /// woken onto `cpu` while its `idle_stamp` is set feeds the time since into
     /// `update_avg(&rq->avg_idle, delta)`, capped at 2 × `max_idle_balance_cost`, and
     /// clears the stamp. SIS_PROP's inputs follow (`avg_idle` itself for v5.12/v5.13).

@@ -634,10 +634,10 @@ impl Simulator {
                             return (moved, true);
                         }
                         // if (!busiest->active_balance): push_cpu = this_cpu, and
-                        // stop_one_cpu_nowait() wakes busiest's stopper. The busy CPU's
-                        // rq lock is taken (no wakelist: it has a task), the stop class
-                        // preempts, and resched_curr() sends the IPI: the stopper runs
-                        // one IPI from now (Event::Stopper). ld_moved stays 0.
+                        // stop_one_cpu_nowait() wakes busiest's stopper: by its rq lock
+                        // and resched_curr()'s IPI, or across LLCs by the wakelist's
+                        // IPI; one IPI either way, so the stopper runs one IPI from now
+                        // (Event::Stopper). ld_moved stays 0.
                         if self.balance.push_cpu[src as usize].is_none() {
                             self.balance.push_cpu[src as usize] = Some(dst);
                             let p = &self.cost.params;

@@ -159,6 +159,9 @@ impl Simulator {
         let Some(dst) = self.balance.push_cpu[src as usize].take() else {
             return;
         };
+        // stop_one_cpu_nowait() wakes the stopper thread: its ttwu_do_activate() on
+        // src feeds a set idle_stamp into avg_idle, as any wake-up there does.
+        self.update_avg_idle(src);
         let running = self.cpus[src as usize].mode == Mode::Running;
         if running {
             // The stop class preempts: the current task goes back on the runqueue.

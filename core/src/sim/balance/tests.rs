@@ -284,6 +284,10 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
         for li in 0..sim.balance.n_levels(dst) {
             sim.balance.dom[dst as usize][li].nr_balance_failed = failed.unwrap();
         }
+        // src got its task without a wake-up (a stale idle_stamp, 800 us old): the
+        // stopper's own wake-up (ttwu_do_activate()) averages it into avg_idle.
+        sim.cpus[src as usize].idle_stamp = Some(SimTime(kicked.ns() - 800_000));
+        sim.cpus[src as usize].avg_idle_ns = 0;
         if exits_first {
             // The task's burst ends now; its program's next step is Exit.
             let c = &mut sim.cpus[src as usize];
@@ -306,6 +310,7 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
         } else {
             assert_eq!(cpu_of(&sim, t as usize), dst, "the stopper pushed the task");
             assert_eq!(sim.metrics.active_balances, 1);
+            assert_eq!(sim.cpus[src as usize].avg_idle_ns, (800_000 + ipi) / 8);
         }
     }
 }
