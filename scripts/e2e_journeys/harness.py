@@ -340,10 +340,10 @@ def download(page, selector, timeout=20):
     page.js(DOWNLOAD_HOOK)
     page.click(selector)
     if not page.until(lambda: page.js("return window.__downloads.length") > 0, timeout=timeout):
-        said = page.js("const b = document.querySelector(arguments[0]);"
-                       "const s = b && b.closest('.export-bar, .dmesg-note, div')"
-                       "  && b.closest('.export-bar, .dmesg-note, div').querySelector('[role=status]');"
-                       "return s ? s.textContent : null", selector)
+        # Every download button sits in a group with its status line beside it.
+        said = page.js("const g = document.querySelector(arguments[0])"
+                       "  ?.closest('.export-bar, .dmesg-note');"
+                       "return g?.querySelector('[role=status]')?.textContent ?? null", selector)
         raise AssertionError(f"clicking {selector} downloaded nothing in {timeout} s "
                              f"(its status line: {said!r})")
     name, href = page.js("const d = window.__downloads[0]; return [d.name, d.href]")

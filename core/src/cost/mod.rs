@@ -458,6 +458,13 @@ fn from_c2c(
 }
 
 impl CostParams {
+    /// An IPI from the sender's `smp_send_reschedule()` to the target taking it: the
+    /// delay before a remote CPU acts on a resched or a wakelist.
+    #[inline]
+    pub fn ipi_ns(&self) -> u64 {
+        self.ipi_send_ns + self.ipi_recv_ns
+    }
+
     /// The parameters for a machine, chosen by preset family (name prefix). Imported
     /// machines get the generic x86 set, said so in `family`.
     pub fn for_machine(m: &Machine) -> CostParams {

@@ -344,7 +344,7 @@ impl Simulator {
     ) {
         let now = self.now;
         let params = &self.cost.params;
-        let (ipi_send, ipi_recv) = (params.ipi_send_ns, params.ipi_recv_ns);
+        let (ipi, ipi_recv) = (params.ipi_ns(), params.ipi_recv_ns);
         match target_mode {
             Mode::Running => {
                 if q.need_ipi && target != cpu {
@@ -354,11 +354,7 @@ impl Simulator {
                     if waker.is_some() && target == cpu {
                         self.cpus[cpu as usize].need_resched = true;
                     } else {
-                        let delay = if target == cpu {
-                            0
-                        } else {
-                            ipi_send + ipi_recv
-                        };
+                        let delay = if target == cpu { 0 } else { ipi };
                         let g = self.cpus[target as usize].switch_gen;
                         self.queue.push(
                             now + delay,
@@ -377,8 +373,7 @@ impl Simulator {
                 } else {
                     0
                 };
-                let ipi = if q.need_ipi { ipi_send + ipi_recv } else { 0 };
-                let delay = q.delay_ns + ipi + exit;
+                let delay = q.delay_ns + if q.need_ipi { ipi } else { 0 } + exit;
                 let c = &mut self.cpus[target as usize];
                 if c.mode == Mode::Idle {
                     c.mode = Mode::Waking;

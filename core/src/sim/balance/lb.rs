@@ -640,8 +640,7 @@ impl Simulator {
                         // (Event::Stopper). ld_moved stays 0.
                         if self.balance.push_cpu[src as usize].is_none() {
                             self.balance.push_cpu[src as usize] = Some(dst);
-                            let p = &self.cost.params;
-                            let at = self.now + p.ipi_send_ns + p.ipi_recv_ns;
+                            let at = self.now + self.cost.params.ipi_ns();
                             self.queue
                                 .push(at, super::super::Event::Stopper { cpu: src });
                         }

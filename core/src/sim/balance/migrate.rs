@@ -199,8 +199,7 @@ impl Simulator {
                 // attach_one_task() → wakeup_preempt() on a dst that is busy again
                 // (migrate_queued() kicks an idle one), by IPI from src.
                 if self.cpus[dst as usize].mode == Mode::Running && self.should_preempt(dst, t) {
-                    let p = &self.cost.params;
-                    let at = self.now + p.ipi_send_ns + p.ipi_recv_ns;
+                    let at = self.now + self.cost.params.ipi_ns();
                     let g = self.cpus[dst as usize].switch_gen;
                     self.queue
                         .push(at, super::super::Event::Resched { cpu: dst, gen: g });

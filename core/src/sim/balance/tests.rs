@@ -271,18 +271,18 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
         );
         assert_eq!(sim.metrics.active_balances, 0);
         // Another balance of dst's domains now finds the stopper already queued.
-        let failed = sim.balance.dom[dst as usize]
+        let failed: Vec<u32> = sim.balance.dom[dst as usize]
             .iter()
             .map(|d| d.nr_balance_failed)
-            .max();
+            .collect();
         for li in 0..sim.balance.n_levels(dst) {
             sim.balance.dom[dst as usize][li].nr_balance_failed = 100;
             let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle);
             assert!(moved.is_empty(), "ld_moved is 0 for an active balance");
         }
         assert_eq!(sim.balance.push_cpu[src as usize], Some(dst));
-        for li in 0..sim.balance.n_levels(dst) {
-            sim.balance.dom[dst as usize][li].nr_balance_failed = failed.unwrap();
+        for (d, f) in sim.balance.dom[dst as usize].iter_mut().zip(failed) {
+            d.nr_balance_failed = f;
         }
         // src got its task without a wake-up (a stale idle_stamp, 800 us old): the
         // stopper's own wake-up (ttwu_do_activate()) averages it into avg_idle.
@@ -296,8 +296,7 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
             sim.queue
                 .push(sim.now, crate::sim::Event::BurstEnd { cpu: src, gen });
         }
-        let p = &sim.cost.params;
-        let ipi = p.ipi_send_ns + p.ipi_recv_ns;
+        let ipi = sim.cost.params.ipi_ns();
         assert!(ipi > 0);
         while sim.balance.push_cpu[src as usize].is_some() {
             assert!(sim.step());
