@@ -137,6 +137,7 @@ impl Simulator {
             Event::Tick { cpu } => self.on_tick(cpu),
             Event::Sample => self.on_sample(),
             Event::Stopper { cpu } => self.active_load_balance_cpu_stop(cpu),
+            Event::NohzKick { cpu } => self.nohz_csd_func(cpu),
         }
         if self.check || (cfg!(debug_assertions) && self.events.is_multiple_of(4096)) {
             if let Err(what) = self.check_invariants() {

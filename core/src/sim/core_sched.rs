@@ -315,7 +315,7 @@ impl Simulator {
                 if let Some(t) = self.steal_candidate(cpu, src, cookie) {
                     let p = &self.cost.params;
                     debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
-                    self.migrate_queued(t, src, cpu, super::record::MigrateReason::CoreSteal);
+                    self.migrate_queued(t, src, cpu, cpu, super::record::MigrateReason::CoreSteal);
                     self.tasks[t as usize].debt_ns += debt;
                     if self.measuring {
                         self.metrics.core_steals += 1;

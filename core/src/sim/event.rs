@@ -58,6 +58,9 @@ pub enum Event {
     /// `cpu`'s stopper runs the work an active balance queued for it
     /// (`active_load_balance_cpu_stop()`).
     Stopper { cpu: u32 },
+    /// The idle load balancer `cpu` takes the kick a busy CPU's tick sent it
+    /// (`nohz_csd_func()`, then `_nohz_idle_balance()` from its softirq).
+    NohzKick { cpu: u32 },
 }
 
 /// An 8-ary min-heap of `time << 20 | seq` keys with their events in a parallel

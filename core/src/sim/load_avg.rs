@@ -332,7 +332,7 @@ mod tests {
         let mut sim = two_hogs();
         let (a, b) = (queued_on(&sim, 0), queued_on(&sim, 1));
         let dst = (0..4).find(|&c| c != a && c != b).unwrap();
-        sim.migrate_queued(0, a, dst, crate::sim::record::MigrateReason::Periodic);
+        sim.migrate_queued(0, a, dst, dst, crate::sim::record::MigrateReason::Periodic);
         assert_eq!(sim.state.rqs[a as usize].load_avg, 0);
         assert_eq!(sim.state.rqs[a as usize].util_avg, 0);
         assert_eq!(sim.state.rqs[dst as usize].load_avg, 1024);

@@ -355,6 +355,12 @@ impl Simulator {
                         self.cpus[cpu as usize].need_resched = true;
                     } else {
                         let delay = if target == cpu { 0 } else { ipi };
+                        if target != cpu && !q.need_ipi {
+                            // resched_curr() of a remote running CPU:
+                            // smp_send_reschedule(), whose handler the target runs
+                            // (a wakelist's IPI already brought the wake-up there).
+                            self.cpus[target as usize].stolen_ns += ipi_recv;
+                        }
                         let g = self.cpus[target as usize].switch_gen;
                         self.queue.push(
                             now + delay,

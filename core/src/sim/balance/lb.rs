@@ -135,6 +135,9 @@ pub(in crate::sim) fn adjust_numa_imbalance(
 /// `struct lb_env`, what this model needs of it.
 pub(in crate::sim) struct LbEnv {
     pub dst: u32,
+    /// `smp_processor_id()`: the CPU running the balance, `dst` itself or the idle
+    /// load balancer on `dst`'s behalf (`_nohz_idle_balance()`).
+    pub runs_on: u32,
     /// Level index into the dst CPU's domains.
     pub li: usize,
     pub idle: CpuIdle,
@@ -558,16 +561,19 @@ impl Simulator {
     }
 
     /// `load_balance()` (`sched_balance_rq()` from 6.10), fair.c v6.8, of `dst`'s
-    /// domain `li`. Returns the tasks pulled and whether to keep balancing higher
-    /// domains (`continue_balancing`).
+    /// domain `li`, run on `runs_on` (`dst`, or the idle load balancer on its behalf).
+    /// Returns the tasks pulled and whether to keep balancing higher domains
+    /// (`continue_balancing`).
     pub(in crate::sim) fn load_balance(
         &mut self,
         dst: u32,
         li: usize,
         idle: CpuIdle,
+        runs_on: u32,
     ) -> (Vec<u32>, bool) {
         let mut env = LbEnv {
             dst,
+            runs_on,
             li,
             idle,
             imbalance: 0,

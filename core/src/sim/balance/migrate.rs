@@ -129,7 +129,7 @@ impl Simulator {
                 CpuIdle::Idle => MigrateReason::Idle,
                 CpuIdle::NewlyIdle => MigrateReason::NewIdle,
             };
-            self.migrate_queued(t, src, env.dst, reason);
+            self.migrate_queued(t, src, env.dst, env.runs_on, reason);
             moved.push(t);
             if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
                 break;
@@ -175,6 +175,7 @@ impl Simulator {
         // busiest_rq->nr_running <= 1 (the stopper counts): nothing to move.
         let mut env = LbEnv {
             dst,
+            runs_on: src,
             li: 0,
             idle: CpuIdle::Idle,
             imbalance: 1,
@@ -190,19 +191,12 @@ impl Simulator {
             .unwrap_or(0);
         for (t, _) in self.cfs_tasks_from_tail(src) {
             if self.can_migrate_task(&mut env, t, false, true) {
-                self.migrate_queued(t, src, dst, MigrateReason::Active);
+                // attach_one_task() → wakeup_preempt() on dst, from src.
+                self.migrate_queued(t, src, dst, src, MigrateReason::Active);
                 // Active balancing done, reset the failure counter.
                 self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
                 if self.measuring {
                     self.metrics.active_balances += 1;
-                }
-                // attach_one_task() → wakeup_preempt() on a dst that is busy again
-                // (migrate_queued() kicks an idle one), by IPI from src.
-                if self.cpus[dst as usize].mode == Mode::Running && self.should_preempt(dst, t) {
-                    let at = self.now + self.cost.params.ipi_ns();
-                    let g = self.cpus[dst as usize].switch_gen;
-                    self.queue
-                        .push(at, super::super::Event::Resched { cpu: dst, gen: g });
                 }
                 break;
             }

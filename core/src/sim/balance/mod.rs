@@ -9,8 +9,9 @@
 //!            │     get_sd_balance_interval(): balance_interval × busy_factor when busy
 //!            │     load_balance() ─────────────────────────────────────┐
 //!            └─ nohz_balancer_kick(): rq->nr_running >= 2 or           │
-//!                  nr_busy_cpus > 1 in the LLC ─▶ find_new_ilb()       │
-//!                  ─▶ _nohz_idle_balance(): rebalance_domains() of     │
+//!                  nr_busy_cpus > 1 in the LLC ─▶ kick_ilb(): IPI to   │
+//!                  find_new_ilb() ─▶ nohz_csd_func() (NohzKick) ─▶     │
+//!                  _nohz_idle_balance(): rebalance_domains() of        │
 //!                     each tick-stopped idle CPU whose balance is due  │
 //!   idle ─▶ newidle_balance(cpu): rd->overload, avg_idle >=            │
 //!            max_newidle_lb_cost per domain ─▶ load_balance(NEWLY_IDLE)│
@@ -51,10 +52,16 @@
 //!   ran (`detach_tasks()` walks from the least recently run).
 //! - The balancing itself takes no simulated time except newidle's (its scan cost,
 //!   `probe_ns` per CPU looked at, delays the pulled task and feeds
-//!   `max_newidle_lb_cost`); the ilb kick's IPI is instantaneous. An active balance
+//!   `max_newidle_lb_cost`). The ilb kick is an IPI (unless the ilb polls) and the
+//!   ilb's C-state exit (`Event::NohzKick`, rebalance.rs). An active balance
 //!   queues the busiest CPU's stopper (`rq->active_balance`, `push_cpu`), which runs
 //!   one IPI later (`Event::Stopper`, migrate.rs): it preempts the running task and
 //!   moves one CFS task if any is still there; its own run time is not charged.
+//! - Every move ends in `attach_task()` → `wakeup_preempt()`
+//!   ([`Simulator::migrate_queued`]): a busy destination is preempted only if the
+//!   task should run first, at once on the balancing CPU itself, by IPI from another
+//!   (the ilb, the stopper); an idle destination other than the balancing CPU gets an
+//!   IPI unless it polls, and leaves its C-state.
 //! - A migrated task pays the cache-distance refill of its data (`wake_data_ns` from
 //!   the CPU it leaves to the one it joins) on its next run.
 
@@ -164,6 +171,9 @@ pub(super) struct BalanceInfo {
     /// `rq->active_balance` with `rq->push_cpu` per CPU: the CPU an active balance
     /// queued this CPU's stopper for, until the stopper has run.
     push_cpu: Vec<Option<u32>>,
+    /// `NOHZ_KICK_MASK` in `nohz_flags(cpu)`: a kick is on its way to this CPU, which
+    /// owns its `nohz_csd` until `nohz_csd_func()` runs.
+    nohz_kicked: Vec<bool>,
 }
 
 impl BalanceInfo {
@@ -250,6 +260,7 @@ impl BalanceInfo {
             release: env.patches.release,
             sums,
             push_cpu: vec![None; n],
+            nohz_kicked: vec![false; n],
         }
     }
 
@@ -380,10 +391,19 @@ impl Simulator {
         self.balance.uptime + self.now.ns() / self.cost.params.tick_ns
     }
 
-    /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`.
-    /// The task owes the cache-distance refill of its data, left on `src`, on its
-    /// next run (`wake_data_ns`, the cost a wake-up across the same distance pays).
-    pub(super) fn migrate_queued(&mut self, t: u32, src: u32, dst: u32, reason: MigrateReason) {
+    /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`,
+    /// the balance running on `runs_on` (`smp_processor_id()`: `dst` itself, the idle
+    /// load balancer on `dst`'s behalf, or `src`'s stopper pushing). The task owes the
+    /// cache-distance refill of its data, left on `src`, on its next run
+    /// (`wake_data_ns`, the cost a wake-up across the same distance pays).
+    pub(super) fn migrate_queued(
+        &mut self,
+        t: u32,
+        src: u32,
+        dst: u32,
+        runs_on: u32,
+        reason: MigrateReason,
+    ) {
         if self.rec.is_some() {
             self.record(RecordKind::Migrate {
                 task: t,
@@ -416,9 +436,40 @@ impl Simulator {
         if self.measuring {
             self.metrics.migrations_balance += 1;
         }
-        // Kick an idle (or force-idle) destination: it may run the task now.
-        let c = &mut self.cpus[dst as usize];
-        if matches!(c.mode, Mode::Idle | Mode::ForceIdle) {
+        self.attach_wakeup_preempt(t, runs_on, dst);
+    }
+
+    /// `attach_task()`'s `wakeup_preempt(rq, p, 0)` with `resched_curr()`, core.c
+    /// v6.8, run on `runs_on` for task `t` just enqueued on `dst`:
+    /// - on `dst` itself (periodic balance from its tick, newidle, core scheduling's
+    ///   steal): a running task is preempted if `t` should run first, at the return
+    ///   from the interrupt (`set_tsk_need_resched()`); an idle CPU, awake to run the
+    ///   balance, schedules at once; one already in `schedule()` picks for itself.
+    /// - on another CPU (the idle load balancer on a tick-stopped CPU's behalf, the
+    ///   stopper pushing): a running task is preempted only if `t` should run first,
+    ///   by `smp_send_reschedule()`; an idle CPU is sent an IPI unless it polls
+    ///   (`set_nr_and_not_polling()`) and leaves its C-state, as for a wake-up
+    ///   (`kick_target()`). A CPU whose need_resched is set already does nothing.
+    fn attach_wakeup_preempt(&mut self, t: u32, runs_on: u32, dst: u32) {
+        let mode = self.cpus[dst as usize].mode;
+        if runs_on != dst {
+            let need_ipi = matches!(mode, Mode::Idle | Mode::ForceIdle)
+                && !self.state.rqs[dst as usize].polling;
+            let q = super::ttwu::Queued {
+                waker_ns: 0,
+                need_ipi,
+                delay_ns: 0,
+            };
+            self.kick_target(t, None, runs_on, dst, mode, q);
+            return;
+        }
+        let resched = match mode {
+            Mode::Running => self.should_preempt(dst, t),
+            Mode::Idle | Mode::ForceIdle => true,
+            Mode::Waking => false,
+        };
+        if resched {
+            let c = &mut self.cpus[dst as usize];
             if c.mode == Mode::Idle {
                 c.mode = Mode::Waking;
             }

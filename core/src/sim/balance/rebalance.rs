@@ -42,10 +42,11 @@ impl Simulator {
         false
     }
 
-    /// `rebalance_domains()` (`sched_balance_domains()`), fair.c v6.8: each domain of
+    /// `rebalance_domains()` (`sched_balance_domains()`), fair.c v6.8, run on
+    /// `runs_on` (`cpu`, or the idle load balancer on its behalf): each domain of
     /// `cpu` bottom-up whose interval has passed, until `should_we_balance()` says
     /// another CPU of the group balances.
-    pub(in crate::sim) fn rebalance_domains(&mut self, cpu: u32, mut idle: CpuIdle) {
+    pub(in crate::sim) fn rebalance_domains(&mut self, cpu: u32, mut idle: CpuIdle, runs_on: u32) {
         let j = self.jiffies();
         let mut busy = idle != CpuIdle::Idle;
         let mut next_balance = j + 60 * self.state.hz;
@@ -65,7 +66,7 @@ impl Simulator {
             let mut interval = self.sd_balance_interval(cpu, li, busy);
             // SD_SERIALIZE's trylock never fails: one balance runs at a time here.
             if j >= self.balance.dom[cpu as usize][li].last_balance + interval {
-                let (moved, c) = self.load_balance(cpu, li, idle);
+                let (moved, c) = self.load_balance(cpu, li, idle, runs_on);
                 cont = c;
                 if !moved.is_empty() {
                     idle = if self.cpu_idle(cpu) {
@@ -109,7 +110,7 @@ impl Simulator {
         if self.jiffies() >= self.balance.next_balance[cpu as usize] {
             // run_rebalance_domains(): update_blocked_averages(cpu) first.
             self.update_cpu_pelt(cpu);
-            self.rebalance_domains(cpu, idle);
+            self.rebalance_domains(cpu, idle, cpu);
         }
         if idle == CpuIdle::NotIdle {
             self.nohz_balancer_kick(cpu);
@@ -117,7 +118,7 @@ impl Simulator {
     }
 
     /// `nohz.idle_cpus_mask` (`rq->nohz_tick_stopped`), of the run's CPUs still idle.
-    fn nohz_idle(&self, c: u32) -> bool {
+    pub(super) fn nohz_idle(&self, c: u32) -> bool {
         let cpu = &self.cpus[c as usize];
         cpu.nohz_tick_stopped && cpu.mode == Mode::Idle
     }
@@ -165,9 +166,42 @@ impl Simulator {
         if !kick {
             return;
         }
-        // kick_ilb(NOHZ_BALANCE_KICK)
+        self.kick_ilb(cpu, j);
+    }
+
+    /// `kick_ilb(NOHZ_BALANCE_KICK)` from `cpu`'s tick, fair.c v6.8: push
+    /// `nohz.next_balance` a jiffy on, find the idle load balancer and, unless a kick
+    /// is already on its way to it (`NOHZ_KICK_MASK`), send it one
+    /// (`smp_call_function_single_async()`): an IPI unless it polls
+    /// (`send_call_function_single_ipi()` → `set_nr_if_polling()`), whose send time
+    /// the kicking CPU's task loses; the ilb balances once the IPI has arrived and
+    /// it has left its C-state (`Event::NohzKick`).
+    pub(super) fn kick_ilb(&mut self, cpu: u32, j: u64) {
         self.balance.nohz_next_balance = j + 1;
-        if let Some(ilb) = self.find_new_ilb(cpu) {
+        let Some(ilb) = self.find_new_ilb(cpu) else {
+            return;
+        };
+        if std::mem::replace(&mut self.balance.nohz_kicked[ilb as usize], true) {
+            return;
+        }
+        let params = &self.cost.params;
+        let c = &self.cpus[ilb as usize];
+        let exit = params.idle_states[c.cstate as usize].exit_latency_ns;
+        let mut delay = exit;
+        if !self.state.rqs[ilb as usize].polling {
+            delay += params.ipi_ns();
+            self.cpus[cpu as usize].stolen_ns += params.ipi_send_ns;
+        }
+        self.queue
+            .push(self.now + delay, super::super::Event::NohzKick { cpu: ilb });
+    }
+
+    /// `nohz_csd_func()`, core.c v6.8, on the kicked idle load balancer `ilb`:
+    /// release the kick, and if `ilb` is still idle with nothing on its way
+    /// (`idle_cpu() && !need_resched()`) run `_nohz_idle_balance()` from its softirq.
+    pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
+        self.balance.nohz_kicked[ilb as usize] = false;
+        if self.cpus[ilb as usize].mode == Mode::Idle && self.cpu_idle(ilb) {
             self.nohz_idle_balance(ilb);
         }
     }
@@ -183,8 +217,8 @@ impl Simulator {
 
     /// `_nohz_idle_balance()` on `ilb`, fair.c v6.8: `rebalance_domains(CPU_IDLE)` for
     /// each tick-stopped idle CPU whose balance is due, from the one after `ilb`
-    /// round to `ilb`, stopping once `ilb` has work. The kick's IPI and `ilb`'s
-    /// C-state exit are not charged (instantaneous).
+    /// round to `ilb`, stopping once `ilb` has work. A task pulled to another CPU
+    /// reaches it by `resched_curr()` from `ilb` (`attach_wakeup_preempt()`).
     fn nohz_idle_balance(&mut self, ilb: u32) {
         let j = self.jiffies();
         let n = self.active_cpus.len();
@@ -203,7 +237,7 @@ impl Simulator {
             // update_nohz_stats(): the idle CPU's blocked averages decay.
             self.update_cpu_pelt(bc);
             if j >= self.balance.next_balance[bc as usize] {
-                self.rebalance_domains(bc, CpuIdle::Idle);
+                self.rebalance_domains(bc, CpuIdle::Idle, ilb);
             }
             let nb = self.balance.next_balance[bc as usize];
             if next > nb {
@@ -271,7 +305,7 @@ impl Simulator {
                     .flags
                     .contains(SdFlags::BALANCE_NEWIDLE)
                 {
-                    let (moved, _) = self.load_balance(cpu, li, CpuIdle::NewlyIdle);
+                    let (moved, _) = self.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
                     let lv = &self.balance.levels[cpu as usize][li];
                     let cost = (lv.weight as u64).saturating_sub(1) * probe;
                     self.update_newidle_cost(cpu, li, cost);

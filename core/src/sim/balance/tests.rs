@@ -43,9 +43,30 @@ fn hogs(
     tasks: usize,
     ms: u64,
 ) -> Simulator {
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = (0..tasks).map(|_| hog(n, cpus.clone(), ms)).collect();
+    sim_of(preset, patches, cpus, specs, ms)
+}
+
+/// Hogs of `ms` on `preset`'s CPUs 0..8 under 6.8, task `i` pinned to `pins[i]`.
+fn pinned_hogs(pins: &[u32], ms: u64) -> Simulator {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = pins.iter().map(|&c| hog(n, c..c + 1, ms)).collect();
+    sim_of(preset, "6.8", 0..8, specs, ms)
+}
+
+/// `tasks` on `cpus` of `preset` under `patches`, run to completion (at most 10 × `ms`).
+fn sim_of(
+    preset: &str,
+    patches: &str,
+    cpus: std::ops::Range<u32>,
+    tasks: Vec<TaskSpec>,
+    ms: u64,
+) -> Simulator {
     let machine = presets::machine(preset).unwrap();
     let n = machine.nr_cpus();
-    let plan = Plan::to_completion((0..tasks).map(|_| hog(n, cpus.clone(), ms)).collect());
+    let plan = Plan::to_completion(tasks);
     Simulator::new(SimConfig {
         allowed: CpuMask::from_cpus(n, cpus.map(CpuId)),
         machine,
@@ -71,7 +92,13 @@ fn place(sim: &mut Simulator, place: impl Fn(u32) -> u32) {
         };
         let dst = place(t);
         if dst != src {
-            sim.migrate_queued(t, src, dst, crate::sim::record::MigrateReason::Periodic);
+            sim.migrate_queued(
+                t,
+                src,
+                dst,
+                dst,
+                crate::sim::record::MigrateReason::Periodic,
+            );
         }
     }
     sim.metrics.migrations_balance = 0;
@@ -277,7 +304,7 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
             .collect();
         for li in 0..sim.balance.n_levels(dst) {
             sim.balance.dom[dst as usize][li].nr_balance_failed = 100;
-            let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle);
+            let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle, dst);
             assert!(moved.is_empty(), "ld_moved is 0 for an active balance");
         }
         assert_eq!(sim.balance.push_cpu[src as usize], Some(dst));
@@ -289,9 +316,11 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
         sim.cpus[src as usize].idle_stamp = Some(SimTime(kicked.ns() - 800_000));
         sim.cpus[src as usize].avg_idle_ns = 0;
         if exits_first {
-            // The task's burst ends now; its program's next step is Exit.
+            // The task's burst ends now (no interrupt time left to add, such as the
+            // send of an ilb kick from its tick); its program's next step is Exit.
             let c = &mut sim.cpus[src as usize];
             c.burst_end = sim.now;
+            c.stolen_ns = 0;
             let gen = c.burst_gen;
             sim.queue
                 .push(sim.now, crate::sim::Event::BurstEnd { cpu: src, gen });
@@ -382,6 +411,7 @@ fn only_the_first_idle_cpu_of_the_group_balances() {
     let mc = 1;
     let env = |dst: u32, idle: CpuIdle| super::lb::LbEnv {
         dst,
+        runs_on: dst,
         li: mc,
         idle,
         imbalance: 0,
@@ -416,6 +446,7 @@ fn the_migration_type_depends_on_the_level() {
     };
     let env = |dst: u32, li: usize| super::lb::LbEnv {
         dst,
+        runs_on: dst,
         li,
         idle: CpuIdle::Idle,
         imbalance: 0,
@@ -510,14 +541,14 @@ fn a_cpu_that_does_not_balance_takes_the_balanced_exit() {
     sim.balance.sgc_imbalance[parent] = true;
     sim.balance.dom[2][mc].nr_balance_failed = 3;
     sim.balance.dom[2][mc].balance_interval = min;
-    let (moved, cont) = sim.load_balance(2, mc, CpuIdle::Idle);
+    let (moved, cont) = sim.load_balance(2, mc, CpuIdle::Idle, 2);
     assert!(moved.is_empty() && !cont);
     assert_eq!(sim.balance.dom[2][mc].nr_balance_failed, 0);
     assert_eq!(sim.balance.dom[2][mc].balance_interval, 2 * min);
     assert!(!sim.balance.sgc_imbalance[parent]);
     // Newidle: the failure count is reset too, the interval is left alone.
     sim.balance.dom[0][mc].nr_balance_failed = 2;
-    let (moved, cont) = sim.load_balance(0, mc, CpuIdle::NewlyIdle);
+    let (moved, cont) = sim.load_balance(0, mc, CpuIdle::NewlyIdle, 0);
     assert!(moved.is_empty() && !cont, "CPU 0 has a task");
     assert_eq!(sim.balance.dom[0][mc].nr_balance_failed, 0);
     assert_eq!(sim.balance.dom[0][mc].balance_interval, min);
@@ -544,6 +575,7 @@ fn an_empty_group_is_never_the_busiest() {
     sim.balance.sgc_imbalance[sgc1] = true;
     let mut e = super::lb::LbEnv {
         dst: 0,
+        runs_on: 0,
         li: mc,
         idle: CpuIdle::Idle,
         imbalance: 0,
@@ -584,6 +616,7 @@ fn a_migrated_task_is_not_cache_hot() {
     (t.last_cpu, t.last_ran, t.exec_start_zero) = (1, SimTime::from_us(4_900), false);
     let env = super::lb::LbEnv {
         dst: 3,
+        runs_on: 3,
         li: 0,
         idle: CpuIdle::Idle,
         imbalance: 0,
@@ -594,7 +627,7 @@ fn a_migrated_task_is_not_cache_hot() {
         src: 1,
     };
     assert!(sim.task_hot(&env, 0), "ran on its CPU 100 us ago");
-    sim.migrate_queued(0, 1, 2, crate::sim::record::MigrateReason::Periodic);
+    sim.migrate_queued(0, 1, 2, 2, crate::sim::record::MigrateReason::Periodic);
     let env = super::lb::LbEnv { src: 2, ..env };
     assert!(!sim.task_hot(&env, 0), "migrated, not run since");
 }
@@ -621,6 +654,7 @@ fn a_queue_without_load_is_not_the_busiest() {
     ] {
         let env = super::lb::LbEnv {
             dst: 0,
+            runs_on: 0,
             li: 0,
             idle: CpuIdle::Idle,
             imbalance: 1024,
@@ -655,6 +689,7 @@ fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
     sim.tasks[1].last_ran = SimTime::from_ms(1);
     let mut env = super::lb::LbEnv {
         dst: 0,
+        runs_on: 0,
         li: 0,
         idle: CpuIdle::Idle,
         imbalance: 1,
@@ -665,4 +700,149 @@ fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
         src: 1,
     };
     assert_eq!(sim.detach_tasks(&mut env), vec![0]);
+}
+
+/// The queued task of CPU `cpu` (there must be one).
+fn queued_task(sim: &Simulator, cpu: u32) -> u32 {
+    *sim.cpus[cpu as usize].queue.first().expect("a queued task")
+}
+
+/// Steps until every CPU of `cpus` runs a task.
+fn until_busy(sim: &mut Simulator, cpus: &[u32]) {
+    while cpus
+        .iter()
+        .any(|&c| sim.cpus[c as usize].mode != Mode::Running)
+    {
+        assert!(sim.step(), "{cpus:?} never all ran");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+}
+
+/// Steps until task `t` runs on `cpu`; returns how long that took.
+fn until_running(sim: &mut Simulator, t: u32, cpu: u32) -> u64 {
+    let t0 = sim.now;
+    while sim.tasks[t as usize].loc != Loc::Running(cpu) {
+        assert!(sim.step(), "task {t} never ran on {cpu}");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    sim.now.since(t0)
+}
+
+/// `attach_task()` → `wakeup_preempt()` → `resched_curr()` of an idle CPU (fair.c
+/// v6.8 9180-9187, core.c 1045-1067): a task the idle load balancer pulls for a
+/// tick-stopped CPU reaches it by an IPI (Kunpeng's WFI does not poll,
+/// `set_nr_and_not_polling()`) and that CPU's exit from its C-state; one pulled onto
+/// the balancing CPU itself, awake to balance, runs at once.
+#[test]
+fn a_task_pulled_for_another_cpu_waits_for_the_ipi_and_the_idle_exit() {
+    for remote in [false, true] {
+        // Pinned to CPU 1, so that no other CPU pulls them.
+        let mut sim = pinned_hogs(&[1, 1], 100);
+        until_busy(&mut sim, &[1]);
+        let dst = 2;
+        assert_eq!(sim.cpus[dst as usize].mode, Mode::Idle);
+        assert!(!sim.state.rqs[dst as usize].polling);
+        let t = queued_task(&sim, 1);
+        let runs_on = if remote { 0 } else { dst };
+        sim.migrate_queued(t, 1, dst, runs_on, crate::sim::record::MigrateReason::Idle);
+        let p = &sim.cost.params;
+        let exit = p.idle_states[sim.cpus[dst as usize].cstate as usize].exit_latency_ns;
+        let expect = if remote { p.ipi_ns() + exit } else { 0 };
+        assert!(!remote || expect > 0);
+        assert_eq!(until_running(&mut sim, t, dst), expect, "remote {remote}");
+    }
+}
+
+/// `attach_task()` → `wakeup_preempt()` on a busy destination (fair.c v6.8
+/// 9180-9187, `check_preempt_wakeup_fair()`): a task pulled onto a CPU whose current
+/// task has used its slice and has a later deadline preempts it at the return from
+/// the balancing interrupt, not at the next tick; by IPI (whose handler the
+/// destination runs) when another CPU pulled it there.
+#[test]
+fn a_pulled_task_preempts_a_busy_destination_that_it_should() {
+    for remote in [false, true] {
+        let mut sim = pinned_hogs(&[1, 1, 3], 100);
+        until_busy(&mut sim, &[1, 3]);
+        let (dst, curr) = (3, sim.cpus[3].curr);
+        let t = queued_task(&sim, 1);
+        // The current task is at its deadline (no RUN_TO_PARITY protection); the
+        // pulled task is owed the most lag there is, so it is eligible with an
+        // earlier deadline wherever it is placed.
+        sim.update_curr(dst);
+        let v = sim.tasks[curr as usize].vruntime;
+        sim.tasks[curr as usize].deadline = v;
+        let owed = sim.avg_vruntime(1) - 1_000_000_000;
+        let old = std::mem::replace(&mut sim.tasks[t as usize].vruntime, owed);
+        sim.cpus[1].v_sum += owed - old;
+        let stolen = sim.cpus[dst as usize].stolen_ns;
+        let runs_on = if remote { 0 } else { dst };
+        sim.migrate_queued(
+            t,
+            1,
+            dst,
+            runs_on,
+            crate::sim::record::MigrateReason::Periodic,
+        );
+        assert!(sim.should_preempt(dst, t), "the setup makes t preempt");
+        let p = &sim.cost.params;
+        let (expect, recv) = if remote {
+            (p.ipi_ns(), p.ipi_recv_ns)
+        } else {
+            (0, 0)
+        };
+        assert_eq!(sim.cpus[dst as usize].stolen_ns, stolen + recv);
+        assert_eq!(until_running(&mut sim, t, dst), expect, "remote {remote}");
+    }
+}
+
+/// `kick_ilb()` → `nohz_csd_func()` (fair.c v6.8 11817-11846, core.c 1198-1215):
+/// a busy CPU's tick sends the idle load balancer an IPI; it balances once that has
+/// arrived and it has left its C-state, and a second kick does not go out while one
+/// is on its way (`NOHZ_KICK_MASK`).
+#[test]
+fn the_idle_load_balancer_balances_after_its_kick_arrives() {
+    let mut sim = hogs("kunpeng920-4826", "6.8", 0..8, 3, 100);
+    place(&mut sim, |_| 1);
+    while sim.balance.nohz_kicked.iter().all(|&k| !k) {
+        assert!(sim.step(), "no kick before the end");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    let ilb = sim.balance.nohz_kicked.iter().position(|&k| k).unwrap() as u32;
+    assert_eq!(sim.cpus[ilb as usize].mode, Mode::Idle);
+    let p = &sim.cost.params;
+    let exit = p.idle_states[sim.cpus[ilb as usize].cstate as usize].exit_latency_ns;
+    let delay = p.ipi_ns() + exit;
+    let kicked = sim.now;
+    // The tick-stopped CPUs balance only through the ilb: their last_balance stays
+    // until the kick arrives.
+    let stopped: Vec<u32> = (0..8).filter(|&c| sim.nohz_idle(c)).collect();
+    let last = |sim: &Simulator| -> Vec<u64> {
+        stopped
+            .iter()
+            .flat_map(|&c| sim.balance.dom[c as usize].iter().map(|d| d.last_balance))
+            .collect()
+    };
+    let before = last(&sim);
+    let nb = sim.balance.nohz_next_balance;
+    // A second kick finds the first on its way.
+    let pending = sim.queue.len();
+    sim.balance.nohz_next_balance = 0;
+    sim.kick_ilb(1, sim.jiffies());
+    assert_eq!(sim.queue.len(), pending, "one kick at a time");
+    sim.balance.nohz_next_balance = nb;
+    while sim.balance.nohz_kicked[ilb as usize] {
+        assert_eq!(last(&sim), before, "no balance before the kick arrives");
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(
+        sim.now.since(kicked),
+        delay,
+        "the kick takes an IPI and the exit"
+    );
+    assert_ne!(
+        last(&sim),
+        before,
+        "the ilb balanced for the tick-stopped CPUs"
+    );
 }
