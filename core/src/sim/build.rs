@@ -159,6 +159,7 @@ impl Simulator {
                 last_update: SimTime::ZERO,
                 stolen_ns: 0,
                 need_resched: false,
+                resched_ipi: false,
                 idle_since: SimTime::ZERO,
                 cstate: 0,
                 tick_stopped: true,

@@ -262,6 +262,7 @@ impl Simulator {
         c.last_update = now;
         c.slice_start = now;
         c.need_resched = false;
+        c.resched_ipi = false;
         {
             let task = &mut self.tasks[t as usize];
             task.loc = Loc::Running(cpu);
@@ -385,10 +386,12 @@ impl Simulator {
     /// (`put_prev_task()`, then `schedule()`), an idle one leaves idle and schedules.
     #[inline(always)]
     fn on_resched(&mut self, cpu: u32, gen: u32) {
-        let c = &self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu as usize];
         if c.switch_gen != gen {
             return;
         }
+        // __schedule() clears TIF_NEED_RESCHED, whatever it picks.
+        c.resched_ipi = false;
         match c.mode {
             Mode::Running => {
                 // A preemption request: switch if the pick differs.

@@ -155,6 +155,7 @@ impl Simulator {
         c.mode = mode;
         c.curr = u32::MAX;
         c.switch_gen = c.switch_gen.wrapping_add(1);
+        c.resched_ipi = false;
         c.last_task = u32::MAX;
         self.update_rq(cpu, |rq| {
             rq.curr_is_idle = true;

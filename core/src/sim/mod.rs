@@ -303,6 +303,12 @@ struct Cpu {
     last_update: SimTime,
     stolen_ns: u64,
     need_resched: bool,
+    /// `TIF_NEED_RESCHED` set on the running task by another CPU's `resched_curr()`
+    /// (`set_nr_and_not_polling()`), whose IPI (`Event::Resched`) is on its way:
+    /// until this CPU schedules, further `resched_curr()` and
+    /// `check_preempt_wakeup_fair()` calls return early (core.c v6.8 1052, fair.c
+    /// 8301) and send nothing.
+    resched_ipi: bool,
     idle_since: SimTime,
     cstate: u8,
     /// `ts->tick_stopped` (tick-sched): an idle CPU with its tick stopped takes no

@@ -1,9 +1,10 @@
 //! Unit tests of the simulator's internals (core scheduling, program limits, the
-//! wake-up view).
+//! wake-up view, the wake-up's resched IPI).
 
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
+use crate::wakeup::WakeFlags;
 use crate::workload::{self, Dist, Noise, Op, TaskSpec, Workload, MAX_REPEAT};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -335,4 +336,131 @@ fn schbench_workers_are_woken_by_futex_without_wf_sync() {
             c.scenario.wake_flags
         );
     }
+}
+
+/// A task of `program` pinned to `cpu` of kunpeng920-4826 (96 CPUs).
+fn kp4826_pinned(cpu: u32, program: Vec<Op>) -> TaskSpec {
+    TaskSpec {
+        role: "t",
+        program,
+        cookie: 0,
+        mailbox_cap: 1,
+        wakes_in_task: true,
+        own_mm: false,
+        allowed: Some(CpuMask::from_cpus(96, [CpuId(cpu)])),
+        drop_when_full: false,
+        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
+        parent: None,
+        background: false,
+    }
+}
+
+/// On kunpeng920-4826's CPUs 0..8 under 6.8 (one LLC): a hog `curr` pinned to CPU
+/// `target`, a hog `waker` pinned to CPU `cpu`, and `wakee`, pinned to `target`,
+/// blocked in its `Wait` with both hogs running. Returns the simulator at that point.
+fn remote_running_target(cpu: u32, target: u32) -> Simulator {
+    let (curr, waker, wakee) = (0, 1, 2);
+    let hog = || vec![Op::Run(Dist::Fixed { ns: 100_000_000 }), Op::Exit];
+    let tasks = vec![
+        kp4826_pinned(target, hog()),
+        kp4826_pinned(cpu, hog()),
+        kp4826_pinned(
+            target,
+            vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
+        ),
+    ];
+    let mut sim = Simulator::new(SimConfig {
+        allowed: CpuMask::from_cpus(96, (0..8).map(CpuId)),
+        machine: presets::machine("kunpeng920-4826").unwrap(),
+        patches: "6.8".parse().unwrap(),
+        plan: Plan::to_completion(tasks),
+        seed: 1,
+        duration: SimTime::from_ms(1_000),
+        warmup: SimTime::ZERO,
+        settle: false,
+        check_invariants: true,
+        cost_terms: Default::default(),
+        noise: Noise::Quiet,
+    })
+    .unwrap();
+    let ready = |sim: &Simulator| {
+        let w = &sim.tasks[wakee as usize];
+        (w.loc, w.block) == (Loc::Blocked, Block::Wait)
+            && sim.tasks[curr as usize].loc == Loc::Running(target)
+            && sim.tasks[waker as usize].loc == Loc::Running(cpu)
+    };
+    while !ready(&sim) {
+        assert!(sim.step(), "the wakee never blocked under running hogs");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    sim
+}
+
+/// `ttwu_queue()` through the remote rq lock (kernel/sched/core.c v6.8 4046-4058):
+/// waker and target share the LLC and the target runs a task, so `ttwu_queue_cond()`
+/// (3986-4024) says no. The waker then runs `ttwu_do_activate()` → `wakeup_preempt()`
+/// (3804, 2247-2260) → `check_preempt_wakeup_fair()` (fair.c 8268-8344) and, if the
+/// wakee should run first, `resched_curr()` of the remote target (core.c 1045-1067):
+/// `set_nr_and_not_polling()` of a running task is true, so the waker sends
+/// `smp_send_reschedule()` (its `ipi_send_ns`), whose handler (`scheduler_ipi()`, include/linux/sched.h 1905) the target runs. Its
+/// current task loses the IPI's receive time (`ipi_recv_ns`) and is preempted one IPI
+/// (send + receive) later. The current task has a whole slice left: a wakee owed the
+/// most lag makes it ineligible and has the earlier deadline, so it preempts; a wakee
+/// of no lag leaves it eligible, and it keeps its slice (`pick_eevdf()`'s
+/// RUN_TO_PARITY, fair.c 878-899): no resched_curr(), no IPI, nothing taken from it.
+#[test]
+fn a_remote_running_target_pays_the_resched_ipi_of_a_remote_lock_wake_up() {
+    let (curr, waker, wakee) = (0, 1, 2);
+    let (cpu, target) = (2, 3);
+    let mut waker_paid = Vec::new();
+    for preempt in [true, false] {
+        let mut sim = remote_running_target(cpu, target);
+        assert_eq!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
+        // The current task, alone on its queue, has a whole slice left; only the
+        // wakee's lag differs between the cases.
+        sim.update_curr(target);
+        let v = sim.tasks[curr as usize].vruntime;
+        sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+        sim.tasks[wakee as usize].vlag = if preempt { sim.lag_limit() } else { 0 };
+        let stolen = sim.cpus[target as usize].stolen_ns;
+        let debt = sim.tasks[waker as usize].debt_ns;
+        let (remote_lock, ipis) = (sim.metrics.wake_remote_lock, sim.metrics.wake_ipi);
+        // What the waker's `Op::Send` does (program.rs): a pipe write's wake-up.
+        sim.tasks[wakee as usize].tokens += 1;
+        sim.wake(wakee, Some(waker), cpu, WakeFlags::SYNC);
+        assert_eq!(
+            (sim.metrics.wake_remote_lock, sim.metrics.wake_ipi),
+            (remote_lock + 1, ipis),
+            "through the remote rq lock, no wakelist"
+        );
+        assert_eq!(sim.tasks[wakee as usize].loc, Loc::Queued(target));
+        assert_eq!(sim.tasks[curr as usize].loc, Loc::Running(target));
+        let p = &sim.cost.params;
+        let (ipi, recv) = (p.ipi_ns(), p.ipi_recv_ns);
+        assert!(recv > 0);
+        let charged = sim.cpus[target as usize].stolen_ns - stolen;
+        assert_eq!(charged, if preempt { recv } else { 0 }, "preempt {preempt}");
+        waker_paid.push(sim.tasks[waker as usize].debt_ns - debt);
+        let t0 = sim.now;
+        while sim.tasks[wakee as usize].loc != Loc::Running(target) {
+            assert!(sim.step(), "the wakee never ran");
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        let waited = sim.now.since(t0);
+        if preempt {
+            assert_eq!(waited, ipi, "preempted one IPI later");
+        } else {
+            // Not before the current task's slice is used up (its next tick after that).
+            assert!(waited >= sim.slice_ns as u64, "waited {waited} ns");
+        }
+    }
+    // resched_curr() runs on the waker's CPU: its smp_send_reschedule() costs the
+    // waker `ipi_send_ns` on top of what it pays either way.
+    let send = remote_running_target(cpu, target).cost.params.ipi_send_ns;
+    assert!(send > 0);
+    assert_eq!(
+        waker_paid[0],
+        waker_paid[1] + send,
+        "the waker sends the IPI"
+    );
 }

@@ -331,8 +331,10 @@ impl Simulator {
 
     /// Gets the target to schedule: on a running target `wakeup_preempt()` and, if the
     /// wakee should preempt, `resched_curr()` (at once for a waker on that CPU, else
-    /// after an IPI); an idle target leaves its C-state (after the IPI, if one was
-    /// needed, and the wake-list lock hold); a target already on its way does nothing.
+    /// after an IPI that this CPU sends and the target receives; nothing while the
+    /// target's need-resched flag is already set); an idle target leaves its C-state
+    /// (after the IPI, if one was needed, and the wake-list lock hold); a target
+    /// already on its way does nothing.
     pub(super) fn kick_target(
         &mut self,
         p: u32,
@@ -344,11 +346,18 @@ impl Simulator {
     ) {
         let now = self.now;
         let params = &self.cost.params;
-        let (ipi, ipi_recv) = (params.ipi_ns(), params.ipi_recv_ns);
+        let (ipi, ipi_recv, ipi_send) = (params.ipi_ns(), params.ipi_recv_ns, params.ipi_send_ns);
         match target_mode {
             Mode::Running => {
                 if q.need_ipi && target != cpu {
                     self.cpus[target as usize].stolen_ns += ipi_recv;
+                }
+                // check_preempt_wakeup_fair() and resched_curr() return early while
+                // the current task's TIF_NEED_RESCHED is set (fair.c v6.8 8301, core.c
+                // 1052): one resched, one IPI, until the target schedules.
+                let c = &self.cpus[target as usize];
+                if c.need_resched || c.resched_ipi {
+                    return;
                 }
                 if self.should_preempt(target, p) {
                     if waker.is_some() && target == cpu {
@@ -356,10 +365,15 @@ impl Simulator {
                     } else {
                         let delay = if target == cpu { 0 } else { ipi };
                         if target != cpu && !q.need_ipi {
-                            // resched_curr() of a remote running CPU:
-                            // smp_send_reschedule(), whose handler the target runs
-                            // (a wakelist's IPI already brought the wake-up there).
+                            // resched_curr() of a remote running CPU (core.c v6.8
+                            // 1063-1065): set_nr_and_not_polling() sets the flag at
+                            // once, and this CPU sends smp_send_reschedule(), whose
+                            // handler the target runs (a wakelist's IPI already
+                            // brought the wake-up there, and its handler resched the
+                            // target locally).
+                            self.cpus[target as usize].resched_ipi = true;
                             self.cpus[target as usize].stolen_ns += ipi_recv;
+                            self.charge_waker(waker, cpu, ipi_send);
                         }
                         let g = self.cpus[target as usize].switch_gen;
                         self.queue.push(

@@ -795,6 +795,66 @@ fn a_pulled_task_preempts_a_busy_destination_that_it_should() {
     }
 }
 
+/// `resched_curr()` of a remote running CPU (core.c v6.8 1045-1067): the CPU that
+/// moves the task sends `smp_send_reschedule()` and pays its send, the destination
+/// pays its receive; and while that flag is set, a second preempting task attached
+/// there sends nothing (`resched_curr()`'s `test_tsk_need_resched()` return, and
+/// `check_preempt_wakeup_fair()`'s, fair.c 8301): one IPI until it schedules.
+#[test]
+fn a_remote_resched_is_sent_once_and_paid_by_both_ends() {
+    let mut sim = pinned_hogs(&[0, 1, 1, 1, 3], 100);
+    until_busy(&mut sim, &[0, 1, 3]);
+    let (dst, curr) = (3, sim.cpus[3].curr);
+    let pulled: Vec<u32> = sim.cpus[1].queue[..2].to_vec();
+    // As above: the current task is at its deadline, the pulled ones are owed lag.
+    sim.update_curr(dst);
+    let v = sim.tasks[curr as usize].vruntime;
+    sim.tasks[curr as usize].deadline = v;
+    for &t in &pulled {
+        let owed = sim.avg_vruntime(1) - 1_000_000_000;
+        let old = std::mem::replace(&mut sim.tasks[t as usize].vruntime, owed);
+        sim.cpus[1].v_sum += owed - old;
+    }
+    let p = sim.cost.params.clone();
+    let (send0, recv0) = (sim.cpus[0].stolen_ns, sim.cpus[dst as usize].stolen_ns);
+    // The pulls queue nothing but the destination's Resched.
+    let pending = sim.queue.len();
+    let resched = |sim: &Simulator| sim.queue.len() - pending;
+    let reason = crate::sim::record::MigrateReason::Periodic;
+    sim.migrate_queued(pulled[0], 1, dst, 0, reason);
+    assert!(
+        sim.should_preempt(dst, pulled[0]),
+        "the setup makes it preempt"
+    );
+    assert_eq!(
+        sim.cpus[0].stolen_ns,
+        send0 + p.ipi_send_ns,
+        "the sender pays"
+    );
+    assert_eq!(sim.cpus[dst as usize].stolen_ns, recv0 + p.ipi_recv_ns);
+    assert_eq!(resched(&sim), 1);
+    sim.migrate_queued(pulled[1], 1, dst, 0, reason);
+    assert!(sim.should_preempt(dst, pulled[1]), "it would preempt too");
+    assert_eq!(
+        sim.cpus[0].stolen_ns,
+        send0 + p.ipi_send_ns,
+        "no second send"
+    );
+    assert_eq!(sim.cpus[dst as usize].stolen_ns, recv0 + p.ipi_recv_ns);
+    assert_eq!(resched(&sim), 1, "one IPI until the destination schedules");
+    let t0 = sim.now;
+    while sim.cpus[dst as usize].curr == curr {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(
+        sim.now.since(t0),
+        p.ipi_ns(),
+        "preempted when the IPI lands"
+    );
+    assert!(pulled.contains(&sim.cpus[dst as usize].curr));
+}
+
 /// `kick_ilb()` → `nohz_csd_func()` (fair.c v6.8 11817-11846, core.c 1198-1215):
 /// a busy CPU's tick sends the idle load balancer an IPI; it balances once that has
 /// arrived and it has left its C-state, and a second kick does not go out while one
