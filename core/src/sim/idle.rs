@@ -6,8 +6,11 @@
 //!                 C-state = deepest with target residency <= predicted
 //!                 menu_select()'s stop_tick: one non-polling state only, always;
 //!                 else the state is not polling and predicted >= a tick
+//!                 first do_idle()'s nohz_run_idle_balance(): NOHZ_NEWILB_KICK's
+//!                 stats pass over the idle CPUs (balance/rebalance.rs)
 //!                 stop: tick_nohz_idle_stop_tick() → nohz_balance_enter_idle():
-//!                 the first since a busy tick does nr_busy_cpus-- (a line write)
+//!                 blocked load to decay (nohz.has_blocked); the first since a
+//!                 busy tick does nr_busy_cpus-- (a line write)
 //!   leave_idle_accounting(): idle history, avg_idle (newidle, SIS_PROP),
 //!                 restart the tick (tick_nohz_idle_exit())
 //!   first busy tick: nohz_balancer_kick() → nohz_balance_exit_idle():
@@ -113,26 +116,18 @@ impl Simulator {
             !polling && predicted >= tick
         };
         let stop_tick = stop && !c.tick_stopped;
-        if stop_tick {
-            c.tick_stopped = true;
-        }
-        // __tick_nohz_idle_stop_tick(): "if (!was_stopped && ts->tick_stopped)
-        // nohz_balance_enter_idle(cpu)", which returns early while
-        // rq->nohz_tick_stopped is still set from an earlier stop.
-        let enter_nohz = stop_tick && !c.nohz_tick_stopped;
-        if enter_nohz {
-            c.nohz_tick_stopped = true;
-        }
         self.switch_to_idle_task(cpu, Mode::Idle, polling);
+        // do_idle(): nohz_run_idle_balance() first, before cpuidle_idle_call()
+        // stops the tick.
+        self.nohz_run_idle_balance(cpu);
         if self.rec.is_some() {
             self.record_idle_enter(cpu);
         }
-        if enter_nohz {
-            // nohz_balance_enter_idle() → set_cpu_sd_state_idle(): nr_busy_cpus--.
-            let llc = self.llc_id_of[cpu as usize] as usize;
-            let ls = &mut self.state.llc_shared[llc];
-            ls.nr_busy_cpus = ls.nr_busy_cpus.saturating_sub(1);
-            self.llc_line_write(cpu);
+        if stop_tick {
+            self.cpus[cpu as usize].tick_stopped = true;
+            // __tick_nohz_idle_stop_tick(): "if (!was_stopped && ts->tick_stopped)
+            // nohz_balance_enter_idle(cpu)".
+            self.nohz_balance_enter_idle(cpu);
         }
         self.update_cpu_pelt(cpu);
         // __update_idle_core(): with SMT, a core whose threads are all idle.

@@ -8,13 +8,19 @@
 //!            ├─ due? rebalance_domains(cpu, idle?)  per domain, bottom-up:
 //!            │     get_sd_balance_interval(): balance_interval × busy_factor when busy
 //!            │     load_balance() ─────────────────────────────────────┐
-//!            └─ nohz_balancer_kick(): rq->nr_running >= 2 or           │
-//!                  nr_busy_cpus > 1 in the LLC ─▶ kick_ilb(): IPI to   │
-//!                  find_new_ilb() ─▶ nohz_csd_func() (NohzKick) ─▶     │
-//!                  _nohz_idle_balance(): rebalance_domains() of        │
-//!                     each tick-stopped idle CPU whose balance is due  │
+//!            └─ nohz_balancer_kick(): STATS when nohz.has_blocked and  │
+//!                  next_blocked passed; STATS|BALANCE when next_balance│
+//!                  passed and rq->nr_running >= 2 or nr_busy_cpus > 1; │
+//!                  NEXT while nohz.needs_update ─▶ kick_ilb(flags):    │
+//!                  OR into find_new_ilb()'s nohz_flags, IPI unless a   │
+//!                  kick is pending ─▶ nohz_csd_func() (NohzKick) ─▶    │
+//!                  _nohz_idle_balance(flags), each tick-stopped idle   │
+//!                     CPU: STATS update_nohz_stats() (blocked averages │
+//!                     decay), BALANCE rebalance_domains() if due       │
 //!   idle ─▶ newidle_balance(cpu): rd->overload, avg_idle >=            │
 //!            max_newidle_lb_cost per domain ─▶ load_balance(NEWLY_IDLE)│
+//!            nothing pulled: nohz_newidle_balance() ─▶ NEWILB ─▶       │
+//!            do_idle()'s nohz_run_idle_balance(): the STATS pass here  │
 //!                                                                      ▼
 //!   load_balance() (lb.rs): should_we_balance() ─▶ find_busiest_group():
 //!            update_sd_lb_stats() / update_sg_lb_stats() / group_classify() /
@@ -38,8 +44,10 @@
 //!   (all tasks are nice 0), blocked load included (`load_avg.rs`: a sleeping task's
 //!   averages stay on its CPU until it wakes elsewhere), as last updated;
 //!   `cpu_util_cfs()` is the larger of its `util_avg` and `util_est`, as last updated
-//!   (a CPU's averages are brought up to date at its events, and an idle CPU's when
-//!   balancing visits it, as `update_blocked_averages()` / `update_nohz_stats()` do);
+//!   (a CPU's averages are brought up to date at its events, and a tick-stopped idle
+//!   CPU's only by `update_blocked_averages()` / `update_nohz_stats()`: a nohz pass
+//!   with `NOHZ_STATS_KICK`, kicked at least every `LOAD_AVG_PERIOD` while
+//!   `nohz.has_blocked`, or run by a newly idle CPU itself);
 //!   `task_util_est()` is the larger of the task's util and its `util_est` EWMA.
 //!   Capacity never shrinks (no RT/IRQ pressure), so
 //!   `check_cpu_capacity()` is always false.
@@ -52,8 +60,9 @@
 //!   ran (`detach_tasks()` walks from the least recently run).
 //! - The balancing itself takes no simulated time except newidle's (its scan cost,
 //!   `probe_ns` per CPU looked at, delays the pulled task and feeds
-//!   `max_newidle_lb_cost`). The ilb kick is an IPI (unless the ilb polls) and the
-//!   ilb's C-state exit (`Event::NohzKick`, rebalance.rs). An active balance
+//!   `max_newidle_lb_cost`). The ilb kick, for a balance or only for the stats, is
+//!   an IPI (unless the ilb polls) and the ilb's C-state exit (`Event::NohzKick`,
+//!   rebalance.rs); a newly idle CPU's own stats pass sends none. An active balance
 //!   queues the busiest CPU's stopper (`rq->active_balance`, `push_cpu`), which runs
 //!   one IPI later (`Event::Stopper`, migrate.rs): it preempts the running task and
 //!   moves one CFS task if any is still there; its own run time is not charged.
@@ -62,6 +71,10 @@
 //!   task should run first, at once on the balancing CPU itself, by IPI from another
 //!   (the ilb, the stopper); an idle destination other than the balancing CPU gets an
 //!   IPI unless it polls, and leaves its C-state.
+//! - The nohz flags follow v6.8 for every release, but for `NOHZ_NEXT_KICK` and
+//!   `nohz.needs_update`, from 5.16 only. Before 5.13 (no `NOHZ_NEWILB_KICK`)
+//!   `newidle_balance()` ran the stats pass itself, and only when it did not balance;
+//!   the model runs the 5.13 path on 5.12 too (neither takes simulated time).
 //! - A migrated task pays the cache-distance refill of its data (`wake_data_ns` from
 //!   the CPU it leaves to the one it joins) on its next run.
 
@@ -171,9 +184,73 @@ pub(super) struct BalanceInfo {
     /// `rq->active_balance` with `rq->push_cpu` per CPU: the CPU an active balance
     /// queued this CPU's stopper for, until the stopper has run.
     push_cpu: Vec<Option<u32>>,
-    /// `NOHZ_KICK_MASK` in `nohz_flags(cpu)`: a kick is on its way to this CPU, which
-    /// owns its `nohz_csd` until `nohz_csd_func()` runs.
-    nohz_kicked: Vec<bool>,
+    /// `nohz_flags(cpu)` per CPU: the kicks asked of it. While one of
+    /// [`NohzFlags::KICK_MASK`] is set a kick is on its way to it, which owns its
+    /// `nohz_csd` until `nohz_csd_func()` runs.
+    nohz_flags: Vec<NohzFlags>,
+    /// `nohz.has_blocked`: a tick-stopped idle CPU may have blocked averages left to
+    /// decay (set at each nohz idle entry, cleared by a stats pass that finds none).
+    nohz_has_blocked: bool,
+    /// `nohz.next_blocked` (jiffies): when the next stats kick is due.
+    nohz_next_blocked: u64,
+    /// `nohz.needs_update` (5.16+): a CPU entered nohz idle since `nohz.next_balance`
+    /// was last collated.
+    nohz_needs_update: bool,
+    /// `rq->has_blocked_load` per CPU.
+    has_blocked_load: Vec<bool>,
+    /// `rq->last_blocked_load_update_tick` per CPU (jiffies).
+    last_blocked_load_update_tick: Vec<u64>,
+}
+
+/// `nohz_flags(cpu)`, sched.h v6.8 2919-2933: what a kick asks of the CPU it goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct NohzFlags(u8);
+
+impl NohzFlags {
+    /// `NOHZ_BALANCE_KICK`: `rebalance_domains()` for the idle CPUs whose balance is due.
+    pub(super) const BALANCE: NohzFlags = NohzFlags(1 << 0);
+    /// `NOHZ_STATS_KICK`: decay the idle CPUs' blocked averages (`update_nohz_stats()`).
+    pub(super) const STATS: NohzFlags = NohzFlags(1 << 1);
+    /// `NOHZ_NEWILB_KICK`: a newly idle CPU runs the stats pass itself before it
+    /// enters its idle state (`nohz_run_idle_balance()`), no IPI.
+    pub(super) const NEWILB: NohzFlags = NohzFlags(1 << 2);
+    /// `NOHZ_NEXT_KICK`: collate `nohz.next_balance` (5.16+).
+    pub(super) const NEXT: NohzFlags = NohzFlags(1 << 3);
+    /// `NOHZ_KICK_MASK`: the flags that go with an IPI.
+    pub(super) const KICK_MASK: NohzFlags = NohzFlags(1 << 0 | 1 << 1 | 1 << 3);
+    pub(super) const EMPTY: NohzFlags = NohzFlags(0);
+
+    /// Whether every flag of `other` is set.
+    pub(super) fn contains(self, other: NohzFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether any flag of `other` is set.
+    pub(super) fn intersects(self, other: NohzFlags) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub(super) fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// `self & ~other`.
+    pub(super) fn without(self, other: NohzFlags) -> NohzFlags {
+        NohzFlags(self.0 & !other.0)
+    }
+}
+
+impl std::ops::BitOr for NohzFlags {
+    type Output = NohzFlags;
+    fn bitor(self, o: NohzFlags) -> NohzFlags {
+        NohzFlags(self.0 | o.0)
+    }
+}
+
+impl std::ops::BitOrAssign for NohzFlags {
+    fn bitor_assign(&mut self, o: NohzFlags) {
+        self.0 |= o.0;
+    }
 }
 
 impl BalanceInfo {
@@ -260,7 +337,14 @@ impl BalanceInfo {
             release: env.patches.release,
             sums,
             push_cpu: vec![None; n],
-            nohz_kicked: vec![false; n],
+            nohz_flags: vec![NohzFlags::EMPTY; n],
+            // init_sched_fair_class(): nohz.next_blocked = jiffies, at boot; the CPUs
+            // idle since have decayed to nothing.
+            nohz_has_blocked: false,
+            nohz_next_blocked: 0,
+            nohz_needs_update: false,
+            has_blocked_load: vec![false; n],
+            last_blocked_load_update_tick: vec![0; n],
         }
     }
 

@@ -1,19 +1,27 @@
 //! When balancing runs, fair.c v6.8: `trigger_load_balance()` (`sched_balance_trigger()`
 //! from 6.10) at the tick, `rebalance_domains()` (`sched_balance_domains()`) with
 //! `get_sd_balance_interval()`, nohz idle balancing (`nohz_balancer_kick()`,
-//! `find_new_ilb()`, `_nohz_idle_balance()`), and `newidle_balance()`
-//! (`sched_balance_newidle()`) with `update_newidle_cost()`.
+//! `kick_ilb()`, `find_new_ilb()`, `_nohz_idle_balance()`, `update_nohz_stats()`),
+//! and `newidle_balance()` (`sched_balance_newidle()`) with `update_newidle_cost()`
+//! and `nohz_newidle_balance()`.
 //!
 //! A CPU whose tick is stopped (idle.rs stops it when the governor predicts an idle
-//! period of at least a tick) takes no tick and does not balance itself: a busy CPU's
-//! tick kicks an idle load balancer, which balances on its behalf.
+//! period of at least a tick) takes no tick and does not balance itself, nor update
+//! its blocked averages: a busy CPU's tick kicks an idle load balancer, which
+//! balances on its behalf (`NOHZ_BALANCE_KICK`) or only decays the idle CPUs'
+//! averages (`NOHZ_STATS_KICK`, every `LOAD_AVG_PERIOD` while `nohz.has_blocked`);
+//! a CPU going newly idle may run that stats pass itself (`NOHZ_NEWILB_KICK`).
 
 use crate::cpumask::CpuId;
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
 
 use super::super::{Mode, MIGRATION_COST_NS};
-use super::{CpuIdle, Simulator};
+use super::{CpuIdle, NohzFlags, Simulator};
+
+/// `LOAD_AVG_PERIOD` (sched-pelt.h), in ms: how often a stats kick decays the idle
+/// CPUs' blocked averages.
+const LOAD_AVG_PERIOD_MS: u64 = 32;
 
 impl Simulator {
     /// `get_sd_balance_interval()` (jiffies): `balance_interval` ms, × `busy_factor`
@@ -109,7 +117,7 @@ impl Simulator {
         };
         if self.jiffies() >= self.balance.next_balance[cpu as usize] {
             // run_rebalance_domains(): update_blocked_averages(cpu) first.
-            self.update_cpu_pelt(cpu);
+            self.update_blocked_averages(cpu);
             self.rebalance_domains(cpu, idle, cpu);
         }
         if idle == CpuIdle::NotIdle {
@@ -137,51 +145,101 @@ impl Simulator {
         self.cpus[cpu as usize].stolen_ns += cost;
     }
 
-    /// `nohz_balancer_kick()`, fair.c v6.8, from a busy CPU's tick: kick the idle load
-    /// balancer when some CPU is tick-stopped, `nohz.next_balance` has passed, and this
-    /// CPU runs two tasks or its LLC has more than one busy CPU (`nr_busy_cpus`);
-    /// first `nohz_balance_exit_idle()`.
+    /// `nohz_balance_enter_idle()`, fair.c v6.8 12019-12074, as `cpu`'s tick stops
+    /// (`!was_stopped && ts->tick_stopped`): it may have blocked load
+    /// (`rq->has_blocked_load`, `nohz.has_blocked`); the first stop since a busy tick
+    /// also joins `nohz.idle_cpus_mask` (`rq->nohz_tick_stopped`), does
+    /// `set_cpu_sd_state_idle()` (`nr_busy_cpus--`, a line write) and asks for
+    /// `nohz.next_balance` to be collated (`nohz.needs_update`, 5.16+).
+    pub(in crate::sim) fn nohz_balance_enter_idle(&mut self, cpu: u32) {
+        self.balance.has_blocked_load[cpu as usize] = true;
+        // on_null_domain(), which keeps an isolated CPU out, is left out: every run
+        // CPU has a domain on the presets.
+        if !self.cpus[cpu as usize].nohz_tick_stopped {
+            self.cpus[cpu as usize].nohz_tick_stopped = true;
+            let llc = self.llc_id_of[cpu as usize] as usize;
+            let ls = &mut self.state.llc_shared[llc];
+            ls.nr_busy_cpus = ls.nr_busy_cpus.saturating_sub(1);
+            self.llc_line_write(cpu);
+            if self.balance.release >= Release::new(5, 16) {
+                self.balance.nohz_needs_update = true;
+            }
+        }
+        // "Each time a cpu enter idle, we assume that it has blocked load and enable
+        // the periodic update of the load of idle cpus".
+        self.balance.nohz_has_blocked = true;
+    }
+
+    /// `nohz_balancer_kick()`, fair.c v6.8 11852-11967, from a busy CPU's tick: first
+    /// `nohz_balance_exit_idle()`; then, with some CPU tick-stopped, a stats kick
+    /// when `nohz.has_blocked` and `nohz.next_blocked` has passed (whether or not a
+    /// balance is due), a balance kick (stats too) when `nohz.next_balance` has
+    /// passed and this CPU runs two tasks or its LLC has more than one busy CPU
+    /// (`nr_busy_cpus`), and `NOHZ_NEXT_KICK` while `nohz.needs_update`.
     fn nohz_balancer_kick(&mut self, cpu: u32) {
         // "At the first busy tick after returning from idle, we will update the busy
         // stats."
         self.nohz_balance_exit_idle(cpu);
-        let j = self.jiffies();
-        if j < self.balance.nohz_next_balance {
-            return;
-        }
         if !self.active_cpus.iter().any(|&c| self.nohz_idle(c)) {
             return;
         }
-        let mut kick = self.state.rqs[cpu as usize].nr_running >= 2;
-        if !kick
-            && self
-                .env
-                .domains
-                .try_cpu(CpuId(cpu))
-                .is_some_and(|d| d.sd_llc.is_some())
-        {
-            let llc = self.llc_id_of[cpu as usize] as usize;
-            kick = self.state.llc_shared[llc].nr_busy_cpus > 1;
+        let j = self.jiffies();
+        let b = &self.balance;
+        let mut flags = NohzFlags::EMPTY;
+        // time_after(now, nohz.next_blocked), before the next_balance exit: the
+        // blocked averages are refreshed every LOAD_AVG_PERIOD even when no
+        // balance is due.
+        if b.nohz_has_blocked && j > b.nohz_next_blocked {
+            flags = NohzFlags::STATS;
         }
-        if !kick {
-            return;
+        if j >= b.nohz_next_balance && self.nohz_balance_wanted(cpu) {
+            flags = NohzFlags::STATS | NohzFlags::BALANCE;
         }
-        self.kick_ilb(cpu, j);
+        if self.balance.nohz_needs_update {
+            flags |= NohzFlags::NEXT;
+        }
+        if !flags.is_empty() {
+            self.kick_ilb(cpu, flags);
+        }
     }
 
-    /// `kick_ilb(NOHZ_BALANCE_KICK)` from `cpu`'s tick, fair.c v6.8: push
-    /// `nohz.next_balance` a jiffy on, find the idle load balancer and, unless a kick
-    /// is already on its way to it (`NOHZ_KICK_MASK`), send it one
-    /// (`smp_call_function_single_async()`): an IPI unless it polls
+    /// `nohz_balancer_kick()`'s reasons for a balance kick that the modelled machines
+    /// can have: `cpu` runs two tasks, or its LLC has more than one busy CPU.
+    fn nohz_balance_wanted(&self, cpu: u32) -> bool {
+        if self.state.rqs[cpu as usize].nr_running >= 2 {
+            return true;
+        }
+        let has_llc = self
+            .env
+            .domains
+            .try_cpu(CpuId(cpu))
+            .is_some_and(|d| d.sd_llc.is_some());
+        has_llc && {
+            let llc = self.llc_id_of[cpu as usize] as usize;
+            self.state.llc_shared[llc].nr_busy_cpus > 1
+        }
+    }
+
+    /// `kick_ilb(flags)` from `cpu`'s tick, fair.c v6.8 11817-11846: a balance kick
+    /// pushes `nohz.next_balance` a jiffy on (a stats kick does not); find the idle
+    /// load balancer and OR `flags` into its `nohz_flags`. If a kick was already on
+    /// its way to it (`NOHZ_KICK_MASK`), that kick's pass does the OR'ed flags; else
+    /// send one (`smp_call_function_single_async()`): an IPI unless it polls
     /// (`send_call_function_single_ipi()` → `set_nr_if_polling()`), whose send time
-    /// the kicking CPU's task loses; the ilb balances once the IPI has arrived and
-    /// it has left its C-state (`Event::NohzKick`).
-    pub(super) fn kick_ilb(&mut self, cpu: u32, j: u64) {
-        self.balance.nohz_next_balance = j + 1;
+    /// the kicking CPU's task loses; the ilb runs `nohz_csd_func()` once the IPI has
+    /// arrived and it has left its C-state (`Event::NohzKick`). (6.10 on first
+    /// returns when the ilb has every flag already, which the OR then finds too.)
+    pub(super) fn kick_ilb(&mut self, cpu: u32, flags: NohzFlags) {
+        if flags.contains(NohzFlags::BALANCE) {
+            self.balance.nohz_next_balance = self.jiffies() + 1;
+        }
         let Some(ilb) = self.find_new_ilb(cpu) else {
             return;
         };
-        if std::mem::replace(&mut self.balance.nohz_kicked[ilb as usize], true) {
+        let f = &mut self.balance.nohz_flags[ilb as usize];
+        let old = *f;
+        *f |= flags;
+        if old.intersects(NohzFlags::KICK_MASK) {
             return;
         }
         let params = &self.cost.params;
@@ -196,18 +254,23 @@ impl Simulator {
             .push(self.now + delay, super::super::Event::NohzKick { cpu: ilb });
     }
 
-    /// `nohz_csd_func()`, core.c v6.8, on the kicked idle load balancer `ilb`:
-    /// release the kick, and if `ilb` is still idle with nothing on its way
-    /// (`idle_cpu() && !need_resched()`) run `_nohz_idle_balance()` from its softirq.
+    /// `nohz_csd_func()`, core.c v6.8 1198-1215, on the kicked idle load balancer
+    /// `ilb`: take the kick's flags (and `NOHZ_NEWILB_KICK`: the stats pass below
+    /// covers it), and if `ilb` is still idle with nothing on its way
+    /// (`idle_cpu() && !need_resched()`) run `_nohz_idle_balance(flags)` from its
+    /// softirq (`run_rebalance_domains()` → `nohz_idle_balance()`).
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
-        self.balance.nohz_kicked[ilb as usize] = false;
+        let f = &mut self.balance.nohz_flags[ilb as usize];
+        let flags = *f;
+        *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
+        debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
         if self.cpus[ilb as usize].mode == Mode::Idle && self.cpu_idle(ilb) {
-            self.nohz_idle_balance(ilb);
+            self.nohz_idle_balance(ilb, flags);
         }
     }
 
-    /// `find_new_ilb()`: the first tick-stopped idle CPU other than `this` (every CPU
-    /// is a housekeeping CPU here).
+    /// `find_new_ilb()`, fair.c v6.8 11792-11809: the first tick-stopped idle CPU
+    /// other than `this` (every CPU is a housekeeping CPU here).
     fn find_new_ilb(&self, this: u32) -> Option<u32> {
         self.active_cpus
             .iter()
@@ -215,16 +278,62 @@ impl Simulator {
             .find(|&c| c != this && self.nohz_idle(c) && self.cpu_idle(c))
     }
 
-    /// `_nohz_idle_balance()` on `ilb`, fair.c v6.8: `rebalance_domains(CPU_IDLE)` for
-    /// each tick-stopped idle CPU whose balance is due, from the one after `ilb`
-    /// round to `ilb`, stopping once `ilb` has work. A task pulled to another CPU
+    /// `update_blocked_averages()`, fair.c v6.8 9410-9427: `cpu`'s averages brought
+    /// to now (`update_cpu_pelt()`, `rq->last_blocked_load_update_tick` stamped), and
+    /// `rq->has_blocked_load` cleared once they have decayed to nothing
+    /// (`update_blocked_load_status()`: `cfs_rq_has_blocked()`, `load_avg` and
+    /// `util_avg` both 0; no RT, DL, IRQ or thermal averages here, so
+    /// `others_have_blocked()` is false). The model's averages reach exactly 0: a
+    /// decay floors, and past 1024 periods (about 1 s) it is to 0.
+    pub(in crate::sim) fn update_blocked_averages(&mut self, cpu: u32) {
+        self.balance.last_blocked_load_update_tick[cpu as usize] = self.jiffies();
+        self.update_cpu_pelt(cpu);
+        let c = &self.cpus[cpu as usize];
+        if c.load.avg() == 0 && c.util.avg() == 0 {
+            self.balance.has_blocked_load[cpu as usize] = false;
+        }
+    }
+
+    /// `update_nohz_stats()`, fair.c v6.8 12076-12092: decays tick-stopped idle CPU
+    /// `c`'s blocked averages unless it has none or they were updated this jiffy;
+    /// returns whether it may still have some.
+    fn update_nohz_stats(&mut self, c: u32) -> bool {
+        if !self.balance.has_blocked_load[c as usize] || !self.nohz_idle(c) {
+            return false;
+        }
+        if self.jiffies() <= self.balance.last_blocked_load_update_tick[c as usize] {
+            return true;
+        }
+        self.update_blocked_averages(c);
+        self.balance.has_blocked_load[c as usize]
+    }
+
+    /// `_nohz_idle_balance(flags)` on `ilb`, fair.c v6.8 12099-12196: for each
+    /// tick-stopped idle CPU, from the one after `ilb` round to `ilb`, stopping once
+    /// `ilb` has work: with `NOHZ_STATS_KICK` its blocked averages decay
+    /// (`update_nohz_stats()`), with `NOHZ_BALANCE_KICK` `rebalance_domains(CPU_IDLE)`
+    /// if its balance is due; whatever the flags, `nohz.next_balance` becomes the
+    /// earliest `rq->next_balance`. A stats pass clears `nohz.has_blocked` first and
+    /// sets it again if a CPU still has blocked load or the pass stopped early, and
+    /// puts `nohz.next_blocked` `LOAD_AVG_PERIOD` on. A task pulled to another CPU
     /// reaches it by `resched_curr()` from `ilb` (`attach_wakeup_preempt()`).
-    fn nohz_idle_balance(&mut self, ilb: u32) {
+    fn nohz_idle_balance(&mut self, ilb: u32, flags: NohzFlags) {
         let j = self.jiffies();
+        let stats = flags.contains(NohzFlags::STATS);
+        let next_kick = flags.contains(NohzFlags::NEXT);
+        debug_assert!(stats || !flags.contains(NohzFlags::BALANCE));
+        if stats {
+            self.balance.nohz_has_blocked = false;
+        }
+        if next_kick {
+            self.balance.nohz_needs_update = false;
+        }
+        let mut has_blocked_load = false;
         let n = self.active_cpus.len();
         let start = self.active_cpus.partition_point(|&c| c <= ilb);
         let mut next = j + 60 * self.state.hz;
         let mut update = false;
+        let mut aborted = false;
         for k in 0..n {
             let bc = self.active_cpus[(start + k) % n];
             if !self.nohz_idle(bc) || !self.cpu_idle(bc) {
@@ -232,11 +341,17 @@ impl Simulator {
             }
             if !self.cpu_idle(ilb) {
                 // need_resched() on the ilb: the next owner picks up the rest.
-                return;
+                has_blocked_load |= stats;
+                if next_kick {
+                    self.balance.nohz_needs_update = true;
+                }
+                aborted = true;
+                break;
             }
-            // update_nohz_stats(): the idle CPU's blocked averages decay.
-            self.update_cpu_pelt(bc);
-            if j >= self.balance.next_balance[bc as usize] {
+            if stats {
+                has_blocked_load |= self.update_nohz_stats(bc);
+            }
+            if flags.contains(NohzFlags::BALANCE) && j >= self.balance.next_balance[bc as usize] {
                 self.rebalance_domains(bc, CpuIdle::Idle, ilb);
             }
             let nb = self.balance.next_balance[bc as usize];
@@ -245,8 +360,54 @@ impl Simulator {
                 update = true;
             }
         }
-        if update {
-            self.balance.nohz_next_balance = next;
+        if !aborted {
+            if update {
+                self.balance.nohz_next_balance = next;
+            }
+            if stats {
+                self.balance.nohz_next_blocked = j + self.load_avg_period_jiffies();
+            }
+        }
+        // "There is still blocked load, enable periodic update".
+        if has_blocked_load {
+            self.balance.nohz_has_blocked = true;
+        }
+    }
+
+    /// `msecs_to_jiffies(LOAD_AVG_PERIOD)`, rounding up as `msecs_to_jiffies()` does.
+    fn load_avg_period_jiffies(&self) -> u64 {
+        (LOAD_AVG_PERIOD_MS * 1_000_000).div_ceil(self.cost.params.tick_ns)
+    }
+
+    /// `nohz_newidle_balance()`, fair.c v6.8 12248-12273, at the end of a
+    /// `newidle_balance()` of `cpu` that pulled nothing: unless it expects to wake
+    /// soon (`rq->avg_idle` under `sysctl_sched_migration_cost`), when idle CPUs may
+    /// have blocked load and `nohz.next_blocked` has come, it will update their
+    /// averages itself before it enters its idle state (`NOHZ_NEWILB_KICK`, run by
+    /// [`Simulator::nohz_run_idle_balance`]). Every CPU is a housekeeping CPU here.
+    fn nohz_newidle_balance(&mut self, cpu: u32) {
+        if self.cpus[cpu as usize].avg_idle_ns < MIGRATION_COST_NS {
+            return;
+        }
+        let j = self.jiffies();
+        let b = &mut self.balance;
+        if !b.nohz_has_blocked || j < b.nohz_next_blocked {
+            return;
+        }
+        b.nohz_flags[cpu as usize] |= NohzFlags::NEWILB;
+    }
+
+    /// `nohz_run_idle_balance()`, fair.c v6.8 12234-12246, from `do_idle()` (idle.c
+    /// v6.8 244) on `cpu` before it picks its C-state and stops its tick: take
+    /// `NOHZ_NEWILB_KICK` and, if that was the only flag (no kick on its way, whose
+    /// pass would do the same) and nothing is to run (`!need_resched()`), run
+    /// `_nohz_idle_balance(NOHZ_STATS_KICK)` here: no IPI, no other CPU woken.
+    pub(in crate::sim) fn nohz_run_idle_balance(&mut self, cpu: u32) {
+        let f = &mut self.balance.nohz_flags[cpu as usize];
+        let flags = *f;
+        *f = f.without(NohzFlags::NEWILB);
+        if flags == NohzFlags::NEWILB && self.cpu_idle(cpu) {
+            self.nohz_idle_balance(cpu, NohzFlags::STATS);
         }
     }
 
@@ -257,7 +418,7 @@ impl Simulator {
     /// each domain while `avg_idle` exceeds the cost so far plus its
     /// `max_newidle_lb_cost`. A balance's cost is the remote runqueues it read
     /// (`probe_ns` each, every online CPU of the domain's groups); the pulled task
-    /// waits for it.
+    /// waits for it. Nothing pulled: `nohz_newidle_balance()` (fair.c v6.8 12410).
     pub(in crate::sim) fn newidle_balance(&mut self, cpu: u32) -> Option<u32> {
         if self.state.rqs[cpu as usize].ttwu_pending {
             return None;
@@ -266,6 +427,8 @@ impl Simulator {
         self.cpus[cpu as usize].idle_stamp = Some(self.now);
         let n = self.balance.n_levels(cpu);
         if n == 0 {
+            // No domain: straight to "out", nothing pulled.
+            self.nohz_newidle_balance(cpu);
             return None;
         }
         let j = self.jiffies();
@@ -291,8 +454,7 @@ impl Simulator {
                     + self.sd_balance_interval(cpu, 0, false),
             );
         } else {
-            // update_blocked_averages(this_cpu).
-            self.update_cpu_pelt(cpu);
+            self.update_blocked_averages(cpu);
             let probe = self.cost.probe_ns(CpuId(cpu));
             for li in 0..n {
                 let at = self.balance.dom[cpu as usize][li].last_balance
@@ -328,9 +490,12 @@ impl Simulator {
             // The scan took time before the pulled task can run.
             self.tasks[t as usize].debt_ns += curr_cost;
         }
-        // "if (pulled_task) this_rq->idle_stamp = 0;" (a task here counts as pulled).
+        // "if (pulled_task) this_rq->idle_stamp = 0; else nohz_newidle_balance()" (a
+        // task here counts as pulled).
         if pulled.is_some() || self.state.rqs[cpu as usize].nr_running > 0 {
             self.cpus[cpu as usize].idle_stamp = None;
+        } else {
+            self.nohz_newidle_balance(cpu);
         }
         pulled
     }
