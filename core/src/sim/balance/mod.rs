@@ -188,6 +188,9 @@ pub(super) struct BalanceInfo {
     /// [`NohzFlags::KICK_MASK`] is set a kick is on its way to it, which owns its
     /// `nohz_csd` until `nohz_csd_func()` runs.
     nohz_flags: Vec<NohzFlags>,
+    /// Per CPU: the kick on its way found it polling, so `set_nr_if_polling()` set
+    /// its need-resched flag instead of sending an IPI.
+    nohz_kick_polled: Vec<bool>,
     /// `nohz.has_blocked`: a tick-stopped idle CPU may have blocked averages left to
     /// decay (set at each nohz idle entry, cleared by a stats pass that finds none).
     nohz_has_blocked: bool,
@@ -338,6 +341,7 @@ impl BalanceInfo {
             sums,
             push_cpu: vec![None; n],
             nohz_flags: vec![NohzFlags::EMPTY; n],
+            nohz_kick_polled: vec![false; n],
             // init_sched_fair_class(): nohz.next_blocked = jiffies, at boot; the CPUs
             // idle since have decayed to nothing.
             nohz_has_blocked: false,

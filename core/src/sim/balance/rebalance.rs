@@ -246,10 +246,12 @@ impl Simulator {
         let c = &self.cpus[ilb as usize];
         let exit = params.idle_states[c.cstate as usize].exit_latency_ns;
         let mut delay = exit;
-        if !self.state.rqs[ilb as usize].polling {
+        let polling = self.state.rqs[ilb as usize].polling;
+        if !polling {
             delay += params.ipi_ns();
             self.cpus[cpu as usize].stolen_ns += params.ipi_send_ns;
         }
+        self.balance.nohz_kick_polled[ilb as usize] = polling;
         self.queue
             .push(self.now + delay, super::super::Event::NohzKick { cpu: ilb });
     }
@@ -259,13 +261,34 @@ impl Simulator {
     /// covers it), and if `ilb` is still idle with nothing on its way
     /// (`idle_cpu() && !need_resched()`) run `_nohz_idle_balance(flags)` from its
     /// softirq (`run_rebalance_domains()` → `nohz_idle_balance()`).
+    ///
+    /// A kick that found `ilb` polling came without an IPI: `set_nr_if_polling()`
+    /// (core.c 922-935, from `call_function_single_prep_ipi()` 3925-3936) set its
+    /// need-resched flag, so `do_idle()` leaves its loop and runs this from
+    /// `flush_smp_call_function_queue()` (idle.c 339) with `need_resched()` true: no
+    /// softirq, the flags are dropped, and `schedule_idle()` (idle.c 340) picks,
+    /// which on an empty runqueue is `newidle_balance()` for `ilb` alone and a new
+    /// idle entry. (Every modelled release has this; the `need_resched()` test went
+    /// in 6.13.) A kick that reaches a busy `ilb` by IPI costs its task the receive.
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
         let f = &mut self.balance.nohz_flags[ilb as usize];
         let flags = *f;
         *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
         debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
-        if self.cpus[ilb as usize].mode == Mode::Idle && self.cpu_idle(ilb) {
-            self.nohz_idle_balance(ilb, flags);
+        let polled = std::mem::take(&mut self.balance.nohz_kick_polled[ilb as usize]);
+        match self.cpus[ilb as usize].mode {
+            Mode::Idle if polled => {
+                let c = &mut self.cpus[ilb as usize];
+                c.mode = Mode::Waking;
+                let g = c.switch_gen;
+                self.queue
+                    .push(self.now, super::super::Event::Resched { cpu: ilb, gen: g });
+            }
+            Mode::Idle if self.cpu_idle(ilb) => self.nohz_idle_balance(ilb, flags),
+            Mode::Running if !polled => {
+                self.cpus[ilb as usize].stolen_ns += self.cost.params.ipi_recv_ns;
+            }
+            _ => {}
         }
     }
 

@@ -910,6 +910,76 @@ fn the_idle_load_balancer_balances_after_its_kick_arrives() {
     );
 }
 
+/// `nohz_csd_func()` (core.c v6.8 1198-1215) runs `_nohz_idle_balance()` only if the
+/// kicked CPU is idle and `!need_resched()`. A kick that found it polling set that
+/// flag instead of sending an IPI (`set_nr_if_polling()`, 922-935): the CPU leaves
+/// its polling loop and schedules (`schedule_idle()`, idle.c 340) without balancing
+/// for the tick-stopped CPUs. A kick that reaches a busy CPU by IPI costs its task
+/// the receive (and one that was polled, nothing).
+#[test]
+fn a_kick_that_found_the_ilb_polling_schedules_instead_of_balancing() {
+    for polled in [false, true] {
+        let mut sim = hogs("kunpeng920-4826", "6.8", 0..8, 3, 100);
+        place(&mut sim, |_| 1);
+        // Up to the first kick, whose pass would find every domain due.
+        let kick_on =
+            |sim: &Simulator, c: usize| sim.balance.nohz_flags[c].intersects(NohzFlags::KICK_MASK);
+        while (0..8).all(|c| !kick_on(&sim, c)) {
+            assert!(sim.step(), "no kick before the end");
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        let ilb = (0..8).find(|&c| kick_on(&sim, c)).unwrap() as u32;
+        let others: Vec<u32> = (0..8).filter(|&c| c != ilb && sim.nohz_idle(c)).collect();
+        assert!(!others.is_empty());
+        let last = |sim: &Simulator| -> Vec<u64> {
+            others
+                .iter()
+                .flat_map(|&c| sim.balance.dom[c as usize].iter().map(|d| d.last_balance))
+                .collect()
+        };
+        let before = last(&sim);
+        let gen = sim.cpus[ilb as usize].switch_gen;
+        // The kick arrives (here by hand) as if it had found the ilb polling, or not.
+        sim.balance.nohz_kick_polled[ilb as usize] = polled;
+        sim.nohz_csd_func(ilb);
+        assert!(sim.balance.nohz_flags[ilb as usize].is_empty());
+        if polled {
+            assert_eq!(last(&sim), before, "no balance on the others' behalf");
+            assert_eq!(sim.cpus[ilb as usize].mode, Mode::Waking, "it schedules");
+            while sim.cpus[ilb as usize].mode == Mode::Waking {
+                assert!(sim.step());
+                assert!(sim.error.is_none(), "{:?}", sim.error);
+            }
+            assert_ne!(
+                sim.cpus[ilb as usize].switch_gen, gen,
+                "it went through schedule()"
+            );
+        } else {
+            assert_ne!(last(&sim), before, "it balanced for the tick-stopped CPUs");
+        }
+        // Then a kick reaching a busy CPU.
+        let running = |sim: &Simulator| {
+            (0..8u32).find(|&c| c != ilb && sim.cpus[c as usize].mode == Mode::Running)
+        };
+        while running(&sim).is_none() {
+            assert!(sim.step());
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        let busy = running(&sim).unwrap();
+        let stolen = sim.cpus[busy as usize].stolen_ns;
+        sim.balance.nohz_flags[busy as usize] = NohzFlags::BALANCE;
+        sim.balance.nohz_kick_polled[busy as usize] = polled;
+        sim.nohz_csd_func(busy);
+        let recv = if polled {
+            0
+        } else {
+            sim.cost.params.ipi_recv_ns
+        };
+        let paid = sim.cpus[busy as usize].stolen_ns - stolen;
+        assert_eq!(paid, recv, "polled {polled}");
+    }
+}
+
 /// A task on `cpu` of an `n`-CPU machine that runs 5 ms, then sleeps 10 s: its
 /// averages stay on `cpu` as blocked load (an exiting task would take them along).
 fn sleeper(n: u32, cpu: u32) -> TaskSpec {
