@@ -160,6 +160,7 @@ impl Simulator {
                 stolen_ns: 0,
                 need_resched: false,
                 resched_ipi: false,
+                wakelist_ipi_at: SimTime::ZERO,
                 idle_since: SimTime::ZERO,
                 cstate: 0,
                 tick_stopped: true,

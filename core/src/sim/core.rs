@@ -138,6 +138,13 @@ impl Simulator {
             Event::Sample => self.on_sample(),
             Event::Stopper { cpu } => self.active_load_balance_cpu_stop(cpu),
             Event::NohzKick { cpu } => self.nohz_csd_func(cpu),
+            Event::WakelistIpi { cpu } => {
+                // Only the latest IPI's landing: one sent after the CPU scheduled
+                // (which cleared the flag) keeps its own.
+                if self.cpus[cpu as usize].wakelist_ipi_at == t {
+                    self.update_rq(cpu, |rq| rq.ttwu_pending = false);
+                }
+            }
         }
         if self.check || (cfg!(debug_assertions) && self.events.is_multiple_of(4096)) {
             if let Err(what) = self.check_invariants() {

@@ -61,6 +61,9 @@ pub enum Event {
     /// The idle load balancer `cpu` takes the kick a busy CPU's tick sent it
     /// (`nohz_csd_func()`, then `_nohz_idle_balance()` from its softirq).
     NohzKick { cpu: u32 },
+    /// A wake-list IPI reaches busy `cpu`: `sched_ttwu_pending()` empties the list
+    /// and clears `rq->ttwu_pending`.
+    WakelistIpi { cpu: u32 },
 }
 
 /// An 8-ary min-heap of `time << 20 | seq` keys with their events in a parallel

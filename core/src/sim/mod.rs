@@ -309,6 +309,9 @@ struct Cpu {
     /// `check_preempt_wakeup_fair()` calls return early (core.c v6.8 1052, fair.c
     /// 8301) and send nothing.
     resched_ipi: bool,
+    /// When the last wake-list IPI sent to this CPU while it ran lands
+    /// (`Event::WakelistIpi`).
+    wakelist_ipi_at: SimTime,
     idle_since: SimTime,
     cstate: u8,
     /// `ts->tick_stopped` (tick-sched): an idle CPU with its tick stopped takes no

@@ -355,7 +355,7 @@ fn kp4826_pinned(cpu: u32, program: Vec<Op>) -> TaskSpec {
     }
 }
 
-/// On kunpeng920-4826's CPUs 0..8 under 6.8 (one LLC): a hog `curr` pinned to CPU
+/// On kunpeng920-4826's CPUs 0..8 (one LLC) and `cpu` and `target` under 6.8: a hog `curr` pinned to CPU
 /// `target`, a hog `waker` pinned to CPU `cpu`, and `wakee`, pinned to `target`,
 /// blocked in its `Wait` with both hogs running. Returns the simulator at that point.
 fn remote_running_target(cpu: u32, target: u32) -> Simulator {
@@ -368,9 +368,14 @@ fn remote_running_target(cpu: u32, target: u32) -> Simulator {
             target,
             vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
         ),
+        // A second sleeper there, for the tests that wake two.
+        kp4826_pinned(
+            target,
+            vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
+        ),
     ];
     let mut sim = Simulator::new(SimConfig {
-        allowed: CpuMask::from_cpus(96, (0..8).map(CpuId)),
+        allowed: CpuMask::from_cpus(96, (0..8).chain([cpu, target]).map(CpuId)),
         machine: presets::machine("kunpeng920-4826").unwrap(),
         patches: "6.8".parse().unwrap(),
         plan: Plan::to_completion(tasks),
@@ -384,8 +389,10 @@ fn remote_running_target(cpu: u32, target: u32) -> Simulator {
     })
     .unwrap();
     let ready = |sim: &Simulator| {
-        let w = &sim.tasks[wakee as usize];
-        (w.loc, w.block) == (Loc::Blocked, Block::Wait)
+        let blocked =
+            |t: usize| (sim.tasks[t].loc, sim.tasks[t].block) == (Loc::Blocked, Block::Wait);
+        blocked(wakee as usize)
+            && blocked(3)
             && sim.tasks[curr as usize].loc == Loc::Running(target)
             && sim.tasks[waker as usize].loc == Loc::Running(cpu)
     };
@@ -462,5 +469,83 @@ fn a_remote_running_target_pays_the_resched_ipi_of_a_remote_lock_wake_up() {
         waker_paid[0],
         waker_paid[1] + send,
         "the waker sends the IPI"
+    );
+}
+
+/// `ttwu_queue_wakelist()` to a busy CPU in another LLC (core.c v6.8 3986-4024): the
+/// waker sends an IPI, whose handler (`sched_ttwu_pending()`, 3890-3918) activates
+/// the wakee and clears `rq->ttwu_pending` when it lands, not at the target's next
+/// `schedule()`. Until then a further wake-up joins the list without an IPI of its
+/// own (`__smp_call_single_queue()` finds the list non-empty); after it, one sends
+/// its own.
+#[test]
+fn a_busy_targets_wake_list_is_emptied_when_its_ipi_lands() {
+    let (curr, waker, wakee) = (0, 1, 2);
+    let (cpu, target) = (2, 30);
+    let mut sim = remote_running_target(cpu, target);
+    assert_ne!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
+    // The wakee does not preempt (as in the test above): the target keeps running.
+    sim.update_curr(target);
+    let v = sim.tasks[curr as usize].vruntime;
+    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+    sim.tasks[wakee as usize].vlag = 0;
+    let ipis = sim.metrics.wake_ipi;
+    sim.tasks[wakee as usize].tokens += 1;
+    sim.wake(wakee, Some(waker), cpu, WakeFlags::SYNC);
+    assert_eq!(sim.metrics.wake_ipi, ipis + 1, "a wake list and an IPI");
+    assert!(sim.state.rqs[target as usize].ttwu_pending);
+    let (t0, ipi) = (sim.now, sim.cost.params.ipi_ns());
+    while sim.state.rqs[target as usize].ttwu_pending && sim.now.since(t0) <= ipi {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert!(
+        !sim.state.rqs[target as usize].ttwu_pending,
+        "still pending {} ns after the wake-up",
+        sim.now.since(t0)
+    );
+    assert_eq!(sim.now.since(t0), ipi, "cleared as the IPI lands");
+    assert_eq!(sim.tasks[curr as usize].loc, Loc::Running(target));
+}
+
+/// A wake-up that joins a busy target's wake list while its IPI is on the way
+/// (`__smp_call_single_queue()`: the list was not empty, no IPI) sends nothing and
+/// charges the target nothing more: the pending IPI's handler activates it and, if it
+/// should preempt, reschedules the target locally as that IPI lands.
+#[test]
+fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
+    let (curr, waker, first, second) = (0, 1, 2, 3);
+    let (cpu, target) = (2, 30);
+    let mut sim = remote_running_target(cpu, target);
+    sim.update_curr(target);
+    let v = sim.tasks[curr as usize].vruntime;
+    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+    sim.tasks[first as usize].vlag = 0;
+    sim.tasks[first as usize].tokens += 1;
+    sim.wake(first, Some(waker), cpu, WakeFlags::SYNC);
+    let t0 = sim.now;
+    let (ipis, stolen) = (sim.metrics.wake_ipi, sim.cpus[target as usize].stolen_ns);
+    // The second is owed the most lag: it preempts.
+    sim.tasks[second as usize].vlag = sim.lag_limit();
+    sim.tasks[second as usize].tokens += 1;
+    sim.wake(second, Some(waker), cpu, WakeFlags::SYNC);
+    assert_eq!(sim.metrics.wake_ipi, ipis, "no IPI of its own");
+    assert_eq!(sim.tasks[second as usize].loc, Loc::Queued(target));
+    assert_eq!(
+        sim.cpus[target as usize].stolen_ns, stolen,
+        "no second receive"
+    );
+    assert!(
+        !sim.cpus[target as usize].resched_ipi,
+        "no smp_send_reschedule()"
+    );
+    while sim.tasks[curr as usize].loc == Loc::Running(target) {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(
+        sim.now.since(t0),
+        sim.cost.params.ipi_ns(),
+        "as the first IPI lands"
     );
 }

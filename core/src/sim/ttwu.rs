@@ -34,6 +34,10 @@ pub(super) struct Queued {
     pub(super) need_ipi: bool,
     /// Until the wakee is on the target's queue: the lock hold on either side.
     pub(super) delay_ns: u64,
+    /// Queued on the target's wake list: its own IPI handler (`sched_ttwu_pending()`)
+    /// activates the wakee and reschedules locally; the waker sends no
+    /// `smp_send_reschedule()`.
+    pub(super) wakelist: bool,
 }
 
 impl Simulator {
@@ -239,11 +243,7 @@ impl Simulator {
     fn ttwu_queue(&mut self, cpu: u32, target: u32, path: QueuePath, target_mode: Mode) -> Queued {
         let p = &self.cost.params;
         let (ipi_send, ipi_recv, hold) = (p.ipi_send_ns, p.ipi_recv_ns, p.rq_lock_hold_ns);
-        let mut q = Queued {
-            waker_ns: 0,
-            need_ipi: false,
-            delay_ns: 0,
-        };
+        let mut q = Queued::default();
         match path {
             QueuePath::Local => {
                 if self.measuring {
@@ -252,9 +252,19 @@ impl Simulator {
             }
             QueuePath::Wakelist { ipi } => {
                 self.update_rq(target, |rq| rq.ttwu_pending = true);
+                q.wakelist = true;
                 if ipi {
                     q.waker_ns += ipi_send;
                     q.need_ipi = true;
+                    // A busy target runs sched_ttwu_pending() from the IPI, which
+                    // clears rq->ttwu_pending (core.c v6.8 3890-3918): until then a
+                    // further wake-up joins the list without an IPI of its own. (An
+                    // idle one clears it when it schedules.)
+                    let at = self.now + self.cost.params.ipi_ns();
+                    self.cpus[target as usize].wakelist_ipi_at = at;
+                    if target_mode == Mode::Running {
+                        self.queue.push(at, Event::WakelistIpi { cpu: target });
+                    }
                     if self.measuring {
                         self.metrics.wake_ipi += 1;
                     }
@@ -363,8 +373,16 @@ impl Simulator {
                     if waker.is_some() && target == cpu {
                         self.cpus[cpu as usize].need_resched = true;
                     } else {
-                        let delay = if target == cpu { 0 } else { ipi };
-                        if target != cpu && !q.need_ipi {
+                        let delay = if target == cpu {
+                            0
+                        } else if q.wakelist && !q.need_ipi {
+                            // Joined a wake list whose IPI is on its way: its handler
+                            // activates the wakee and reschedules locally.
+                            self.cpus[target as usize].wakelist_ipi_at.since(now)
+                        } else {
+                            ipi
+                        };
+                        if target != cpu && !q.wakelist {
                             // resched_curr() of a remote running CPU (core.c v6.8
                             // 1063-1065): set_nr_and_not_polling() sets the flag at
                             // once, and this CPU sends smp_send_reschedule(), whose

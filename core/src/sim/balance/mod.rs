@@ -544,9 +544,8 @@ impl Simulator {
             let need_ipi = matches!(mode, Mode::Idle | Mode::ForceIdle)
                 && !self.state.rqs[dst as usize].polling;
             let q = super::ttwu::Queued {
-                waker_ns: 0,
                 need_ipi,
-                delay_ns: 0,
+                ..Default::default()
             };
             self.kick_target(t, None, runs_on, dst, mode, q);
             return;
