@@ -268,8 +268,9 @@ impl Simulator {
     /// `flush_smp_call_function_queue()` (idle.c 339) with `need_resched()` true: no
     /// softirq, the flags are dropped, and `schedule_idle()` (idle.c 340) picks,
     /// which on an empty runqueue is `newidle_balance()` for `ilb` alone and a new
-    /// idle entry. (Every modelled release has this; the `need_resched()` test went
-    /// in 6.13.) A kick that reaches a busy `ilb` by IPI costs its task the receive.
+    /// idle entry. (Every modelled release has this; the `need_resched()` test was
+    /// removed in 6.13.) A kick that reaches a busy `ilb` by IPI costs its task the
+    /// receive.
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
         let f = &mut self.balance.nohz_flags[ilb as usize];
         let flags = *f;
