@@ -129,7 +129,11 @@ impl Simulator {
             let (wait, hold) = self.take_remote_lock(cpu, target);
             q.waker_ns += wait + hold;
             q.delay_ns += wait + hold;
-            if target_mode != Mode::Running && !self.state.rqs[target as usize].polling {
+            // Not a CPU already leaving idle: its need-resched flag is set, and
+            // resched_curr() returns early (core.c v6.8 1052).
+            if matches!(target_mode, Mode::Idle | Mode::ForceIdle)
+                && !self.state.rqs[target as usize].polling
+            {
                 q.waker_ns += self.cost.params.ipi_send_ns;
                 q.need_ipi = true;
             }
