@@ -21,7 +21,7 @@ use crate::cpumask::CpuId;
 use crate::workload::{Op, TaskSpec};
 
 use super::ttwu::Queued;
-use super::{Block, Mode, SimError, Simulator};
+use super::{Block, SimError, Simulator};
 
 /// The process tree must be one: every parent exists, no task is its own ancestor,
 /// a task with children forks and one that forks has children, and background tasks
@@ -129,11 +129,7 @@ impl Simulator {
             let (wait, hold) = self.take_remote_lock(cpu, target);
             q.waker_ns += wait + hold;
             q.delay_ns += wait + hold;
-            // Not a CPU already leaving idle: its need-resched flag is set, and
-            // resched_curr() returns early (core.c v6.8 1052).
-            if matches!(target_mode, Mode::Idle | Mode::ForceIdle)
-                && !self.state.rqs[target as usize].polling
-            {
+            if self.idle_resched_needs_ipi(target, target_mode) {
                 q.waker_ns += self.cost.params.ipi_send_ns;
                 q.need_ipi = true;
             }

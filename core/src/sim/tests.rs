@@ -4,7 +4,7 @@
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
-use crate::wakeup::WakeFlags;
+use crate::wakeup::{QueuePath, WakeFlags};
 use crate::workload::{self, Dist, Noise, Op, TaskSpec, Workload, MAX_REPEAT};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -133,30 +133,34 @@ fn smt8_sibling_of_0() -> u32 {
 
 /// A task of `cookie` that may run on `allowed` (CPUs of xeon-smt-8).
 fn smt8_task(allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
+    task_on(8, allowed, cookie, program)
+}
+
+/// A task of `cookie` that may run on `allowed`, CPUs of an `n`-CPU machine.
+fn task_on(n: u32, allowed: &[u32], cookie: u64, program: Vec<Op>) -> TaskSpec {
     TaskSpec {
-        role: "t",
-        program,
         cookie,
-        mailbox_cap: 1,
-        wakes_in_task: true,
-        own_mm: false,
-        allowed: Some(CpuMask::from_cpus(8, allowed.iter().map(|&c| CpuId(c)))),
-        drop_when_full: false,
-        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-        parent: None,
-        background: false,
+        allowed: Some(CpuMask::from_cpus(n, allowed.iter().map(|&c| CpuId(c)))),
+        ..super::fork_tests::tiny(None, program)
     }
 }
 
-/// `tasks` on xeon-smt-8 under 6.12, to completion, invariants checked.
-fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
+/// `tasks` on `allowed` of `preset` under `patches`, quiet, to completion (at most
+/// `ms`), invariants checked.
+fn quiet_sim(
+    preset: &str,
+    patches: &str,
+    allowed: CpuMask,
+    ms: u64,
+    tasks: Vec<TaskSpec>,
+) -> Simulator {
     Simulator::new(SimConfig {
-        allowed: CpuMask::full(8),
-        machine: presets::machine("xeon-smt-8").unwrap(),
-        patches: "6.12".parse().unwrap(),
+        allowed,
+        machine: presets::machine(preset).unwrap(),
+        patches: patches.parse().unwrap(),
         plan: Plan::to_completion(tasks),
         seed: 1,
-        duration: SimTime::from_ms(100),
+        duration: SimTime::from_ms(ms),
         warmup: SimTime::ZERO,
         settle: false,
         check_invariants: true,
@@ -164,6 +168,11 @@ fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
         noise: Noise::Quiet,
     })
     .unwrap()
+}
+
+/// `tasks` on xeon-smt-8 under 6.12, to completion, invariants checked.
+fn smt8_run(tasks: Vec<TaskSpec>) -> Simulator {
+    quiet_sim("xeon-smt-8", "6.12", CpuMask::full(8), 100, tasks)
 }
 
 #[test]
@@ -340,19 +349,7 @@ fn schbench_workers_are_woken_by_futex_without_wf_sync() {
 
 /// A task of `program` pinned to `cpu` of kunpeng920-4826 (96 CPUs).
 fn kp4826_pinned(cpu: u32, program: Vec<Op>) -> TaskSpec {
-    TaskSpec {
-        role: "t",
-        program,
-        cookie: 0,
-        mailbox_cap: 1,
-        wakes_in_task: true,
-        own_mm: false,
-        allowed: Some(CpuMask::from_cpus(96, [CpuId(cpu)])),
-        drop_when_full: false,
-        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-        parent: None,
-        background: false,
-    }
+    task_on(96, &[cpu], 0, program)
 }
 
 /// On kunpeng920-4826's CPUs 0..8 (one LLC) and `cpu` and `target` under 6.8: a hog `curr` pinned to CPU
@@ -374,20 +371,8 @@ fn remote_running_target(cpu: u32, target: u32) -> Simulator {
             vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
         ),
     ];
-    let mut sim = Simulator::new(SimConfig {
-        allowed: CpuMask::from_cpus(96, (0..8).chain([cpu, target]).map(CpuId)),
-        machine: presets::machine("kunpeng920-4826").unwrap(),
-        patches: "6.8".parse().unwrap(),
-        plan: Plan::to_completion(tasks),
-        seed: 1,
-        duration: SimTime::from_ms(1_000),
-        warmup: SimTime::ZERO,
-        settle: false,
-        check_invariants: true,
-        cost_terms: Default::default(),
-        noise: Noise::Quiet,
-    })
-    .unwrap();
+    let allowed = CpuMask::from_cpus(96, (0..8).chain([cpu, target]).map(CpuId));
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 1_000, tasks);
     let ready = |sim: &Simulator| {
         let blocked =
             |t: usize| (sim.tasks[t].loc, sim.tasks[t].block) == (Loc::Blocked, Block::Wait);
@@ -548,4 +533,30 @@ fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
         sim.cost.params.ipi_ns(),
         "as the first IPI lands"
     );
+}
+
+/// `resched_curr()` of a remote CPU that is idle sends it an IPI (Kunpeng's WFI
+/// does not poll); of one already leaving idle, whose idle task has
+/// `TIF_NEED_RESCHED` set, it returns early (core.c v6.8 1045-1067): the waker
+/// that takes its rq lock sends nothing.
+#[test]
+fn a_remote_lock_wake_up_onto_a_waking_cpu_sends_no_ipi() {
+    let sleeper = kp4826_pinned(
+        3,
+        vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
+    );
+    let allowed = CpuMask::from_cpus(96, (0..8).map(CpuId));
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 100, vec![sleeper]);
+    while (sim.tasks[0].loc, sim.tasks[0].block) != (Loc::Blocked, Block::Wait)
+        || sim.cpus[3].mode != Mode::Idle
+    {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert!(!sim.state.rqs[3].polling);
+    let idle = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Idle);
+    assert!(idle.need_ipi, "an idle CPU gets an IPI");
+    assert!(idle.waker_ns >= sim.cost.params.ipi_send_ns);
+    let waking = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Waking);
+    assert!(!waking.need_ipi, "a waking one gets none");
 }

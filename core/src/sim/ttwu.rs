@@ -240,7 +240,13 @@ impl Simulator {
     /// an IPI unless the target polls; the target enqueues under its own lock once the
     /// IPI is in) or the waker takes the target's rq lock and enqueues itself, with an
     /// IPI if that leaves an idle, non-polling CPU to wake (`resched_curr()`).
-    fn ttwu_queue(&mut self, cpu: u32, target: u32, path: QueuePath, target_mode: Mode) -> Queued {
+    pub(super) fn ttwu_queue(
+        &mut self,
+        cpu: u32,
+        target: u32,
+        path: QueuePath,
+        target_mode: Mode,
+    ) -> Queued {
         let p = &self.cost.params;
         let (ipi_send, ipi_recv, hold) = (p.ipi_send_ns, p.ipi_recv_ns, p.rq_lock_hold_ns);
         let mut q = Queued::default();
@@ -287,17 +293,22 @@ impl Simulator {
                     self.metrics.wake_remote_lock += 1;
                     self.metrics.lock_wait.record(wait);
                 }
-                // resched_curr() on an idle, non-polling CPU: smp_send_reschedule().
-                // One already waking has its idle task's need-resched flag set, and
-                // resched_curr() returns early (core.c v6.8 1052).
-                let target_idle = matches!(target_mode, Mode::Idle | Mode::ForceIdle);
-                if target_idle && !self.state.rqs[target as usize].polling {
+                if self.idle_resched_needs_ipi(target, target_mode) {
                     q.waker_ns += ipi_send;
                     q.need_ipi = true;
                 }
             }
         }
         q
+    }
+
+    /// Whether `resched_curr()` of remote CPU `cpu`, in `mode` with no task running,
+    /// sends `smp_send_reschedule()` (core.c v6.8 1045-1067): an idle or force-idled
+    /// CPU does unless it polls (`set_nr_and_not_polling()`); one already leaving
+    /// idle has its idle task's need-resched flag set, and `resched_curr()` returns
+    /// early (1052).
+    pub(super) fn idle_resched_needs_ipi(&self, cpu: u32, mode: Mode) -> bool {
+        matches!(mode, Mode::Idle | Mode::ForceIdle) && !self.state.rqs[cpu as usize].polling
     }
 
     /// The waker's side of the path is its time: a task pays it as debt before its
@@ -470,62 +481,5 @@ impl Simulator {
         let llc = self.llc_of[cpu as usize] as usize;
         let now = self.now.ns();
         self.llc_lines.write(&self.cost, CpuId(cpu), llc, now)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{Block, Loc, Mode, SimConfig, SimTime, Simulator};
-    use crate::cpumask::{CpuId, CpuMask};
-    use crate::topology::presets;
-    use crate::wakeup::QueuePath;
-    use crate::workload::{Dist, Op, Plan, TaskSpec};
-
-    /// `resched_curr()` of a remote CPU that is idle sends it an IPI (Kunpeng's WFI
-    /// does not poll); of one already leaving idle, whose idle task has
-    /// `TIF_NEED_RESCHED` set, it returns early (core.c v6.8 1045-1067): the waker
-    /// that takes its rq lock sends nothing.
-    #[test]
-    fn a_remote_lock_wake_up_onto_a_waking_cpu_sends_no_ipi() {
-        let n = 96;
-        let sleeper = || TaskSpec {
-            role: "t",
-            program: vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
-            cookie: 0,
-            mailbox_cap: 1,
-            wakes_in_task: true,
-            own_mm: false,
-            allowed: Some(CpuMask::from_cpus(n, [CpuId(3)])),
-            drop_when_full: false,
-            footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-            parent: None,
-            background: false,
-        };
-        let mut sim = Simulator::new(SimConfig {
-            allowed: CpuMask::from_cpus(n, (0..8).map(CpuId)),
-            machine: presets::machine("kunpeng920-4826").unwrap(),
-            patches: "6.8".parse().unwrap(),
-            plan: Plan::to_completion(vec![sleeper()]),
-            seed: 1,
-            duration: SimTime::from_ms(100),
-            warmup: SimTime::ZERO,
-            settle: false,
-            check_invariants: true,
-            cost_terms: Default::default(),
-            noise: crate::workload::Noise::Quiet,
-        })
-        .unwrap();
-        while (sim.tasks[0].loc, sim.tasks[0].block) != (Loc::Blocked, Block::Wait)
-            || sim.cpus[3].mode != Mode::Idle
-        {
-            assert!(sim.step());
-            assert!(sim.error.is_none(), "{:?}", sim.error);
-        }
-        assert!(!sim.state.rqs[3].polling);
-        let idle = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Idle);
-        assert!(idle.need_ipi, "an idle CPU gets an IPI");
-        assert!(idle.waker_ns >= sim.cost.params.ipi_send_ns);
-        let waking = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Waking);
-        assert!(!waking.need_ipi, "a waking one gets none");
     }
 }

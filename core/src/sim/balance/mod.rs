@@ -541,10 +541,8 @@ impl Simulator {
     fn attach_wakeup_preempt(&mut self, t: u32, runs_on: u32, dst: u32) {
         let mode = self.cpus[dst as usize].mode;
         if runs_on != dst {
-            let need_ipi = matches!(mode, Mode::Idle | Mode::ForceIdle)
-                && !self.state.rqs[dst as usize].polling;
             let q = super::ttwu::Queued {
-                need_ipi,
+                need_ipi: self.idle_resched_needs_ipi(dst, mode),
                 ..Default::default()
             };
             self.kick_target(t, None, runs_on, dst, mode, q);

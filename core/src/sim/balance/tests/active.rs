@@ -1,0 +1,103 @@
+//! Active balancing: `need_active_balance()` and the busiest CPU's stopper
+//! (`active_load_balance_cpu_stop()`).
+
+use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// Active balancing: two hogs on the two threads of one core of xeon-smt-8 (6.8),
+/// three cores idle. Neither task can be pulled (each runs alone on its CPU), so MC
+/// balancing fails until nr_balance_failed > cache_nice_tries + 2, and the stopper
+/// pushes one running task to an idle core.
+#[test]
+fn active_balance_pushes_a_running_task_to_an_idle_core() {
+    let mut sim = hogs("xeon-smt-8", "6.8", 0..8, 2, 300);
+    let sib = sim.siblings[0][0];
+    place(&mut sim, |t| if t == 0 { 0 } else { sib });
+    run_to(&mut sim, 1);
+    assert_eq!(sim.cpus[0].mode, Mode::Running);
+    run_to(&mut sim, 200);
+    let (a, b) = (cpu_of(&sim, 0), cpu_of(&sim, 1));
+    assert!(!sim.siblings[a as usize].contains(&b) && a != b, "{a} {b}");
+    assert!(sim.metrics.active_balances >= 1);
+}
+
+/// The stopper runs one IPI after the active balance that queues it
+/// (`stop_one_cpu_nowait()`, then `active_load_balance_cpu_stop()`, fair.c v6.8
+/// 11440-11481 and 11575-11650). Until then the task runs on where it was, and no
+/// balance queues a second stopper (`busiest->active_balance`). A task that is gone
+/// from the runqueue by then (here: it exits) is not moved: `nr_running <= 1` with
+/// the stopper counted.
+#[test]
+fn the_stopper_runs_an_ipi_after_the_active_balance() {
+    for exits_first in [false, true] {
+        let mut sim = hogs("xeon-smt-8", "6.8", 0..8, 2, 300);
+        let sib = sim.siblings[0][0];
+        place(&mut sim, |t| if t == 0 { 0 } else { sib });
+        run_to(&mut sim, 1);
+        // Step to the first active balance: its stopper is queued, not yet run.
+        while sim.balance.push_cpu.iter().all(Option::is_none) {
+            assert!(sim.step(), "no active balance before the end");
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        let src = sim
+            .balance
+            .push_cpu
+            .iter()
+            .position(Option::is_some)
+            .unwrap() as u32;
+        let dst = sim.balance.push_cpu[src as usize].unwrap();
+        let t = sim.cpus[src as usize].curr;
+        let kicked = sim.now;
+        assert_eq!(sim.cpus[src as usize].mode, Mode::Running);
+        assert_eq!(
+            cpu_of(&sim, t as usize),
+            src,
+            "the task runs on until the stopper"
+        );
+        assert_eq!(sim.metrics.active_balances, 0);
+        // Another balance of dst's domains now finds the stopper already queued.
+        let failed: Vec<u32> = sim.balance.dom[dst as usize]
+            .iter()
+            .map(|d| d.nr_balance_failed)
+            .collect();
+        for li in 0..sim.balance.n_levels(dst) {
+            sim.balance.dom[dst as usize][li].nr_balance_failed = 100;
+            let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle, dst);
+            assert!(moved.is_empty(), "ld_moved is 0 for an active balance");
+        }
+        assert_eq!(sim.balance.push_cpu[src as usize], Some(dst));
+        for (d, f) in sim.balance.dom[dst as usize].iter_mut().zip(failed) {
+            d.nr_balance_failed = f;
+        }
+        // src got its task without a wake-up (a stale idle_stamp, 800 us old): the
+        // stopper's own wake-up (ttwu_do_activate()) averages it into avg_idle.
+        sim.cpus[src as usize].idle_stamp = Some(SimTime(kicked.ns() - 800_000));
+        sim.cpus[src as usize].avg_idle_ns = 0;
+        if exits_first {
+            // The task's burst ends now (no interrupt time left to add, such as the
+            // send of an ilb kick from its tick); its program's next step is Exit.
+            let c = &mut sim.cpus[src as usize];
+            c.burst_end = sim.now;
+            c.stolen_ns = 0;
+            let gen = c.burst_gen;
+            sim.queue
+                .push(sim.now, crate::sim::Event::BurstEnd { cpu: src, gen });
+        }
+        let ipi = sim.cost.params.ipi_ns();
+        assert!(ipi > 0);
+        while sim.balance.push_cpu[src as usize].is_some() {
+            assert!(sim.step());
+            assert!(sim.error.is_none(), "{:?}", sim.error);
+        }
+        assert_eq!(sim.now.since(kicked), ipi, "the stopper runs an IPI later");
+        if exits_first {
+            assert_eq!(sim.tasks[t as usize].loc, Loc::Exited);
+            assert_eq!(sim.metrics.active_balances, 0, "nothing left to move");
+        } else {
+            assert_eq!(cpu_of(&sim, t as usize), dst, "the stopper pushed the task");
+            assert_eq!(sim.metrics.active_balances, 1);
+            assert_eq!(sim.cpus[src as usize].avg_idle_ns, (800_000 + ipi) / 8);
+        }
+    }
+}
