@@ -5,18 +5,19 @@
 //!
 //! ```text
 //!   tick ─▶ trigger_load_balance(cpu)            (rebalance.rs)
-//!            ├─ due? rebalance_domains(cpu, idle?)  per domain, bottom-up:
-//!            │     get_sd_balance_interval(): balance_interval × busy_factor when busy
-//!            │     load_balance() ─────────────────────────────────────┐
-//!            └─ nohz_balancer_kick(): STATS when nohz.has_blocked and  │
-//!                  next_blocked passed; STATS|BALANCE when next_balance│
-//!                  passed and rq->nr_running >= 2 or nr_busy_cpus > 1; │
-//!                  NEXT while nohz.needs_update ─▶ kick_ilb(flags):    │
-//!                  OR into find_new_ilb()'s nohz_flags, IPI unless a   │
-//!                  kick is pending ─▶ nohz_csd_func() (NohzKick) ─▶    │
-//!                  _nohz_idle_balance(flags), each tick-stopped idle   │
-//!                     CPU: STATS update_nohz_stats() (blocked averages │
-//!                     decay), BALANCE rebalance_domains() if due       │
+//!            ├─ nohz_balancer_kick(): STATS when nohz.has_blocked and
+//!            │     next_blocked passed; STATS|BALANCE when next_balance
+//!            │     passed and rq->nr_running >= 2 or nr_busy_cpus > 1;
+//!            │     NEXT while nohz.needs_update ─▶ kick_ilb(flags):
+//!            │     OR into find_new_ilb()'s nohz_flags, IPI unless a
+//!            │     kick is pending ─▶ nohz_csd_func() (NohzKick) ─▶
+//!            │     _nohz_idle_balance(flags), each tick-stopped idle
+//!            │        CPU: STATS update_nohz_stats() (blocked averages
+//!            │        decay), BALANCE rebalance_domains() if due
+//!            └─ due? (SCHED_SOFTIRQ, after the tick has kicked)
+//!                  rebalance_domains(cpu, idle?)  per domain, bottom-up:
+//!                  get_sd_balance_interval(): balance_interval × busy_factor when busy
+//!                  load_balance() ─────────────────────────────────────┐
 //!   idle ─▶ newidle_balance(cpu): rd->overload, avg_idle >=            │
 //!            max_newidle_lb_cost per domain ─▶ load_balance(NEWLY_IDLE)│
 //!            nothing pulled: nohz_newidle_balance() ─▶ NEWILB ─▶       │

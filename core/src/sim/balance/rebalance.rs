@@ -101,9 +101,11 @@ impl Simulator {
         }
     }
 
-    /// `trigger_load_balance()` (`sched_balance_trigger()`) from `cpu`'s tick:
-    /// `rebalance_domains()` when `rq->next_balance` is due, then
-    /// `nohz_balancer_kick()`. A tick-stopped idle CPU takes no tick.
+    /// `trigger_load_balance()` (`sched_balance_trigger()`, fair.c v6.8 12436-12447)
+    /// from `cpu`'s tick: `raise_softirq(SCHED_SOFTIRQ)` when `rq->next_balance` is
+    /// due, then `nohz_balancer_kick()`, in the tick itself. The softirq's
+    /// `run_rebalance_domains()` runs at the interrupt's exit, after the kick has read
+    /// this runqueue, so it comes second here. A tick-stopped idle CPU takes no tick.
     pub(in crate::sim) fn trigger_load_balance(&mut self, cpu: u32) {
         let c = &self.cpus[cpu as usize];
         if c.tick_stopped && c.mode == Mode::Idle {
@@ -115,13 +117,17 @@ impl Simulator {
         } else {
             CpuIdle::NotIdle
         };
-        if self.jiffies() >= self.balance.next_balance[cpu as usize] {
-            // run_rebalance_domains(): update_blocked_averages(cpu) first.
-            self.update_blocked_averages(cpu);
-            self.rebalance_domains(cpu, idle, cpu);
-        }
+        let due = self.jiffies() >= self.balance.next_balance[cpu as usize];
+        // nohz_balancer_kick() returns at once when rq->idle_balance.
         if idle == CpuIdle::NotIdle {
             self.nohz_balancer_kick(cpu);
+        }
+        if due {
+            // run_rebalance_domains(): update_blocked_averages(cpu), then the
+            // domains. (A kicked ilb's nohz_idle_balance() runs from its kick,
+            // Event::NohzKick.)
+            self.update_blocked_averages(cpu);
+            self.rebalance_domains(cpu, idle, cpu);
         }
     }
 

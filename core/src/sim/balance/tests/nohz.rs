@@ -313,3 +313,57 @@ fn a_newly_idle_cpu_decays_the_blocked_load_itself() {
         assert!(sim.balance.nohz_flags[c].is_empty(), "CPU {c}: no kick");
     }
 }
+
+/// `trigger_load_balance()` (fair.c v6.8 12436-12447) only raises `SCHED_SOFTIRQ`
+/// for a due `rebalance_domains()`, which runs at the interrupt's exit, after
+/// `nohz_balancer_kick()` has read the tick's runqueue: a task the rebalance then
+/// pulls does not count towards the kick's `rq->nr_running >= 2`. Kunpeng (6.8),
+/// CPUs 0-7: CPUs 0, 2 and 3 each run a task pinned to them, CPU 1 six tasks allowed
+/// on CPUs 0 and 1; the other cluster, after a short task, is tick-stopped and idle. After 100 ms CPU 0
+/// is fully busy, so its cluster-level balance is `migrate_load`: the cluster's
+/// average load (9 tasks on 4 CPUs) exceeds CPU 0's by more than one task's load,
+/// and one of CPU 1's tasks moves.
+#[test]
+fn the_tick_kicks_before_its_rebalance_pulls() {
+    let n = presets::machine("kunpeng920-4826").unwrap().nr_cpus();
+    let mut specs: Vec<TaskSpec> = [0, 2, 3].iter().map(|&c| hog(n, c..c + 1, 500)).collect();
+    specs.extend((0..6).map(|_| hog(n, 0..2, 500)));
+    // A short task makes the other cluster part of the run.
+    specs.push(hog(n, 4..8, 1));
+    let mut sim = sim_of("kunpeng920-4826", "6.8", 0..8, specs, 500);
+    place(&mut sim, |t| match t {
+        0..3 => [0, 2, 3][t as usize],
+        9 => 4,
+        _ => 1,
+    });
+    run_to(&mut sim, 100);
+    while (0..8).any(|c| kick_pending(&sim, c)) {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert!((4..8).all(|c| sim.nohz_idle(c)));
+    assert_eq!(sim.state.rqs[0].nr_running, 1);
+    // CPU 0's tick: every domain due, a nohz balance due, and no other reason to
+    // kick (no blocked load to decay, nothing to collate, one busy CPU counted on
+    // the LLC's line).
+    let j = sim.jiffies();
+    sim.balance.next_balance[0] = j;
+    for d in sim.balance.dom[0].iter_mut() {
+        d.last_balance = 0;
+    }
+    sim.balance.nohz_next_balance = j;
+    sim.balance.nohz_has_blocked = false;
+    sim.balance.nohz_needs_update = false;
+    sim.cpus[0].nohz_tick_stopped = false;
+    let llc = sim.llc_id_of[0] as usize;
+    sim.state.llc_shared[llc].nr_busy_cpus = 1;
+    sim.trigger_load_balance(0);
+    assert_eq!(
+        sim.state.rqs[0].nr_running, 2,
+        "the rebalance pulled one of CPU 1's tasks"
+    );
+    assert!(
+        (0..8).all(|c| !kick_pending(&sim, c)),
+        "the kick read one task on CPU 0, before the pull"
+    );
+}
