@@ -142,7 +142,7 @@ impl Simulator {
                 // Only the latest IPI's landing: one sent after the CPU scheduled
                 // (which cleared the flag) keeps its own.
                 if self.cpus[cpu as usize].wakelist_ipi_at == t {
-                    self.update_rq(cpu, |rq| rq.ttwu_pending = false);
+                    self.sched_ttwu_pending(cpu);
                 }
             }
         }
@@ -157,6 +157,20 @@ impl Simulator {
             return false;
         }
         true
+    }
+
+    /// `sched_ttwu_pending()` (core.c v6.8 3885-3918) on `cpu`, from the wake list's
+    /// IPI or, for a CPU leaving idle, the idle loop's `flush_smp_call_function_queue()`
+    /// (do_idle(), idle.c v6.8 339) before it schedules: the wakees on the list are
+    /// activated (`ttwu_do_activate()`: the kernel's `rq->nr_running` counts them from
+    /// here; the simulator enqueued them at the wake-up) and `rq->ttwu_pending` is
+    /// cleared.
+    #[inline]
+    pub(super) fn sched_ttwu_pending(&mut self, cpu: u32) {
+        self.update_rq(cpu, |rq| {
+            rq.ttwu_pending = false;
+            rq.wakelist_queued = 0;
+        });
     }
 
     /// `update_curr()` on every CPU and the force-idle time so far, so the metrics are
@@ -185,7 +199,7 @@ impl Simulator {
             if leaving_idle {
                 self.leave_idle_accounting(cpu);
             }
-            self.update_rq(cpu, |rq| rq.ttwu_pending = false);
+            self.sched_ttwu_pending(cpu);
             let (pick, core) = if self.core_sched && !forced {
                 self.core_pick(cpu)
             } else {

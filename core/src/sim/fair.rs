@@ -97,7 +97,14 @@ impl Simulator {
     }
 
     /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
+    #[inline]
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
+        self.enqueue_woken(t, cpu, false);
+    }
+
+    /// [`Simulator::enqueue`]; `wakelist`: a wakee still on `cpu`'s wake list, counted
+    /// in `wakelist_queued` as well, in the same runqueue write.
+    pub(super) fn enqueue_woken(&mut self, t: u32, cpu: u32, wakelist: bool) {
         let changed = self.util_est_enqueue(t, cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
         let avg = self.avg_vruntime(cpu);
@@ -146,7 +153,10 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;
-        self.update_rq(cpu, |rq| rq.nr_running += 1);
+        self.update_rq(cpu, |rq| {
+            rq.nr_running += 1;
+            rq.wakelist_queued += wakelist as u32;
+        });
         let nr = self.state.rqs[cpu as usize].nr_running;
         self.balance.note_nr_running(nr);
         if nr == 1 {

@@ -77,6 +77,12 @@ impl Simulator {
                     rq.nr_running, nr
                 ));
             }
+            if rq.wakelist_queued > rq.nr_running || (rq.wakelist_queued > 0 && !rq.ttwu_pending) {
+                return Err(format!(
+                    "CPU {ci}: {} wakees on the wake list, nr_running {}, ttwu_pending {}",
+                    rq.wakelist_queued, rq.nr_running, rq.ttwu_pending
+                ));
+            }
             if c.mode == Mode::Idle && !c.queue.is_empty() {
                 return Err(format!(
                     "CPU {ci} idle with {} queued tasks and no wake-up pending",

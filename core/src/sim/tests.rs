@@ -535,6 +535,82 @@ fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
     );
 }
 
+/// A wake-up onto an idle CPU of the waker's LLC goes on its wake list
+/// (`ttwu_queue_cond()`, core.c v6.8 3986-4024: "if (!cpu_rq(cpu)->nr_running)
+/// return true;"), with an IPI (Kunpeng's WFI does not poll). The wakee stays off the
+/// target's rq until the target runs `sched_ttwu_pending()` (3885-3918) on its way out
+/// of idle (`flush_smp_call_function_queue()`, idle.c v6.8 339), so a second wake-up
+/// onto it before then still reads `nr_running == 0`: it joins the list, and sends no
+/// IPI (`rq->ttwu_pending` is set), instead of taking the remote rq lock. Once the
+/// target has scheduled, its `rq->nr_running` counts both.
+#[test]
+fn a_second_wake_up_onto_a_pending_idle_target_joins_its_wake_list() {
+    let (waker, first, second) = (0, 1, 2);
+    let (cpu, target) = (2, 3);
+    let sleeper = || {
+        kp4826_pinned(
+            target,
+            vec![Op::Wait, Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
+        )
+    };
+    let hog = vec![Op::Run(Dist::Fixed { ns: 100_000_000 }), Op::Exit];
+    let tasks = vec![kp4826_pinned(cpu, hog), sleeper(), sleeper()];
+    let allowed = CpuMask::from_cpus(96, (0..8).map(CpuId));
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 1_000, tasks);
+    let blocked = |sim: &Simulator, t: usize| {
+        (sim.tasks[t].loc, sim.tasks[t].block) == (Loc::Blocked, Block::Wait)
+    };
+    while !(blocked(&sim, 1)
+        && blocked(&sim, 2)
+        && sim.tasks[waker as usize].loc == Loc::Running(cpu)
+        && sim.cpus[target as usize].mode == Mode::Idle)
+    {
+        assert!(sim.step(), "the sleepers never blocked");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
+    assert!(!sim.state.rqs[target as usize].polling);
+    let (ipis, joined, locked) = (
+        sim.metrics.wake_ipi,
+        sim.metrics.wake_polling,
+        sim.metrics.wake_remote_lock,
+    );
+    sim.tasks[first as usize].tokens += 1;
+    sim.wake(first, Some(waker), cpu, WakeFlags::SYNC);
+    assert_eq!(sim.metrics.wake_ipi, ipis + 1, "a wake list and an IPI");
+    let rq = &sim.state.rqs[target as usize];
+    assert!(rq.ttwu_pending);
+    assert_eq!(rq.kernel_nr_running(), 0, "the wakee is not on the rq yet");
+    let pv = sim.views[second as usize].task.clone().unwrap();
+    assert!(
+        crate::wakeup::ttwu_queue_cond(&sim.env, &sim.state, &pv, CpuId(cpu), CpuId(target)),
+        "ttwu_queue_cond() reads an idle target"
+    );
+    sim.tasks[second as usize].tokens += 1;
+    sim.wake(second, Some(waker), cpu, WakeFlags::SYNC);
+    assert_eq!(
+        sim.metrics.wake_remote_lock, locked,
+        "no remote rq lock for the second wake-up"
+    );
+    assert_eq!(
+        (sim.metrics.wake_ipi, sim.metrics.wake_polling),
+        (ipis + 1, joined + 1),
+        "the second joins the pending list, no IPI of its own"
+    );
+    assert_eq!(sim.state.rqs[target as usize].kernel_nr_running(), 0);
+    while sim.cpus[target as usize].mode != Mode::Running {
+        assert!(sim.step(), "the target never ran");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    let rq = &sim.state.rqs[target as usize];
+    assert!(!rq.ttwu_pending);
+    assert_eq!(
+        (rq.nr_running, rq.kernel_nr_running()),
+        (2, 2),
+        "both activated as the target left idle"
+    );
+}
+
 /// `resched_curr()` of a remote CPU that is idle sends it an IPI (Kunpeng's WFI
 /// does not poll); of one already leaving idle, whose idle task has
 /// `TIF_NEED_RESCHED` set, it returns early (core.c v6.8 1045-1067): the waker

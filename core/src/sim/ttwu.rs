@@ -93,7 +93,7 @@ impl Simulator {
             // set_task_cpu() → migrate_task_rq_fair(): the averages leave prev.
             self.remove_entity_load_avg(p);
         }
-        self.ttwu_do_activate(p, src, target, dist);
+        self.ttwu_do_activate(p, src, target, dist, q.wakelist);
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }
 
@@ -341,14 +341,19 @@ impl Simulator {
 
     /// `ttwu_do_activate()`: the wakee owes the cache-distance cost of its data (last
     /// written on `src`, `dist` from `target`) on its next run, and is enqueued.
-    fn ttwu_do_activate(&mut self, p: u32, src: u32, target: u32, dist: Distance) {
+    /// `wakelist`: `ttwu_queue_wakelist()` → `__ttwu_queue_wakelist()` (core.c v6.8
+    /// 4026-4035, 3944-3952) left it on `target`'s wake list, off the rq, until the
+    /// target's `sched_ttwu_pending()` activates it: the simulator enqueues it now and
+    /// counts it in [`crate::wakeup::RqState::wakelist_queued`], which the kernel's
+    /// readers of `rq->nr_running` leave out until then.
+    fn ttwu_do_activate(&mut self, p: u32, src: u32, target: u32, dist: Distance, wakelist: bool) {
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
         let task = &mut self.tasks[p as usize];
         task.debt_ns += data_ns;
         if !task.background {
             task.wake_at = self.now;
         }
-        self.enqueue(p, target);
+        self.enqueue_woken(p, target, wakelist);
         self.update_avg_idle(target);
     }
 

@@ -246,7 +246,9 @@ impl Simulator {
                 s.group_load += rq.load_avg;
                 s.group_runnable += rq.load_avg;
                 s.group_util += rq.util_avg;
-                let nr = rq.nr_running;
+                // rq->nr_running (fair.c v6.8 9897): not the wakees still on its
+                // wake list.
+                let nr = rq.kernel_nr_running();
                 s.sum_nr_running += nr;
                 if nr > 1 {
                     overload = true;

@@ -515,7 +515,12 @@ impl Simulator {
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
-        self.update_rq(src, |rq| rq.nr_running -= 1);
+        self.update_rq(src, |rq| {
+            rq.nr_running -= 1;
+            // The model can move a wakee still on src's wake list, which the kernel's
+            // detach_tasks() would not find on cfs_tasks: it leaves the list too.
+            rq.wakelist_queued = rq.wakelist_queued.min(rq.nr_running);
+        });
         let refill = self.cost.wake_data_ns(CpuId(src), CpuId(dst));
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);

@@ -212,7 +212,9 @@ impl Simulator {
     /// `nohz_balancer_kick()`'s reasons for a balance kick that the modelled machines
     /// can have: `cpu` runs two tasks, or its LLC has more than one busy CPU.
     fn nohz_balance_wanted(&self, cpu: u32) -> bool {
-        if self.state.rqs[cpu as usize].nr_running >= 2 {
+        // "if (rq->nr_running >= 2)" (fair.c v6.8 11883): not the wakees still on
+        // its wake list.
+        if self.state.rqs[cpu as usize].kernel_nr_running() >= 2 {
             return true;
         }
         let has_llc = self

@@ -30,7 +30,7 @@ pub(in crate::sim) struct Part {
     pub load: u64,
     /// `cpu_util_cfs()`.
     pub util: u64,
-    /// `rq->nr_running`.
+    /// `rq->nr_running` (the kernel's: [`RqState::kernel_nr_running`]).
     pub nr_running: u32,
     /// CPUs running more than one task (`SG_OVERLOAD` when non-zero).
     pub overloaded: u32,
@@ -41,11 +41,12 @@ pub(in crate::sim) struct Part {
 impl Part {
     #[inline]
     fn of(rq: &RqState) -> Part {
+        let nr_running = rq.kernel_nr_running();
         Part {
             load: rq.load_avg,
             util: rq.util_avg,
-            nr_running: rq.nr_running,
-            overloaded: (rq.nr_running > 1) as u32,
+            nr_running,
+            overloaded: (nr_running > 1) as u32,
             idle: rq.idle_cpu() as u32,
         }
     }

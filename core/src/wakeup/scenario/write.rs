@@ -94,9 +94,12 @@ fn scenario_of(
         // CPUs in the same state share a rule, in order of their first CPU.
         let mut groups: Vec<(CpuRule, CpuMask)> = Vec::new();
         for (c, rq) in state.rqs.iter().enumerate() {
-            let state = if rq.nr_running == 0 {
+            // The kernel's rq->nr_running: a simulator's wakees still on a wake list
+            // are not on the rq (a file has no wake list).
+            let nr = rq.kernel_nr_running();
+            let state = if nr == 0 {
                 CpuStateKind::Idle
-            } else if rq.idle_h_nr_running == rq.nr_running {
+            } else if rq.idle_h_nr_running == nr {
                 CpuStateKind::SchedIdle
             } else {
                 CpuStateKind::Busy
@@ -104,7 +107,7 @@ fn scenario_of(
             let rule = CpuRule {
                 cpus: String::new(),
                 state: Some(state),
-                nr_running: Some(rq.nr_running),
+                nr_running: Some(nr),
                 ttwu_pending: Some(rq.ttwu_pending),
                 load: Some(rq.load_avg),
                 util: Some(rq.util_avg),

@@ -252,15 +252,20 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if cpu == self.this {
             return (false, "target is the waker's CPU");
         }
+        // cpu_rq(cpu)->nr_running: the wakees already on cpu's wake list are not on
+        // its rq yet (sched_ttwu_pending(), core.c v6.8 3885-3918, activates them), so a
+        // second wake-up before the target ran it finds an idle target again and joins
+        // the list (no IPI: rq->ttwu_pending is set).
+        let nr_running = rq.kernel_nr_running();
         if v6_0 {
             // 28156108fecb: an idle target does its own enqueue.
-            if rq.nr_running == 0 {
+            if nr_running == 0 {
                 return (
                     true,
                     "target shares cache but is idle: let it enqueue itself",
                 );
             }
-        } else if wf_on_cpu && rq.nr_running <= 1 {
+        } else if wf_on_cpu && nr_running <= 1 {
             // Before 6.0: WF_ON_CPU and the target about to go idle.
             return (true, "p still on_cpu and target nearly idle");
         }
