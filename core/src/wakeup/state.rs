@@ -105,7 +105,7 @@ impl RqState {
     /// ([`RqState::wakelist_queued`]) are not on the rq yet.
     #[inline]
     pub fn kernel_nr_running(&self) -> u32 {
-        self.nr_running - self.wakelist_queued
+        self.nr_running.saturating_sub(self.wakelist_queued)
     }
 
     /// An idle CPU.
