@@ -25,8 +25,8 @@
 use super::{Mode, SimTime, Simulator};
 
 impl Simulator {
-    /// Leaving idle or force idle: the force-idle time; the idle period into the
-    /// governor's history; the tick restarts (`tick_nohz_idle_exit()`; the CPU counts
+    /// Leaving idle or force idle: the force-idle time; the idle period, less the
+    /// state's exit latency as `menu_update()` measures it, into the governor's history; the tick restarts (`tick_nohz_idle_exit()`; the CPU counts
     /// as busy again only at its first busy tick, `nohz_balance_exit_idle()`).
     /// `rq->avg_idle` is not the governor's: a wake-up updates it
     /// ([`Simulator::update_avg_idle`]).
@@ -46,7 +46,15 @@ impl Simulator {
             }
             Mode::Idle | Mode::Waking => {
                 if c.idle_since != SimTime::MAX {
+                    // menu_update() (drivers/cpuidle/governors/menu.c v6.8 505-514):
+                    // the residency measured up to the end of the state's exit
+                    // includes the exit latency; "we are interested in when the wakeup
+                    // begun", so it comes off, or, for a residency within twice the
+                    // exit latency, half of it is kept ("assume the state was never
+                    // reached").
                     let d = now.since(c.idle_since);
+                    let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
+                    let d = if d > 2 * exit { d - exit } else { d / 2 };
                     let pos = c.idle_hist_pos as usize;
                     c.idle_hist[pos] = d;
                     c.idle_hist_pos = ((pos + 1) % 8) as u8;

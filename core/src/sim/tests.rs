@@ -274,6 +274,44 @@ fn a_single_idle_state_stops_the_tick_at_every_idle_entry() {
     }
 }
 
+/// `menu_update()` (drivers/cpuidle/governors/menu.c v6.8 505-514) records an idle
+/// period without the state's exit latency ("we are interested in when the wakeup
+/// begun"), and one no longer than twice the exit latency as half its length. On
+/// Jacobsville (C1E: exit 15 us, target residency 25 us) a CPU woken 36 us after it
+/// entered C1E, its exit done, had its wake-up begin at 21 us: too short for C1E.
+#[test]
+fn the_governor_records_an_idle_period_without_the_exit_latency() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![Op::Run(Dist::Fixed { ns: 1_000 }), Op::Exit],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.6", CpuMask::full(n), 10, tasks);
+    let cpu = n - 1;
+    let states = sim.cost.params.idle_states.clone();
+    let c1e = states.iter().position(|s| s.name == "C1E").unwrap();
+    assert_eq!(states[c1e].exit_latency_ns, 15_000);
+    for (residency, recorded) in [(36_000, 21_000), (24_000, 12_000)] {
+        let t0 = SimTime::from_ms(1);
+        sim.now = t0;
+        let c = &mut sim.cpus[cpu as usize];
+        (c.mode, c.cstate, c.idle_since, c.idle_hist_pos) = (Mode::Idle, c1e as u8, t0, 0);
+        sim.now = SimTime(t0.ns() + residency);
+        sim.leave_idle_accounting(cpu);
+        assert_eq!(
+            sim.cpus[cpu as usize].idle_hist[0], recorded,
+            "{residency} ns"
+        );
+    }
+    // Eight such periods: the next idle entry chooses C1, not C1E.
+    let c = &mut sim.cpus[cpu as usize];
+    c.idle_hist = [21_000; 8];
+    sim.enter_idle(cpu);
+    assert_eq!(states[sim.cpus[cpu as usize].cstate as usize].name, "C1");
+}
+
 /// schbench's message thread wakes its workers with a futex (`fpost()`:
 /// FUTEX_WAKE_PRIVATE), and futex_wake() wakes through `wake_up_q()`
 /// (kernel/futex/waitwake.c v6.8 lines 155-199), i.e. `wake_up_process()` =
