@@ -7,16 +7,22 @@ use super::*;
 
 /// The CPU a task forked on the waker's CPU starts on, and the explanation.
 fn fork(json: &str) -> (u32, String) {
+    place(json, WakeFlags::FORK)
+}
+
+/// `select_task_rq_new()` with `flags`; every step made has its line in the listing.
+fn place(json: &str, flags: WakeFlags) -> (u32, String) {
     let r = resolve(json, "6.8");
     let mut t = Trace::default();
-    let d = wakeup::select_task_rq_new(
-        &r.env,
-        &r.state,
-        &r.wakee,
-        &r.waker,
-        WakeFlags::FORK,
-        &mut t,
-    );
+    let d = wakeup::select_task_rq_new(&r.env, &r.state, &r.wakee, &r.waker, flags, &mut t);
+    let listing = code::listing(&r.env.patches);
+    for (_, site) in code::hits(&t).unwrap() {
+        let line = code::line_site(site);
+        assert!(
+            listing.iter().any(|l| l.site == Some(line)),
+            "no listing line for {site:?}"
+        );
+    }
     (d.cpu.0, t.render(&d))
 }
 
@@ -113,4 +119,66 @@ fn fork_within_imb_numa_nr_stays_on_the_node() {
     let cpus = r#"{ "cpus": "0-127", "state": "idle" }, { "cpus": "4-6", "state": "busy" }"#;
     let (cpu, trace) = fork(&kunpeng(cpus, "0-127", 4));
     assert_eq!(cpu, 32, "{trace}");
+}
+
+/// Exec (`sched_exec()`, `WF_EXEC`): p is `current` on its CPU, so
+/// `update_sg_wakeup_stats()` takes it off that CPU's `nr_running`
+/// (`task_running_on_cpu()`) and `idle_cpu_without()` counts the CPU idle
+/// (`rq->curr == p`), and its util (1024 - 500) comes off: on an otherwise idle node, CPU4's cluster is as idle as any and
+/// p stays on CPU4 (no migration). Counting p, the cluster would look busier and p
+/// would move to CPU8; the simplified slow path took CPU0.
+#[test]
+fn exec_does_not_count_the_task_itself() {
+    let json = r#"{ "machine": "kunpeng920-6426",
+        "cpus": [ { "cpus": "0-127", "state": "idle" }, { "cpus": "4", "state": "busy", "load": 900 } ],
+        "wakee": { "id": 1, "prev_cpu": 4, "allowed": "0-31", "load": 900, "util": 500 },
+        "waker": { "cpu": 4, "task": { "id": 1, "prev_cpu": 4 } } }"#;
+    let (cpu, trace) = place(json, WakeFlags::EXEC);
+    assert_eq!(cpu, 4, "{trace}");
+    assert!(
+        trace.contains("local group 4-7: group_has_spare, 4 idle CPUs, util 524, 0 running"),
+        "{trace}"
+    );
+    // A fork from CPU4 counts the parent there.
+    assert_eq!(place(json, WakeFlags::FORK).0, 8);
+}
+
+/// The CPU rules' `exit_latency` (µs or "none") and `idle_stamp` (ns) resolve into
+/// the state, are written back off their defaults, and bad values are clear errors.
+#[test]
+fn exit_latency_and_idle_stamp_round_trip_and_are_checked() {
+    let json = r#"{ "machine": "kunpeng920-6426",
+        "cpus": [ { "cpus": "0-127", "state": "idle" },
+                  { "cpus": "8", "exit_latency": 10, "idle_stamp": 900 },
+                  { "cpus": "9", "exit_latency": "none", "idle_stamp": 5 } ],
+        "wakee": { "id": 1 }, "waker": { "cpu": 4 }, "wake_flags": ["fork"] }"#;
+    let sc = WakeScenario::from_json(json).unwrap();
+    let r = sc.resolve(Some("6.8")).unwrap();
+    assert_eq!(r.state.rqs[8].exit_latency_us, Some(10));
+    assert_eq!(r.state.rqs[8].idle_stamp, 900);
+    assert_eq!(r.state.rqs[9].exit_latency_us, None);
+    assert_eq!(r.state.rqs[10].exit_latency_us, Some(0));
+    let back = serde_json::to_string(&r.to_scenario(sc.machine.clone())).unwrap();
+    let r2 = WakeScenario::from_json(&back)
+        .unwrap()
+        .resolve(Some("6.8"))
+        .unwrap();
+    assert_eq!(r2.state.rqs, r.state.rqs, "{back}");
+    for (bad, says) in [
+        (r#""exit_latency": "deep""#, "cpus[0].exit_latency"),
+        (r#""exit_latency": 4294967296"#, "at most 4294967295"),
+        (r#""exit_latency": -1"#, ""),
+        (r#""idle_stamp": -1"#, ""),
+    ] {
+        let json = format!(
+            r#"{{ "machine": "flat-16", "cpus": [ {{ "cpus": "0", {bad} }} ],
+                 "wakee": {{ "id": 1 }}, "waker": {{ "cpu": 0 }} }}"#
+        );
+        let err = WakeScenario::from_json(&json)
+            .and_then(|s| s.resolve(Some("6.8")))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
 }

@@ -118,7 +118,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if !top.span.intersects(&self.p.allowed) {
             return self.ret(
                 "find_idlest_cpu",
-                Site::FindIdlest,
+                Site::IdlestNoAllowed,
                 prev,
                 "no allowed CPU in the domain: prev_cpu",
             );
@@ -157,7 +157,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
         self.ret(
             "find_idlest_cpu",
-            Site::FindIdlest,
+            Site::IdlestReturn,
             new_cpu,
             "the CPU the walk down the domains settled on",
         )
@@ -262,7 +262,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 continue;
             }
             if !self.sched_group_cookie_match(g) {
-                self.t.step(Site::FindIdlest, || Step::Check {
+                self.t.step(Site::IdlestGroupCookie, || Step::Check {
                     func: "find_idlest_group",
                     condition: format!("{}: group {} matches p's core cookie", sd.name, g.span),
                     outcome: false,
@@ -273,7 +273,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             let is_local = g.span.test_cpu(this);
             let s = self.update_sg_wakeup_stats(sd, g, sd_flag);
             let picked = !is_local && update_pick_idlest(&idlest_sgs, &s);
-            self.t.step(Site::FindIdlest, || Step::Check {
+            self.t.step(Site::IdlestGroupStats, || Step::Check {
                 func: "find_idlest_group",
                 condition: format!(
                     "{}: {} group {}: {}; idlest so far",
@@ -293,16 +293,30 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         let Some(idlest) = idlest else {
-            return self.no_group(sd, "no remote group to push to");
+            return self.no_group(Site::IdlestGroupNone, sd, "no remote group to push to");
         };
         let Some((_, local_sgs)) = local else {
-            return self.push_to_group(sd, idlest, "the local group is not allowed");
+            return self.push_to_group(
+                Site::IdlestGroupNoLocal,
+                sd,
+                idlest,
+                "the local group is not allowed",
+            );
         };
         if local_sgs.group_type < idlest_sgs.group_type {
-            return self.no_group(sd, "the local group is of a less busy type");
+            return self.no_group(
+                Site::IdlestGroupLessBusy,
+                sd,
+                "the local group is of a less busy type",
+            );
         }
         if local_sgs.group_type > idlest_sgs.group_type {
-            return self.push_to_group(sd, idlest, "the local group is of a busier type");
+            return self.push_to_group(
+                Site::IdlestGroupBusier,
+                sd,
+                idlest,
+                "the local group is of a busier type",
+            );
         }
         let pct = u64::from(sd.imbalance_pct);
         match local_sgs.group_type {
@@ -312,25 +326,32 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 let (l, i) = (local_sgs.avg_load, idlest_sgs.avg_load);
                 if sd.flags.contains(SdFlags::NUMA) && i + imbalance >= l {
                     return self.no_group(
+                        Site::IdlestGroupNumaLoad,
                         sd,
                         &format!("NUMA: idlest avg_load {i} + imbalance {imbalance} >= local {l}"),
                     );
                 }
                 if i >= l + imbalance {
                     return self.no_group(
+                        Site::IdlestGroupLoad,
                         sd,
                         &format!("idlest avg_load {i} >= local {l} + imbalance {imbalance}"),
                     );
                 }
                 if 100 * l <= pct * i {
                     return self.no_group(
+                        Site::IdlestGroupPct,
                         sd,
                         &format!("100 * local avg_load {l} <= imbalance_pct {pct} * idlest {i}"),
                     );
                 }
             }
             GroupType::Imbalanced | GroupType::SmtBalance => {
-                return self.no_group(sd, "type not used in the slow wake-up path");
+                return self.no_group(
+                    Site::IdlestGroupUnused,
+                    sd,
+                    "type not used in the slow wake-up path",
+                );
             }
             GroupType::HasSpare => {
                 if sd.flags.contains(SdFlags::NUMA) {
@@ -350,6 +371,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                         };
                         if keep {
                             return self.no_group(
+                                Site::IdlestGroupNuma,
                                 sd,
                                 &format!(
                                     "NUMA: {} running locally (+1) within imb_numa_nr {imb_numa_nr}: stay on the node",
@@ -359,6 +381,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                         }
                     } else if allow_numa_imbalance(rel, running, sd.span_weight) {
                         return self.no_group(
+                            Site::IdlestGroupNuma,
                             sd,
                             &format!(
                                 "NUMA: {running} running locally, under a quarter of the domain's {} CPUs",
@@ -369,6 +392,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 }
                 if local_sgs.idle_cpus >= idlest_sgs.idle_cpus {
                     return self.no_group(
+                        Site::IdlestGroupIdle,
                         sd,
                         &format!(
                             "local idle CPUs {} >= idlest's {}",
@@ -378,12 +402,17 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 }
             }
         }
-        self.push_to_group(sd, idlest, "the idlest group beats the local one")
+        self.push_to_group(
+            Site::IdlestGroupPush,
+            sd,
+            idlest,
+            "the idlest group beats the local one",
+        )
     }
 
     /// `find_idlest_group()` returns NULL: stay in the local group at this level.
-    fn no_group(&mut self, sd: &SchedDomain, why: &str) -> Option<&'a SchedGroup> {
-        self.t.step(Site::FindIdlest, || Step::Check {
+    fn no_group(&mut self, site: Site, sd: &SchedDomain, why: &str) -> Option<&'a SchedGroup> {
+        self.t.step(site, || Step::Check {
             func: "find_idlest_group",
             condition: format!("{}: the local group stays ({why})", sd.name),
             outcome: false,
@@ -395,11 +424,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `find_idlest_group()` returns `g`.
     fn push_to_group(
         &mut self,
+        site: Site,
         sd: &SchedDomain,
         g: &'a SchedGroup,
         why: &str,
     ) -> Option<&'a SchedGroup> {
-        self.t.step(Site::FindIdlest, || Step::Check {
+        self.t.step(site, || Step::Check {
             func: "find_idlest_group",
             condition: format!("{}: push to the idlest group {} ({why})", sd.name, g.span),
             outcome: true,
@@ -418,7 +448,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         const F: &str = "find_idlest_group_cpu";
         if g.span.weight() == 1 {
             let c = g.span.first().unwrap_or(this);
-            return self.ret(F, Site::FindIdlest, c, "a group of one CPU");
+            return self.ret(F, Site::IdlestCpuOne, c, "a group of one CPU");
         }
         let mut min_load = u64::MAX;
         let mut min_exit_latency = u32::MAX;
@@ -433,7 +463,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             if self.sched_idle_cpu(c) {
                 return self.ret(
                     F,
-                    Site::FindIdlest,
+                    Site::IdlestCpuSchedIdle,
                     c,
                     "only SCHED_IDLE tasks: sched_idle_cpu()",
                 );
@@ -475,15 +505,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                         )),
                     self.s.rq(c).idle_stamp
                 );
-                self.ret(F, Site::FindIdlest, c, &why)
+                self.ret(F, Site::IdlestCpuReturn, c, &why)
             }
             None if least_loaded != this || min_load != u64::MAX => self.ret(
                 F,
-                Site::FindIdlest,
+                Site::IdlestCpuReturn,
                 least_loaded,
                 &format!("no idle CPU: the least cpu_load ({min_load})"),
             ),
-            None => self.ret(F, Site::FindIdlest, this, "no candidate: this_cpu"),
+            None => self.ret(F, Site::IdlestCpuReturn, this, "no candidate: this_cpu"),
         }
     }
 }
