@@ -1,5 +1,5 @@
 //! The group statistics of fair.c v6.8 shared by the wake-up slow path
-//! (`find_idlest_group()`, [`super::select`]) and the simulator's load balancer and
+//! (`find_idlest_group()`, `wakeup/select/idlest.rs`) and the simulator's load balancer and
 //! fork placement (`sim::balance`): `struct sg_lb_stats`, `enum group_type`,
 //! `group_classify()` with `group_has_capacity()` / `group_is_overloaded()`, the NUMA
 //! allowances `allow_numa_imbalance()` / `adjust_numa_imbalance()`, and

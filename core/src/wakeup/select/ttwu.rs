@@ -71,7 +71,13 @@ pub fn wake_up<T: Tracer>(
 /// path (`find_idlest_cpu()`), or keeps `prev_cpu`. `waker` is the CPU it runs on
 /// and `current` (the parent on fork; on exec p itself, on `p.prev_cpu`). The
 /// decision's queue is the local rq when the CPU is `waker.cpu`, else the remote rq's
-/// lock (`wake_up_new_task()` locks p's new rq and activates it there).
+/// lock (`wake_up_new_task()` locks p's new rq and activates it there). On exec the
+/// caller applies what `sched_exec()` does with the answer: nothing when it is the
+/// current CPU or not `cpu_active()`, else `stop_one_cpu(migration_cpu_stop)`.
+///
+/// A wake state file's `fork`/`exec` flags go through [`wake_up`] with `WF_TTWU`
+/// added (the file describes a wake-up), so they take this slow path only when
+/// `select_task_rq_fair()` does not wake affine.
 pub fn select_task_rq_new<T: Tracer>(
     env: &WakeEnv,
     s: &SchedState,
