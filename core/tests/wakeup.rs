@@ -4,6 +4,7 @@
 //! ```text
 //!  wakeup.rs                 the shared helpers, the random states, the property tests
 //!  wakeup/idle_sibling.rs    select_idle_sibling(), select_idle_cpu() and their budgets
+//!  wakeup/idlest.rs         the slow path: find_idlest_cpu(), find_idlest_group() and below
 //!  wakeup/sis_prop.rs        SIS_PROP (before 6.7)
 //!  wakeup/ttwu.rs            ttwu_queue_cond(), select_fallback_rq()
 //!  wakeup/kernel_ints.rs     the kernel's integer widths where they decide
@@ -28,6 +29,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 // wakeup.proptest-regressions beside it, is still the one proptest reads).
 #[path = "wakeup/idle_sibling.rs"]
 mod idle_sibling;
+#[path = "wakeup/idlest.rs"]
+mod idlest;
 #[path = "wakeup/kernel_ints.rs"]
 mod kernel_ints;
 #[path = "wakeup/releases.rs"]

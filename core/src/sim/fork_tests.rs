@@ -319,3 +319,131 @@ fn default_noise_wakes_kthreads_at_the_cited_rate() {
     };
     assert_eq!(sim.digest(), again);
 }
+
+/// The wake-up module's slow path (`wakeup::select_task_rq_new()` with `WF_FORK`,
+/// pure) and the simulator's fork placement (`find_idlest_cpu_fork()`) mirror the
+/// same kernel functions: at many moments of a run, for a fork on every CPU and a
+/// few task masks, they pick the same CPU (the parent on a CPU the run uses). The pure version reads the simulator's
+/// runqueue state with each idle CPU's C-state exit latency (ns to the kernel's µs)
+/// and `idle_since` as `rq->idle_stamp`.
+#[test]
+fn the_pure_slow_path_places_forks_where_the_simulator_does() {
+    let hackbench = |groups| Workload::Hackbench {
+        groups,
+        fds: 10,
+        loops: 200,
+        pipe: true,
+        threads: false,
+        msg_bytes: 100,
+    };
+    let cases: [(&str, &str, Workload, Noise); 6] = [
+        (
+            "kunpeng920-6426",
+            "0-127",
+            Workload::Hackbench {
+                groups: 4,
+                fds: 10,
+                loops: 50,
+                pipe: true,
+                threads: false,
+                msg_bytes: 100,
+            },
+            Noise::Quiet,
+        ),
+        (
+            "kunpeng920-6426",
+            "0-63",
+            Workload::Tbench { clients: 24 },
+            Noise::Default,
+        ),
+        (
+            "spr-2s-snc2",
+            "0-223",
+            Workload::Tbench { clients: 40 },
+            Noise::Default,
+        ),
+        (
+            "xeon-smt-8",
+            "0-7",
+            Workload::Tbench { clients: 6 },
+            Noise::Default,
+        ),
+        (
+            "kunpeng920-6426",
+            "0-31,64-95",
+            hackbench(6),
+            Noise::Default,
+        ),
+        ("flat-16", "0-15", hackbench(3), Noise::Quiet),
+    ];
+    let (mut compared, mut moved, mut busy) = (0u32, 0u32, 0u32);
+    for (preset, cpus, w, noise) in cases {
+        let plan = plan_of(&w, preset);
+        let mut sim = Simulator::new(config(preset, cpus, "6.8", plan, noise)).unwrap();
+        let n = sim.cpus.len() as u32;
+        let run = CpuMask::parse_list(n, cpus).unwrap();
+        let masks: Vec<CpuMask> = [
+            format!("0-{}", n - 1),
+            format!("0-{}", n / 2 - 1),
+            format!("1,3,{}-{}", n / 4, n / 2),
+        ]
+        .iter()
+        // Within the run's CPUs, as every task's mask is: the simulator's
+        // find_idlest_cpu() tests its domain's run CPUs against the mask where the
+        // kernel tests sched_domain_span(sd), which only differs for a mask reaching
+        // outside them.
+        .map(|m| CpuMask::parse_list(n, m).unwrap().and(&run))
+        .filter(|m| !m.is_empty())
+        .collect();
+        for step in 0..40_000u32 {
+            if !sim.step() {
+                break;
+            }
+            if step % 401 != 0 {
+                continue;
+            }
+            let mut s = sim.state.clone();
+            for c in 0..n as usize {
+                let cc = &sim.cpus[c];
+                let exit = sim.cost.params.idle_states[cc.cstate as usize].exit_latency_ns;
+                s.rqs[c].exit_latency_us = Some((exit / 1000) as u32);
+                s.rqs[c].idle_stamp = cc.idle_since.ns();
+            }
+            // A parent runs on a run CPU (the others have no balancing levels).
+            for c in run.iter().map(|c| c.0) {
+                for mask in &masks {
+                    let want = sim.find_idlest_cpu_fork(c, mask);
+                    let p = crate::wakeup::TaskState::new(TaskId(u32::MAX), CpuId(c), mask.clone());
+                    let waker = Waker {
+                        cpu: CpuId(c),
+                        task: None,
+                        in_task: true,
+                    };
+                    let mut t = crate::wakeup::Trace::default();
+                    let d = crate::wakeup::select_task_rq_new(
+                        &sim.env,
+                        &s,
+                        &p,
+                        &waker,
+                        crate::wakeup::WakeFlags::FORK,
+                        &mut t,
+                    );
+                    assert_eq!(
+                        d.cpu.0,
+                        want,
+                        "{preset} at {} (step {step}), fork on CPU{c}, mask {mask}:\n{}",
+                        sim.now,
+                        t.render(&d)
+                    );
+                    compared += 1;
+                    moved += u32::from(want != c);
+                    busy += u32::from(
+                        s.rqs.iter().filter(|r| r.nr_running > 0).count() > n as usize / 4,
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("compared {compared}, moved {moved}, busy {busy}");
+    assert!(compared > 1000, "{compared}");
+}

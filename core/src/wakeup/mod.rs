@@ -20,12 +20,13 @@
 //! (`schedlab wake`) and millions (the simulator) run the same code.
 
 pub mod code;
+pub(crate) mod lb_stats;
 pub mod scenario;
 mod select;
 mod state;
 mod trace;
 
-pub use select::{ttwu_queue_cond, update_idle_cpu_scan, wake_up};
+pub use select::{select_task_rq_new, ttwu_queue_cond, update_idle_cpu_scan, wake_up};
 pub use state::{
     LlcShared, RqState, SchedState, SisPropState, TaskId, TaskState, WakeFlags, Waker,
 };

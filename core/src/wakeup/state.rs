@@ -71,6 +71,24 @@ pub struct RqState {
     /// `cpu_active(cpu)`.
     #[serde(default = "yes")]
     pub active: bool,
+    /// `idle_get_state(rq)->exit_latency` (`struct cpuidle_state`, µs, `unsigned int`)
+    /// of the idle state the CPU sits in; `None` when `idle_get_state()` is NULL (no
+    /// cpuidle driver, or the CPU not in a cpuidle state). Only an idle CPU's value is
+    /// read, by the slow path's `find_idlest_group_cpu()`. Default `Some(0)`: every
+    /// idle CPU in one state of exit latency 0, so that with the default
+    /// [`RqState::idle_stamp`] the first allowed idle CPU in the group's span order
+    /// wins (what wake state files written before these keys existed meant).
+    #[serde(default = "zero_exit_latency")]
+    pub exit_latency_us: Option<u32>,
+    /// `rq->idle_stamp`, ns: when the CPU last went idle (set by
+    /// `update_idle_stamp()` in the newidle balance). `find_idlest_group_cpu()` prefers
+    /// the most recent among idle CPUs of equal exit latency. Default 0.
+    #[serde(default)]
+    pub idle_stamp: u64,
+}
+
+fn zero_exit_latency() -> Option<u32> {
+    Some(0)
 }
 
 fn default_capacity() -> u64 {
@@ -123,6 +141,8 @@ impl RqState {
             polling: false,
             vcpu_preempted: false,
             active: true,
+            exit_latency_us: zero_exit_latency(),
+            idle_stamp: 0,
         }
     }
 

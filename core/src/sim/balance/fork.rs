@@ -13,7 +13,10 @@ use crate::cpumask::{CpuId, CpuMask};
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
 
-use super::lb::{adjust_numa_imbalance, allow_numa_imbalance, group_classify, GroupType, SgStats};
+use super::lb::{
+    adjust_numa_imbalance, allow_numa_imbalance, group_classify, update_pick_idlest, GroupType,
+    SgStats,
+};
 use super::{Group, Level, Simulator};
 
 impl Simulator {
@@ -219,20 +222,5 @@ impl Simulator {
             }
         }
         shallowest.unwrap_or(least)
-    }
-}
-
-/// `update_pick_idlest()`, fair.c v6.8: whether group stats `s` beat the idlest so far.
-fn update_pick_idlest(idlest: &SgStats, s: &SgStats) -> bool {
-    if s.group_type != idlest.group_type {
-        return s.group_type < idlest.group_type;
-    }
-    match s.group_type {
-        GroupType::Overloaded | GroupType::FullyBusy => idlest.avg_load > s.avg_load,
-        GroupType::Imbalanced | GroupType::SmtBalance => false,
-        GroupType::HasSpare => {
-            !(idlest.idle_cpus > s.idle_cpus
-                || (idlest.idle_cpus == s.idle_cpus && idlest.group_util <= s.group_util))
-        }
     }
 }

@@ -20,8 +20,6 @@ use super::{Level, Simulator};
 
 /// `SCHED_CAPACITY_SCALE`.
 const SCALE: u64 = 1024;
-/// `NUMA_IMBALANCE_MIN`.
-const NUMA_IMBALANCE_MIN: i64 = 2;
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,19 +27,6 @@ pub(in crate::sim) enum CpuIdle {
     NotIdle,
     Idle,
     NewlyIdle,
-}
-
-/// `enum group_type`, in the kernel's order (a later one is busier).
-/// `group_misfit_task` and `group_asym_packing` need asymmetric capacity or packing,
-/// which no modelled machine's domains have: they are never produced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub(in crate::sim) enum GroupType {
-    #[default]
-    HasSpare,
-    FullyBusy,
-    SmtBalance,
-    Imbalanced,
-    Overloaded,
 }
 
 /// `enum migration_type` (without `migrate_misfit`, see [`GroupType`]).
@@ -52,85 +37,10 @@ pub(in crate::sim) enum MigrationType {
     Task,
 }
 
-/// `struct sg_lb_stats`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(in crate::sim) struct SgStats {
-    pub avg_load: u64,
-    pub group_load: u64,
-    pub group_capacity: u64,
-    pub group_util: u64,
-    pub group_runnable: u64,
-    pub sum_nr_running: u32,
-    pub idle_cpus: u32,
-    pub group_weight: u32,
-    pub group_type: GroupType,
-    pub group_smt_balance: bool,
-}
-
-/// `group_has_capacity()`.
-fn group_has_capacity(pct: u64, s: &SgStats) -> bool {
-    if s.sum_nr_running < s.group_weight {
-        return true;
-    }
-    if s.group_capacity * pct < s.group_runnable * 100 {
-        return false;
-    }
-    s.group_capacity * 100 > s.group_util * pct
-}
-
-/// `group_is_overloaded()`.
-fn group_is_overloaded(pct: u64, s: &SgStats) -> bool {
-    if s.sum_nr_running <= s.group_weight {
-        return false;
-    }
-    s.group_capacity * 100 < s.group_util * pct || s.group_capacity * pct < s.group_runnable * 100
-}
-
-/// `group_classify()`, fair.c v6.8 (`sg_imbalanced()` is `imbalanced`).
-pub(in crate::sim) fn group_classify(pct: u64, imbalanced: bool, s: &SgStats) -> GroupType {
-    if group_is_overloaded(pct, s) {
-        GroupType::Overloaded
-    } else if imbalanced {
-        GroupType::Imbalanced
-    } else if s.group_smt_balance {
-        GroupType::SmtBalance
-    } else if !group_has_capacity(pct, s) {
-        GroupType::FullyBusy
-    } else {
-        GroupType::HasSpare
-    }
-}
-
-/// `allow_numa_imbalance()`: v6.0+ `running <= imb_numa_nr`; v5.18-5.19
-/// `running < imb_numa_nr`; before, `running < weight / 4` (`imb_or_weight` is then
-/// the weight).
-pub(in crate::sim) fn allow_numa_imbalance(rel: Release, running: u32, imb_or_weight: u32) -> bool {
-    if rel >= Release::new(6, 0) {
-        running <= imb_or_weight
-    } else if rel >= Release::new(5, 18) {
-        running < imb_or_weight
-    } else {
-        running < imb_or_weight >> 2
-    }
-}
-
-/// `adjust_numa_imbalance()`: a small imbalance (at most `NUMA_IMBALANCE_MIN` tasks)
-/// is allowed while the destination stays lightly loaded.
-pub(in crate::sim) fn adjust_numa_imbalance(
-    rel: Release,
-    imbalance: i64,
-    dst_running: u32,
-    imb_or_weight: u32,
-) -> i64 {
-    if !allow_numa_imbalance(rel, dst_running, imb_or_weight) {
-        return imbalance;
-    }
-    if imbalance <= NUMA_IMBALANCE_MIN {
-        0
-    } else {
-        imbalance
-    }
-}
+pub(in crate::sim) use crate::wakeup::lb_stats::{
+    adjust_numa_imbalance, allow_numa_imbalance, group_classify, update_pick_idlest, GroupType,
+    SgStats,
+};
 
 /// `struct lb_env`, what this model needs of it.
 pub(in crate::sim) struct LbEnv {

@@ -43,6 +43,43 @@ pub enum Site {
     WakeWide,
     AffineDomain,
     FindIdlest,
+    /// `find_idlest_cpu()`: no allowed CPU in the domain, prev_cpu.
+    IdlestNoAllowed,
+    /// `find_idlest_cpu()`'s return.
+    IdlestReturn,
+    /// `find_idlest_group()`: a group whose cookie does not match is skipped.
+    IdlestGroupCookie,
+    /// `find_idlest_group()`: a group's `update_sg_wakeup_stats()`.
+    IdlestGroupStats,
+    /// `find_idlest_group()` returns NULL: no idlest group.
+    IdlestGroupNone,
+    /// `find_idlest_group()` returns the idlest: the local group is not allowed.
+    IdlestGroupNoLocal,
+    /// `find_idlest_group()` returns NULL: the local group's type is less busy.
+    IdlestGroupLessBusy,
+    /// `find_idlest_group()` returns the idlest: the local group's type is busier.
+    IdlestGroupBusier,
+    /// `find_idlest_group()`, fully busy/overloaded on NUMA: the local node's load
+    /// is within the margin.
+    IdlestGroupNumaLoad,
+    /// `find_idlest_group()`, fully busy/overloaded: the idlest is not less loaded.
+    IdlestGroupLoad,
+    /// `find_idlest_group()`, fully busy/overloaded: within `imbalance_pct`.
+    IdlestGroupPct,
+    /// `find_idlest_group()`: a group type the slow path does not use.
+    IdlestGroupUnused,
+    /// `find_idlest_group()`, has spare on NUMA: the allowed imbalance keeps the node.
+    IdlestGroupNuma,
+    /// `find_idlest_group()`, has spare: the local group has as many idle CPUs.
+    IdlestGroupIdle,
+    /// `find_idlest_group()` returns the idlest group.
+    IdlestGroupPush,
+    /// `find_idlest_group_cpu()`: a group of one CPU.
+    IdlestCpuOne,
+    /// `find_idlest_group_cpu()`: a `sched_idle_cpu()`.
+    IdlestCpuSchedIdle,
+    /// `find_idlest_group_cpu()`'s return (shallowest idle, else least loaded).
+    IdlestCpuReturn,
     FairReturnSlow,
     FairReturnFast,
     /// `wake_affine()` keeps prev.

@@ -124,6 +124,50 @@ pub struct CpuRule {
     /// `ttwu_queue_wakelist()` reads it (`set_nr_if_polling()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curr_is_idle: Option<bool>,
+    /// `idle_get_state(rq)->exit_latency`, µs (0 to 2^32 - 1, the kernel's `unsigned
+    /// int`), or `"none"` for no cpuidle state (`idle_get_state()` NULL): what the slow
+    /// path's `find_idlest_group_cpu()` compares idle CPUs by, shallowest first.
+    /// Default 0 (every idle CPU in one state; the first in span order wins a tie).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_latency: Option<ExitLatency>,
+    /// `rq->idle_stamp`, ns: among idle CPUs of equal exit latency,
+    /// `find_idlest_group_cpu()` takes the most recently idled. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_stamp: Option<u64>,
+}
+
+/// A CPU rule's `exit_latency`: microseconds, or the word `"none"` (no cpuidle state).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum ExitLatency {
+    Us(u64),
+    Word(String),
+}
+
+impl ExitLatency {
+    /// The rule's value for [`RqState::exit_latency_us`].
+    pub fn of(v: Option<u32>) -> Self {
+        match v {
+            Some(us) => ExitLatency::Us(u64::from(us)),
+            None => ExitLatency::Word("none".into()),
+        }
+    }
+
+    /// The value for [`RqState::exit_latency_us`], or why `field` is invalid.
+    fn resolve(&self, field: &str) -> Result<Option<u32>, ScenarioError> {
+        match self {
+            ExitLatency::Us(v) => u32::try_from(*v).map(Some).map_err(|_| {
+                ScenarioError::Invalid(format!(
+                    "{field}: {v}; an exit latency is an unsigned int of µs, at most {}",
+                    u32::MAX
+                ))
+            }),
+            ExitLatency::Word(w) if w == "none" => Ok(None),
+            ExitLatency::Word(w) => Err(ScenarioError::Invalid(format!(
+                "{field}: {w:?}; use a number of µs, or \"none\" for no cpuidle state"
+            ))),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -353,6 +397,10 @@ impl WakeScenario {
                     field("capacity")
                 )));
             }
+            let exit_latency = match &r.exit_latency {
+                Some(e) => Some(e.resolve(&field("exit_latency"))?),
+                None => None,
+            };
             let m = mask(&format!("cpus[{i}].cpus"), &r.cpus)?;
             for c in m.iter() {
                 let rq = &mut state.rqs[c.idx()];
@@ -414,6 +462,12 @@ impl WakeScenario {
                 }
                 if let Some(v) = r.curr_is_idle {
                     rq.curr_is_idle = v;
+                }
+                if let Some(v) = exit_latency {
+                    rq.exit_latency_us = v;
+                }
+                if let Some(v) = r.idle_stamp {
+                    rq.idle_stamp = v;
                 }
             }
         }

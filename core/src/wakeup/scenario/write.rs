@@ -117,6 +117,11 @@ fn scenario_of(
                 active: Some(rq.active),
                 vcpu_preempted: Some(rq.vcpu_preempted),
                 curr_is_idle: exact.then_some(rq.curr_is_idle),
+                // Written only off their defaults, so files of CPUs without them
+                // read as before.
+                exit_latency: (rq.exit_latency_us != Some(0))
+                    .then(|| ExitLatency::of(rq.exit_latency_us)),
+                idle_stamp: (rq.idle_stamp != 0).then_some(rq.idle_stamp),
             };
             match groups.iter_mut().find(|(r, _)| *r == rule) {
                 Some((_, m)) => m.set_cpu(CpuId(c as u32)),

@@ -1,7 +1,8 @@
 //! kernel/sched/fair.c's entry to the wake-up: `select_task_rq_fair()`, with
 //! `record_wakee()` and `wake_wide()` (spread or pull), the `wake_affine()` family
-//! (`wake_affine_idle()`, `wake_affine_weight()`) and the slow path `find_idlest_cpu()`.
-//! The fast path continues in `select_idle_sibling()` (`idle_sibling.rs`).
+//! (`wake_affine_idle()`, `wake_affine_weight()`). The slow path continues in
+//! `find_idlest_cpu()` (`idlest.rs`), the fast path in `select_idle_sibling()`
+//! (`idle_sibling.rs`).
 
 use crate::cpumask::CpuId;
 use crate::release::Release;
@@ -141,7 +142,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
         let target = if let Some(i) = slow_sd {
             self.set_path(WakePath::SlowPath);
-            self.find_idlest_cpu(i, cpu, prev)
+            self.find_idlest_cpu(i, cpu, prev, sd_flag)
         } else if wake_flags.contains(WakeFlags::TTWU) {
             let t = self.select_idle_sibling(prev, new_cpu);
             // Before 5.15: "if (want_affine) current->recent_used_cpu = cpu;".
@@ -168,48 +169,6 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             },
         });
         target
-    }
-
-    /// The slow path (`find_idlest_cpu()`, renamed `sched_balance_find_dst_cpu()` in
-    /// 6.10) for fork/exec or SD_BALANCE_WAKE: simplified to "the least-loaded group,
-    /// then its idle CPU of lowest number, else its least-loaded CPU", at the widest
-    /// domain found. The kernel's group statistics (group_type, idle_cpus,
-    /// avg_load with imbalance margins) are not modelled.
-    fn find_idlest_cpu(&mut self, sd_idx: usize, cpu: CpuId, prev: CpuId) -> CpuId {
-        let sd = &self.env.domains.cpu(cpu).domains[sd_idx];
-        let mut best: Option<(u64, &crate::sched_domain::SchedGroup)> = None;
-        for g in &sd.groups {
-            if !g.span.intersects(&self.p.allowed) {
-                continue;
-            }
-            let load: u64 = g
-                .span
-                .iter()
-                .map(|c| self.s.rq(c).load_avg * 1024 / g.capacity.max(1))
-                .sum();
-            if best.is_none_or(|(l, _)| load < l) {
-                best = Some((load, g));
-            }
-        }
-        let Some((_, g)) = best else {
-            return prev;
-        };
-        let cands: Vec<CpuId> = g.span.and(&self.p.allowed).iter().collect();
-        for &c in &cands {
-            self.touch(c);
-        }
-        let pick = cands
-            .iter()
-            .copied()
-            .find(|&c| self.available_idle_cpu(c))
-            .or_else(|| cands.iter().copied().min_by_key(|&c| self.s.rq(c).load_avg))
-            .unwrap_or(prev);
-        self.t.step(Site::FindIdlest, || Step::Return {
-            func: "find_idlest_cpu",
-            cpu: Some(pick),
-            why: format!("least-loaded group {} of {}", g.span, sd.name),
-        });
-        pick
     }
 
     /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)`.

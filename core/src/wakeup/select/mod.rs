@@ -9,8 +9,9 @@
 //!                                          is_cpu_allowed(), select_fallback_rq(),
 //!                                          ttwu_queue_cond(), ttwu_queue_wakelist()
 //!  fair.rs           kernel/sched/fair.c   select_task_rq_fair(): record_wakee(), wake_wide(),
-//!                                          wake_affine(), wake_affine_idle(), wake_affine_weight(),
-//!                                          find_idlest_cpu()
+//!                                          wake_affine(), wake_affine_idle(), wake_affine_weight()
+//!  idlest.rs         kernel/sched/fair.c   the slow path: find_idlest_cpu(), find_idlest_group(),
+//!                                          update_sg_wakeup_stats(), find_idlest_group_cpu()
 //!  idle_sibling.rs   kernel/sched/fair.c   select_idle_sibling(): test_idle_cores(),
 //!                                          select_idle_smt(), select_idle_capacity()
 //!  idle_cpu.rs       kernel/sched/fair.c   select_idle_cpu(), __select_idle_cpu(), select_idle_core(),
@@ -30,10 +31,11 @@ use super::{Costs, Decision, Effects, QueuePath, SchedState, TaskState, WakeEnv,
 mod fair;
 mod idle_cpu;
 mod idle_sibling;
+mod idlest;
 mod ttwu;
 
 pub use idle_cpu::update_idle_cpu_scan;
-pub use ttwu::{ttwu_queue_cond, wake_up};
+pub use ttwu::{select_task_rq_new, ttwu_queue_cond, wake_up};
 
 /// Everything one wake-up decision carries along.
 struct Ctx<'a, T: Tracer> {

@@ -61,6 +61,45 @@ pub fn wake_up<T: Tracer>(
     c.finish(cpu, path)
 }
 
+/// The placement of a new or exec'ing task, without `WF_TTWU`: `wake_up_new_task()`'s
+/// `select_task_rq(p, task_cpu(p), WF_FORK)` (core.c v6.8 line 4917, with
+/// `select_task_rq()`'s single-CPU and `is_cpu_allowed()` fallback) for
+/// `WakeFlags::FORK`, `sched_exec()`'s `p->sched_class->select_task_rq(p, task_cpu(p),
+/// WF_EXEC)` (line 5553, the class hook alone) for `WakeFlags::EXEC`. With no
+/// `WF_TTWU`, `select_task_rq_fair()` neither records a wakee nor wakes affine: it
+/// walks the unbroken `SD_BALANCE_FORK` / `SD_BALANCE_EXEC` chain and takes the slow
+/// path (`find_idlest_cpu()`), or keeps `prev_cpu`. `waker` is the CPU it runs on
+/// and `current` (the parent on fork; on exec p itself, on `p.prev_cpu`). The
+/// decision's queue is the local rq when the CPU is `waker.cpu`, else the remote rq's
+/// lock (`wake_up_new_task()` locks p's new rq and activates it there). On exec the
+/// caller applies what `sched_exec()` does with the answer: nothing when it is the
+/// current CPU or not `cpu_active()`, else `stop_one_cpu(migration_cpu_stop)`.
+///
+/// A wake state file's `fork`/`exec` flags go through [`wake_up`] with `WF_TTWU`
+/// added (the file describes a wake-up), so they take this slow path only when
+/// `select_task_rq_fair()` does not wake affine.
+pub fn select_task_rq_new<T: Tracer>(
+    env: &WakeEnv,
+    s: &SchedState,
+    p: &TaskState,
+    waker: &Waker,
+    wake_flags: WakeFlags,
+    t: &mut T,
+) -> Decision {
+    let mut c = Ctx::new(env, s, p, waker, t);
+    let cpu = if wake_flags.contains(WakeFlags::EXEC) && !wake_flags.contains(WakeFlags::FORK) {
+        c.select_task_rq_fair(waker, p.prev_cpu, wake_flags)
+    } else {
+        c.select_task_rq(waker, wake_flags)
+    };
+    let queue = if cpu == waker.cpu {
+        QueuePath::Local
+    } else {
+        QueuePath::RemoteLock
+    };
+    c.finish(cpu, queue)
+}
+
 /// `ttwu_queue_cond(p, cpu)` as evaluated on `this_cpu`.
 pub fn ttwu_queue_cond(
     env: &WakeEnv,
