@@ -268,7 +268,7 @@ fn fuzz_wake_states() {
                  "wake_flags": ["sync", "current-cpu"], "features": ["NO_SIS_UTIL", "WA_BIAS"], "patches": "6.6+cluster" }"#,
             r#"{ "machine": { "name": "m", "arch": "arm64", "packages": 2, "cores_per_llc": 8, "cores_per_cluster": 4, "threads_per_core": 2 },
                  "cpus": [ { "cpus": "0-31:2/4", "state": "sched-idle", "nr_running": 2, "load": 3, "util": 10, "capacity": 512, "active": false, "ttwu_pending": true } ],
-                 "wakee": { "id": 1, "prev_cpu": 3 }, "waker": { "cpu": 30, "task": null }, "wake_flags": ["fork", "exec"] }"#,
+                 "wakee": { "id": 1, "prev_cpu": 3 }, "waker": { "cpu": 30, "task": null }, "wake_flags": ["exec"] }"#,
             r#"{ "machine": "alderlake-8p8e", "patches": "5.15", "features": ["SIS_PROP"], "wakee": { "id": 1, "prev_cpu": 20, "util": 1024 }, "waker": { "cpu": 0 } }"#,
         ]
         .map(str::to_string),

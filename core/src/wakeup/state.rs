@@ -366,4 +366,14 @@ impl WakeFlags {
     pub fn union(self, f: WakeFlags) -> WakeFlags {
         WakeFlags(self.0 | f.0)
     }
+
+    /// Any of `f`'s flags set.
+    pub fn intersects(self, f: WakeFlags) -> bool {
+        self.0 & f.0 != 0
+    }
+
+    /// These flags without `f`'s.
+    pub fn without(self, f: WakeFlags) -> WakeFlags {
+        WakeFlags(self.0 & !f.0)
+    }
 }

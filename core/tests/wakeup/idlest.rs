@@ -182,3 +182,43 @@ fn exit_latency_and_idle_stamp_round_trip_and_are_checked() {
         assert!(err.contains(says), "{bad}: {err}");
     }
 }
+
+/// A wake state file's `fork` is `wake_up_new_task()`'s placement, not a wake-up:
+/// `wake_up()` hands it to `select_task_rq_new()` without `WF_TTWU`, so there is no
+/// affine wake-up (`want_affine` needs `WF_TTWU`) and the slow path places it. The
+/// parent's CPU4 is idle-adjacent and allowed: as a wake-up it would be affine and
+/// land in CPU4's cluster. `fork` and `exec` stand alone; another flag with them is a
+/// clear error.
+#[test]
+fn a_state_files_fork_takes_the_slow_path_through_wake_up() {
+    // Cluster 4-7 busy but CPU5; every other cluster of node 0 idle.
+    let json = r#"{ "machine": "kunpeng920-6426",
+        "cpus": [ { "cpus": "0-127", "state": "idle" }, { "cpus": "4,6,7", "state": "busy" } ],
+        "wakee": { "id": 1, "allowed": "0-31", "prev_cpu": 4 },
+        "waker": { "cpu": 4, "task": { "id": 2 } }, "wake_flags": ["fork"] }"#;
+    let r = resolve(json, "6.8");
+    assert!(!r.flags.contains(WakeFlags::TTWU));
+    let mut t = Trace::default();
+    let d = wakeup::wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
+    let trace = t.render(&d);
+    assert_eq!(d.path, Some(wakeup::WakePath::SlowPath), "{trace}");
+    let (direct, _) = fork(json);
+    assert_eq!(d.cpu.0, direct, "{trace}");
+    assert!(
+        !(4..8).contains(&d.cpu.0),
+        "an idle cluster, not the parent's: {trace}"
+    );
+    for flags in [
+        r#"["fork", "sync"]"#,
+        r#"["fork", "exec"]"#,
+        r#"["exec", "current-cpu"]"#,
+    ] {
+        let bad = json.replace(r#"["fork"]"#, flags);
+        let err = WakeScenario::from_json(&bad)
+            .and_then(|s| s.resolve(Some("6.8")))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("stand alone"), "{flags}: {err}");
+    }
+}

@@ -277,7 +277,9 @@ pub struct WakeScenario {
     pub jiffies: u64,
     pub wakee: TaskSpec,
     pub waker: WakerSpec,
-    /// `sync`, `fork`, `exec`, `current-cpu`; TTWU is implied.
+    /// `sync`, `fork`, `exec`, `current-cpu`; TTWU is implied, except with `fork` or
+    /// `exec`, which stand alone: they place a new task (`wake_up_new_task()`) or an
+    /// exec'ing one (`sched_exec()`), not a wake-up.
     #[serde(default)]
     pub wake_flags: Vec<String>,
     /// CONFIG_HZ (jiffies per second, for `record_wakee()`'s decay); default 250.
@@ -621,7 +623,7 @@ impl WakeScenario {
             Some(t) => Some(task("waker.task", t, self.waker.cpu)?),
             None => None,
         };
-        let mut flags = WakeFlags::TTWU;
+        let mut flags = WakeFlags::NONE;
         for f in &self.wake_flags {
             flags = flags.union(match f.as_str() {
                 "sync" => WakeFlags::SYNC,
@@ -642,6 +644,19 @@ impl WakeScenario {
                     )))
                 }
             });
+        }
+        let placement = WakeFlags::FORK.union(WakeFlags::EXEC);
+        if flags.intersects(placement) {
+            // wake_up_new_task() passes WF_FORK alone, sched_exec() WF_EXEC alone.
+            if flags.without(placement).0 != 0 || flags.contains(placement) {
+                return Err(ScenarioError::Invalid(format!(
+                    "wake_flags: {:?}: fork and exec each stand alone (wake_up_new_task() \
+                     passes WF_FORK, sched_exec() WF_EXEC, and nothing else)",
+                    self.wake_flags
+                )));
+            }
+        } else {
+            flags = flags.union(WakeFlags::TTWU);
         }
         Ok(ResolvedState {
             state,

@@ -16,6 +16,11 @@ use super::Ctx;
 
 /// `try_to_wake_up()`'s placement part: the on_cpu wakelist shortcut, then
 /// `select_task_rq()` and `ttwu_queue()`. Pure: returns the decision and the writes.
+///
+/// `WF_FORK` or `WF_EXEC` in `wake_flags` is not a wake-up: `wake_up_new_task()` and
+/// `sched_exec()` call `select_task_rq()` with that flag alone, no `WF_TTWU`. Such a
+/// request is handed to [`select_task_rq_new`] with `WF_TTWU` removed (a wake state
+/// file's `fork`/`exec`).
 pub fn wake_up<T: Tracer>(
     env: &WakeEnv,
     s: &SchedState,
@@ -24,6 +29,9 @@ pub fn wake_up<T: Tracer>(
     wake_flags: WakeFlags,
     t: &mut T,
 ) -> Decision {
+    if wake_flags.intersects(WakeFlags::FORK.union(WakeFlags::EXEC)) {
+        return select_task_rq_new(env, s, p, waker, wake_flags.without(WakeFlags::TTWU), t);
+    }
     let mut c = Ctx::new(env, s, p, waker, t);
     // "If the owning (remote) CPU is still in the middle of schedule() with this task
     // as prev, ... queue the wakeup on its wakelist."
@@ -75,9 +83,8 @@ pub fn wake_up<T: Tracer>(
 /// caller applies what `sched_exec()` does with the answer: nothing when it is the
 /// current CPU or not `cpu_active()`, else `stop_one_cpu(migration_cpu_stop)`.
 ///
-/// A wake state file's `fork`/`exec` flags go through [`wake_up`] with `WF_TTWU`
-/// added (the file describes a wake-up), so they take this slow path only when
-/// `select_task_rq_fair()` does not wake affine.
+/// A wake state file's `fork`/`exec` flag comes here through [`wake_up`], without
+/// `WF_TTWU`.
 pub fn select_task_rq_new<T: Tracer>(
     env: &WakeEnv,
     s: &SchedState,
