@@ -4,6 +4,8 @@
 //! each, 8 clusters of 4), two per socket; the parent runs on CPU4 (cluster 4-7).
 
 use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 /// The CPU a task forked on the waker's CPU starts on, and the explanation.
 fn fork(json: &str) -> (u32, String) {
