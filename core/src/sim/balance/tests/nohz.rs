@@ -367,3 +367,45 @@ fn the_tick_kicks_before_its_rebalance_pulls() {
         "the kick read one task on CPU 0, before the pull"
     );
 }
+
+/// `kick_ilb()` → `smp_call_function_single_async()` → `send_call_function_single_ipi()`
+/// (kernel/smp.c, core.c v6.8 922-935): to an ilb whose idle task polls,
+/// `set_nr_if_polling()` sets its need-resched flag instead of sending an IPI, so the
+/// kicking CPU's task pays no `ipi_send_ns` and the kick is recorded as polled (which
+/// `nohz_csd_func()` then reads). Jacobsville (6.8, POLL as its state 0): CPU 0 busy;
+/// the ilb, tick-stopped and still in `nohz.idle_cpus_mask`, left idle a moment and
+/// re-entered it with a short predicted idle, in POLL. The same kick to it in C6 is
+/// an IPI.
+#[test]
+fn a_kick_to_a_polling_ilb_is_recorded_and_sends_no_ipi() {
+    for poll in [false, true] {
+        let preset = "jacobsville";
+        let n = presets::machine(preset).unwrap().nr_cpus();
+        let mut sim = sim_of(preset, "6.8", 0..8, vec![hog(n, 0..8, 100)], 100);
+        place(&mut sim, |_| 0);
+        run_to(&mut sim, 20);
+        let ilb = (1..8u32)
+            .find(|&c| sim.nohz_idle(c))
+            .expect("a tick-stopped CPU");
+        let states = sim.cost.params.idle_states.clone();
+        // It leaves idle (its tick restarts; it stays in the nohz mask until a busy
+        // tick) and comes back predicting a short idle (state 0, POLL) or a long one
+        // (C6).
+        sim.leave_idle_accounting(ilb);
+        sim.cpus[ilb as usize].idle_hist = [if poll { 100 } else { 10_000_000 }; 8];
+        sim.enter_idle(ilb);
+        assert!(sim.nohz_idle(ilb));
+        let cstate = sim.cpus[ilb as usize].cstate as usize;
+        assert_eq!(states[cstate].polling, poll, "{}", states[cstate].name);
+        assert_eq!(sim.state.rqs[ilb as usize].polling, poll);
+        for c in 0..8 {
+            sim.balance.nohz_flags[c] = NohzFlags::EMPTY;
+        }
+        let stolen = sim.cpus[0].stolen_ns;
+        sim.kick_ilb(0, NohzFlags::STATS | NohzFlags::BALANCE);
+        assert!(kick_pending(&sim, ilb), "the kick went to CPU {ilb}");
+        assert_eq!(sim.balance.nohz_kick_polled[ilb as usize], poll);
+        let send = if poll { 0 } else { sim.cost.params.ipi_send_ns };
+        assert_eq!(sim.cpus[0].stolen_ns - stolen, send, "poll {poll}");
+    }
+}
