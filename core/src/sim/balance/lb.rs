@@ -60,6 +60,26 @@ pub(in crate::sim) struct LbEnv {
     pub src: u32,
 }
 
+impl LbEnv {
+    /// `struct lb_env` as `load_balance()` sets it up for `dst`'s domain `li`, run on
+    /// `runs_on`: nothing measured yet (`migrate_task`, imbalance 0), no busiest queue
+    /// (`src` = `dst`), no CPU excluded, no pinned task met.
+    pub(in crate::sim) fn new(dst: u32, runs_on: u32, li: usize, idle: CpuIdle) -> LbEnv {
+        LbEnv {
+            dst,
+            runs_on,
+            li,
+            idle,
+            imbalance: 0,
+            migration_type: MigrationType::Task,
+            excluded: Vec::new(),
+            some_pinned: false,
+            all_pinned: false,
+            src: dst,
+        }
+    }
+}
+
 /// `struct sd_lb_stats`.
 #[derive(Clone, Debug, Default)]
 pub(in crate::sim) struct SdStats {
@@ -483,18 +503,7 @@ impl Simulator {
         idle: CpuIdle,
         runs_on: u32,
     ) -> (Vec<u32>, bool) {
-        let mut env = LbEnv {
-            dst,
-            runs_on,
-            li,
-            idle,
-            imbalance: 0,
-            migration_type: MigrationType::Task,
-            excluded: Vec::new(),
-            some_pinned: false,
-            all_pinned: false,
-            src: dst,
-        };
+        let mut env = LbEnv::new(dst, runs_on, li, idle);
         let parent_sgc = self.lv(&env).parent_sgc;
         let mut moved = Vec::new();
         let mut continue_balancing = true;

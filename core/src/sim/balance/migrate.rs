@@ -174,16 +174,9 @@ impl Simulator {
         }
         // busiest_rq->nr_running <= 1 (the stopper counts): nothing to move.
         let mut env = LbEnv {
-            dst,
-            runs_on: src,
-            li: 0,
-            idle: CpuIdle::Idle,
             imbalance: 1,
-            migration_type: MigrationType::Task,
-            excluded: Vec::new(),
-            some_pinned: false,
-            all_pinned: false,
             src,
+            ..LbEnv::new(dst, src, 0, CpuIdle::Idle)
         };
         // The dst domain spanning src.
         env.li = (0..self.balance.levels[dst as usize].len())

@@ -25,6 +25,7 @@ use crate::patch::Patch;
 
 mod hits;
 mod listing;
+mod listing_idlest;
 
 pub use hits::{hits, line_site};
 pub use listing::listing;

@@ -313,18 +313,7 @@ fn only_the_first_idle_cpu_of_the_group_balances() {
     let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 1, 10);
     place(&mut sim, |_| 0);
     let mc = 1;
-    let env = |dst: u32, idle: CpuIdle| super::lb::LbEnv {
-        dst,
-        runs_on: dst,
-        li: mc,
-        idle,
-        imbalance: 0,
-        migration_type: super::lb::MigrationType::Task,
-        excluded: Vec::new(),
-        some_pinned: false,
-        all_pinned: false,
-        src: dst,
-    };
+    let env = |dst: u32, idle: CpuIdle| super::lb::LbEnv::new(dst, dst, mc, idle);
     assert_eq!(sim.balance.levels[5][mc].groups[0].cpus, vec![4, 5, 6, 7]);
     let swb = |c: u32, idle: CpuIdle| sim.should_we_balance(&env(c, idle));
     assert!(swb(4, CpuIdle::Idle) && !swb(5, CpuIdle::Idle));
@@ -349,16 +338,8 @@ fn the_migration_type_depends_on_the_level() {
         }
     };
     let env = |dst: u32, li: usize| super::lb::LbEnv {
-        dst,
-        runs_on: dst,
-        li,
-        idle: CpuIdle::Idle,
-        imbalance: 0,
         migration_type: super::lb::MigrationType::Load,
-        excluded: Vec::new(),
-        some_pinned: false,
-        all_pinned: false,
-        src: dst,
+        ..super::lb::LbEnv::new(dst, dst, li, CpuIdle::Idle)
     };
     idle_rqs(&mut sim, 0..64);
     // Node 0 overloaded, node 1 idle: from CPU 32 at the 64-CPU NUMA level.
@@ -478,16 +459,8 @@ fn an_empty_group_is_never_the_busiest() {
     let sgc1 = groups[g1].sgc;
     sim.balance.sgc_imbalance[sgc1] = true;
     let mut e = super::lb::LbEnv {
-        dst: 0,
-        runs_on: 0,
-        li: mc,
-        idle: CpuIdle::Idle,
-        imbalance: 0,
         migration_type: super::lb::MigrationType::Load,
-        excluded: Vec::new(),
-        some_pinned: false,
-        all_pinned: false,
-        src: 0,
+        ..super::lb::LbEnv::new(0, 0, mc, CpuIdle::Idle)
     };
     assert_eq!(sim.find_busiest_group(&mut e), Some(g2));
 }
@@ -519,16 +492,8 @@ fn a_migrated_task_is_not_cache_hot() {
     let t = &mut sim.tasks[0];
     (t.last_cpu, t.last_ran, t.exec_start_zero) = (1, SimTime::from_us(4_900), false);
     let env = super::lb::LbEnv {
-        dst: 3,
-        runs_on: 3,
-        li: 0,
-        idle: CpuIdle::Idle,
-        imbalance: 0,
-        migration_type: super::lb::MigrationType::Task,
-        excluded: Vec::new(),
-        some_pinned: false,
-        all_pinned: false,
         src: 1,
+        ..super::lb::LbEnv::new(3, 3, 0, CpuIdle::Idle)
     };
     assert!(sim.task_hot(&env, 0), "ran on its CPU 100 us ago");
     sim.migrate_queued(0, 1, 2, 2, crate::sim::record::MigrateReason::Periodic);
@@ -557,16 +522,9 @@ fn a_queue_without_load_is_not_the_busiest() {
         super::lb::MigrationType::Util,
     ] {
         let env = super::lb::LbEnv {
-            dst: 0,
-            runs_on: 0,
-            li: 0,
-            idle: CpuIdle::Idle,
             imbalance: 1024,
             migration_type: mt,
-            excluded: Vec::new(),
-            some_pinned: false,
-            all_pinned: false,
-            src: 0,
+            ..super::lb::LbEnv::new(0, 0, 0, CpuIdle::Idle)
         };
         assert_eq!(sim.find_busiest_queue(&env, gi), None, "{mt:?}");
         sim.state.rqs[1].load_avg = 10;
@@ -592,16 +550,10 @@ fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
     sim.tasks[0].last_ran = SimTime::from_us(4_900);
     sim.tasks[1].last_ran = SimTime::from_ms(1);
     let mut env = super::lb::LbEnv {
-        dst: 0,
-        runs_on: 0,
-        li: 0,
-        idle: CpuIdle::Idle,
         imbalance: 1,
-        migration_type: super::lb::MigrationType::Task,
-        excluded: Vec::new(),
-        some_pinned: false,
         all_pinned: true,
         src: 1,
+        ..super::lb::LbEnv::new(0, 0, 0, CpuIdle::Idle)
     };
     assert_eq!(sim.detach_tasks(&mut env), vec![0]);
 }
