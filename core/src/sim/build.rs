@@ -148,6 +148,15 @@ impl Simulator {
         state.core_sched_enabled = core_sched;
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
+        // Every CPU idle since before the run with its tick stopped, its governor's
+        // history a tick's worth each (assumption: the machine has been up, idle), and
+        // no timer but the watchdog's (menu.rs): the state menu_select() picks then.
+        let mut menu = super::menu::MenuDevice::new((tick_ns / 1_000) as u32);
+        let (cstate0, _) = menu.select(&cost.params.idle_states, tick_ns, true, || {
+            let wd = super::menu::WATCHDOG_PERIOD_NS;
+            (wd, wd)
+        });
+        let cstate0 = cstate0 as u8;
         let cpus = (0..n)
             .map(|c| Cpu {
                 mode: Mode::Idle,
@@ -162,11 +171,13 @@ impl Simulator {
                 resched_ipi: false,
                 wakelist_ipi_at: SimTime::ZERO,
                 idle_since: SimTime::ZERO,
-                cstate: 0,
+                cstate: cstate0,
                 tick_stopped: true,
                 nohz_tick_stopped: true,
-                idle_hist: [tick_ns; 8],
-                idle_hist_pos: 0,
+                cstate_since: SimTime::ZERO,
+                cstate_gen: 0,
+                menu: menu.clone(),
+                timers: std::collections::BinaryHeap::new(),
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
                 // Idle since before the run, as idle_since says.
                 idle_stamp: Some(SimTime::ZERO),

@@ -138,6 +138,7 @@ impl Simulator {
             Event::Sample => self.on_sample(),
             Event::Stopper { cpu } => self.active_load_balance_cpu_stop(cpu),
             Event::NohzKick { cpu } => self.nohz_csd_func(cpu),
+            Event::PollLimit { cpu, gen } => self.poll_time_limit(cpu, gen),
             Event::WakelistIpi { cpu } => {
                 // Only the latest IPI's landing: one sent after the CPU scheduled
                 // (which cleared the flag) keeps its own.
@@ -441,7 +442,7 @@ impl Simulator {
 
     /// `sched_tick()` on `cpu`: the fair class's tick, `task_tick_core()`, then
     /// load balancing (`trigger_load_balance()`, `sched_balance_trigger()` from 6.10).
-    fn on_tick(&mut self, cpu: u32) {
+    pub(super) fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
         if self.cpus[cpu as usize].mode == Mode::Running {
@@ -472,6 +473,12 @@ impl Simulator {
             }
         }
         self.trigger_load_balance(cpu);
+        // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the
+        // governor chooses again (idle.rs).
+        let c = &self.cpus[cpu as usize];
+        if c.mode == Mode::Idle && !c.tick_stopped {
+            self.idle_reselect(cpu, super::IdleExit::Tick);
+        }
     }
 
     /// The end of the warm-up (metrics reset), then one point of the throughput
@@ -520,5 +527,6 @@ impl Simulator {
         let g = task.timer_gen;
         self.queue
             .push(SimTime::ZERO + dur, Event::Timer { task: t, gen: g });
+        self.note_timer(t, SimTime::ZERO + dur);
     }
 }

@@ -64,6 +64,9 @@ pub enum Event {
     /// A wake-list IPI reaches busy `cpu`: `sched_ttwu_pending()` empties the list
     /// and clears `rq->ttwu_pending`.
     WakelistIpi { cpu: u32 },
+    /// `poll_idle()` on idle `cpu` reaches its time limit (`cpuidle_poll_time()`) in
+    /// the POLL stay numbered `gen` (`Cpu::cstate_gen`).
+    PollLimit { cpu: u32, gen: u32 },
 }
 
 /// An 8-ary min-heap of `time << 20 | seq` keys with their events in a parallel

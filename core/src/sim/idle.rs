@@ -1,32 +1,33 @@
 //! The idle class and cpuidle (kernel/sched/idle.c, drivers/cpuidle, nohz): idle
-//! entry with a menu-like governor, idle exit's accounting.
+//! entry with the menu governor (`menu.rs`), idle ticks and kicks, idle exit's
+//! accounting.
 //!
 //! ```text
-//!   enter_idle(): predicted = mean of the last 8 idle periods
-//!                 C-state = deepest with target residency <= predicted
-//!                 menu_select()'s stop_tick: one non-polling state only, always;
-//!                 else the state is not polling and predicted >= a tick
+//!   enter_idle(): menu_select() (menu.rs) with tick_nohz_get_sleep_length(): the
+//!                 earliest sleeper's hrtimer on this CPU, else the watchdog's
 //!                 first do_idle()'s nohz_run_idle_balance(): NOHZ_NEWILB_KICK's
 //!                 stats pass over the idle CPUs (balance/rebalance.rs)
 //!                 stop: tick_nohz_idle_stop_tick() → nohz_balance_enter_idle():
 //!                 blocked load to decay (nohz.has_blocked); the first since a
 //!                 busy tick does nr_busy_cpus-- (a line write)
-//!   leave_idle_accounting(): idle history, avg_idle (newidle, SIS_PROP),
+//!   idle tick / ilb kick that leaves the CPU idle: do_idle()'s loop goes round,
+//!                 menu_update() (a tick: tick_nohz_idle_got_tick()), menu_select()
+//!   leave_idle_accounting(): menu_update(), avg_idle (newidle, SIS_PROP),
 //!                 restart the tick (tick_nohz_idle_exit())
 //!   first busy tick: nohz_balancer_kick() → nohz_balance_exit_idle():
 //!                 nr_busy_cpus++ (a line write; balance/rebalance.rs)
 //! ```
 //!
-//! Simplified: menu's other early return (`next_timer_ns` below state 1's target
-//! residency keeps a polling state 0's tick) is left out, the model keeping no
-//! per-CPU timer list; it matters only on machines with a polling state 0 (x86),
-//! where the next timer is rarely that close.
+//! A machine with one idle state (Kunpeng's WFI) keeps no timers and runs no
+//! governor arithmetic: `menu_select()` returns state 0 and stops the tick whatever
+//! it computed, and nothing else reads the governor's data.
 
-use super::{Mode, SimTime, Simulator};
+use super::event::Event;
+use super::{menu, Block, IdleExit, Loc, Mode, SimTime, Simulator};
 
 impl Simulator {
-    /// Leaving idle or force idle: the force-idle time; the idle period, less the
-    /// state's exit latency as `menu_update()` measures it, into the governor's history; the tick restarts (`tick_nohz_idle_exit()`; the CPU counts
+    /// Leaving idle or force idle: the force-idle time; the stay in the C-state into
+    /// the governor (`menu_update()`); the tick restarts (`tick_nohz_idle_exit()`; the CPU counts
     /// as busy again only at its first busy tick, `nohz_balance_exit_idle()`).
     /// `rq->avg_idle` is not the governor's: a wake-up updates it
     /// ([`Simulator::update_avg_idle`]).
@@ -46,18 +47,13 @@ impl Simulator {
             }
             Mode::Idle | Mode::Waking => {
                 if c.idle_since != SimTime::MAX {
-                    // menu_update() (drivers/cpuidle/governors/menu.c v6.8 505-514):
-                    // the residency measured up to the end of the state's exit
-                    // includes the exit latency; "we are interested in when the wakeup
-                    // begun", so it comes off, or, for a residency within twice the
-                    // exit latency, half of it is kept ("assume the state was never
-                    // reached").
-                    let d = now.since(c.idle_since);
-                    let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
-                    let d = if d > 2 * exit { d - exit } else { d / 2 };
-                    let pos = c.idle_hist_pos as usize;
-                    c.idle_hist[pos] = d;
-                    c.idle_hist_pos = ((pos + 1) % 8) as u8;
+                    if self.cost.params.idle_states.len() > 1 {
+                        let d = now.since(c.cstate_since);
+                        let states = &self.cost.params.idle_states;
+                        let tick = self.cost.params.tick_ns;
+                        c.menu
+                            .update(states, c.cstate as usize, d, (false, false), tick);
+                    }
                     c.idle_since = SimTime::MAX;
                 }
                 c.tick_stopped = false;
@@ -101,28 +97,12 @@ impl Simulator {
     /// (`cpuidle_idle_call()`, `tick_nohz_idle_stop_tick()`).
     pub(super) fn enter_idle(&mut self, cpu: u32) {
         let now = self.now;
-        let tick = self.cost.params.tick_ns;
         let c = &mut self.cpus[cpu as usize];
         c.idle_since = now;
-        let predicted = c.idle_hist.iter().sum::<u64>() / 8;
-        let states = &self.cost.params.idle_states;
-        let mut idx = 0;
-        for (i, s) in states.iter().enumerate() {
-            if s.target_residency_ns <= predicted {
-                idx = i;
-            }
-        }
-        c.cstate = idx as u8;
-        let polling = states[idx].polling;
-        // menu_select(): "if (unlikely(drv->state_count <= 1 || ...)) { *stop_tick =
-        // !(drv->states[0].flags & CPUIDLE_FLAG_POLLING); return 0; }"; otherwise the
-        // tick keeps running for a polling state or an idle predicted under a tick
-        // (menu.c v6.8 lines 314-325 and the end of menu_select()).
-        let stop = if states.len() <= 1 {
-            !states[0].polling
-        } else {
-            !polling && predicted >= tick
-        };
+        let (idx, stop) = self.menu_select(cpu);
+        self.enter_cstate(cpu, idx);
+        let c = &mut self.cpus[cpu as usize];
+        let polling = self.cost.params.idle_states[idx].polling;
         let stop_tick = stop && !c.tick_stopped;
         self.switch_to_idle_task(cpu, Mode::Idle, polling);
         // do_idle(): nohz_run_idle_balance() first, before cpuidle_idle_call()
@@ -150,6 +130,129 @@ impl Simulator {
         }
         self.publish_core_cookie(cpu);
         self.kick_force_idle_siblings(cpu);
+    }
+
+    /// `cpuidle_idle_call()`'s `menu_select()` for `cpu`: (state, stop the tick).
+    fn menu_select(&mut self, cpu: u32) -> (usize, bool) {
+        if self.cost.params.idle_states.len() <= 1 {
+            return (0, !self.cost.params.idle_states[0].polling);
+        }
+        let sleep = self.tick_nohz_get_sleep_length(cpu);
+        let states = &self.cost.params.idle_states;
+        let tick = self.cost.params.tick_ns;
+        let c = &mut self.cpus[cpu as usize];
+        c.menu.select(states, tick, c.tick_stopped, || sleep)
+    }
+
+    /// `tick_nohz_get_sleep_length()` (kernel/time/tick-sched.c v6.8 1245-1276) for
+    /// an idle `cpu`: (time to the next timer event were the tick stopped, time to
+    /// the next clock event, `dev->next_event`). The model has no timer-wheel
+    /// timers, so `tick_nohz_next_event()` finds none (its "timer in the next
+    /// period" bail-out reads only the wheel when high-resolution timers are on) and
+    /// the answer is `hrtimer_next_event_without(&ts->sched_timer)`: the earliest
+    /// hrtimer of a task sleeping on `cpu`, else the watchdog's
+    /// (`menu::WATCHDOG_PERIOD_NS`). The clock event is that hrtimer or, with the
+    /// tick running, the next tick on the jiffy grid if sooner.
+    fn tick_nohz_get_sleep_length(&mut self, cpu: u32) -> (u64, u64) {
+        let now = self.now.ns();
+        let tick = self.cost.params.tick_ns;
+        let wd = menu::WATCHDOG_PERIOD_NS;
+        let mut next = (now / wd + 1) * wd;
+        let tasks = &self.tasks;
+        let c = &mut self.cpus[cpu as usize];
+        while let Some(&std::cmp::Reverse((at, t, gen))) = c.timers.peek() {
+            let task = &tasks[t as usize];
+            let pending = at >= now
+                && task.timer_gen == gen
+                && task.block == Block::Sleep
+                && task.loc == Loc::Blocked;
+            if pending {
+                next = next.min(at);
+                break;
+            }
+            c.timers.pop();
+        }
+        let delta = next - now;
+        if c.tick_stopped {
+            return (delta, delta);
+        }
+        let next_tick = (now / tick + 1) * tick;
+        (delta, delta.min(next_tick - now))
+    }
+
+    /// Arms the per-CPU record of `t`'s sleep timer, expiring at `at` on the CPU
+    /// it sleeps on, for the governor (nothing on a one-state machine).
+    pub(super) fn note_timer(&mut self, t: u32, at: SimTime) {
+        if self.cost.params.idle_states.len() <= 1 {
+            return;
+        }
+        let task = &self.tasks[t as usize];
+        let (cpu, gen) = (task.last_cpu, task.timer_gen);
+        self.cpus[cpu as usize]
+            .timers
+            .push(std::cmp::Reverse((at.ns(), t, gen)));
+    }
+
+    /// `cpuidle_enter()` of state `idx` on `cpu`: the stay starts; POLL's ends at
+    /// its time limit unless something ends it first (`Event::PollLimit`).
+    fn enter_cstate(&mut self, cpu: u32, idx: usize) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu as usize];
+        c.cstate = idx as u8;
+        c.cstate_since = now;
+        c.cstate_gen = c.cstate_gen.wrapping_add(1);
+        let states = &self.cost.params.idle_states;
+        if states[idx].polling && states.len() > 1 {
+            let gen = c.cstate_gen;
+            let limit = menu::cpuidle_poll_time(states, self.cost.params.tick_ns);
+            self.queue.push(now + limit, Event::PollLimit { cpu, gen });
+        }
+    }
+
+    /// `poll_idle()` ran out of time (`dev->poll_time_limit`): still idle in the
+    /// same POLL stay, `cpu` goes round `do_idle()`'s loop.
+    pub(super) fn poll_time_limit(&mut self, cpu: u32, gen: u32) {
+        let c = &self.cpus[cpu as usize];
+        if c.mode == Mode::Idle && c.cstate_gen == gen {
+            self.idle_reselect(cpu, IdleExit::PollLimit);
+        }
+    }
+
+    /// An idle `cpu` left its C-state with nothing to run (`why`: its tick, an ilb
+    /// kick, POLL's time limit): `do_idle()`'s loop goes round, `cpuidle_idle_call()`
+    /// again. The governor learns the stay (`menu_update()`; a tick wake-up is
+    /// `tick_nohz_idle_got_tick()`) and chooses again; a stop of the tick now is
+    /// `tick_nohz_idle_stop_tick()`'s, with its `nohz_balance_enter_idle()`.
+    pub(super) fn idle_reselect(&mut self, cpu: u32, why: IdleExit) {
+        let states = &self.cost.params.idle_states;
+        if states.len() <= 1 {
+            return;
+        }
+        let now = self.now;
+        let tick_ns = self.cost.params.tick_ns;
+        let c = &mut self.cpus[cpu as usize];
+        debug_assert_eq!(c.mode, Mode::Idle);
+        let d = now.since(c.cstate_since);
+        let how = (why == IdleExit::Tick, why == IdleExit::PollLimit);
+        c.menu.update(states, c.cstate as usize, d, how, tick_ns);
+        let was = c.cstate;
+        let (idx, stop) = self.menu_select(cpu);
+        let polling = self.cost.params.idle_states[idx].polling;
+        if self.rec.is_some() && idx as u8 != was {
+            self.record_idle_exit(cpu);
+        }
+        self.enter_cstate(cpu, idx);
+        if idx as u8 != was {
+            self.update_rq(cpu, |rq| rq.polling = polling);
+            if self.rec.is_some() {
+                self.record_idle_enter(cpu);
+            }
+        }
+        let c = &self.cpus[cpu as usize];
+        if stop && !c.tick_stopped {
+            self.cpus[cpu as usize].tick_stopped = true;
+            self.nohz_balance_enter_idle(cpu);
+        }
     }
 
     /// The switch to the idle task that idle and force idle share.

@@ -58,10 +58,11 @@
 //! - **Context switch.** `ctx_switch_ns` (+ the mm switch), the own rq lock (wait, and
 //!   the rq lines pulled back from a remote waker), and the refill of the data other
 //!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
-//! - **Idle.** Per-machine cpuidle states; a menu-like governor picks the deepest
-//!   state whose target residency is below the mean of the CPU's last 8 idle periods.
-//!   The tick is stopped when the prediction exceeds a tick, and on every idle entry
-//!   of a machine with a single, non-polling idle state (menu.c's
+//! - **Idle.** Per-machine cpuidle states chosen by the menu governor (`menu.rs`:
+//!   `get_typical_interval()` over the last 8 periods, the next timer event with its
+//!   correction factor, the tick kept for short predictions and then taken as a
+//!   wake-up that makes the governor choose again). A machine with a single,
+//!   non-polling idle state stops the tick at every idle entry (menu.c's
 //!   `state_count <= 1` rule: Kunpeng's WFI); a tick-stopped idle CPU takes no tick.
 //!   The first stop after a busy tick takes the CPU out of `nr_busy_cpus` (a line
 //!   write), the first busy tick puts it back (`nohz_balance_exit_idle()`).
@@ -126,6 +127,7 @@ mod fork_tests;
 mod idle;
 mod invariants;
 mod load_avg;
+mod menu;
 mod pelt;
 pub mod perfetto;
 mod program;
@@ -279,6 +281,18 @@ struct Task {
     background: bool,
 }
 
+/// Why an idle CPU left its C-state without anything to run (`idle.rs`,
+/// `Simulator::idle_reselect`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdleExit {
+    /// Its own tick (`tick_nohz_idle_got_tick()`).
+    Tick,
+    /// Another interrupt: an ilb kick.
+    Interrupt,
+    /// POLL's time limit (`dev->poll_time_limit`).
+    PollLimit,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     /// Running the idle task in a C-state.
@@ -321,8 +335,18 @@ struct Cpu {
     /// `nr_busy_cpus`, from `nohz_balance_enter_idle()` until the first busy tick's
     /// `nohz_balance_exit_idle()`.
     nohz_tick_stopped: bool,
-    idle_hist: [u64; 8],
-    idle_hist_pos: u8,
+    /// When the CPU entered its current C-state: `idle_since`, or the last idle
+    /// tick or kick after which the governor chose again (the state's residency).
+    cstate_since: SimTime,
+    /// Bumped at each entry into a C-state: invalidates `PollLimit`.
+    cstate_gen: u32,
+    /// The menu governor's per-CPU data (`menu.rs`).
+    menu: menu::MenuDevice,
+    /// The hrtimers of the tasks sleeping here, `(expiry ns, task, timer_gen)`,
+    /// earliest first; kept only on machines whose governor has a choice to make
+    /// (more than one idle state), for `tick_nohz_get_sleep_length()`. Entries of
+    /// timers that fired are dropped when met.
+    timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u32)>>,
     /// `rq->avg_idle`, updated only by `ttwu_do_activate()` from `idle_stamp`.
     avg_idle_ns: u64,
     /// `rq->idle_stamp`: set when `newidle_balance()` starts, cleared when it finds a

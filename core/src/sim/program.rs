@@ -189,6 +189,7 @@ impl Simulator {
                     let g = task.timer_gen;
                     self.queue
                         .push(self.now + dur, Event::Timer { task: t, gen: g });
+                    self.note_timer(t, self.now + dur);
                     return Next::Block;
                 }
                 Ins::Count(n) => {
@@ -258,6 +259,7 @@ impl Simulator {
         let g = task.timer_gen;
         self.queue
             .push(self.now + dur, Event::Timer { task: t, gen: g });
+        self.note_timer(t, self.now + dur);
     }
 
     /// The wake-up costs `t` still owes, to be paid as CPU time before it blocks or

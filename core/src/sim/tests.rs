@@ -254,7 +254,7 @@ fn a_single_idle_state_stops_the_tick_at_every_idle_entry() {
         let cpu = sim.machine.nr_cpus() - 1;
         let llc = sim.llc_id_of[cpu as usize] as usize;
         let c = &mut sim.cpus[cpu as usize];
-        c.idle_hist = [1_000; 8];
+        c.menu.intervals = [1; 8];
         c.tick_stopped = false;
         c.nohz_tick_stopped = false;
         sim.state.llc_shared[llc].nr_busy_cpus = 1;
@@ -297,19 +297,141 @@ fn the_governor_records_an_idle_period_without_the_exit_latency() {
         let t0 = SimTime::from_ms(1);
         sim.now = t0;
         let c = &mut sim.cpus[cpu as usize];
-        (c.mode, c.cstate, c.idle_since, c.idle_hist_pos) = (Mode::Idle, c1e as u8, t0, 0);
+        (c.mode, c.cstate, c.idle_since, c.cstate_since) = (Mode::Idle, c1e as u8, t0, t0);
+        c.menu.interval_ptr = 0;
         sim.now = SimTime(t0.ns() + residency);
         sim.leave_idle_accounting(cpu);
         assert_eq!(
-            sim.cpus[cpu as usize].idle_hist[0], recorded,
+            sim.cpus[cpu as usize].menu.intervals[0] as u64 * 1_000,
+            recorded,
             "{residency} ns"
         );
     }
     // Eight such periods: the next idle entry chooses C1, not C1E.
     let c = &mut sim.cpus[cpu as usize];
-    c.idle_hist = [21_000; 8];
+    c.menu.intervals = [21; 8];
     sim.enter_idle(cpu);
     assert_eq!(states[sim.cpus[cpu as usize].cstate as usize].name, "C1");
+}
+
+/// A tick that wakes an idle CPU which kept it sends the CPU round `do_idle()`'s loop:
+/// `menu_update()` counts the stay as 45 ms (`9 * MAX_INTERESTING / 10`, the tick
+/// wake-up the timer did not foresee; drivers/cpuidle/governors/menu.c v6.8 458-470)
+/// and `menu_select()` chooses again. A Jacobsville CPU whose last 8 periods were
+/// 10 us keeps its tick in C1 (`get_typical_interval()` drops the 45 ms values as
+/// outliers while a tight short pattern remains, menu.c 190-228), and at the 8th
+/// idle tick, its history all 45 ms, it stops the tick in C6 and enters the nohz
+/// mask. Before, the tick left the governor alone: the CPU ticked in C1 forever.
+#[test]
+fn idle_ticks_make_the_governor_choose_again_until_it_stops_the_tick() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![Op::Run(Dist::Fixed { ns: 1_000_000_000 }), Op::Exit],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 2_000, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let cpu = n - 1;
+    let tick = sim.cost.params.tick_ns;
+    sim.now = SimTime(10 * tick + tick / 2);
+    sim.leave_idle_accounting(cpu);
+    let c = &mut sim.cpus[cpu as usize];
+    c.menu.intervals = [10; 8];
+    sim.cpus[cpu as usize].nohz_tick_stopped = false;
+    sim.enter_idle(cpu);
+    let name = |sim: &Simulator| states[sim.cpus[cpu as usize].cstate as usize].name;
+    assert_eq!(name(&sim), "C1");
+    assert!(!sim.cpus[cpu as usize].tick_stopped);
+    for k in 1..=8u64 {
+        sim.now = SimTime((10 + k) * tick);
+        sim.on_tick(cpu);
+        let c = &sim.cpus[cpu as usize];
+        assert_eq!(c.mode, Mode::Idle);
+        if k < 8 {
+            assert_eq!((name(&sim), c.tick_stopped), ("C1", false), "tick {k}");
+        } else {
+            assert_eq!((name(&sim), c.tick_stopped), ("C6", true), "tick {k}");
+            assert!(c.nohz_tick_stopped, "nohz_balance_enter_idle()");
+        }
+    }
+    assert_eq!(sim.cpus[cpu as usize].menu.intervals, [45_000; 8]);
+}
+
+/// `menu_select()` caps a long typical interval by the next timer event
+/// (`tick_nohz_get_sleep_length()` × the bucket's correction factor, menu.c v6.8
+/// 288-305): a Jacobsville CPU whose history says 45 ms, idle while its only task
+/// sleeps 200 us on an hrtimer armed there, takes C1E (25 us), not C6 (500 us),
+/// and keeps its tick. The mean of the history alone chose C6.
+#[test]
+fn a_sleepers_timer_caps_the_governors_prediction() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let ms = |x: u64| SimTime(x * 100_000);
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![
+            Op::Run(Dist::Fixed { ns: 1_000_000 }),
+            Op::Sleep(Dist::Fixed { ns: 200_000 }),
+            Op::Run(Dist::Fixed { ns: 1_000_000 }),
+            Op::Exit,
+        ],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 10, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    sim.run_until(ms(5));
+    assert_eq!(sim.cpus[0].mode, Mode::Running);
+    sim.cpus[0].menu.intervals = [45_000; 8];
+    sim.run_until(ms(11));
+    let c = &sim.cpus[0];
+    assert_eq!(c.mode, Mode::Idle);
+    assert_eq!(
+        (states[c.cstate as usize].name, c.tick_stopped),
+        ("C1E", false)
+    );
+}
+
+/// `poll_idle()` leaves POLL at `cpuidle_poll_time()` (Jacobsville: C1E's 25 us, the
+/// first residency of at least 10 us; drivers/cpuidle/cpuidle.c v6.8 429-457) and
+/// `menu_update()` records the stay as `next_timer_ns` (menu.c v6.8 471-480): for a
+/// prediction under 15 us that is `KTIME_MAX`, whose microseconds the kernel stores
+/// truncated to an `unsigned int`. Seven such values are outliers to a tight 1 us
+/// pattern; the eighth leaves only them, and the CPU goes to C6 and stops its tick.
+/// Before, a CPU that chose POLL polled until it was woken.
+#[test]
+fn poll_ends_at_its_time_limit_and_the_governor_chooses_again() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![Op::Run(Dist::Fixed { ns: 1_000_000_000 }), Op::Exit],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 2_000, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let cpu = n - 1;
+    sim.now = SimTime::from_ms(10);
+    sim.leave_idle_accounting(cpu);
+    sim.cpus[cpu as usize].menu.intervals = [1; 8];
+    sim.enter_idle(cpu);
+    let name = |sim: &Simulator| states[sim.cpus[cpu as usize].cstate as usize].name;
+    assert_eq!(name(&sim), "POLL");
+    let truncated = ((i64::MAX as u64) / 1_000) as u32;
+    assert_eq!(truncated, 2_783_138_807);
+    for k in 1..=8 {
+        let gen = sim.cpus[cpu as usize].cstate_gen;
+        sim.now = SimTime(sim.now.ns() + 25_000);
+        sim.poll_time_limit(cpu, gen);
+        let c = &sim.cpus[cpu as usize];
+        let expect = if k < 8 { ("POLL", false) } else { ("C6", true) };
+        assert_eq!((name(&sim), c.tick_stopped), expect, "limit {k}");
+        // A stale limit (another stay) does nothing.
+        sim.poll_time_limit(cpu, gen);
+        assert_eq!(name(&sim), expect.0);
+    }
+    assert_eq!(sim.cpus[cpu as usize].menu.intervals, [truncated; 8]);
 }
 
 /// schbench's message thread wakes its workers with a futex (`fpost()`:

@@ -293,7 +293,13 @@ impl Simulator {
                 self.queue
                     .push(self.now, super::super::Event::Resched { cpu: ilb, gen: g });
             }
-            Mode::Idle if self.cpu_idle(ilb) => self.nohz_idle_balance(ilb, flags),
+            Mode::Idle if self.cpu_idle(ilb) => {
+                self.nohz_idle_balance(ilb, flags);
+                // Nothing pulled: the kicked CPU goes round do_idle()'s loop.
+                if self.cpus[ilb as usize].mode == Mode::Idle {
+                    self.idle_reselect(ilb, super::super::IdleExit::Interrupt);
+                }
+            }
             Mode::Running if !polled => {
                 self.cpus[ilb as usize].stolen_ns += self.cost.params.ipi_recv_ns;
             }

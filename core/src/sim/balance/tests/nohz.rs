@@ -392,7 +392,9 @@ fn a_kick_to_a_polling_ilb_is_recorded_and_sends_no_ipi() {
         // tick) and comes back predicting a short idle (state 0, POLL) or a long one
         // (C6).
         sim.leave_idle_accounting(ilb);
-        sim.cpus[ilb as usize].idle_hist = [if poll { 100 } else { 10_000_000 }; 8];
+        // Typical 1 us: Jacobsville's C1 exits in 2, over menu's limit of the
+        // prediction, so POLL; typical 10 ms: C6.
+        sim.cpus[ilb as usize].menu.intervals = [if poll { 1 } else { 10_000 }; 8];
         sim.enter_idle(ilb);
         assert!(sim.nohz_idle(ilb));
         let cstate = sim.cpus[ilb as usize].cstate as usize;
