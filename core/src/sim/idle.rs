@@ -93,7 +93,7 @@ impl Simulator {
         }
     }
 
-    /// The idle governor (menu-like, `menu_select()` v6.8) and idle entry
+    /// The idle governor (`menu_select()` v6.8, `menu.rs`) and idle entry
     /// (`cpuidle_idle_call()`, `tick_nohz_idle_stop_tick()`).
     pub(super) fn enter_idle(&mut self, cpu: u32) {
         let now = self.now;
