@@ -53,6 +53,9 @@ impl Simulator {
 
     /// `find_idlest_cpu()`, fair.c v6.8, from `cpu`'s domain `li` (prev_cpu = cpu).
     fn find_idlest_cpu(&self, li: usize, parent: u32, mask: &CpuMask) -> u32 {
+        // `cpumask_intersects(sched_domain_span(sd), p->cpus_ptr)`: the level keeps only
+        // the span's run CPUs, but those hold every task's mask (the run's CPUs are
+        // the masks put together), so the answer is the same.
         let span = &self.balance.levels[parent as usize][li].span;
         if !span.iter().any(|&c| mask.test_cpu(CpuId(c))) {
             return parent;
@@ -178,12 +181,13 @@ impl Simulator {
         Some(ig)
     }
 
-    /// `sd->imb_numa_nr`, or for a task allowed fewer than every online CPU the
-    /// smaller of it and the task's CPUs in the local group.
+    /// `imb_numa_nr`, fair.c v6.8 lines 10427-10454: the smaller of `sd->imb_numa_nr`
+    /// and the task's CPUs in the local group, under `if (p->nr_cpus_allowed !=
+    /// NR_CPUS)`. `NR_CPUS` is `CONFIG_NR_CPUS`, the build's maximum (8192 on
+    /// distribution kernels, above [`crate::cpumask::MAX_CPUS`]) and a task allowed
+    /// everything has `cpu_possible_mask`, so the test always holds: the minimum is
+    /// taken for every task, as in `wakeup::select`'s `find_idlest_group()`.
     fn fork_imb_numa_nr(&self, lv: &Level, mask: &CpuMask) -> u32 {
-        if mask.weight() == self.env.domains.cpu_map.weight() {
-            return lv.imb_numa_nr;
-        }
         let local = lv.groups[0]
             .cpus
             .iter()
