@@ -227,6 +227,7 @@ impl Simulator {
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
             cfs_mru: vec![0; tasks.len()],
+            on_wakelist: vec![false; tasks.len()],
             attached: vec![u32::MAX; tasks.len()],
             util_est: vec![(0, 0); tasks.len()],
             children,

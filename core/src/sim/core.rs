@@ -168,6 +168,11 @@ impl Simulator {
     /// cleared.
     #[inline]
     pub(super) fn sched_ttwu_pending(&mut self, cpu: u32) {
+        if self.state.rqs[cpu as usize].wakelist_queued > 0 {
+            for &t in &self.cpus[cpu as usize].queue {
+                self.on_wakelist[t as usize] = false;
+            }
+        }
         self.update_rq(cpu, |rq| {
             rq.ttwu_pending = false;
             rq.wakelist_queued = 0;

@@ -337,7 +337,9 @@ impl Simulator {
             .iter()
             .copied()
             .filter(|&t| {
-                self.cookie(t) == cookie
+                // A wakee still on src's wake list is not in its core tree yet.
+                !self.on_wakelist[t as usize]
+                    && self.cookie(t) == cookie
                     && self.allowed_on(t, cpu)
                     && self.core_occ[t as usize] <= idle_occ
             })

@@ -145,6 +145,7 @@ impl Simulator {
         }
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
+        self.on_wakelist[t as usize] = wakelist;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.
         self.attach_entity_load_avg(t, cpu);
         // account_entity_enqueue(): list_add() at the head of rq->cfs_tasks.

@@ -77,9 +77,17 @@ impl Simulator {
                     rq.nr_running, nr
                 ));
             }
-            if rq.wakelist_queued > rq.nr_running || (rq.wakelist_queued > 0 && !rq.ttwu_pending) {
+            let listed = c
+                .queue
+                .iter()
+                .filter(|&&t| self.on_wakelist[t as usize])
+                .count() as u32;
+            if rq.wakelist_queued != listed
+                || rq.wakelist_queued > rq.nr_running
+                || (rq.wakelist_queued > 0 && !rq.ttwu_pending)
+            {
                 return Err(format!(
-                    "CPU {ci}: {} wakees on the wake list, nr_running {}, ttwu_pending {}",
+                    "CPU {ci}: {} wakees on the wake list ({listed} queued tasks marked), nr_running {}, ttwu_pending {}",
                     rq.wakelist_queued, rq.nr_running, rq.ttwu_pending
                 ));
             }

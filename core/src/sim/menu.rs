@@ -139,11 +139,12 @@ impl MenuDevice {
             delta_tick = dt;
             self.next_timer_ns = delta;
             self.bucket = which_bucket(delta);
-            // "Round up the result for half microseconds."
-            let timer_us = (RESOLUTION * DECAY * 1_000 / 2
+            // "Round up the result for half microseconds." (`timer_us` is an
+            // `unsigned int`.)
+            let timer_us = ((RESOLUTION * DECAY * 1_000 / 2
                 + delta.wrapping_mul(self.correction_factor[self.bucket as usize] as u64))
-                / (RESOLUTION * DECAY * 1_000);
-            predicted_ns = predicted_ns.min(timer_us * 1_000);
+                / (RESOLUTION * DECAY * 1_000)) as u32;
+            predicted_ns = predicted_ns.min(timer_us as u64 * 1_000);
         } else {
             // "assume that without the tick the closest timer will be in distant
             // future and that the closest tick will occur after 1/2 of the tick

@@ -448,6 +448,11 @@ pub struct Simulator {
     /// line 8487) or passed over by `detach_tasks()` (`goto next: list_move()`, line
     /// 9164). A side table: `Task` stays 128 bytes.
     cfs_mru: Vec<u64>,
+    /// Per task: on its CPU's wake list (`ttwu_queue_wakelist()`), enqueued by the
+    /// simulator but not yet by the kernel, whose `rq->cfs_tasks` and core tree do not
+    /// hold it until `sched_ttwu_pending()` (counted in `RqState::wakelist_queued`).
+    /// A side table: [`Task`] is two full cache lines.
+    on_wakelist: Vec<bool>,
     /// The last stamp of `cfs_mru` handed out.
     mru_seq: u64,
     live: u32,

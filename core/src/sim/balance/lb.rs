@@ -456,7 +456,8 @@ impl Simulator {
             if env.excluded.contains(&c) {
                 continue;
             }
-            let nr = self.state.rqs[c as usize].nr_running;
+            // rq->cfs.h_nr_running: not the wakees still on its wake list.
+            let nr = self.state.rqs[c as usize].kernel_nr_running();
             if nr == 0 {
                 continue;
             }
@@ -521,7 +522,7 @@ impl Simulator {
             };
             env.src = src;
             env.all_pinned = true;
-            if self.state.rqs[src as usize].nr_running > 1 {
+            if self.state.rqs[src as usize].kernel_nr_running() > 1 {
                 moved = self.detach_tasks(&mut env);
                 if let Some(p) = parent_sgc {
                     if env.some_pinned && env.imbalance > 0 {

@@ -680,6 +680,43 @@ fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
     assert_eq!(sim.detach_tasks(&mut env), vec![0]);
 }
 
+/// A wakee on a CPU's wake list (`ttwu_queue_wakelist()`) is not on that runqueue
+/// until `sched_ttwu_pending()` activates it (core.c v6.8 3885-3918, 4026-4035): it
+/// is neither in `rq->nr_running` nor on `rq->cfs_tasks`. flat-16 (6.8): CPU 1 holds
+/// task 0, queued, and task 1, just woken onto its wake list. `detach_tasks()` finds
+/// one task there ("if (env->src_rq->nr_running <= 1) return 0", fair.c v6.8 9083-9091)
+/// and `find_busiest_queue()` reads `rq->cfs.h_nr_running` = 1 (10806). Before, the
+/// model counted and walked both, and moved task 0.
+#[test]
+fn the_balancer_does_not_see_a_wakee_still_on_the_wake_list() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 2, 100);
+    place(&mut sim, |_| 1);
+    sim.on_wakelist[1] = true;
+    sim.update_rq(1, |rq| {
+        rq.wakelist_queued = 1;
+        rq.ttwu_pending = true;
+    });
+    sim.now = SimTime::from_ms(5);
+    let mut env = super::lb::LbEnv {
+        imbalance: 1,
+        all_pinned: true,
+        src: 1,
+        ..super::lb::LbEnv::new(0, 0, 0, CpuIdle::Idle)
+    };
+    assert_eq!(sim.detach_tasks(&mut env), Vec::<u32>::new());
+    assert_eq!(sim.cpus[1].queue.len(), 2);
+    // Once the list is flushed, the same balance moves one of them.
+    sim.sched_ttwu_pending(1);
+    assert!(!sim.on_wakelist[1]);
+    let mut env = super::lb::LbEnv {
+        imbalance: 1,
+        all_pinned: true,
+        src: 1,
+        ..super::lb::LbEnv::new(0, 0, 0, CpuIdle::Idle)
+    };
+    assert_eq!(sim.detach_tasks(&mut env).len(), 1);
+}
+
 /// The queued task of CPU `cpu` (there must be one).
 fn queued_task(sim: &Simulator, cpu: u32) -> u32 {
     *sim.cpus[cpu as usize].queue.first().expect("a queued task")
