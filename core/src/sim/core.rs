@@ -477,11 +477,23 @@ impl Simulator {
                 self.queue.push(self.now, Event::Resched { cpu, gen: g });
             }
         }
+        // tick_sched_do_timer(): "if (ts->inidle) ts->got_idle_tick = 1", which
+        // menu_update() reads when the stay ends, also when the tick's own balance
+        // pulls a task here and ends it.
+        let c = &mut self.cpus[cpu as usize];
+        if c.mode == Mode::Idle && !c.tick_stopped {
+            c.got_idle_tick = true;
+        }
         self.trigger_load_balance(cpu);
         // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the
-        // governor chooses again (idle.rs).
+        // governor chooses again (idle.rs). Not from POLL: poll_idle() takes
+        // interrupts with IRQs on and polls on until need_resched() or its time
+        // limit (drivers/cpuidle/poll_state.c v6.8 22-38).
         let c = &self.cpus[cpu as usize];
-        if c.mode == Mode::Idle && !c.tick_stopped {
+        if c.mode == Mode::Idle
+            && !c.tick_stopped
+            && !self.cost.params.idle_states[c.cstate as usize].polling
+        {
             self.idle_reselect(cpu, super::IdleExit::Tick);
         }
     }

@@ -46,13 +46,15 @@ impl Simulator {
                 c.force_idle_since = now;
             }
             Mode::Idle | Mode::Waking => {
+                // menu_reflect(): tick_nohz_idle_got_tick().
+                let tick_wakeup = std::mem::take(&mut c.got_idle_tick);
                 if c.idle_since != SimTime::MAX {
                     if self.cost.params.idle_states.len() > 1 {
                         let d = now.since(c.cstate_since);
                         let states = &self.cost.params.idle_states;
                         let tick = self.cost.params.tick_ns;
-                        c.menu
-                            .update(states, c.cstate as usize, d, (false, false), tick);
+                        let how = (tick_wakeup, false);
+                        c.menu.update(states, c.cstate as usize, d, how, tick);
                     }
                     c.idle_since = SimTime::MAX;
                 }
@@ -220,8 +222,8 @@ impl Simulator {
 
     /// An idle `cpu` left its C-state with nothing to run (`why`: its tick, an ilb
     /// kick, POLL's time limit): `do_idle()`'s loop goes round, `cpuidle_idle_call()`
-    /// again. The governor learns the stay (`menu_update()`; a tick wake-up is
-    /// `tick_nohz_idle_got_tick()`) and chooses again; a stop of the tick now is
+    /// again. The governor learns the stay (`menu_update()`; a stay during which the
+    /// tick ran is `tick_nohz_idle_got_tick()`'s) and chooses again; a stop of the tick now is
     /// `tick_nohz_idle_stop_tick()`'s, with its `nohz_balance_enter_idle()`.
     pub(super) fn idle_reselect(&mut self, cpu: u32, why: IdleExit) {
         let states = &self.cost.params.idle_states;
@@ -233,7 +235,12 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         debug_assert_eq!(c.mode, Mode::Idle);
         let d = now.since(c.cstate_since);
-        let how = (why == IdleExit::Tick, why == IdleExit::PollLimit);
+        // menu_reflect(): tick_nohz_idle_got_tick(), and poll_idle()'s
+        // dev->poll_time_limit.
+        let how = (
+            std::mem::take(&mut c.got_idle_tick),
+            why == IdleExit::PollLimit,
+        );
         c.menu.update(states, c.cstate as usize, d, how, tick_ns);
         let was = c.cstate;
         let (idx, stop) = self.menu_select(cpu);

@@ -285,7 +285,7 @@ struct Task {
 /// `Simulator::idle_reselect`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum IdleExit {
-    /// Its own tick (`tick_nohz_idle_got_tick()`).
+    /// Its own tick (a physical state; POLL takes the tick and polls on).
     Tick,
     /// Another interrupt: an ilb kick.
     Interrupt,
@@ -340,6 +340,12 @@ struct Cpu {
     cstate_since: SimTime,
     /// Bumped at each entry into a C-state: invalidates `PollLimit`.
     cstate_gen: u32,
+    /// `ts->got_idle_tick`: the CPU's tick ran while it was idle in a C-state
+    /// (`tick_sched_do_timer()`, tick-sched.c v6.8 228-229); read and cleared when
+    /// the stay ends (`menu_reflect()` → `tick_nohz_idle_got_tick()`, menu.c 453),
+    /// whatever ended it: the tick itself, or POLL's time limit or a wake-up after a
+    /// tick that POLL absorbed.
+    got_idle_tick: bool,
     /// The menu governor's per-CPU data (`menu.rs`).
     menu: menu::MenuDevice,
     /// The hrtimers of the tasks sleeping here, `(expiry ns, task, timer_gen)`,

@@ -434,6 +434,60 @@ fn poll_ends_at_its_time_limit_and_the_governor_chooses_again() {
     assert_eq!(sim.cpus[cpu as usize].menu.intervals, [truncated; 8]);
 }
 
+/// `poll_idle()` takes interrupts with IRQs on and polls on until `need_resched()` or
+/// its time limit (drivers/cpuidle/poll_state.c v6.8 22-38): a tick that lands in a
+/// POLL stay does not end it, but sets `ts->got_idle_tick` (tick-sched.c v6.8
+/// 228-229), which `menu_reflect()` reads when the stay ends (menu.c 453): at the time
+/// limit, or at a wake-up, the stay counts once, as a tick wake-up the timer did not
+/// foresee (45 ms, menu.c 484-494, ahead of the poll-limit rule). Before, the tick
+/// ended the POLL stay and started another, and a wake-up after a tick never saw it.
+#[test]
+fn a_tick_in_poll_is_absorbed_and_marks_the_stay_a_tick_wake_up() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![Op::Run(Dist::Fixed { ns: 1_000_000_000 }), Op::Exit],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 2_000, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let cpu = n - 1;
+    let tick = sim.cost.params.tick_ns;
+    for (k, wake) in [(10u64, false), (20, true)] {
+        // POLL entered 10 us before a tick (Jacobsville's limit: 25 us).
+        let t0 = SimTime(k * tick - 10_000);
+        sim.now = t0;
+        sim.leave_idle_accounting(cpu);
+        let c = &mut sim.cpus[cpu as usize];
+        (c.menu.intervals, c.menu.interval_ptr) = ([1; 8], 0);
+        sim.enter_idle(cpu);
+        let c = &sim.cpus[cpu as usize];
+        assert_eq!(
+            (states[c.cstate as usize].name, c.tick_stopped),
+            ("POLL", false)
+        );
+        let gen = c.cstate_gen;
+        sim.now = SimTime(k * tick);
+        sim.on_tick(cpu);
+        let c = &sim.cpus[cpu as usize];
+        assert_eq!(
+            (c.mode, c.cstate_gen, c.cstate_since),
+            (Mode::Idle, gen, t0)
+        );
+        assert_eq!(c.menu.interval_ptr, 0, "the stay goes on");
+        if wake {
+            sim.now = SimTime(t0.ns() + 20_000);
+            sim.leave_idle_accounting(cpu);
+        } else {
+            sim.now = SimTime(t0.ns() + 25_000);
+            sim.poll_time_limit(cpu, gen);
+        }
+        let m = &sim.cpus[cpu as usize].menu;
+        assert_eq!((m.interval_ptr, m.intervals[0]), (1, 45_000), "wake {wake}");
+    }
+}
+
 /// schbench's message thread wakes its workers with a futex (`fpost()`:
 /// FUTEX_WAKE_PRIVATE), and futex_wake() wakes through `wake_up_q()`
 /// (kernel/futex/waitwake.c v6.8 lines 155-199), i.e. `wake_up_process()` =
