@@ -176,6 +176,7 @@ impl Simulator {
                 nohz_tick_stopped: true,
                 cstate_since: SimTime::ZERO,
                 cstate_gen: 0,
+                idle_entry: SimTime::ZERO,
                 got_idle_tick: false,
                 menu: menu.clone(),
                 timers: std::collections::BinaryHeap::new(),

@@ -480,9 +480,13 @@ impl Simulator {
         // tick_sched_do_timer(): "if (ts->inidle) ts->got_idle_tick = 1", which
         // menu_update() reads when the stay ends, also when the tick's own balance
         // pulls a task here and ends it.
+        // The handler runs once the CPU is out of its C-state; its exit is
+        // tick_nohz_irq_exit()'s new idle entry time.
         let c = &mut self.cpus[cpu as usize];
         if c.mode == Mode::Idle && !c.tick_stopped {
             c.got_idle_tick = true;
+            let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
+            c.idle_entry = self.now + exit;
         }
         self.trigger_load_balance(cpu);
         // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the

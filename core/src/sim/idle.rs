@@ -101,8 +101,9 @@ impl Simulator {
         let now = self.now;
         let c = &mut self.cpus[cpu as usize];
         c.idle_since = now;
+        c.idle_entry = now;
         let (idx, stop) = self.menu_select(cpu);
-        self.enter_cstate(cpu, idx);
+        self.enter_cstate(cpu, idx, now);
         let c = &mut self.cpus[cpu as usize];
         let polling = self.cost.params.idle_states[idx].polling;
         let stop_tick = stop && !c.tick_stopped;
@@ -155,6 +156,8 @@ impl Simulator {
     /// hrtimer of a task sleeping on `cpu`, else the watchdog's
     /// (`menu::WATCHDOG_PERIOD_NS`). The clock event is that hrtimer or, with the
     /// tick running, the next tick on the jiffy grid if sooner.
+    /// Both are measured from `ts->idle_entrytime` (`Cpu::idle_entry`; tick-sched.c
+    /// 1254), and are 0 if the next event is before it (menu.c 287-290).
     fn tick_nohz_get_sleep_length(&mut self, cpu: u32) -> (u64, u64) {
         let now = self.now.ns();
         let tick = self.cost.params.tick_ns;
@@ -174,12 +177,16 @@ impl Simulator {
             }
             c.timers.pop();
         }
-        let delta = next - now;
+        let entry = c.idle_entry.ns();
+        if next < entry {
+            return (0, 0);
+        }
+        let delta = next - entry;
         if c.tick_stopped {
             return (delta, delta);
         }
         let next_tick = (now / tick + 1) * tick;
-        (delta, delta.min(next_tick - now))
+        (delta, delta.min(next_tick.saturating_sub(entry)))
     }
 
     /// Arms the per-CPU record of `t`'s sleep timer, expiring at `at` on the CPU
@@ -197,8 +204,9 @@ impl Simulator {
 
     /// `cpuidle_enter()` of state `idx` on `cpu`: the stay starts; POLL's ends at
     /// its time limit unless something ends it first (`Event::PollLimit`).
-    fn enter_cstate(&mut self, cpu: u32, idx: usize) {
-        let now = self.now;
+    /// The stay starts at `now`, after the previous state's exit when the tick ended
+    /// that one.
+    fn enter_cstate(&mut self, cpu: u32, idx: usize, now: SimTime) {
         let c = &mut self.cpus[cpu as usize];
         c.cstate = idx as u8;
         c.cstate_since = now;
@@ -230,10 +238,22 @@ impl Simulator {
         if states.len() <= 1 {
             return;
         }
-        let now = self.now;
         let tick_ns = self.cost.params.tick_ns;
         let c = &mut self.cpus[cpu as usize];
         debug_assert_eq!(c.mode, Mode::Idle);
+        // The stay ended when the CPU was out of the state (cpuidle_enter_state()'s
+        // time_end, drivers/cpuidle/cpuidle.c v6.8 246, 279-302): the kick's event comes
+        // after the exit latency, the tick's at the tick itself, so its exit is added
+        // here (`idle_entry`, set by the tick). The interrupt's exit is the new idle
+        // entry time; POLL's limit is no interrupt and keeps the old one.
+        let now = match why {
+            IdleExit::Tick => c.idle_entry,
+            IdleExit::Interrupt => {
+                c.idle_entry = self.now;
+                self.now
+            }
+            IdleExit::PollLimit => self.now,
+        };
         let d = now.since(c.cstate_since);
         // menu_reflect(): tick_nohz_idle_got_tick(), and poll_idle()'s
         // dev->poll_time_limit.
@@ -248,7 +268,7 @@ impl Simulator {
         if self.rec.is_some() && idx as u8 != was {
             self.record_idle_exit(cpu);
         }
-        self.enter_cstate(cpu, idx);
+        self.enter_cstate(cpu, idx, now);
         if idx as u8 != was {
             self.update_rq(cpu, |rq| rq.polling = polling);
             if self.rec.is_some() {

@@ -340,6 +340,11 @@ struct Cpu {
     cstate_since: SimTime,
     /// Bumped at each entry into a C-state: invalidates `PollLimit`.
     cstate_gen: u32,
+    /// `ts->idle_entrytime`, from which `tick_nohz_get_sleep_length()` measures:
+    /// set at idle entry (`tick_nohz_idle_enter()`) and at the exit of each
+    /// interrupt taken while idle (`tick_nohz_irq_exit()`), not when POLL ends at
+    /// its time limit (no interrupt).
+    idle_entry: SimTime,
     /// `ts->got_idle_tick`: the CPU's tick ran while it was idle in a C-state
     /// (`tick_sched_do_timer()`, tick-sched.c v6.8 228-229); read and cleared when
     /// the stay ends (`menu_reflect()` → `tick_nohz_idle_got_tick()`, menu.c 453),

@@ -488,6 +488,82 @@ fn a_tick_in_poll_is_absorbed_and_marks_the_stay_a_tick_wake_up() {
     }
 }
 
+/// A tick ends a physical state's stay once the CPU is out of it:
+/// `cpuidle_enter_state()` takes `time_end` after the state returns
+/// (drivers/cpuidle/cpuidle.c v6.8 246, 279-302), so the residency includes the exit
+/// latency and the next stay starts after it. Jacobsville, a CPU with 30 us periods
+/// idles in C1E (exit 15 us) with its tick kept; the tick at T makes it choose C1E
+/// again from T + 15 us, and a wake-up 100 us later records 100 − 15 = 85 us. Before,
+/// the new stay started at T and the wake-up recorded 100 us.
+#[test]
+fn a_tick_ends_a_physical_state_after_its_exit_latency() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![Op::Run(Dist::Fixed { ns: 1_000_000_000 }), Op::Exit],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 2_000, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let cpu = n - 1;
+    let tick = sim.cost.params.tick_ns;
+    sim.now = SimTime(10 * tick + tick / 2);
+    sim.leave_idle_accounting(cpu);
+    let c = &mut sim.cpus[cpu as usize];
+    (c.menu.intervals, c.menu.interval_ptr) = ([30; 8], 0);
+    sim.enter_idle(cpu);
+    let name = |sim: &Simulator| states[sim.cpus[cpu as usize].cstate as usize].name;
+    assert_eq!(name(&sim), "C1E");
+    assert!(!sim.cpus[cpu as usize].tick_stopped);
+    let t = SimTime(11 * tick);
+    sim.now = t;
+    sim.on_tick(cpu);
+    let c = &sim.cpus[cpu as usize];
+    assert_eq!(
+        (name(&sim), c.cstate_since),
+        ("C1E", SimTime(t.ns() + 15_000))
+    );
+    assert_eq!(c.menu.intervals[0], 45_000);
+    sim.now = SimTime(t.ns() + 115_000);
+    sim.leave_idle_accounting(cpu);
+    assert_eq!(sim.cpus[cpu as usize].menu.intervals[1], 85);
+}
+
+/// `tick_nohz_get_sleep_length()` measures from `ts->idle_entrytime` (tick-sched.c
+/// v6.8 1254), set at idle entry and at each interrupt's exit: POLL's time limit is
+/// no interrupt, so the choice after it still measures from the entry. Jacobsville, a
+/// CPU enters POLL 505 us before the watchdog's hrtimer (the next event) with a 0 us
+/// history; at the 25 us limit the history has no pattern left, and the next timer
+/// is 505 us from the entry (480 from now): C6 (500 us), the tick kept. Before, the
+/// model measured from now and chose C1E.
+#[test]
+fn the_sleep_length_after_polls_limit_is_measured_from_the_idle_entry() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![Op::Run(Dist::Fixed { ns: 1_000_000_000 }), Op::Exit],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 5_000, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let cpu = n - 1;
+    let t0 = SimTime(4_000_000_000 - 505_000);
+    sim.now = t0;
+    sim.leave_idle_accounting(cpu);
+    let c = &mut sim.cpus[cpu as usize];
+    (c.menu.intervals, c.menu.interval_ptr) = ([1, 0, 0, 0, 0, 0, 0, 0], 0);
+    sim.enter_idle(cpu);
+    let name = |sim: &Simulator| states[sim.cpus[cpu as usize].cstate as usize].name;
+    assert_eq!(name(&sim), "POLL");
+    let gen = sim.cpus[cpu as usize].cstate_gen;
+    sim.now = SimTime(t0.ns() + 25_000);
+    sim.poll_time_limit(cpu, gen);
+    let c = &sim.cpus[cpu as usize];
+    assert_eq!((name(&sim), c.tick_stopped), ("C6", false));
+}
+
 /// schbench's message thread wakes its workers with a futex (`fpost()`:
 /// FUTEX_WAKE_PRIVATE), and futex_wake() wakes through `wake_up_q()`
 /// (kernel/futex/waitwake.c v6.8 lines 155-199), i.e. `wake_up_process()` =

@@ -169,7 +169,7 @@ pub(super) struct BalanceInfo {
     /// `rq->max_idle_balance_cost` per CPU (ns).
     max_idle_balance_cost: Vec<u64>,
     /// `sgc->imbalance`, one per (level, sgc id).
-    sgc_imbalance: Vec<bool>,
+    pub(in crate::sim) sgc_imbalance: Vec<bool>,
     /// `rd->overload` (`rd->overloaded` in 6.9+).
     overload: bool,
     /// `nohz.next_balance` (jiffies).
