@@ -197,9 +197,20 @@ impl Simulator {
         }
         let task = &self.tasks[t as usize];
         let (cpu, gen) = (task.last_cpu, task.timer_gen);
-        self.cpus[cpu as usize]
-            .timers
-            .push(std::cmp::Reverse((at.ns(), t, gen)));
+        // Fired timers leave from the top, here as well as when the governor looks,
+        // so a CPU that stays busy keeps only its pending ones (and the few later
+        // than one of them).
+        let now = self.now.ns();
+        let tasks = &self.tasks;
+        let timers = &mut self.cpus[cpu as usize].timers;
+        while let Some(&std::cmp::Reverse((exp, u, g))) = timers.peek() {
+            let k = &tasks[u as usize];
+            if exp >= now && k.timer_gen == g && k.block == Block::Sleep && k.loc == Loc::Blocked {
+                break;
+            }
+            timers.pop();
+        }
+        timers.push(std::cmp::Reverse((at.ns(), t, gen)));
     }
 
     /// `cpuidle_enter()` of state `idx` on `cpu`: the stay starts; POLL's ends at
