@@ -148,10 +148,12 @@ impl Simulator {
         state.core_sched_enabled = core_sched;
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
-        // Every CPU idle since before the run with its tick stopped, its governor's
-        // history a tick's worth each (assumption: the machine has been up, idle), and
-        // no timer but the watchdog's (menu.rs): the state menu_select() picks then.
-        let mut menu = super::menu::MenuDevice::new((tick_ns / 1_000) as u32);
+        // Every CPU idle since before the run with its tick stopped and no timer but
+        // the watchdog's (menu.rs), which woke it at time 0 (its phase): so its
+        // governor's last stays were the watchdog's 4 s each (assumption: the machine
+        // has been up, idle), and the state is the one menu_select() picks then.
+        let wd_us = (super::menu::WATCHDOG_PERIOD_NS / 1_000) as u32;
+        let mut menu = super::menu::MenuDevice::new(wd_us);
         let (cstate0, _) = menu.select(&cost.params.idle_states, tick_ns, true, || {
             let wd = super::menu::WATCHDOG_PERIOD_NS;
             (wd, wd)
