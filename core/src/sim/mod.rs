@@ -125,6 +125,8 @@ mod fork;
 #[cfg(test)]
 mod fork_tests;
 mod idle;
+#[cfg(test)]
+mod idle_tests;
 mod invariants;
 mod load_avg;
 mod menu;
