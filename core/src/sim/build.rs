@@ -201,6 +201,8 @@ impl Simulator {
                 fi_base: 0,
                 core_forced: false,
                 idle_occ: 0,
+                in_newidle: false,
+                newidle_cost_ns: 0,
             })
             .collect();
         let release = cfg.patches.release;

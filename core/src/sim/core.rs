@@ -196,6 +196,9 @@ impl Simulator {
     /// exited (or which was idle).
     pub(super) fn schedule(&mut self, cpu: u32) {
         let forced = self.core_sched && std::mem::take(&mut self.cpus[cpu as usize].core_forced);
+        // Back from a newidle pass's run time: pick again, and go idle without a
+        // second pass.
+        let mut newidle_done = std::mem::take(&mut self.cpus[cpu as usize].in_newidle);
         // Bounded: each iteration removes a task from this CPU's queue.
         loop {
             let leaving_idle = {
@@ -220,6 +223,12 @@ impl Simulator {
                     self.core_balance(cpu);
                     return;
                 }
+                if newidle_done {
+                    self.enter_idle(cpu);
+                    self.core_sync(cpu, core);
+                    return;
+                }
+                newidle_done = true;
                 if let Some(t) = self.newidle_balance(cpu) {
                     if self.core_sched {
                         // The core-wide pick decides (the pulled task's cookie may
@@ -237,7 +246,12 @@ impl Simulator {
                     }
                     continue;
                 }
-                self.enter_idle(cpu);
+                let cost = std::mem::take(&mut self.cpus[cpu as usize].newidle_cost_ns);
+                if cost > 0 {
+                    self.newidle_run_time(cpu, cost);
+                } else {
+                    self.enter_idle(cpu);
+                }
                 self.core_sync(cpu, core);
                 return;
             };
@@ -246,6 +260,24 @@ impl Simulator {
                 return;
             }
         }
+    }
+
+    /// `newidle_balance()` pulled nothing after balancing for `cost` ns (fair.c v6.8
+    /// 12349-12384, the domains' `load_balance()` between `t0` and `t1`): the CPU is
+    /// still in `__schedule()` until then, `rq->curr` the task that blocked (so
+    /// `idle_cpu()` is false to wakers; it is true only for a CPU that was already
+    /// idle) and `nr_running` 0, so a wake-up meanwhile joins its wake list. The
+    /// `Resched` at the end picks again: the wakee if one came, else idle. (The
+    /// kernel stops after the domain whose balance a wake-up interrupted, and
+    /// switches to idle before the wake list's IPI brings it back; the model runs
+    /// the whole pass and picks the wakee at its end.)
+    fn newidle_run_time(&mut self, cpu: u32, cost: u64) {
+        let c = &mut self.cpus[cpu as usize];
+        c.in_newidle = true;
+        c.mode = Mode::Waking;
+        let g = c.switch_gen;
+        self.queue
+            .push(self.now + cost, Event::Resched { cpu, gen: g });
     }
 
     /// Switches `cpu` to the task at `queue[i]`. Returns false if the task blocked or

@@ -29,7 +29,8 @@ impl Simulator {
             } else if c.curr != u32::MAX {
                 return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
             }
-            if rq.curr_is_idle == running {
+            // In a newidle pass's run time `rq->curr` is the task that blocked.
+            if rq.curr_is_idle == running && !c.in_newidle {
                 return Err(format!(
                     "CPU {ci}: curr_is_idle={} but mode {:?}",
                     rq.curr_is_idle, c.mode

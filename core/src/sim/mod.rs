@@ -299,7 +299,9 @@ enum IdleExit {
 enum Mode {
     /// Running the idle task in a C-state.
     Idle,
-    /// Leaving idle: a `Resched` is pending (IPI in flight, C-state exit).
+    /// Leaving idle: a `Resched` is pending (IPI in flight, C-state exit). Also a CPU
+    /// inside `newidle_balance()` that found nothing (`Cpu::in_newidle`): the
+    /// `Resched` at the end of the pass's run time makes it pick again.
     Waking,
     /// Core scheduling keeps this CPU idle although tasks are queued.
     ForceIdle,
@@ -399,6 +401,14 @@ struct Cpu {
     /// Core scheduling: `rq->idle->core_occupation`, the threads of the core that ran
     /// a task after the last core-wide pick that left this CPU idle.
     idle_occ: u8,
+    /// Inside `newidle_balance()` (fair.c v6.8 12295-12409) after a pass that pulled
+    /// nothing, for the pass's run time: `rq->curr` is still the task that blocked
+    /// (or the idle task), `nr_running` 0; the `Resched` at its end picks again and
+    /// goes idle without a second pass.
+    in_newidle: bool,
+    /// The run time of the last `newidle_balance()` pass that pulled nothing (its
+    /// `curr_cost`), for `schedule()` to spend before the CPU goes idle.
+    newidle_cost_ns: u64,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

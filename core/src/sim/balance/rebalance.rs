@@ -527,6 +527,10 @@ impl Simulator {
         if let Some(t) = pulled {
             // The scan took time before the pulled task can run.
             self.tasks[t as usize].debt_ns += curr_cost;
+        } else {
+            // Nothing pulled: the pass still ran, with `rq->curr` not yet the idle
+            // task (schedule() spends it before the CPU goes idle).
+            self.cpus[cpu as usize].newidle_cost_ns = curr_cost;
         }
         // "if (pulled_task) this_rq->idle_stamp = 0; else nohz_newidle_balance()" (a
         // task here counts as pulled).

@@ -390,6 +390,42 @@ fn newidle_is_gated_by_max_newidle_lb_cost() {
     }
 }
 
+/// `newidle_balance()` takes time even when it pulls nothing (fair.c v6.8
+/// 12349-12384: the domains' `load_balance()` between `t0` and `t1`, with `rq->curr`
+/// still the task that blocked): the CPU goes idle only after the pass, and until
+/// then a waker does not see it idle (`idle_cpu()`, core.c 7409: `rq->curr !=
+/// rq->idle`). Two hogs pinned to CPU 1 set `rd->overload` and leave CPU 0 nothing it
+/// may pull when its own task exits.
+#[test]
+fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.balance.overload);
+    let exit = sim.tasks[2].last_ran;
+    let cost: u64 = sim.balance.dom[0]
+        .iter()
+        .map(|d| d.max_newidle_lb_cost)
+        .sum();
+    assert!(cost > 0, "the pass balanced every domain");
+    assert!(
+        !sim.state.rqs[0].idle_cpu(),
+        "in the pass, CPU 0 is not idle"
+    );
+    assert_eq!(sim.cpus[0].mode, Mode::Waking);
+    assert!(sim.run_until(exit + cost));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    assert_eq!(sim.cpus[0].idle_since, exit + cost);
+    assert!(sim.state.rqs[0].idle_cpu());
+}
+
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
 /// stamps the CPU (fair.c 12316), a CPU that then leaves idle for another reason (a
 /// balancer's pull) keeps its average and its stamp, and the next wake-up onto it
