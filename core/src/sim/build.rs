@@ -203,6 +203,8 @@ impl Simulator {
                 idle_occ: 0,
                 in_newidle: false,
                 newidle_cost_ns: 0,
+                newidle_start: SimTime::ZERO,
+                newidle_ends: Vec::new(),
             })
             .collect();
         let release = cfg.patches.release;

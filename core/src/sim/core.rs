@@ -278,6 +278,26 @@ impl Simulator {
         let g = c.switch_gen;
         self.queue
             .push(self.now + cost, Event::Resched { cpu, gen: g });
+        // The idle task polls only inside do_idle(): a wake list's IPI is sent.
+        self.update_rq(cpu, |rq| rq.polling = false);
+    }
+
+    /// A task was queued on `cpu` during its newidle pass's run time (a wakee on its
+    /// wake list, or a balancer's move): the pass stops after the domain it is in
+    /// ("if (pulled_task || this_rq->nr_running > 0 || this_rq->ttwu_pending)
+    /// break;", fair.c v6.8 12378-12380) and the CPU picks again then, or when the
+    /// task is there (`ready`: the wake list's IPI and activation) if later.
+    pub(super) fn newidle_interrupted(&mut self, cpu: u32, ready: SimTime) {
+        let c = &self.cpus[cpu as usize];
+        let ran = self.now.since(c.newidle_start);
+        let Some(&end) = c.newidle_ends.iter().find(|&&e| e >= ran) else {
+            return;
+        };
+        let at = (c.newidle_start + end).max(ready);
+        if at < c.newidle_start + c.newidle_ends.last().copied().unwrap_or(0) {
+            let g = c.switch_gen;
+            self.queue.push(at, Event::Resched { cpu, gen: g });
+        }
     }
 
     /// Switches `cpu` to the task at `queue[i]`. Returns false if the task blocked or

@@ -409,6 +409,10 @@ struct Cpu {
     /// The run time of the last `newidle_balance()` pass that pulled nothing (its
     /// `curr_cost`), for `schedule()` to spend before the CPU goes idle.
     newidle_cost_ns: u64,
+    /// That pass: when it started, and where each domain it balanced ended (its
+    /// running `curr_cost`), for a wake-up that interrupts it.
+    newidle_start: SimTime,
+    newidle_ends: Vec<u64>,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

@@ -443,7 +443,18 @@ impl Simulator {
                     },
                 );
             }
-            Mode::Waking => {}
+            Mode::Waking => {
+                if self.cpus[target as usize].in_newidle {
+                    let ipi_at = if q.need_ipi {
+                        now + ipi
+                    } else if q.wakelist {
+                        self.cpus[target as usize].wakelist_ipi_at.max(now)
+                    } else {
+                        now
+                    };
+                    self.newidle_interrupted(target, ipi_at + q.delay_ns);
+                }
+            }
         }
     }
 

@@ -558,7 +558,12 @@ impl Simulator {
         let resched = match mode {
             Mode::Running => self.should_preempt(dst, t),
             Mode::Idle | Mode::ForceIdle => true,
-            Mode::Waking => false,
+            Mode::Waking => {
+                if self.cpus[dst as usize].in_newidle {
+                    self.newidle_interrupted(dst, self.now);
+                }
+                false
+            }
         };
         if resched {
             let c = &mut self.cpus[dst as usize];

@@ -486,6 +486,7 @@ impl Simulator {
         };
         let mut pulled = None;
         let mut curr_cost = 0u64;
+        self.cpus[cpu as usize].newidle_ends.clear();
         if !self.balance.overload || avg_idle < gate {
             next_balance = next_balance.min(
                 self.balance.dom[cpu as usize][0].last_balance
@@ -510,6 +511,7 @@ impl Simulator {
                     let cost = (lv.weight as u64).saturating_sub(1) * probe;
                     self.update_newidle_cost(cpu, li, cost);
                     curr_cost += cost;
+                    self.cpus[cpu as usize].newidle_ends.push(curr_cost);
                     pulled = moved.first().copied();
                 }
                 let rq = &self.state.rqs[cpu as usize];
@@ -530,7 +532,9 @@ impl Simulator {
         } else {
             // Nothing pulled: the pass still ran, with `rq->curr` not yet the idle
             // task (schedule() spends it before the CPU goes idle).
-            self.cpus[cpu as usize].newidle_cost_ns = curr_cost;
+            let c = &mut self.cpus[cpu as usize];
+            c.newidle_cost_ns = curr_cost;
+            c.newidle_start = self.now;
         }
         // "if (pulled_task) this_rq->idle_stamp = 0; else nohz_newidle_balance()" (a
         // task here counts as pulled).

@@ -426,6 +426,49 @@ fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
     assert!(sim.state.rqs[0].idle_cpu());
 }
 
+/// A wake-up onto a CPU in its newidle pass stops the pass after the domain it is
+/// in (fair.c v6.8 12378-12380: `this_rq->ttwu_pending`), and the CPU runs the
+/// wakee once its wake list's IPI is in, before the pass would have ended.
+#[test]
+fn a_wake_up_cuts_a_newidle_pass_short() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..1, 1);
+    sleeper.program = vec![
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![
+        hog(n, 1..2, 100),
+        hog(n, 1..2, 100),
+        hog(n, 0..1, 1),
+        sleeper,
+    ];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.cpus[0].in_newidle);
+    assert_eq!(sim.tasks[3].loc, Loc::Blocked);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    // The last instant before the pass would have ended.
+    let before_end = exit + (*ends.last().unwrap() - 1);
+    sim.wake(3, None, 0, crate::wakeup::WakeFlags::NONE);
+    assert_eq!(sim.tasks[3].loc, Loc::Queued(0));
+    assert!(sim.run_until(before_end));
+    assert_eq!(
+        sim.tasks[3].loc,
+        Loc::Running(0),
+        "the wakee runs before the pass's end"
+    );
+}
+
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
 /// stamps the CPU (fair.c 12316), a CPU that then leaves idle for another reason (a
 /// balancer's pull) keeps its average and its stamp, and the next wake-up onto it
