@@ -2,6 +2,7 @@
 //! allowance at fork, and the pure slow path on the same state.
 
 use super::*;
+use crate::sim::test_support::{slow_path_fork, slow_path_state};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -111,27 +112,7 @@ fn the_numa_allowance_at_fork_is_clamped_for_a_task_allowed_every_cpu() {
     // The first idle CPU of pair 4-7 (CPUs 6 and 7 idle, alike), kept further down.
     assert_eq!(cpu, 6, "the fork stayed on CPU {cpu}");
     // The pure slow path on the same state.
-    let mut s = sim.state.clone();
-    for c in 0..n as usize {
-        let cc = &sim.cpus[c];
-        let exit = sim.cost.params.idle_states[cc.cstate as usize].exit_latency_ns;
-        s.rqs[c].exit_latency_us = Some((exit / 1000) as u32);
-        s.rqs[c].idle_stamp = cc.idle_since.ns();
-    }
-    let p = crate::wakeup::TaskState::new(crate::wakeup::TaskId(u32::MAX), CpuId(0), all);
-    let waker = crate::wakeup::Waker {
-        cpu: CpuId(0),
-        task: None,
-        in_task: true,
-    };
-    let mut t = crate::wakeup::Trace::default();
-    let d = crate::wakeup::select_task_rq_new(
-        &sim.env,
-        &s,
-        &p,
-        &waker,
-        crate::wakeup::WakeFlags::FORK,
-        &mut t,
-    );
+    let s = slow_path_state(&sim);
+    let (d, t) = slow_path_fork(&sim, &s, 0, &all);
     assert_eq!(d.cpu.0, cpu, "{}", t.render(&d));
 }

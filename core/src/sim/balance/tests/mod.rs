@@ -18,7 +18,8 @@
 use super::lb::{self, CpuIdle};
 use super::NohzFlags;
 use crate::cpumask::{CpuId, CpuMask};
-use crate::sim::{Loc, Mode, SimConfig, SimTime, Simulator};
+use crate::sim::test_support::{test_config, tiny};
+use crate::sim::{Loc, Mode, SimTime, Simulator};
 use crate::topology::presets;
 use crate::workload::{Dist, Op, Plan, TaskSpec};
 
@@ -26,16 +27,11 @@ use crate::workload::{Dist, Op, Plan, TaskSpec};
 fn hog(n: u32, cpus: std::ops::Range<u32>, ms: u64) -> TaskSpec {
     TaskSpec {
         role: "hog",
-        program: vec![Op::Run(Dist::Fixed { ns: ms * 1_000_000 }), Op::Exit],
-        cookie: 0,
-        mailbox_cap: 1,
-        wakes_in_task: true,
-        own_mm: false,
         allowed: Some(CpuMask::from_cpus(n, cpus.map(CpuId))),
-        drop_when_full: false,
-        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-        parent: None,
-        background: false,
+        ..tiny(
+            None,
+            vec![Op::Run(Dist::Fixed { ns: ms * 1_000_000 }), Op::Exit],
+        )
     }
 }
 
@@ -89,20 +85,14 @@ fn sim_on(
 ) -> Simulator {
     let n = machine.nr_cpus();
     let plan = Plan::to_completion(tasks);
-    Simulator::new(SimConfig {
-        allowed: CpuMask::from_cpus(n, cpus.map(CpuId)),
+    // Quiet: the hand-built states hold only the hogs.
+    Simulator::new(test_config(
         machine,
-        patches: patches.parse().unwrap(),
+        CpuMask::from_cpus(n, cpus.map(CpuId)),
+        patches,
         plan,
-        seed: 1,
-        duration: SimTime::from_ms(10 * ms),
-        warmup: SimTime::ZERO,
-        settle: false,
-        check_invariants: true,
-        // The hand-built states hold only the hogs.
-        noise: crate::workload::Noise::Quiet,
-        cost_terms: Default::default(),
-    })
+        SimTime::from_ms(10 * ms),
+    ))
     .unwrap()
 }
 
