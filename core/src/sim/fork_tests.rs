@@ -2,6 +2,7 @@
 //! moment of the fork, and malformed trees refused.
 
 use super::program::Ins;
+use super::test_support::{slow_path_fork, slow_path_state, test_config, tiny};
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
@@ -11,19 +12,12 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn config(preset: &str, cpus: &str, patches: &str, plan: Plan, noise: Noise) -> SimConfig {
     let machine = presets::machine(preset).unwrap();
-    let n = machine.nr_cpus();
+    let allowed = CpuMask::parse_list(machine.nr_cpus(), cpus).unwrap();
     SimConfig {
-        allowed: CpuMask::parse_list(n, cpus).unwrap(),
-        machine,
-        patches: patches.parse().unwrap(),
-        plan,
         seed: 3,
-        duration: SimTime::from_ms(20),
         warmup: SimTime::from_ms(1),
-        settle: false,
-        check_invariants: true,
         noise,
-        cost_terms: Default::default(),
+        ..test_config(machine, allowed, patches, plan, SimTime::from_ms(20))
     }
 }
 
@@ -152,23 +146,6 @@ fn hackbench_forks_receivers_first_and_starts_them_together() {
     // The completion time counts from main's start time, after the last fork.
     assert!(sim.metrics.window_start_ns >= last_fork.ns());
     assert!(sim.metrics.window_start_ns < sim.now.ns());
-}
-
-/// A minimal task running `program` (shared with `start_tests`).
-pub(super) fn tiny(parent: Option<u32>, program: Vec<Op>) -> TaskSpec {
-    TaskSpec {
-        role: "t",
-        program,
-        cookie: 0,
-        mailbox_cap: 1,
-        wakes_in_task: true,
-        own_mm: false,
-        allowed: None,
-        drop_when_full: false,
-        footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-        parent,
-        background: false,
-    }
 }
 
 fn refused(tasks: Vec<TaskSpec>) -> String {
@@ -406,32 +383,12 @@ fn the_pure_slow_path_places_forks_where_the_simulator_does() {
             if step % 401 != 0 || sim.balance.sgc_imbalance.iter().any(|&b| b) {
                 continue;
             }
-            let mut s = sim.state.clone();
-            for c in 0..n as usize {
-                let cc = &sim.cpus[c];
-                let exit = sim.cost.params.idle_states[cc.cstate as usize].exit_latency_ns;
-                s.rqs[c].exit_latency_us = Some((exit / 1000) as u32);
-                s.rqs[c].idle_stamp = cc.idle_since.ns();
-            }
+            let s = slow_path_state(&sim);
             // A parent runs on a run CPU (the others have no balancing levels).
             for c in run.iter().map(|c| c.0) {
                 for mask in &masks {
                     let want = sim.find_idlest_cpu_fork(c, mask);
-                    let p = crate::wakeup::TaskState::new(TaskId(u32::MAX), CpuId(c), mask.clone());
-                    let waker = Waker {
-                        cpu: CpuId(c),
-                        task: None,
-                        in_task: true,
-                    };
-                    let mut t = crate::wakeup::Trace::default();
-                    let d = crate::wakeup::select_task_rq_new(
-                        &sim.env,
-                        &s,
-                        &p,
-                        &waker,
-                        crate::wakeup::WakeFlags::FORK,
-                        &mut t,
-                    );
+                    let (d, t) = slow_path_fork(&sim, &s, c, mask);
                     assert_eq!(
                         d.cpu.0,
                         want,

@@ -240,9 +240,10 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use crate::cpumask::{CpuId, CpuMask};
-    use crate::sim::{Loc, SimConfig, SimTime, Simulator};
+    use crate::sim::test_support::{test_config, tiny};
+    use crate::sim::{Loc, SimTime, Simulator};
     use crate::topology::presets;
-    use crate::workload::{Dist, Op, Plan, TaskSpec};
+    use crate::workload::{Dist, Op, Plan};
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -256,32 +257,14 @@ mod tests {
     pub(super) fn on_flat16(run_ns: u64, copies: usize, cpus: u32) -> Simulator {
         let machine = presets::machine("flat-16").unwrap();
         let n = machine.nr_cpus();
-        let task = TaskSpec {
-            role: "t",
-            program: vec![Op::Run(Dist::Fixed { ns: run_ns }), Op::Exit],
-            cookie: 0,
-            mailbox_cap: 1,
-            wakes_in_task: true,
-            own_mm: false,
-            allowed: None,
-            drop_when_full: false,
-            footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
-            parent: None,
-            background: false,
-        };
-        Simulator::new(SimConfig {
-            allowed: CpuMask::from_cpus(n, (0..cpus).map(CpuId)),
+        let task = tiny(None, vec![Op::Run(Dist::Fixed { ns: run_ns }), Op::Exit]);
+        Simulator::new(test_config(
             machine,
-            patches: "6.8".parse().unwrap(),
-            plan: Plan::to_completion(vec![task; copies]),
-            seed: 1,
-            duration: SimTime::from_ms(50),
-            warmup: SimTime::ZERO,
-            settle: false,
-            check_invariants: true,
-            noise: crate::workload::Noise::Quiet,
-            cost_terms: Default::default(),
-        })
+            CpuMask::from_cpus(n, (0..cpus).map(CpuId)),
+            "6.8",
+            Plan::to_completion(vec![task; copies]),
+            SimTime::from_ms(50),
+        ))
         .unwrap()
     }
 

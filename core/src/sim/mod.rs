@@ -138,6 +138,8 @@ mod start;
 #[cfg(test)]
 mod start_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 pub mod time;
 mod ttwu;

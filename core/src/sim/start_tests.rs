@@ -5,6 +5,7 @@
 use super::program::Ins;
 use super::record::{RecordKind, WakeRecord};
 use super::start::START_CLOCK_WAIT;
+use super::test_support::{test_config, tiny};
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
@@ -20,18 +21,12 @@ fn tbench_config(duration_ms: u64, warmup_ms: u64) -> SimConfig {
     let n = machine.nr_cpus();
     let w = Workload::Tbench { clients: CLIENTS };
     let plan = workload::build(&w, &CostParams::for_machine(&machine), n).unwrap();
+    let allowed = CpuMask::parse_list(n, "0-31").unwrap();
     SimConfig {
-        allowed: CpuMask::parse_list(n, "0-31").unwrap(),
-        machine,
-        patches: "6.6".parse().unwrap(),
-        plan,
         seed: 2,
-        duration: SimTime::from_ms(duration_ms),
         warmup: SimTime::from_ms(warmup_ms),
-        settle: false,
-        check_invariants: true,
         noise: Noise::Default,
-        cost_terms: Default::default(),
+        ..test_config(machine, allowed, "6.6", plan, SimTime::from_ms(duration_ms))
     }
 }
 
@@ -189,7 +184,7 @@ fn a_barrier_needs_a_parent_and_children() {
 
 #[test]
 fn a_start_clock_never_read_ends_the_run_with_an_error_after_30_s() {
-    let t = super::fork_tests::tiny;
+    let t = tiny;
     // The child never reaches the barrier: the parent polls it for ever.
     let parent = t(
         None,

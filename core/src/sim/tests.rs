@@ -1,11 +1,12 @@
 //! Unit tests of the simulator's internals (core scheduling, program limits, the
 //! wake-up view, the wake-up's resched IPI).
 
+use super::test_support::{test_config, tiny};
 use super::*;
 use crate::cost::CostParams;
 use crate::topology::presets;
 use crate::wakeup::{QueuePath, WakeFlags};
-use crate::workload::{self, Dist, Noise, Op, TaskSpec, Workload, MAX_REPEAT};
+use crate::workload::{self, Dist, Op, TaskSpec, Workload, MAX_REPEAT};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -22,17 +23,8 @@ fn cookie_pairs(preset: &str, threads: u32, work: Dist, cookies: bool) -> SimCon
     };
     let plan = workload::build(&w, &CostParams::for_machine(&machine), n).unwrap();
     SimConfig {
-        allowed: CpuMask::full(n),
-        machine,
-        patches: "6.8".parse().unwrap(),
-        plan,
-        seed: 1,
-        duration: SimTime::from_ms(10),
-        warmup: SimTime::ZERO,
-        settle: false,
         check_invariants: false,
-        cost_terms: Default::default(),
-        noise: Noise::Quiet,
+        ..test_config(machine, CpuMask::full(n), "6.8", plan, SimTime::from_ms(10))
     }
 }
 
@@ -141,7 +133,7 @@ pub(super) fn task_on(n: u32, allowed: &[u32], cookie: u64, program: Vec<Op>) ->
     TaskSpec {
         cookie,
         allowed: Some(CpuMask::from_cpus(n, allowed.iter().map(|&c| CpuId(c)))),
-        ..super::fork_tests::tiny(None, program)
+        ..tiny(None, program)
     }
 }
 
@@ -154,19 +146,13 @@ pub(super) fn quiet_sim(
     ms: u64,
     tasks: Vec<TaskSpec>,
 ) -> Simulator {
-    Simulator::new(SimConfig {
+    Simulator::new(test_config(
+        presets::machine(preset).unwrap(),
         allowed,
-        machine: presets::machine(preset).unwrap(),
-        patches: patches.parse().unwrap(),
-        plan: Plan::to_completion(tasks),
-        seed: 1,
-        duration: SimTime::from_ms(ms),
-        warmup: SimTime::ZERO,
-        settle: false,
-        check_invariants: true,
-        cost_terms: Default::default(),
-        noise: Noise::Quiet,
-    })
+        patches,
+        Plan::to_completion(tasks),
+        SimTime::from_ms(ms),
+    ))
     .unwrap()
 }
 
@@ -297,18 +283,14 @@ fn schbench_workers_are_woken_by_futex_without_wf_sync() {
     let messages: Vec<u32> = (0..plan.tasks.len() as u32)
         .filter(|&t| plan.tasks[t as usize].role == "message")
         .collect();
-    let cfg = || SimConfig {
-        allowed: CpuMask::parse_list(n, "0-31").unwrap(),
-        machine: machine.clone(),
-        patches: "6.6".parse().unwrap(),
-        plan: plan.clone(),
-        seed: 1,
-        duration: SimTime::from_ms(3),
-        warmup: SimTime::ZERO,
-        settle: false,
-        check_invariants: true,
-        cost_terms: Default::default(),
-        noise: Noise::Quiet,
+    let cfg = || {
+        test_config(
+            machine.clone(),
+            CpuMask::parse_list(n, "0-31").unwrap(),
+            "6.6",
+            plan.clone(),
+            SimTime::from_ms(3),
+        )
     };
     let mut sim = Simulator::with_recorder(cfg(), RecordConfig::default()).unwrap();
     sim.run().unwrap();

@@ -4,8 +4,12 @@
 //! `group_classify()` with `group_has_capacity()` / `group_is_overloaded()`, the NUMA
 //! allowances `allow_numa_imbalance()` / `adjust_numa_imbalance()`, and
 //! `update_pick_idlest()`. Pure functions of their arguments: one definition for both.
+//! Likewise `find_idlest_cpu()`'s walk down the domains ([`find_idlest_cpu_walk`]),
+//! generic over what each side reads ([`IdlestWalk`]).
 
+use crate::cpumask::CpuId;
 use crate::release::Release;
+use crate::sched_domain::SdFlags;
 
 /// `NUMA_IMBALANCE_MIN`.
 pub(crate) const NUMA_IMBALANCE_MIN: i64 = 2;
@@ -116,4 +120,71 @@ pub(crate) fn update_pick_idlest(idlest: &SgStats, s: &SgStats) -> bool {
                 || (idlest.idle_cpus == s.idle_cpus && idlest.group_util <= s.group_util))
         }
     }
+}
+
+/// What `find_idlest_cpu()`'s walk down the domains reads of a CPU's domains and
+/// what it calls at a level: the wake-up slow path's context
+/// (`wakeup/select/idlest.rs`: the wake-up state's domains, traced) and the
+/// simulator's fork placement (`sim/balance/fork.rs`: its balancing levels) each
+/// give it their own `find_idlest_group()` and `find_idlest_group_cpu()`.
+pub(crate) trait IdlestWalk {
+    /// What `find_idlest_group()` returns: a group of the domain it was asked about.
+    type Group;
+    /// How many domains `cpu` has (`for_each_domain(cpu, tmp)`'s bound).
+    fn n_domains(&self, cpu: CpuId) -> usize;
+    /// `cpu`'s domain `level` (0 the lowest, `sd->child` one less): its `sd->flags`
+    /// and `sd->span_weight`.
+    fn domain(&self, cpu: CpuId, level: usize) -> (SdFlags, u32);
+    /// `find_idlest_group(sd, p, cpu)` in `cpu`'s domain `level`; `sd_flag` says
+    /// who p is (new on a fork).
+    fn idlest_group(&mut self, cpu: CpuId, level: usize, sd_flag: SdFlags) -> Option<Self::Group>;
+    /// `find_idlest_group_cpu(group, p, cpu)`.
+    fn idlest_group_cpu(&mut self, group: Self::Group, cpu: CpuId) -> CpuId;
+}
+
+/// `find_idlest_cpu()`'s walk, fair.c v6.8 lines 7178-7213, from `cpu`'s domain
+/// `sd_idx`: returns `new_cpu`. A level without `sd_flag`, with no idlest group, or
+/// whose idlest CPU is `cpu` itself hands over to its child; a new CPU restarts the
+/// walk at its highest `sd_flag` domain below the span weight of the level that
+/// chose it ("Now try balancing at a lower domain level of 'new_cpu'"). Bounded:
+/// each turn goes down a level or to a domain of a smaller span.
+pub(crate) fn find_idlest_cpu_walk<W: IdlestWalk>(
+    w: &mut W,
+    sd_idx: usize,
+    cpu: CpuId,
+    sd_flag: SdFlags,
+) -> CpuId {
+    let (mut cpu, mut new_cpu) = (cpu, cpu);
+    let mut sd = Some(sd_idx);
+    while let Some(l) = sd {
+        let (flags, weight) = w.domain(cpu, l);
+        if !flags.intersects(sd_flag) {
+            sd = l.checked_sub(1);
+            continue;
+        }
+        let Some(group) = w.idlest_group(cpu, l, sd_flag) else {
+            sd = l.checked_sub(1);
+            continue;
+        };
+        new_cpu = w.idlest_group_cpu(group, cpu);
+        if new_cpu == cpu {
+            // "Now try balancing at a lower domain level of 'cpu'".
+            sd = l.checked_sub(1);
+            continue;
+        }
+        // "Now try balancing at a lower domain level of 'new_cpu'": the highest
+        // domain of new_cpu below this one's weight that carries sd_flag.
+        cpu = new_cpu;
+        sd = None;
+        for j in 0..w.n_domains(cpu) {
+            let (tmp_flags, tmp_weight) = w.domain(cpu, j);
+            if weight <= tmp_weight {
+                break;
+            }
+            if tmp_flags.intersects(sd_flag) {
+                sd = Some(j);
+            }
+        }
+    }
+    new_cpu
 }

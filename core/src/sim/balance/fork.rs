@@ -18,6 +18,7 @@ use super::lb::{
     SgStats,
 };
 use super::{Group, Level, Simulator};
+use crate::wakeup::lb_stats::{find_idlest_cpu_walk, IdlestWalk};
 
 impl Simulator {
     /// The CPU a task forked on `parent` with CPU mask `mask` starts on:
@@ -52,6 +53,8 @@ impl Simulator {
     }
 
     /// `find_idlest_cpu()`, fair.c v6.8, from `cpu`'s domain `li` (prev_cpu = cpu).
+    /// The walk down the domains is [`find_idlest_cpu_walk`], one definition with
+    /// the wake-up slow path (`wakeup/select/idlest.rs`) over [`ForkWalk`].
     fn find_idlest_cpu(&self, li: usize, parent: u32, mask: &CpuMask) -> u32 {
         // `cpumask_intersects(sched_domain_span(sd), p->cpus_ptr)`: the level keeps only
         // the span's run CPUs, but those hold every task's mask (the run's CPUs are
@@ -60,37 +63,8 @@ impl Simulator {
         if !span.iter().any(|&c| mask.test_cpu(CpuId(c))) {
             return parent;
         }
-        let (mut cpu, mut new_cpu) = (parent, parent);
-        let mut sd = Some(li);
-        while let Some(l) = sd {
-            let lv = &self.balance.levels[cpu as usize][l];
-            if !lv.flags.contains(SdFlags::BALANCE_FORK) {
-                sd = l.checked_sub(1);
-                continue;
-            }
-            let Some(gi) = self.find_idlest_group(lv, cpu, mask) else {
-                sd = l.checked_sub(1);
-                continue;
-            };
-            new_cpu = self.find_idlest_group_cpu(&lv.groups[gi], cpu, mask);
-            if new_cpu == cpu {
-                sd = l.checked_sub(1);
-                continue;
-            }
-            // Now try balancing at a lower domain level of new_cpu.
-            let weight = lv.span_weight;
-            cpu = new_cpu;
-            sd = None;
-            for (j, tmp) in self.balance.levels[cpu as usize].iter().enumerate() {
-                if weight <= tmp.span_weight {
-                    break;
-                }
-                if tmp.flags.contains(SdFlags::BALANCE_FORK) {
-                    sd = Some(j);
-                }
-            }
-        }
-        new_cpu
+        let mut walk = ForkWalk { sim: self, mask };
+        find_idlest_cpu_walk(&mut walk, li, CpuId(parent), SdFlags::BALANCE_FORK).0
     }
 
     /// `update_sg_wakeup_stats()`, fair.c v6.8, for a new task (nothing to subtract).
@@ -226,5 +200,37 @@ impl Simulator {
             }
         }
         shallowest.unwrap_or(least)
+    }
+}
+
+/// The simulator's balancing levels for [`find_idlest_cpu_walk`]: a fork of a task
+/// allowed `mask`, with this module's `find_idlest_group()` and
+/// `find_idlest_group_cpu()`.
+struct ForkWalk<'s> {
+    sim: &'s Simulator,
+    mask: &'s CpuMask,
+}
+
+impl<'s> IdlestWalk for ForkWalk<'s> {
+    type Group = &'s Group;
+
+    fn n_domains(&self, cpu: CpuId) -> usize {
+        self.sim.balance.levels[cpu.idx()].len()
+    }
+
+    fn domain(&self, cpu: CpuId, level: usize) -> (SdFlags, u32) {
+        let lv = &self.sim.balance.levels[cpu.idx()][level];
+        (lv.flags, lv.span_weight)
+    }
+
+    /// Only forks come here: `sd_flag` is `SD_BALANCE_FORK` and the task is new.
+    fn idlest_group(&mut self, cpu: CpuId, level: usize, _sd_flag: SdFlags) -> Option<&'s Group> {
+        let lv = &self.sim.balance.levels[cpu.idx()][level];
+        let gi = self.sim.find_idlest_group(lv, cpu.0, self.mask)?;
+        Some(&lv.groups[gi])
+    }
+
+    fn idlest_group_cpu(&mut self, group: &'s Group, cpu: CpuId) -> CpuId {
+        CpuId(self.sim.find_idlest_group_cpu(group, cpu.0, self.mask))
     }
 }

@@ -32,6 +32,7 @@
 //!            stopper, an IPI later, pushes a task (active_load_balance_cpu_stop())
 //!   fork ─▶ find_idlest_cpu_fork() (fork.rs): find_idlest_group() /
 //!            update_sg_wakeup_stats() / find_idlest_group_cpu(), walking down
+//!            (the walk: wakeup::lb_stats::find_idlest_cpu_walk(), the slow path's)
 //!   forced idle ─▶ core_balance(cpu) (core_sched.rs) walks the spans kept here
 //! ```
 //!

@@ -35,8 +35,8 @@ use crate::release::Release;
 use crate::sched_domain::{SchedDomain, SchedGroup, SdFlags};
 use crate::wakeup::code::Site;
 use crate::wakeup::lb_stats::{
-    adjust_numa_imbalance, allow_numa_imbalance, group_classify, update_pick_idlest, GroupType,
-    SgStats,
+    adjust_numa_imbalance, allow_numa_imbalance, find_idlest_cpu_walk, group_classify,
+    update_pick_idlest, GroupType, IdlestWalk, SgStats,
 };
 use crate::wakeup::trace::{Step, Tracer};
 
@@ -99,6 +99,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// }
     /// return new_cpu;
     /// ```
+    ///
+    /// The `while (sd)` walk is [`find_idlest_cpu_walk`], one definition with the
+    /// simulator's fork placement (`sim/balance/fork.rs`) over this context's
+    /// [`IdlestWalk`].
     pub(super) fn find_idlest_cpu(
         &mut self,
         sd_idx: usize,
@@ -123,38 +127,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 "no allowed CPU in the domain: prev_cpu",
             );
         }
-        let (mut cpu, mut new_cpu) = (cpu, cpu);
-        let mut sd = Some(sd_idx);
-        while let Some(l) = sd {
-            let dom = &env.domains.cpu(cpu).domains[l];
-            if !dom.flags.intersects(sd_flag) {
-                sd = l.checked_sub(1);
-                continue;
-            }
-            let Some(group) = self.find_idlest_group(dom, cpu, sd_flag) else {
-                sd = l.checked_sub(1);
-                continue;
-            };
-            new_cpu = self.find_idlest_group_cpu(group, cpu);
-            if new_cpu == cpu {
-                // "Now try balancing at a lower domain level of 'cpu'".
-                sd = l.checked_sub(1);
-                continue;
-            }
-            // "Now try balancing at a lower domain level of 'new_cpu'": the highest
-            // domain of new_cpu below this one's weight that carries sd_flag.
-            let weight = dom.span_weight;
-            cpu = new_cpu;
-            sd = None;
-            for (j, tmp) in env.domains.cpu(cpu).domains.iter().enumerate() {
-                if weight <= tmp.span_weight {
-                    break;
-                }
-                if tmp.flags.intersects(sd_flag) {
-                    sd = Some(j);
-                }
-            }
-        }
+        let new_cpu = find_idlest_cpu_walk(self, sd_idx, cpu, sd_flag);
         self.ret(
             "find_idlest_cpu",
             Site::IdlestReturn,
@@ -515,5 +488,34 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             ),
             None => self.ret(F, Site::IdlestCpuReturn, this, "no candidate: this_cpu"),
         }
+    }
+}
+
+/// The wake-up state's domains for [`find_idlest_cpu_walk`]: `rq->sd` of each CPU,
+/// with the traced `find_idlest_group()` and `find_idlest_group_cpu()` above.
+impl<'a, T: Tracer> IdlestWalk for Ctx<'a, T> {
+    type Group = &'a SchedGroup;
+
+    fn n_domains(&self, cpu: CpuId) -> usize {
+        self.env.domains.cpu(cpu).domains.len()
+    }
+
+    fn domain(&self, cpu: CpuId, level: usize) -> (SdFlags, u32) {
+        let sd = &self.env.domains.cpu(cpu).domains[level];
+        (sd.flags, sd.span_weight)
+    }
+
+    fn idlest_group(
+        &mut self,
+        cpu: CpuId,
+        level: usize,
+        sd_flag: SdFlags,
+    ) -> Option<&'a SchedGroup> {
+        let env = self.env;
+        self.find_idlest_group(&env.domains.cpu(cpu).domains[level], cpu, sd_flag)
+    }
+
+    fn idlest_group_cpu(&mut self, group: &'a SchedGroup, cpu: CpuId) -> CpuId {
+        self.find_idlest_group_cpu(group, cpu)
     }
 }

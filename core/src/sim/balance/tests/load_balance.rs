@@ -1,0 +1,173 @@
+//! `load_balance()`'s steps on hand-built runqueues (`lb.rs`): `should_we_balance()`,
+//! `find_busiest_group()`, `find_busiest_queue()` and the balanced exit.
+
+use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// `should_we_balance()`: newidle balancing always runs (on a CPU with no task);
+/// periodic balancing of the MC level (groups are Kunpeng's clusters) only on the
+/// first idle CPU of the local cluster.
+#[test]
+fn only_the_first_idle_cpu_of_the_group_balances() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 1, 10);
+    place(&mut sim, |_| 0);
+    let mc = 1;
+    let env = |dst: u32, idle: CpuIdle| super::lb::LbEnv::new(dst, dst, mc, idle);
+    assert_eq!(sim.balance.levels[5][mc].groups[0].cpus, vec![4, 5, 6, 7]);
+    let swb = |c: u32, idle: CpuIdle| sim.should_we_balance(&env(c, idle));
+    assert!(swb(4, CpuIdle::Idle) && !swb(5, CpuIdle::Idle));
+    // CPU 0 holds the task: CPU 1 is the first idle CPU of cluster 0.
+    assert!(swb(1, CpuIdle::Idle) && !swb(2, CpuIdle::Idle) && !swb(0, CpuIdle::NotIdle));
+    assert!(swb(2, CpuIdle::NewlyIdle));
+    assert!(!swb(0, CpuIdle::NewlyIdle), "CPU 0 has a task");
+}
+
+/// `calculate_imbalance()` on hand-built runqueues (Kunpeng, CPUs 0-63, 6.8): an
+/// overloaded busiest group seen from a group with spare capacity is filled by
+/// utilisation above the LLC (the NUMA level: `migrate_util`, the local group's spare
+/// capacity) and by task count inside it (the MC level, groups are clusters:
+/// `prefer_sibling` → `sibling_imbalance()` / 2 = 12 / 2 tasks).
+#[test]
+fn the_migration_type_depends_on_the_level() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..64, 1, 10);
+    let load = |sim: &mut Simulator, cpus: std::ops::Range<usize>| {
+        for c in cpus {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (3, 3072, 1024, false);
+        }
+    };
+    let env = |dst: u32, li: usize| super::lb::LbEnv {
+        migration_type: super::lb::MigrationType::Load,
+        ..super::lb::LbEnv::new(dst, dst, li, CpuIdle::Idle)
+    };
+    idle_rqs(&mut sim, 0..64);
+    // Node 0 overloaded, node 1 idle: from CPU 32 at the 64-CPU NUMA level.
+    load(&mut sim, 0..32);
+    sim.resync_rq_sums();
+    let numa = 2;
+    assert!(sim.balance.levels[32][numa]
+        .flags
+        .contains(crate::sched_domain::SdFlags::NUMA));
+    let mut e = env(32, numa);
+    assert_eq!(sim.find_busiest_group(&mut e), Some(1));
+    assert_eq!(e.migration_type, super::lb::MigrationType::Util);
+    assert_eq!(e.imbalance, 32 * 1024);
+    // Only cluster 0 loaded: from CPU 4 at the MC level.
+    for c in 4..32 {
+        sim.state.rqs[c] = sim.state.rqs[40].clone();
+    }
+    sim.resync_rq_sums();
+    let mc = 1;
+    let cluster0 = sim.balance.levels[4][mc]
+        .groups
+        .iter()
+        .position(|g| g.cpus[0] == 0);
+    let mut e = env(4, mc);
+    assert_eq!(sim.find_busiest_group(&mut e), cluster0);
+    assert_eq!(e.migration_type, super::lb::MigrationType::Task);
+    assert_eq!(e.imbalance, 6);
+    // A busy CPU does not pull when the busiest group is not overloaded and nothing
+    // is queued beyond one task per CPU.
+    for c in 0..4 {
+        sim.state.rqs[c].nr_running = 1;
+        sim.state.rqs[c].util_avg = 300;
+        sim.state.rqs[c].load_avg = 300;
+    }
+    sim.resync_rq_sums();
+    let mut e = env(4, mc);
+    e.idle = CpuIdle::NotIdle;
+    assert_eq!(sim.find_busiest_group(&mut e), None);
+}
+
+/// `load_balance()` when `should_we_balance()` says another CPU balances (fair.c v6.8
+/// lines 11291-11293: `*continue_balancing = 0; goto out_balanced;`) takes the
+/// balanced exit: the parent's `sgc->imbalance` is cleared (11488-11499),
+/// `nr_balance_failed` reset (11509) and `balance_interval` doubled up to
+/// `max_interval` (11511-11527). Kunpeng (6.8), CPUs 0-7, the task on CPU 0: CPU 1
+/// is the first idle CPU of cluster 0, so CPU 2 does not balance the MC level.
+#[test]
+fn a_cpu_that_does_not_balance_takes_the_balanced_exit() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..8, 1, 10);
+    place(&mut sim, |_| 0);
+    let mc = 1;
+    let min = sim.balance.levels[2][mc].min_interval;
+    assert!(sim.balance.levels[2][mc].max_interval >= 2 * min);
+    let parent = sim.balance.levels[2][mc]
+        .parent_sgc
+        .expect("MC has a parent");
+    sim.balance.sgc_imbalance[parent] = true;
+    sim.balance.dom[2][mc].nr_balance_failed = 3;
+    sim.balance.dom[2][mc].balance_interval = min;
+    let (moved, cont) = sim.load_balance(2, mc, CpuIdle::Idle, 2);
+    assert!(moved.is_empty() && !cont);
+    assert_eq!(sim.balance.dom[2][mc].nr_balance_failed, 0);
+    assert_eq!(sim.balance.dom[2][mc].balance_interval, 2 * min);
+    assert!(!sim.balance.sgc_imbalance[parent]);
+    // Newidle: the failure count is reset too, the interval is left alone.
+    sim.balance.dom[0][mc].nr_balance_failed = 2;
+    let (moved, cont) = sim.load_balance(0, mc, CpuIdle::NewlyIdle, 0);
+    assert!(moved.is_empty() && !cont, "CPU 0 has a task");
+    assert_eq!(sim.balance.dom[0][mc].nr_balance_failed, 0);
+    assert_eq!(sim.balance.dom[0][mc].balance_interval, min);
+}
+
+/// `update_sd_pick_busiest()` never picks a group without a task (fair.c v6.8 lines
+/// 9979-9981: `if (!sgs->sum_h_nr_running) return false;`). Kunpeng (6.8), CPUs
+/// 0-31, only CPU 8 (cluster 2) busy, seen from CPU 0 at the MC level: cluster 1
+/// (CPUs 4-7, empty) comes first but flagged `sgc->imbalance` it would rank as
+/// `group_imbalanced`, above cluster 2's `group_has_spare`; the kernel skips it.
+#[test]
+fn an_empty_group_is_never_the_busiest() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 1, 10);
+    idle_rqs(&mut sim, 0..32);
+    let rq = &mut sim.state.rqs[8];
+    (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (2, 2048, 1024, false);
+    sim.resync_rq_sums();
+    let mc = 1;
+    let groups = &sim.balance.levels[0][mc].groups;
+    let g1 = groups.iter().position(|g| g.cpus[0] == 4).unwrap();
+    let g2 = groups.iter().position(|g| g.cpus[0] == 8).unwrap();
+    assert!(g1 < g2);
+    let sgc1 = groups[g1].sgc;
+    sim.balance.sgc_imbalance[sgc1] = true;
+    let mut e = super::lb::LbEnv {
+        migration_type: super::lb::MigrationType::Load,
+        ..super::lb::LbEnv::new(0, 0, mc, CpuIdle::Idle)
+    };
+    assert_eq!(sim.find_busiest_group(&mut e), Some(g2));
+}
+
+/// `find_busiest_queue()` for `migrate_load` / `migrate_util` starts from
+/// `busiest_load = 0` / `busiest_util = 0` and picks a runqueue only on a strict
+/// increase (fair.c v6.8 lines 11072 and 11090): with no load or util anywhere in the
+/// group there is no busiest queue. flat-16 (6.8): CPU 1 runs two tasks whose
+/// averages are 0.
+#[test]
+fn a_queue_without_load_is_not_the_busiest() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 1, 10);
+    idle_rqs(&mut sim, 0..16);
+    let rq = &mut sim.state.rqs[1];
+    (rq.nr_running, rq.curr_is_idle) = (2, false);
+    let gi = sim.balance.levels[0][0]
+        .groups
+        .iter()
+        .position(|g| g.cpus.contains(&1))
+        .unwrap();
+    for mt in [
+        super::lb::MigrationType::Load,
+        super::lb::MigrationType::Util,
+    ] {
+        let env = super::lb::LbEnv {
+            imbalance: 1024,
+            migration_type: mt,
+            ..super::lb::LbEnv::new(0, 0, 0, CpuIdle::Idle)
+        };
+        assert_eq!(sim.find_busiest_queue(&env, gi), None, "{mt:?}");
+        sim.state.rqs[1].load_avg = 10;
+        sim.state.rqs[1].util_avg = 10;
+        assert_eq!(sim.find_busiest_queue(&env, gi), Some(1), "{mt:?}");
+        sim.state.rqs[1].load_avg = 0;
+        sim.state.rqs[1].util_avg = 0;
+    }
+}

@@ -1,0 +1,142 @@
+//! Newidle balancing (`rebalance.rs`) and the `rq->avg_idle` that gates it.
+
+use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// newidle_balance() runs only when rq->avg_idle covers the lowest domain's
+/// max_newidle_lb_cost (and rd->overload is set): with two cold tasks queued on
+/// CPU 1, idle CPU 0 pulls one only when its average idle time is long enough.
+#[test]
+fn newidle_is_gated_by_max_newidle_lb_cost() {
+    for (avg_idle, pulls) in [(1_000, false), (1_000_000, true)] {
+        let mut sim = hogs("flat-16", "6.8", 0..16, 3, 100);
+        place(&mut sim, |t| if t < 2 { 1 } else { 2 });
+        sim.now = SimTime::from_ms(5);
+        assert!(sim.balance.overload, "CPU 1 reached two tasks");
+        sim.balance.dom[0][0].max_newidle_lb_cost = 50_000;
+        sim.cpus[0].avg_idle_ns = avg_idle;
+        let pulled = sim.newidle_balance(0);
+        assert_eq!(pulled.is_some(), pulls, "avg_idle {avg_idle}");
+        if let Some(t) = pulled {
+            assert_eq!(sim.tasks[t as usize].loc, Loc::Queued(0));
+            assert!(t < 2);
+        }
+    }
+}
+
+/// `newidle_balance()` takes time even when it pulls nothing (fair.c v6.8
+/// 12349-12384: the domains' `load_balance()` between `t0` and `t1`, with `rq->curr`
+/// still the task that blocked): the CPU goes idle only after the pass, and until
+/// then a waker does not see it idle (`idle_cpu()`, core.c 7409: `rq->curr !=
+/// rq->idle`). Two hogs pinned to CPU 1 set `rd->overload` and leave CPU 0 nothing it
+/// may pull when its own task exits.
+#[test]
+fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.balance.overload);
+    let exit = sim.tasks[2].last_ran;
+    let cost: u64 = sim.balance.dom[0]
+        .iter()
+        .map(|d| d.max_newidle_lb_cost)
+        .sum();
+    assert!(cost > 0, "the pass balanced every domain");
+    assert!(
+        !sim.state.rqs[0].idle_cpu(),
+        "in the pass, CPU 0 is not idle"
+    );
+    assert_eq!(sim.cpus[0].mode, Mode::Waking);
+    assert!(sim.run_until(exit + cost));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    assert_eq!(sim.cpus[0].idle_since, exit + cost);
+    assert!(sim.state.rqs[0].idle_cpu());
+}
+
+/// A wake-up onto a CPU in its newidle pass stops the pass after the domain it is
+/// in (fair.c v6.8 12378-12380: `this_rq->ttwu_pending`), and the CPU runs the
+/// wakee once its wake list's IPI is in, before the pass would have ended.
+#[test]
+fn a_wake_up_cuts_a_newidle_pass_short() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..1, 1);
+    sleeper.program = vec![
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![
+        hog(n, 1..2, 100),
+        hog(n, 1..2, 100),
+        hog(n, 0..1, 1),
+        sleeper,
+    ];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.cpus[0].in_newidle);
+    assert_eq!(sim.tasks[3].loc, Loc::Blocked);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    // The last instant before the pass would have ended.
+    let before_end = exit + (*ends.last().unwrap() - 1);
+    sim.wake(3, None, 0, crate::wakeup::WakeFlags::NONE);
+    assert_eq!(sim.tasks[3].loc, Loc::Queued(0));
+    assert!(sim.run_until(before_end));
+    assert_eq!(
+        sim.tasks[3].loc,
+        Loc::Running(0),
+        "the wakee runs before the pass's end"
+    );
+}
+
+/// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
+/// stamps the CPU (fair.c 12316), a CPU that then leaves idle for another reason (a
+/// balancer's pull) keeps its average and its stamp, and the next wake-up onto it
+/// averages in the whole time since the stamp (`update_avg()`: an eighth of the
+/// difference), capped at twice `max_idle_balance_cost`, and clears the stamp.
+#[test]
+fn avg_idle_is_updated_by_wake_ups_only() {
+    let mut sim = hogs("flat-16", "6.8", 0..16, 1, 100);
+    place(&mut sim, |_| 1);
+    idle_rqs(&mut sim, 0..1);
+    sim.now = SimTime::from_ms(5);
+    sim.cpus[0].avg_idle_ns = 100_000;
+    assert_eq!(sim.newidle_balance(0), None, "nothing to pull");
+    assert_eq!(sim.cpus[0].idle_stamp, Some(SimTime::from_ms(5)));
+    sim.enter_idle(0);
+    // Leaving idle without a wake-up (the idle governor keeps its history).
+    sim.now = SimTime::from_us(5_200);
+    sim.cpus[0].mode = Mode::Waking;
+    sim.leave_idle_accounting(0);
+    assert_eq!(sim.cpus[0].avg_idle_ns, 100_000, "no wake-up, no update");
+    assert_eq!(sim.cpus[0].idle_stamp, Some(SimTime::from_ms(5)));
+    // A wake-up 400 us after the stamp: 100 + (400 - 100) / 8 us.
+    sim.now = SimTime::from_us(5_400);
+    sim.update_avg_idle(0);
+    assert_eq!(sim.cpus[0].avg_idle_ns, 137_500);
+    assert_eq!(sim.cpus[0].idle_stamp, None);
+    sim.now = SimTime::from_us(6_000);
+    sim.update_avg_idle(0);
+    assert_eq!(sim.cpus[0].avg_idle_ns, 137_500, "the stamp was used up");
+    // The cap: twice max_idle_balance_cost.
+    sim.cpus[0].idle_stamp = Some(SimTime::ZERO);
+    sim.now = SimTime::from_ms(90);
+    sim.update_avg_idle(0);
+    let cap = 2 * sim.balance.max_idle_balance_cost(0);
+    assert_eq!(sim.cpus[0].avg_idle_ns, cap);
+}
