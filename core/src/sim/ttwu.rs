@@ -109,10 +109,16 @@ impl Simulator {
                 let t = &self.tasks[pi];
                 (t.load.peek(now.ns(), 0), t.util.peek(now.ns(), 0))
             };
+            // `p->on_cpu`: its CPU is still in the newidle pass of the schedule() that
+            // took it off (`rq->curr` is p until the switch to idle).
+            let c = &self.cpus[prev as usize];
+            let on_cpu =
+                c.in_newidle && c.last_task == p && !self.state.rqs[prev as usize].curr_is_idle;
             let v = self.views[pi].task.as_mut().expect("views hold tasks");
             v.load = load;
             v.util = util;
             v.prev_cpu = CpuId(prev);
+            v.on_cpu = on_cpu;
         }
         if let Some(k) = waker {
             let ki = k as usize;

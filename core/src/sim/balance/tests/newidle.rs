@@ -104,6 +104,37 @@ fn a_wake_up_cuts_a_newidle_pass_short() {
     );
 }
 
+/// A task woken while the CPU it blocked on is still in that schedule()'s newidle
+/// pass is `p->on_cpu` there: `try_to_wake_up()` queues it on that CPU's wake list
+/// without selecting a CPU (core.c v6.8 4347-4349, `ttwu_queue_cond()`: that CPU's
+/// `nr_running` is 0), although other CPUs are idle.
+#[test]
+fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..8, 1);
+    sleeper.program = vec![
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Blocked {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not block");
+    }
+    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    assert!((2..8).all(|c| sim.state.rqs[c].idle_cpu()));
+    // Woken from CPU 3 (CPU 0 has interrupts off in schedule()).
+    sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
+    assert_eq!(sim.tasks[2].loc, Loc::Queued(0));
+}
+
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
 /// stamps the CPU (fair.c 12316), a CPU that then leaves idle for another reason (a
 /// balancer's pull) keeps its average and its stamp, and the next wake-up onto it
