@@ -178,6 +178,15 @@ pub struct Metrics {
     pub active_balances: u64,
     pub context_switches: u64,
     pub preemptions: u64,
+    /// `newidle_balance()` passes that balanced and pulled nothing (the CPU spends
+    /// their run time in `schedule()` before idle), their total run time, and how
+    /// many a task queued meanwhile cut short.
+    pub newidle_empty: u64,
+    pub newidle_empty_ns: u64,
+    pub newidle_cut: u64,
+    /// Wake-ups of a task still `p->on_cpu` (its CPU in that pass), queued back there
+    /// without `select_task_rq()`.
+    pub wake_on_cpu: u64,
     /// Start of the measured window.
     pub window_start_ns: u64,
 }
@@ -208,6 +217,10 @@ impl Metrics {
             active_balances: 0,
             context_switches: 0,
             preemptions: 0,
+            newidle_empty: 0,
+            newidle_empty_ns: 0,
+            newidle_cut: 0,
+            wake_on_cpu: 0,
             window_start_ns: 0,
         }
     }
@@ -293,6 +306,16 @@ pub struct MetricsReport {
     pub active_balances: u64,
     pub context_switches: u64,
     pub preemptions: u64,
+    /// Newidle passes that pulled nothing, their run time, those cut short.
+    #[serde(default)]
+    pub newidle_empty: u64,
+    #[serde(default)]
+    pub newidle_empty_ns: u64,
+    #[serde(default)]
+    pub newidle_cut: u64,
+    /// Wake-ups of a task still `on_cpu`, queued back on its CPU.
+    #[serde(default)]
+    pub wake_on_cpu: u64,
 }
 
 impl Metrics {
@@ -339,6 +362,10 @@ impl Metrics {
             active_balances: self.active_balances,
             context_switches: self.context_switches,
             preemptions: self.preemptions,
+            newidle_empty: self.newidle_empty,
+            newidle_empty_ns: self.newidle_empty_ns,
+            newidle_cut: self.newidle_cut,
+            wake_on_cpu: self.wake_on_cpu,
         }
     }
 }

@@ -316,6 +316,12 @@ const RUN_COLUMNS: &[Column] = &[
         r.metrics.context_switches.to_string()
     }),
     ("preemptions", |r| r.metrics.preemptions.to_string()),
+    ("newidle_empty", |r| r.metrics.newidle_empty.to_string()),
+    ("newidle_empty_ns", |r| {
+        r.metrics.newidle_empty_ns.to_string()
+    }),
+    ("newidle_cut", |r| r.metrics.newidle_cut.to_string()),
+    ("wake_on_cpu", |r| r.metrics.wake_on_cpu.to_string()),
     ("force_idle_ns", |r| r.metrics.force_idle_ns.to_string()),
 ];
 

@@ -272,6 +272,10 @@ impl Simulator {
     /// switches to idle before the wake list's IPI brings it back; the model runs
     /// the whole pass and picks the wakee at its end.)
     fn newidle_run_time(&mut self, cpu: u32, cost: u64) {
+        if self.measuring {
+            self.metrics.newidle_empty += 1;
+            self.metrics.newidle_empty_ns += cost;
+        }
         let c = &mut self.cpus[cpu as usize];
         c.in_newidle = true;
         c.mode = Mode::Waking;
@@ -297,6 +301,9 @@ impl Simulator {
         if at < c.newidle_start + c.newidle_ends.last().copied().unwrap_or(0) {
             let g = c.switch_gen;
             self.queue.push(at, Event::Resched { cpu, gen: g });
+            if self.measuring {
+                self.metrics.newidle_cut += 1;
+            }
         }
     }
 

@@ -67,6 +67,19 @@ impl Simulator {
         };
         self.apply_wake_effects(p, waker, &d.effects);
         let target = d.cpu.0;
+        // try_to_wake_up()'s on_cpu branch: its condition is the wake list's, so a
+        // wake list on prev means the branch was taken.
+        let on_cpu = self.views[p as usize]
+            .task
+            .as_ref()
+            .is_some_and(|v| v.on_cpu);
+        if on_cpu
+            && target == prev
+            && matches!(d.queue, QueuePath::Wakelist { .. })
+            && self.measuring
+        {
+            self.metrics.wake_on_cpu += 1;
+        }
         // What the target was doing before this wake-up changes it.
         let target_mode = self.cpus[target as usize].mode;
         let select_ns = self.select_cost_ns(cpu, target, &d.costs);

@@ -282,6 +282,13 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         "migrations: {} at wake-up, {} by load balance{steals}; context switches {}, preemptions {}\n",
         m.migrations_wakeup, m.migrations_balance, m.context_switches, m.preemptions
     );
+    o += &format!(
+        "newidle passes that found nothing: {} ({:.3} ms in them, {} cut short by a task queued meanwhile); wake-ups of a task still on_cpu: {}\n",
+        m.newidle_empty,
+        m.newidle_empty_ns as f64 / 1e6,
+        m.newidle_cut,
+        m.wake_on_cpu
+    );
     o += &format!("force idle: {:.3} ms\n", m.force_idle_ns as f64 / 1e6);
     let util: Vec<String> = m
         .utilisation_permille

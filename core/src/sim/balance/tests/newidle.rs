@@ -59,6 +59,8 @@ fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
     assert_eq!(sim.cpus[0].mode, Mode::Idle);
     assert_eq!(sim.cpus[0].idle_since, exit + cost);
     assert!(sim.state.rqs[0].idle_cpu());
+    assert_eq!(sim.metrics.newidle_empty, 1);
+    assert_eq!(sim.metrics.newidle_empty_ns, cost);
 }
 
 /// A wake-up onto a CPU in its newidle pass stops the pass after the domain it is
@@ -102,6 +104,7 @@ fn a_wake_up_cuts_a_newidle_pass_short() {
         Loc::Running(0),
         "the wakee runs before the pass's end"
     );
+    assert_eq!(sim.metrics.newidle_cut, 1);
 }
 
 /// A task woken while the CPU it blocked on is still in that schedule()'s newidle
@@ -133,6 +136,7 @@ fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
     // Woken from CPU 3 (CPU 0 has interrupts off in schedule()).
     sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
     assert_eq!(sim.tasks[2].loc, Loc::Queued(0));
+    assert_eq!(sim.metrics.wake_on_cpu, 1);
 }
 
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
