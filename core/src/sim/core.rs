@@ -450,7 +450,17 @@ impl Simulator {
     pub(super) fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
-        if self.cpus[cpu as usize].mode == Mode::Running {
+        let c = &self.cpus[cpu as usize];
+        if c.tick_stopped && matches!(c.mode, Mode::Idle | Mode::Waking) {
+            // No tick: tick_nohz_stop_tick() cancelled ts->sched_timer (no timer-wheel
+            // timer here, so `expires == KTIME_MAX`; tick-sched.c v6.8 947-951), and
+            // only tick_nohz_idle_exit() restarts it (1362-1387, on the jiffy grid
+            // from ts->last_tick, 775-781), which do_idle() calls once it has left
+            // its loop (idle.c v6.8 325): a CPU already woken but not yet there
+            // (Mode::Waking: the IPI, the C-state exit) has no tick either.
+            return;
+        }
+        if c.mode == Mode::Running {
             // Noise: the timer interrupt itself, and now and then softirq work
             // (run_timer_softirq(), rcu_core()) on its way out, taken from the task.
             let mut irq = self.tick_irq_ns;
@@ -477,16 +487,23 @@ impl Simulator {
                 self.queue.push(self.now, Event::Resched { cpu, gen: g });
             }
         }
-        // tick_sched_do_timer(): "if (ts->inidle) ts->got_idle_tick = 1", which
-        // menu_update() reads when the stay ends, also when the tick's own balance
-        // pulls a task here and ends it.
+        // tick_sched_do_timer(): "if (ts->inidle) ts->got_idle_tick = 1"
+        // (tick-sched.c v6.8 228-229), which menu_update() reads when the stay ends,
+        // also when the tick's own balance pulls a task here and ends it, and on a
+        // CPU already woken (Mode::Waking): ts->inidle holds from
+        // tick_nohz_idle_enter() to tick_nohz_idle_exit(), until it leaves
+        // do_idle()'s loop.
         // The handler runs once the CPU is out of its C-state; its exit is
         // tick_nohz_irq_exit()'s new idle entry time.
         let c = &mut self.cpus[cpu as usize];
-        if c.mode == Mode::Idle && !c.tick_stopped {
-            c.got_idle_tick = true;
-            let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
-            c.idle_entry = self.now + exit;
+        match c.mode {
+            Mode::Idle => {
+                c.got_idle_tick = true;
+                let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
+                c.idle_entry = self.now + exit;
+            }
+            Mode::Waking => c.got_idle_tick = true,
+            Mode::Running | Mode::ForceIdle => {}
         }
         self.trigger_load_balance(cpu);
         // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the

@@ -278,3 +278,80 @@ fn the_sleep_length_after_polls_limit_is_measured_from_the_idle_entry() {
     let c = &sim.cpus[cpu as usize];
     assert_eq!((name(&sim), c.tick_stopped), ("C6", false));
 }
+
+/// A CPU already woken (Mode::Waking: the IPI, the C-state's exit) is still in
+/// `do_idle()`'s loop, between `tick_nohz_idle_enter()` and `tick_nohz_idle_exit()`
+/// (kernel/sched/idle.c v6.8 256-325). With its tick kept, a tick in that window
+/// sets `ts->got_idle_tick` (`ts->inidle`, tick-sched.c v6.8 228-229), and the stay
+/// counts as a tick wake-up the timer did not foresee (45 ms, menu.c v6.8 484-494).
+/// Before, the Waking CPU's tick left the governor's flag alone.
+#[test]
+fn a_tick_on_a_waking_cpu_marks_its_stay_a_tick_wake_up() {
+    let (mut sim, states, cpu) = jacobsville_idle_cpu();
+    let tick = sim.cost.params.tick_ns;
+    sim.now = SimTime(10 * tick + tick / 2);
+    sim.leave_idle_accounting(cpu);
+    let c = &mut sim.cpus[cpu as usize];
+    (c.menu.intervals, c.menu.interval_ptr) = ([10; 8], 0);
+    c.nohz_tick_stopped = false;
+    sim.enter_idle(cpu);
+    let c = &sim.cpus[cpu as usize];
+    assert_eq!(
+        (states[c.cstate as usize].name, c.tick_stopped),
+        ("C1", false)
+    );
+    // A wake-up's kick_target(): the CPU leaves idle at its Resched, later.
+    sim.cpus[cpu as usize].mode = Mode::Waking;
+    sim.now = SimTime(11 * tick);
+    sim.on_tick(cpu);
+    sim.now = SimTime(11 * tick + 3_000);
+    sim.leave_idle_accounting(cpu);
+    assert_eq!(sim.cpus[cpu as usize].menu.intervals[0], 45_000);
+}
+
+/// A CPU whose tick is stopped takes none until `tick_nohz_idle_exit()` restarts it
+/// (kernel/time/tick-sched.c v6.8 947-951, 1362-1387), which `do_idle()` calls only
+/// once it has left its loop (kernel/sched/idle.c v6.8 325), so a CPU already woken
+/// but still on its way out (Mode::Waking) has no tick either: no
+/// `trigger_load_balance()`, no `nohz_balancer_kick()`. Jacobsville: a task sleeps
+/// 6.94 ms on its CPU, which stops its tick in C6, until 60 us before a tick; its
+/// wake-up takes the C-state's exit (130 us), across the tick. Before, that tick ran the busy tick's
+/// `nohz_balance_exit_idle()` and the periodic balance on the CPU still in C6.
+#[test]
+fn a_waking_cpu_whose_tick_is_stopped_takes_no_tick() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![
+            Op::Run(Dist::Fixed { ns: 1_000_000 }),
+            Op::Sleep(Dist::Fixed { ns: 6_940_000 }),
+            Op::Run(Dist::Fixed { ns: 1_000_000 }),
+            Op::Exit,
+        ],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 20, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let tick = SimTime(2 * sim.cost.params.tick_ns);
+    sim.run_until(SimTime(tick.ns() - 200_000));
+    let c = &sim.cpus[0];
+    assert_eq!(c.mode, Mode::Idle);
+    assert!(c.tick_stopped && c.nohz_tick_stopped, "{c:?}");
+    assert_eq!(states[c.cstate as usize].name, "C6");
+    let llc = sim.llc_id_of[0] as usize;
+    let busy = sim.state.llc_shared[llc].nr_busy_cpus;
+    sim.run_until(tick);
+    let c = &sim.cpus[0];
+    assert_eq!(
+        c.mode,
+        Mode::Waking,
+        "the wake-up is on its way across the tick"
+    );
+    assert!(
+        c.nohz_tick_stopped,
+        "no busy tick, no nohz_balance_exit_idle()"
+    );
+    assert!(!c.got_idle_tick);
+    assert_eq!(sim.state.llc_shared[llc].nr_busy_cpus, busy);
+}
