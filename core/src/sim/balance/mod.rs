@@ -539,7 +539,8 @@ impl Simulator {
     /// - on `dst` itself (periodic balance from its tick, newidle, core scheduling's
     ///   steal): a running task is preempted if `t` should run first, at the return
     ///   from the interrupt (`set_tsk_need_resched()`); an idle CPU, awake to run the
-    ///   balance, schedules at once; one already in `schedule()` picks for itself.
+    ///   balance, schedules when that interrupt returns (its tick's: after its
+    ///   C-state's exit latency); one already in `schedule()` picks for itself.
     /// - on another CPU (the idle load balancer on a tick-stopped CPU's behalf, the
     ///   stopper pushing): a running task is preempted only if `t` should run first,
     ///   by `smp_send_reschedule()`; an idle CPU is sent an IPI unless it polls
@@ -562,12 +563,20 @@ impl Simulator {
         };
         if resched {
             let c = &mut self.cpus[dst as usize];
+            let mut at = self.now;
             if c.mode == Mode::Idle {
                 c.mode = Mode::Waking;
+                // resched_curr() of the idle task sets need_resched; do_idle() sees it
+                // when the interrupt that balanced returns (idle.c v6.8 258,
+                // cpuidle.c 279-302): for the tick, which the model handles at its
+                // expiry, once the CPU is out of its C-state, at the handler's exit
+                // (`idle_entry`, which `on_tick` set). An ilb kick's event already
+                // comes after the exit, and its `idle_entry` is earlier.
+                at = at.max(c.idle_entry);
             }
             let g = c.switch_gen;
             self.queue
-                .push(self.now, super::Event::Resched { cpu: dst, gen: g });
+                .push(at, super::Event::Resched { cpu: dst, gen: g });
         }
     }
 }
