@@ -442,7 +442,29 @@ impl Simulator {
         // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
         // interrupt context: `wake_up_process()`, no wake flags.
         let cpu = t.last_cpu;
+        // On an idle CPU the interrupt is handled, as the tick is here, at its
+        // expiry, the CPU out of its C-state after the exit latency: the exit of
+        // the handler is tick_nohz_irq_exit()'s new idle entry time (tick-sched.c
+        // v6.8 1199-1207, 684-691).
+        let c = &mut self.cpus[cpu as usize];
+        let was_idle = c.mode == Mode::Idle;
+        if was_idle {
+            let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
+            c.idle_entry = self.now + exit;
+        }
         self.wake(task, None, cpu, WakeFlags::NONE);
+        // A wakee placed on another CPU leaves this one idle, need_resched clear:
+        // cpuidle_enter_state() returns (its time_end after the exit, cpuidle.c
+        // v6.8 279-302), cpuidle_reflect() → menu_reflect(), and do_idle()'s loop
+        // goes round to cpuidle_idle_call() → menu_select() (idle.c v6.8 258-315).
+        // POLL takes the interrupt and polls on (poll_state.c v6.8 22-38).
+        let c = &self.cpus[cpu as usize];
+        if was_idle
+            && c.mode == Mode::Idle
+            && !self.cost.params.idle_states[c.cstate as usize].polling
+        {
+            self.idle_reselect(cpu, super::IdleExit::Timer);
+        }
     }
 
     /// `sched_tick()` on `cpu`: the fair class's tick, `task_tick_core()`, then

@@ -10,8 +10,9 @@
 //!                 stop: tick_nohz_idle_stop_tick() → nohz_balance_enter_idle():
 //!                 blocked load to decay (nohz.has_blocked); the first since a
 //!                 busy tick does nr_busy_cpus-- (a line write)
-//!   idle tick / ilb kick that leaves the CPU idle: do_idle()'s loop goes round,
-//!                 menu_update() (a tick: tick_nohz_idle_got_tick()), menu_select()
+//!   idle tick / sleeper's hrtimer / ilb kick that leaves the CPU idle:
+//!                 do_idle()'s loop goes round, menu_update() (a tick:
+//!                 tick_nohz_idle_got_tick()), menu_select()
 //!   leave_idle_accounting(): menu_update(), avg_idle (newidle, SIS_PROP),
 //!                 restart the tick (tick_nohz_idle_exit())
 //!   first busy tick: nohz_balancer_kick() → nohz_balance_exit_idle():
@@ -239,10 +240,11 @@ impl Simulator {
         }
     }
 
-    /// An idle `cpu` left its C-state with nothing to run (`why`: its tick, an ilb
-    /// kick, POLL's time limit): `do_idle()`'s loop goes round, `cpuidle_idle_call()`
-    /// again. The governor learns the stay (`menu_update()`; a stay during which the
-    /// tick ran is `tick_nohz_idle_got_tick()`'s) and chooses again; a stop of the tick now is
+    /// An idle `cpu` left its C-state with nothing to run (`why`: its tick, a
+    /// sleeper's hrtimer that woke its task elsewhere, an ilb kick, POLL's time
+    /// limit): `do_idle()`'s loop goes round, `cpuidle_idle_call()` again. The
+    /// governor learns the stay (`menu_update()`; a stay during which the tick ran is
+    /// `tick_nohz_idle_got_tick()`'s) and chooses again; a stop of the tick now is
     /// `tick_nohz_idle_stop_tick()`'s, with its `nohz_balance_enter_idle()`.
     pub(super) fn idle_reselect(&mut self, cpu: u32, why: IdleExit) {
         let states = &self.cost.params.idle_states;
@@ -254,11 +256,12 @@ impl Simulator {
         debug_assert_eq!(c.mode, Mode::Idle);
         // The stay ended when the CPU was out of the state (cpuidle_enter_state()'s
         // time_end, drivers/cpuidle/cpuidle.c v6.8 246, 279-302): the kick's event comes
-        // after the exit latency, the tick's at the tick itself, so its exit is added
-        // here (`idle_entry`, set by the tick). The interrupt's exit is the new idle
-        // entry time; POLL's limit is no interrupt and keeps the old one.
+        // after the exit latency, the tick's and a sleeper's hrtimer's at the expiry,
+        // so their exit is added here (`idle_entry`, set by their handlers). The
+        // interrupt's exit is the new idle entry time; POLL's limit is no interrupt
+        // and keeps the old one.
         let now = match why {
-            IdleExit::Tick => c.idle_entry,
+            IdleExit::Tick | IdleExit::Timer => c.idle_entry,
             IdleExit::Interrupt => {
                 c.idle_entry = self.now;
                 self.now

@@ -289,6 +289,9 @@ struct Task {
 enum IdleExit {
     /// Its own tick (a physical state; POLL takes the tick and polls on).
     Tick,
+    /// A sleeper's hrtimer whose wakee went to another CPU: handled, as the tick
+    /// is, at its expiry, the CPU out of its state at `Cpu::idle_entry`.
+    Timer,
     /// Another interrupt: an ilb kick.
     Interrupt,
     /// POLL's time limit (`dev->poll_time_limit`).
