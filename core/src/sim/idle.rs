@@ -261,7 +261,7 @@ impl Simulator {
         // interrupt's exit is the new idle entry time; POLL's limit is no interrupt
         // and keeps the old one.
         let now = match why {
-            IdleExit::Tick | IdleExit::Timer => c.idle_entry,
+            IdleExit::Tick | IdleExit::Timer | IdleExit::ReschedIpi => c.idle_entry,
             IdleExit::Interrupt => {
                 c.idle_entry = self.now;
                 self.now

@@ -185,6 +185,10 @@ pub(super) struct BalanceInfo {
     /// `rq->active_balance` with `rq->push_cpu` per CPU: the CPU an active balance
     /// queued this CPU's stopper for, until the stopper has run.
     push_cpu: Vec<Option<u32>>,
+    /// Per CPU: the stopper an active balance woke here went on this CPU's wake
+    /// list (`ttwu_queue_cond()`: the balancing CPU in another LLC), not on its
+    /// runqueue with `resched_curr()`'s IPI (`active_load_balance_cpu_stop()`).
+    stopper_wakelist: Vec<bool>,
     /// `nohz_flags(cpu)` per CPU: the kicks asked of it. While one of
     /// [`NohzFlags::KICK_MASK`] is set a kick is on its way to it, which owns its
     /// `nohz_csd` until `nohz_csd_func()` runs.
@@ -341,6 +345,7 @@ impl BalanceInfo {
             release: env.patches.release,
             sums,
             push_cpu: vec![None; n],
+            stopper_wakelist: vec![false; n],
             nohz_flags: vec![NohzFlags::EMPTY; n],
             nohz_kick_polled: vec![false; n],
             // init_sched_fair_class(): nohz.next_blocked = jiffies, at boot; the CPUs
