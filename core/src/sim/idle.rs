@@ -137,57 +137,24 @@ impl Simulator {
     }
 
     /// `cpuidle_idle_call()`'s `menu_select()` for `cpu`: (state, stop the tick).
+    /// `tick_nohz_get_sleep_length()` is asked only when `menu_select()` asks it: a
+    /// typical interval over `RESIDENCY_THRESHOLD_NS` (menu.c v6.8 281-286). The
+    /// fired timers a look would have dropped stay until the next look, which drops
+    /// them (a fired timer never becomes pending again), so every answer is the
+    /// same.
     fn menu_select(&mut self, cpu: u32) -> (usize, bool) {
-        if self.cost.params.idle_states.len() <= 1 {
-            return (0, !self.cost.params.idle_states[0].polling);
-        }
-        let sleep = self.tick_nohz_get_sleep_length(cpu);
         let states = &self.cost.params.idle_states;
+        if states.len() <= 1 {
+            return (0, !states[0].polling);
+        }
         let tick = self.cost.params.tick_ns;
+        let (now, tasks) = (self.now.ns(), &self.tasks[..]);
         let c = &mut self.cpus[cpu as usize];
-        c.menu.select(states, tick, c.tick_stopped, || sleep)
-    }
-
-    /// `tick_nohz_get_sleep_length()` (kernel/time/tick-sched.c v6.8 1245-1276) for
-    /// an idle `cpu`: (time to the next timer event were the tick stopped, time to
-    /// the next clock event, `dev->next_event`). The model has no timer-wheel
-    /// timers, so `tick_nohz_next_event()` finds none (its "timer in the next
-    /// period" bail-out reads only the wheel when high-resolution timers are on) and
-    /// the answer is `hrtimer_next_event_without(&ts->sched_timer)`: the earliest
-    /// hrtimer of a task sleeping on `cpu`, else the watchdog's
-    /// (`menu::WATCHDOG_PERIOD_NS`). The clock event is that hrtimer or, with the
-    /// tick running, the next tick on the jiffy grid if sooner.
-    /// Both are measured from `ts->idle_entrytime` (`Cpu::idle_entry`; tick-sched.c
-    /// 1254), and are 0 if the next event is before it (menu.c 287-290).
-    fn tick_nohz_get_sleep_length(&mut self, cpu: u32) -> (u64, u64) {
-        let now = self.now.ns();
-        let tick = self.cost.params.tick_ns;
-        let wd = menu::WATCHDOG_PERIOD_NS;
-        let mut next = (now / wd + 1) * wd;
-        let tasks = &self.tasks;
-        let c = &mut self.cpus[cpu as usize];
-        while let Some(&std::cmp::Reverse((at, t, gen))) = c.timers.peek() {
-            let task = &tasks[t as usize];
-            let pending = at >= now
-                && task.timer_gen == gen
-                && task.block == Block::Sleep
-                && task.loc == Loc::Blocked;
-            if pending {
-                next = next.min(at);
-                break;
-            }
-            c.timers.pop();
-        }
-        let entry = c.idle_entry.ns();
-        if next < entry {
-            return (0, 0);
-        }
-        let delta = next - entry;
-        if c.tick_stopped {
-            return (delta, delta);
-        }
-        let next_tick = (now / tick + 1) * tick;
-        (delta, delta.min(next_tick.saturating_sub(entry)))
+        let (entry, stopped) = (c.idle_entry.ns(), c.tick_stopped);
+        let timers = &mut c.timers;
+        c.menu.select(states, tick, stopped, || {
+            tick_nohz_get_sleep_length(timers, tasks, now, tick, entry, stopped)
+        })
     }
 
     /// Arms the per-CPU record of `t`'s sleep timer, expiring at `at` on the CPU
@@ -309,4 +276,48 @@ impl Simulator {
             rq.polling = polling;
         });
     }
+}
+
+/// `tick_nohz_get_sleep_length()` (kernel/time/tick-sched.c v6.8 1245-1276) for
+/// an idle CPU: (time to the next timer event were the tick stopped, time to the
+/// next clock event, `dev->next_event`). The model has no timer-wheel timers, so
+/// `tick_nohz_next_event()` finds none (its "timer in the next period" bail-out
+/// reads only the wheel when high-resolution timers are on) and the answer is
+/// `hrtimer_next_event_without(&ts->sched_timer)`: the earliest hrtimer of a task
+/// sleeping on the CPU (its `Cpu::timers`), else the watchdog's
+/// (`menu::WATCHDOG_PERIOD_NS`). The clock event is that hrtimer or, with the tick
+/// running (`!tick_stopped`), the next tick on the jiffy grid if sooner. Both are
+/// measured from `ts->idle_entrytime` (`entry`, `Cpu::idle_entry`; tick-sched.c
+/// 1254), and are 0 if the next event is before it (menu.c 287-290).
+fn tick_nohz_get_sleep_length(
+    timers: &mut std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u32)>>,
+    tasks: &[super::Task],
+    now: u64,
+    tick: u64,
+    entry: u64,
+    tick_stopped: bool,
+) -> (u64, u64) {
+    let wd = menu::WATCHDOG_PERIOD_NS;
+    let mut next = (now / wd + 1) * wd;
+    while let Some(&std::cmp::Reverse((at, t, gen))) = timers.peek() {
+        let task = &tasks[t as usize];
+        let pending = at >= now
+            && task.timer_gen == gen
+            && task.block == Block::Sleep
+            && task.loc == Loc::Blocked;
+        if pending {
+            next = next.min(at);
+            break;
+        }
+        timers.pop();
+    }
+    if next < entry {
+        return (0, 0);
+    }
+    let delta = next - entry;
+    if tick_stopped {
+        return (delta, delta);
+    }
+    let next_tick = (now / tick + 1) * tick;
+    (delta, delta.min(next_tick.saturating_sub(entry)))
 }
