@@ -133,7 +133,7 @@ fn random_workload_is_deterministic() {
     assert_eq!(run(&s).digest, RANDOM_WORKLOAD_DIGEST);
 }
 
-const RANDOM_WORKLOAD_DIGEST: &str = "e37c723419a48b9e";
+const RANDOM_WORKLOAD_DIGEST: &str = "ff370a945d0360e8";
 
 #[test]
 fn every_workload_conserves_tasks() {
@@ -355,7 +355,9 @@ fn hackbench_finishes_and_counts_every_message() {
 /// 18 moved it on purpose: the nohz kicks carry v6.8's flags (a stats-only kick
 /// every `LOAD_AVG_PERIOD` while idle CPUs have blocked load, `NOHZ_NEXT_KICK`, a
 /// newly idle CPU's own stats pass), so idle CPUs' blocked averages decay without a
-/// balance (`1f06727861b02228`).
+/// balance (`1f06727861b02228`). Session 21 moved it on purpose: a CPU whose tick is
+/// stopped takes none on its way out of idle either (the IPI, the C-state exit),
+/// the start's first tick included (`44caf9afff62b2e6`).
 #[test]
 fn a_flat_plan_without_noise_is_the_model_before_process_trees() {
     let m = machine("kunpeng920-6426");
@@ -394,7 +396,7 @@ fn a_flat_plan_without_noise_is_the_model_before_process_trees() {
     })
     .unwrap();
     sim.run().unwrap();
-    assert_eq!(format!("{:016x}", sim.digest()), "1f06727861b02228");
+    assert_eq!(format!("{:016x}", sim.digest()), "44caf9afff62b2e6");
 }
 
 /// Noise is deterministic per seed, and `quiet` and `default` differ.

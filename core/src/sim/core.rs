@@ -501,7 +501,29 @@ impl Simulator {
         // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
         // interrupt context: `wake_up_process()`, no wake flags.
         let cpu = t.last_cpu;
+        // On an idle CPU the interrupt is handled, as the tick is here, at its
+        // expiry, the CPU out of its C-state after the exit latency: the exit of
+        // the handler is tick_nohz_irq_exit()'s new idle entry time (tick-sched.c
+        // v6.8 1199-1207, 684-691).
+        let c = &mut self.cpus[cpu as usize];
+        let was_idle = c.mode == Mode::Idle;
+        if was_idle {
+            let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
+            c.idle_entry = self.now + exit;
+        }
         self.wake(task, None, cpu, WakeFlags::NONE);
+        // A wakee placed on another CPU leaves this one idle, need_resched clear:
+        // cpuidle_enter_state() returns (its time_end after the exit, cpuidle.c
+        // v6.8 279-302), cpuidle_reflect() → menu_reflect(), and do_idle()'s loop
+        // goes round to cpuidle_idle_call() → menu_select() (idle.c v6.8 258-315).
+        // POLL takes the interrupt and polls on (poll_state.c v6.8 22-38).
+        let c = &self.cpus[cpu as usize];
+        if was_idle
+            && c.mode == Mode::Idle
+            && !self.cost.params.idle_states[c.cstate as usize].polling
+        {
+            self.idle_reselect(cpu, super::IdleExit::Timer);
+        }
     }
 
     /// `sched_tick()` on `cpu`: the fair class's tick, `task_tick_core()`, then
@@ -509,7 +531,17 @@ impl Simulator {
     pub(super) fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
-        if self.cpus[cpu as usize].mode == Mode::Running {
+        let c = &self.cpus[cpu as usize];
+        if c.tick_stopped && matches!(c.mode, Mode::Idle | Mode::Waking) {
+            // No tick: tick_nohz_stop_tick() cancelled ts->sched_timer (no timer-wheel
+            // timer here, so `expires == KTIME_MAX`; tick-sched.c v6.8 947-951), and
+            // only tick_nohz_idle_exit() restarts it (1362-1387, on the jiffy grid
+            // from ts->last_tick, 775-781), which do_idle() calls once it has left
+            // its loop (idle.c v6.8 325): a CPU already woken but not yet there
+            // (Mode::Waking: the IPI, the C-state exit) has no tick either.
+            return;
+        }
+        if c.mode == Mode::Running {
             // Noise: the timer interrupt itself, and now and then softirq work
             // (run_timer_softirq(), rcu_core()) on its way out, taken from the task.
             let mut irq = self.tick_irq_ns;
@@ -536,16 +568,23 @@ impl Simulator {
                 self.queue.push(self.now, Event::Resched { cpu, gen: g });
             }
         }
-        // tick_sched_do_timer(): "if (ts->inidle) ts->got_idle_tick = 1", which
-        // menu_update() reads when the stay ends, also when the tick's own balance
-        // pulls a task here and ends it.
+        // tick_sched_do_timer(): "if (ts->inidle) ts->got_idle_tick = 1"
+        // (tick-sched.c v6.8 228-229), which menu_update() reads when the stay ends,
+        // also when the tick's own balance pulls a task here and ends it, and on a
+        // CPU already woken (Mode::Waking): ts->inidle holds from
+        // tick_nohz_idle_enter() to tick_nohz_idle_exit(), until it leaves
+        // do_idle()'s loop.
         // The handler runs once the CPU is out of its C-state; its exit is
         // tick_nohz_irq_exit()'s new idle entry time.
         let c = &mut self.cpus[cpu as usize];
-        if c.mode == Mode::Idle && !c.tick_stopped {
-            c.got_idle_tick = true;
-            let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
-            c.idle_entry = self.now + exit;
+        match c.mode {
+            Mode::Idle => {
+                c.got_idle_tick = true;
+                let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
+                c.idle_entry = self.now + exit;
+            }
+            Mode::Waking => c.got_idle_tick = true,
+            Mode::Running | Mode::ForceIdle => {}
         }
         self.trigger_load_balance(cpu);
         // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the

@@ -10,8 +10,9 @@
 //!                 stop: tick_nohz_idle_stop_tick() → nohz_balance_enter_idle():
 //!                 blocked load to decay (nohz.has_blocked); the first since a
 //!                 busy tick does nr_busy_cpus-- (a line write)
-//!   idle tick / ilb kick that leaves the CPU idle: do_idle()'s loop goes round,
-//!                 menu_update() (a tick: tick_nohz_idle_got_tick()), menu_select()
+//!   idle tick / sleeper's hrtimer / ilb kick that leaves the CPU idle:
+//!                 do_idle()'s loop goes round, menu_update() (a tick:
+//!                 tick_nohz_idle_got_tick()), menu_select()
 //!   leave_idle_accounting(): menu_update(), avg_idle (newidle, SIS_PROP),
 //!                 restart the tick (tick_nohz_idle_exit())
 //!   first busy tick: nohz_balancer_kick() → nohz_balance_exit_idle():
@@ -136,57 +137,24 @@ impl Simulator {
     }
 
     /// `cpuidle_idle_call()`'s `menu_select()` for `cpu`: (state, stop the tick).
+    /// `tick_nohz_get_sleep_length()` is asked only when `menu_select()` asks it: a
+    /// typical interval over `RESIDENCY_THRESHOLD_NS` (menu.c v6.8 281-286). The
+    /// fired timers a look would have dropped stay until the next look, which drops
+    /// them (a fired timer never becomes pending again), so every answer is the
+    /// same.
     fn menu_select(&mut self, cpu: u32) -> (usize, bool) {
-        if self.cost.params.idle_states.len() <= 1 {
-            return (0, !self.cost.params.idle_states[0].polling);
-        }
-        let sleep = self.tick_nohz_get_sleep_length(cpu);
         let states = &self.cost.params.idle_states;
+        if states.len() <= 1 {
+            return (0, !states[0].polling);
+        }
         let tick = self.cost.params.tick_ns;
+        let (now, tasks) = (self.now.ns(), &self.tasks[..]);
         let c = &mut self.cpus[cpu as usize];
-        c.menu.select(states, tick, c.tick_stopped, || sleep)
-    }
-
-    /// `tick_nohz_get_sleep_length()` (kernel/time/tick-sched.c v6.8 1245-1276) for
-    /// an idle `cpu`: (time to the next timer event were the tick stopped, time to
-    /// the next clock event, `dev->next_event`). The model has no timer-wheel
-    /// timers, so `tick_nohz_next_event()` finds none (its "timer in the next
-    /// period" bail-out reads only the wheel when high-resolution timers are on) and
-    /// the answer is `hrtimer_next_event_without(&ts->sched_timer)`: the earliest
-    /// hrtimer of a task sleeping on `cpu`, else the watchdog's
-    /// (`menu::WATCHDOG_PERIOD_NS`). The clock event is that hrtimer or, with the
-    /// tick running, the next tick on the jiffy grid if sooner.
-    /// Both are measured from `ts->idle_entrytime` (`Cpu::idle_entry`; tick-sched.c
-    /// 1254), and are 0 if the next event is before it (menu.c 287-290).
-    fn tick_nohz_get_sleep_length(&mut self, cpu: u32) -> (u64, u64) {
-        let now = self.now.ns();
-        let tick = self.cost.params.tick_ns;
-        let wd = menu::WATCHDOG_PERIOD_NS;
-        let mut next = (now / wd + 1) * wd;
-        let tasks = &self.tasks;
-        let c = &mut self.cpus[cpu as usize];
-        while let Some(&std::cmp::Reverse((at, t, gen))) = c.timers.peek() {
-            let task = &tasks[t as usize];
-            let pending = at >= now
-                && task.timer_gen == gen
-                && task.block == Block::Sleep
-                && task.loc == Loc::Blocked;
-            if pending {
-                next = next.min(at);
-                break;
-            }
-            c.timers.pop();
-        }
-        let entry = c.idle_entry.ns();
-        if next < entry {
-            return (0, 0);
-        }
-        let delta = next - entry;
-        if c.tick_stopped {
-            return (delta, delta);
-        }
-        let next_tick = (now / tick + 1) * tick;
-        (delta, delta.min(next_tick.saturating_sub(entry)))
+        let (entry, stopped) = (c.idle_entry.ns(), c.tick_stopped);
+        let timers = &mut c.timers;
+        c.menu.select(states, tick, stopped, || {
+            tick_nohz_get_sleep_length(timers, tasks, now, tick, entry, stopped)
+        })
     }
 
     /// Arms the per-CPU record of `t`'s sleep timer, expiring at `at` on the CPU
@@ -239,10 +207,11 @@ impl Simulator {
         }
     }
 
-    /// An idle `cpu` left its C-state with nothing to run (`why`: its tick, an ilb
-    /// kick, POLL's time limit): `do_idle()`'s loop goes round, `cpuidle_idle_call()`
-    /// again. The governor learns the stay (`menu_update()`; a stay during which the
-    /// tick ran is `tick_nohz_idle_got_tick()`'s) and chooses again; a stop of the tick now is
+    /// An idle `cpu` left its C-state with nothing to run (`why`: its tick, a
+    /// sleeper's hrtimer that woke its task elsewhere, an ilb kick, POLL's time
+    /// limit): `do_idle()`'s loop goes round, `cpuidle_idle_call()` again. The
+    /// governor learns the stay (`menu_update()`; a stay during which the tick ran is
+    /// `tick_nohz_idle_got_tick()`'s) and chooses again; a stop of the tick now is
     /// `tick_nohz_idle_stop_tick()`'s, with its `nohz_balance_enter_idle()`.
     pub(super) fn idle_reselect(&mut self, cpu: u32, why: IdleExit) {
         let states = &self.cost.params.idle_states;
@@ -254,11 +223,12 @@ impl Simulator {
         debug_assert_eq!(c.mode, Mode::Idle);
         // The stay ended when the CPU was out of the state (cpuidle_enter_state()'s
         // time_end, drivers/cpuidle/cpuidle.c v6.8 246, 279-302): the kick's event comes
-        // after the exit latency, the tick's at the tick itself, so its exit is added
-        // here (`idle_entry`, set by the tick). The interrupt's exit is the new idle
-        // entry time; POLL's limit is no interrupt and keeps the old one.
+        // after the exit latency, the tick's and a sleeper's hrtimer's at the expiry,
+        // so their exit is added here (`idle_entry`, set by their handlers). The
+        // interrupt's exit is the new idle entry time; POLL's limit is no interrupt
+        // and keeps the old one.
         let now = match why {
-            IdleExit::Tick => c.idle_entry,
+            IdleExit::Tick | IdleExit::Timer | IdleExit::ReschedIpi => c.idle_entry,
             IdleExit::Interrupt => {
                 c.idle_entry = self.now;
                 self.now
@@ -306,4 +276,48 @@ impl Simulator {
             rq.polling = polling;
         });
     }
+}
+
+/// `tick_nohz_get_sleep_length()` (kernel/time/tick-sched.c v6.8 1245-1276) for
+/// an idle CPU: (time to the next timer event were the tick stopped, time to the
+/// next clock event, `dev->next_event`). The model has no timer-wheel timers, so
+/// `tick_nohz_next_event()` finds none (its "timer in the next period" bail-out
+/// reads only the wheel when high-resolution timers are on) and the answer is
+/// `hrtimer_next_event_without(&ts->sched_timer)`: the earliest hrtimer of a task
+/// sleeping on the CPU (its `Cpu::timers`), else the watchdog's
+/// (`menu::WATCHDOG_PERIOD_NS`). The clock event is that hrtimer or, with the tick
+/// running (`!tick_stopped`), the next tick on the jiffy grid if sooner. Both are
+/// measured from `ts->idle_entrytime` (`entry`, `Cpu::idle_entry`; tick-sched.c
+/// 1254), and are 0 if the next event is before it (menu.c 287-290).
+fn tick_nohz_get_sleep_length(
+    timers: &mut std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u32)>>,
+    tasks: &[super::Task],
+    now: u64,
+    tick: u64,
+    entry: u64,
+    tick_stopped: bool,
+) -> (u64, u64) {
+    let wd = menu::WATCHDOG_PERIOD_NS;
+    let mut next = (now / wd + 1) * wd;
+    while let Some(&std::cmp::Reverse((at, t, gen))) = timers.peek() {
+        let task = &tasks[t as usize];
+        let pending = at >= now
+            && task.timer_gen == gen
+            && task.block == Block::Sleep
+            && task.loc == Loc::Blocked;
+        if pending {
+            next = next.min(at);
+            break;
+        }
+        timers.pop();
+    }
+    if next < entry {
+        return (0, 0);
+    }
+    let delta = next - entry;
+    if tick_stopped {
+        return (delta, delta);
+    }
+    let next_tick = (now / tick + 1) * tick;
+    (delta, delta.min(next_tick.saturating_sub(entry)))
 }

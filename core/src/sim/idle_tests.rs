@@ -278,3 +278,155 @@ fn the_sleep_length_after_polls_limit_is_measured_from_the_idle_entry() {
     let c = &sim.cpus[cpu as usize];
     assert_eq!((name(&sim), c.tick_stopped), ("C6", false));
 }
+
+/// A sleeper's hrtimer fires on the CPU it was queued on, which takes the interrupt
+/// (`hrtimer_interrupt()` → `hrtimer_wakeup()`) once out of its C-state; when the
+/// wakee is placed elsewhere, that CPU is left idle with `need_resched()` clear:
+/// `cpuidle_enter_state()` has ended the stay at `time_end`, after the exit
+/// (drivers/cpuidle/cpuidle.c v6.8 279-302), the handler's exit is
+/// `ts->idle_entrytime` (`tick_nohz_irq_exit()`, tick-sched.c v6.8 1199-1207), and
+/// `do_idle()`'s loop goes round to `cpuidle_idle_call()`: `menu_update()` records
+/// the stay, `menu_select()` chooses again (kernel/sched/idle.c v6.8 258-315).
+/// xeon-smt-8 under 6.12+cookie-fastpath: a task of cookie 2 sleeps on CPU 0 while
+/// CPU 0's sibling runs cookie 1, so its wake-up skips idle CPU 0 (the fast path's
+/// cookie test) for another core. Before, CPU 0's stay went on as if nothing had
+/// happened.
+#[test]
+fn a_sleepers_timer_that_wakes_its_task_elsewhere_ends_the_idle_stay() {
+    let machine = presets::machine("xeon-smt-8").unwrap();
+    let n = machine.nr_cpus();
+    let env = crate::wakeup::WakeEnv::new(&machine, "6.12".parse().unwrap()).unwrap();
+    let sib = env.smt_mask(CpuId(0)).iter().find(|c| c.0 != 0).unwrap().0;
+    let other = (1..n).find(|&c| c != sib).unwrap();
+    let us = |x: u64| Dist::Fixed { ns: x * 1_000 };
+    let tasks = vec![
+        // Cookie 1 on CPU 0's sibling from 200 us.
+        task_on(
+            n,
+            &[sib],
+            1,
+            vec![Op::Sleep(us(200)), Op::Run(us(10_000)), Op::Exit],
+        ),
+        // Cookie 2: 100 us on CPU 0, then 1 ms asleep there.
+        task_on(
+            n,
+            &[0, other],
+            2,
+            vec![
+                Op::Run(us(100)),
+                Op::Sleep(us(1_000)),
+                Op::Run(us(100)),
+                Op::Exit,
+            ],
+        ),
+    ];
+    let all = CpuMask::full(n);
+    let mut sim = quiet_sim("xeon-smt-8", "6.12+cookie-fastpath", all, 100, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let b = 1usize;
+    if let Loc::Queued(c) = sim.tasks[b].loc {
+        if c != 0 {
+            sim.migrate_queued(b as u32, c, 0, 0, record::MigrateReason::Periodic);
+        }
+    }
+    // Until the sleeper's timer: CPU 0 idle in a physical state, the sibling busy.
+    sim.run_until(SimTime::from_us(500));
+    assert_eq!(sim.tasks[b].loc, Loc::Blocked);
+    assert_eq!(sim.tasks[b].last_cpu, 0);
+    let (mut was, mut since, mut ptr) = (0, SimTime::ZERO, 0);
+    while sim.tasks[b].loc == Loc::Blocked {
+        let c = &sim.cpus[0];
+        (was, since, ptr) = (c.cstate as usize, c.cstate_since, c.menu.interval_ptr);
+        assert!(sim.step());
+    }
+    let t = sim.now;
+    assert!(!states[was].polling && since < t);
+    assert_eq!(sim.cpus[sib as usize].mode, Mode::Running);
+    assert!(
+        matches!(sim.tasks[b].loc, Loc::Queued(c) | Loc::Running(c) if c == other),
+        "the wakee went to CPU {other}: {:?}",
+        sim.tasks[b].loc
+    );
+    let c = &sim.cpus[0];
+    assert_eq!(c.mode, Mode::Idle);
+    let out = SimTime(t.ns() + states[was].exit_latency_ns);
+    assert_eq!((c.cstate_since, c.idle_entry), (out, out), "a new stay");
+    assert_eq!(c.menu.interval_ptr, (ptr + 1) % 8, "menu_update() ran");
+}
+
+/// A CPU already woken (Mode::Waking: the IPI, the C-state's exit) is still in
+/// `do_idle()`'s loop, between `tick_nohz_idle_enter()` and `tick_nohz_idle_exit()`
+/// (kernel/sched/idle.c v6.8 256-325). With its tick kept, a tick in that window
+/// sets `ts->got_idle_tick` (`ts->inidle`, tick-sched.c v6.8 228-229), and the stay
+/// counts as a tick wake-up the timer did not foresee (45 ms, menu.c v6.8 484-494).
+/// Before, the Waking CPU's tick left the governor's flag alone.
+#[test]
+fn a_tick_on_a_waking_cpu_marks_its_stay_a_tick_wake_up() {
+    let (mut sim, states, cpu) = jacobsville_idle_cpu();
+    let tick = sim.cost.params.tick_ns;
+    sim.now = SimTime(10 * tick + tick / 2);
+    sim.leave_idle_accounting(cpu);
+    let c = &mut sim.cpus[cpu as usize];
+    (c.menu.intervals, c.menu.interval_ptr) = ([10; 8], 0);
+    c.nohz_tick_stopped = false;
+    sim.enter_idle(cpu);
+    let c = &sim.cpus[cpu as usize];
+    assert_eq!(
+        (states[c.cstate as usize].name, c.tick_stopped),
+        ("C1", false)
+    );
+    // A wake-up's kick_target(): the CPU leaves idle at its Resched, later.
+    sim.cpus[cpu as usize].mode = Mode::Waking;
+    sim.now = SimTime(11 * tick);
+    sim.on_tick(cpu);
+    sim.now = SimTime(11 * tick + 3_000);
+    sim.leave_idle_accounting(cpu);
+    assert_eq!(sim.cpus[cpu as usize].menu.intervals[0], 45_000);
+}
+
+/// A CPU whose tick is stopped takes none until `tick_nohz_idle_exit()` restarts it
+/// (kernel/time/tick-sched.c v6.8 947-951, 1362-1387), which `do_idle()` calls only
+/// once it has left its loop (kernel/sched/idle.c v6.8 325), so a CPU already woken
+/// but still on its way out (Mode::Waking) has no tick either: no
+/// `trigger_load_balance()`, no `nohz_balancer_kick()`. Jacobsville: a task sleeps
+/// 6.94 ms on its CPU, which stops its tick in C6, until 60 us before a tick; its
+/// wake-up takes the C-state's exit (130 us), across the tick. Before, that tick ran the busy tick's
+/// `nohz_balance_exit_idle()` and the periodic balance on the CPU still in C6.
+#[test]
+fn a_waking_cpu_whose_tick_is_stopped_takes_no_tick() {
+    let n = presets::machine("jacobsville").unwrap().nr_cpus();
+    let tasks = vec![task_on(
+        n,
+        &[0],
+        0,
+        vec![
+            Op::Run(Dist::Fixed { ns: 1_000_000 }),
+            Op::Sleep(Dist::Fixed { ns: 6_940_000 }),
+            Op::Run(Dist::Fixed { ns: 1_000_000 }),
+            Op::Exit,
+        ],
+    )];
+    let mut sim = quiet_sim("jacobsville", "6.8", CpuMask::full(n), 20, tasks);
+    let states = sim.cost.params.idle_states.clone();
+    let tick = SimTime(2 * sim.cost.params.tick_ns);
+    sim.run_until(SimTime(tick.ns() - 200_000));
+    let c = &sim.cpus[0];
+    assert_eq!(c.mode, Mode::Idle);
+    assert!(c.tick_stopped && c.nohz_tick_stopped, "{c:?}");
+    assert_eq!(states[c.cstate as usize].name, "C6");
+    let llc = sim.llc_id_of[0] as usize;
+    let busy = sim.state.llc_shared[llc].nr_busy_cpus;
+    sim.run_until(tick);
+    let c = &sim.cpus[0];
+    assert_eq!(
+        c.mode,
+        Mode::Waking,
+        "the wake-up is on its way across the tick"
+    );
+    assert!(
+        c.nohz_tick_stopped,
+        "no busy tick, no nohz_balance_exit_idle()"
+    );
+    assert!(!c.got_idle_tick);
+    assert_eq!(sim.state.llc_shared[llc].nr_busy_cpus, busy);
+}

@@ -291,6 +291,13 @@ struct Task {
 enum IdleExit {
     /// Its own tick (a physical state; POLL takes the tick and polls on).
     Tick,
+    /// A sleeper's hrtimer whose wakee went to another CPU: handled, as the tick
+    /// is, at its expiry, the CPU out of its state at `Cpu::idle_entry`.
+    Timer,
+    /// The IPI of an active balance's `resched_curr()` for a task that has left
+    /// since: handled, as the tick is, on its arrival, the CPU out of its state at
+    /// `Cpu::idle_entry`.
+    ReschedIpi,
     /// Another interrupt: an ilb kick.
     Interrupt,
     /// POLL's time limit (`dev->poll_time_limit`).

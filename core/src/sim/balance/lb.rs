@@ -568,6 +568,15 @@ impl Simulator {
                         // (Event::Stopper). ld_moved stays 0.
                         if self.balance.push_cpu[src as usize].is_none() {
                             self.balance.push_cpu[src as usize] = Some(dst);
+                            // ttwu_queue_cond() (core.c v6.8 3986-4021) for the
+                            // stopper, woken from runs_on: the wake list across
+                            // LLCs; in the LLC src runs a task (nr_running), so the
+                            // remote lock and resched_curr().
+                            let (a, b) = (
+                                self.llc_id_of[env.runs_on as usize],
+                                self.llc_id_of[src as usize],
+                            );
+                            self.balance.stopper_wakelist[src as usize] = a != b;
                             let at = self.now + self.cost.params.ipi_ns();
                             self.queue
                                 .push(at, super::super::Event::Stopper { cpu: src });

@@ -4,8 +4,9 @@
 
 use crate::sched_domain::SdFlags;
 
+use super::super::event::Event;
 use super::super::record::MigrateReason;
-use super::super::{Mode, MIGRATION_COST_NS};
+use super::super::{IdleExit, Mode, MIGRATION_COST_NS};
 use super::lb::{CpuIdle, LbEnv, MigrationType};
 use super::Simulator;
 
@@ -159,9 +160,19 @@ impl Simulator {
     /// (with `LBF_ACTIVE_LB`: cache-hot tasks too) moves one CFS task to `push_cpu`,
     /// `attach_one_task()` preempts it if it runs something the task should preempt,
     /// and `src` reschedules. A task that went to sleep before the stopper ran is not
-    /// moved (`alb_failed`). Not modelled: the stopper's own run time, and the idle
-    /// exit of a `src` that went idle meanwhile (it finds nothing to move).
+    /// moved (`alb_failed`). A `src` that went idle meanwhile takes the IPI in its
+    /// C-state ([`Simulator::stopper_ipi_on_idle_src`]). Not modelled: the stopper's
+    /// own run time, and, in the LLC, its run at a `schedule()` of `src` before the
+    /// IPI lands (it is on the runqueue from the wake-up, and the stop class is
+    /// picked first): here it runs when the IPI lands.
     pub(in crate::sim) fn active_load_balance_cpu_stop(&mut self, src: u32) {
+        if self.balance.push_cpu[src as usize].is_none() {
+            return;
+        }
+        if self.cpus[src as usize].mode == Mode::Idle {
+            self.stopper_ipi_on_idle_src(src);
+            return;
+        }
         // busiest_rq->active_balance = 0 (out_unlock), whatever the stopper finds.
         let Some(dst) = self.balance.push_cpu[src as usize].take() else {
             return;
@@ -207,6 +218,43 @@ impl Simulator {
         // at the Resched already on its way.
         if running || self.cpus[src as usize].mode == Mode::ForceIdle {
             self.schedule(src);
+        }
+    }
+
+    /// The IPI that the active balance's wake-up of the stopper sent lands on a
+    /// `src` that went idle since (its task blocked or exited, nothing left), in a
+    /// C-state, which it leaves after the exit latency:
+    /// - the stopper on `src`'s wake list (another LLC's balance,
+    ///   `__ttwu_queue_wakelist()`): `do_idle()` takes the IPI,
+    ///   `sched_ttwu_pending()` activates the stopper, whose `resched_curr()` ends
+    ///   the loop (kernel/sched/idle.c v6.8 258, 339-340); the stopper runs first
+    ///   (`Event::Stopper` again, at the exit) and finds `busiest_rq->nr_running
+    ///   <= 1`, itself (fair.c v6.8 11600-11601); then `src` schedules:
+    ///   `newidle_balance()`, a new idle entry.
+    /// - the stopper on `src`'s runqueue (the LLC's remote lock,
+    ///   `ttwu_do_activate()`): it was picked when the task left, before `src`
+    ///   went idle, and found nothing; what lands is `resched_curr()`'s IPI for the
+    ///   task gone since (core.c v6.8 1063-1065), which ends the stay with
+    ///   `need_resched()` clear: `do_idle()`'s loop goes round and the governor
+    ///   chooses again, as after a sleeper's hrtimer whose wakee went elsewhere.
+    ///   POLL takes the interrupt and polls on (poll_state.c v6.8 22-38).
+    pub(in crate::sim) fn stopper_ipi_on_idle_src(&mut self, src: u32) {
+        let c = &mut self.cpus[src as usize];
+        let state = &self.cost.params.idle_states[c.cstate as usize];
+        let (exit, polling) = (state.exit_latency_ns, state.polling);
+        let out = self.now + exit;
+        if self.balance.stopper_wakelist[src as usize] {
+            c.mode = Mode::Waking;
+            let g = c.switch_gen;
+            self.queue.push(out, Event::Stopper { cpu: src });
+            self.queue.push(out, Event::Resched { cpu: src, gen: g });
+            return;
+        }
+        // busiest_rq->active_balance = 0: the stopper ran before src went idle.
+        self.balance.push_cpu[src as usize] = None;
+        c.idle_entry = out;
+        if !polling {
+            self.idle_reselect(src, IdleExit::ReschedIpi);
         }
     }
 }

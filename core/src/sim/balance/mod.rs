@@ -186,6 +186,10 @@ pub(super) struct BalanceInfo {
     /// `rq->active_balance` with `rq->push_cpu` per CPU: the CPU an active balance
     /// queued this CPU's stopper for, until the stopper has run.
     push_cpu: Vec<Option<u32>>,
+    /// Per CPU: the stopper an active balance woke here went on this CPU's wake
+    /// list (`ttwu_queue_cond()`: the balancing CPU in another LLC), not on its
+    /// runqueue with `resched_curr()`'s IPI (`active_load_balance_cpu_stop()`).
+    stopper_wakelist: Vec<bool>,
     /// `nohz_flags(cpu)` per CPU: the kicks asked of it. While one of
     /// [`NohzFlags::KICK_MASK`] is set a kick is on its way to it, which owns its
     /// `nohz_csd` until `nohz_csd_func()` runs.
@@ -342,6 +346,7 @@ impl BalanceInfo {
             release: env.patches.release,
             sums,
             push_cpu: vec![None; n],
+            stopper_wakelist: vec![false; n],
             nohz_flags: vec![NohzFlags::EMPTY; n],
             nohz_kick_polled: vec![false; n],
             // init_sched_fair_class(): nohz.next_blocked = jiffies, at boot; the CPUs
@@ -540,7 +545,8 @@ impl Simulator {
     /// - on `dst` itself (periodic balance from its tick, newidle, core scheduling's
     ///   steal): a running task is preempted if `t` should run first, at the return
     ///   from the interrupt (`set_tsk_need_resched()`); an idle CPU, awake to run the
-    ///   balance, schedules at once; one already in `schedule()` picks for itself.
+    ///   balance, schedules when that interrupt returns (its tick's: after its
+    ///   C-state's exit latency); one already in `schedule()` picks for itself.
     /// - on another CPU (the idle load balancer on a tick-stopped CPU's behalf, the
     ///   stopper pushing): a running task is preempted only if `t` should run first,
     ///   by `smp_send_reschedule()`; an idle CPU is sent an IPI unless it polls
@@ -568,12 +574,20 @@ impl Simulator {
         };
         if resched {
             let c = &mut self.cpus[dst as usize];
+            let mut at = self.now;
             if c.mode == Mode::Idle {
                 c.mode = Mode::Waking;
+                // resched_curr() of the idle task sets need_resched; do_idle() sees it
+                // when the interrupt that balanced returns (idle.c v6.8 258,
+                // cpuidle.c 279-302): for the tick, which the model handles at its
+                // expiry, once the CPU is out of its C-state, at the handler's exit
+                // (`idle_entry`, which `on_tick` set). An ilb kick's event already
+                // comes after the exit, and its `idle_entry` is earlier.
+                at = at.max(c.idle_entry);
             }
             let g = c.switch_gen;
             self.queue
-                .push(self.now, super::Event::Resched { cpu: dst, gen: g });
+                .push(at, super::Event::Resched { cpu: dst, gen: g });
         }
     }
 }

@@ -105,12 +105,9 @@ impl Simulator {
     /// from `cpu`'s tick: `raise_softirq(SCHED_SOFTIRQ)` when `rq->next_balance` is
     /// due, then `nohz_balancer_kick()`, in the tick itself. The softirq's
     /// `run_rebalance_domains()` runs at the interrupt's exit, after the kick has read
-    /// this runqueue, so it comes second here. A tick-stopped idle CPU takes no tick.
+    /// this runqueue, so it comes second here. (A tick-stopped idle or waking CPU
+    /// takes no tick: `Simulator::on_tick`.)
     pub(in crate::sim) fn trigger_load_balance(&mut self, cpu: u32) {
-        let c = &self.cpus[cpu as usize];
-        if c.tick_stopped && c.mode == Mode::Idle {
-            return;
-        }
         // rq->idle_balance = idle_cpu(cpu) at the tick.
         let idle = if self.cpu_idle(cpu) {
             CpuIdle::Idle

@@ -101,3 +101,66 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
         }
     }
 }
+
+/// `active_load_balance_cpu_stop()`'s IPI on a `src` that went idle after the
+/// active balance (its task blocked or exited and nothing was left): `src` is in a
+/// C-state, which the IPI ends after the exit latency. Across LLCs the stopper was
+/// on `src`'s wake list (`ttwu_queue_cond()`, kernel/sched/core.c v6.8 3986-4021):
+/// `sched_ttwu_pending()` activates it, `do_idle()` leaves its loop, the stopper
+/// finds nothing (`busiest_rq->nr_running <= 1`, fair.c v6.8 11600-11601) and `src`
+/// schedules into a new idle stay. In the LLC it was on `src`'s runqueue and ran as
+/// the task left; what lands is `resched_curr()`'s IPI (core.c 1063-1065), with
+/// `need_resched()` clear: the stay ends and the governor chooses again
+/// (kernel/sched/idle.c v6.8 258-315, drivers/cpuidle/cpuidle.c 279-302).
+/// Jacobsville, `src` in C1E (exit 15 us) with its tick kept. Before, the IPI left
+/// `src` in its C-state as if nothing had arrived.
+#[test]
+fn the_stoppers_ipi_takes_an_idle_src_out_of_its_c_state() {
+    for wakelist in [false, true] {
+        let preset = "jacobsville";
+        let n = presets::machine(preset).unwrap().nr_cpus();
+        // A hog on CPU 0; a task that only exits puts CPU 1 in the run.
+        let specs = vec![hog(n, 0..1, 100), hog(n, 1..2, 0)];
+        let mut sim = sim_of(preset, "6.8", 0..2, specs, 100);
+        run_to(&mut sim, 1);
+        let (src, dst) = (1, 0);
+        sim.now = SimTime::from_us(1_500);
+        sim.leave_idle_accounting(src);
+        let c = &mut sim.cpus[src as usize];
+        (c.menu.intervals, c.menu.interval_ptr) = ([30; 8], 0);
+        sim.enter_idle(src);
+        let states = sim.cost.params.idle_states.clone();
+        let c = &sim.cpus[src as usize];
+        let c1e = &states[c.cstate as usize];
+        assert_eq!((c1e.name, c.tick_stopped), ("C1E", false));
+        // The active balance queued the stopper while src ran; its IPI lands now.
+        sim.balance.push_cpu[src as usize] = Some(dst);
+        sim.balance.stopper_wakelist[src as usize] = wakelist;
+        let t = SimTime::from_us(1_600);
+        sim.now = t;
+        sim.active_load_balance_cpu_stop(src);
+        let out = SimTime(t.ns() + c1e.exit_latency_ns);
+        if wakelist {
+            let c = &sim.cpus[src as usize];
+            assert_eq!(c.mode, Mode::Waking);
+            assert_eq!(sim.balance.push_cpu[src as usize], Some(dst), "yet to run");
+            while sim.balance.push_cpu[src as usize].is_some() {
+                assert!(sim.step());
+                assert!(sim.error.is_none(), "{:?}", sim.error);
+            }
+            assert_eq!(sim.now, out, "the stopper runs once src is out of C1E");
+            while sim.cpus[src as usize].mode != Mode::Idle {
+                assert!(sim.step());
+                assert!(sim.error.is_none(), "{:?}", sim.error);
+            }
+            assert_eq!(sim.cpus[src as usize].idle_since, out, "a new idle entry");
+        } else {
+            let c = &sim.cpus[src as usize];
+            assert_eq!(c.mode, Mode::Idle);
+            assert_eq!(sim.balance.push_cpu[src as usize], None);
+            assert_eq!((c.cstate_since, c.idle_entry), (out, out), "a new stay");
+        }
+        assert_eq!(sim.cpus[src as usize].menu.interval_ptr, 1, "menu_update()");
+        assert_eq!(sim.metrics.active_balances, 0);
+    }
+}

@@ -131,3 +131,53 @@ fn a_remote_resched_is_sent_once_and_paid_by_both_ends() {
     );
     assert!(pulled.contains(&sim.cpus[dst as usize].curr));
 }
+
+/// An idle CPU that kept its tick takes it once out of its C-state, and
+/// `run_rebalance_domains()` runs from that interrupt's softirq
+/// (`trigger_load_balance()`, fair.c v6.8 12436-12447): a task its balance pulls is
+/// `resched_curr()` of the idle task (9180-9187, core.c 1045-1067), which
+/// `do_idle()`'s loop sees when the interrupt returns (kernel/sched/idle.c v6.8
+/// 258), after the exit latency (`cpuidle_enter_state()`'s `time_end`,
+/// drivers/cpuidle/cpuidle.c v6.8 279-302). Jacobsville: CPU 1 idles in C1E (exit
+/// 15 us) with its tick kept while CPU 0 has two tasks; at the tick CPU 1 pulls the
+/// queued one, which runs 15 us later. Before, it ran at the tick itself.
+#[test]
+fn a_task_the_idle_tick_pulls_runs_after_the_c_state_exit() {
+    let preset = "jacobsville";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    // Pinned to CPU 0 until the test lets them go to CPU 1 too; a task that only
+    // exits puts CPU 1 in the run.
+    let specs = vec![hog(n, 0..1, 100), hog(n, 0..1, 100), hog(n, 1..2, 0)];
+    let mut sim = sim_of(preset, "6.8", 0..2, specs, 100);
+    run_to(&mut sim, 1);
+    for t in 0..2 {
+        let both = CpuMask::from_cpus(n, [CpuId(0), CpuId(1)]);
+        sim.views[t].task.as_mut().unwrap().allowed = both;
+    }
+    // CPU 1's balancing as if they had always been allowed there (pinned, the ilb's
+    // balances on its behalf stretched its intervals to MAX_PINNED_INTERVAL).
+    for li in 0..sim.balance.n_levels(1) {
+        let min = sim.balance.levels[1][li].min_interval;
+        sim.balance.dom[1][li].balance_interval = min;
+    }
+    sim.balance.next_balance[1] = 0;
+    let states = sim.cost.params.idle_states.clone();
+    let tick = SimTime(sim.cost.params.tick_ns);
+    run_to(&mut sim, 3);
+    sim.now = SimTime(tick.ns() - 100_000);
+    sim.leave_idle_accounting(1);
+    let c = &mut sim.cpus[1];
+    (c.menu.intervals, c.menu.interval_ptr) = ([30; 8], 0);
+    sim.enter_idle(1);
+    let c = &sim.cpus[1];
+    let c1e = &states[c.cstate as usize];
+    assert_eq!((c1e.name, c.tick_stopped), ("C1E", false));
+    assert_eq!(c1e.exit_latency_ns, 15_000);
+    let t = queued_task(&sim, 0);
+    while sim.tasks[t as usize].loc != Loc::Running(1) {
+        assert!(sim.step(), "task {t} never ran on 1");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(sim.now, SimTime(tick.ns() + 15_000));
+    assert_eq!(sim.metrics.migrations_balance, 1);
+}

@@ -220,6 +220,8 @@ fn a_balance_kick_joins_a_pending_stats_kick() {
     let stopped: Vec<u32> = (0..8).filter(|&c| sim.nohz_idle(c)).collect();
     let last = |sim: &Simulator| last_balances(sim, &stopped);
     let before = last(&sim);
+    // CPU 2's balance due now (`rq->next_balance`), whatever its last one left.
+    sim.balance.next_balance[2] = sim.jiffies();
     let (pending, stolen) = (sim.queue.len(), sim.cpus[0].stolen_ns);
     sim.kick_ilb(0, NohzFlags::STATS | NohzFlags::BALANCE);
     assert_eq!(sim.queue.len(), pending, "no second IPI");
