@@ -583,8 +583,9 @@ impl Simulator {
                 let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
                 c.idle_entry = self.now + exit;
             }
-            Mode::Waking => c.got_idle_tick = true,
-            Mode::Running | Mode::ForceIdle => {}
+            // Not a CPU in a newidle pass: it is in schedule(), out of do_idle().
+            Mode::Waking if !c.in_newidle => c.got_idle_tick = true,
+            Mode::Waking | Mode::Running | Mode::ForceIdle => {}
         }
         self.trigger_load_balance(cpu);
         // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the
