@@ -205,6 +205,8 @@ impl Simulator {
                 newidle_cost_ns: 0,
                 newidle_start: SimTime::ZERO,
                 newidle_ends: Vec::new(),
+                newidle_timers: Vec::new(),
+                newidle_tick: false,
             })
             .collect();
         let release = cfg.patches.release;

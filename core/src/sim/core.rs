@@ -199,6 +199,9 @@ impl Simulator {
         // Back from a newidle pass's run time: pick again, and go idle without a
         // second pass.
         let mut newidle_done = std::mem::take(&mut self.cpus[cpu as usize].in_newidle);
+        if newidle_done {
+            self.newidle_pass_over(cpu);
+        }
         // Bounded: each iteration removes a task from this CPU's queue.
         loop {
             let leaving_idle = {
@@ -284,6 +287,58 @@ impl Simulator {
             .push(self.now + cost, Event::Resched { cpu, gen: g });
         // The idle task polls only inside do_idle(): a wake list's IPI is sent.
         self.update_rq(cpu, |rq| rq.polling = false);
+    }
+
+    /// `cpu`'s newidle pass is over (its `Resched`, at its end or cut short).
+    /// `__schedule()` re-takes the rq lock and, with nothing on the rq but wakees on
+    /// the wake list (not on it until the list's IPI), `pick_next_task_fair()`
+    /// returns NULL and it switches to the idle task (`finish_task()` clears
+    /// `p->on_cpu`), else to the task queued meanwhile (core.c v6.8 6722, 6758).
+    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): the sleep timers
+    /// and the tick that expired in the pass (core.c 6656 `local_irq_disable()`) are
+    /// taken then.
+    fn newidle_pass_over(&mut self, cpu: u32) {
+        let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
+        if to_idle {
+            // Whatever runs next, the task that blocked too, comes from idle (the
+            // wake list's IPI activates it and the idle task schedules): a context
+            // switch.
+            self.cpus[cpu as usize].last_task = u32::MAX;
+        }
+        if self.measuring {
+            // The pass ran on the CPU, not in idle (as a pass that pulls a task does,
+            // in the task's debt).
+            let ran = self.now.since(self.cpus[cpu as usize].newidle_start);
+            self.metrics.busy_ns[cpu as usize] += ran;
+        }
+        let c = &mut self.cpus[cpu as usize];
+        let tick = std::mem::take(&mut c.newidle_tick);
+        if c.newidle_timers.is_empty() && !tick {
+            return;
+        }
+        let timers = std::mem::take(&mut c.newidle_timers);
+        if !to_idle {
+            // They interrupt the task this CPU switches to.
+            for (task, gen) in timers {
+                self.queue.push(self.now, Event::Timer { task, gen });
+            }
+            if tick {
+                self.queue.push(self.now, Event::Tick { cpu });
+            }
+            return;
+        }
+        // In the idle task: idle_cpu() holds for the wake-ups and the tick
+        // (rq->idle_balance), and the idle task schedules what they queue here.
+        self.update_rq(cpu, |rq| rq.curr_is_idle = true);
+        for (task, gen) in timers {
+            let t = &self.tasks[task as usize];
+            if t.timer_gen == gen && t.block == Block::Sleep && t.loc == Loc::Blocked {
+                self.wake(task, None, cpu, WakeFlags::NONE);
+            }
+        }
+        if tick {
+            self.on_tick(cpu);
+        }
     }
 
     /// A task was queued on `cpu` during its newidle pass's run time (a wakee on its
@@ -501,6 +556,12 @@ impl Simulator {
         // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
         // interrupt context: `wake_up_process()`, no wake flags.
         let cpu = t.last_cpu;
+        if self.cpus[cpu as usize].in_newidle {
+            // That CPU is in __schedule()'s newidle pass, interrupts off: the
+            // interrupt waits for the switch at the pass's end (schedule()).
+            self.cpus[cpu as usize].newidle_timers.push((task, gen));
+            return;
+        }
         // On an idle CPU the interrupt is handled, as the tick is here, at its
         // expiry, the CPU out of its C-state after the exit latency: the exit of
         // the handler is tick_nohz_irq_exit()'s new idle entry time (tick-sched.c
@@ -531,6 +592,12 @@ impl Simulator {
     pub(super) fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
+        if self.cpus[cpu as usize].in_newidle {
+            // __schedule()'s newidle pass runs with interrupts off: the tick's is
+            // taken after the switch at the pass's end (newidle_pass_over()).
+            self.cpus[cpu as usize].newidle_tick = true;
+            return;
+        }
         let c = &self.cpus[cpu as usize];
         if c.tick_stopped && matches!(c.mode, Mode::Idle | Mode::Waking) {
             // No tick: tick_nohz_stop_tick() cancelled ts->sched_timer (no timer-wheel

@@ -422,6 +422,12 @@ struct Cpu {
     /// running `curr_cost`), for a wake-up that interrupts it.
     newidle_start: SimTime,
     newidle_ends: Vec<u64>,
+    /// Sleep timers (task, `timer_gen`) that expired on this CPU during that pass:
+    /// `__schedule()` runs with interrupts off (core.c v6.8 6656 `local_irq_disable()`
+    /// to `finish_task_switch()`), so their interrupt is taken after the switch.
+    newidle_timers: Vec<(u32, u32)>,
+    /// The tick expired on this CPU during that pass (taken after it, likewise).
+    newidle_tick: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

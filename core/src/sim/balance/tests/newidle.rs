@@ -139,6 +139,47 @@ fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
     assert_eq!(sim.metrics.wake_on_cpu, 1);
 }
 
+/// The task woken back onto the CPU still in its newidle pass does not run on in the
+/// same `__schedule()`: it is on the wake list, not the rq, so
+/// `pick_next_task_fair()` returns NULL, the CPU switches to the idle task
+/// (`finish_task()` clears `p->on_cpu`, interrupts come on) and, once the list's IPI
+/// has activated it, switches back (core.c v6.8 6722, 6758, 5301; 3885-3918): a context
+/// switch, as for any task woken onto an idle CPU.
+#[test]
+fn a_task_woken_back_during_the_pass_is_switched_in_from_idle() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..8, 1);
+    sleeper.program = vec![
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Blocked {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not block");
+    }
+    assert!(sim.cpus[0].in_newidle);
+    let switches = sim.metrics.context_switches;
+    sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
+    while sim.tasks[2].loc != Loc::Running(0) {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not run again");
+    }
+    assert_eq!(
+        sim.metrics.context_switches,
+        switches + 1,
+        "idle -> task 2 is a context switch"
+    );
+}
+
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
 /// stamps the CPU (fair.c 12316), a CPU that then leaves idle for another reason (a
 /// balancer's pull) keeps its average and its stamp, and the next wake-up onto it
@@ -174,4 +215,95 @@ fn avg_idle_is_updated_by_wake_ups_only() {
     sim.update_avg_idle(0);
     let cap = 2 * sim.balance.max_idle_balance_cost(0);
     assert_eq!(sim.cpus[0].avg_idle_ns, cap);
+}
+
+/// A sleep timer that expires on a CPU inside its newidle pass waits for the pass's
+/// end: `__schedule()` runs with interrupts off (core.c v6.8 6656 to
+/// `finish_task_switch()`), the pass included. Task 2 sleeps 1 us on CPU 0, whose
+/// pass (rd->overload from two hogs pinned to CPU 1) is longer: its timer's
+/// interrupt comes after the switch to idle, which `try_to_wake_up()` then finds
+/// idle (and `p->on_cpu` clear): task 2 runs on CPU 0 again.
+#[test]
+fn a_sleep_timer_expiring_in_a_newidle_pass_fires_after_it() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..8, 1);
+    sleeper.program = vec![
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Sleep(Dist::Fixed { ns: 1_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Blocked {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not block");
+    }
+    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    let blocked = sim.tasks[2].last_ran;
+    let pass = *sim.cpus[0].newidle_ends.last().unwrap();
+    assert!(pass > 1_000, "the pass outlasts the sleep");
+    assert!(sim.run_until(blocked + (pass - 1)));
+    assert_eq!(sim.tasks[2].loc, Loc::Blocked, "no interrupt in the pass");
+    assert!(sim.run_until(blocked + pass));
+    assert_eq!(sim.tasks[2].loc, Loc::Running(0));
+}
+
+/// The run time of a newidle pass that pulled nothing is busy time of its CPU (as
+/// that of a pass that pulls a task is, in the task's debt): the CPU is in
+/// `__schedule()`, not in the idle task, until the pass is over.
+#[test]
+fn a_newidle_pass_is_busy_time() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.cpus[0].in_newidle);
+    let pass = *sim.cpus[0].newidle_ends.last().unwrap();
+    let busy = sim.metrics.busy_ns[0];
+    assert!(sim.run_until(sim.tasks[2].last_ran + pass));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    assert_eq!(sim.metrics.busy_ns[0], busy + pass);
+}
+
+/// A tick that expires on a CPU inside its newidle pass is taken after the pass,
+/// from the idle task the CPU switched to (interrupts are off in `__schedule()`,
+/// core.c v6.8 6656): `rq->idle_balance = idle_cpu()` holds, so it is not a busy
+/// tick and `nohz_balancer_kick()` returns at once (fair.c v6.8 11860-11861): a CPU
+/// still in `nohz.idle_cpus_mask` from its last idle period stays there.
+#[test]
+fn a_tick_in_a_newidle_pass_is_taken_from_idle_after_it() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let pass = *sim.cpus[0].newidle_ends.last().unwrap();
+    assert!(pass > 1);
+    // No busy tick since CPU 0 last stopped its tick in idle.
+    sim.cpus[0].nohz_tick_stopped = true;
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Tick { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(sim.cpus[0].nohz_tick_stopped, "no tick in the pass");
+    assert!(sim.run_until(exit + pass));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    assert!(sim.cpus[0].nohz_tick_stopped, "the tick came from idle");
 }
