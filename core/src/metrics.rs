@@ -179,8 +179,8 @@ pub struct Metrics {
     pub context_switches: u64,
     pub preemptions: u64,
     /// `newidle_balance()` passes that balanced and pulled nothing (the CPU spends
-    /// their run time in `schedule()` before idle), their total run time, and how
-    /// many a task queued meanwhile cut short.
+    /// their run time in `schedule()` before idle), their total run time (to their
+    /// end, or where a task queued meanwhile cut them), and how many were cut short.
     pub newidle_empty: u64,
     pub newidle_empty_ns: u64,
     pub newidle_cut: u64,

@@ -205,6 +205,7 @@ impl Simulator {
                 newidle_cost_ns: 0,
                 newidle_start: SimTime::ZERO,
                 newidle_ends: Vec::new(),
+                newidle_resched_at: SimTime::ZERO,
                 newidle_timers: Vec::new(),
                 newidle_tick: false,
             })

@@ -277,11 +277,11 @@ impl Simulator {
     fn newidle_run_time(&mut self, cpu: u32, cost: u64) {
         if self.measuring {
             self.metrics.newidle_empty += 1;
-            self.metrics.newidle_empty_ns += cost;
         }
         let c = &mut self.cpus[cpu as usize];
         c.in_newidle = true;
         c.mode = Mode::Waking;
+        c.newidle_resched_at = self.now + cost;
         let g = c.switch_gen;
         self.queue
             .push(self.now + cost, Event::Resched { cpu, gen: g });
@@ -310,6 +310,7 @@ impl Simulator {
             // in the task's debt).
             let ran = self.now.since(self.cpus[cpu as usize].newidle_start);
             self.metrics.busy_ns[cpu as usize] += ran;
+            self.metrics.newidle_empty_ns += ran;
         }
         let c = &mut self.cpus[cpu as usize];
         let tick = std::mem::take(&mut c.newidle_tick);
@@ -353,10 +354,15 @@ impl Simulator {
             return;
         };
         let at = (c.newidle_start + end).max(ready);
-        if at < c.newidle_start + c.newidle_ends.last().copied().unwrap_or(0) {
+        // Only a Resched earlier than the one already on its way ends the pass
+        // sooner; the first such one cuts it short.
+        if at < c.newidle_resched_at {
+            let last = c.newidle_ends.last().copied().unwrap_or(0);
+            let first_cut = c.newidle_resched_at == c.newidle_start + last;
             let g = c.switch_gen;
+            self.cpus[cpu as usize].newidle_resched_at = at;
             self.queue.push(at, Event::Resched { cpu, gen: g });
-            if self.measuring {
+            if self.measuring && first_cut {
                 self.metrics.newidle_cut += 1;
             }
         }

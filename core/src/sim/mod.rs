@@ -422,6 +422,9 @@ struct Cpu {
     /// running `curr_cost`), for a wake-up that interrupts it.
     newidle_start: SimTime,
     newidle_ends: Vec<u64>,
+    /// When the earliest `Resched` on its way ends that pass (its end, or where a
+    /// task queued meanwhile cuts it).
+    newidle_resched_at: SimTime,
     /// Sleep timers (task, `timer_gen`) that expired on this CPU during that pass:
     /// `__schedule()` runs with interrupts off (core.c v6.8 6656 `local_irq_disable()`
     /// to `finish_task_switch()`), so their interrupt is taken after the switch.

@@ -28,7 +28,7 @@ fn newidle_is_gated_by_max_newidle_lb_cost() {
 /// `newidle_balance()` takes time even when it pulls nothing (fair.c v6.8
 /// 12349-12384: the domains' `load_balance()` between `t0` and `t1`, with `rq->curr`
 /// still the task that blocked): the CPU goes idle only after the pass, and until
-/// then a waker does not see it idle (`idle_cpu()`, core.c 7409: `rq->curr !=
+/// then a waker does not see it idle (`idle_cpu()`, core.c 7429: `rq->curr !=
 /// rq->idle`). Two hogs pinned to CPU 1 set `rd->overload` and leave CPU 0 nothing it
 /// may pull when its own task exits.
 #[test]
@@ -306,4 +306,46 @@ fn a_tick_in_a_newidle_pass_is_taken_from_idle_after_it() {
     assert!(sim.run_until(exit + pass));
     assert_eq!(sim.cpus[0].mode, Mode::Idle);
     assert!(sim.cpus[0].nohz_tick_stopped, "the tick came from idle");
+}
+
+/// Two wake-ups onto a CPU in its newidle pass (from CPU 3: the second joins the
+/// wake list the first started) cut the one pass once, and the pass's run time is
+/// counted to the cut.
+#[test]
+fn a_pass_cut_by_two_wake_ups_is_one_cut() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..1, 1);
+    sleeper.program = vec![
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![
+        hog(n, 1..2, 100),
+        hog(n, 1..2, 100),
+        hog(n, 0..1, 1),
+        sleeper.clone(),
+        sleeper,
+    ];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    while sim.tasks[2].loc != Loc::Exited {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
+    }
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    sim.wake(3, None, 3, crate::wakeup::WakeFlags::NONE);
+    sim.wake(4, None, 3, crate::wakeup::WakeFlags::NONE);
+    assert_eq!(sim.tasks[3].loc, Loc::Queued(0));
+    assert_eq!(sim.tasks[4].loc, Loc::Queued(0));
+    assert!(sim.run_until(exit + (*ends.last().unwrap() - 1)));
+    assert!(!sim.cpus[0].in_newidle, "the pass was cut");
+    assert_eq!(sim.metrics.newidle_empty, 1);
+    assert_eq!(sim.metrics.newidle_cut, 1);
+    assert!(sim.metrics.newidle_empty_ns < *ends.last().unwrap());
 }
