@@ -130,6 +130,7 @@ mod idle_tests;
 mod invariants;
 mod load_avg;
 mod menu;
+mod newidle;
 mod pelt;
 pub mod perfetto;
 mod program;

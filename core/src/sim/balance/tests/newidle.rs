@@ -4,6 +4,16 @@ use super::*;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+/// Runs in 100 ns steps from `*t` until task 2 is at `loc`, which must come before
+/// 2 ms (the tests' short task runs 1 ms).
+fn run_task2_to(sim: &mut Simulator, t: &mut SimTime, loc: Loc, what: &str) {
+    while sim.tasks[2].loc != loc {
+        *t += 100;
+        assert!(sim.run_until(*t), "{:?}", sim.error);
+        assert!(*t < SimTime::from_ms(2), "task 2 did not {what}");
+    }
+}
+
 /// newidle_balance() runs only when rq->avg_idle covers the lowest domain's
 /// max_newidle_lb_cost (and rd->overload is set): with two cold tasks queued on
 /// CPU 1, idle CPU 0 pulls one only when its average idle time is long enough.
@@ -38,11 +48,7 @@ fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
     let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Exited {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
     assert!(sim.balance.overload);
     let exit = sim.tasks[2].last_ran;
     let cost: u64 = sim.balance.dom[0]
@@ -84,11 +90,7 @@ fn a_wake_up_cuts_a_newidle_pass_short() {
     ];
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Exited {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
     assert!(sim.cpus[0].in_newidle);
     assert_eq!(sim.tasks[3].loc, Loc::Blocked);
     let exit = sim.tasks[2].last_ran;
@@ -126,11 +128,7 @@ fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     place(&mut sim, |t| if t < 2 { 1 } else { 0 });
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Blocked {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not block");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
     assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
     assert!((2..8).all(|c| sim.state.rqs[c].idle_cpu()));
     // Woken from CPU 3 (CPU 0 has interrupts off in schedule()).
@@ -160,19 +158,11 @@ fn a_task_woken_back_during_the_pass_is_switched_in_from_idle() {
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     place(&mut sim, |t| if t < 2 { 1 } else { 0 });
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Blocked {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not block");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
     assert!(sim.cpus[0].in_newidle);
     let switches = sim.metrics.context_switches;
     sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
-    while sim.tasks[2].loc != Loc::Running(0) {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not run again");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Running(0), "run again");
     assert_eq!(
         sim.metrics.context_switches,
         switches + 1,
@@ -238,11 +228,7 @@ fn a_sleep_timer_expiring_in_a_newidle_pass_fires_after_it() {
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     place(&mut sim, |t| if t < 2 { 1 } else { 0 });
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Blocked {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not block");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
     assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
     let blocked = sim.tasks[2].last_ran;
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
@@ -263,11 +249,7 @@ fn a_newidle_pass_is_busy_time() {
     let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Exited {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
     assert!(sim.cpus[0].in_newidle);
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
     let busy = sim.metrics.busy_ns[0];
@@ -288,11 +270,7 @@ fn a_tick_in_a_newidle_pass_is_taken_from_idle_after_it() {
     let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Exited {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
     assert!(sim.cpus[0].in_newidle);
     let exit = sim.tasks[2].last_ran;
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
@@ -330,11 +308,7 @@ fn a_pass_cut_by_two_wake_ups_is_one_cut() {
     ];
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     let mut t = SimTime::from_ms(1);
-    while sim.tasks[2].loc != Loc::Exited {
-        t += 100;
-        assert!(sim.run_until(t), "{:?}", sim.error);
-        assert!(t < SimTime::from_ms(2), "task 2 did not exit");
-    }
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
     assert!(sim.cpus[0].in_newidle);
     let exit = sim.tasks[2].last_ran;
     let ends = sim.cpus[0].newidle_ends.clone();

@@ -1,0 +1,121 @@
+//! A `newidle_balance()` pass that pulled nothing takes its run time inside
+//! `__schedule()` (fair.c v6.8 12295-12409): the CPU is not idle to wakers until the
+//! pass ends, a task queued meanwhile cuts it short, and its end is the switch to idle
+//! (or to the task queued meanwhile) with interrupts back on.
+//!
+//! ```text
+//!   schedule() ─ newidle_balance() pulled nothing ─▶ newidle_run_time(): in_newidle,
+//!                Resched at the pass's end
+//!   wake-up / balancer's move onto it ─▶ newidle_interrupted(): Resched at the end of
+//!                the domain in progress (or when the wakee is there)
+//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): busy time, the timers and tick the
+//!                pass held back
+//! ```
+
+use crate::wakeup::WakeFlags;
+
+use super::event::Event;
+use super::{Block, Loc, Mode, SimTime, Simulator};
+
+impl Simulator {
+    /// `newidle_balance()` pulled nothing after balancing for `cost` ns (fair.c v6.8
+    /// 12349-12384, the domains' `load_balance()` between `t0` and `t1`): the CPU is
+    /// still in `__schedule()` until then, `rq->curr` the task that blocked (so
+    /// `idle_cpu()` is false to wakers; it is true only for a CPU that was already
+    /// idle) and `nr_running` 0, so a wake-up meanwhile joins its wake list. The
+    /// `Resched` at the end picks again: the wakee if one came, else idle. A task
+    /// queued meanwhile cuts the pass short ([`Simulator::newidle_interrupted`]).
+    pub(super) fn newidle_run_time(&mut self, cpu: u32, cost: u64) {
+        if self.measuring {
+            self.metrics.newidle_empty += 1;
+        }
+        let c = &mut self.cpus[cpu as usize];
+        c.in_newidle = true;
+        c.mode = Mode::Waking;
+        c.newidle_resched_at = self.now + cost;
+        let g = c.switch_gen;
+        self.queue
+            .push(self.now + cost, Event::Resched { cpu, gen: g });
+        // The idle task polls only inside do_idle(): a wake list's IPI is sent.
+        self.update_rq(cpu, |rq| rq.polling = false);
+    }
+
+    /// `cpu`'s newidle pass is over (its `Resched`, at its end or cut short).
+    /// `__schedule()` re-takes the rq lock and, with nothing on the rq but wakees on
+    /// the wake list (not on it until the list's IPI), `pick_next_task_fair()`
+    /// returns NULL and it switches to the idle task (`finish_task()` clears
+    /// `p->on_cpu`), else to the task queued meanwhile (core.c v6.8 6722, 6758).
+    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): the sleep timers
+    /// and the tick that expired in the pass (core.c 6656 `local_irq_disable()`) are
+    /// taken then.
+    pub(super) fn newidle_pass_over(&mut self, cpu: u32) {
+        let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
+        if to_idle {
+            // Whatever runs next, the task that blocked too, comes from idle (the
+            // wake list's IPI activates it and the idle task schedules): a context
+            // switch.
+            self.cpus[cpu as usize].last_task = u32::MAX;
+        }
+        if self.measuring {
+            // The pass ran on the CPU, not in idle (as a pass that pulls a task does,
+            // in the task's debt).
+            let ran = self.now.since(self.cpus[cpu as usize].newidle_start);
+            self.metrics.busy_ns[cpu as usize] += ran;
+            self.metrics.newidle_empty_ns += ran;
+        }
+        let c = &mut self.cpus[cpu as usize];
+        let tick = std::mem::take(&mut c.newidle_tick);
+        if c.newidle_timers.is_empty() && !tick {
+            return;
+        }
+        let timers = std::mem::take(&mut c.newidle_timers);
+        if !to_idle {
+            // They interrupt the task this CPU switches to.
+            for (task, gen) in timers {
+                self.queue.push(self.now, Event::Timer { task, gen });
+            }
+            if tick {
+                self.queue.push(self.now, Event::Tick { cpu });
+            }
+            return;
+        }
+        // In the idle task: idle_cpu() holds for the wake-ups and the tick
+        // (rq->idle_balance), and the idle task schedules what they queue here.
+        self.update_rq(cpu, |rq| rq.curr_is_idle = true);
+        for (task, gen) in timers {
+            let t = &self.tasks[task as usize];
+            if t.timer_gen == gen && t.block == Block::Sleep && t.loc == Loc::Blocked {
+                self.wake(task, None, cpu, WakeFlags::NONE);
+            }
+        }
+        if tick {
+            self.on_tick(cpu);
+        }
+    }
+
+    /// A task was queued on `cpu` during its newidle pass's run time (a wakee on its
+    /// wake list, or a balancer's move): the pass stops after the domain it is in
+    /// ("if (pulled_task || this_rq->nr_running > 0 || this_rq->ttwu_pending)
+    /// break;", fair.c v6.8 12378-12380) and the CPU picks again then, or when the
+    /// task is there (`ready`: the wake list's IPI and activation) if later.
+    pub(super) fn newidle_interrupted(&mut self, cpu: u32, ready: SimTime) {
+        let c = &self.cpus[cpu as usize];
+        let ran = self.now.since(c.newidle_start);
+        let Some(&end) = c.newidle_ends.iter().find(|&&e| e >= ran) else {
+            return;
+        };
+        let at = (c.newidle_start + end).max(ready);
+        // Only a Resched earlier than the one already on its way ends the pass
+        // sooner; the first such one cuts it short.
+        if at < c.newidle_resched_at {
+            let last = c.newidle_ends.last().copied().unwrap_or(0);
+            let first_cut = c.newidle_resched_at == c.newidle_start + last;
+            let g = c.switch_gen;
+            self.cpus[cpu as usize].newidle_resched_at = at;
+            self.queue.push(at, Event::Resched { cpu, gen: g });
+            if self.measuring && first_cut {
+                self.metrics.newidle_cut += 1;
+            }
+        }
+    }
+}
