@@ -27,6 +27,27 @@ fn run(s: &RunSpec) -> RunReport {
     experiment::run(s).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A simulator on `m`'s node 0 running `plan` under `patches`, quiet, 1 ms of warm-up
+/// and no settling; the test sets the seed, the length and the checks it needs
+/// (`SimConfig { seed: 7, ..node0_config(…) }`). For plans a `RunSpec` cannot
+/// describe (a workload's tasks edited by hand).
+fn node0_config(m: schedlab_core::Machine, patches: &str, plan: workload::Plan) -> SimConfig {
+    let allowed = experiment::parse_cpus(&m, "node0").unwrap();
+    SimConfig {
+        machine: m,
+        patches: patches.parse::<PatchSet>().unwrap(),
+        allowed,
+        plan,
+        seed: 1,
+        duration: SimTime::from_ms(10),
+        warmup: SimTime::from_ms(1),
+        settle: false,
+        check_invariants: false,
+        cost_terms: Default::default(),
+        noise: Noise::Quiet,
+    }
+}
+
 /// The digest of a fixed scenario. It must be the same natively and in wasm32; if a
 /// deliberate model change moves it, update it and say why in the commit.
 const NETPERF_DIGEST: &str = include_str!("fixtures/sim_digest_netperf.txt");
@@ -380,19 +401,11 @@ fn a_flat_plan_without_noise_is_the_model_before_process_trees() {
                 .collect();
         }
     }
-    let allowed = experiment::parse_cpus(&m, "node0").unwrap();
     let mut sim = Simulator::new(SimConfig {
-        machine: m,
-        patches: "6.6+cluster".parse::<PatchSet>().unwrap(),
-        allowed,
-        plan,
         seed: 7,
         duration: SimTime::from_ms(6),
-        warmup: SimTime::from_ms(1),
-        settle: false,
         check_invariants: true,
-        noise: Noise::Quiet,
-        cost_terms: Default::default(),
+        ..node0_config(m, "6.6+cluster", plan)
     })
     .unwrap();
     sim.run().unwrap();
@@ -429,19 +442,10 @@ fn event_queue_stays_bounded() {
         m.nr_cpus(),
     )
     .unwrap();
-    let allowed = experiment::parse_cpus(&m, "node0").unwrap();
     let mut sim = Simulator::new(SimConfig {
-        machine: m,
-        patches: "6.6".parse::<PatchSet>().unwrap(),
-        allowed,
-        plan,
         seed: 1,
         duration: SimTime::from_ms(20),
-        warmup: SimTime::from_ms(1),
-        settle: false,
-        check_invariants: false,
-        cost_terms: Default::default(),
-        noise: Noise::Quiet,
+        ..node0_config(m, "6.6", plan)
     })
     .unwrap();
     let mut max = 0;
