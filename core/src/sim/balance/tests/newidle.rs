@@ -323,3 +323,21 @@ fn a_pass_cut_by_two_wake_ups_is_one_cut() {
     assert_eq!(sim.metrics.newidle_cut, 1);
     assert!(sim.metrics.newidle_empty_ns < *ends.last().unwrap());
 }
+
+/// A CPU in its newidle pass is inside `__schedule()`: `Mode::Waking`, the
+/// `Resched` at the pass's end on its way. Anything else is an inconsistent state
+/// that the invariants report.
+#[test]
+fn in_newidle_means_waking_is_an_invariant() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    assert_eq!(sim.check_invariants(), Ok(()));
+    sim.cpus[0].mode = Mode::Idle;
+    let err = sim.check_invariants().unwrap_err();
+    assert!(err.contains("newidle pass"), "{err}");
+}
