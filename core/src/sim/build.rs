@@ -208,6 +208,7 @@ impl Simulator {
                 newidle_resched_at: SimTime::ZERO,
                 newidle_timers: Vec::new(),
                 newidle_tick: false,
+                newidle_kick: false,
             })
             .collect();
         let release = cfg.patches.release;

@@ -432,6 +432,10 @@ struct Cpu {
     newidle_timers: Vec<(u32, u32)>,
     /// The tick expired on this CPU during that pass (taken after it, likewise).
     newidle_tick: bool,
+    /// An ilb kick's IPI reached this CPU during that pass: `nohz_csd_func()` runs
+    /// after it, likewise (its flags stay set until then, so further kicks send no
+    /// IPI).
+    newidle_kick: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

@@ -8,8 +8,8 @@
 //!                Resched at the pass's end
 //!   wake-up / balancer's move onto it ─▶ newidle_interrupted(): Resched at the end of
 //!                the domain in progress (or when the wakee is there)
-//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): busy time, the timers and tick the
-//!                pass held back
+//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): busy time, the ilb kick, timers
+//!                and tick the pass held back
 //! ```
 
 use crate::wakeup::WakeFlags;
@@ -45,9 +45,9 @@ impl Simulator {
     /// the wake list (not on it until the list's IPI), `pick_next_task_fair()`
     /// returns NULL and it switches to the idle task (`finish_task()` clears
     /// `p->on_cpu`), else to the task queued meanwhile (core.c v6.8 6722, 6758).
-    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): the sleep timers
-    /// and the tick that expired in the pass (core.c 6656 `local_irq_disable()`) are
-    /// taken then.
+    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): an ilb kick's IPI,
+    /// the sleep timers and the tick that came in the pass (core.c 6656
+    /// `local_irq_disable()`) are taken then.
     pub(super) fn newidle_pass_over(&mut self, cpu: u32) {
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
         if to_idle {
@@ -65,12 +65,17 @@ impl Simulator {
         }
         let c = &mut self.cpus[cpu as usize];
         let tick = std::mem::take(&mut c.newidle_tick);
-        if c.newidle_timers.is_empty() && !tick {
+        let kick = std::mem::take(&mut c.newidle_kick);
+        if c.newidle_timers.is_empty() && !tick && !kick {
             return;
         }
         let timers = std::mem::take(&mut c.newidle_timers);
         if !to_idle {
-            // They interrupt the task this CPU switches to.
+            // They interrupt the task this CPU switches to: `nohz_csd_func()` finds
+            // it busy.
+            if kick {
+                self.queue.push(self.now, Event::NohzKick { cpu });
+            }
             for (task, gen) in timers {
                 self.queue.push(self.now, Event::Timer { task, gen });
             }
@@ -82,6 +87,9 @@ impl Simulator {
         // In the idle task: idle_cpu() holds for the wake-ups and the tick
         // (rq->idle_balance), and the idle task schedules what they queue here.
         self.update_rq(cpu, |rq| rq.curr_is_idle = true);
+        if kick {
+            self.nohz_csd_func_after_newidle(cpu);
+        }
         for (task, gen) in timers {
             let t = &self.tasks[task as usize];
             if t.timer_gen == gen && t.block == Block::Sleep && t.loc == Loc::Blocked {

@@ -275,8 +275,15 @@ impl Simulator {
     /// which on an empty runqueue is `newidle_balance()` for `ilb` alone and a new
     /// idle entry. (Every modelled release has this; the `need_resched()` test was
     /// removed in 6.13.) A kick that reaches a busy `ilb` by IPI costs its task the
-    /// receive.
+    /// receive. One that reaches `ilb` inside its newidle pass, in `__schedule()` with
+    /// interrupts off (core.c v6.8 6656), is pending until the pass's end
+    /// (`Cpu::newidle_kick`, [`Simulator::nohz_csd_func_after_newidle`]); its flags
+    /// stay set meanwhile, so a further `kick_ilb()` sends no IPI.
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
+        if self.cpus[ilb as usize].in_newidle {
+            self.cpus[ilb as usize].newidle_kick = true;
+            return;
+        }
         let f = &mut self.balance.nohz_flags[ilb as usize];
         let flags = *f;
         *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
@@ -301,6 +308,40 @@ impl Simulator {
                 self.cpus[ilb as usize].stolen_ns += self.cost.params.ipi_recv_ns;
             }
             _ => {}
+        }
+    }
+
+    /// `nohz_csd_func()`, core.c v6.8 1198-1215, for the kick held in `ilb`'s newidle
+    /// pass, as `finish_task_switch()` turns interrupts back on after the switch to
+    /// the idle task (core.c 5185, 5301-5302; `newidle_pass_over()`): before the
+    /// timers and the tick the pass held (the IPI's vector is above the local
+    /// timer's on x86, the GIC's SGIs come first on arm64), and before `do_idle()`
+    /// (idle.c v6.8 244 on). The flags are taken; with `ilb` idle (`idle_cpu()`: no
+    /// wakee on its wake list either, whose `sched_ttwu_pending()` comes after this
+    /// callback, smp.c v6.8 523-560) and `need_resched()` clear (a `resched_curr()`
+    /// in the pass set it on the task that blocked, not on the idle task), the
+    /// softirq at the IPI's exit runs `_nohz_idle_balance(flags)`. (A pass that ends
+    /// in a switch to a task takes the kick there instead, `Event::NohzKick`: busy,
+    /// flags dropped.)
+    pub(in crate::sim) fn nohz_csd_func_after_newidle(&mut self, ilb: u32) {
+        let f = &mut self.balance.nohz_flags[ilb as usize];
+        let flags = *f;
+        *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
+        debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
+        // The kick came by IPI: the CPU was not polling in its pass.
+        self.balance.nohz_kick_polled[ilb as usize] = false;
+        if !self.cpu_idle(ilb) {
+            return;
+        }
+        // The idle task runs the softirq: to `_nohz_idle_balance()` `ilb` is an idle
+        // CPU as the others are (in nohz.idle_cpus_mask while rq->nohz_tick_stopped),
+        // though not in a C-state yet. A task it pulls here makes it Waking with a
+        // Resched (attach_wakeup_preempt()), which the pick after the pass overtakes.
+        self.cpus[ilb as usize].mode = Mode::Idle;
+        self.nohz_idle_balance(ilb, flags);
+        let c = &mut self.cpus[ilb as usize];
+        if c.mode == Mode::Idle {
+            c.mode = Mode::Waking;
         }
     }
 

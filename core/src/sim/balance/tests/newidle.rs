@@ -341,3 +341,88 @@ fn in_newidle_means_waking_is_an_invariant() {
     let err = sim.check_invariants().unwrap_err();
     assert!(err.contains("newidle pass"), "{err}");
 }
+
+/// An ilb kick whose IPI reaches a CPU inside its newidle pass is taken at the
+/// pass's end, when `finish_task_switch()` turns interrupts back on (core.c v6.8
+/// 6656 `local_irq_disable()`, 5185, 5301-5302): `nohz_csd_func()` (core.c
+/// 1198-1215) then finds the CPU in the idle task with nothing queued, and its
+/// softirq runs the kick's stats pass (`_nohz_idle_balance()`, fair.c 12099-12196),
+/// before `do_idle()`.
+#[test]
+fn an_ilb_kick_in_a_newidle_pass_is_taken_at_its_end() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let pass = *sim.cpus[0].newidle_ends.last().unwrap();
+    assert!(pass > 1);
+    // A stats kick (kick_ilb() from a busy CPU's tick) lands 1 ns into the pass.
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    sim.balance.nohz_flags[0] = NohzFlags::STATS;
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(
+        sim.balance.nohz_flags[0].contains(NohzFlags::STATS),
+        "the kick waits for interrupts to come back on"
+    );
+    assert_eq!(sim.balance.nohz_next_blocked, 0);
+    assert!(sim.run_until(exit + pass));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    assert!(sim.balance.nohz_flags[0].is_empty());
+    assert!(
+        sim.balance.nohz_next_blocked > 0,
+        "the kick's stats pass ran at the pass's end"
+    );
+}
+
+/// The kick held in a pass that a wake-up cuts short meets a CPU that switches to
+/// the wakee: `nohz_csd_func()` finds it busy (`idle_cpu()` false, core.c v6.8
+/// 1209-1210), drops the kick's flags and runs no pass; the IPI's receive is the
+/// wakee's time.
+#[test]
+fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..1, 1);
+    sleeper.program = vec![
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![
+        hog(n, 1..2, 100),
+        hog(n, 1..2, 100),
+        hog(n, 0..1, 1),
+        sleeper,
+    ];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    sim.balance.nohz_flags[0] = NohzFlags::STATS;
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(sim.balance.nohz_flags[0].contains(NohzFlags::STATS));
+    sim.wake(3, None, 3, crate::wakeup::WakeFlags::NONE);
+    let mut t = exit + 1;
+    while sim.tasks[3].loc != Loc::Running(0) {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < exit + *ends.last().unwrap(), "the wakee runs in time");
+    }
+    assert!(sim.run_until(t + 1));
+    assert!(sim.balance.nohz_flags[0].is_empty(), "the kick was taken");
+    assert_eq!(sim.balance.nohz_next_blocked, 0, "and ran no pass");
+}
