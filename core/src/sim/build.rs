@@ -209,6 +209,7 @@ impl Simulator {
                 newidle_timers: Vec::new(),
                 newidle_tick: false,
                 newidle_kick: false,
+                newidle_stopper: false,
             })
             .collect();
         let release = cfg.patches.release;

@@ -436,6 +436,9 @@ struct Cpu {
     /// after it, likewise (its flags stay set until then, so further kicks send no
     /// IPI).
     newidle_kick: bool,
+    /// An active balance's stopper was woken on this CPU during that pass: it runs
+    /// at the pass's end, first (the stop class), and the CPU then balances again.
+    newidle_stopper: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

@@ -6,10 +6,10 @@
 //! ```text
 //!   schedule() ─ newidle_balance() pulled nothing ─▶ newidle_run_time(): in_newidle,
 //!                Resched at the pass's end
-//!   wake-up / balancer's move onto it ─▶ newidle_interrupted(): Resched at the end of
-//!                the domain in progress (or when the wakee is there)
-//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): busy time, the ilb kick, timers
-//!                and tick the pass held back
+//!   wake-up / balancer's move / stopper onto it ─▶ newidle_interrupted(): Resched
+//!                at the end of the domain in progress (or when the wakee is there)
+//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): the stopper (then a new pass),
+//!                busy time, the ilb kick, timers and tick the pass held back
 //! ```
 
 use crate::wakeup::WakeFlags;
@@ -48,7 +48,17 @@ impl Simulator {
     /// `finish_task_switch()` enables interrupts (5301-5302, 5185): an ilb kick's IPI,
     /// the sleep timers and the tick that came in the pass (core.c 6656
     /// `local_irq_disable()`) are taken then.
-    pub(super) fn newidle_pass_over(&mut self, cpu: u32) {
+    ///
+    /// A stopper woken in the pass runs first (`__pick_next_task()`: the stop class
+    /// before the fair one) and, when it is done, `schedule()` picks with a new
+    /// `newidle_balance()` (the stopper's switch out: `put_prev_task_balance()`,
+    /// core.c v6.8 6025-6028, → `balance_fair()`, fair.c 8245-8251); returns whether
+    /// it ran. Its own run time is not modelled, as elsewhere.
+    pub(super) fn newidle_pass_over(&mut self, cpu: u32) -> bool {
+        let stopper = std::mem::take(&mut self.cpus[cpu as usize].newidle_stopper);
+        if stopper {
+            self.active_load_balance_cpu_stop(cpu);
+        }
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
         if to_idle {
             // Whatever runs next, the task that blocked too, comes from idle (the
@@ -65,9 +75,16 @@ impl Simulator {
         }
         let c = &mut self.cpus[cpu as usize];
         let tick = std::mem::take(&mut c.newidle_tick);
-        let kick = std::mem::take(&mut c.newidle_kick);
+        let mut kick = std::mem::take(&mut c.newidle_kick);
+        if kick && stopper {
+            // The kick's IPI is taken with the stopper current, or on the wake list
+            // (`rq->ttwu_pending`): not idle, the flags are dropped.
+            self.nohz_csd_func_after_newidle(cpu, false);
+            kick = false;
+        }
+        let c = &mut self.cpus[cpu as usize];
         if c.newidle_timers.is_empty() && !tick && !kick {
-            return;
+            return stopper;
         }
         let timers = std::mem::take(&mut c.newidle_timers);
         if !to_idle {
@@ -82,13 +99,13 @@ impl Simulator {
             if tick {
                 self.queue.push(self.now, Event::Tick { cpu });
             }
-            return;
+            return stopper;
         }
         // In the idle task: idle_cpu() holds for the wake-ups and the tick
         // (rq->idle_balance), and the idle task schedules what they queue here.
         self.update_rq(cpu, |rq| rq.curr_is_idle = true);
         if kick {
-            self.nohz_csd_func_after_newidle(cpu);
+            self.nohz_csd_func_after_newidle(cpu, true);
         }
         for (task, gen) in timers {
             let t = &self.tasks[task as usize];
@@ -99,6 +116,7 @@ impl Simulator {
         if tick {
             self.on_tick(cpu);
         }
+        stopper
     }
 
     /// A task was queued on `cpu` during its newidle pass's run time (a wakee on its

@@ -322,15 +322,16 @@ impl Simulator {
     /// in the pass set it on the task that blocked, not on the idle task), the
     /// softirq at the IPI's exit runs `_nohz_idle_balance(flags)`. (A pass that ends
     /// in a switch to a task takes the kick there instead, `Event::NohzKick`: busy,
-    /// flags dropped.)
-    pub(in crate::sim) fn nohz_csd_func_after_newidle(&mut self, ilb: u32) {
+    /// flags dropped; and a pass that a stopper cut, `idle` false: the stopper is
+    /// current when the IPI is taken, or on the wake list.)
+    pub(in crate::sim) fn nohz_csd_func_after_newidle(&mut self, ilb: u32, idle: bool) {
         let f = &mut self.balance.nohz_flags[ilb as usize];
         let flags = *f;
         *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
         debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
         // The kick came by IPI: the CPU was not polling in its pass.
         self.balance.nohz_kick_polled[ilb as usize] = false;
-        if !self.cpu_idle(ilb) {
+        if !idle || !self.cpu_idle(ilb) {
             return;
         }
         // The idle task runs the softirq: to `_nohz_idle_balance()` `ilb` is an idle

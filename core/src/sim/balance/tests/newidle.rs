@@ -426,3 +426,44 @@ fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
     assert!(sim.balance.nohz_flags[0].is_empty(), "the kick was taken");
     assert_eq!(sim.balance.nohz_next_blocked, 0, "and ran no pass");
 }
+
+/// An active balance's stopper woken on a CPU inside its newidle pass (its task
+/// blocked between the active balance and the stopper's wake-up here) is a task
+/// queued meanwhile: on the rq (`nr_running`) or its wake list (`ttwu_pending`),
+/// either way the pass stops after the domain it is in (fair.c v6.8 12378-12380),
+/// and the stopper, of the stop class that `__pick_next_task()` takes first, runs
+/// at the pass's end. It finds nothing to push (`busiest_rq->nr_running <= 1`,
+/// itself; fair.c 11600-11601), and the CPU schedules again: another
+/// `newidle_balance()` before it is idle.
+#[test]
+fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    // The stopper an active balance from CPU 3 queued for CPU 0's task.
+    sim.balance.push_cpu[0] = Some(3);
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(
+        sim.cpus[0].in_newidle,
+        "the pass goes on to its domain's end"
+    );
+    assert_eq!(sim.balance.push_cpu[0], Some(3), "the stopper has not run");
+    assert!(sim.run_until(exit + ends[0]));
+    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    assert_eq!(sim.metrics.newidle_cut, 1);
+    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert_eq!(sim.metrics.newidle_empty, 2);
+    assert!(
+        sim.metrics.newidle_empty_ns < *ends.last().unwrap(),
+        "the pass was cut"
+    );
+}
