@@ -210,6 +210,7 @@ impl Simulator {
                 newidle_tick: false,
                 newidle_kick: false,
                 newidle_stopper: false,
+                newidle_newilb: false,
             })
             .collect();
         let release = cfg.patches.release;

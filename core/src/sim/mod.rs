@@ -439,6 +439,10 @@ struct Cpu {
     /// An active balance's stopper was woken on this CPU during that pass: it runs
     /// at the pass's end, first (the stop class), and the CPU then balances again.
     newidle_stopper: bool,
+    /// That pass's `nohz_newidle_balance()` set `NOHZ_NEWILB_KICK` (clear before it):
+    /// taken back if the pass ends with a task on the rq, for which the kernel's
+    /// "out:" runs no `nohz_newidle_balance()` ([`Simulator::newidle_balance_out`]).
+    newidle_newilb: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

@@ -576,12 +576,46 @@ impl Simulator {
             c.newidle_start = self.now;
         }
         // "if (pulled_task) this_rq->idle_stamp = 0; else nohz_newidle_balance()" (a
-        // task here counts as pulled).
+        // task here counts as pulled). A pass with a run time reaches "out:" at its
+        // end, where a task queued meanwhile counts too: newidle_balance_out().
+        self.cpus[cpu as usize].newidle_newilb = false;
         if pulled.is_some() || self.state.rqs[cpu as usize].nr_running > 0 {
             self.cpus[cpu as usize].idle_stamp = None;
         } else {
+            let before = self.balance.nohz_flags[cpu as usize];
             self.nohz_newidle_balance(cpu);
+            let after = self.balance.nohz_flags[cpu as usize];
+            self.cpus[cpu as usize].newidle_newilb =
+                !before.contains(NohzFlags::NEWILB) && after.contains(NohzFlags::NEWILB);
         }
         pulled
+    }
+
+    /// `newidle_balance()`'s tail (fair.c v6.8 12389-12410) for a pass that pulled
+    /// nothing, at the end of its run time (`cpu`'s newidle_pass_over()): a task put
+    /// on the rq meanwhile, by a balancer's move ("if (this_rq->cfs.h_nr_running &&
+    /// !pulled_task) pulled_task = 1;") or the stopper woken under the rq lock
+    /// ("if (this_rq->nr_running != this_rq->cfs.h_nr_running) pulled_task = -1;"),
+    /// makes it a pass that pulled: `rq->idle_stamp = 0` and no
+    /// `nohz_newidle_balance()`, so the `NOHZ_NEWILB_KICK` that the model set at the
+    /// pass's start is taken back (if it set it: the flag is an `atomic_or()`).
+    /// Wakees on the wake list are not on the rq (`rq->ttwu_pending`): the kernel
+    /// sets the flag, and the idle task switches to them from `schedule_idle()`'s
+    /// loop (core.c v6.8 6873-6875, called at idle.c 340) without passing
+    /// `do_idle()`'s `nohz_run_idle_balance()` (idle.c 244): the flag waits for the
+    /// next idle entry there too. (`nohz_newidle_balance()`'s inputs are read at the pass's start here; a
+    /// wake-up's `update_avg_idle()`, which the kernel does after the pass, comes
+    /// before it in the model.)
+    pub(in crate::sim) fn newidle_balance_out(&mut self, cpu: u32, stopper: bool) {
+        let set = std::mem::take(&mut self.cpus[cpu as usize].newidle_newilb);
+        let stopper_on_rq = stopper && !self.balance.stopper_wakelist[cpu as usize];
+        if self.state.rqs[cpu as usize].kernel_nr_running() == 0 && !stopper_on_rq {
+            return;
+        }
+        self.cpus[cpu as usize].idle_stamp = None;
+        if set {
+            let f = &mut self.balance.nohz_flags[cpu as usize];
+            *f = f.without(NohzFlags::NEWILB);
+        }
     }
 }

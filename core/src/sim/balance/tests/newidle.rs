@@ -467,3 +467,49 @@ fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
         "the pass was cut"
     );
 }
+
+/// A pass that a balancer's move cuts short ends as one that pulled: the task is on
+/// the rq when `newidle_balance()` reaches its end (fair.c v6.8 12389-12410: "a task
+/// could have been enqueued in the meantime ... pretend we pulled a task"), which
+/// then clears `rq->idle_stamp` and does not `nohz_newidle_balance()`: no
+/// `NOHZ_NEWILB_KICK` is left from it for a later idle entry (`do_idle()` →
+/// `nohz_run_idle_balance()`, fair.c 12234-12246).
+#[test]
+fn a_pass_cut_by_a_move_leaves_no_newilb_kick_and_no_idle_stamp() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    assert!(sim.run_until(SimTime::from_us(900)));
+    // The pass's nohz_newidle_balance() sets NOHZ_NEWILB_KICK: a long avg_idle,
+    // idle CPUs' blocked load due for an update.
+    sim.cpus[0].avg_idle_ns = 1_000_000;
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    let mut t = SimTime::from_us(900);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    assert!(sim.balance.nohz_flags[0].contains(NohzFlags::NEWILB));
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    // CPU 1's stopper pushes its queued hog to CPU 0 (its affinity widened first).
+    let hog = (0..2)
+        .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
+        .unwrap();
+    let all = CpuMask::from_cpus(n, (0..8).map(CpuId));
+    sim.views[hog].task.as_mut().unwrap().allowed = all;
+    let active = crate::sim::record::MigrateReason::Active;
+    sim.migrate_queued(hog as u32, 1, 0, 1, active);
+    let mut t = exit + 1;
+    while sim.tasks[hog].loc != Loc::Running(0) {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < exit + *ends.last().unwrap(), "the pass was cut");
+    }
+    assert!(
+        !sim.balance.nohz_flags[0].contains(NohzFlags::NEWILB),
+        "no NOHZ_NEWILB_KICK from a pass that ends with a task"
+    );
+    assert_eq!(sim.cpus[0].idle_stamp, None);
+}
