@@ -211,6 +211,7 @@ impl Simulator {
                 newidle_kick: false,
                 newidle_stopper: false,
                 newidle_newilb: false,
+                newidle_ipi: false,
             })
             .collect();
         let release = cfg.patches.release;

@@ -443,6 +443,10 @@ struct Cpu {
     /// taken back if the pass ends with a task on the rq, for which the kernel's
     /// "out:" runs no `nohz_newidle_balance()` ([`Simulator::newidle_balance_out`]).
     newidle_newilb: bool,
+    /// A remote `resched_curr()` in that pass set `TIF_NEED_RESCHED` on `rq->curr`,
+    /// the task that blocked, and sent an IPI (`set_nr_and_not_polling()`): further
+    /// ones return early, and the IPI is taken after the pass's switch.
+    newidle_ipi: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

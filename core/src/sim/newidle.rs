@@ -61,6 +61,11 @@ impl Simulator {
             self.active_load_balance_cpu_stop(cpu);
         }
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
+        // resched_curr()'s IPI of the pass (idle_resched_needs_ipi()) is received in
+        // the task switched to, or in idle.
+        if std::mem::take(&mut self.cpus[cpu as usize].newidle_ipi) && !to_idle {
+            self.cpus[cpu as usize].stolen_ns += self.cost.params.ipi_recv_ns;
+        }
         if to_idle {
             // Whatever runs next, the task that blocked too, comes from idle (the
             // wake list's IPI activates it and the idle task schedules): a context

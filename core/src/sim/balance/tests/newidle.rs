@@ -513,3 +513,47 @@ fn a_pass_cut_by_a_move_leaves_no_newilb_kick_and_no_idle_stamp() {
     );
     assert_eq!(sim.cpus[0].idle_stamp, None);
 }
+
+/// A remote `resched_curr()` of a CPU in its newidle pass finds `rq->curr` the task
+/// that blocked, which does not poll: `set_nr_and_not_polling()` sets its
+/// `TIF_NEED_RESCHED` and an IPI is sent (core.c v6.8 1045-1067); a second one
+/// returns early (1052). The stopper of CPU 1 pushing a task to CPU 0
+/// (`attach_one_task()` → `wakeup_preempt()`) sends it, and the pushed task, run at
+/// the pass's end, receives it: its burst ends later by the receive than in the
+/// same run without the IPI.
+#[test]
+fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let pushed = |ipi: bool| {
+        let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+        let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+        let mut t = SimTime::from_ms(1);
+        run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+        assert!(sim.cpus[0].in_newidle);
+        assert!(
+            sim.idle_resched_needs_ipi(0, Mode::Waking),
+            "the first sends one"
+        );
+        let hog = (0..2)
+            .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
+            .unwrap();
+        let all = CpuMask::from_cpus(n, (0..8).map(CpuId));
+        sim.views[hog].task.as_mut().unwrap().allowed = all;
+        let active = crate::sim::record::MigrateReason::Active;
+        sim.migrate_queued(hog as u32, 1, 0, 1, active);
+        assert!(
+            !sim.idle_resched_needs_ipi(0, Mode::Waking),
+            "TIF_NEED_RESCHED is set on the task that blocked"
+        );
+        if !ipi {
+            sim.cpus[0].newidle_ipi = false;
+        }
+        let cut = sim.cpus[0].newidle_resched_at;
+        assert!(sim.run_until(cut));
+        assert_eq!(sim.tasks[hog].loc, Loc::Running(0));
+        (sim.cpus[0].burst_end, sim.cost.params.ipi_recv_ns)
+    };
+    let ((with, recv), (without, _)) = (pushed(true), pushed(false));
+    assert_eq!(with, without + recv);
+}
