@@ -208,6 +208,10 @@ impl Simulator {
                 newidle_resched_at: SimTime::ZERO,
                 newidle_timers: Vec::new(),
                 newidle_tick: false,
+                newidle_kick: false,
+                newidle_stopper: false,
+                newidle_newilb: false,
+                newidle_ipi: false,
             })
             .collect();
         let release = cfg.patches.release;

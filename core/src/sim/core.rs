@@ -199,8 +199,9 @@ impl Simulator {
         // Back from a newidle pass's run time: pick again, and go idle without a
         // second pass.
         let mut newidle_done = std::mem::take(&mut self.cpus[cpu as usize].in_newidle);
-        if newidle_done {
-            self.newidle_pass_over(cpu);
+        if newidle_done && self.newidle_pass_over(cpu) {
+            // A stopper ran at the pass's end: the pick after it balances anew.
+            newidle_done = false;
         }
         // Bounded: each iteration removes a task from this CPU's queue.
         loop {

@@ -29,6 +29,11 @@ impl Simulator {
             } else if c.curr != u32::MAX {
                 return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
             }
+            // A CPU in its newidle pass's run time is inside `__schedule()`: waking
+            // (the `Resched` at the pass's end is on its way), with nothing running.
+            if c.in_newidle && c.mode != Mode::Waking {
+                return Err(format!("CPU {ci} is in a newidle pass but {:?}", c.mode));
+            }
             // In a newidle pass's run time `rq->curr` is the task that blocked.
             if rq.curr_is_idle == running && !c.in_newidle {
                 return Err(format!(

@@ -432,6 +432,21 @@ struct Cpu {
     newidle_timers: Vec<(u32, u32)>,
     /// The tick expired on this CPU during that pass (taken after it, likewise).
     newidle_tick: bool,
+    /// An ilb kick's IPI reached this CPU during that pass: `nohz_csd_func()` runs
+    /// after it, likewise (its flags stay set until then, so further kicks send no
+    /// IPI).
+    newidle_kick: bool,
+    /// An active balance's stopper was woken on this CPU during that pass: it runs
+    /// at the pass's end, first (the stop class), and the CPU then balances again.
+    newidle_stopper: bool,
+    /// That pass's `nohz_newidle_balance()` set `NOHZ_NEWILB_KICK` (clear before it):
+    /// taken back if the pass ends with a task on the rq, for which the kernel's
+    /// "out:" runs no `nohz_newidle_balance()` ([`Simulator::newidle_balance_out`]).
+    newidle_newilb: bool,
+    /// A remote `resched_curr()` in that pass set `TIF_NEED_RESCHED` on `rq->curr`,
+    /// the task that blocked, and sent an IPI (`set_nr_and_not_polling()`): further
+    /// ones return early, and the IPI is taken after the pass's switch.
+    newidle_ipi: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

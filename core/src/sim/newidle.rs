@@ -6,10 +6,10 @@
 //! ```text
 //!   schedule() ─ newidle_balance() pulled nothing ─▶ newidle_run_time(): in_newidle,
 //!                Resched at the pass's end
-//!   wake-up / balancer's move onto it ─▶ newidle_interrupted(): Resched at the end of
-//!                the domain in progress (or when the wakee is there)
-//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): busy time, the timers and tick the
-//!                pass held back
+//!   wake-up / balancer's move / stopper onto it ─▶ newidle_interrupted(): Resched
+//!                at the end of the domain in progress (or when the wakee is there)
+//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): the stopper (then a new pass),
+//!                busy time, the ilb kick, timers and tick the pass held back
 //! ```
 
 use crate::wakeup::WakeFlags;
@@ -45,11 +45,27 @@ impl Simulator {
     /// the wake list (not on it until the list's IPI), `pick_next_task_fair()`
     /// returns NULL and it switches to the idle task (`finish_task()` clears
     /// `p->on_cpu`), else to the task queued meanwhile (core.c v6.8 6722, 6758).
-    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): the sleep timers
-    /// and the tick that expired in the pass (core.c 6656 `local_irq_disable()`) are
-    /// taken then.
-    pub(super) fn newidle_pass_over(&mut self, cpu: u32) {
+    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): an ilb kick's IPI,
+    /// the sleep timers and the tick that came in the pass (core.c 6656
+    /// `local_irq_disable()`) are taken then.
+    ///
+    /// A stopper woken in the pass runs first (`__pick_next_task()`: the stop class
+    /// before the fair one) and, when it is done, `schedule()` picks with a new
+    /// `newidle_balance()` (the stopper's switch out: `put_prev_task_balance()`,
+    /// core.c v6.8 6025-6028, → `balance_fair()`, fair.c 8245-8251); returns whether
+    /// it ran. Its own run time is not modelled, as elsewhere.
+    pub(super) fn newidle_pass_over(&mut self, cpu: u32) -> bool {
+        let stopper = std::mem::take(&mut self.cpus[cpu as usize].newidle_stopper);
+        self.newidle_balance_out(cpu, stopper);
+        if stopper {
+            self.active_load_balance_cpu_stop(cpu);
+        }
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
+        // resched_curr()'s IPI of the pass (idle_resched_needs_ipi()) is received in
+        // the task switched to, or in idle.
+        if std::mem::take(&mut self.cpus[cpu as usize].newidle_ipi) && !to_idle {
+            self.cpus[cpu as usize].stolen_ns += self.cost.params.ipi_recv_ns;
+        }
         if to_idle {
             // Whatever runs next, the task that blocked too, comes from idle (the
             // wake list's IPI activates it and the idle task schedules): a context
@@ -65,23 +81,38 @@ impl Simulator {
         }
         let c = &mut self.cpus[cpu as usize];
         let tick = std::mem::take(&mut c.newidle_tick);
-        if c.newidle_timers.is_empty() && !tick {
-            return;
+        let mut kick = std::mem::take(&mut c.newidle_kick);
+        if kick && stopper {
+            // The kick's IPI is taken with the stopper current, or on the wake list
+            // (`rq->ttwu_pending`): not idle, the flags are dropped.
+            self.nohz_csd_func_after_newidle(cpu, false);
+            kick = false;
+        }
+        let c = &mut self.cpus[cpu as usize];
+        if c.newidle_timers.is_empty() && !tick && !kick {
+            return stopper;
         }
         let timers = std::mem::take(&mut c.newidle_timers);
         if !to_idle {
-            // They interrupt the task this CPU switches to.
+            // They interrupt the task this CPU switches to: `nohz_csd_func()` finds
+            // it busy.
+            if kick {
+                self.queue.push(self.now, Event::NohzKick { cpu });
+            }
             for (task, gen) in timers {
                 self.queue.push(self.now, Event::Timer { task, gen });
             }
             if tick {
                 self.queue.push(self.now, Event::Tick { cpu });
             }
-            return;
+            return stopper;
         }
         // In the idle task: idle_cpu() holds for the wake-ups and the tick
         // (rq->idle_balance), and the idle task schedules what they queue here.
         self.update_rq(cpu, |rq| rq.curr_is_idle = true);
+        if kick {
+            self.nohz_csd_func_after_newidle(cpu, true);
+        }
         for (task, gen) in timers {
             let t = &self.tasks[task as usize];
             if t.timer_gen == gen && t.block == Block::Sleep && t.loc == Loc::Blocked {
@@ -91,6 +122,7 @@ impl Simulator {
         if tick {
             self.on_tick(cpu);
         }
+        stopper
     }
 
     /// A task was queued on `cpu` during its newidle pass's run time (a wakee on its

@@ -325,9 +325,21 @@ impl Simulator {
     /// sends `smp_send_reschedule()` (core.c v6.8 1045-1067): an idle or force-idled
     /// CPU does unless it polls (`set_nr_and_not_polling()`); one already leaving
     /// idle has its idle task's need-resched flag set, and `resched_curr()` returns
-    /// early (1052).
+    /// early (1052). A CPU inside its newidle pass has `rq->curr` the task that
+    /// blocked, which does not poll: the first `resched_curr()` sets its flag and
+    /// sends the IPI (`check_preempt_wakeup_fair()` preempts: that task is off the
+    /// tree, fair.c v6.8 8268-8343, 892), later ones return early, as does one for a task
+    /// that blocked with the flag set (`Cpu::resched_ipi`, `need_resched`). The IPI
+    /// changes no pick, the pass ends in `__schedule()`'s anyway, which clears the
+    /// flag (core.c 6723) so that `scheduler_ipi()` folds nothing; it costs the
+    /// sender its send and the task switched to its receive.
     pub(super) fn idle_resched_needs_ipi(&self, cpu: u32, mode: Mode) -> bool {
-        matches!(mode, Mode::Idle | Mode::ForceIdle) && !self.state.rqs[cpu as usize].polling
+        let c = &self.cpus[cpu as usize];
+        match mode {
+            Mode::Idle | Mode::ForceIdle => !self.state.rqs[cpu as usize].polling,
+            Mode::Waking => c.in_newidle && !c.newidle_ipi && !c.resched_ipi && !c.need_resched,
+            Mode::Running => false,
+        }
     }
 
     /// The waker's side of the path is its time: a task pays it as debt before its
@@ -464,11 +476,18 @@ impl Simulator {
             }
             Mode::Waking => {
                 if self.cpus[target as usize].in_newidle {
-                    let ipi_at = if q.need_ipi {
-                        now + ipi
-                    } else if q.wakelist {
-                        self.cpus[target as usize].wakelist_ipi_at.max(now)
+                    let ipi_at = if q.wakelist {
+                        if q.need_ipi {
+                            now + ipi
+                        } else {
+                            self.cpus[target as usize].wakelist_ipi_at.max(now)
+                        }
                     } else {
+                        // On the rq at once; resched_curr()'s IPI, if it sent one, is
+                        // taken after the pass (newidle_pass_over()).
+                        if q.need_ipi {
+                            self.cpus[target as usize].newidle_ipi = true;
+                        }
                         now
                     };
                     self.newidle_interrupted(target, ipi_at + q.delay_ns);

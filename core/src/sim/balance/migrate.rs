@@ -161,7 +161,10 @@ impl Simulator {
     /// `attach_one_task()` preempts it if it runs something the task should preempt,
     /// and `src` reschedules. A task that went to sleep before the stopper ran is not
     /// moved (`alb_failed`). A `src` that went idle meanwhile takes the IPI in its
-    /// C-state ([`Simulator::stopper_ipi_on_idle_src`]). Not modelled: the stopper's
+    /// C-state ([`Simulator::stopper_ipi_on_idle_src`]). A `src` inside its newidle
+    /// pass has a task queued meanwhile: the pass stops after the domain it is in
+    /// and the stopper runs at its end ([`Simulator::newidle_pass_over`]). Not
+    /// modelled: the stopper's
     /// own run time, and, in the LLC, its run at a `schedule()` of `src` before the
     /// IPI lands (it is on the runqueue from the wake-up, and the stop class is
     /// picked first): here it runs when the IPI lands.
@@ -171,6 +174,18 @@ impl Simulator {
         }
         if self.cpus[src as usize].mode == Mode::Idle {
             self.stopper_ipi_on_idle_src(src);
+            return;
+        }
+        if self.cpus[src as usize].in_newidle {
+            // The stopper is woken onto src's rq (in the LLC: ttwu_do_activate()
+            // under its lock, nr_running > 0, feeding idle_stamp into avg_idle) or
+            // its wake list (ttwu_pending): either breaks the pass's loop after the
+            // domain in progress (fair.c v6.8 12378-12380). src has interrupts off,
+            // so the stop class runs it at the pass's end, before any pick (from the
+            // wake list, once the IPI has activated it).
+            self.update_avg_idle(src);
+            self.cpus[src as usize].newidle_stopper = true;
+            self.newidle_interrupted(src, self.now);
             return;
         }
         // busiest_rq->active_balance = 0 (out_unlock), whatever the stopper finds.

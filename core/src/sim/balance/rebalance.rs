@@ -275,8 +275,15 @@ impl Simulator {
     /// which on an empty runqueue is `newidle_balance()` for `ilb` alone and a new
     /// idle entry. (Every modelled release has this; the `need_resched()` test was
     /// removed in 6.13.) A kick that reaches a busy `ilb` by IPI costs its task the
-    /// receive.
+    /// receive. One that reaches `ilb` inside its newidle pass, in `__schedule()` with
+    /// interrupts off (core.c v6.8 6656), is pending until the pass's end
+    /// (`Cpu::newidle_kick`, [`Simulator::nohz_csd_func_after_newidle`]); its flags
+    /// stay set meanwhile, so a further `kick_ilb()` sends no IPI.
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
+        if self.cpus[ilb as usize].in_newidle {
+            self.cpus[ilb as usize].newidle_kick = true;
+            return;
+        }
         let f = &mut self.balance.nohz_flags[ilb as usize];
         let flags = *f;
         *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
@@ -301,6 +308,41 @@ impl Simulator {
                 self.cpus[ilb as usize].stolen_ns += self.cost.params.ipi_recv_ns;
             }
             _ => {}
+        }
+    }
+
+    /// `nohz_csd_func()`, core.c v6.8 1198-1215, for the kick held in `ilb`'s newidle
+    /// pass, as `finish_task_switch()` turns interrupts back on after the switch to
+    /// the idle task (core.c 5185, 5301-5302; `newidle_pass_over()`): before the
+    /// timers and the tick the pass held (the IPI's vector is above the local
+    /// timer's on x86, the GIC's SGIs come first on arm64), and before `do_idle()`
+    /// (idle.c v6.8 244 on). The flags are taken; with `ilb` idle (`idle_cpu()`: no
+    /// wakee on its wake list either, whose `sched_ttwu_pending()` comes after this
+    /// callback, smp.c v6.8 523-560) and `need_resched()` clear (a `resched_curr()`
+    /// in the pass set it on the task that blocked, not on the idle task), the
+    /// softirq at the IPI's exit runs `_nohz_idle_balance(flags)`. (A pass that ends
+    /// in a switch to a task takes the kick there instead, `Event::NohzKick`: busy,
+    /// flags dropped; and a pass that a stopper cut, `idle` false: the stopper is
+    /// current when the IPI is taken, or on the wake list.)
+    pub(in crate::sim) fn nohz_csd_func_after_newidle(&mut self, ilb: u32, idle: bool) {
+        let f = &mut self.balance.nohz_flags[ilb as usize];
+        let flags = *f;
+        *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
+        debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
+        // The kick came by IPI: the CPU was not polling in its pass.
+        self.balance.nohz_kick_polled[ilb as usize] = false;
+        if !idle || !self.cpu_idle(ilb) {
+            return;
+        }
+        // The idle task runs the softirq: to `_nohz_idle_balance()` `ilb` is an idle
+        // CPU as the others are (in nohz.idle_cpus_mask while rq->nohz_tick_stopped),
+        // though not in a C-state yet. A task it pulls here makes it Waking with a
+        // Resched (attach_wakeup_preempt()), which the pick after the pass overtakes.
+        self.cpus[ilb as usize].mode = Mode::Idle;
+        self.nohz_idle_balance(ilb, flags);
+        let c = &mut self.cpus[ilb as usize];
+        if c.mode == Mode::Idle {
+            c.mode = Mode::Waking;
         }
     }
 
@@ -534,12 +576,46 @@ impl Simulator {
             c.newidle_start = self.now;
         }
         // "if (pulled_task) this_rq->idle_stamp = 0; else nohz_newidle_balance()" (a
-        // task here counts as pulled).
+        // task here counts as pulled). A pass with a run time reaches "out:" at its
+        // end, where a task queued meanwhile counts too: newidle_balance_out().
+        self.cpus[cpu as usize].newidle_newilb = false;
         if pulled.is_some() || self.state.rqs[cpu as usize].nr_running > 0 {
             self.cpus[cpu as usize].idle_stamp = None;
         } else {
+            let before = self.balance.nohz_flags[cpu as usize];
             self.nohz_newidle_balance(cpu);
+            let after = self.balance.nohz_flags[cpu as usize];
+            self.cpus[cpu as usize].newidle_newilb =
+                !before.contains(NohzFlags::NEWILB) && after.contains(NohzFlags::NEWILB);
         }
         pulled
+    }
+
+    /// `newidle_balance()`'s tail (fair.c v6.8 12389-12410) for a pass that pulled
+    /// nothing, at the end of its run time (`cpu`'s newidle_pass_over()): a task put
+    /// on the rq meanwhile, by a balancer's move ("if (this_rq->cfs.h_nr_running &&
+    /// !pulled_task) pulled_task = 1;") or the stopper woken under the rq lock
+    /// ("if (this_rq->nr_running != this_rq->cfs.h_nr_running) pulled_task = -1;"),
+    /// makes it a pass that pulled: `rq->idle_stamp = 0` and no
+    /// `nohz_newidle_balance()`, so the `NOHZ_NEWILB_KICK` that the model set at the
+    /// pass's start is taken back (if it set it: the flag is an `atomic_or()`).
+    /// Wakees on the wake list are not on the rq (`rq->ttwu_pending`): the kernel
+    /// sets the flag, and the idle task switches to them from `schedule_idle()`'s
+    /// loop (core.c v6.8 6873-6875, called at idle.c 340) without passing
+    /// `do_idle()`'s `nohz_run_idle_balance()` (idle.c 244): the flag waits for the
+    /// next idle entry there too. (`nohz_newidle_balance()`'s inputs are read at the pass's start here; a
+    /// wake-up's `update_avg_idle()`, which the kernel does after the pass, comes
+    /// before it in the model.)
+    pub(in crate::sim) fn newidle_balance_out(&mut self, cpu: u32, stopper: bool) {
+        let set = std::mem::take(&mut self.cpus[cpu as usize].newidle_newilb);
+        let stopper_on_rq = stopper && !self.balance.stopper_wakelist[cpu as usize];
+        if self.state.rqs[cpu as usize].kernel_nr_running() == 0 && !stopper_on_rq {
+            return;
+        }
+        self.cpus[cpu as usize].idle_stamp = None;
+        if set {
+            let f = &mut self.balance.nohz_flags[cpu as usize];
+            *f = f.without(NohzFlags::NEWILB);
+        }
     }
 }

@@ -323,3 +323,237 @@ fn a_pass_cut_by_two_wake_ups_is_one_cut() {
     assert_eq!(sim.metrics.newidle_cut, 1);
     assert!(sim.metrics.newidle_empty_ns < *ends.last().unwrap());
 }
+
+/// A CPU in its newidle pass is inside `__schedule()`: `Mode::Waking`, the
+/// `Resched` at the pass's end on its way. Anything else is an inconsistent state
+/// that the invariants report.
+#[test]
+fn in_newidle_means_waking_is_an_invariant() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    assert_eq!(sim.check_invariants(), Ok(()));
+    sim.cpus[0].mode = Mode::Idle;
+    let err = sim.check_invariants().unwrap_err();
+    assert!(err.contains("newidle pass"), "{err}");
+}
+
+/// An ilb kick whose IPI reaches a CPU inside its newidle pass is taken at the
+/// pass's end, when `finish_task_switch()` turns interrupts back on (core.c v6.8
+/// 6656 `local_irq_disable()`, 5185, 5301-5302): `nohz_csd_func()` (core.c
+/// 1198-1215) then finds the CPU in the idle task with nothing queued, and its
+/// softirq runs the kick's stats pass (`_nohz_idle_balance()`, fair.c 12099-12196),
+/// before `do_idle()`.
+#[test]
+fn an_ilb_kick_in_a_newidle_pass_is_taken_at_its_end() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let pass = *sim.cpus[0].newidle_ends.last().unwrap();
+    assert!(pass > 1);
+    // A stats kick (kick_ilb() from a busy CPU's tick) lands 1 ns into the pass.
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    sim.balance.nohz_flags[0] = NohzFlags::STATS;
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(
+        sim.balance.nohz_flags[0].contains(NohzFlags::STATS),
+        "the kick waits for interrupts to come back on"
+    );
+    assert_eq!(sim.balance.nohz_next_blocked, 0);
+    assert!(sim.run_until(exit + pass));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    assert!(sim.balance.nohz_flags[0].is_empty());
+    assert!(
+        sim.balance.nohz_next_blocked > 0,
+        "the kick's stats pass ran at the pass's end"
+    );
+}
+
+/// The kick held in a pass that a wake-up cuts short meets a CPU that switches to
+/// the wakee: `nohz_csd_func()` finds it busy (`idle_cpu()` false, core.c v6.8
+/// 1209-1210), drops the kick's flags and runs no pass; the IPI's receive is the
+/// wakee's time.
+#[test]
+fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..1, 1);
+    sleeper.program = vec![
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![
+        hog(n, 1..2, 100),
+        hog(n, 1..2, 100),
+        hog(n, 0..1, 1),
+        sleeper,
+    ];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    sim.balance.nohz_flags[0] = NohzFlags::STATS;
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(sim.balance.nohz_flags[0].contains(NohzFlags::STATS));
+    sim.wake(3, None, 3, crate::wakeup::WakeFlags::NONE);
+    let mut t = exit + 1;
+    while sim.tasks[3].loc != Loc::Running(0) {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < exit + *ends.last().unwrap(), "the wakee runs in time");
+    }
+    assert!(sim.run_until(t + 1));
+    assert!(sim.balance.nohz_flags[0].is_empty(), "the kick was taken");
+    assert_eq!(sim.balance.nohz_next_blocked, 0, "and ran no pass");
+}
+
+/// An active balance's stopper woken on a CPU inside its newidle pass (its task
+/// blocked between the active balance and the stopper's wake-up here) is a task
+/// queued meanwhile: on the rq (`nr_running`) or its wake list (`ttwu_pending`),
+/// either way the pass stops after the domain it is in (fair.c v6.8 12378-12380),
+/// and the stopper, of the stop class that `__pick_next_task()` takes first, runs
+/// at the pass's end. It finds nothing to push (`busiest_rq->nr_running <= 1`,
+/// itself; fair.c 11600-11601), and the CPU schedules again: another
+/// `newidle_balance()` before it is idle.
+#[test]
+fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    // The stopper an active balance from CPU 3 queued for CPU 0's task.
+    sim.balance.push_cpu[0] = Some(3);
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    assert!(
+        sim.cpus[0].in_newidle,
+        "the pass goes on to its domain's end"
+    );
+    assert_eq!(sim.balance.push_cpu[0], Some(3), "the stopper has not run");
+    assert!(sim.run_until(exit + ends[0]));
+    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    assert_eq!(sim.metrics.newidle_cut, 1);
+    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert_eq!(sim.metrics.newidle_empty, 2);
+    assert!(
+        sim.metrics.newidle_empty_ns < *ends.last().unwrap(),
+        "the pass was cut"
+    );
+}
+
+/// A pass that a balancer's move cuts short ends as one that pulled: the task is on
+/// the rq when `newidle_balance()` reaches its end (fair.c v6.8 12389-12410: "a task
+/// could have been enqueued in the meantime ... pretend we pulled a task"), which
+/// then clears `rq->idle_stamp` and does not `nohz_newidle_balance()`: no
+/// `NOHZ_NEWILB_KICK` is left from it for a later idle entry (`do_idle()` →
+/// `nohz_run_idle_balance()`, fair.c 12234-12246).
+#[test]
+fn a_pass_cut_by_a_move_leaves_no_newilb_kick_and_no_idle_stamp() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    assert!(sim.run_until(SimTime::from_us(900)));
+    // The pass's nohz_newidle_balance() sets NOHZ_NEWILB_KICK: a long avg_idle,
+    // idle CPUs' blocked load due for an update.
+    sim.cpus[0].avg_idle_ns = 1_000_000;
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    let mut t = SimTime::from_us(900);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    assert!(sim.balance.nohz_flags[0].contains(NohzFlags::NEWILB));
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    // CPU 1's stopper pushes its queued hog to CPU 0 (its affinity widened first).
+    let hog = (0..2)
+        .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
+        .unwrap();
+    let all = CpuMask::from_cpus(n, (0..8).map(CpuId));
+    sim.views[hog].task.as_mut().unwrap().allowed = all;
+    let active = crate::sim::record::MigrateReason::Active;
+    sim.migrate_queued(hog as u32, 1, 0, 1, active);
+    let mut t = exit + 1;
+    while sim.tasks[hog].loc != Loc::Running(0) {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < exit + *ends.last().unwrap(), "the pass was cut");
+    }
+    assert!(
+        !sim.balance.nohz_flags[0].contains(NohzFlags::NEWILB),
+        "no NOHZ_NEWILB_KICK from a pass that ends with a task"
+    );
+    assert_eq!(sim.cpus[0].idle_stamp, None);
+}
+
+/// A remote `resched_curr()` of a CPU in its newidle pass finds `rq->curr` the task
+/// that blocked, which does not poll: `set_nr_and_not_polling()` sets its
+/// `TIF_NEED_RESCHED` and an IPI is sent (core.c v6.8 1045-1067); a second one
+/// returns early (1052). The stopper of CPU 1 pushing a task to CPU 0
+/// (`attach_one_task()` → `wakeup_preempt()`) sends it, and the pushed task, run at
+/// the pass's end, receives it: its burst ends later by the receive than in the
+/// same run without the IPI.
+#[test]
+fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let pushed = |ipi: bool| {
+        let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+        let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+        let mut t = SimTime::from_ms(1);
+        run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+        assert!(sim.cpus[0].in_newidle);
+        assert!(
+            sim.idle_resched_needs_ipi(0, Mode::Waking),
+            "the first sends one"
+        );
+        let hog = (0..2)
+            .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
+            .unwrap();
+        let all = CpuMask::from_cpus(n, (0..8).map(CpuId));
+        sim.views[hog].task.as_mut().unwrap().allowed = all;
+        let active = crate::sim::record::MigrateReason::Active;
+        sim.migrate_queued(hog as u32, 1, 0, 1, active);
+        assert!(
+            !sim.idle_resched_needs_ipi(0, Mode::Waking),
+            "TIF_NEED_RESCHED is set on the task that blocked"
+        );
+        if !ipi {
+            sim.cpus[0].newidle_ipi = false;
+        }
+        let cut = sim.cpus[0].newidle_resched_at;
+        assert!(sim.run_until(cut));
+        assert_eq!(sim.tasks[hog].loc, Loc::Running(0));
+        (sim.cpus[0].burst_end, sim.cost.params.ipi_recv_ns)
+    };
+    let ((with, recv), (without, _)) = (pushed(true), pushed(false));
+    assert_eq!(with, without + recv);
+}
