@@ -469,3 +469,41 @@ fn select_idle_core_without_smt_walks_the_core_from_6_1() {
     );
     assert_eq!(d.cpu, CpuId(9));
 }
+
+/// Before SD_ASYM_CPUCAPACITY_FULL, `update_top_cache_domain()` sets
+/// "sd = lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY); rcu_assign_pointer(
+/// per_cpu(sd_asym_cpucapacity, cpu), sd);" (topology.c v5.12.9; c744dc4ab58d made it
+/// `SD_ASYM_CPUCAPACITY_FULL`), so on an asymmetric machine select_idle_sibling()
+/// takes select_idle_capacity() in every release ("if (sd) { i =
+/// select_idle_capacity(p, sd, target); return ...; }", fair.c v5.12.9 and v6.8 lines
+/// 7567-7580). p (util 600) fits only the big CPUs: the capacity walk from target CPU0
+/// skips the idle little CPU1 for the idle big CPU5, where an LLC scan would stop at
+/// CPU1.
+#[test]
+fn asymmetric_machines_take_select_idle_capacity_before_asym_full() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [0, 2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = 600;
+    for set in ["5.12", "5.13", "5.15", "5.16", "6.8"] {
+        let e = env(&m, set);
+        assert_eq!(
+            e.domains.cpu(CpuId(0)).sd_asym_cpucapacity,
+            Some(0),
+            "{set}"
+        );
+        let mut t = wakeup::PathOnly;
+        let d = wake_up(&e, &s, &p, &waker_task(0, 8), WakeFlags::NONE, &mut t);
+        assert_eq!(
+            (d.cpu, d.path),
+            (CpuId(5), Some(WakePath::Capacity)),
+            "{set}"
+        );
+    }
+}
