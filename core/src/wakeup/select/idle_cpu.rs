@@ -384,13 +384,16 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // and span_avg are u64, span_weight unsigned int, nr an int:
         // "avg_cost = this_sd->avg_scan_cost + 1; span_avg = sd->span_weight *
         // avg_idle; if (span_avg > 4*avg_cost) nr = div_u64(span_avg, avg_cost); else
-        // nr = 4;" — u64 products wrap, and the quotient is truncated to int.
+        // nr = 4;" — u64 products wrap, div_u64()'s divisor is a u32 ("static inline
+        // u64 div_u64(u64 dividend, u32 divisor)", include/linux/math64.h), so avg_cost
+        // is divided by as its low 32 bits, and the quotient is truncated to int.
         let stored_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0);
         let avg_cost = stored_cost.wrapping_add(1);
         let span_avg = (span_weight as u64).wrapping_mul(avg_idle);
         let nr: i32 = if span_avg > avg_cost.wrapping_mul(4) {
-            // avg_cost is 0 only if avg_scan_cost is u64::MAX; div_u64() would trap.
-            (span_avg / avg_cost.max(1)) as i32
+            // The u32 divisor is 0 when avg_cost's low 32 bits are: the kernel's
+            // division would trap; the model divides by 1 instead.
+            (span_avg / u64::from((avg_cost as u32).max(1))) as i32
         } else {
             4
         };
