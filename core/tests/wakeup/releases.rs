@@ -507,3 +507,41 @@ fn asymmetric_machines_take_select_idle_capacity_before_asym_full() {
         );
     }
 }
+
+/// The slow path on an asymmetric machine: update_sg_wakeup_stats() marks a group
+/// "group_misfit_task_load = 1" under SD_ASYM_CPUCAPACITY unless some CPU of it fits
+/// p ("if (sd->flags & SD_ASYM_CPUCAPACITY && sgs->group_misfit_task_load &&
+/// task_fits_cpu(p, i)) sgs->group_misfit_task_load = 0;", fair.c v6.8 lines
+/// 10211-10238), and group_classify() makes it group_misfit_task, busier than
+/// group_has_spare (lines 9768-9772, enum group_type lines 9189-9230). On exec p
+/// (util 600) runs on the little CPU0; the little idle CPU1's group is misfit too, so
+/// the idle big CPU5 is the idlest group, and the local group, of a busier type, gives
+/// way to it ("if (local_sgs.group_type > idlest_sgs.group_type) return idlest;").
+/// Every release from 5.12 (the rework of find_idlest_group() in 5.5 has it).
+#[test]
+fn exec_on_an_asymmetric_machine_leaves_groups_p_does_not_fit() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [0, 2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = 600;
+    let w = Waker {
+        cpu: CpuId(0),
+        task: Some(p.clone()),
+        in_task: true,
+    };
+    for set in ["5.12", "6.5", "6.8", "6.12"] {
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::EXEC, &mut NoTrace);
+        assert_eq!(d.cpu, CpuId(5), "{set}");
+    }
+    // p fits the little CPUs: every group has spare capacity, and the local group,
+    // idle without p, stays.
+    p.util = 300;
+    let d = wake_up(&env(&m, "6.8"), &s, &p, &w, WakeFlags::EXEC, &mut NoTrace);
+    assert_eq!(d.cpu, CpuId(0));
+}
