@@ -545,3 +545,42 @@ fn exec_on_an_asymmetric_machine_leaves_groups_p_does_not_fit() {
     let d = wake_up(&env(&m, "6.8"), &s, &p, &w, WakeFlags::EXEC, &mut NoTrace);
     assert_eq!(d.cpu, CpuId(0));
 }
+
+/// v5.12's select_idle_cpu() ends "if (smt) set_idle_cores(this, false);" with "int
+/// this = smp_processor_id();" (9fe1f127b913, "sched/fair: Merge
+/// select_idle_core/cpu()", v5.12-rc1): it clears has_idle_cores of the waker's LLC,
+/// not of the LLC it scanned. 02dbb7246c5b ("sched/fair: Fix clearing of
+/// has_idle_cores flag in select_idle_cpu()", v5.13-rc2, backported to 5.12.y) made it
+/// "set_idle_cores(target, false);" (fair.c v5.12.9 line 6215, v6.8 line 7415). The
+/// waker on CPU0 (LLC 0-7) wakes p to its prev CPU9 (LLC 8-15), whose flag says an
+/// idle core exists where none does.
+#[test]
+fn v5_12_clears_has_idle_cores_of_the_wakers_llc() {
+    let mut spec = MachineSpec::regular(
+        "smt-2llc",
+        "",
+        Arch::X86,
+        1,
+        1,
+        2,
+        4,
+        1,
+        2,
+        Numbering::Linear,
+    );
+    spec.cores_per_cluster = 1;
+    let m = spec.build().unwrap();
+    let mut s = SchedState::all_idle(16, |_| 8);
+    for c in 0..16 {
+        s.rqs[c] = RqState::busy(1);
+    }
+    s.llc_shared[0].has_idle_cores = true;
+    s.llc_shared[8].has_idle_cores = true;
+    let p = task(1, 9, CpuMask::full(16));
+    let w = waker_task(0, 16);
+    for (set, llc) in [("5.12", 0), ("5.13", 8), ("6.8", 8)] {
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+        assert_eq!(d.cpu, CpuId(9), "{set}");
+        assert_eq!(d.effects.clear_idle_cores, Some(CpuId(llc)), "{set}");
+    }
+}

@@ -280,8 +280,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         if has_idle_core {
-            // "looked for an idle core and found none"
-            self.effects.clear_idle_cores = env.llc_shared_of(target);
+            // "looked for an idle core and found none": "set_idle_cores(target,
+            // false);" (fair.c v6.8 line 7415) since 02dbb7246c5b (v5.13-rc2); v5.12
+            // has "set_idle_cores(this, false);", the waker's LLC (9fe1f127b913).
+            let llc_of = if self.release >= Release::new(5, 13) {
+                target
+            } else {
+                self.this
+            };
+            self.effects.clear_idle_cores = env.llc_shared_of(llc_of);
         }
         // "if (sched_feat(SIS_PROP) && !has_idle_core) { time = cpu_clock(this) - time;
         // ... update_avg(&this_sd->avg_scan_cost, time); }" (fair.c v5.12 and on; from
