@@ -584,3 +584,32 @@ fn v5_12_clears_has_idle_cores_of_the_wakers_llc() {
         assert_eq!(d.effects.clear_idle_cores, Some(CpuId(llc)), "{set}");
     }
 }
+
+/// select_fallback_rq()'s first loop, over prev's node, is "if (!cpu_active(dest_cpu))
+/// continue; if (cpumask_test_cpu(dest_cpu, p->cpus_ptr)) return dest_cpu;" until 5.14
+/// (core.c v5.12.9 lines 2742-2748); 97c0054dbe2c ("sched: Introduce
+/// task_cpu_possible_mask() to limit fallback rq selection", v5.15) made it "if
+/// (is_cpu_allowed(p, dest_cpu)) return dest_cpu;" (core.c v6.8 lines 3582-3586),
+/// which lets a per-CPU kthread onto an online CPU that is not active. p (a per-CPU
+/// kthread allowed CPUs 1 and 2, last on CPU5) comes back from select_task_rq_fair()
+/// with CPU5; CPU1 is online but not active.
+#[test]
+fn fallback_node_loop_wants_an_active_cpu_before_5_15() {
+    let (m, mut s) = flat_busy_but(&[]);
+    s.rqs[1].active = false;
+    let mut allowed = CpuMask::new(16);
+    allowed.set_cpu(CpuId(1));
+    allowed.set_cpu(CpuId(2));
+    let mut p = task(1, 5, allowed);
+    p.per_cpu_kthread = true;
+    let w = waker_task(0, 16);
+    for (set, want) in [("5.12", 2), ("5.14", 2), ("5.15", 1), ("6.8", 1)] {
+        let mut t = wakeup::PathOnly;
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut t);
+        assert_eq!(
+            (d.cpu, d.path),
+            (CpuId(want), Some(WakePath::Fallback)),
+            "{set}"
+        );
+    }
+}
