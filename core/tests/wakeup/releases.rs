@@ -613,3 +613,35 @@ fn fallback_node_loop_wants_an_active_cpu_before_5_15() {
         );
     }
 }
+
+/// The explanation of select_idle_sibling()'s fast paths names asym_fits_cpu() ("if
+/// ((available_idle_cpu(target) || sched_idle_cpu(target)) && asym_fits_cpu(task_util,
+/// util_min, util_max, target)) return target;", fair.c v6.8 lines 7514-7516): the
+/// idle little CPU0 is passed over because p (util 600) does not fit it, not because
+/// it is busy.
+#[test]
+fn the_explanation_says_an_idle_target_did_not_fit() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = 600;
+    let w = Waker {
+        cpu: CpuId(0),
+        task: None,
+        in_task: false,
+    };
+    let mut t = wakeup::Trace::default();
+    let d = wake_up(&env(&m, "6.8"), &s, &p, &w, WakeFlags::NONE, &mut t);
+    assert_eq!(d.cpu, CpuId(5));
+    let text = t.render(&d);
+    assert!(
+        text.contains("target CPU0 idle and p fits its capacity: no"),
+        "{text}"
+    );
+}
