@@ -645,3 +645,30 @@ fn the_explanation_says_an_idle_target_did_not_fit() {
         "{text}"
     );
 }
+
+/// select_idle_cpu()'s budget is an `int` (fair.c v6.8 line 7359) and the kernel builds
+/// with -fno-strict-overflow, so it wraps: nr_idle_scan INT_MAX makes "nr =
+/// READ_ONCE(sd_share->nr_idle_scan) + 1;" (line 7368) INT_MIN, which is not the "nr
+/// == 1" early exit, and the first "if (--nr <= 0) return -1;" (line 7406) makes it
+/// INT_MAX: the scan goes on through the LLC to the idle CPU9. Both the CPU-by-CPU
+/// loop and the idle-hint scan.
+#[test]
+fn the_scan_budget_wraps_as_an_int() {
+    let (m, mut s) = flat_busy_but(&[9]);
+    s.llc_shared[0].nr_idle_scan = i32::MAX as u32;
+    let p = task(1, 0, CpuMask::full(16));
+    let w = waker_task(0, 16);
+    for hint in [false, true] {
+        if hint {
+            s.enable_idle_hint();
+        }
+        for set in ["6.6", "6.8"] {
+            let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+            assert_eq!(
+                (d.cpu, d.costs.cpus_probed),
+                (CpuId(9), 9),
+                "{set} hint {hint}"
+            );
+        }
+    }
+}
