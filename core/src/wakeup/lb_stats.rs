@@ -15,13 +15,16 @@ use crate::sched_domain::SdFlags;
 pub(crate) const NUMA_IMBALANCE_MIN: i64 = 2;
 
 /// `enum group_type`, in the kernel's order (a later one is busier).
-/// `group_misfit_task` and `group_asym_packing` need asymmetric capacity or packing,
-/// which no modelled machine's domains have: they are never produced.
+/// `group_asym_packing` is never produced. `group_misfit_task` only by the wake-up
+/// slow path's `update_sg_wakeup_stats()` on an SD_ASYM_CPUCAPACITY domain (a machine
+/// with CPUs of several capacities); the simulator's statistics do not track misfit
+/// tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub(crate) enum GroupType {
     #[default]
     HasSpare,
     FullyBusy,
+    MisfitTask,
     SmtBalance,
     Imbalanced,
     Overloaded,
@@ -40,6 +43,12 @@ pub(crate) struct SgStats {
     pub group_weight: u32,
     pub group_type: GroupType,
     pub group_smt_balance: bool,
+    /// `group_misfit_task_load != 0` (the wake-up slow path only).
+    pub group_misfit_task: bool,
+    /// `group->sgc->max_capacity`, which `update_pick_idlest()` and
+    /// `find_idlest_group()` compare between misfit groups (the wake-up slow path
+    /// only).
+    pub max_capacity: u64,
 }
 
 /// `group_has_capacity()`.
@@ -69,6 +78,8 @@ pub(crate) fn group_classify(pct: u64, imbalanced: bool, s: &SgStats) -> GroupTy
         GroupType::Imbalanced
     } else if s.group_smt_balance {
         GroupType::SmtBalance
+    } else if s.group_misfit_task {
+        GroupType::MisfitTask
     } else if !group_has_capacity(pct, s) {
         GroupType::FullyBusy
     } else {
@@ -115,6 +126,8 @@ pub(crate) fn update_pick_idlest(idlest: &SgStats, s: &SgStats) -> bool {
     match s.group_type {
         GroupType::Overloaded | GroupType::FullyBusy => idlest.avg_load > s.avg_load,
         GroupType::Imbalanced | GroupType::SmtBalance => false,
+        // "Select group with the highest max capacity".
+        GroupType::MisfitTask => idlest.max_capacity < s.max_capacity,
         GroupType::HasSpare => {
             !(idlest.idle_cpus > s.idle_cpus
                 || (idlest.idle_cpus == s.idle_cpus && idlest.group_util <= s.group_util))

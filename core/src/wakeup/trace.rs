@@ -187,9 +187,9 @@ impl Trace {
                     let p = match path {
                         QueuePath::Local => "local enqueue".to_string(),
                         QueuePath::Wakelist { ipi: true } => "wakelist + IPI".to_string(),
-                        QueuePath::Wakelist { ipi: false } => {
-                            "wakelist, no IPI (idle polling)".to_string()
-                        }
+                        // No IPI: the idle task polls, or the list was not empty
+                        // (the reason follows).
+                        QueuePath::Wakelist { ipi: false } => "wakelist, no IPI".to_string(),
                         QueuePath::RemoteLock => "remote rq lock".to_string(),
                     };
                     let _ = writeln!(out, "{pad}ttwu_queue: {p} ({why})");

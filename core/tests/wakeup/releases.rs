@@ -469,3 +469,206 @@ fn select_idle_core_without_smt_walks_the_core_from_6_1() {
     );
     assert_eq!(d.cpu, CpuId(9));
 }
+
+/// Before SD_ASYM_CPUCAPACITY_FULL, `update_top_cache_domain()` sets
+/// "sd = lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY); rcu_assign_pointer(
+/// per_cpu(sd_asym_cpucapacity, cpu), sd);" (topology.c v5.12.9; c744dc4ab58d made it
+/// `SD_ASYM_CPUCAPACITY_FULL`), so on an asymmetric machine select_idle_sibling()
+/// takes select_idle_capacity() in every release ("if (sd) { i =
+/// select_idle_capacity(p, sd, target); return ...; }", fair.c v5.12.9 and v6.8 lines
+/// 7567-7580). p (util 600) fits only the big CPUs: the capacity walk from target CPU0
+/// skips the idle little CPU1 for the idle big CPU5, where an LLC scan would stop at
+/// CPU1.
+#[test]
+fn asymmetric_machines_take_select_idle_capacity_before_asym_full() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [0, 2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = 600;
+    for set in ["5.12", "5.13", "5.15", "5.16", "6.8"] {
+        let e = env(&m, set);
+        assert_eq!(
+            e.domains.cpu(CpuId(0)).sd_asym_cpucapacity,
+            Some(0),
+            "{set}"
+        );
+        let mut t = wakeup::PathOnly;
+        let d = wake_up(&e, &s, &p, &waker_task(0, 8), WakeFlags::NONE, &mut t);
+        assert_eq!(
+            (d.cpu, d.path),
+            (CpuId(5), Some(WakePath::Capacity)),
+            "{set}"
+        );
+    }
+}
+
+/// The slow path on an asymmetric machine: update_sg_wakeup_stats() marks a group
+/// "group_misfit_task_load = 1" under SD_ASYM_CPUCAPACITY unless some CPU of it fits
+/// p ("if (sd->flags & SD_ASYM_CPUCAPACITY && sgs->group_misfit_task_load &&
+/// task_fits_cpu(p, i)) sgs->group_misfit_task_load = 0;", fair.c v6.8 lines
+/// 10211-10238), and group_classify() makes it group_misfit_task, busier than
+/// group_has_spare (lines 9768-9772, enum group_type lines 9189-9230). On exec p
+/// (util 600) runs on the little CPU0; the little idle CPU1's group is misfit too, so
+/// the idle big CPU5 is the idlest group, and the local group, of a busier type, gives
+/// way to it ("if (local_sgs.group_type > idlest_sgs.group_type) return idlest;").
+/// Every release from 5.12 (the rework of find_idlest_group() in 5.5 has it).
+#[test]
+fn exec_on_an_asymmetric_machine_leaves_groups_p_does_not_fit() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [0, 2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = 600;
+    let w = Waker {
+        cpu: CpuId(0),
+        task: Some(p.clone()),
+        in_task: true,
+    };
+    for set in ["5.12", "6.5", "6.8", "6.12"] {
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::EXEC, &mut NoTrace);
+        assert_eq!(d.cpu, CpuId(5), "{set}");
+    }
+    // p fits the little CPUs: every group has spare capacity, and the local group,
+    // idle without p, stays.
+    p.util = 300;
+    let d = wake_up(&env(&m, "6.8"), &s, &p, &w, WakeFlags::EXEC, &mut NoTrace);
+    assert_eq!(d.cpu, CpuId(0));
+}
+
+/// v5.12's select_idle_cpu() ends "if (smt) set_idle_cores(this, false);" with "int
+/// this = smp_processor_id();" (9fe1f127b913, "sched/fair: Merge
+/// select_idle_core/cpu()", v5.12-rc1): it clears has_idle_cores of the waker's LLC,
+/// not of the LLC it scanned. 02dbb7246c5b ("sched/fair: Fix clearing of
+/// has_idle_cores flag in select_idle_cpu()", v5.13-rc2, backported to 5.12.y) made it
+/// "set_idle_cores(target, false);" (fair.c v5.12.9 line 6215, v6.8 line 7415). The
+/// waker on CPU0 (LLC 0-7) wakes p to its prev CPU9 (LLC 8-15), whose flag says an
+/// idle core exists where none does.
+#[test]
+fn v5_12_clears_has_idle_cores_of_the_wakers_llc() {
+    let mut spec = MachineSpec::regular(
+        "smt-2llc",
+        "",
+        Arch::X86,
+        1,
+        1,
+        2,
+        4,
+        1,
+        2,
+        Numbering::Linear,
+    );
+    spec.cores_per_cluster = 1;
+    let m = spec.build().unwrap();
+    let mut s = SchedState::all_idle(16, |_| 8);
+    for c in 0..16 {
+        s.rqs[c] = RqState::busy(1);
+    }
+    s.llc_shared[0].has_idle_cores = true;
+    s.llc_shared[8].has_idle_cores = true;
+    let p = task(1, 9, CpuMask::full(16));
+    let w = waker_task(0, 16);
+    for (set, llc) in [("5.12", 0), ("5.13", 8), ("6.8", 8)] {
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+        assert_eq!(d.cpu, CpuId(9), "{set}");
+        assert_eq!(d.effects.clear_idle_cores, Some(CpuId(llc)), "{set}");
+    }
+}
+
+/// select_fallback_rq()'s first loop, over prev's node, is "if (!cpu_active(dest_cpu))
+/// continue; if (cpumask_test_cpu(dest_cpu, p->cpus_ptr)) return dest_cpu;" until 5.14
+/// (core.c v5.12.9 lines 2742-2748); 97c0054dbe2c ("sched: Introduce
+/// task_cpu_possible_mask() to limit fallback rq selection", v5.15) made it "if
+/// (is_cpu_allowed(p, dest_cpu)) return dest_cpu;" (core.c v6.8 lines 3582-3586),
+/// which lets a per-CPU kthread onto an online CPU that is not active. p (a per-CPU
+/// kthread allowed CPUs 1 and 2, last on CPU5) comes back from select_task_rq_fair()
+/// with CPU5; CPU1 is online but not active.
+#[test]
+fn fallback_node_loop_wants_an_active_cpu_before_5_15() {
+    let (m, mut s) = flat_busy_but(&[]);
+    s.rqs[1].active = false;
+    let mut allowed = CpuMask::new(16);
+    allowed.set_cpu(CpuId(1));
+    allowed.set_cpu(CpuId(2));
+    let mut p = task(1, 5, allowed);
+    p.per_cpu_kthread = true;
+    let w = waker_task(0, 16);
+    for (set, want) in [("5.12", 2), ("5.14", 2), ("5.15", 1), ("6.8", 1)] {
+        let mut t = wakeup::PathOnly;
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut t);
+        assert_eq!(
+            (d.cpu, d.path),
+            (CpuId(want), Some(WakePath::Fallback)),
+            "{set}"
+        );
+    }
+}
+
+/// The explanation of select_idle_sibling()'s fast paths names asym_fits_cpu() ("if
+/// ((available_idle_cpu(target) || sched_idle_cpu(target)) && asym_fits_cpu(task_util,
+/// util_min, util_max, target)) return target;", fair.c v6.8 lines 7514-7516): the
+/// idle little CPU0 is passed over because p (util 600) does not fit it, not because
+/// it is busy.
+#[test]
+fn the_explanation_says_an_idle_target_did_not_fit() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = 600;
+    let w = Waker {
+        cpu: CpuId(0),
+        task: None,
+        in_task: false,
+    };
+    let mut t = wakeup::Trace::default();
+    let d = wake_up(&env(&m, "6.8"), &s, &p, &w, WakeFlags::NONE, &mut t);
+    assert_eq!(d.cpu, CpuId(5));
+    let text = t.render(&d);
+    assert!(
+        text.contains("target CPU0 idle and p fits its capacity: no"),
+        "{text}"
+    );
+}
+
+/// select_idle_cpu()'s budget is an `int` (fair.c v6.8 line 7359) and the kernel builds
+/// with -fno-strict-overflow, so it wraps: nr_idle_scan INT_MAX makes "nr =
+/// READ_ONCE(sd_share->nr_idle_scan) + 1;" (line 7368) INT_MIN, which is not the "nr
+/// == 1" early exit, and the first "if (--nr <= 0) return -1;" (line 7406) makes it
+/// INT_MAX: the scan goes on through the LLC to the idle CPU9. Both the CPU-by-CPU
+/// loop and the idle-hint scan.
+#[test]
+fn the_scan_budget_wraps_as_an_int() {
+    let (m, mut s) = flat_busy_but(&[9]);
+    s.llc_shared[0].nr_idle_scan = i32::MAX as u32;
+    let p = task(1, 0, CpuMask::full(16));
+    let w = waker_task(0, 16);
+    for hint in [false, true] {
+        if hint {
+            s.enable_idle_hint();
+        }
+        for set in ["6.6", "6.8"] {
+            let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+            assert_eq!(
+                (d.cpu, d.costs.cpus_probed),
+                (CpuId(9), 9),
+                "{set} hint {hint}"
+            );
+        }
+    }
+}

@@ -156,3 +156,20 @@ fn sis_prop_budget_is_truncated_to_int() {
     assert_eq!(d.costs.cpus_probed, 15);
     assert_eq!(d.cpu, CpuId(15));
 }
+
+/// SIS_PROP's quotient is "nr = div_u64(span_avg, avg_cost);" (fair.c v6.6,
+/// select_idle_cpu()) and div_u64() takes a `u32` divisor ("static inline u64
+/// div_u64(u64 dividend, u32 divisor)", include/linux/math64.h v6.8 line 127): the
+/// `u64` avg_cost = avg_scan_cost + 1 is truncated to its low 32 bits, while the
+/// "span_avg > 4*avg_cost" test before it compares full `u64`s. avg_scan_cost 2^32 + 1
+/// makes avg_cost 2^32 + 2, divided by as 2; 16 × (2^30 + 2) = 2^34 + 32 passes the
+/// test, and (2^34 + 32) / 2 = 2^33 + 16 reads as the int 16: fifteen probes reach the
+/// idle CPU15. A full 64-bit division would give nr = 4.
+#[test]
+fn sis_prop_divides_by_avg_cost_truncated_to_u32() {
+    let (env, mut s, p, waker) = sis_prop_case("5.15");
+    s.sis_prop.avg_scan_cost_ns[0] = (1 << 32) + 1;
+    s.sis_prop.wake_avg_idle_ns[0] = (1 << 30) + 2;
+    let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+    assert_eq!((d.cpu, d.costs.cpus_probed), (CpuId(15), 15));
+}

@@ -118,3 +118,26 @@ fn select_fallback_rq_then_any_allowed_cpu_then_any_active_cpu() {
         t.render(&d)
     );
 }
+
+/// `__smp_call_single_queue()` sends no IPI when the call-single list was not empty
+/// ("if (llist_add(node, &per_cpu(call_single_queue, cpu))) send_call_function_single_ipi(cpu);",
+/// kernel/smp.c), which `rq->ttwu_pending` stands for; only an empty list and a
+/// polling idle task skip it by `set_nr_if_polling()` (core.c). The explanation says
+/// which: a busy CPU8 of another CCX with a wake-up already pending is not "idle
+/// polling".
+#[test]
+fn a_pending_wakelist_is_not_explained_as_idle_polling() {
+    let s = r#"{ "machine": "epyc9654-1p",
+                 "cpus": [ { "cpus": "0-191", "state": "busy" },
+                           { "cpus": "8", "ttwu_pending": true } ],
+                 "wakee": { "id": 1, "prev_cpu": 8, "allowed": "8" },
+                 "waker": { "cpu": 0 } }"#;
+    let (d, t) = decide(s, "6.8");
+    assert_eq!(
+        (d.cpu, d.queue),
+        (CpuId(8), QueuePath::Wakelist { ipi: false })
+    );
+    let text = t.render(&d);
+    assert!(!text.contains("idle polling"), "{text}");
+    assert!(text.contains("wakelist already pending"), "{text}");
+}

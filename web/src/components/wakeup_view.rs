@@ -117,7 +117,9 @@ fn queue_text(q: QueuePath) -> &'static str {
     match q {
         QueuePath::Local => "local enqueue (the waker's own runqueue)",
         QueuePath::Wakelist { ipi: true } => "wakelist + IPI",
-        QueuePath::Wakelist { ipi: false } => "wakelist, no IPI (idle task polling)",
+        QueuePath::Wakelist { ipi: false } => {
+            "wakelist, no IPI (idle task polling, or a wake-up already pending there)"
+        }
         QueuePath::RemoteLock => "remote rq lock",
     }
 }

@@ -292,9 +292,16 @@ impl Builder<'_> {
             sd_l2c_size: l2c.weight(),
             sd_numa: domains.iter().position(|d| d.flags.contains(SdFlags::NUMA)),
             sd_asym_packing: highest(SdFlags::ASYM_PACKING),
-            sd_asym_cpucapacity: domains
-                .iter()
-                .position(|d| d.flags.contains(SdFlags::ASYM_CPUCAPACITY_FULL)),
+            // lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY_FULL); before that flag
+            // existed, lowest_flag_domain(cpu, SD_ASYM_CPUCAPACITY) (topology.c v5.12.9).
+            sd_asym_cpucapacity: domains.iter().position(|d| {
+                d.flags
+                    .contains(if self.cfg.release.has_asym_cpucapacity_full() {
+                        SdFlags::ASYM_CPUCAPACITY_FULL
+                    } else {
+                        SdFlags::ASYM_CPUCAPACITY
+                    })
+            }),
             domains,
         }
     }

@@ -129,7 +129,8 @@ impl Simulator {
                     return None;
                 }
             }
-            GroupType::Imbalanced | GroupType::SmtBalance => return None,
+            // The simulator's statistics never mark a misfit group (lb_stats.rs).
+            GroupType::Imbalanced | GroupType::SmtBalance | GroupType::MisfitTask => return None,
             GroupType::HasSpare => {
                 if numa {
                     if rel >= Release::new(6, 0) {

@@ -229,7 +229,8 @@ impl Simulator {
         };
         match s.group_type {
             GroupType::Overloaded => s.avg_load > b.avg_load,
-            GroupType::Imbalanced => false,
+            // The simulator's statistics never mark a misfit group (lb_stats.rs).
+            GroupType::Imbalanced | GroupType::MisfitTask => false,
             GroupType::SmtBalance if s.idle_cpus != 0 || b.idle_cpus != 0 => has_spare(s, b),
             GroupType::SmtBalance | GroupType::FullyBusy => {
                 if s.avg_load < b.avg_load {

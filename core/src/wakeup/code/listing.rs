@@ -559,7 +559,11 @@ pub fn listing(set: &PatchSet) -> Vec<CodeLine> {
     l.plain("        }");
     l.plain("    }");
     l.plain("    if (has_idle_core)");
-    l.plain("        set_idle_cores(target, false);");
+    if release >= Release::new(5, 13) {
+        l.plain("        set_idle_cores(target, false);");
+    } else {
+        l.plain("        set_idle_cores(this, false);");
+    }
     l.at("    return idle_cpu;", Site::ScanReturn);
     l.plain("}");
 

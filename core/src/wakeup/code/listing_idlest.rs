@@ -85,6 +85,10 @@ pub(super) fn slow_path(l: &mut Listing, release: Release) {
     l.plain("    case group_asym_packing:");
     l.plain("    case group_smt_balance:");
     l.at("        return NULL;", Site::IdlestGroupUnused);
+    l.plain("    case group_misfit_task:");
+    l.plain("        if (local->sgc->max_capacity >= idlest->sgc->max_capacity)");
+    l.at("            return NULL;", Site::IdlestGroupMisfit);
+    l.plain("        break;");
     l.plain("    case group_has_spare:");
     l.plain("        if (sd->flags & SD_NUMA) {");
     if release >= Release::new(6, 0) {

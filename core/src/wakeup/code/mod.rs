@@ -69,6 +69,8 @@ pub enum Site {
     IdlestGroupPct,
     /// `find_idlest_group()`: a group type the slow path does not use.
     IdlestGroupUnused,
+    /// `find_idlest_group()`, misfit task: the local group's max capacity is as large.
+    IdlestGroupMisfit,
     /// `find_idlest_group()`, has spare on NUMA: the allowed imbalance keeps the node.
     IdlestGroupNuma,
     /// `find_idlest_group()`, has spare: the local group has as many idle CPUs.

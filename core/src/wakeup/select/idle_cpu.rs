@@ -123,8 +123,9 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
         let mut cpus = llc.span.and(&self.p.allowed);
         let mut idle_cpu: Option<CpuId> = None;
-        // `int nr = INT_MAX` (fair.c v6.8 line 7359).
-        let mut nr: i64 = i32::MAX as i64;
+        // `int nr = INT_MAX` (fair.c v6.8 line 7359). An `int` throughout, and the
+        // kernel builds with -fno-strict-overflow: `--nr` wraps INT_MIN to INT_MAX.
+        let mut nr: i32 = i32::MAX;
         self.t.step(Site::ScanEnter, || Step::Enter {
             func: F,
             detail: format!(
@@ -155,7 +156,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 // `int` (as nr_idle_scan is) plus one, wrapping under
                 // -fno-strict-overflow.
                 let scan = self.s.llc_shared[id.idx()].nr_idle_scan as i32;
-                nr = scan.wrapping_add(1) as i64;
+                nr = scan.wrapping_add(1);
                 let scan = scan as i64;
                 self.t.step(Site::ScanUtilBudget, || Step::Budget {
                     func: F,
@@ -217,7 +218,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                             );
                         }
                     } else {
-                        nr -= 1;
+                        nr = nr.wrapping_sub(1);
                         if nr <= 0 {
                             self.probe(F, Site::ClusterBudget, c, Some(Reject::BudgetSpent));
                             return self.ret_none(
@@ -268,7 +269,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         } else {
             // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
             for c in cpus.iter_wrap(start) {
-                nr -= 1;
+                nr = nr.wrapping_sub(1);
                 if nr == 0 || (nr < 0 && !stop_at_zero_only) {
                     self.probe(F, Site::ScanBudget, c, Some(Reject::BudgetSpent));
                     return self.ret_none(F, Site::ScanBudget, "scan budget spent");
@@ -280,8 +281,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         if has_idle_core {
-            // "looked for an idle core and found none"
-            self.effects.clear_idle_cores = env.llc_shared_of(target);
+            // "looked for an idle core and found none": "set_idle_cores(target,
+            // false);" (fair.c v6.8 line 7415) since 02dbb7246c5b (v5.13-rc2); v5.12
+            // has "set_idle_cores(this, false);", the waker's LLC (9fe1f127b913).
+            let llc_of = if self.release >= Release::new(5, 13) {
+                target
+            } else {
+                self.this
+            };
+            self.effects.clear_idle_cores = env.llc_shared_of(llc_of);
         }
         // "if (sched_feat(SIS_PROP) && !has_idle_core) { time = cpu_clock(this) - time;
         // ... update_avg(&this_sd->avg_scan_cost, time); }" (fair.c v5.12 and on; from
@@ -324,22 +332,31 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         hint: &CpuMask,
         m: &CpuMask,
         start: u32,
-        nr: &mut i64,
+        nr: &mut i32,
         stop_at_zero_only: bool,
     ) -> Scan {
-        // Loop positions 0, 1, ...: position i is the (i+1)-th CPU of m in wrap order;
-        // nr reaches 0 at position nr - 1.
-        let spend_at = if stop_at_zero_only && *nr <= 0 {
-            u64::MAX
+        // Loop positions 0, 1, ...: position i is the (i+1)-th CPU of m in wrap order.
+        // The k-th `--nr` (k from 1) stops the loop, in C `int` arithmetic: a positive
+        // nr reaches 0 at k = nr; below that "!--nr" waits for the wrap to 0 (k = nr +
+        // 2^32) and "--nr <= 0" stops at once (k = 1), except that INT_MIN wraps to
+        // INT_MAX first (k = 2^31).
+        let n = i64::from(*nr);
+        let k: u64 = if n > 0 {
+            n as u64
+        } else if stop_at_zero_only {
+            (n + (1i64 << 32)) as u64
+        } else if *nr == i32::MIN {
+            1 << 31
         } else {
-            (*nr - 1).max(0) as u64
+            1
         };
+        let spend_at = k - 1;
         let (probes, out) = match m.wrap_walk(hint, start, spend_at) {
             WrapWalk::Hit { pos, cpu } => (pos + 1, Scan::Found(cpu)),
             WrapWalk::Limit => (spend_at, Scan::Spent),
             WrapWalk::End { len } => (len, Scan::Exhausted),
         };
-        *nr -= probes as i64 + matches!(out, Scan::Spent) as i64;
+        *nr = nr.wrapping_sub((probes + matches!(out, Scan::Spent) as u64) as i32);
         let this_probed = probes > 0
             && m.test_cpu(self.this)
             && (m.wrap_position(start, self.this) as u64) < probes;
@@ -357,7 +374,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// this_rq->wake_avg_idle) { this_rq->wake_stamp++; this_rq->wake_avg_idle >>= 1; } }"
     /// (fair.c v6.5 select_idle_cpu()). The aged pair is a write, returned in
     /// [`Effects::sis_prop_aged`](crate::wakeup::Effects::sis_prop_aged).
-    fn sis_prop_budget(&mut self, span_weight: u32) -> i64 {
+    fn sis_prop_budget(&mut self, span_weight: u32) -> i32 {
         let sp = &self.s.sis_prop;
         let this = self.this.idx();
         let avg_idle = if self.release >= Release::new(5, 14) {
@@ -384,13 +401,16 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // and span_avg are u64, span_weight unsigned int, nr an int:
         // "avg_cost = this_sd->avg_scan_cost + 1; span_avg = sd->span_weight *
         // avg_idle; if (span_avg > 4*avg_cost) nr = div_u64(span_avg, avg_cost); else
-        // nr = 4;" — u64 products wrap, and the quotient is truncated to int.
+        // nr = 4;" — u64 products wrap, div_u64()'s divisor is a u32 ("static inline
+        // u64 div_u64(u64 dividend, u32 divisor)", include/linux/math64.h), so avg_cost
+        // is divided by as its low 32 bits, and the quotient is truncated to int.
         let stored_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0);
         let avg_cost = stored_cost.wrapping_add(1);
         let span_avg = (span_weight as u64).wrapping_mul(avg_idle);
         let nr: i32 = if span_avg > avg_cost.wrapping_mul(4) {
-            // avg_cost is 0 only if avg_scan_cost is u64::MAX; div_u64() would trap.
-            (span_avg / avg_cost.max(1)) as i32
+            // The u32 divisor is 0 when avg_cost's low 32 bits are: the kernel's
+            // division would trap; the model divides by 1 instead.
+            (span_avg / u64::from((avg_cost as u32).max(1))) as i32
         } else {
             4
         };
@@ -403,7 +423,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 format!("SIS_PROP: span {span_weight} × avg_idle/512 {avg_idle} ns / avg_scan_cost {avg_cost} ns")
             },
         });
-        nr as i64
+        nr
     }
 }
 

@@ -21,6 +21,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             detail: format!("prev={}, target={}", prev.0, target.0),
         });
         let fastpath_cookie = self.has(Patch::CookieFastpath);
+        // asym_fits_cpu() is part of each fast-path test on asymmetric machines.
+        let fits = if self.asym_active() {
+            " and p fits its capacity"
+        } else {
+            ""
+        };
         let cluster_active = self.env.sched_cluster_active();
         let full_cluster = self.has(Patch::Cluster);
 
@@ -32,7 +38,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.t.step(Site::SisTarget, || Step::Check {
             func: F,
             condition: format!(
-                "target CPU{} idle{}",
+                "target CPU{} idle{}{fits}",
                 target.0,
                 if fastpath_cookie {
                     " and cookie matches"
@@ -57,7 +63,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 && self.asym_fits_cpu(prev);
             self.t.step(Site::SisPrev, || Step::Check {
                 func: F,
-                condition: format!("prev CPU{} shares the LLC with target and is idle", prev.0),
+                condition: format!(
+                    "prev CPU{} shares the LLC with target and is idle{fits}",
+                    prev.0
+                ),
                 outcome: ok,
                 cpu: Some(prev),
             });
@@ -138,8 +147,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             self.t.step(Site::SisRecent, || Step::Check {
                 func: F,
                 condition: format!(
-                    "recent_used_cpu CPU{} shares the LLC with target and is idle",
-                    recent.0
+                    "recent_used_cpu CPU{} shares the LLC with target, is idle and CPU{} is allowed{fits}",
+                    recent.0, affinity_test.0
                 ),
                 outcome: ok,
                 cpu: Some(recent),

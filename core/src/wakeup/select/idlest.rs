@@ -24,9 +24,10 @@
 //! - `cpu_util_without()`: `util_avg` less `task_util_est(p)` on prev (the state's
 //!   `util_avg` is already `cpu_util_cfs()`'s max with util_est, clamped to the
 //!   capacity).
-//! - `SD_ASYM_CPUCAPACITY`'s `group_misfit_task`, and `CONFIG_NUMA_BALANCING`'s
-//!   preferred node (`p->numa_preferred_nid`): not modelled (no preferred node; no
-//!   misfit group type).
+//! - `CONFIG_NUMA_BALANCING`'s preferred node (`p->numa_preferred_nid`): not
+//!   modelled (no preferred node). `SD_ASYM_CPUCAPACITY`'s `group_misfit_task` is:
+//!   `task_fits_cpu()` without uclamp, and `sgc->max_capacity` as the largest
+//!   `capacity_of()` in the group.
 //! - `sched_group_cookie_match()` / `sched_core_cookie_match()`: the module's
 //!   cookie helpers (core scheduling from 5.14).
 
@@ -50,6 +51,7 @@ fn type_name(t: GroupType) -> &'static str {
     match t {
         GroupType::HasSpare => "group_has_spare",
         GroupType::FullyBusy => "group_fully_busy",
+        GroupType::MisfitTask => "group_misfit_task",
         GroupType::SmtBalance => "group_smt_balance",
         GroupType::Imbalanced => "group_imbalanced",
         GroupType::Overloaded => "group_overloaded",
@@ -157,9 +159,22 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let new = sd_flag.contains(SdFlags::BALANCE_FORK);
         let exec = !new && sd_flag.contains(SdFlags::BALANCE_EXEC);
         let mut s = SgStats::default();
+        // "Assume that task can't fit any CPU of the group": cleared by the first CPU
+        // that task_fits_cpu(p, i), i.e. fits_capacity(task_util_est(p),
+        // capacity_of(i)) without uclamp; a new task's util is 0.
+        let asym = sd.flags.contains(SdFlags::ASYM_CPUCAPACITY);
+        s.group_misfit_task = asym;
+        let task_util = if new { 0 } else { self.p.util };
         for c in g.span.iter() {
             self.touch(c);
             let rq = self.s.rq(c);
+            s.max_capacity = s.max_capacity.max(rq.capacity);
+            if asym
+                && s.group_misfit_task
+                && task_util.wrapping_mul(1280) < rq.capacity.wrapping_mul(1024)
+            {
+                s.group_misfit_task = false;
+            }
             let on_prev = !new && c == self.p.prev_cpu;
             let load = if on_prev {
                 // cpu_load_without(): "unsigned int load"; lsub_positive() with
@@ -316,6 +331,17 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                         Site::IdlestGroupPct,
                         sd,
                         &format!("100 * local avg_load {l} <= imbalance_pct {pct} * idlest {i}"),
+                    );
+                }
+            }
+            GroupType::MisfitTask => {
+                // "Select group with the highest max capacity".
+                let (l, i) = (local_sgs.max_capacity, idlest_sgs.max_capacity);
+                if l >= i {
+                    return self.no_group(
+                        Site::IdlestGroupMisfit,
+                        sd,
+                        &format!("misfit: local max capacity {l} >= idlest's {i}"),
                     );
                 }
             }

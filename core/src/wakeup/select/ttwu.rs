@@ -195,7 +195,8 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     /// `cpu` = `task_cpu(p)`, the CPU p last ran on. In the kernel's order:
     ///
     /// 1. lines 3573-3581: the CPUs of `cpu`'s node (`cpumask_of_node(cpu_to_node(cpu))`),
-    ///    lowest number first, the first for which `is_cpu_allowed()` holds. Not the
+    ///    lowest number first, the first for which `is_cpu_allowed()` holds (before
+    ///    5.15: the first active one in `p->cpus_ptr`). Not the
     ///    LLC: on a node of several LLCs (EPYC NPS1, Kunpeng's CCLs) the answer can be
     ///    in another LLC than `cpu`'s. (`nid == -1`, a node offlined under its CPU,
     ///    does not happen in the model.)
@@ -210,13 +211,18 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     ///    but says it widened (the third value): `ttwu_queue_cond()` then reads the
     ///    widened `p->cpus_ptr`.
     fn select_fallback_rq(&self, cpu: CpuId) -> (CpuId, &'static str, bool) {
-        // 1. "Look for allowed, online CPU in same node."
-        if let Some(c) = self
-            .env
-            .node_mask(cpu)
-            .iter()
-            .find(|&c| self.is_cpu_allowed(c))
-        {
+        // 1. "Look for allowed, online CPU in same node." Before 5.15 (97c0054dbe2c)
+        // "if (!cpu_active(dest_cpu)) continue; if (cpumask_test_cpu(dest_cpu,
+        // p->cpus_ptr)) return dest_cpu;" (core.c v5.12.9): an active CPU even for a
+        // per-CPU kthread, which is_cpu_allowed() lets onto any online one.
+        let v5_15 = self.release >= Release::new(5, 15);
+        if let Some(c) = self.env.node_mask(cpu).iter().find(|&c| {
+            if v5_15 {
+                self.is_cpu_allowed(c)
+            } else {
+                self.cpu_active(c) && self.p.allowed.test_cpu(c)
+            }
+        }) {
             return (c, "first allowed CPU of prev's node", false);
         }
         // 2. "Any allowed, online CPU?"
