@@ -672,3 +672,33 @@ fn the_scan_budget_wraps_as_an_int() {
         }
     }
 }
+
+/// Until ef8df9798d46 ("sched/fair: Cleanup task_util and capacity type", v5.17) the
+/// fast paths' capacity test is "static inline bool asym_fits_capacity(int task_util,
+/// int cpu) { ... return fits_capacity(task_util, capacity_of(cpu)); }" (fair.c
+/// v5.12.9 line 6259): the unsigned long util is passed as an `int` and "(cap) * 1280"
+/// (line 114) is an `int` product. p's util 2^32 + 100 reads as 100 there, which fits
+/// the idle little target CPU0; from 5.17 it fits nowhere, and select_idle_capacity()
+/// takes the idle CPU of the largest capacity, CPU5.
+#[test]
+fn asym_fits_capacity_takes_util_as_an_int_before_5_17() {
+    let m = big_little();
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for c in [1, 2, 3, 4, 6, 7] {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    let mut p = task(1, 0, CpuMask::full(8));
+    p.util = (1 << 32) + 100;
+    let w = Waker {
+        cpu: CpuId(0),
+        task: None,
+        in_task: false,
+    };
+    for (set, want) in [("5.12", 0), ("5.16", 0), ("5.17", 5), ("6.8", 5)] {
+        let d = wake_up(&env(&m, set), &s, &p, &w, WakeFlags::NONE, &mut NoTrace);
+        assert_eq!(d.cpu, CpuId(want), "{set}");
+    }
+}

@@ -169,9 +169,20 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.p.util.wrapping_mul(1280) < self.s.rq(cpu).capacity.wrapping_mul(1024)
     }
 
-    /// `asym_fits_cpu()`.
+    /// `asym_fits_cpu()`; before 5.17 `asym_fits_capacity(int task_util, int cpu)`
+    /// (fair.c v5.12.9 line 6259, until ef8df9798d46): the util arrives as an `int`
+    /// and `fits_capacity()`'s "(cap) * 1280" is an `int` product (wrapping under
+    /// -fno-strict-overflow), compared with the `unsigned long` "(max) * 1024" after
+    /// sign extension.
     fn asym_fits_cpu(&self, cpu: CpuId) -> bool {
-        !self.asym_active() || self.util_fits_cpu(cpu)
+        if !self.asym_active() {
+            return true;
+        }
+        if self.release < Release::new(5, 17) {
+            let lhs = (self.p.util as u32 as i32).wrapping_mul(1280) as i64 as u64;
+            return lhs < self.s.rq(cpu).capacity.wrapping_mul(1024);
+        }
+        self.util_fits_cpu(cpu)
     }
 
     fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
