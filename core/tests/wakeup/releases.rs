@@ -236,6 +236,19 @@ fn big_little() -> Machine {
     spec.build().unwrap()
 }
 
+/// [`big_little`]'s state: every CPU idle but `busy` (one task each), the little
+/// CPUs 0-3 at capacity 512 and the big ones at 1024.
+fn big_little_state(busy: &[usize]) -> SchedState {
+    let mut s = SchedState::all_idle(8, |_| 8);
+    for &c in busy {
+        s.rqs[c] = RqState::busy(1);
+    }
+    for c in 0..4 {
+        s.rqs[c].capacity = 512;
+    }
+    s
+}
+
 /// select_idle_capacity() walks "for_each_cpu_wrap(cpu, cpus, target)" (fair.c v6.8
 /// line 7440, and v6.2.1, v6.6) but "for_each_cpu_wrap(cpu, cpus, target + 1)" in
 /// v6.3.8, v6.4.6 and v6.5. A task that fits nowhere takes the first idle CPU of the
@@ -482,13 +495,7 @@ fn select_idle_core_without_smt_walks_the_core_from_6_1() {
 #[test]
 fn asymmetric_machines_take_select_idle_capacity_before_asym_full() {
     let m = big_little();
-    let mut s = SchedState::all_idle(8, |_| 8);
-    for c in [0, 2, 3, 4, 6, 7] {
-        s.rqs[c] = RqState::busy(1);
-    }
-    for c in 0..4 {
-        s.rqs[c].capacity = 512;
-    }
+    let s = big_little_state(&[0, 2, 3, 4, 6, 7]);
     let mut p = task(1, 0, CpuMask::full(8));
     p.util = 600;
     for set in ["5.12", "5.13", "5.15", "5.16", "6.8"] {
@@ -521,13 +528,7 @@ fn asymmetric_machines_take_select_idle_capacity_before_asym_full() {
 #[test]
 fn exec_on_an_asymmetric_machine_leaves_groups_p_does_not_fit() {
     let m = big_little();
-    let mut s = SchedState::all_idle(8, |_| 8);
-    for c in [0, 2, 3, 4, 6, 7] {
-        s.rqs[c] = RqState::busy(1);
-    }
-    for c in 0..4 {
-        s.rqs[c].capacity = 512;
-    }
+    let s = big_little_state(&[0, 2, 3, 4, 6, 7]);
     let mut p = task(1, 0, CpuMask::full(8));
     p.util = 600;
     let w = Waker {
@@ -622,13 +623,7 @@ fn fallback_node_loop_wants_an_active_cpu_before_5_15() {
 #[test]
 fn the_explanation_says_an_idle_target_did_not_fit() {
     let m = big_little();
-    let mut s = SchedState::all_idle(8, |_| 8);
-    for c in [2, 3, 4, 6, 7] {
-        s.rqs[c] = RqState::busy(1);
-    }
-    for c in 0..4 {
-        s.rqs[c].capacity = 512;
-    }
+    let s = big_little_state(&[2, 3, 4, 6, 7]);
     let mut p = task(1, 0, CpuMask::full(8));
     p.util = 600;
     let w = Waker {
@@ -683,13 +678,7 @@ fn the_scan_budget_wraps_as_an_int() {
 #[test]
 fn asym_fits_capacity_takes_util_as_an_int_before_5_17() {
     let m = big_little();
-    let mut s = SchedState::all_idle(8, |_| 8);
-    for c in [1, 2, 3, 4, 6, 7] {
-        s.rqs[c] = RqState::busy(1);
-    }
-    for c in 0..4 {
-        s.rqs[c].capacity = 512;
-    }
+    let s = big_little_state(&[1, 2, 3, 4, 6, 7]);
     let mut p = task(1, 0, CpuMask::full(8));
     p.util = (1 << 32) + 100;
     let w = Waker {

@@ -14,6 +14,47 @@ fn run_task2_to(sim: &mut Simulator, t: &mut SimTime, loc: Loc, what: &str) {
     }
 }
 
+/// The preset of the newidle-pass tests (8 CPUs of its first cluster used).
+const PASS_PRESET: &str = "kunpeng920-4826";
+
+/// A simulator whose CPU 0 will balance and find nothing: tasks 0 and 1 hog CPU 1
+/// for 100 ms (one of them queued), task 2 runs 1 ms on CPU 0 and exits, and tasks
+/// 3.. (`sleepers` of them) sleep 50 ms on CPU 0, then run 1 ms.
+fn pass_sim(sleepers: usize) -> Simulator {
+    let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..1, 1);
+    sleeper.program = vec![
+        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let mut specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    specs.extend(std::iter::repeat_n(sleeper, sleepers));
+    sim_of(PASS_PRESET, "6.8", 0..8, specs, 100)
+}
+
+/// Runs [`pass_sim`]'s simulator from `from` to task 2's exit, where CPU 0 is in its
+/// newidle pass; returns the exit's instant.
+fn run_to_pass(sim: &mut Simulator, from: SimTime) -> SimTime {
+    let mut t = from;
+    run_task2_to(sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    sim.tasks[2].last_ran
+}
+
+/// CPU 1's stopper pushes its queued hog (task 0 or 1, its affinity widened first) to
+/// [`pass_sim`]'s CPU 0, as an active balance's `attach_one_task()` does; returns it.
+fn push_queued_hog_to_cpu0(sim: &mut Simulator) -> usize {
+    let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
+    let hog = (0..2)
+        .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
+        .unwrap();
+    sim.views[hog].task.as_mut().unwrap().allowed = CpuMask::from_cpus(n, (0..8).map(CpuId));
+    let active = crate::sim::record::MigrateReason::Active;
+    sim.migrate_queued(hog as u32, 1, 0, 1, active);
+    hog
+}
+
 /// newidle_balance() runs only when rq->avg_idle covers the lowest domain's
 /// max_newidle_lb_cost (and rd->overload is set): with two cold tasks queued on
 /// CPU 1, idle CPU 0 pulls one only when its average idle time is long enough.
@@ -43,14 +84,9 @@ fn newidle_is_gated_by_max_newidle_lb_cost() {
 /// may pull when its own task exits.
 #[test]
 fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     assert!(sim.balance.overload);
-    let exit = sim.tasks[2].last_ran;
     let cost: u64 = sim.balance.dom[0]
         .iter()
         .map(|d| d.max_newidle_lb_cost)
@@ -74,26 +110,9 @@ fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
 /// wakee once its wake list's IPI is in, before the pass would have ended.
 #[test]
 fn a_wake_up_cuts_a_newidle_pass_short() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let mut sleeper = hog(n, 0..1, 1);
-    sleeper.program = vec![
-        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Exit,
-    ];
-    let specs = vec![
-        hog(n, 1..2, 100),
-        hog(n, 1..2, 100),
-        hog(n, 0..1, 1),
-        sleeper,
-    ];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
+    let mut sim = pass_sim(1);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     assert_eq!(sim.tasks[3].loc, Loc::Blocked);
-    let exit = sim.tasks[2].last_ran;
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2, "{ends:?}");
     // The last instant before the pass would have ended.
@@ -244,16 +263,11 @@ fn a_sleep_timer_expiring_in_a_newidle_pass_fires_after_it() {
 /// `__schedule()`, not in the idle task, until the pass is over.
 #[test]
 fn a_newidle_pass_is_busy_time() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
     let busy = sim.metrics.busy_ns[0];
-    assert!(sim.run_until(sim.tasks[2].last_ran + pass));
+    assert!(sim.run_until(exit + pass));
     assert_eq!(sim.cpus[0].mode, Mode::Idle);
     assert_eq!(sim.metrics.busy_ns[0], busy + pass);
 }
@@ -265,14 +279,8 @@ fn a_newidle_pass_is_busy_time() {
 /// still in `nohz.idle_cpus_mask` from its last idle period stays there.
 #[test]
 fn a_tick_in_a_newidle_pass_is_taken_from_idle_after_it() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
-    let exit = sim.tasks[2].last_ran;
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
     assert!(pass > 1);
     // No busy tick since CPU 0 last stopped its tick in idle.
@@ -291,26 +299,8 @@ fn a_tick_in_a_newidle_pass_is_taken_from_idle_after_it() {
 /// counted to the cut.
 #[test]
 fn a_pass_cut_by_two_wake_ups_is_one_cut() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let mut sleeper = hog(n, 0..1, 1);
-    sleeper.program = vec![
-        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Exit,
-    ];
-    let specs = vec![
-        hog(n, 1..2, 100),
-        hog(n, 1..2, 100),
-        hog(n, 0..1, 1),
-        sleeper.clone(),
-        sleeper,
-    ];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
-    let exit = sim.tasks[2].last_ran;
+    let mut sim = pass_sim(2);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2, "{ends:?}");
     sim.wake(3, None, 3, crate::wakeup::WakeFlags::NONE);
@@ -329,13 +319,8 @@ fn a_pass_cut_by_two_wake_ups_is_one_cut() {
 /// that the invariants report.
 #[test]
 fn in_newidle_means_waking_is_an_invariant() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
+    let mut sim = pass_sim(0);
+    run_to_pass(&mut sim, SimTime::from_ms(1));
     assert_eq!(sim.check_invariants(), Ok(()));
     sim.cpus[0].mode = Mode::Idle;
     let err = sim.check_invariants().unwrap_err();
@@ -350,14 +335,8 @@ fn in_newidle_means_waking_is_an_invariant() {
 /// before `do_idle()`.
 #[test]
 fn an_ilb_kick_in_a_newidle_pass_is_taken_at_its_end() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
-    let exit = sim.tasks[2].last_ran;
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
     assert!(pass > 1);
     // A stats kick (kick_ilb() from a busy CPU's tick) lands 1 ns into the pass.
@@ -387,25 +366,8 @@ fn an_ilb_kick_in_a_newidle_pass_is_taken_at_its_end() {
 /// wakee's time.
 #[test]
 fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let mut sleeper = hog(n, 0..1, 1);
-    sleeper.program = vec![
-        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Exit,
-    ];
-    let specs = vec![
-        hog(n, 1..2, 100),
-        hog(n, 1..2, 100),
-        hog(n, 0..1, 1),
-        sleeper,
-    ];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
-    let exit = sim.tasks[2].last_ran;
+    let mut sim = pass_sim(1);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2, "{ends:?}");
     sim.balance.nohz_has_blocked = true;
@@ -437,14 +399,8 @@ fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
 /// `newidle_balance()` before it is idle.
 #[test]
 fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
-    let exit = sim.tasks[2].last_ran;
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
     // The stopper an active balance from CPU 3 queued for CPU 0's task.
@@ -476,31 +432,18 @@ fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
 /// `nohz_run_idle_balance()`, fair.c 12234-12246).
 #[test]
 fn a_pass_cut_by_a_move_leaves_no_newilb_kick_and_no_idle_stamp() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut sim = pass_sim(0);
     assert!(sim.run_until(SimTime::from_us(900)));
     // The pass's nohz_newidle_balance() sets NOHZ_NEWILB_KICK: a long avg_idle,
     // idle CPUs' blocked load due for an update.
     sim.cpus[0].avg_idle_ns = 1_000_000;
     sim.balance.nohz_has_blocked = true;
     sim.balance.nohz_next_blocked = 0;
-    let mut t = SimTime::from_us(900);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
+    let exit = run_to_pass(&mut sim, SimTime::from_us(900));
     assert!(sim.balance.nohz_flags[0].contains(NohzFlags::NEWILB));
-    let exit = sim.tasks[2].last_ran;
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2, "{ends:?}");
-    // CPU 1's stopper pushes its queued hog to CPU 0 (its affinity widened first).
-    let hog = (0..2)
-        .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
-        .unwrap();
-    let all = CpuMask::from_cpus(n, (0..8).map(CpuId));
-    sim.views[hog].task.as_mut().unwrap().allowed = all;
-    let active = crate::sim::record::MigrateReason::Active;
-    sim.migrate_queued(hog as u32, 1, 0, 1, active);
+    let hog = push_queued_hog_to_cpu0(&mut sim);
     let mut t = exit + 1;
     while sim.tasks[hog].loc != Loc::Running(0) {
         t += 100;
@@ -523,25 +466,14 @@ fn a_pass_cut_by_a_move_leaves_no_newilb_kick_and_no_idle_stamp() {
 /// same run without the IPI.
 #[test]
 fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
     let pushed = |ipi: bool| {
-        let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-        let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-        let mut t = SimTime::from_ms(1);
-        run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-        assert!(sim.cpus[0].in_newidle);
+        let mut sim = pass_sim(0);
+        run_to_pass(&mut sim, SimTime::from_ms(1));
         assert!(
             sim.idle_resched_needs_ipi(0, Mode::Waking),
             "the first sends one"
         );
-        let hog = (0..2)
-            .find(|&h| sim.tasks[h].loc == Loc::Queued(1))
-            .unwrap();
-        let all = CpuMask::from_cpus(n, (0..8).map(CpuId));
-        sim.views[hog].task.as_mut().unwrap().allowed = all;
-        let active = crate::sim::record::MigrateReason::Active;
-        sim.migrate_queued(hog as u32, 1, 0, 1, active);
+        let hog = push_queued_hog_to_cpu0(&mut sim);
         assert!(
             !sim.idle_resched_needs_ipi(0, Mode::Waking),
             "TIF_NEED_RESCHED is set on the task that blocked"
