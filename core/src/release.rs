@@ -66,9 +66,10 @@ impl Release {
         self >= Release::new(5, 16)
     }
 
-    /// SD_ASYM_CPUCAPACITY_FULL, v5.16.
+    /// SD_ASYM_CPUCAPACITY_FULL, v5.14 (c744dc4ab58d, "sched/topology: Rework CPU
+    /// capacity asymmetry detection").
     pub fn has_asym_cpucapacity_full(self) -> bool {
-        self >= Release::new(5, 16)
+        self >= Release::new(5, 14)
     }
 
     /// "arch_topology: Limit span of cpu_clustergroup_mask()" (v6.0): MC widens to the

@@ -161,3 +161,26 @@ fn pastes_say_what_they_lack() {
         assert_eq!(Missing::in_description(&m.description), [], "{}", p.name);
     }
 }
+
+/// `SD_ASYM_CPUCAPACITY_FULL` came with c744dc4ab58d ("sched/topology: Rework CPU
+/// capacity asymmetry detection", June 2021, merged for v5.14): from 5.14 a domain
+/// that sees every capacity of the machine has both flags, and 5.13 sets
+/// SD_ASYM_CPUCAPACITY alone.
+#[test]
+fn asym_cpucapacity_full_is_set_from_5_14() {
+    use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SdFlags};
+    use schedlab_core::{CpuId, Release};
+    let m = big_little().build().unwrap();
+    let flags = |release: &str| {
+        let release: Release = release.parse().unwrap();
+        let d = build_sched_domains(&m, &BuildConfig::new(release)).unwrap();
+        let top = d.cpu(CpuId(0)).domains.last().unwrap().flags;
+        (
+            top.contains(SdFlags::ASYM_CPUCAPACITY),
+            top.contains(SdFlags::ASYM_CPUCAPACITY_FULL),
+        )
+    };
+    assert_eq!(flags("5.13"), (true, false));
+    assert_eq!(flags("5.14"), (true, true));
+    assert_eq!(flags("6.8"), (true, true));
+}

@@ -1,7 +1,7 @@
 //! Sched-domain flags (include/linux/sched/sd_flags.h).
 //!
 //! Bits are kept in v6.8 order. Older releases lacked some flags (SD_CLUSTER before
-//! 6.7, SD_ASYM_CPUCAPACITY_FULL before 5.16) but only ever inserted new ones, so the
+//! 6.7, SD_ASYM_CPUCAPACITY_FULL before 5.14) but only ever inserted new ones, so the
 //! printing order of the names is the same in every modelled release.
 
 use serde::{Serialize, Serializer};

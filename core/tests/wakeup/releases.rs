@@ -498,7 +498,7 @@ fn asymmetric_machines_take_select_idle_capacity_before_asym_full() {
     let s = big_little_state(&[0, 2, 3, 4, 6, 7]);
     let mut p = task(1, 0, CpuMask::full(8));
     p.util = 600;
-    for set in ["5.12", "5.13", "5.15", "5.16", "6.8"] {
+    for set in ["5.12", "5.13", "5.14", "5.15", "5.16", "6.8"] {
         let e = env(&m, set);
         assert_eq!(
             e.domains.cpu(CpuId(0)).sd_asym_cpucapacity,

@@ -192,7 +192,7 @@ impl Builder<'_> {
     }
 
     /// `asym_cpu_capacity_classify()`: SD_ASYM_CPUCAPACITY when the span sees more than
-    /// one capacity, plus _FULL (v5.16+) when it sees every capacity of the machine.
+    /// one capacity, plus _FULL (v5.14+) when it sees every capacity of the machine.
     fn asym_cpu_capacity_classify(&self, span: &CpuMask) -> SdFlags {
         // The machine's distinct capacities (`asym_cap_list`) are counted once.
         if self.nr_capacities <= 1 {
