@@ -594,3 +594,38 @@ fn a_pass_of_the_idle_task_sends_no_resched_ipi() {
         "the idle task's TIF_NEED_RESCHED is set"
     );
 }
+
+/// A pass after a stopper's run, woken in the first pass and run at its end, has
+/// `rq->curr` the stopper: a fair wakee's `wakeup_preempt()` does not
+/// `resched_curr()` a stop-class `curr` (core.c v6.8 2247-2252), so no IPI, unlike
+/// in a pass whose `rq->curr` is the task that blocked.
+#[test]
+fn a_pass_after_the_stopper_sends_no_resched_ipi() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    assert!(
+        sim.idle_resched_needs_ipi(0, Mode::Waking),
+        "the task that blocked is rq->curr"
+    );
+    sim.balance.push_cpu[0] = Some(3);
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    assert!(sim.run_until(exit + ends[0]));
+    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert!(
+        !sim.idle_resched_needs_ipi(0, Mode::Waking),
+        "rq->curr is the stopper"
+    );
+    // That pass's end clears the mark.
+    let end = sim.cpus[0].newidle_resched_at;
+    assert!(sim.run_until(end));
+    assert!(!sim.cpus[0].newidle_curr_stopper);
+}
