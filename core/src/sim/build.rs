@@ -212,6 +212,7 @@ impl Simulator {
                 newidle_stopper: false,
                 newidle_newilb: false,
                 newidle_ipi: false,
+                newidle_curr_stopper: false,
             })
             .collect();
         let release = cfg.patches.release;

@@ -199,7 +199,8 @@ impl Simulator {
         // Back from a newidle pass's run time: pick again, and go idle without a
         // second pass.
         let mut newidle_done = std::mem::take(&mut self.cpus[cpu as usize].in_newidle);
-        if newidle_done && self.newidle_pass_over(cpu) {
+        let mut after_stopper = newidle_done && self.newidle_pass_over(cpu);
+        if after_stopper {
             // A stopper ran at the pass's end: the pick after it balances anew.
             newidle_done = false;
         }
@@ -253,6 +254,8 @@ impl Simulator {
                 let cost = std::mem::take(&mut self.cpus[cpu as usize].newidle_cost_ns);
                 if cost > 0 {
                     self.newidle_run_time(cpu, cost);
+                    // That pass's rq->curr is the stopper, not a task that blocked.
+                    self.cpus[cpu as usize].newidle_curr_stopper = after_stopper;
                 } else {
                     self.enter_idle(cpu);
                 }
@@ -263,6 +266,8 @@ impl Simulator {
                 self.core_sync(cpu, core);
                 return;
             }
+            // A task that blocked at once is rq->curr of any pass that follows.
+            after_stopper = false;
         }
     }
 

@@ -447,6 +447,10 @@ struct Cpu {
     /// the task that blocked, and sent an IPI (`set_nr_and_not_polling()`): further
     /// ones return early, and the IPI is taken after the pass's switch.
     newidle_ipi: bool,
+    /// That pass follows a stopper's run (`newidle_pass_over()` ran one): its
+    /// `rq->curr` is the stopper, which a fair wakee's `wakeup_preempt()` does not
+    /// `resched_curr()` (core.c v6.8 2247-2252).
+    newidle_curr_stopper: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

@@ -56,6 +56,7 @@ impl Simulator {
     /// it ran. Its own run time is not modelled, as elsewhere.
     pub(super) fn newidle_pass_over(&mut self, cpu: u32) -> bool {
         let stopper = std::mem::take(&mut self.cpus[cpu as usize].newidle_stopper);
+        self.cpus[cpu as usize].newidle_curr_stopper = false;
         self.newidle_balance_out(cpu, stopper);
         if stopper {
             self.active_load_balance_cpu_stop(cpu);

@@ -332,12 +332,24 @@ impl Simulator {
     /// that blocked with the flag set (`Cpu::resched_ipi`, `need_resched`). The IPI
     /// changes no pick, the pass ends in `__schedule()`'s anyway, which clears the
     /// flag (core.c 6723) so that `scheduler_ipi()` folds nothing; it costs the
-    /// sender its send and the task switched to its receive.
+    /// sender its send and the task switched to its receive. A pass of the idle task
+    /// (`curr_is_idle`), which left `do_idle()`'s loop on its own `TIF_NEED_RESCHED`
+    /// (idle.c v6.8 258-340), gets none: `resched_curr()` returns early. Nor does
+    /// one that follows a stopper's run (`Cpu::newidle_curr_stopper`): a fair wakee
+    /// does not preempt the stop class (core.c 2247-2252).
     pub(super) fn idle_resched_needs_ipi(&self, cpu: u32, mode: Mode) -> bool {
         let c = &self.cpus[cpu as usize];
+        let rq = &self.state.rqs[cpu as usize];
         match mode {
-            Mode::Idle | Mode::ForceIdle => !self.state.rqs[cpu as usize].polling,
-            Mode::Waking => c.in_newidle && !c.newidle_ipi && !c.resched_ipi && !c.need_resched,
+            Mode::Idle | Mode::ForceIdle => !rq.polling,
+            Mode::Waking => {
+                c.in_newidle
+                    && !rq.curr_is_idle
+                    && !c.newidle_curr_stopper
+                    && !c.newidle_ipi
+                    && !c.resched_ipi
+                    && !c.need_resched
+            }
             Mode::Running => false,
         }
     }

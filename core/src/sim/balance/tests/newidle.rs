@@ -489,3 +489,75 @@ fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
     let ((with, recv), (without, _)) = (pushed(true), pushed(false));
     assert_eq!(with, without + recv);
 }
+
+/// A pass of the idle task sends no resched IPI: a kick that found the idle CPU 0
+/// polling set its `TIF_NEED_RESCHED` (`set_nr_if_polling()`), `do_idle()` left its
+/// loop on it (idle.c v6.8 258-340) and `schedule_idle()`'s pick balances with
+/// `rq->curr` the idle task, whose flag stays set until `__schedule()` clears it
+/// after the pick (core.c 6723): a remote `resched_curr()` meanwhile returns early
+/// (1052), unlike one of a pass whose `rq->curr` is the task that blocked.
+#[test]
+fn a_pass_of_the_idle_task_sends_no_resched_ipi() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    assert!(sim.cpus[0].in_newidle);
+    assert!(
+        sim.idle_resched_needs_ipi(0, Mode::Waking),
+        "the task that blocked is rq->curr"
+    );
+    let end = sim.cpus[0].newidle_resched_at;
+    assert!(sim.run_until(end));
+    assert_eq!(sim.cpus[0].mode, Mode::Idle);
+    // A polled stats kick: the idle task schedules, and balances again.
+    sim.balance.nohz_flags[0] = NohzFlags::STATS;
+    sim.balance.nohz_kick_polled[0] = true;
+    sim.cpus[0].avg_idle_ns = 1_000_000;
+    sim.queue
+        .push(end + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
+    assert!(sim.run_until(end + 1));
+    assert!(sim.cpus[0].in_newidle, "a pass of the idle task");
+    assert!(sim.state.rqs[0].curr_is_idle);
+    assert!(
+        !sim.idle_resched_needs_ipi(0, Mode::Waking),
+        "the idle task's TIF_NEED_RESCHED is set"
+    );
+}
+
+/// A pass after a stopper's run, woken in the first pass and run at its end, has
+/// `rq->curr` the stopper: a fair wakee's `wakeup_preempt()` does not
+/// `resched_curr()` a stop-class `curr` (core.c v6.8 2247-2252), so no IPI, unlike
+/// in a pass whose `rq->curr` is the task that blocked.
+#[test]
+fn a_pass_after_the_stopper_sends_no_resched_ipi() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
+    let exit = sim.tasks[2].last_ran;
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    assert!(
+        sim.idle_resched_needs_ipi(0, Mode::Waking),
+        "the task that blocked is rq->curr"
+    );
+    sim.balance.push_cpu[0] = Some(3);
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    assert!(sim.run_until(exit + ends[0]));
+    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert!(
+        !sim.idle_resched_needs_ipi(0, Mode::Waking),
+        "rq->curr is the stopper"
+    );
+    // That pass's end clears the mark.
+    let end = sim.cpus[0].newidle_resched_at;
+    assert!(sim.run_until(end));
+    assert!(!sim.cpus[0].newidle_curr_stopper);
+}
