@@ -94,9 +94,11 @@ impl Simulator {
             return stopper;
         }
         let timers = std::mem::take(&mut c.newidle_timers);
-        if !to_idle {
+        if !to_idle || stopper {
             // They interrupt the task this CPU switches to: `nohz_csd_func()` finds
-            // it busy.
+            // it busy. After a stopper, `rq->curr` is the stopper, not the idle task
+            // (`idle_cpu()` false); the interrupts the kernel takes while it runs come
+            // here after the second pass its switch starts (simplified).
             if kick {
                 self.queue.push(self.now, Event::NohzKick { cpu });
             }

@@ -164,10 +164,9 @@ impl Simulator {
     /// C-state ([`Simulator::stopper_ipi_on_idle_src`]). A `src` inside its newidle
     /// pass has a task queued meanwhile: the pass stops after the domain it is in
     /// and the stopper runs at its end ([`Simulator::newidle_pass_over`]). Not
-    /// modelled: the stopper's
-    /// own run time, and, in the LLC, its run at a `schedule()` of `src` before the
-    /// IPI lands (it is on the runqueue from the wake-up, and the stop class is
-    /// picked first): here it runs when the IPI lands.
+    /// modelled: the stopper's own run time, and, in the LLC, its run at a
+    /// `schedule()` of `src` before the IPI lands (it is on the runqueue from the
+    /// wake-up, and the stop class is picked first): here it runs when the IPI lands.
     pub(in crate::sim) fn active_load_balance_cpu_stop(&mut self, src: u32) {
         if self.balance.push_cpu[src as usize].is_none() {
             return;

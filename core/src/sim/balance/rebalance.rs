@@ -284,10 +284,7 @@ impl Simulator {
             self.cpus[ilb as usize].newidle_kick = true;
             return;
         }
-        let f = &mut self.balance.nohz_flags[ilb as usize];
-        let flags = *f;
-        *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
-        debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
+        let flags = self.take_kick_flags(ilb);
         let polled = std::mem::take(&mut self.balance.nohz_kick_polled[ilb as usize]);
         match self.cpus[ilb as usize].mode {
             Mode::Idle if polled => {
@@ -325,10 +322,7 @@ impl Simulator {
     /// flags dropped; and a pass that a stopper cut, `idle` false: the stopper is
     /// current when the IPI is taken, or on the wake list.)
     pub(in crate::sim) fn nohz_csd_func_after_newidle(&mut self, ilb: u32, idle: bool) {
-        let f = &mut self.balance.nohz_flags[ilb as usize];
-        let flags = *f;
-        *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
-        debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
+        let flags = self.take_kick_flags(ilb);
         // The kick came by IPI: the CPU was not polling in its pass.
         self.balance.nohz_kick_polled[ilb as usize] = false;
         if !idle || !self.cpu_idle(ilb) {
@@ -344,6 +338,16 @@ impl Simulator {
         if c.mode == Mode::Idle {
             c.mode = Mode::Waking;
         }
+    }
+
+    /// `nohz_csd_func()`'s "flags = atomic_fetch_andnot(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK,
+    /// nohz_flags(cpu))" (core.c v6.8 1206): the kick's flags, cleared.
+    fn take_kick_flags(&mut self, ilb: u32) -> NohzFlags {
+        let f = &mut self.balance.nohz_flags[ilb as usize];
+        let flags = *f;
+        *f = f.without(NohzFlags::KICK_MASK | NohzFlags::NEWILB);
+        debug_assert!(flags.intersects(NohzFlags::KICK_MASK));
+        flags
     }
 
     /// `find_new_ilb()`, fair.c v6.8 11792-11809: the first tick-stopped idle CPU
@@ -603,9 +607,9 @@ impl Simulator {
     /// sets the flag, and the idle task switches to them from `schedule_idle()`'s
     /// loop (core.c v6.8 6873-6875, called at idle.c 340) without passing
     /// `do_idle()`'s `nohz_run_idle_balance()` (idle.c 244): the flag waits for the
-    /// next idle entry there too. (`nohz_newidle_balance()`'s inputs are read at the pass's start here; a
-    /// wake-up's `update_avg_idle()`, which the kernel does after the pass, comes
-    /// before it in the model.)
+    /// next idle entry there too. (`nohz_newidle_balance()`'s inputs are read at the
+    /// pass's start here; a wake-up's `update_avg_idle()`, which the kernel does
+    /// after the pass, comes before it in the model.)
     pub(in crate::sim) fn newidle_balance_out(&mut self, cpu: u32, stopper: bool) {
         let set = std::mem::take(&mut self.cpus[cpu as usize].newidle_newilb);
         let stopper_on_rq = stopper && !self.balance.stopper_wakelist[cpu as usize];

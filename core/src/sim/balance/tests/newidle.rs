@@ -424,6 +424,33 @@ fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
     );
 }
 
+/// The tick a pass held, when a stopper ran at the pass's end, comes with `rq->curr`
+/// the stopper, not the idle task: `idle_cpu()` stays false through the second pass
+/// the stopper's switch starts (core.c v6.8 7429), and the tick is taken after it.
+#[test]
+fn a_tick_held_in_a_pass_a_stopper_cut_is_not_taken_from_idle() {
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    sim.balance.push_cpu[0] = Some(3);
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+    sim.cpus[0].newidle_tick = true;
+    assert!(sim.run_until(exit + ends[0]));
+    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert!(
+        !sim.state.rqs[0].curr_is_idle,
+        "rq->curr is not the idle task in the second pass"
+    );
+    assert!(
+        sim.cpus[0].newidle_tick,
+        "the tick waits for the second pass's end"
+    );
+}
+
 /// A pass that a balancer's move cuts short ends as one that pulled: the task is on
 /// the rq when `newidle_balance()` reaches its end (fair.c v6.8 12389-12410: "a task
 /// could have been enqueued in the meantime ... pretend we pulled a task"), which
