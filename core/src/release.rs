@@ -8,7 +8,7 @@
 //!          │              │              │             │      └ SD_CLUSTER, DIE → PKG, sched_cluster_active (seed 01)
 //!          │              │              │             └ group flags aligned on degeneration; CLS on hybrid x86
 //!          │              │              └ arm64 cpu_clustergroup_mask limited to the coregroup
-//!          │              └ CLS level (CONFIG_SCHED_CLUSTER)
+//!          │              └ CLS level (CONFIG_SCHED_CLUSTER); SD_ASYM_CPUCAPACITY_FULL from 5.14
 //!          └ NUMA diameter > 2 group fix, sched/ debugfs, sched_verbose, !SMT idle-core gate (seed 02)
 //! ```
 
@@ -18,7 +18,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// A mainline release `major.minor`.
+/// A mainline release `major.minor`: its `.0` tag, not a stable tree (5.12.9, for
+/// one, has fixes backported from 5.13, such as `set_idle_cores(target, false)` in
+/// `select_idle_cpu()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Release {
