@@ -43,6 +43,39 @@ fn run_to_pass(sim: &mut Simulator, from: SimTime) -> SimTime {
 }
 
 /// CPU 1's stopper pushes its queued hog (task 0 or 1, its affinity widened first) to
+/// A stats kick (`kick_ilb()` from a busy CPU's tick, idle CPUs' blocked load due)
+/// whose IPI reaches CPU 0 1 ns after task 2's `exit`, inside its pass; runs to it.
+fn stats_kick_into_pass(sim: &mut Simulator, exit: SimTime) {
+    sim.balance.nohz_has_blocked = true;
+    sim.balance.nohz_next_blocked = 0;
+    sim.balance.nohz_flags[0] = NohzFlags::STATS;
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
+    assert!(sim.run_until(exit + 1));
+}
+
+/// Task 2 runs 1 ms on CPU 0, sleeps `sleep_ns` and runs 1 ms more, beside two hogs
+/// on CPU 1 (tasks 0 and 1, which leave CPU 0 nothing to pull); returns the
+/// simulator at task 2's block, CPU 0 in the newidle pass that follows, and the
+/// instant [`run_task2_to`] reached.
+fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
+    let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
+    let mut sleeper = hog(n, 0..8, 1);
+    sleeper.program = vec![
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Sleep(Dist::Fixed { ns: sleep_ns }),
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
+    let mut sim = sim_of(PASS_PRESET, "6.8", 0..8, specs, 100);
+    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
+    let mut t = SimTime::from_ms(1);
+    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
+    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    (sim, t)
+}
+
 /// [`pass_sim`]'s CPU 0, as an active balance's `attach_one_task()` does; returns it.
 fn push_queued_hog_to_cpu0(sim: &mut Simulator) -> usize {
     let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
@@ -134,21 +167,7 @@ fn a_wake_up_cuts_a_newidle_pass_short() {
 /// `nr_running` is 0), although other CPUs are idle.
 #[test]
 fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let mut sleeper = hog(n, 0..8, 1);
-    sleeper.program = vec![
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Exit,
-    ];
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
-    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    let (mut sim, _) = blocked_in_pass(50_000_000);
     assert!((2..8).all(|c| sim.state.rqs[c].idle_cpu()));
     // Woken from CPU 3 (CPU 0 has interrupts off in schedule()).
     sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
@@ -164,21 +183,7 @@ fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
 /// switch, as for any task woken onto an idle CPU.
 #[test]
 fn a_task_woken_back_during_the_pass_is_switched_in_from_idle() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let mut sleeper = hog(n, 0..8, 1);
-    sleeper.program = vec![
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Sleep(Dist::Fixed { ns: 50_000_000 }),
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Exit,
-    ];
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
-    assert!(sim.cpus[0].in_newidle);
+    let (mut sim, mut t) = blocked_in_pass(50_000_000);
     let switches = sim.metrics.context_switches;
     sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
     run_task2_to(&mut sim, &mut t, Loc::Running(0), "run again");
@@ -234,21 +239,7 @@ fn avg_idle_is_updated_by_wake_ups_only() {
 /// idle (and `p->on_cpu` clear): task 2 runs on CPU 0 again.
 #[test]
 fn a_sleep_timer_expiring_in_a_newidle_pass_fires_after_it() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let mut sleeper = hog(n, 0..8, 1);
-    sleeper.program = vec![
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Sleep(Dist::Fixed { ns: 1_000 }),
-        Op::Run(Dist::Fixed { ns: 1_000_000 }),
-        Op::Exit,
-    ];
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    place(&mut sim, |t| if t < 2 { 1 } else { 0 });
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
-    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    let (mut sim, _) = blocked_in_pass(1_000);
     let blocked = sim.tasks[2].last_ran;
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
     assert!(pass > 1_000, "the pass outlasts the sleep");
@@ -339,13 +330,7 @@ fn an_ilb_kick_in_a_newidle_pass_is_taken_at_its_end() {
     let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let pass = *sim.cpus[0].newidle_ends.last().unwrap();
     assert!(pass > 1);
-    // A stats kick (kick_ilb() from a busy CPU's tick) lands 1 ns into the pass.
-    sim.balance.nohz_has_blocked = true;
-    sim.balance.nohz_next_blocked = 0;
-    sim.balance.nohz_flags[0] = NohzFlags::STATS;
-    sim.queue
-        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
-    assert!(sim.run_until(exit + 1));
+    stats_kick_into_pass(&mut sim, exit);
     assert!(
         sim.balance.nohz_flags[0].contains(NohzFlags::STATS),
         "the kick waits for interrupts to come back on"
@@ -370,12 +355,7 @@ fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
     let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2, "{ends:?}");
-    sim.balance.nohz_has_blocked = true;
-    sim.balance.nohz_next_blocked = 0;
-    sim.balance.nohz_flags[0] = NohzFlags::STATS;
-    sim.queue
-        .push(exit + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
-    assert!(sim.run_until(exit + 1));
+    stats_kick_into_pass(&mut sim, exit);
     assert!(sim.balance.nohz_flags[0].contains(NohzFlags::STATS));
     sim.wake(3, None, 3, crate::wakeup::WakeFlags::NONE);
     let mut t = exit + 1;
