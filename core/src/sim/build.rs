@@ -206,12 +206,8 @@ impl Simulator {
                 newidle_start: SimTime::ZERO,
                 newidle_ends: Vec::new(),
                 newidle_resched_at: SimTime::ZERO,
-                newidle_timers: Vec::new(),
-                newidle_tick: false,
-                newidle_kick: false,
-                newidle_stopper: false,
+                newidle_held: Default::default(),
                 newidle_newilb: false,
-                newidle_ipi: false,
                 newidle_curr_stopper: false,
             })
             .collect();

@@ -468,7 +468,10 @@ impl Simulator {
         if self.cpus[cpu as usize].in_newidle {
             // That CPU is in __schedule()'s newidle pass, interrupts off: the
             // interrupt waits for the switch at the pass's end (schedule()).
-            self.cpus[cpu as usize].newidle_timers.push((task, gen));
+            self.cpus[cpu as usize]
+                .newidle_held
+                .timers
+                .push((task, gen));
             return;
         }
         // On an idle CPU the interrupt is handled, as the tick is here, at its
@@ -504,7 +507,7 @@ impl Simulator {
         if self.cpus[cpu as usize].in_newidle {
             // __schedule()'s newidle pass runs with interrupts off: the tick's is
             // taken after the switch at the pass's end (newidle_pass_over()).
-            self.cpus[cpu as usize].newidle_tick = true;
+            self.cpus[cpu as usize].newidle_held.tick = true;
             return;
         }
         let c = &self.cpus[cpu as usize];

@@ -426,31 +426,38 @@ struct Cpu {
     /// When the earliest `Resched` on its way ends that pass (its end, or where a
     /// task queued meanwhile cuts it).
     newidle_resched_at: SimTime,
-    /// Sleep timers (task, `timer_gen`) that expired on this CPU during that pass:
-    /// `__schedule()` runs with interrupts off (core.c v6.8 6656 `local_irq_disable()`
-    /// to `finish_task_switch()`), so their interrupt is taken after the switch.
-    newidle_timers: Vec<(u32, u32)>,
-    /// The tick expired on this CPU during that pass (taken after it, likewise).
-    newidle_tick: bool,
-    /// An ilb kick's IPI reached this CPU during that pass: `nohz_csd_func()` runs
-    /// after it, likewise (its flags stay set until then, so further kicks send no
-    /// IPI).
-    newidle_kick: bool,
-    /// An active balance's stopper was woken on this CPU during that pass: it runs
-    /// at the pass's end, first (the stop class), and the CPU then balances again.
-    newidle_stopper: bool,
+    /// What came during that pass, with interrupts off, and is taken at its end
+    /// ([`Simulator::newidle_pass_over`]).
+    newidle_held: NewidleHeld,
     /// That pass's `nohz_newidle_balance()` set `NOHZ_NEWILB_KICK` (clear before it):
     /// taken back if the pass ends with a task on the rq, for which the kernel's
     /// "out:" runs no `nohz_newidle_balance()` ([`Simulator::newidle_balance_out`]).
     newidle_newilb: bool,
-    /// A remote `resched_curr()` in that pass set `TIF_NEED_RESCHED` on `rq->curr`,
-    /// the task that blocked, and sent an IPI (`set_nr_and_not_polling()`): further
-    /// ones return early, and the IPI is taken after the pass's switch.
-    newidle_ipi: bool,
     /// That pass follows a stopper's run (`newidle_pass_over()` ran one): its
     /// `rq->curr` is the stopper, which a fair wakee's `wakeup_preempt()` does not
     /// `resched_curr()` (core.c v6.8 2247-2252).
     newidle_curr_stopper: bool,
+}
+
+/// What reaches a CPU inside its newidle pass: `__schedule()` runs with interrupts
+/// off (core.c v6.8 6656 `local_irq_disable()` to `finish_task_switch()`), so each is
+/// taken after the pass's switch.
+#[derive(Clone, Debug, Default)]
+struct NewidleHeld {
+    /// Sleep timers (task, `timer_gen`) that expired on this CPU.
+    timers: Vec<(u32, u32)>,
+    /// The tick expired on this CPU.
+    tick: bool,
+    /// An ilb kick's IPI: `nohz_csd_func()` runs after the pass (its flags stay set
+    /// until then, so further kicks send no IPI).
+    kick: bool,
+    /// An active balance's stopper was woken on this CPU: it runs at the pass's end,
+    /// first (the stop class), and the CPU then balances again.
+    stopper: bool,
+    /// A remote `resched_curr()` set `TIF_NEED_RESCHED` on `rq->curr`, the task that
+    /// blocked, and sent an IPI (`set_nr_and_not_polling()`): further ones return
+    /// early.
+    ipi: bool,
 }
 
 /// The simulator. Build with [`Simulator::new`], then [`Simulator::run`].

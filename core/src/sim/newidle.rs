@@ -55,7 +55,8 @@ impl Simulator {
     /// core.c v6.8 6025-6028, → `balance_fair()`, fair.c 8245-8251); returns whether
     /// it ran. Its own run time is not modelled, as elsewhere.
     pub(super) fn newidle_pass_over(&mut self, cpu: u32) -> bool {
-        let stopper = std::mem::take(&mut self.cpus[cpu as usize].newidle_stopper);
+        let held = std::mem::take(&mut self.cpus[cpu as usize].newidle_held);
+        let stopper = held.stopper;
         self.cpus[cpu as usize].newidle_curr_stopper = false;
         self.newidle_balance_out(cpu, stopper);
         if stopper {
@@ -64,7 +65,7 @@ impl Simulator {
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
         // resched_curr()'s IPI of the pass (idle_resched_needs_ipi()) is received in
         // the task switched to, or in idle.
-        if std::mem::take(&mut self.cpus[cpu as usize].newidle_ipi) && !to_idle {
+        if held.ipi && !to_idle {
             self.cpus[cpu as usize].stolen_ns += self.cost.params.ipi_recv_ns;
         }
         if to_idle {
@@ -80,20 +81,16 @@ impl Simulator {
             self.metrics.busy_ns[cpu as usize] += ran;
             self.metrics.newidle_empty_ns += ran;
         }
-        let c = &mut self.cpus[cpu as usize];
-        let tick = std::mem::take(&mut c.newidle_tick);
-        let mut kick = std::mem::take(&mut c.newidle_kick);
+        let (tick, mut kick, timers) = (held.tick, held.kick, held.timers);
         if kick && stopper {
             // The kick's IPI is taken with the stopper current, or on the wake list
             // (`rq->ttwu_pending`): not idle, the flags are dropped.
             self.nohz_csd_func_after_newidle(cpu, false);
             kick = false;
         }
-        let c = &mut self.cpus[cpu as usize];
-        if c.newidle_timers.is_empty() && !tick && !kick {
+        if timers.is_empty() && !tick && !kick {
             return stopper;
         }
-        let timers = std::mem::take(&mut c.newidle_timers);
         if !to_idle || stopper {
             // They interrupt the task this CPU switches to: `nohz_csd_func()` finds
             // it busy. After a stopper, `rq->curr` is the stopper, not the idle task

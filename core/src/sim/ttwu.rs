@@ -346,7 +346,7 @@ impl Simulator {
                 c.in_newidle
                     && !rq.curr_is_idle
                     && !c.newidle_curr_stopper
-                    && !c.newidle_ipi
+                    && !c.newidle_held.ipi
                     && !c.resched_ipi
                     && !c.need_resched
             }
@@ -498,7 +498,7 @@ impl Simulator {
                         // On the rq at once; resched_curr()'s IPI, if it sent one, is
                         // taken after the pass (newidle_pass_over()).
                         if q.need_ipi {
-                            self.cpus[target as usize].newidle_ipi = true;
+                            self.cpus[target as usize].newidle_held.ipi = true;
                         }
                         now
                     };

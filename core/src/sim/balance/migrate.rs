@@ -183,7 +183,7 @@ impl Simulator {
             // so the stop class runs it at the pass's end, before any pick (from the
             // wake list, once the IPI has activated it).
             self.update_avg_idle(src);
-            self.cpus[src as usize].newidle_stopper = true;
+            self.cpus[src as usize].newidle_held.stopper = true;
             self.newidle_interrupted(src, self.now);
             return;
         }

@@ -277,11 +277,11 @@ impl Simulator {
     /// removed in 6.13.) A kick that reaches a busy `ilb` by IPI costs its task the
     /// receive. One that reaches `ilb` inside its newidle pass, in `__schedule()` with
     /// interrupts off (core.c v6.8 6656), is pending until the pass's end
-    /// (`Cpu::newidle_kick`, [`Simulator::nohz_csd_func_after_newidle`]); its flags
+    /// (`NewidleHeld::kick`, [`Simulator::nohz_csd_func_after_newidle`]); its flags
     /// stay set meanwhile, so a further `kick_ilb()` sends no IPI.
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
         if self.cpus[ilb as usize].in_newidle {
-            self.cpus[ilb as usize].newidle_kick = true;
+            self.cpus[ilb as usize].newidle_held.kick = true;
             return;
         }
         let flags = self.take_kick_flags(ilb);

@@ -417,7 +417,7 @@ fn a_tick_held_in_a_pass_a_stopper_cut_is_not_taken_from_idle() {
     sim.queue
         .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
     assert!(sim.run_until(exit + 1));
-    sim.cpus[0].newidle_tick = true;
+    sim.cpus[0].newidle_held.tick = true;
     assert!(sim.run_until(exit + ends[0]));
     assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
     assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
@@ -426,7 +426,7 @@ fn a_tick_held_in_a_pass_a_stopper_cut_is_not_taken_from_idle() {
         "rq->curr is not the idle task in the second pass"
     );
     assert!(
-        sim.cpus[0].newidle_tick,
+        sim.cpus[0].newidle_held.tick,
         "the tick waits for the second pass's end"
     );
 }
@@ -486,7 +486,7 @@ fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
             "TIF_NEED_RESCHED is set on the task that blocked"
         );
         if !ipi {
-            sim.cpus[0].newidle_ipi = false;
+            sim.cpus[0].newidle_held.ipi = false;
         }
         let cut = sim.cpus[0].newidle_resched_at;
         assert!(sim.run_until(cut));
