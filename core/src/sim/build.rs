@@ -201,7 +201,6 @@ impl Simulator {
                 fi_base: 0,
                 core_forced: false,
                 idle_occ: 0,
-                in_newidle: false,
                 newidle_cost_ns: 0,
                 newidle_start: SimTime::ZERO,
                 newidle_ends: Vec::new(),

@@ -198,7 +198,7 @@ impl Simulator {
         let forced = self.core_sched && std::mem::take(&mut self.cpus[cpu as usize].core_forced);
         // Back from a newidle pass's run time: pick again, and go idle without a
         // second pass.
-        let mut newidle_done = std::mem::take(&mut self.cpus[cpu as usize].in_newidle);
+        let mut newidle_done = self.cpus[cpu as usize].mode == Mode::NewidlePass;
         let mut after_stopper = newidle_done && self.newidle_pass_over(cpu);
         if after_stopper {
             // A stopper ran at the pass's end: the pick after it balances anew.
@@ -208,7 +208,12 @@ impl Simulator {
         loop {
             let leaving_idle = {
                 let c = &self.cpus[cpu as usize];
-                matches!(c.mode, Mode::Idle | Mode::Waking | Mode::ForceIdle) && c.curr == u32::MAX
+                // (Not in a pass any more: newidle_pass_over() made it Waking.)
+                let not_running = match c.mode {
+                    Mode::Idle | Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => true,
+                    Mode::Running => false,
+                };
+                not_running && c.curr == u32::MAX
             };
             if leaving_idle {
                 self.leave_idle_accounting(cpu);
@@ -452,7 +457,8 @@ impl Simulator {
                 self.kick_force_idle_siblings(cpu);
                 self.schedule(cpu);
             }
-            Mode::Idle | Mode::Waking | Mode::ForceIdle => self.schedule(cpu),
+            // A pass's Resched (its end, or a cut) ends it: schedule() picks again.
+            Mode::Idle | Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => self.schedule(cpu),
         }
     }
 
@@ -465,7 +471,7 @@ impl Simulator {
         // The hrtimer fires on the CPU the task slept on; the wake-up runs in its
         // interrupt context: `wake_up_process()`, no wake flags.
         let cpu = t.last_cpu;
-        if self.cpus[cpu as usize].in_newidle {
+        if self.cpus[cpu as usize].mode == Mode::NewidlePass {
             // That CPU is in __schedule()'s newidle pass, interrupts off: the
             // interrupt waits for the switch at the pass's end (schedule()).
             self.cpus[cpu as usize]
@@ -504,7 +510,7 @@ impl Simulator {
     pub(super) fn on_tick(&mut self, cpu: u32) {
         let tick = self.cost.params.tick_ns;
         self.state.jiffies = self.now.ns() / tick;
-        if self.cpus[cpu as usize].in_newidle {
+        if self.cpus[cpu as usize].mode == Mode::NewidlePass {
             // __schedule()'s newidle pass runs with interrupts off: the tick's is
             // taken after the switch at the pass's end (newidle_pass_over()).
             self.cpus[cpu as usize].newidle_held.tick = true;
@@ -562,9 +568,10 @@ impl Simulator {
                 let exit = self.cost.params.idle_states[c.cstate as usize].exit_latency_ns;
                 c.idle_entry = self.now + exit;
             }
-            // Not a CPU in a newidle pass: it is in schedule(), out of do_idle().
-            Mode::Waking if !c.in_newidle => c.got_idle_tick = true,
-            Mode::Waking | Mode::Running | Mode::ForceIdle => {}
+            Mode::Waking => c.got_idle_tick = true,
+            // A CPU in its newidle pass (held above, not here) is in schedule(), out
+            // of do_idle().
+            Mode::NewidlePass | Mode::Running | Mode::ForceIdle => {}
         }
         self.trigger_load_balance(cpu);
         // The tick woke an idle CPU that kept it: back in do_idle()'s loop, the

@@ -83,7 +83,9 @@ impl Simulator {
                     self.update_curr(s);
                     Some(self.cpus[s as usize].curr)
                 }
-                Mode::Waking => None,
+                // On its way to schedule(), or in it (a newidle pass): left out, it
+                // picks for itself there (simplified, above).
+                Mode::Waking | Mode::NewidlePass => None,
                 Mode::Idle | Mode::ForceIdle => self
                     .pick_next_with(s, None)
                     .map(|i| self.cpus[s as usize].queue[i]),
@@ -126,7 +128,8 @@ impl Simulator {
                 let follow = match sc.mode {
                     Mode::Running => self.cookie(sc.curr) != k,
                     Mode::Idle | Mode::ForceIdle => sc.queue.iter().any(|&t| self.cookie(t) == k),
-                    Mode::Waking => false,
+                    // It picks for itself at its Resched (a pass's end).
+                    Mode::Waking | Mode::NewidlePass => false,
                 };
                 if !follow {
                     continue;
@@ -177,7 +180,8 @@ impl Simulator {
         match c.mode {
             Mode::Running => self.core_occ[c.curr as usize] = occ,
             Mode::ForceIdle => c.idle_occ = occ,
-            Mode::Idle | Mode::Waking => {}
+            // Nothing runs here, and the idle task is not forced idle.
+            Mode::Idle | Mode::Waking | Mode::NewidlePass => {}
         }
     }
 

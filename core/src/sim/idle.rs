@@ -46,7 +46,9 @@ impl Simulator {
                 }
                 c.force_idle_since = now;
             }
-            Mode::Idle | Mode::Waking => {
+            // NewidlePass as Waking: not met here, schedule() ends the pass (the CPU
+            // Waking again) before it accounts the stay.
+            Mode::Idle | Mode::Waking | Mode::NewidlePass => {
                 // menu_reflect(): tick_nohz_idle_got_tick().
                 let tick_wakeup = std::mem::take(&mut c.got_idle_tick);
                 if c.idle_since != SimTime::MAX {

@@ -29,13 +29,25 @@ impl Simulator {
             } else if c.curr != u32::MAX {
                 return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
             }
-            // A CPU in its newidle pass's run time is inside `__schedule()`: waking
-            // (the `Resched` at the pass's end is on its way), with nothing running.
-            if c.in_newidle && c.mode != Mode::Waking {
-                return Err(format!("CPU {ci} is in a newidle pass but {:?}", c.mode));
+            // A newidle pass lasts until the `Resched` on its way (its end, or where a
+            // task queued meanwhile cuts it), and what came in it, with interrupts
+            // off, is taken at that end: nothing is held outside a pass.
+            let in_pass = c.mode == Mode::NewidlePass;
+            if in_pass && c.newidle_resched_at < self.now {
+                return Err(format!(
+                    "CPU {ci} is in a newidle pass whose end ({:?}) has passed",
+                    c.newidle_resched_at
+                ));
             }
-            // In a newidle pass's run time `rq->curr` is the task that blocked.
-            if rq.curr_is_idle == running && !c.in_newidle {
+            if !in_pass && (!c.newidle_held.is_empty() || c.newidle_curr_stopper) {
+                return Err(format!(
+                    "CPU {ci} is {:?} but holds what came in a newidle pass",
+                    c.mode
+                ));
+            }
+            // In a newidle pass's run time `rq->curr` is the task that blocked (or the
+            // idle task, or the stopper).
+            if rq.curr_is_idle == running && !in_pass {
                 return Err(format!(
                     "CPU {ci}: curr_is_idle={} but mode {:?}",
                     rq.curr_is_idle, c.mode

@@ -309,10 +309,20 @@ enum IdleExit {
 enum Mode {
     /// Running the idle task in a C-state.
     Idle,
-    /// Leaving idle: a `Resched` is pending (IPI in flight, C-state exit). Also a CPU
-    /// inside `newidle_balance()` that found nothing (`Cpu::in_newidle`): the
-    /// `Resched` at the end of the pass's run time makes it pick again.
+    /// Leaving idle: a `Resched` is pending (IPI in flight, C-state exit). Also,
+    /// transiently, a CPU in `schedule()` whose task has just left (blocked, exited,
+    /// put back) or whose newidle pass has just ended.
     Waking,
+    /// Inside `newidle_balance()` after a pass that pulled nothing (fair.c v6.8
+    /// 12349-12410, the domains' `load_balance()` to "out:"), for the pass's run time
+    /// (`newidle.rs`): still in `__schedule()` with interrupts off (core.c v6.8 6656
+    /// `local_irq_disable()` to `finish_task_switch()`), `rq->curr` the task that
+    /// blocked (or the idle task, or a stopper that ran: `Cpu::newidle_curr_stopper`),
+    /// `nr_running` 0, so `idle_cpu()` (core.c 7429-7445) holds only in a pass of the
+    /// idle task (`RqState::curr_is_idle`). The `Resched` at the pass's end, or where a
+    /// task queued meanwhile cuts it, picks again and goes idle without a second pass;
+    /// what comes meanwhile is held (`Cpu::newidle_held`) until then.
+    NewidlePass,
     /// Core scheduling keeps this CPU idle although tasks are queued.
     ForceIdle,
     Running,
@@ -411,11 +421,6 @@ struct Cpu {
     /// Core scheduling: `rq->idle->core_occupation`, the threads of the core that ran
     /// a task after the last core-wide pick that left this CPU idle.
     idle_occ: u8,
-    /// Inside `newidle_balance()` (fair.c v6.8 12295-12409) after a pass that pulled
-    /// nothing, for the pass's run time: `rq->curr` is still the task that blocked
-    /// (or the idle task), `nr_running` 0; the `Resched` at its end picks again and
-    /// goes idle without a second pass.
-    in_newidle: bool,
     /// The run time of the last `newidle_balance()` pass that pulled nothing (its
     /// `curr_cost`), for `schedule()` to spend before the CPU goes idle.
     newidle_cost_ns: u64,

@@ -4,18 +4,35 @@
 //! (or to the task queued meanwhile) with interrupts back on.
 //!
 //! ```text
-//!   schedule() ─ newidle_balance() pulled nothing ─▶ newidle_run_time(): in_newidle,
-//!                Resched at the pass's end
+//!   schedule() ─ newidle_balance() pulled nothing ─▶ newidle_run_time():
+//!                Mode::NewidlePass, Resched at the pass's end
 //!   wake-up / balancer's move / stopper onto it ─▶ newidle_interrupted(): Resched
 //!                at the end of the domain in progress (or when the wakee is there)
-//!   Resched ─▶ schedule() ─▶ newidle_pass_over(): the stopper (then a new pass),
-//!                busy time, the ilb kick, timers and tick the pass held back
+//!   Resched ─▶ schedule() ─▶ newidle_pass_over():
+//!                newidle_pass_switch(): "out:", the stopper (then a new pass), the
+//!                  switch, busy time
+//!                newidle_held_interrupts(): the ilb kick, timers and tick the pass
+//!                  held back
 //! ```
 
 use crate::wakeup::WakeFlags;
 
 use super::event::Event;
-use super::{Block, Loc, Mode, SimTime, Simulator};
+use super::{Block, Loc, Mode, NewidleHeld, SimTime, Simulator};
+
+impl NewidleHeld {
+    /// Nothing held (always so outside a pass: the invariants check it).
+    pub(super) fn is_empty(&self) -> bool {
+        let NewidleHeld {
+            timers,
+            tick,
+            kick,
+            stopper,
+            ipi,
+        } = self;
+        timers.is_empty() && !(*tick || *kick || *stopper || *ipi)
+    }
+}
 
 impl Simulator {
     /// `newidle_balance()` pulled nothing after balancing for `cost` ns (fair.c v6.8
@@ -30,8 +47,7 @@ impl Simulator {
             self.metrics.newidle_empty += 1;
         }
         let c = &mut self.cpus[cpu as usize];
-        c.in_newidle = true;
-        c.mode = Mode::Waking;
+        c.mode = Mode::NewidlePass;
         c.newidle_resched_at = self.now + cost;
         let g = c.switch_gen;
         self.queue
@@ -40,24 +56,36 @@ impl Simulator {
         self.update_rq(cpu, |rq| rq.polling = false);
     }
 
-    /// `cpu`'s newidle pass is over (its `Resched`, at its end or cut short).
-    /// `__schedule()` re-takes the rq lock and, with nothing on the rq but wakees on
-    /// the wake list (not on it until the list's IPI), `pick_next_task_fair()`
-    /// returns NULL and it switches to the idle task (`finish_task()` clears
-    /// `p->on_cpu`), else to the task queued meanwhile (core.c v6.8 6722, 6758).
-    /// `finish_task_switch()` enables interrupts (5301-5302, 5185): an ilb kick's IPI,
-    /// the sleep timers and the tick that came in the pass (core.c 6656
-    /// `local_irq_disable()`) are taken then.
-    ///
-    /// A stopper woken in the pass runs first (`__pick_next_task()`: the stop class
-    /// before the fair one) and, when it is done, `schedule()` picks with a new
-    /// `newidle_balance()` (the stopper's switch out: `put_prev_task_balance()`,
-    /// core.c v6.8 6025-6028, → `balance_fair()`, fair.c 8245-8251); returns whether
-    /// it ran. Its own run time is not modelled, as elsewhere.
+    /// `cpu`'s newidle pass is over (its `Resched`, at its end or cut short):
+    /// `__schedule()` picks again ([`Simulator::newidle_pass_switch`]), then takes
+    /// what the pass held back as interrupts come on
+    /// ([`Simulator::newidle_held_interrupts`]). Returns whether a stopper ran, after
+    /// which `schedule()` picks with a new `newidle_balance()`.
     pub(super) fn newidle_pass_over(&mut self, cpu: u32) -> bool {
-        let held = std::mem::take(&mut self.cpus[cpu as usize].newidle_held);
+        let c = &mut self.cpus[cpu as usize];
+        debug_assert_eq!(c.mode, Mode::NewidlePass);
+        // Out of the pass, back in __schedule()'s pick.
+        c.mode = Mode::Waking;
+        c.newidle_curr_stopper = false;
+        let held = std::mem::take(&mut c.newidle_held);
         let stopper = held.stopper;
-        self.cpus[cpu as usize].newidle_curr_stopper = false;
+        let to_idle = self.newidle_pass_switch(cpu, stopper, held.ipi);
+        self.newidle_held_interrupts(cpu, held, to_idle);
+        stopper
+    }
+
+    /// The pass's end in `__schedule()`, interrupts still off: `newidle_balance()`'s
+    /// "out:" (fair.c v6.8 12389-12410, [`Simulator::newidle_balance_out`]), then the
+    /// pick. A stopper woken in the pass runs first (`__pick_next_task()`: the stop
+    /// class before the fair one; its own run time is not modelled, as elsewhere)
+    /// and, when it is done, `schedule()` picks with a new `newidle_balance()` (the
+    /// stopper's switch out: `put_prev_task_balance()`, core.c v6.8 6025-6028, →
+    /// `balance_fair()`, fair.c 8245-8251). With nothing on the rq but wakees on the
+    /// wake list (not on it until the list's IPI), `pick_next_task_fair()` returns
+    /// NULL and `__schedule()` switches to the idle task (`finish_task()` clears
+    /// `p->on_cpu`), else to the task queued meanwhile (core.c v6.8 6722, 6758).
+    /// Returns whether it switches to the idle task.
+    fn newidle_pass_switch(&mut self, cpu: u32, stopper: bool, ipi: bool) -> bool {
         self.newidle_balance_out(cpu, stopper);
         if stopper {
             self.active_load_balance_cpu_stop(cpu);
@@ -65,7 +93,7 @@ impl Simulator {
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
         // resched_curr()'s IPI of the pass (idle_resched_needs_ipi()) is received in
         // the task switched to, or in idle.
-        if held.ipi && !to_idle {
+        if ipi && !to_idle {
             self.cpus[cpu as usize].stolen_ns += self.cost.params.ipi_recv_ns;
         }
         if to_idle {
@@ -81,7 +109,21 @@ impl Simulator {
             self.metrics.busy_ns[cpu as usize] += ran;
             self.metrics.newidle_empty_ns += ran;
         }
-        let (tick, mut kick, timers) = (held.tick, held.kick, held.timers);
+        to_idle
+    }
+
+    /// `finish_task_switch()` enables interrupts after the pass's switch (core.c v6.8
+    /// 5301-5302, 5185): the ilb kick's IPI, the sleep timers and the tick that came
+    /// in the pass (`held`, core.c 6656 `local_irq_disable()`) are taken now, in the
+    /// task switched to (or the stopper), or in the idle task (`to_idle`).
+    fn newidle_held_interrupts(&mut self, cpu: u32, held: NewidleHeld, to_idle: bool) {
+        let NewidleHeld {
+            timers,
+            tick,
+            mut kick,
+            stopper,
+            ipi: _,
+        } = held;
         if kick && stopper {
             // The kick's IPI is taken with the stopper current, or on the wake list
             // (`rq->ttwu_pending`): not idle, the flags are dropped.
@@ -89,7 +131,7 @@ impl Simulator {
             kick = false;
         }
         if timers.is_empty() && !tick && !kick {
-            return stopper;
+            return;
         }
         if !to_idle || stopper {
             // They interrupt the task this CPU switches to: `nohz_csd_func()` finds
@@ -105,7 +147,7 @@ impl Simulator {
             if tick {
                 self.queue.push(self.now, Event::Tick { cpu });
             }
-            return stopper;
+            return;
         }
         // In the idle task: idle_cpu() holds for the wake-ups and the tick
         // (rq->idle_balance), and the idle task schedules what they queue here.
@@ -122,7 +164,6 @@ impl Simulator {
         if tick {
             self.on_tick(cpu);
         }
-        stopper
     }
 
     /// A task was queued on `cpu` during its newidle pass's run time (a wakee on its

@@ -125,8 +125,9 @@ impl Simulator {
             // `p->on_cpu`: its CPU is still in the newidle pass of the schedule() that
             // took it off (`rq->curr` is p until the switch to idle).
             let c = &self.cpus[prev as usize];
-            let on_cpu =
-                c.in_newidle && c.last_task == p && !self.state.rqs[prev as usize].curr_is_idle;
+            let on_cpu = c.mode == Mode::NewidlePass
+                && c.last_task == p
+                && !self.state.rqs[prev as usize].curr_is_idle;
             let v = self.views[pi].task.as_mut().expect("views hold tasks");
             v.load = load;
             v.util = util;
@@ -342,9 +343,9 @@ impl Simulator {
         let rq = &self.state.rqs[cpu as usize];
         match mode {
             Mode::Idle | Mode::ForceIdle => !rq.polling,
-            Mode::Waking => {
-                c.in_newidle
-                    && !rq.curr_is_idle
+            Mode::Waking => false,
+            Mode::NewidlePass => {
+                !rq.curr_is_idle
                     && !c.newidle_curr_stopper
                     && !c.newidle_held.ipi
                     && !c.resched_ipi
@@ -486,24 +487,24 @@ impl Simulator {
                     },
                 );
             }
-            Mode::Waking => {
-                if self.cpus[target as usize].in_newidle {
-                    let ipi_at = if q.wakelist {
-                        if q.need_ipi {
-                            now + ipi
-                        } else {
-                            self.cpus[target as usize].wakelist_ipi_at.max(now)
-                        }
+            // Already on its way to schedule(): it picks the wakee there.
+            Mode::Waking => {}
+            Mode::NewidlePass => {
+                let ipi_at = if q.wakelist {
+                    if q.need_ipi {
+                        now + ipi
                     } else {
-                        // On the rq at once; resched_curr()'s IPI, if it sent one, is
-                        // taken after the pass (newidle_pass_over()).
-                        if q.need_ipi {
-                            self.cpus[target as usize].newidle_held.ipi = true;
-                        }
-                        now
-                    };
-                    self.newidle_interrupted(target, ipi_at + q.delay_ns);
-                }
+                        self.cpus[target as usize].wakelist_ipi_at.max(now)
+                    }
+                } else {
+                    // On the rq at once; resched_curr()'s IPI, if it sent one, is
+                    // taken after the pass (newidle_pass_over()).
+                    if q.need_ipi {
+                        self.cpus[target as usize].newidle_held.ipi = true;
+                    }
+                    now
+                };
+                self.newidle_interrupted(target, ipi_at + q.delay_ns);
             }
         }
     }

@@ -175,7 +175,7 @@ impl Simulator {
             self.stopper_ipi_on_idle_src(src);
             return;
         }
-        if self.cpus[src as usize].in_newidle {
+        if self.cpus[src as usize].mode == Mode::NewidlePass {
             // The stopper is woken onto src's rq (in the LLC: ttwu_do_activate()
             // under its lock, nr_running > 0, feeding idle_stamp into avg_idle) or
             // its wake list (ttwu_pending): either breaks the pass's loop after the

@@ -565,10 +565,9 @@ impl Simulator {
         let resched = match mode {
             Mode::Running => self.should_preempt(dst, t),
             Mode::Idle | Mode::ForceIdle => true,
-            Mode::Waking => {
-                if self.cpus[dst as usize].in_newidle {
-                    self.newidle_interrupted(dst, self.now);
-                }
+            Mode::Waking => false,
+            Mode::NewidlePass => {
+                self.newidle_interrupted(dst, self.now);
                 false
             }
         };

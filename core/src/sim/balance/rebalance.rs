@@ -280,7 +280,7 @@ impl Simulator {
     /// (`NewidleHeld::kick`, [`Simulator::nohz_csd_func_after_newidle`]); its flags
     /// stay set meanwhile, so a further `kick_ilb()` sends no IPI.
     pub(in crate::sim) fn nohz_csd_func(&mut self, ilb: u32) {
-        if self.cpus[ilb as usize].in_newidle {
+        if self.cpus[ilb as usize].mode == Mode::NewidlePass {
             self.cpus[ilb as usize].newidle_held.kick = true;
             return;
         }
@@ -304,7 +304,10 @@ impl Simulator {
             Mode::Running if !polled => {
                 self.cpus[ilb as usize].stolen_ns += self.cost.params.ipi_recv_ns;
             }
-            _ => {}
+            // Not idle_cpu(), or already on its way to schedule(): the flags are
+            // dropped, no pass (and a polled kick brought no IPI to receive). A CPU
+            // in its newidle pass held the kick above.
+            Mode::Idle | Mode::Running | Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => {}
         }
     }
 
@@ -329,8 +332,12 @@ impl Simulator {
             return;
         }
         // The idle task runs the softirq: to `_nohz_idle_balance()` `ilb` is an idle
-        // CPU as the others are (in nohz.idle_cpus_mask while rq->nohz_tick_stopped),
-        // though not in a C-state yet. A task it pulls here makes it Waking with a
+        // CPU as the others are (in nohz.idle_cpus_mask while rq->nohz_tick_stopped,
+        // `idle_cpu()`), though not in a C-state yet. The pass is over (`ilb` is
+        // Waking, in schedule() again), and the model reads "idle" from Mode::Idle
+        // (`nohz_idle()`, attach_wakeup_preempt(), a sibling's core-wide pick), which
+        // leaves out Waking CPUs and passes of the idle task that `idle_cpu()` counts:
+        // so Idle for the balance. A task it pulls here makes it Waking with a
         // Resched (attach_wakeup_preempt()), which the pick after the pass overtakes.
         self.cpus[ilb as usize].mode = Mode::Idle;
         self.nohz_idle_balance(ilb, flags);

@@ -38,7 +38,11 @@ fn pass_sim(sleepers: usize) -> Simulator {
 fn run_to_pass(sim: &mut Simulator, from: SimTime) -> SimTime {
     let mut t = from;
     run_task2_to(sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "CPU 0 is in its newidle pass"
+    );
     sim.tasks[2].last_ran
 }
 
@@ -72,7 +76,11 @@ fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
     place(&mut sim, |t| if t < 2 { 1 } else { 0 });
     let mut t = SimTime::from_ms(1);
     run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
-    assert!(sim.cpus[0].in_newidle, "CPU 0 is in its newidle pass");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "CPU 0 is in its newidle pass"
+    );
     (sim, t)
 }
 
@@ -129,7 +137,7 @@ fn a_newidle_pass_that_pulls_nothing_delays_the_idle_entry() {
         !sim.state.rqs[0].idle_cpu(),
         "in the pass, CPU 0 is not idle"
     );
-    assert_eq!(sim.cpus[0].mode, Mode::Waking);
+    assert_eq!(sim.cpus[0].mode, Mode::NewidlePass);
     assert!(sim.run_until(exit + cost));
     assert_eq!(sim.cpus[0].mode, Mode::Idle);
     assert_eq!(sim.cpus[0].idle_since, exit + cost);
@@ -299,23 +307,31 @@ fn a_pass_cut_by_two_wake_ups_is_one_cut() {
     assert_eq!(sim.tasks[3].loc, Loc::Queued(0));
     assert_eq!(sim.tasks[4].loc, Loc::Queued(0));
     assert!(sim.run_until(exit + (*ends.last().unwrap() - 1)));
-    assert!(!sim.cpus[0].in_newidle, "the pass was cut");
+    assert_ne!(sim.cpus[0].mode, Mode::NewidlePass, "the pass was cut");
     assert_eq!(sim.metrics.newidle_empty, 1);
     assert_eq!(sim.metrics.newidle_cut, 1);
     assert!(sim.metrics.newidle_empty_ns < *ends.last().unwrap());
 }
 
-/// A CPU in its newidle pass is inside `__schedule()`: `Mode::Waking`, the
-/// `Resched` at the pass's end on its way. Anything else is an inconsistent state
-/// that the invariants report.
+/// A CPU in its newidle pass is inside `__schedule()` until the `Resched` on its way
+/// (`Mode::NewidlePass`), and what came in the pass, with interrupts off, is taken at
+/// its end: a pass whose end has passed, or something held outside a pass, is an
+/// inconsistent state that the invariants report.
 #[test]
-fn in_newidle_means_waking_is_an_invariant() {
+fn a_pass_ends_at_its_resched_and_holds_nothing_after_it_invariants() {
     let mut sim = pass_sim(0);
     run_to_pass(&mut sim, SimTime::from_ms(1));
     assert_eq!(sim.check_invariants(), Ok(()));
-    sim.cpus[0].mode = Mode::Idle;
+    let end = sim.cpus[0].newidle_resched_at;
+    sim.cpus[0].newidle_resched_at = SimTime(sim.now.ns() - 1);
     let err = sim.check_invariants().unwrap_err();
-    assert!(err.contains("newidle pass"), "{err}");
+    assert!(err.contains("newidle pass whose end"), "{err}");
+    sim.cpus[0].newidle_resched_at = end;
+    sim.cpus[0].newidle_held.tick = true;
+    assert_eq!(sim.check_invariants(), Ok(()), "held in the pass");
+    sim.cpus[0].mode = Mode::Waking;
+    let err = sim.check_invariants().unwrap_err();
+    assert!(err.contains("holds what came in a newidle pass"), "{err}");
 }
 
 /// An ilb kick whose IPI reaches a CPU inside its newidle pass is taken at the
@@ -388,15 +404,20 @@ fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
     sim.queue
         .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
     assert!(sim.run_until(exit + 1));
-    assert!(
-        sim.cpus[0].in_newidle,
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
         "the pass goes on to its domain's end"
     );
     assert_eq!(sim.balance.push_cpu[0], Some(3), "the stopper has not run");
     assert!(sim.run_until(exit + ends[0]));
     assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
     assert_eq!(sim.metrics.newidle_cut, 1);
-    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "a second pass, after the stopper"
+    );
     assert_eq!(sim.metrics.newidle_empty, 2);
     assert!(
         sim.metrics.newidle_empty_ns < *ends.last().unwrap(),
@@ -420,7 +441,11 @@ fn a_tick_held_in_a_pass_a_stopper_cut_is_not_taken_from_idle() {
     sim.cpus[0].newidle_held.tick = true;
     assert!(sim.run_until(exit + ends[0]));
     assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
-    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "a second pass, after the stopper"
+    );
     assert!(
         !sim.state.rqs[0].curr_is_idle,
         "rq->curr is not the idle task in the second pass"
@@ -477,12 +502,12 @@ fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
         let mut sim = pass_sim(0);
         run_to_pass(&mut sim, SimTime::from_ms(1));
         assert!(
-            sim.idle_resched_needs_ipi(0, Mode::Waking),
+            sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
             "the first sends one"
         );
         let hog = push_queued_hog_to_cpu0(&mut sim);
         assert!(
-            !sim.idle_resched_needs_ipi(0, Mode::Waking),
+            !sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
             "TIF_NEED_RESCHED is set on the task that blocked"
         );
         if !ipi {
@@ -511,9 +536,9 @@ fn a_pass_of_the_idle_task_sends_no_resched_ipi() {
     let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
     let mut t = SimTime::from_ms(1);
     run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert!(sim.cpus[0].in_newidle);
+    assert_eq!(sim.cpus[0].mode, Mode::NewidlePass);
     assert!(
-        sim.idle_resched_needs_ipi(0, Mode::Waking),
+        sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "the task that blocked is rq->curr"
     );
     let end = sim.cpus[0].newidle_resched_at;
@@ -526,10 +551,14 @@ fn a_pass_of_the_idle_task_sends_no_resched_ipi() {
     sim.queue
         .push(end + 1, crate::sim::event::Event::NohzKick { cpu: 0 });
     assert!(sim.run_until(end + 1));
-    assert!(sim.cpus[0].in_newidle, "a pass of the idle task");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "a pass of the idle task"
+    );
     assert!(sim.state.rqs[0].curr_is_idle);
     assert!(
-        !sim.idle_resched_needs_ipi(0, Mode::Waking),
+        !sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "the idle task's TIF_NEED_RESCHED is set"
     );
 }
@@ -550,7 +579,7 @@ fn a_pass_after_the_stopper_sends_no_resched_ipi() {
     let ends = sim.cpus[0].newidle_ends.clone();
     assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
     assert!(
-        sim.idle_resched_needs_ipi(0, Mode::Waking),
+        sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "the task that blocked is rq->curr"
     );
     sim.balance.push_cpu[0] = Some(3);
@@ -558,9 +587,13 @@ fn a_pass_after_the_stopper_sends_no_resched_ipi() {
         .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
     assert!(sim.run_until(exit + ends[0]));
     assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
-    assert!(sim.cpus[0].in_newidle, "a second pass, after the stopper");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "a second pass, after the stopper"
+    );
     assert!(
-        !sim.idle_resched_needs_ipi(0, Mode::Waking),
+        !sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "rq->curr is the stopper"
     );
     // That pass's end clears the mark.

@@ -97,7 +97,10 @@ fn a_kick_that_found_the_ilb_polling_schedules_instead_of_balancing() {
         if polled {
             assert_eq!(last(&sim), before, "no balance on the others' behalf");
             assert_eq!(sim.cpus[ilb as usize].mode, Mode::Waking, "it schedules");
-            while sim.cpus[ilb as usize].mode == Mode::Waking {
+            while matches!(
+                sim.cpus[ilb as usize].mode,
+                Mode::Waking | Mode::NewidlePass
+            ) {
                 assert!(sim.step());
                 assert!(sim.error.is_none(), "{:?}", sim.error);
             }
