@@ -218,3 +218,40 @@ fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
     let e = build_sched_domains(&m, &BuildConfig::new(Release::DEFAULT)).unwrap_err();
     assert!(e.to_string().contains("level MC"), "{e}");
 }
+
+/// x86's CLS level has carried ITMT's SD_ASYM_PACKING since it was added: 66558b730f25
+/// ("sched: Add cluster scheduler level for x86", v5.16) defined `x86_cluster_flags()`
+/// as `cpu_cluster_flags() | x86_sched_itmt_flags()`, and v6.5 still has it
+/// (arch/x86/kernel/smpboot.c v6.5:609-613, used at :640 on non-hybrid parts), as v6.8
+/// does (smpboot.c v6.8:610-614, used at :644). Only the hybrid case changed in v6.6 (CLS back on
+/// hybrid parts, and x86_die_flags()).
+#[test]
+fn x86_cls_has_itmt_asym_packing_from_5_16() {
+    // Eight cores in four L2 clusters of two sharing one LLC; core 0-1 favoured (ITMT).
+    let cpus = (0..8u32)
+        .map(|cpu| schedlab_core::topology::CpuSpec {
+            cpu,
+            package: 0,
+            node: 0,
+            llc: 0,
+            cluster: Some(cpu / 2),
+            core: None,
+            capacity: 1024,
+            asym_prio: if cpu < 2 { 2 } else { 1 },
+        })
+        .collect();
+    let m = MachineSpec::explicit("itmt-clusters", "", Arch::X86, cpus)
+        .build()
+        .unwrap();
+    for r in ["5.16", "6.1", "6.5", "6.6", "6.8", "6.12"] {
+        let release: Release = r.parse().unwrap();
+        let d = build_sched_domains(&m, &BuildConfig::new(release)).unwrap();
+        let cls = d
+            .cpu(CpuId(2))
+            .domains
+            .iter()
+            .find(|s| s.name == "CLS")
+            .unwrap_or_else(|| panic!("{r}: a CLS domain"));
+        assert!(cls.flags.contains(SdFlags::ASYM_PACKING), "{r}");
+    }
+}

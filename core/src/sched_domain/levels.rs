@@ -290,15 +290,11 @@ pub(crate) fn topology_levels<'t>(
             }
             let cls_skipped = m.hybrid && !release.x86_cls_on_hybrid();
             if m.config.sched_cluster && release.has_cls_level() && !cls_skipped {
-                // x86_cluster_flags() gained ITMT with CLS on hybrid (v6.6).
-                let extra = if release.x86_cls_on_hybrid() {
-                    itmt
-                } else {
-                    SdFlags::EMPTY
-                };
+                // x86_cluster_flags(): cpu_cluster_flags() | x86_sched_itmt_flags() since
+                // the level came (66558b730f25, v5.16; smpboot.c v6.5:609-613).
                 levels.push(Level {
                     name: "CLS",
-                    sd_flags: cpu_cluster_flags(cfg.sd_cluster).union(extra),
+                    sd_flags: cpu_cluster_flags(cfg.sd_cluster).union(itmt),
                     overlap: false,
                     numa_level: None,
                     masks: per_cpu(&|c| t.cluster.get(c)),
