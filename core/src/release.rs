@@ -80,6 +80,14 @@ impl Release {
         self >= Release::new(6, 0)
     }
 
+    /// arm64 `cpu_coregroup_mask()` narrows to the LLC when `last_level_cache_is_valid()`
+    /// (v6.0, "arch_topology: Use the last level cache information from the
+    /// cacheinfo"); before, only when `llc_id != -1`, which only a PPTT cache entry
+    /// sets (ACPI), so a firmware without cache information leaves MC at the package.
+    pub fn arm64_llc_from_cacheinfo(self) -> bool {
+        self >= Release::new(6, 0)
+    }
+
     /// x86 skips the CLS level on hybrid parts until "sched/x86: Add cluster topology to
     /// hybrid CPU" (v6.6).
     pub fn x86_cls_on_hybrid(self) -> bool {

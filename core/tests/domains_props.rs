@@ -255,3 +255,64 @@ fn x86_cls_has_itmt_asym_packing_from_5_16() {
         assert!(cls.flags.contains(SdFlags::ASYM_PACKING), "{r}");
     }
 }
+
+/// arm64 without a shared cache in the firmware (QEMU's device tree, which has no
+/// cache nodes): before v6.0 `cpu_coregroup_mask()` narrows to the LLC only when
+/// `cpu_topology[cpu].llc_id != -1` (drivers/base/arch_topology.c v5.12.9:501-504),
+/// and only ACPI sets `llc_id`, from a PPTT cache entry (arch/arm64/kernel/topology.c
+/// v5.12.9:110-119; `reset_cpu_topology()` leaves -1, arch_topology.c v5.12.9:560):
+/// MC is the package within the node, so it holds the machine's LLC and no "arch
+/// topology borken". v6.0 made the test `last_level_cache_is_valid()` (arch_topology.c
+/// v6.8:737-740), and the per-CPU cacheinfo LLC narrows MC to the CPU alone (as the
+/// 6.1 and 6.12 QEMU captures in core/tests/fixtures/qemu/ show).
+#[test]
+fn arm64_without_cache_info_keeps_mc_at_the_package_before_6_0() {
+    let mut s = MachineSpec::regular(
+        "virt-dt",
+        "",
+        Arch::Arm64,
+        1,
+        1,
+        1,
+        4,
+        1,
+        2,
+        Numbering::Linear,
+    );
+    s.no_shared_cache = true;
+    // As Debian's arm64 kernels: no CONFIG_SCHED_CLUSTER (with it, v6.0+ widens MC to
+    // the cluster instead).
+    s.config = Some(KernelConfig {
+        sched_cluster: false,
+        ..KernelConfig::SERVER
+    });
+    let m = s.build().unwrap();
+    let built = |r: &str| {
+        let release: Release = r.parse().unwrap();
+        build_sched_domains(&m, &BuildConfig::new(release)).unwrap()
+    };
+    for r in ["5.12", "5.15", "5.19"] {
+        let d = built(r);
+        let c = d.cpu(CpuId(0));
+        let names: Vec<(&str, String)> = c
+            .domains
+            .iter()
+            .map(|s| (s.name, s.span.to_list()))
+            .collect();
+        assert_eq!(
+            names,
+            [("SMT", "0-1".to_string()), ("MC", "0-7".to_string())],
+            "{r}"
+        );
+        assert_eq!(c.sd_llc_size, 8, "{r}");
+        assert!(d.build_messages.is_empty(), "{r}: {:?}", d.build_messages);
+    }
+    for r in ["6.0", "6.1", "6.8"] {
+        let d = built(r);
+        assert_eq!(
+            d.build_messages.first().map(String::as_str),
+            Some("BUG: arch topology borken"),
+            "{r}"
+        );
+    }
+}
