@@ -135,10 +135,13 @@ impl Release {
         self >= Release::new(6, 9)
     }
 
-    /// debugfs `level` file: 287372fa "sched/debug: Dump domains' level" (v6.3) and
-    /// `groups_flags`: ed74cc4995d3 "sched/debug: Dump domains' sched group flags" (v6.3).
+    /// debugfs `level` file: "sched/debug: Dump domains' level" (Vitalii Bursov, with
+    /// the relax_domain_level `>=` change, v6.9). v6.8's register_sd()
+    /// (kernel/sched/debug.c v6.8:411-428) has no `level`; v6.12's has (debug.c
+    /// v6.12.19:587). (`groups_flags`, which schedlab does not print, is in v6.8 and
+    /// not in v6.5.)
     pub fn has_debugfs_level(self) -> bool {
-        self >= Release::new(6, 3)
+        self >= Release::new(6, 9)
     }
 
     /// The top non-NUMA level's name: DIE until v6.6, PKG from v6.7.
