@@ -144,6 +144,14 @@ impl Release {
         self >= Release::new(6, 9)
     }
 
+    /// build_sched_domains()'s "root domain span: …" line ends with "(max
+    /// cpu_capacity = N)" until "sched/topology: Remove max_cpu_capacity from
+    /// root_domain" (Qais Yousef; posted after the 6.9 merge window, v6.10): v6.8
+    /// topology.c:2532-2535 has it, v6.12.19 topology.c:2538-2539 has the span alone.
+    pub fn has_rd_max_cpu_capacity(self) -> bool {
+        self < Release::new(6, 10)
+    }
+
     /// The top non-NUMA level's name: DIE until v6.6, PKG from v6.7.
     pub fn name_of_top_level(self) -> &'static str {
         if self.has_sd_cluster() {

@@ -240,6 +240,31 @@ fn debugfs_level_file_from_6_9() {
     }
 }
 
+/// After attaching every CPU, build_sched_domains() prints the root domain under
+/// sched_verbose (sched_debug before 5.13): "root domain span: %*pbl (max
+/// cpu_capacity = %lu)" (kernel/sched/topology.c v5.12.9:2144-2147, v6.8:2532-2535);
+/// v6.12 prints the span alone (topology.c v6.12.19:2538-2539), rd->max_cpu_capacity
+/// having gone with "sched/topology: Remove max_cpu_capacity from root_domain" (Qais
+/// Yousef, posted after the 6.9 merge window: v6.10). A line per build, not per CPU.
+#[test]
+fn dmesg_ends_with_the_root_domain() {
+    let m = common::preset("flat-16");
+    for (release, want) in [
+        ("5.12", "root domain span: 0-15 (max cpu_capacity = 1024)"),
+        ("6.8", "root domain span: 0-15 (max cpu_capacity = 1024)"),
+        ("6.9", "root domain span: 0-15 (max cpu_capacity = 1024)"),
+        ("6.10", "root domain span: 0-15"),
+        ("6.12", "root domain span: 0-15"),
+    ] {
+        let sd = build(&m, release);
+        let out = format::dmesg(&sd, None);
+        assert_eq!(out.lines().last(), Some(want), "{release}");
+        assert_eq!(out.matches("root domain").count(), 1, "{release}");
+        let one = format::dmesg(&sd, Some(CpuId(3)));
+        assert!(!one.contains("root domain"), "{release}: {one}");
+    }
+}
+
 /// The fixture's blocks for one CPU (up to the next "..." or blank line), with the
 /// mail's one lost space (`},12:{`) put back.
 fn ald_block(text: &str, cpu: u32, nth: usize) -> Vec<String> {
