@@ -80,6 +80,14 @@ impl Release {
         self >= Release::new(6, 0)
     }
 
+    /// arm64 `cpu_coregroup_mask()` narrows to the LLC when `last_level_cache_is_valid()`
+    /// (v6.0, "arch_topology: Use the last level cache information from the
+    /// cacheinfo"); before, only when `llc_id != -1`, which only a PPTT cache entry
+    /// sets (ACPI), so a firmware without cache information leaves MC at the package.
+    pub fn arm64_llc_from_cacheinfo(self) -> bool {
+        self >= Release::new(6, 0)
+    }
+
     /// x86 skips the CLS level on hybrid parts until "sched/x86: Add cluster topology to
     /// hybrid CPU" (v6.6).
     pub fn x86_cls_on_hybrid(self) -> bool {
@@ -127,10 +135,21 @@ impl Release {
         self >= Release::new(6, 9)
     }
 
-    /// debugfs `level` file: 287372fa "sched/debug: Dump domains' level" (v6.3) and
-    /// `groups_flags`: ed74cc4995d3 "sched/debug: Dump domains' sched group flags" (v6.3).
+    /// debugfs `level` file: "sched/debug: Dump domains' level" (Vitalii Bursov, with
+    /// the relax_domain_level `>=` change, v6.9). v6.8's register_sd()
+    /// (kernel/sched/debug.c v6.8:411-428) has no `level`; v6.12's has (debug.c
+    /// v6.12.19:587). (`groups_flags`, which schedlab does not print, is in v6.8 and
+    /// not in v6.5.)
     pub fn has_debugfs_level(self) -> bool {
-        self >= Release::new(6, 3)
+        self >= Release::new(6, 9)
+    }
+
+    /// build_sched_domains()'s "root domain span: …" line ends with "(max
+    /// cpu_capacity = N)" until "sched/topology: Remove max_cpu_capacity from
+    /// root_domain" (Qais Yousef; posted after the 6.9 merge window, v6.10): v6.8
+    /// topology.c:2532-2535 has it, v6.12.19 topology.c:2538-2539 has the span alone.
+    pub fn has_rd_max_cpu_capacity(self) -> bool {
+        self < Release::new(6, 10)
     }
 
     /// The top non-NUMA level's name: DIE until v6.6, PKG from v6.7.

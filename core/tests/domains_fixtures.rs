@@ -140,7 +140,7 @@ fn kunpeng_no_numa_v5_18_debugfs_names_and_flags_match() {
         .map(|f| f.trim_end().to_string())
         .collect();
     assert_eq!(got_flags, unwrap_flags(flags));
-    // 5.18 has no `level` file (added in 6.3); the path is debugfs (5.13+).
+    // 5.18 has no `level` file (added in 6.9); the path is debugfs (5.13+).
     assert!(out.starts_with("/sys/kernel/debug/sched/domains/cpu0/domain0/name:CLS\n"));
     assert!(!out.contains("/level:"));
 }
@@ -218,6 +218,50 @@ fn schedstat_prints_the_releases_version() {
             Some(format!("version {want}").as_str()),
             "{release}"
         );
+    }
+}
+
+/// debugfs has a per-domain `level` file only from v6.9 ("sched/debug: Dump domains'
+/// level", with the relax_domain_level `>=` change of the same series): v6.8's
+/// register_sd() (kernel/sched/debug.c v6.8:411-428) creates min_interval ...
+/// name, flags and groups_flags, no level; v6.12's has it (debug.c v6.12.19:587), as
+/// Debian's 6.12 capture shows.
+#[test]
+fn debugfs_level_file_from_6_9() {
+    let m = common::preset("flat-16");
+    for (release, want) in [
+        ("6.1", false),
+        ("6.3", false),
+        ("6.8", false),
+        ("6.9", true),
+    ] {
+        let out = format::debugfs(&build(&m, release), Some(CpuId(0)));
+        assert_eq!(out.contains("/level:"), want, "{release}: {out}");
+    }
+}
+
+/// After attaching every CPU, build_sched_domains() prints the root domain under
+/// sched_verbose (sched_debug before 5.13): "root domain span: %*pbl (max
+/// cpu_capacity = %lu)" (kernel/sched/topology.c v5.12.9:2144-2147, v6.8:2532-2535);
+/// v6.12 prints the span alone (topology.c v6.12.19:2538-2539), rd->max_cpu_capacity
+/// having gone with "sched/topology: Remove max_cpu_capacity from root_domain" (Qais
+/// Yousef, posted after the 6.9 merge window: v6.10). A line per build, not per CPU.
+#[test]
+fn dmesg_ends_with_the_root_domain() {
+    let m = common::preset("flat-16");
+    for (release, want) in [
+        ("5.12", "root domain span: 0-15 (max cpu_capacity = 1024)"),
+        ("6.8", "root domain span: 0-15 (max cpu_capacity = 1024)"),
+        ("6.9", "root domain span: 0-15 (max cpu_capacity = 1024)"),
+        ("6.10", "root domain span: 0-15"),
+        ("6.12", "root domain span: 0-15"),
+    ] {
+        let sd = build(&m, release);
+        let out = format::dmesg(&sd, None);
+        assert_eq!(out.lines().last(), Some(want), "{release}");
+        assert_eq!(out.matches("root domain").count(), 1, "{release}");
+        let one = format::dmesg(&sd, Some(CpuId(3)));
+        assert!(!one.contains("root domain"), "{release}: {one}");
     }
 }
 

@@ -218,3 +218,101 @@ fn partially_overlapping_masks_are_refused_like_topology_span_sane() {
     let e = build_sched_domains(&m, &BuildConfig::new(Release::DEFAULT)).unwrap_err();
     assert!(e.to_string().contains("level MC"), "{e}");
 }
+
+/// x86's CLS level has carried ITMT's SD_ASYM_PACKING since it was added: 66558b730f25
+/// ("sched: Add cluster scheduler level for x86", v5.16) defined `x86_cluster_flags()`
+/// as `cpu_cluster_flags() | x86_sched_itmt_flags()`, and v6.5 still has it
+/// (arch/x86/kernel/smpboot.c v6.5:609-613, used at :640 on non-hybrid parts), as v6.8
+/// does (smpboot.c v6.8:610-614, used at :644). Only the hybrid case changed in v6.6 (CLS back on
+/// hybrid parts, and x86_die_flags()).
+#[test]
+fn x86_cls_has_itmt_asym_packing_from_5_16() {
+    // Eight cores in four L2 clusters of two sharing one LLC; core 0-1 favoured (ITMT).
+    let cpus = (0..8u32)
+        .map(|cpu| schedlab_core::topology::CpuSpec {
+            cpu,
+            package: 0,
+            node: 0,
+            llc: 0,
+            cluster: Some(cpu / 2),
+            core: None,
+            capacity: 1024,
+            asym_prio: if cpu < 2 { 2 } else { 1 },
+        })
+        .collect();
+    let m = MachineSpec::explicit("itmt-clusters", "", Arch::X86, cpus)
+        .build()
+        .unwrap();
+    for r in ["5.16", "6.1", "6.5", "6.6", "6.8", "6.12"] {
+        let release: Release = r.parse().unwrap();
+        let d = build_sched_domains(&m, &BuildConfig::new(release)).unwrap();
+        let cls = d
+            .cpu(CpuId(2))
+            .domains
+            .iter()
+            .find(|s| s.name == "CLS")
+            .unwrap_or_else(|| panic!("{r}: a CLS domain"));
+        assert!(cls.flags.contains(SdFlags::ASYM_PACKING), "{r}");
+    }
+}
+
+/// arm64 without a shared cache in the firmware (QEMU's device tree, which has no
+/// cache nodes): before v6.0 `cpu_coregroup_mask()` narrows to the LLC only when
+/// `cpu_topology[cpu].llc_id != -1` (drivers/base/arch_topology.c v5.12.9:501-504),
+/// and only ACPI sets `llc_id`, from a PPTT cache entry (arch/arm64/kernel/topology.c
+/// v5.12.9:110-119; `reset_cpu_topology()` leaves -1, arch_topology.c v5.12.9:560):
+/// MC is the package within the node, so it holds the machine's LLC and no "arch
+/// topology borken". v6.0 made the test `last_level_cache_is_valid()` (arch_topology.c
+/// v6.8:737-740), and the per-CPU cacheinfo LLC narrows MC to the CPU alone (as the
+/// 6.1 and 6.12 QEMU captures in core/tests/fixtures/qemu/ show).
+#[test]
+fn arm64_without_cache_info_keeps_mc_at_the_package_before_6_0() {
+    let mut s = MachineSpec::regular(
+        "virt-dt",
+        "",
+        Arch::Arm64,
+        1,
+        1,
+        1,
+        4,
+        1,
+        2,
+        Numbering::Linear,
+    );
+    s.no_shared_cache = true;
+    // As Debian's arm64 kernels: no CONFIG_SCHED_CLUSTER (with it, v6.0+ widens MC to
+    // the cluster instead).
+    s.config = Some(KernelConfig {
+        sched_cluster: false,
+        ..KernelConfig::SERVER
+    });
+    let m = s.build().unwrap();
+    let built = |r: &str| {
+        let release: Release = r.parse().unwrap();
+        build_sched_domains(&m, &BuildConfig::new(release)).unwrap()
+    };
+    for r in ["5.12", "5.15", "5.19"] {
+        let d = built(r);
+        let c = d.cpu(CpuId(0));
+        let names: Vec<(&str, String)> = c
+            .domains
+            .iter()
+            .map(|s| (s.name, s.span.to_list()))
+            .collect();
+        assert_eq!(
+            names,
+            [("SMT", "0-1".to_string()), ("MC", "0-7".to_string())],
+            "{r}"
+        );
+        assert_eq!(c.sd_llc_size, 8, "{r}");
+        assert!(d.build_messages.is_empty(), "{r}: {:?}", d.build_messages);
+    }
+    for r in ["6.0", "6.1", "6.8"] {
+        let d = built(r);
+        assert_eq!(
+            d.build_messages.first().map(String::as_str),
+            Some("BUG: arch topology borken"),
+            "{r}"
+        );
+    }
+}

@@ -184,3 +184,83 @@ fn asym_cpucapacity_full_is_set_from_5_14() {
     assert_eq!(flags("5.14"), (true, true));
     assert_eq!(flags("6.8"), (true, true));
 }
+
+/// An arm64 machine on one node: `llc` gives each CPU's LLC (its MC span), `caps` its
+/// capacity.
+fn three_llc_mix(llc: [u32; 8], caps: [u32; 8]) -> schedlab_core::topology::Machine {
+    let cpus = (0..8u32)
+        .map(|cpu| schedlab_core::topology::CpuSpec {
+            cpu,
+            package: 0,
+            node: 0,
+            llc: llc[cpu as usize],
+            cluster: None,
+            core: None,
+            capacity: caps[cpu as usize],
+            asym_prio: 0,
+        })
+        .collect();
+    MachineSpec::explicit("asym-mix", "", Arch::Arm64, cpus)
+        .build()
+        .unwrap()
+}
+
+/// Before c744dc4ab58d (v5.14) SD_ASYM_CPUCAPACITY is not a property of each span:
+/// `asym_cpu_capacity_level()` (kernel/sched/topology.c v5.12.9:1997-2049) finds the
+/// lowest topology level at which every CPU sees the highest capacity it will see,
+/// and `build_sched_domains()` (v5.12.9:2078-2089) ORs the flag into `dflags` from
+/// that level on (`if (tl == tl_asym) dflags |= SD_ASYM_CPUCAPACITY;`, `dflags` kept
+/// across the levels of one CPU), which `sd_init()` applies (v5.12.9:1424,
+/// `sd_flags |= dflags`). So a level below `tl_asym` has no flag even where its span
+/// mixes capacities, and every level from `tl_asym` up has it even where its span is
+/// symmetric. From 5.14 `asym_cpu_capacity_classify()` decides per span.
+#[test]
+fn asym_cpucapacity_before_5_14_is_set_from_one_level_up() {
+    use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SdFlags};
+    use schedlab_core::{CpuId, Release};
+    let asym = |m: &schedlab_core::topology::Machine, release: &str, cpu: u32| {
+        let release: Release = release.parse().unwrap();
+        let d = build_sched_domains(m, &BuildConfig::new(release)).unwrap();
+        let c = d.cpu(CpuId(cpu));
+        let names: Vec<(&str, bool)> = c
+            .domains
+            .iter()
+            .map(|s| (s.name, s.flags.contains(SdFlags::ASYM_CPUCAPACITY)))
+            .collect();
+        (names, c.sd_asym_cpucapacity.map(|i| c.domains[i].name))
+    };
+    // MC {0-5} mixes 512 and 768, but CPU0 sees 1024 only at DIE: tl_asym is DIE.
+    let m = three_llc_mix(
+        [0, 0, 0, 0, 0, 0, 1, 1],
+        [512, 512, 512, 512, 768, 768, 1024, 1024],
+    );
+    for r in ["5.12", "5.13"] {
+        assert_eq!(
+            asym(&m, r, 0),
+            (vec![("MC", false), ("DIE", true)], Some("DIE")),
+            "{r}"
+        );
+    }
+    // 5.14+: MC {0-5} sees two capacities (not all three: no _FULL).
+    assert_eq!(
+        asym(&m, "5.14", 0),
+        (vec![("MC", true), ("DIE", true)], Some("DIE"))
+    );
+    // CPU0 sees 1024 at MC {0-5}: tl_asym is MC, so CPU6's MC {6,7}, all 1024, has
+    // the flag too before 5.14.
+    let m = three_llc_mix(
+        [0, 0, 0, 0, 0, 0, 1, 1],
+        [446, 446, 446, 446, 1024, 1024, 1024, 1024],
+    );
+    for r in ["5.12", "5.13"] {
+        assert_eq!(
+            asym(&m, r, 6),
+            (vec![("MC", true), ("DIE", true)], Some("MC")),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        asym(&m, "5.14", 6),
+        (vec![("MC", false), ("DIE", true)], Some("DIE"))
+    );
+}

@@ -1,7 +1,8 @@
 //! The kernel's own renderings of sched domains, byte for byte, so a user can diff
 //! them against their machine:
 //!
-//! - [`dmesg`]: `sched_domain_debug()` with `sched_verbose` (kernel/sched/topology.c);
+//! - [`dmesg`]: `sched_domain_debug()` with `sched_verbose` (kernel/sched/topology.c),
+//!   then, for the whole machine, build_sched_domains()'s "root domain span" line;
 //! - [`debugfs`]: `grep . /sys/kernel/debug/sched/domains/cpuN/domain*/{name,flags,level}`
 //!   (kernel/sched/debug.c register_sd()/sd_flags_show()); before v5.13 the files were
 //!   /proc/sys/kernel/sched_domain/cpuN/domainM/{name,flags};
@@ -40,6 +41,20 @@ pub fn write_dmesg(out: &mut impl Write, sd: &SchedDomains, cpu: Option<CpuId>) 
     }
     for cd in selected(sd, cpu) {
         sched_domain_debug(sd, cd, out)?;
+    }
+    // build_sched_domains() after the attach loop, once per build (topology.c
+    // v6.8:2532-2535): only with the whole machine's blocks.
+    if cpu.is_none() {
+        if sd.release.has_rd_max_cpu_capacity() {
+            writeln!(
+                out,
+                "root domain span: {} (max cpu_capacity = {})",
+                sd.cpu_map.to_list(),
+                sd.max_cpu_capacity
+            )?;
+        } else {
+            writeln!(out, "root domain span: {}", sd.cpu_map.to_list())?;
+        }
     }
     Ok(())
 }

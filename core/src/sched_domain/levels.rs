@@ -174,8 +174,14 @@ fn arm64_coregroup_mask<'t>(
     if pkg.is_subset(core_mask) {
         core_mask = pkg;
     }
+    // Before v6.0 "if (cpu_topology[cpu].llc_id != -1)" (arch_topology.c
+    // v5.12.9:501-504): llc_id comes only from a PPTT cache entry (arm64 topology.c
+    // v5.12.9:110-119), so without cache information in the firmware (QEMU's device
+    // tree) the LLC is not looked at. v6.0+: last_level_cache_is_valid() (v6.8:737-740),
+    // true for the CPU's own cacheinfo.
+    let llc_id_known = release.arm64_llc_from_cacheinfo() || !m.no_shared_cache;
     let llc = t.llc.get(cpu);
-    if llc.is_subset(core_mask) {
+    if llc_id_known && llc.is_subset(core_mask) {
         core_mask = llc;
     }
     // v6.0+: with clusters but no smaller shared LLC, widen to the cluster so that MC
@@ -290,15 +296,11 @@ pub(crate) fn topology_levels<'t>(
             }
             let cls_skipped = m.hybrid && !release.x86_cls_on_hybrid();
             if m.config.sched_cluster && release.has_cls_level() && !cls_skipped {
-                // x86_cluster_flags() gained ITMT with CLS on hybrid (v6.6).
-                let extra = if release.x86_cls_on_hybrid() {
-                    itmt
-                } else {
-                    SdFlags::EMPTY
-                };
+                // x86_cluster_flags(): cpu_cluster_flags() | x86_sched_itmt_flags() since
+                // the level came (66558b730f25, v5.16; smpboot.c v6.5:609-613).
                 levels.push(Level {
                     name: "CLS",
-                    sd_flags: cpu_cluster_flags(cfg.sd_cluster).union(extra),
+                    sd_flags: cpu_cluster_flags(cfg.sd_cluster).union(itmt),
                     overlap: false,
                     numa_level: None,
                     masks: per_cpu(&|c| t.cluster.get(c)),

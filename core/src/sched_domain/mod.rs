@@ -298,6 +298,9 @@ pub struct SchedDomains {
     pub sched_asym_cpucapacity: bool,
     /// Lines the kernel prints while building (e.g. "BUG: arch topology borken").
     pub build_messages: Vec<String>,
+    /// `rd->max_cpu_capacity` (before v6.10): the largest `arch_scale_cpu_capacity()`
+    /// in `cpu_map`, which the "root domain span" line prints.
+    pub max_cpu_capacity: u32,
 }
 
 impl SchedDomains {

@@ -178,7 +178,9 @@ pub struct Machine {
     /// (drivers/base/arch_topology.c, `update_siblings_masks()`) is the CPU alone and
     /// `cpu_coregroup_mask()` returns it (or the cluster, v6.0+ with
     /// CONFIG_SCHED_CLUSTER); an MC level narrower than SMT is "BUG: arch topology
-    /// borken". The CPUs' `llc` ids stay package ∩ node for the simulator (an
+    /// borken". Before v6.0 `cpu_coregroup_mask()` looked at the LLC only with an
+    /// `llc_id` from a PPTT cache entry, so MC is the package ∩ node there (read as
+    /// a device tree or a PPTT without caches, as QEMU's). The CPUs' `llc` ids stay package ∩ node for the simulator (an
     /// assumption: nothing says what they share). Ignored on x86 (CPUID).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_shared_cache: bool,

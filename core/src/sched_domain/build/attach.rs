@@ -66,6 +66,15 @@ impl Builder<'_> {
             sched_cluster_active: has_cluster,
             sched_asym_cpucapacity: has_asym,
             build_messages: std::mem::take(&mut self.messages),
+            // The attach loop's "if (capacity > READ_ONCE(d.rd->max_cpu_capacity))"
+            // (topology.c v6.8:2514-2517; v5.12.9 compares rq->cpu_capacity_orig,
+            // which update_cpu_capacity() has just set to the same value).
+            max_cpu_capacity: self
+                .cpu_map
+                .iter()
+                .map(|c| self.m.topo(c).capacity)
+                .max()
+                .unwrap_or(1024),
         }
     }
 

@@ -1,8 +1,8 @@
 //! Step 2 of `build_sched_domains()` (topology.c v6.8): for each CPU of `cpu_map`,
 //! `build_sched_domain()` per topology level bottom-up (the `for_each_sd_topology()`
 //! loop), after `topology_span_sane()` has checked each non-overlapping level; each
-//! domain from `sd_init()`, with `asym_cpu_capacity_classify()` and
-//! `set_domain_attribute()`. Also `sd->imb_numa_nr`, which `build_sched_domains()`
+//! domain from `sd_init()`, with `asym_cpu_capacity_classify()` (before v5.14,
+//! `asym_cpu_capacity_level()` and `dflags`) and `set_domain_attribute()`. Also `sd->imb_numa_nr`, which `build_sched_domains()`
 //! computes over the domains as built.
 
 use super::{BuildSd, Builder, GroupList, NONE};
@@ -19,10 +19,21 @@ impl Builder<'_> {
                 self.topology_span_sane(tl)?;
             }
         }
+        let tl_asym = if self.cfg.release.has_asym_cpucapacity_full() {
+            None
+        } else {
+            self.asym_cpu_capacity_level()
+        };
         for cpu in self.online() {
             let mut child: Option<usize> = None;
+            // Before v5.14, `dflags` (topology.c v5.12.9:2079-2086): SD_ASYM_CPUCAPACITY
+            // from `tl_asym` up, kept across the levels of this CPU.
+            let mut dflags = SdFlags::EMPTY;
             for tl in 0..self.levels.len() {
-                let mut sd = self.build_sched_domain(tl, child, cpu);
+                if tl_asym == Some(tl) {
+                    dflags.insert(SdFlags::ASYM_CPUCAPACITY);
+                }
+                let mut sd = self.build_sched_domain(tl, child, dflags, cpu);
                 let covers_all = sd.span == self.cpu_map;
                 let ids = &mut self.span_ids[tl];
                 let next = ids.len() as u32;
@@ -77,9 +88,15 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// `build_sched_domain(tl, cpu_map, attr, child, cpu)`.
-    fn build_sched_domain(&mut self, tl: usize, child: Option<usize>, cpu: CpuId) -> BuildSd {
-        let mut sd = self.sd_init(tl, child, cpu);
+    /// `build_sched_domain(tl, cpu_map, attr, child, cpu)` (before v5.14 also `dflags`).
+    fn build_sched_domain(
+        &mut self,
+        tl: usize,
+        child: Option<usize>,
+        dflags: SdFlags,
+        cpu: CpuId,
+    ) -> BuildSd {
+        let mut sd = self.sd_init(tl, child, dflags, cpu);
         if let Some(ctl) = child {
             let child_sd = self.sd[ctl][cpu.idx()]
                 .as_ref()
@@ -121,8 +138,9 @@ impl Builder<'_> {
         }
     }
 
-    /// `sd_init(tl, cpu_map, child, cpu)`.
-    fn sd_init(&mut self, tl: usize, child: Option<usize>, cpu: CpuId) -> BuildSd {
+    /// `sd_init(tl, cpu_map, child, cpu)`; before v5.14 `sd_init(tl, cpu_map, child,
+    /// dflags, cpu)`, whose `dflags` carry SD_ASYM_CPUCAPACITY.
+    fn sd_init(&mut self, tl: usize, child: Option<usize>, dflags: SdFlags, cpu: CpuId) -> BuildSd {
         let level = &self.levels[tl];
         let mask = level.masks.get(cpu);
         let sd_weight = mask.weight();
@@ -142,7 +160,12 @@ impl Builder<'_> {
             .union(SdFlags::PREFER_SIBLING)
             .union(topo);
         let span = mask.and(&self.cpu_map);
-        flags.insert(self.asym_cpu_capacity_classify(&span));
+        if self.cfg.release.has_asym_cpucapacity_full() {
+            flags.insert(self.asym_cpu_capacity_classify(&span));
+        } else {
+            // "Apply detected topology flags" (v5.12.9:1423-1424).
+            flags.insert(dflags);
+        }
         let mut imbalance_pct = 117;
         let mut cache_nice_tries = 0;
         // "Don't attempt to spread across CPUs of different capacities."
@@ -191,8 +214,47 @@ impl Builder<'_> {
         }
     }
 
-    /// `asym_cpu_capacity_classify()`: SD_ASYM_CPUCAPACITY when the span sees more than
-    /// one capacity, plus _FULL (v5.14+) when it sees every capacity of the machine.
+    /// `asym_cpu_capacity_level()` (topology.c v5.12.9:1997-2049, until c744dc4ab58d in
+    /// v5.14): the lowest topology level at which every CPU of `cpu_map` sees the
+    /// highest capacity it sees at any level, or `None` on a symmetric `cpu_map`. Each
+    /// CPU's search starts at the level found so far, its running maximum at its own
+    /// capacity, and `tl->mask(i) & cpu_map` is every level's mask, including levels
+    /// above the one whose span covers `cpu_map`. A NUMA level's mask is
+    /// `sd_numa_mask()`, which reads `sched_domains_curr_level`, set by `sd_init()`
+    /// only: in the boot-time build, the first, it is still 0, so every NODE and NUMA
+    /// level shows the node's own CPUs here (modelled: schedlab builds once, as at
+    /// boot; a rebuild would read the level the previous build's last `sd_init()` left).
+    fn asym_cpu_capacity_level(&self) -> Option<usize> {
+        let cap = |c: CpuId| self.m.topo(c).capacity;
+        let first = self.cpu_map.first()?;
+        if self.cpu_map.iter().all(|c| cap(c) == cap(first)) {
+            return None;
+        }
+        let node_level = self.levels.iter().position(|l| l.numa_level == Some(0));
+        // `asym_level` is `asym_tl`'s index (0 before one is found).
+        let mut asym_tl: Option<usize> = None;
+        for i in self.cpu_map.iter() {
+            let mut max_capacity = cap(i);
+            // "if (tl_id < asym_level) goto next_level;"
+            let from = asym_tl.unwrap_or(0);
+            for tl in from..self.levels.len() {
+                let shown = match self.levels[tl].numa_level {
+                    Some(_) => node_level.unwrap_or(tl),
+                    None => tl,
+                };
+                for j in self.levels[shown].masks.get(i).and(&self.cpu_map).iter() {
+                    if cap(j) > max_capacity {
+                        max_capacity = cap(j);
+                        asym_tl = Some(tl);
+                    }
+                }
+            }
+        }
+        asym_tl
+    }
+
+    /// `asym_cpu_capacity_classify()` (v5.14+): SD_ASYM_CPUCAPACITY when the span sees
+    /// more than one capacity, plus _FULL when it sees every capacity of the machine.
     fn asym_cpu_capacity_classify(&self, span: &CpuMask) -> SdFlags {
         // The machine's distinct capacities (`asym_cap_list`) are counted once.
         if self.nr_capacities <= 1 {
