@@ -234,6 +234,7 @@ impl Simulator {
             cost,
             state,
             views,
+            idle_views: (0..n).map(|c| idle_task_view(c, n, all)).collect(),
             writers: vec![Vec::new(); tasks.len()],
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
@@ -284,5 +285,22 @@ impl Simulator {
         };
         sim.start();
         Ok(sim)
+    }
+}
+
+/// CPU `cpu`'s idle task as `current` of a wake-up from interrupt context: a
+/// per-CPU kthread (`init_idle()` sets `PF_KTHREAD` and `cpumask_of(cpu)`, core.c
+/// v6.8 9323-9345) with its own `record_wakee()` state, no load (not a fair task).
+/// Its id follows the `tasks` ids: no task's `last_wakee` can name it.
+fn idle_task_view(cpu: usize, nr_cpus: usize, tasks: usize) -> Waker {
+    let c = CpuId(cpu as u32);
+    let id = TaskId((tasks + cpu) as u32);
+    let mut ts = TaskState::new(id, c, CpuMask::of(nr_cpus as u32, c));
+    ts.load = 0;
+    ts.per_cpu_kthread = true;
+    Waker {
+        cpu: c,
+        task: Some(ts),
+        in_task: false,
     }
 }

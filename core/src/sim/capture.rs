@@ -66,8 +66,7 @@ impl Simulator {
         flags: WakeFlags,
         d: &Decision,
     ) {
-        let irq = Self::irq_waker(cpu);
-        let (pv, wv) = self.wake_inputs(p, waker, &irq);
+        let (pv, wv) = self.wake_inputs(p, waker, cpu);
         let scenario = exact_scenario(&self.env, &self.state, pv, wv, flags, self.machine_ref());
         let mut trace = Trace::default();
         let traced = wakeup::wake_up(&self.env, &self.state, pv, wv, flags, &mut trace);

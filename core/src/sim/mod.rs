@@ -473,6 +473,9 @@ pub struct Simulator {
     state: SchedState,
     /// Per task: the wake-up path's view of it (as waker and as wakee).
     views: Vec<Waker>,
+    /// Per CPU: its idle task as `current` of a wake-up from interrupt context
+    /// ([`Simulator::irq_current`]).
+    idle_views: Vec<Waker>,
     tasks: Vec<Task>,
     /// Per task: the senders blocked on its full mailbox (bounded by the number of
     /// tasks). Kept out of `Task`: only pipe workloads with small mailboxes use it.

@@ -618,3 +618,48 @@ fn a_remote_lock_wake_up_onto_a_waking_cpu_sends_no_ipi() {
     let waking = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Waking);
     assert!(!waking.need_ipi, "a waking one gets none");
 }
+
+/// A sleeper's hrtimer fires on the CPU it slept on, and `hrtimer_wakeup()` wakes it
+/// from interrupt context: `current` is whatever that CPU runs, and
+/// `select_task_rq_fair()`'s `record_wakee(p)` (fair.c v6.8 8154, 6951-6966)
+/// counts the wakee against it, a task it interrupted or the CPU's idle task.
+/// Two sleepers on kunpeng920-4826 under 6.8, each allowed two CPUs (a pinned
+/// wakee skips `select_task_rq_fair()`, core.c v6.8 3646-3649): one on CPUs 2 and 5,
+/// each busy with a pinned hog that never wakes anyone itself, the other on idle
+/// CPUs 3 and 6.
+#[test]
+fn a_timer_wake_up_is_recorded_against_the_interrupted_current() {
+    let (shared, alone) = (1, 2);
+    let sleeper = || {
+        let ms = Dist::Fixed { ns: 1_000_000 };
+        vec![Op::Sleep(ms), Op::Run(ms), Op::Sleep(ms), Op::Exit]
+    };
+    let hog = || vec![Op::Run(Dist::Fixed { ns: 20_000_000 }), Op::Exit];
+    let tasks = vec![
+        kp4826_pinned(2, hog()),
+        task_on(96, &[2, 5], 0, sleeper()),
+        task_on(96, &[3, 6], 0, sleeper()),
+        kp4826_pinned(5, hog()),
+    ];
+    let allowed = CpuMask::from_cpus(96, (0..8).map(CpuId));
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 50, tasks);
+    sim.run_until(SimTime::from_ms(10));
+    assert!(sim.error.is_none(), "{:?}", sim.error);
+    let view = |w: &Waker| {
+        let t = w.task.as_ref().expect("views hold tasks");
+        (t.last_wakee, t.wakee_flips)
+    };
+    // The sleeper's two timers fired on a hog's CPU: the hogs' flips count its
+    // wake-ups there, once per hog (`last_wakee` is then the sleeper).
+    let once = |v: [(Option<TaskId>, u32); 2], p: u32| {
+        let counted = (Some(TaskId(p)), 1);
+        v.contains(&counted) && v.iter().all(|h| *h == counted || *h == (None, 0))
+    };
+    let hogs = [view(&sim.views[0]), view(&sim.views[3])];
+    assert!(once(hogs, shared), "{hogs:?}");
+    // The other sleeper's timers fired on idle CPUs: their idle tasks count them.
+    let idle = [view(&sim.idle_views[3]), view(&sim.idle_views[6])];
+    assert!(once(idle, alone), "{idle:?}");
+    // Nothing woke from an interrupt on CPU 4.
+    assert_eq!(view(&sim.idle_views[4]), (None, 0));
+}

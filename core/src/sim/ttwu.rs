@@ -65,7 +65,7 @@ impl Simulator {
         } else {
             0
         };
-        self.apply_wake_effects(p, waker, &d.effects);
+        self.apply_wake_effects(p, waker, cpu, &d.effects);
         let target = d.cpu.0;
         // try_to_wake_up()'s on_cpu branch: its condition is the wake list's, so a
         // wake list on prev means the branch was taken.
@@ -134,10 +134,14 @@ impl Simulator {
             v.prev_cpu = CpuId(prev);
             v.on_cpu = on_cpu;
         }
-        if let Some(k) = waker {
+        // From interrupt context the interrupted task is `current`, outside task
+        // context; its next wake-up as a task sets `in_task` back.
+        let current = waker
+            .map(|k| (k, self.tasks[k as usize].wakes_in_task))
+            .or_else(|| self.irq_current(cpu).map(|k| (k, false)));
+        if let Some((k, in_task)) = current {
             let ki = k as usize;
             let load = self.tasks[ki].load.peek(now.ns(), 1024);
-            let in_task = self.tasks[ki].wakes_in_task;
             let w = &mut self.views[ki];
             w.cpu = CpuId(cpu);
             w.in_task = in_task;
@@ -157,43 +161,44 @@ impl Simulator {
         flags: WakeFlags,
         t: &mut T,
     ) -> Decision {
-        let irq = Self::irq_waker(cpu);
-        let (pv, wv) = self.wake_inputs(p, waker, &irq);
+        let (pv, wv) = self.wake_inputs(p, waker, cpu);
         wakeup::wake_up(&self.env, &self.state, pv, wv, flags, t)
     }
 
-    /// The waker of a wake-up from interrupt context on `cpu`: no task.
-    pub(super) fn irq_waker(cpu: u32) -> Waker {
-        Waker {
-            cpu: CpuId(cpu),
-            task: None,
-            in_task: false,
+    /// `current` of a wake-up from interrupt context on `cpu` (a timer's
+    /// `hrtimer_wakeup()`): the task the interrupt stopped, or `None` for the CPU's
+    /// idle task. The wake-up path reads and writes `current` in any context:
+    /// `record_wakee()` and `wake_wide()` (fair.c v6.8 6951-6996, called from
+    /// `select_task_rq_fair()` 8154), and before 5.15 "if (want_affine)
+    /// current->recent_used_cpu = cpu;" (89aafd67f28c removed it).
+    fn irq_current(&self, cpu: u32) -> Option<u32> {
+        let c = &self.cpus[cpu as usize];
+        (c.mode == Mode::Running).then_some(c.curr)
+    }
+
+    /// The view of the wake-up's `current`: the waking task, or for a wake-up from
+    /// interrupt context on `cpu` the task it interrupted or the idle task.
+    fn current_view(&self, waker: Option<u32>, cpu: u32) -> &Waker {
+        match waker.or_else(|| self.irq_current(cpu)) {
+            Some(k) => &self.views[k as usize],
+            None => &self.idle_views[cpu as usize],
         }
     }
 
-    /// The wake-up path's inputs besides the state: the wakee's view, the waker's
-    /// (`irq` for a wake-up from interrupt context).
-    pub(super) fn wake_inputs<'a>(
-        &'a self,
-        p: u32,
-        waker: Option<u32>,
-        irq: &'a Waker,
-    ) -> (&'a TaskState, &'a Waker) {
+    /// The wake-up path's inputs besides the state: the wakee's view and
+    /// `current`'s ([`Simulator::current_view`]).
+    pub(super) fn wake_inputs(&self, p: u32, waker: Option<u32>, cpu: u32) -> (&TaskState, &Waker) {
         let pv = self.views[p as usize]
             .task
             .as_ref()
             .expect("views hold tasks");
-        let wv = match waker {
-            Some(k) => &self.views[k as usize],
-            None => irq,
-        };
-        (pv, wv)
+        (pv, self.current_view(waker, cpu))
     }
 
     /// What the kernel wrote while deciding: `p->recent_used_cpu`, the waker's
     /// `recent_used_cpu` (before 5.15) and `record_wakee()` state,
     /// `set_idle_cores(target, false)`.
-    fn apply_wake_effects(&mut self, p: u32, waker: Option<u32>, effects: &Effects) {
+    fn apply_wake_effects(&mut self, p: u32, waker: Option<u32>, cpu: u32, effects: &Effects) {
         if let Some(r) = effects.recent_used_cpu {
             self.views[p as usize]
                 .task
@@ -201,21 +206,20 @@ impl Simulator {
                 .expect("views hold tasks")
                 .recent_used_cpu = r;
         }
-        if let (Some(k), Some(r)) = (waker, effects.waker_recent_used_cpu) {
-            self.views[k as usize]
-                .task
-                .as_mut()
-                .expect("views hold tasks")
-                .recent_used_cpu = r;
-        }
-        if let (Some(k), Some((flips, ts, last))) = (waker, effects.waker_wakee) {
-            let w = self.views[k as usize]
-                .task
-                .as_mut()
-                .expect("views hold tasks");
-            w.wakee_flips = flips;
-            w.wakee_flip_decay_ts = ts;
-            w.last_wakee = Some(last);
+        if effects.waker_recent_used_cpu.is_some() || effects.waker_wakee.is_some() {
+            let cur = match waker.or_else(|| self.irq_current(cpu)) {
+                Some(k) => &mut self.views[k as usize],
+                None => &mut self.idle_views[cpu as usize],
+            };
+            let w = cur.task.as_mut().expect("views hold tasks");
+            if let Some(r) = effects.waker_recent_used_cpu {
+                w.recent_used_cpu = r;
+            }
+            if let Some((flips, ts, last)) = effects.waker_wakee {
+                w.wakee_flips = flips;
+                w.wakee_flip_decay_ts = ts;
+                w.last_wakee = Some(last);
+            }
         }
         if let Some(llc) = effects.clear_idle_cores {
             if let Some(ls) = self.state.llc_shared.get_mut(llc.idx()) {
