@@ -175,7 +175,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             });
             c
         };
-        // core.c:3655-3656: "if (unlikely(!is_cpu_allowed(p, cpu)))
+        // core.c v6.8 3661-3662: "if (unlikely(!is_cpu_allowed(p, cpu)))
         // cpu = select_fallback_rq(task_cpu(p), p);"
         if !self.is_cpu_allowed(cpu) {
             let (fb, why, widened) = self.select_fallback_rq(p.prev_cpu);
