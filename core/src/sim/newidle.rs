@@ -88,6 +88,10 @@ impl Simulator {
     fn newidle_pass_switch(&mut self, cpu: u32, stopper: bool, ipi: bool) -> bool {
         self.newidle_balance_out(cpu, stopper);
         if stopper {
+            // __schedule() switches to the stopper (core.c v6.8 6758): the pass's
+            // Resched for an end it did not reach is not the next pass's.
+            let c = &mut self.cpus[cpu as usize];
+            c.switch_gen = c.switch_gen.wrapping_add(1);
             self.active_load_balance_cpu_stop(cpu);
         }
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;

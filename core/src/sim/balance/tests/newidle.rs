@@ -602,14 +602,13 @@ fn a_pass_after_the_stopper_sends_no_resched_ipi() {
     assert!(!sim.cpus[0].newidle_curr_stopper);
 }
 
-/// The second pass, after a stopper that cut the first one, should last its own
-/// run time: in the kernel nothing ends it early (fair.c v6.8 12349-12384). FIXME:
-/// the first pass's `Resched` for its uncut end is still queued, with the
-/// `switch_gen` the second pass keeps (neither the stopper's run nor
-/// `newidle_run_time()` bumps it), so it ends the second pass at the first one's
-/// end, `ends[0]` early. Asserts today's behaviour.
+/// The second pass, after a stopper that cut the first one, lasts its own run
+/// time: in the kernel nothing ends it early (fair.c v6.8 12349-12384). The first
+/// pass's `Resched` for its uncut end was still queued with the `switch_gen` the
+/// second pass kept, and ended it at the first one's end; the switch to the
+/// stopper (core.c v6.8 6758) now invalidates it.
 #[test]
-fn a_pass_after_the_stopper_ends_at_the_first_pass_s_end_fixme() {
+fn a_pass_after_the_stopper_lasts_its_own_run_time() {
     let mut sim = pass_sim(0);
     let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let ends = sim.cpus[0].newidle_ends.clone();
@@ -623,11 +622,11 @@ fn a_pass_after_the_stopper_ends_at_the_first_pass_s_end_fixme() {
     let second_end = sim.cpus[0].newidle_resched_at;
     assert!(second_end > first_end, "it should outlast the first's end");
     assert!(sim.run_until(first_end));
-    // FIXME: Mode::NewidlePass until second_end.
     assert_eq!(
         sim.cpus[0].mode,
-        Mode::Idle,
-        "ended by the first pass's Resched"
+        Mode::NewidlePass,
+        "still in the second pass"
     );
-    assert_eq!(sim.metrics.newidle_empty_ns, *ends.last().unwrap());
+    assert!(sim.run_until(second_end));
+    assert_ne!(sim.cpus[0].mode, Mode::NewidlePass, "over at its own end");
 }
