@@ -632,7 +632,7 @@ impl Simulator {
         task.timer_gen = task.timer_gen.wrapping_add(1);
         let g = task.timer_gen;
         self.queue
-            .push(SimTime::ZERO + dur, Event::Timer { task: t, gen: g });
+            .push_timer(SimTime::ZERO + dur, Event::Timer { task: t, gen: g });
         self.note_timer(t, SimTime::ZERO + dur);
     }
 }

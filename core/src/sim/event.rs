@@ -1,8 +1,14 @@
 //! The event queue: an 8-ary heap ordered by `(time, seq)`, so events at the same
 //! instant come out in the order they were scheduled.
 //!
+//! Sleepers' timers have a heap of their own: a run keeps one armed per sleeping
+//! task (the noise's kthreads and daemons sleep for milliseconds), and they fire
+//! seldom, so the CPUs' own events (burst ends, reschedules) sift through a heap a
+//! third the size. The next event is the earliest of the two heaps' tops and the
+//! tick ring's next slot; keys are unique, so the order is exactly `(time, seq)`.
+//!
 //! Events scheduled for the current instant (preemption requests, kicks) skip the
-//! heap: they go to a FIFO that is drained after the heap's own events of that
+//! heaps: they go to a FIFO that is drained after the heap's own events of that
 //! instant, which were necessarily scheduled earlier. The order is exactly
 //! `(time, seq)`; the FIFO only saves the heap operations.
 //!
@@ -18,8 +24,9 @@ const SEQ_END: u64 = 1 << SEQ_BITS;
 
 /// The latest instant a key can hold: 2^44 ns, about 4.9 hours. Runs are capped
 /// below it ([`MAX_RUN`]); an event past it (a long sleep) is kept at it, where it
-/// never fires.
-const TIME_LIMIT: u64 = (1 << (64 - SEQ_BITS)) - 1;
+/// never fires. One below the largest time the bits hold, so that no key is
+/// [`PAD`], which stands for "none" among the sources' next keys.
+const TIME_LIMIT: u64 = (1 << (64 - SEQ_BITS)) - 2;
 
 /// The longest run the queue accepts (duration plus warm-up): 4 hours.
 pub const MAX_RUN: SimTime = SimTime(4 * 3600 * 1_000_000_000);
@@ -31,6 +38,9 @@ const _: () = assert!(crate::workload::Dist::MAX_NS == MAX_RUN.0);
 /// The most events that may be pending at once, far above what a run with the
 /// simulator's task limit can have (one timer per task, a few per CPU).
 pub const MAX_PENDING: usize = (SEQ_END / 2) as usize;
+
+// The largest key is below the padding's.
+const _: () = assert!((TIME_LIMIT << SEQ_BITS) | (SEQ_END - 1) < PAD);
 
 #[inline]
 fn key(time: SimTime, seq: u64) -> u64 {
@@ -76,15 +86,15 @@ pub enum Event {
 /// `(u64, u64)` pairs did; [`EventQueue::renumber`] keeps the 20 sequence bits from
 /// running out.
 ///
-/// Removal is lazy: `pop()` leaves a hole at the root, and the next `push()` fills it
-/// with one sift-down (handling an event usually schedules one more), instead of a
-/// sift-down to remove plus a sift-up to insert. The next `peek()` or `pop()` closes a
-/// hole nobody filled.
+/// Removal is lazy: `take_top()` leaves a hole at the root, and the next `push()`
+/// fills it with one sift-down (handling an event usually schedules one more),
+/// instead of a sift-down to remove plus a sift-up to insert. The next `top()` closes
+/// a hole nobody filled.
 ///
 /// `keys` runs at least eight slots past the last entry, padded with `u64::MAX`, so
 /// every group of children the sift-down meets is a whole group: one branch-free
 /// tournament, never a loop over a partial group. A pad never rises: a key moves
-/// down only past a smaller one.
+/// down only past a smaller one. So the root's key is the pad when the heap is empty.
 #[derive(Debug)]
 struct OctHeap {
     /// The entries' keys, then the padding.
@@ -115,7 +125,9 @@ impl OctHeap {
         }
     }
 
-    #[inline]
+    /// Always inlined: with two callers ([`EventQueue::push`], [`EventQueue::push_timer`])
+    /// the inliner kept it out of line, 5 instructions more per event (cachegrind).
+    #[inline(always)]
     fn push(&mut self, key: u64, ev: Event) {
         if self.hole {
             self.hole = false;
@@ -155,20 +167,20 @@ impl OctHeap {
         }
     }
 
+    /// The least key, [`PAD`] when the heap is empty.
     #[inline]
-    fn peek(&mut self) -> Option<u64> {
+    fn top(&mut self) -> u64 {
         self.close_hole();
-        (!self.events.is_empty()).then(|| self.keys[0])
+        self.keys[0]
     }
 
+    /// Takes the event of the least key (the heap is not empty: [`OctHeap::top`]
+    /// was not [`PAD`]).
     #[inline]
-    fn pop(&mut self) -> Option<(u64, Event)> {
-        self.close_hole();
-        if self.events.is_empty() {
-            return None;
-        }
+    fn take_top(&mut self) -> Event {
+        debug_assert!(!self.hole && !self.events.is_empty());
         self.hole = true;
-        Some((self.keys[0], self.events[0]))
+        self.events[0]
     }
 
     /// Places `key` at the root slot and moves it down to its place.
@@ -242,10 +254,17 @@ impl TickRing {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventQueue {
+    /// The one-shot events but sleepers' timers ([`EventQueue::push`]).
     heap: OctHeap,
+    /// Sleepers' timers ([`EventQueue::push_timer`]).
+    timers: OctHeap,
     ticks: TickRing,
+    /// The lesser of the timers' least key and the next tick's ([`PAD`] for none),
+    /// kept as they change: most events come from `heap`, and the test for them is
+    /// then one comparison.
+    rare: u64,
     /// Events for `now`, in scheduling order.
     immediate: std::collections::VecDeque<Event>,
     now: SimTime,
@@ -256,7 +275,9 @@ impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
             heap: OctHeap::with_capacity(256),
+            timers: OctHeap::with_capacity(256),
             ticks: TickRing::default(),
+            rare: PAD,
             immediate: std::collections::VecDeque::with_capacity(64),
             now: SimTime::ZERO,
             seq: 0,
@@ -277,6 +298,14 @@ impl EventQueue {
             idx: 0,
             round: 0,
         };
+        self.refresh_rare();
+    }
+
+    /// Recomputes [`EventQueue::rare`] after the timers' heap lost its top or the
+    /// tick ring moved (closing the timers' hole).
+    fn refresh_rare(&mut self) {
+        let k = self.ticks.next().map_or(PAD, |(k, _)| k);
+        self.rare = self.timers.top().min(k);
     }
 
     /// The ticks' `(offset, cpu)`, in firing order within a period.
@@ -295,6 +324,22 @@ impl EventQueue {
         self.heap.push(key(time, seq), event);
     }
 
+    /// [`EventQueue::push`] for a sleeper's timer (`Event::Timer`), into the heap of
+    /// timers. (Either heap keeps any event in order; this one keeps the long-lived
+    /// ones out of the way of the CPUs' events.)
+    #[inline]
+    pub fn push_timer(&mut self, time: SimTime, event: Event) {
+        if time <= self.now {
+            self.immediate.push_back(event);
+            return;
+        }
+        let seq = self.next_seq();
+        let k = key(time, seq);
+        // No hole here (refresh_rare() closes it): the least key is the lesser.
+        self.timers.push(k, event);
+        self.rare = self.rare.min(k);
+    }
+
     /// The next sequence number.
     #[inline]
     fn next_seq(&mut self) -> u64 {
@@ -311,52 +356,72 @@ impl EventQueue {
     /// events scheduled.
     #[cold]
     fn renumber(&mut self) {
+        /// Where a pending key is kept.
+        #[derive(Clone, Copy)]
+        enum At {
+            Heap(usize),
+            Timers(usize),
+            Tick(usize),
+        }
         self.heap.close_hole();
-        // (key, where): heap slot i as i, tick slot j as usize::MAX - j.
-        let mut all: Vec<(u64, usize)> = self.heap.live_keys().iter().copied().zip(0..).collect();
+        self.timers.close_hole();
+        let mut all: Vec<(u64, At)> = Vec::new();
+        all.extend(
+            self.heap
+                .live_keys()
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (k, At::Heap(i))),
+        );
+        all.extend(
+            self.timers
+                .live_keys()
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (k, At::Timers(i))),
+        );
         let ticks = &self.ticks;
         all.extend(ticks.slots.iter().enumerate().map(|(j, &(off, _, seq))| {
             let round = ticks.round + (j < ticks.idx) as u64;
-            (
-                key(SimTime(round * ticks.period + off), seq),
-                usize::MAX - j,
-            )
+            (key(SimTime(round * ticks.period + off), seq), At::Tick(j))
         }));
         assert!(all.len() < MAX_PENDING, "too many pending events");
-        all.sort_unstable();
+        // Keys are unique: the order is the keys'.
+        all.sort_unstable_by_key(|&(k, _)| k);
         for (rank, &(k, at)) in all.iter().enumerate() {
             let k = (k & !(SEQ_END - 1)) | (rank as u64 + 1);
-            if at < self.heap.events.len() {
-                self.heap.keys[at] = k;
-            } else {
-                self.ticks.slots[usize::MAX - at].2 = k & (SEQ_END - 1);
+            match at {
+                At::Heap(i) => self.heap.keys[i] = k,
+                At::Timers(i) => self.timers.keys[i] = k,
+                At::Tick(j) => self.ticks.slots[j].2 = k & (SEQ_END - 1),
             }
         }
         self.seq = all.len() as u64 + 1;
+        self.refresh_rare();
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let tick = self.ticks.next();
-        let heap = self.heap.peek();
-        // The earlier of the heap's top and the next tick, by (time, seq).
-        let (key, from_tick) = match (heap, tick) {
-            (Some(h), Some((t, _))) if t < h => (Some(t), true),
-            (Some(h), _) => (Some(h), false),
-            (None, Some((t, _))) => (Some(t), true),
-            (None, None) => (None, false),
-        };
-        if let Some(k) = key {
-            let t = key_time(k);
+        // The earliest of the heaps' tops and the next tick, by (time, seq); keys
+        // are unique.
+        let h = self.heap.top();
+        let next = h.min(self.rare);
+        if next != PAD {
+            let t = key_time(next);
             if t <= self.now || self.immediate.is_empty() {
                 self.now = t;
-                if from_tick {
-                    let (_, cpu) = tick.expect("chosen");
+                if next == h {
+                    return Some((t, self.heap.take_top()));
+                }
+                let ev = if self.timers.top() == next {
+                    self.timers.take_top()
+                } else {
+                    let (_, cpu) = self.ticks.next().expect("the next tick");
                     let seq = self.next_seq();
                     self.ticks.advance(seq);
-                    return Some((t, Event::Tick { cpu }));
-                }
-                let (_, ev) = self.heap.pop().expect("peeked");
+                    Event::Tick { cpu }
+                };
+                self.refresh_rare();
                 return Some((t, ev));
             }
         }
@@ -368,23 +433,18 @@ impl EventQueue {
         if !self.immediate.is_empty() {
             return Some(self.now);
         }
-        let h = self.heap.peek();
-        let t = self.ticks.next().map(|(k, _)| k);
-        match (h, t) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-        .map(key_time)
+        let next = self.heap.top().min(self.rare);
+        (next != PAD).then(|| key_time(next))
     }
 
     /// Pending one-shot events (the tick ring is not counted: it is one per CPU).
     pub fn len(&self) -> usize {
-        self.heap.len() + self.immediate.len()
+        self.heap.len() + self.timers.len() + self.immediate.len()
     }
 
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.heap.len() == 0 && self.immediate.is_empty() && self.ticks.slots.is_empty()
+        self.len() == 0 && self.ticks.slots.is_empty()
     }
 }
 
@@ -475,7 +535,7 @@ mod tests {
                     }
                 };
                 seq += 1;
-                q.push(SimTime(t), Event::Sample.with_id(i));
+                q.push_any(SimTime(t), Event::Sample.with_id(i));
                 reference.insert((t, seq), i);
             } else {
                 let (&(t, s), &want) = reference.iter().next().unwrap();
@@ -503,7 +563,7 @@ mod tests {
                 let t = now + 1 + r.below(4) * 250;
                 seq += 1;
                 pushed += 1;
-                q.push(SimTime(t), Event::Sample.with_id(pushed as u32));
+                q.push_any(SimTime(t), Event::Sample.with_id(pushed as u32));
                 reference.insert((t, seq), pushed as u32);
             } else {
                 let (&(t, s), &want) = reference.iter().next().unwrap();
@@ -528,9 +588,9 @@ mod tests {
     #[test]
     fn times_past_the_key_range_are_held_at_its_end() {
         let mut q = EventQueue::new();
-        q.push(SimTime(u64::MAX), Event::Sample.with_id(1));
-        q.push(SimTime(5), Event::Sample.with_id(2));
-        q.push(SimTime(TIME_LIMIT + 7), Event::Sample.with_id(3));
+        q.push_any(SimTime(u64::MAX), Event::Sample.with_id(1));
+        q.push_any(SimTime(5), Event::Sample.with_id(2));
+        q.push_any(SimTime(TIME_LIMIT + 7), Event::Sample.with_id(3));
         assert_eq!(q.pop(), Some((SimTime(5), Event::Sample.with_id(2))));
         assert_eq!(
             q.pop(),
@@ -543,9 +603,26 @@ mod tests {
         assert!(MAX_RUN.ns() < TIME_LIMIT);
     }
 
+    impl EventQueue {
+        /// Timers as the simulator pushes them, the other events to the main heap.
+        fn push_any(&mut self, time: SimTime, event: Event) {
+            if matches!(event, Event::Timer { .. }) {
+                self.push_timer(time, event);
+            } else {
+                self.push(time, event);
+            }
+        }
+    }
+
     impl Event {
+        /// An event told apart by `id`: a sleeper's timer for odd ids, a burst end
+        /// for even ones, so both heaps take part.
         fn with_id(self, id: u32) -> Event {
-            Event::Timer { task: id, gen: 0 }
+            if id % 2 == 1 {
+                Event::Timer { task: id, gen: 0 }
+            } else {
+                Event::BurstEnd { cpu: id, gen: 0 }
+            }
         }
     }
 

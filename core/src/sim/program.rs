@@ -188,7 +188,7 @@ impl Simulator {
                     task.block = Block::Sleep;
                     let g = task.timer_gen;
                     self.queue
-                        .push(self.now + dur, Event::Timer { task: t, gen: g });
+                        .push_timer(self.now + dur, Event::Timer { task: t, gen: g });
                     self.note_timer(t, self.now + dur);
                     return Next::Block;
                 }
@@ -258,7 +258,7 @@ impl Simulator {
         task.block = Block::Sleep;
         let g = task.timer_gen;
         self.queue
-            .push(self.now + dur, Event::Timer { task: t, gen: g });
+            .push_timer(self.now + dur, Event::Timer { task: t, gen: g });
         self.note_timer(t, self.now + dur);
     }
 
