@@ -128,10 +128,13 @@ impl Simulator {
         }
     }
 
-    /// `nohz.idle_cpus_mask` (`rq->nohz_tick_stopped`), of the run's CPUs still idle.
+    /// `cpumask_test_cpu(c, nohz.idle_cpus_mask)` (`rq->nohz_tick_stopped`): set when
+    /// the tick stops, cleared at the first busy tick (`nohz_balance_exit_idle()`),
+    /// whatever `c` does in between; the callers that need `c` idle test
+    /// `idle_cpu()` as well (`find_new_ilb()`, `_nohz_idle_balance()`, fair.c v6.8
+    /// 11792-11809, 12135-12138).
     pub(super) fn nohz_idle(&self, c: u32) -> bool {
-        let cpu = &self.cpus[c as usize];
-        cpu.nohz_tick_stopped && cpu.mode == Mode::Idle
+        self.cpus[c as usize].nohz_tick_stopped
     }
 
     /// `nohz_balance_exit_idle()` at the first busy tick after a nohz idle period:
@@ -333,18 +336,10 @@ impl Simulator {
         }
         // The idle task runs the softirq: to `_nohz_idle_balance()` `ilb` is an idle
         // CPU as the others are (in nohz.idle_cpus_mask while rq->nohz_tick_stopped,
-        // `idle_cpu()`), though not in a C-state yet. The pass is over (`ilb` is
-        // Waking, in schedule() again), and the model reads "idle" from Mode::Idle
-        // (`nohz_idle()`, attach_wakeup_preempt(), a sibling's core-wide pick), which
-        // leaves out Waking CPUs and passes of the idle task that `idle_cpu()` counts:
-        // so Idle for the balance. A task it pulls here makes it Waking with a
-        // Resched (attach_wakeup_preempt()), which the pick after the pass overtakes.
-        self.cpus[ilb as usize].mode = Mode::Idle;
+        // `idle_cpu()`), though not in a C-state yet: the pass is over and `ilb` is
+        // in schedule() again (Waking). A task it pulls for itself is on its rq for
+        // the pick that follows (attach_wakeup_preempt()).
         self.nohz_idle_balance(ilb, flags);
-        let c = &mut self.cpus[ilb as usize];
-        if c.mode == Mode::Idle {
-            c.mode = Mode::Waking;
-        }
     }
 
     /// `nohz_csd_func()`'s "flags = atomic_fetch_andnot(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK,

@@ -10,6 +10,12 @@ fn kick_pending(sim: &Simulator, cpu: u32) -> bool {
     sim.balance.nohz_flags[cpu as usize].intersects(NohzFlags::KICK_MASK)
 }
 
+/// CPU `c` is idle with its tick stopped: in `nohz.idle_cpus_mask` (which it leaves
+/// only at its first busy tick) and in the idle task.
+fn stopped_idle(sim: &Simulator, c: u32) -> bool {
+    sim.nohz_idle(c) && sim.cpus[c as usize].mode == Mode::Idle
+}
+
 /// Steps until a kick is on its way to one of CPUs 0..8; returns that ilb.
 fn until_kicked(sim: &mut Simulator) -> u32 {
     while (0..8).all(|c| !kick_pending(sim, c)) {
@@ -42,7 +48,7 @@ fn the_idle_load_balancer_balances_after_its_kick_arrives() {
     let kicked = sim.now;
     // The tick-stopped CPUs balance only through the ilb: their last_balance stays
     // until the kick arrives.
-    let stopped: Vec<u32> = (0..8).filter(|&c| sim.nohz_idle(c)).collect();
+    let stopped: Vec<u32> = (0..8).filter(|&c| stopped_idle(&sim, c)).collect();
     let last = |sim: &Simulator| last_balances(sim, &stopped);
     let before = last(&sim);
     let nb = sim.balance.nohz_next_balance;
@@ -82,7 +88,9 @@ fn a_kick_that_found_the_ilb_polling_schedules_instead_of_balancing() {
         place(&mut sim, |_| 1);
         // Up to the first kick, whose pass would find every domain due.
         let ilb = until_kicked(&mut sim);
-        let others: Vec<u32> = (0..8).filter(|&c| c != ilb && sim.nohz_idle(c)).collect();
+        let others: Vec<u32> = (0..8)
+            .filter(|&c| c != ilb && stopped_idle(&sim, c))
+            .collect();
         assert!(!others.is_empty());
         let last = |sim: &Simulator| last_balances(sim, &others);
         let before = last(&sim);
@@ -161,7 +169,7 @@ fn one_busy_cpu(short_cpu: u32, busy_ms: u64) -> Simulator {
 /// Steps until CPU `cpu` has run a task and gone idle again with its tick stopped.
 fn until_nohz_idle_again(sim: &mut Simulator, cpu: u32) {
     until_busy(sim, &[cpu]);
-    while !sim.nohz_idle(cpu) {
+    while !stopped_idle(sim, cpu) {
         assert!(sim.step(), "CPU {cpu} never went idle");
         assert!(sim.error.is_none(), "{:?}", sim.error);
     }
@@ -223,7 +231,7 @@ fn a_balance_kick_joins_a_pending_stats_kick() {
         assert!(sim.error.is_none(), "{:?}", sim.error);
     }
     let ilb = (0..8).find(|&c| stats_only(&sim, c)).unwrap();
-    let stopped: Vec<u32> = (0..8).filter(|&c| sim.nohz_idle(c)).collect();
+    let stopped: Vec<u32> = (0..8).filter(|&c| stopped_idle(&sim, c)).collect();
     let last = |sim: &Simulator| last_balances(sim, &stopped);
     let before = last(&sim);
     // CPU 2's balance due now (`rq->next_balance`), whatever its last one left.
@@ -259,7 +267,7 @@ fn stats_kicks_stop_once_the_blocked_load_has_decayed() {
         assert!(sim.error.is_none(), "{:?}", sim.error);
     }
     assert!(sim.now < SimTime::from_ms(700), "{:?}", sim.now);
-    for c in (0..8).filter(|&c| sim.nohz_idle(c)) {
+    for c in (0..8).filter(|&c| stopped_idle(&sim, c)) {
         let cpu = &sim.cpus[c as usize];
         assert!(!sim.balance.has_blocked_load[c as usize], "CPU {c}");
         assert_eq!((cpu.load.avg(), cpu.util.avg()), (0, 0), "CPU {c}");
@@ -349,7 +357,7 @@ fn the_tick_kicks_before_its_rebalance_pulls() {
         assert!(sim.step());
         assert!(sim.error.is_none(), "{:?}", sim.error);
     }
-    assert!((4..8).all(|c| sim.nohz_idle(c)));
+    assert!((4..8).all(|c| stopped_idle(&sim, c)));
     assert_eq!(sim.state.rqs[0].nr_running, 1);
     // CPU 0's tick: every domain due, a nohz balance due, and no other reason to
     // kick (no blocked load to decay, nothing to collate, one busy CPU counted on
@@ -393,7 +401,7 @@ fn a_kick_to_a_polling_ilb_is_recorded_and_sends_no_ipi() {
         place(&mut sim, |_| 0);
         run_to(&mut sim, 20);
         let ilb = (1..8u32)
-            .find(|&c| sim.nohz_idle(c))
+            .find(|&c| stopped_idle(&sim, c))
             .expect("a tick-stopped CPU");
         let states = sim.cost.params.idle_states.clone();
         // It leaves idle (its tick restarts; it stays in the nohz mask until a busy
@@ -404,7 +412,7 @@ fn a_kick_to_a_polling_ilb_is_recorded_and_sends_no_ipi() {
         // prediction, so POLL; typical 10 ms: C6.
         sim.cpus[ilb as usize].menu.intervals = [if poll { 1 } else { 10_000 }; 8];
         sim.enter_idle(ilb);
-        assert!(sim.nohz_idle(ilb));
+        assert!(stopped_idle(&sim, ilb));
         let cstate = sim.cpus[ilb as usize].cstate as usize;
         assert_eq!(states[cstate].polling, poll, "{}", states[cstate].name);
         assert_eq!(sim.state.rqs[ilb as usize].polling, poll);
@@ -418,4 +426,32 @@ fn a_kick_to_a_polling_ilb_is_recorded_and_sends_no_ipi() {
         let send = if poll { 0 } else { sim.cost.params.ipi_send_ns };
         assert_eq!(sim.cpus[0].stolen_ns - stolen, send, "poll {poll}");
     }
+}
+
+/// `nohz.idle_cpus_mask` (fair.c v6.8 12019-12074, 11983-11998): a CPU joins it when
+/// its tick stops and leaves it at its first busy tick (`nohz_balancer_kick()` →
+/// `nohz_balance_exit_idle()`), not when it leaves idle: in between it counts for
+/// `nohz.nr_cpus` and `update_nohz_stats()` (12076-12092), and only the callers that
+/// test `idle_cpu()` too (`find_new_ilb()`, `_nohz_idle_balance()`) pass it over.
+#[test]
+fn a_cpu_stays_in_the_nohz_mask_until_its_first_busy_tick() {
+    let preset = "kunpeng920-4826";
+    let n = presets::machine(preset).unwrap().nr_cpus();
+    // A second task on CPU 2 wakes there 20 ms in, after CPU 2 went nohz idle.
+    let mut late = hog(n, 2..3, 5);
+    let ms = |m: u64| Dist::Fixed { ns: m * 1_000_000 };
+    late.program = vec![Op::Sleep(ms(20)), Op::Run(ms(5)), Op::Exit];
+    let specs = vec![hog(n, 0..1, 60), sleeper(n, 2), late];
+    let mut sim = sim_of(preset, "6.8", 0..8, specs, 60);
+    until_nohz_idle_again(&mut sim, 2);
+    until_busy(&mut sim, &[2]);
+    assert!(sim.nohz_idle(2), "running, before its first busy tick");
+    assert!(!sim.cpu_idle(2));
+    let tick = sim.cost.params.tick_ns;
+    while sim.nohz_idle(2) {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(sim.now.ns() % tick, 0, "left at a tick");
+    assert_eq!(sim.cpus[2].mode, Mode::Running);
 }
