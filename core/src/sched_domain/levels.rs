@@ -333,14 +333,26 @@ pub(crate) fn topology_levels<'t>(
         }
     }
     if m.config.numa {
-        append_numa_levels(m, t, &mut levels, online);
+        append_numa_levels(m, t, &mut levels, online, release);
     }
     levels
 }
 
 /// `sched_init_numa()`: one NODE level, then a NUMA level per further distinct distance.
-fn append_numa_levels(m: &Machine, t: &TopoMasks, levels: &mut Vec<Level>, online: &CpuMask) {
-    let distances = numa_distances(m, online);
+///
+/// The node masks are `sched_domains_numa_masks[level][node]`: the CPUs of every node
+/// `k` with `node_distance(node, k) <= sched_domains_numa_distance[level]`, read in that
+/// direction when the SLIT is not symmetric (topology.c v6.8:1930-1937). A CPU-less
+/// node adds no CPU to any mask (`cpumask_of_node()` is empty); whether its distances
+/// make levels depends on the release ([`numa_distances`]).
+fn append_numa_levels(
+    m: &Machine,
+    t: &TopoMasks,
+    levels: &mut Vec<Level>,
+    online: &CpuMask,
+    release: Release,
+) {
+    let distances = numa_distances(m, online, release);
     let n = m.nr_cpus();
     // cpumask_of_node() of each node (empty for a node without CPUs).
     let mut node_cpus = vec![CpuMask::new(n); m.nr_nodes()];
@@ -378,12 +390,25 @@ fn append_numa_levels(m: &Machine, t: &TopoMasks, levels: &mut Vec<Level>, onlin
     }
 }
 
-/// `sched_domains_numa_distance[]`: the sorted distinct distances between nodes that
-/// have online CPUs.
-pub(crate) fn numa_distances(m: &Machine, online: &CpuMask) -> Vec<u8> {
+/// The nodes `sched_init_numa()` walks: v5.18+ the nodes with online CPUs (N_CPU,
+/// `for_each_cpu_node_but()`, topology.c v6.8:1775-1779; vmstat_cpu_online() and
+/// vmstat_cpu_dead() keep N_CPU to the nodes whose `cpumask_of_node()` is not empty),
+/// before every node id (`for (i = 0; i < nr_node_ids; i++)`, v5.12.9:1649-1650),
+/// CPU-less (memory-only) nodes and nodes whose CPUs are all offline included.
+fn sched_numa_nodes(m: &Machine, online: &CpuMask, release: Release) -> Vec<NodeId> {
+    if !release.numa_levels_over_cpu_nodes() {
+        return (0..m.nr_nodes()).map(|n| NodeId(n as u16)).collect();
+    }
     let mut nodes: Vec<NodeId> = online.iter().map(|c| m.topo(c).node).collect();
     nodes.sort();
     nodes.dedup();
+    nodes
+}
+
+/// `sched_domains_numa_distance[]`: the sorted distinct distances between the nodes
+/// `sched_init_numa()` walks ([`sched_numa_nodes`]).
+pub(crate) fn numa_distances(m: &Machine, online: &CpuMask, release: Release) -> Vec<u8> {
+    let nodes = sched_numa_nodes(m, online, release);
     let mut d: Vec<u8> = nodes
         .iter()
         .flat_map(|&a| nodes.iter().map(move |&b| (a, b)))

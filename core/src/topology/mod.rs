@@ -165,7 +165,8 @@ pub struct Machine {
     pub config: KernelConfig,
     /// Indexed by logical CPU number.
     pub cpus: Vec<CpuTopo>,
-    /// SLIT: `node_distance(a, b)`, square, diagonal 10.
+    /// SLIT: `node_distance(a, b)`, square, diagonal 10, symmetric. Nodes no CPU is
+    /// on are CPU-less (memory-only) nodes.
     pub numa_distance: Vec<Vec<u8>>,
     /// `node_reclaim_distance`: RECLAIM_DISTANCE (30), or 32 on AMD Zen
     /// (arch/x86/kernel/cpu/amd.c). NUMA levels farther than this lose
@@ -226,7 +227,7 @@ pub enum TopologyError {
         outer: &'static str,
         outer_size: u32,
     },
-    #[error("the NUMA distance table has {rows} rows but the machine has {nodes} nodes")]
+    #[error("the NUMA distance table has {rows} rows but the CPUs' node ids need {nodes}: give a row for every node (rows past the CPUs' nodes are CPU-less nodes)")]
     SlitWrongSize { rows: usize, nodes: usize },
     #[error(
         "the NUMA distance table is not square: row {row} has {len} entries, expected {expected}"
@@ -252,8 +253,6 @@ pub enum TopologyError {
     Inconsistent { cpu: u32, what: String },
     #[error("unknown machine preset {name:?}; known presets: {known}")]
     UnknownPreset { name: String, known: String },
-    #[error("node {node} has no CPUs; schedlab models only nodes with CPUs")]
-    EmptyNode { node: u16 },
 }
 
 impl Machine {
@@ -383,11 +382,8 @@ impl Machine {
                 });
             }
         }
-        for node in 0..nodes {
-            if !self.cpus.iter().any(|t| t.node.0 as usize == node) {
-                return Err(TopologyError::EmptyNode { node: node as u16 });
-            }
-        }
+        // A node no CPU is on is a CPU-less (memory-only) node: the kernel builds its
+        // levels around it (sched_init_numa(), see Release::numa_levels_over_cpu_nodes).
         // Nesting: SMT siblings share a cluster, cluster siblings share an LLC, LLC
         // siblings share a package. (An LLC may span nodes: AMD NPS>1 and Intel SNC
         // without the SNC LLC split are both real; the kernel copes through

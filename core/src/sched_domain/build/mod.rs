@@ -144,7 +144,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
     let topo = TopoMasks::new(m);
     let levels = topology_levels(m, &topo, cfg, &cpu_map);
     let numa_distance = if m.config.numa {
-        numa_distances(m, &cpu_map)
+        numa_distances(m, &cpu_map, cfg.release)
     } else {
         Vec::new()
     };

@@ -49,7 +49,6 @@ fn error_line(text: &str, spec: &MachineSpec, e: &TopologyError) -> Option<usize
         | TopologyError::SlitRemoteTooSmall { a, .. }
         | TopologyError::SlitUnreachable { a, .. } => lines.element("numa_distance", *a),
         TopologyError::SlitWrongSize { .. } => key("numa_distance"),
-        TopologyError::EmptyNode { .. } => key("numa_distance").or_else(|| key("cpus")),
         TopologyError::NoCpus | TopologyError::TooManyCpus { .. } => key("cpus"),
         TopologyError::ClusterDoesNotDivide { .. } => key("cores_per_cluster"),
         TopologyError::ZeroCount { what } | TopologyError::DoesNotDivide { inner: what, .. } => {
