@@ -1,5 +1,5 @@
-//! NUMA inputs the kernel accepts: CPU-less (memory-only) nodes.
-//! kernel/sched/topology.c `sched_init_numa()` (v5.12.9:1633-1775,
+//! NUMA inputs the kernel accepts: CPU-less (memory-only) nodes and a SLIT that is not
+//! symmetric. kernel/sched/topology.c `sched_init_numa()` (v5.12.9:1633-1775,
 //! v6.8:1839-1986).
 
 use schedlab_core::release::Release;
@@ -115,6 +115,66 @@ fn explicit_cpu_list_with_cpu_less_nodes() {
     assert_eq!(m.numa_distance[1], vec![20, 10, 20]);
 }
 
+/// A SLIT that is not symmetric: the kernel builds `sched_domains_numa_masks[i][j]`
+/// from `node_distance(j, k) <= sched_domains_numa_distance[i]` (topology.c
+/// v6.8:1921-1939) and, with sched_verbose (v5.12: sched_debug), warns once with the
+/// whole table (`sched_numa_warn()`, v6.8:1726-1749).
+#[test]
+fn asymmetric_slit_is_built_as_given_and_warned() {
+    let mut s = MachineSpec::regular("asym", "", Arch::X86, 3, 1, 1, 2, 1, 1, Numbering::Linear);
+    // node 0 sees node 2 at 15, node 2 sees node 0 at 25.
+    s.numa_distance = Some(vec![vec![10, 20, 15], vec![20, 10, 20], vec![25, 20, 10]]);
+    let m = s.build().expect("the kernel accepts an asymmetric SLIT");
+    let sd = build_sched_domains(&m, &BuildConfig::new(Release::new(6, 8))).expect("builds");
+    let d: Vec<u8> = sd.levels.iter().filter_map(|l| l.numa_distance).collect();
+    assert_eq!(d, vec![10, 15, 20, 25]);
+    // CPU 0 (node 0): the level at 15 spans nodes 0 and 2; CPU 4 (node 2): nothing
+    // new at 15 or 20... its level at 20 spans node 1 and 2, at 25 everything.
+    let spans = |cpu: usize| -> Vec<String> {
+        sd.cpus[cpu]
+            .as_ref()
+            .expect("online")
+            .domains
+            .iter()
+            .map(|d| d.span.to_list())
+            .collect()
+    };
+    assert!(spans(0).contains(&"0-1,4-5".to_string()), "{:?}", spans(0));
+    assert!(spans(4).contains(&"2-5".to_string()), "{:?}", spans(4));
+    let dmesg = format::dmesg(&sd, None);
+    let warn = "ERROR: Node-distance not symmetric\n\n   10   20   15  \n   20   10   20  \n   25   20   10  \n\n";
+    assert!(dmesg.starts_with(warn), "{dmesg}");
+    assert_eq!(dmesg.matches("not symmetric").count(), 1);
+    // v5.12 prints "%02d " (topology.c v5.12.9:1554-1558).
+    let sd = build_sched_domains(&m, &BuildConfig::new(Release::new(5, 12))).expect("builds");
+    let dmesg = format::dmesg(&sd, None);
+    let warn = "ERROR: Node-distance not symmetric\n\n  10 20 15 \n  20 10 20 \n  25 20 10 \n\n";
+    assert!(dmesg.starts_with(warn), "{dmesg}");
+}
+
+/// v5.18+ looks only at nodes with CPUs: an asymmetry to a CPU-less node is not
+/// warned there, and the table marks the CPU-less node's entries "(%02d) "
+/// (topology.c v6.8:1738-1746); v5.12 walks every node.
+#[test]
+fn asymmetry_to_a_cpu_less_node() {
+    let mut s = MachineSpec::regular("asym", "", Arch::X86, 2, 1, 1, 2, 1, 1, Numbering::Linear);
+    s.numa_distance = Some(vec![vec![10, 20, 30], vec![20, 10, 30], vec![31, 30, 10]]);
+    let m = s.build().expect("accepted");
+    let sd = build_sched_domains(&m, &BuildConfig::new(Release::new(6, 8))).expect("builds");
+    assert!(!format::dmesg(&sd, None).contains("not symmetric"));
+    let sd = build_sched_domains(&m, &BuildConfig::new(Release::new(5, 17))).expect("builds");
+    assert!(format::dmesg(&sd, None).starts_with(
+        "ERROR: Node-distance not symmetric\n\n  10 20 30 \n  20 10 30 \n  31 30 10 \n\n"
+    ));
+    // An asymmetry between CPU nodes with a CPU-less node in the table.
+    s.numa_distance = Some(vec![vec![10, 20, 30], vec![21, 10, 30], vec![30, 30, 10]]);
+    let m = s.build().expect("accepted");
+    let sd = build_sched_domains(&m, &BuildConfig::new(Release::new(6, 8))).expect("builds");
+    assert!(format::dmesg(&sd, None).starts_with(
+        "ERROR: Node-distance not symmetric\n\n   10   20  (30) \n   21   10  (30) \n  (30) (30) (10) \n\n"
+    ));
+}
+
 /// `lscpu -p` followed by `numactl -H` with memory-only nodes (QEMU `-numa node`
 /// without cpus=, an Optane or CXL node): the nodes the distance table lists are kept,
 /// with their distances, so that the releases that count them (before v5.18) can.
@@ -156,13 +216,16 @@ node   0   1   2   3
     assert_eq!(d, vec![10, 17, 21, 28]);
 }
 
-/// The simulator and the wake-up path on a machine with CPU-less nodes: runs on every CPU and on a node with CPUs; a selection of a
+/// The simulator and the wake-up path on a machine with CPU-less nodes and an
+/// asymmetric SLIT: runs on every CPU and on a node with CPUs; a selection of a
 /// CPU-less node alone is refused with a clear error.
 #[test]
 fn simulator_runs_with_cpu_less_nodes() {
     use schedlab_core::experiment::{self, CpuSelection, CpuSelectionError, RunSpec};
     use schedlab_core::workload::Workload;
-    let m = optane(Arch::X86).build().expect("builds");
+    let mut s = optane(Arch::X86);
+    s.numa_distance.as_mut().expect("slit")[0][1] = 22;
+    let m = s.build().expect("builds");
     let e = CpuSelection::parse(&m, "node2-3").expect_err("memory-only");
     assert!(matches!(e, CpuSelectionError::NoCpusOnNodes { .. }), "{e}");
     assert!(e.to_string().contains("no CPUs"), "{e}");

@@ -424,3 +424,47 @@ pub(crate) fn numa_distances(m: &Machine, online: &CpuMask, release: Release) ->
 pub(crate) fn node_reclaim_distance(m: &Machine) -> u8 {
     m.node_reclaim_distance
 }
+
+/// `sched_numa_warn("Node-distance not symmetric")`, as `sched_init_numa()` prints it
+/// with sched_verbose (v5.12: sched_debug) when some `node_distance(j, k) !=
+/// node_distance(k, j)` among the nodes it walks (topology.c v6.8:1930-1932,
+/// v5.12.9:1722-1723): once, the whole table after it (v6.8:1726-1749). From v5.18
+/// (0fb3978b0aac) an entry of a node without CPUs is printed "(%02d) ", the others
+/// " %02d  "; before, every entry "%02d ". Empty when the table is symmetric there.
+/// Each line as dmesg shows it ("ERROR: %s\n\n" leaves an empty line).
+pub(crate) fn numa_warnings(m: &Machine, online: &CpuMask, release: Release) -> Vec<String> {
+    let nodes = sched_numa_nodes(m, online, release);
+    let asymmetric = nodes.iter().any(|&j| {
+        nodes
+            .iter()
+            .any(|&k| m.node_distance(j, k) != m.node_distance(k, j))
+    });
+    if !asymmetric {
+        return Vec::new();
+    }
+    let mut has_cpu = vec![false; m.nr_nodes()];
+    for c in online.iter() {
+        has_cpu[m.topo(c).node.0 as usize] = true;
+    }
+    let mut lines = vec![
+        "ERROR: Node-distance not symmetric".to_string(),
+        String::new(),
+    ];
+    let n = m.nr_nodes();
+    for i in 0..n {
+        let mut line = "  ".to_string();
+        for j in 0..n {
+            let d = m.node_distance(NodeId(i as u16), NodeId(j as u16));
+            if !release.numa_levels_over_cpu_nodes() {
+                line.push_str(&format!("{d:02} "));
+            } else if !has_cpu[i] || !has_cpu[j] {
+                line.push_str(&format!("({d:02}) "));
+            } else {
+                line.push_str(&format!(" {d:02}  "));
+            }
+        }
+        lines.push(line);
+    }
+    lines.push(String::new());
+    lines
+}

@@ -165,8 +165,9 @@ pub struct Machine {
     pub config: KernelConfig,
     /// Indexed by logical CPU number.
     pub cpus: Vec<CpuTopo>,
-    /// SLIT: `node_distance(a, b)`, square, diagonal 10, symmetric. Nodes no CPU is
-    /// on are CPU-less (memory-only) nodes.
+    /// SLIT: `node_distance(a, b)`, square, diagonal 10; not necessarily symmetric
+    /// (the kernel takes it as given). Nodes no CPU is on are CPU-less (memory-only)
+    /// nodes.
     pub numa_distance: Vec<Vec<u8>>,
     /// `node_reclaim_distance`: RECLAIM_DISTANCE (30), or 32 on AMD Zen
     /// (arch/x86/kernel/cpu/amd.c). NUMA levels farther than this lose
@@ -239,8 +240,6 @@ pub enum TopologyError {
     },
     #[error("node_distance({node}, {node}) is {value}; a node's distance to itself must be 10 (LOCAL_DISTANCE)")]
     SlitDiagonal { node: usize, value: u8 },
-    #[error("node_distance({a}, {b}) = {ab} but node_distance({b}, {a}) = {ba}; the scheduler's NUMA levels need a symmetric table")]
-    SlitAsymmetric { a: usize, b: usize, ab: u8, ba: u8 },
     #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 254)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
     #[error("node_distance({a}, {b}) is 255, which a SLIT uses for an unreachable node; distances between different nodes must be 11-254")]
@@ -434,7 +433,9 @@ impl Machine {
 }
 
 /// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser (`slit_valid()`) need
-/// it: square, 10 on the diagonal, 11-254 elsewhere, symmetric.
+/// it: square, 10 on the diagonal, 11-254 elsewhere. It need not be symmetric: the
+/// kernel builds the levels from `node_distance(i, j)` as given and, with
+/// sched_verbose, warns "Node-distance not symmetric" (topology.c v6.8:1931-1932).
 pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
     let n = d.len();
     if n == 0 {
@@ -469,14 +470,6 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
             // take for a real, very far level.
             if value == u8::MAX {
                 return Err(TopologyError::SlitUnreachable { a: i, b: j });
-            }
-            if value != d[j][i] {
-                return Err(TopologyError::SlitAsymmetric {
-                    a: i,
-                    b: j,
-                    ab: value,
-                    ba: d[j][i],
-                });
             }
         }
     }
