@@ -51,6 +51,17 @@ impl Release {
         self >= Release::new(5, 13)
     }
 
+    /// 0fb3978b0aac "sched/numa: Fix NUMA topology for systems with CPU-less nodes"
+    /// (Huang Ying, v5.18): `sched_init_numa()` collects the distances, builds the node
+    /// masks and checks symmetry over the nodes with CPUs only (`for_each_cpu_node_but()`
+    /// over N_CPU, topology.c v6.8:1775-1779, 1857-1858, 1921-1930), and is run again
+    /// when a node's first CPU comes online or its last goes (`sched_update_numa()`).
+    /// Before, every node id (`for (i = 0; i < nr_node_ids; i++)`, v5.12.9:1649-1650):
+    /// a memory-only node's distances are levels too.
+    pub fn numa_levels_over_cpu_nodes(self) -> bool {
+        self >= Release::new(5, 18)
+    }
+
     /// Sched-domain tunables moved from /proc/sys/kernel/sched_domain to
     /// /sys/kernel/debug/sched/domains in v5.13.
     pub fn has_debugfs_domains(self) -> bool {

@@ -177,11 +177,10 @@ fn invalid_machines_get_actionable_errors() {
         s.build(),
         Err(TopologyError::SlitNotSquare { row: 1, .. })
     ));
+    // Not symmetric: the kernel takes it as given (sched_init_numa(), topology.c
+    // v6.8:1921-1939), and so does schedlab.
     s.numa_distance = Some(vec![vec![10, 20], vec![21, 10]]);
-    assert!(matches!(
-        s.build(),
-        Err(TopologyError::SlitAsymmetric { .. })
-    ));
+    assert!(s.build().is_ok());
     s.numa_distance = Some(vec![vec![11, 20], vec![20, 10]]);
     let e = s.build().unwrap_err();
     assert!(e.to_string().contains("must be 10"), "{e}");

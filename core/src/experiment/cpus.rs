@@ -36,6 +36,14 @@ pub enum CpuSelectionError {
     List(#[from] CpuMaskError),
     #[error("the CPU list is empty")]
     Empty,
+    /// Every node selected is CPU-less (memory-only): nothing could run there.
+    #[error("{text:?}: node {first}-{last} of {machine} has no CPUs (memory-only), so nothing can run there; pick nodes with CPUs")]
+    NoCpusOnNodes {
+        text: String,
+        machine: String,
+        first: u16,
+        last: u16,
+    },
     #[error("the CPU list {list} is for a machine of {list_cpus} CPUs, not {machine_cpus}")]
     OtherMachine {
         list: String,
@@ -69,10 +77,14 @@ impl CpuSelection {
                 return Err(no_such());
             }
             let node = |n: usize| NodeId::try_from(n).map_err(|_| no_such());
-            return Ok(CpuSelection::Nodes {
+            let sel = CpuSelection::Nodes {
                 first: node(a)?,
                 last: node(b)?,
-            });
+            };
+            // Said at parse time: a CPU-less node's selection is refused here, not by
+            // an empty run later.
+            sel.mask(machine)?;
+            return Ok(sel);
         }
         let m = CpuMask::parse_list(machine.nr_cpus(), t)?;
         if m.is_empty() {
@@ -96,6 +108,14 @@ impl CpuSelection {
                 let mut m = CpuMask::new(machine.nr_cpus());
                 for node in first.0..=last.0 {
                     m.or_assign(&machine.node_cpus(NodeId(node)));
+                }
+                if m.is_empty() {
+                    return Err(CpuSelectionError::NoCpusOnNodes {
+                        text: self.to_string(),
+                        machine: machine.name.clone(),
+                        first: first.0,
+                        last: last.0,
+                    });
                 }
                 Ok(m)
             }

@@ -333,14 +333,26 @@ pub(crate) fn topology_levels<'t>(
         }
     }
     if m.config.numa {
-        append_numa_levels(m, t, &mut levels, online);
+        append_numa_levels(m, t, &mut levels, online, release);
     }
     levels
 }
 
 /// `sched_init_numa()`: one NODE level, then a NUMA level per further distinct distance.
-fn append_numa_levels(m: &Machine, t: &TopoMasks, levels: &mut Vec<Level>, online: &CpuMask) {
-    let distances = numa_distances(m, online);
+///
+/// The node masks are `sched_domains_numa_masks[level][node]`: the CPUs of every node
+/// `k` with `node_distance(node, k) <= sched_domains_numa_distance[level]`, read in that
+/// direction when the SLIT is not symmetric (topology.c v6.8:1930-1937). A CPU-less
+/// node adds no CPU to any mask (`cpumask_of_node()` is empty); whether its distances
+/// make levels depends on the release ([`numa_distances`]).
+fn append_numa_levels(
+    m: &Machine,
+    t: &TopoMasks,
+    levels: &mut Vec<Level>,
+    online: &CpuMask,
+    release: Release,
+) {
+    let distances = numa_distances(m, online, release);
     let n = m.nr_cpus();
     // cpumask_of_node() of each node (empty for a node without CPUs).
     let mut node_cpus = vec![CpuMask::new(n); m.nr_nodes()];
@@ -378,12 +390,25 @@ fn append_numa_levels(m: &Machine, t: &TopoMasks, levels: &mut Vec<Level>, onlin
     }
 }
 
-/// `sched_domains_numa_distance[]`: the sorted distinct distances between nodes that
-/// have online CPUs.
-pub(crate) fn numa_distances(m: &Machine, online: &CpuMask) -> Vec<u8> {
+/// The nodes `sched_init_numa()` walks: v5.18+ the nodes with online CPUs (N_CPU,
+/// `for_each_cpu_node_but()`, topology.c v6.8:1775-1779; vmstat_cpu_online() and
+/// vmstat_cpu_dead() keep N_CPU to the nodes whose `cpumask_of_node()` is not empty),
+/// before every node id (`for (i = 0; i < nr_node_ids; i++)`, v5.12.9:1649-1650),
+/// CPU-less (memory-only) nodes and nodes whose CPUs are all offline included.
+fn sched_numa_nodes(m: &Machine, online: &CpuMask, release: Release) -> Vec<NodeId> {
+    if !release.numa_levels_over_cpu_nodes() {
+        return (0..m.nr_nodes()).map(|n| NodeId(n as u16)).collect();
+    }
     let mut nodes: Vec<NodeId> = online.iter().map(|c| m.topo(c).node).collect();
     nodes.sort();
     nodes.dedup();
+    nodes
+}
+
+/// `sched_domains_numa_distance[]`: the sorted distinct distances between the nodes
+/// `sched_init_numa()` walks ([`sched_numa_nodes`]).
+pub(crate) fn numa_distances(m: &Machine, online: &CpuMask, release: Release) -> Vec<u8> {
+    let nodes = sched_numa_nodes(m, online, release);
     let mut d: Vec<u8> = nodes
         .iter()
         .flat_map(|&a| nodes.iter().map(move |&b| (a, b)))
@@ -398,4 +423,48 @@ pub(crate) fn numa_distances(m: &Machine, online: &CpuMask) -> Vec<u8> {
 /// RECLAIM_DISTANCE (30).
 pub(crate) fn node_reclaim_distance(m: &Machine) -> u8 {
     m.node_reclaim_distance
+}
+
+/// `sched_numa_warn("Node-distance not symmetric")`, as `sched_init_numa()` prints it
+/// with sched_verbose (v5.12: sched_debug) when some `node_distance(j, k) !=
+/// node_distance(k, j)` among the nodes it walks (topology.c v6.8:1930-1932,
+/// v5.12.9:1722-1723): once, the whole table after it (v6.8:1726-1749). From v5.18
+/// (0fb3978b0aac) an entry of a node without CPUs is printed "(%02d) ", the others
+/// " %02d  "; before, every entry "%02d ". Empty when the table is symmetric there.
+/// Each line as dmesg shows it ("ERROR: %s\n\n" leaves an empty line).
+pub(crate) fn numa_warnings(m: &Machine, online: &CpuMask, release: Release) -> Vec<String> {
+    let nodes = sched_numa_nodes(m, online, release);
+    let asymmetric = nodes.iter().any(|&j| {
+        nodes
+            .iter()
+            .any(|&k| m.node_distance(j, k) != m.node_distance(k, j))
+    });
+    if !asymmetric {
+        return Vec::new();
+    }
+    let mut has_cpu = vec![false; m.nr_nodes()];
+    for c in online.iter() {
+        has_cpu[m.topo(c).node.0 as usize] = true;
+    }
+    let mut lines = vec![
+        "ERROR: Node-distance not symmetric".to_string(),
+        String::new(),
+    ];
+    let n = m.nr_nodes();
+    for i in 0..n {
+        let mut line = "  ".to_string();
+        for j in 0..n {
+            let d = m.node_distance(NodeId(i as u16), NodeId(j as u16));
+            if !release.numa_levels_over_cpu_nodes() {
+                line.push_str(&format!("{d:02} "));
+            } else if !has_cpu[i] || !has_cpu[j] {
+                line.push_str(&format!("({d:02}) "));
+            } else {
+                line.push_str(&format!(" {d:02}  "));
+            }
+        }
+        lines.push(line);
+    }
+    lines.push(String::new());
+    lines
 }

@@ -165,7 +165,9 @@ pub struct Machine {
     pub config: KernelConfig,
     /// Indexed by logical CPU number.
     pub cpus: Vec<CpuTopo>,
-    /// SLIT: `node_distance(a, b)`, square, diagonal 10.
+    /// SLIT: `node_distance(a, b)`, square, diagonal 10; not necessarily symmetric
+    /// (the kernel takes it as given). Nodes no CPU is on are CPU-less (memory-only)
+    /// nodes.
     pub numa_distance: Vec<Vec<u8>>,
     /// `node_reclaim_distance`: RECLAIM_DISTANCE (30), or 32 on AMD Zen
     /// (arch/x86/kernel/cpu/amd.c). NUMA levels farther than this lose
@@ -226,7 +228,7 @@ pub enum TopologyError {
         outer: &'static str,
         outer_size: u32,
     },
-    #[error("the NUMA distance table has {rows} rows but the machine has {nodes} nodes")]
+    #[error("the NUMA distance table has {rows} rows but the CPUs' node ids need {nodes}: give a row for every node (rows past the CPUs' nodes are CPU-less nodes)")]
     SlitWrongSize { rows: usize, nodes: usize },
     #[error(
         "the NUMA distance table is not square: row {row} has {len} entries, expected {expected}"
@@ -238,8 +240,6 @@ pub enum TopologyError {
     },
     #[error("node_distance({node}, {node}) is {value}; a node's distance to itself must be 10 (LOCAL_DISTANCE)")]
     SlitDiagonal { node: usize, value: u8 },
-    #[error("node_distance({a}, {b}) = {ab} but node_distance({b}, {a}) = {ba}; the scheduler's NUMA levels need a symmetric table")]
-    SlitAsymmetric { a: usize, b: usize, ab: u8, ba: u8 },
     #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 254)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
     #[error("node_distance({a}, {b}) is 255, which a SLIT uses for an unreachable node; distances between different nodes must be 11-254")]
@@ -252,8 +252,6 @@ pub enum TopologyError {
     Inconsistent { cpu: u32, what: String },
     #[error("unknown machine preset {name:?}; known presets: {known}")]
     UnknownPreset { name: String, known: String },
-    #[error("node {node} has no CPUs; schedlab models only nodes with CPUs")]
-    EmptyNode { node: u16 },
 }
 
 impl Machine {
@@ -383,11 +381,8 @@ impl Machine {
                 });
             }
         }
-        for node in 0..nodes {
-            if !self.cpus.iter().any(|t| t.node.0 as usize == node) {
-                return Err(TopologyError::EmptyNode { node: node as u16 });
-            }
-        }
+        // A node no CPU is on is a CPU-less (memory-only) node: the kernel builds its
+        // levels around it (sched_init_numa(), see Release::numa_levels_over_cpu_nodes).
         // Nesting: SMT siblings share a cluster, cluster siblings share an LLC, LLC
         // siblings share a package. (An LLC may span nodes: AMD NPS>1 and Intel SNC
         // without the SNC LLC split are both real; the kernel copes through
@@ -438,7 +433,9 @@ impl Machine {
 }
 
 /// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser (`slit_valid()`) need
-/// it: square, 10 on the diagonal, 11-254 elsewhere, symmetric.
+/// it: square, 10 on the diagonal, 11-254 elsewhere. It need not be symmetric: the
+/// kernel builds the levels from `node_distance(i, j)` as given and, with
+/// sched_verbose, warns "Node-distance not symmetric" (topology.c v6.8:1931-1932).
 pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
     let n = d.len();
     if n == 0 {
@@ -473,14 +470,6 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
             // take for a real, very far level.
             if value == u8::MAX {
                 return Err(TopologyError::SlitUnreachable { a: i, b: j });
-            }
-            if value != d[j][i] {
-                return Err(TopologyError::SlitAsymmetric {
-                    a: i,
-                    b: j,
-                    ab: value,
-                    ba: d[j][i],
-                });
             }
         }
     }

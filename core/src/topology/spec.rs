@@ -251,7 +251,10 @@ impl MachineSpec {
         }
         let numa_distance = match &self.numa_distance {
             Some(d) => {
-                if d.len() != nodes {
+                // Rows past the CPUs' nodes are CPU-less nodes (QEMU's `-numa node`
+                // without cpus=, a CXL or HBM memory node); their count is checked
+                // (MAX_NODES) by validate() below.
+                if d.len() < nodes {
                     return Err(TopologyError::SlitWrongSize {
                         rows: d.len(),
                         nodes,
@@ -430,14 +433,8 @@ impl MachineSpec {
             .map(|c| c.node.0 as usize + 1)
             .max()
             .unwrap_or(1);
-        // Every node 0..nodes needs a CPU; said here, before the SLIT is sized.
-        let mut has_cpu = vec![false; nodes];
-        for c in &cpus {
-            has_cpu[c.node.0 as usize] = true;
-        }
-        if let Some(empty) = has_cpu.iter().position(|&h| !h) {
-            return Err(TopologyError::EmptyNode { node: empty as u16 });
-        }
+        // A node id below the highest that no CPU uses is a CPU-less (memory-only)
+        // node; the SLIT may add more past it (build()).
         Ok((cpus, nodes))
     }
 }
@@ -448,7 +445,8 @@ const NODES_WHY: &str = "the kernel allows at most 1024 NUMA nodes, ids 0-1023 (
 const _: () = assert!(MAX_CPUS == 4096 && MAX_NODES == 1024);
 
 /// 10 locally, 12 between nodes of one package, 20 across packages: the common shape of
-/// firmware SLITs on two-socket servers.
+/// firmware SLITs on two-socket servers. A CPU-less node (no package) is 20 from every
+/// other node.
 fn default_slit(cpus: &[CpuTopo], nodes: usize) -> Vec<Vec<u8>> {
     let mut pkg_of = vec![u32::MAX; nodes];
     for c in cpus {
@@ -462,7 +460,7 @@ fn default_slit(cpus: &[CpuTopo], nodes: usize) -> Vec<Vec<u8>> {
                 .map(|b| {
                     if a == b {
                         10
-                    } else if pkg_of[a] == pkg_of[b] {
+                    } else if pkg_of[a] == pkg_of[b] && pkg_of[a] != u32::MAX {
                         12
                     } else {
                         20
@@ -490,7 +488,8 @@ mod tests {
                 r#"{{"name":"x","arch":"x86","cpus":[{{"cpu":0,"node":{node}}}]}}"#
             ));
             let list = s.cpus.as_deref().expect("explicit");
-            assert!(s.explicit_cpus(list).is_err(), "node {node} passed");
+            // Node 1023 is the last id MAX_NUMNODES allows (nodes 0-1022 CPU-less).
+            assert_eq!(s.explicit_cpus(list).is_err(), node > 1023, "node {node}");
         }
         // Regular form: the node count is refused before the default SLIT too.
         let s = spec(r#"{"name":"x","arch":"x86","packages":1025,"cores_per_llc":1}"#);

@@ -81,10 +81,17 @@ fn bad_inputs_say_what_to_do() {
         Err(ImportError::BadLine { .. })
     ));
 
-    // An asymmetric SLIT reaches validation.
+    // An asymmetric SLIT is kept as given, as the kernel keeps it (sched_init_numa(),
+    // topology.c v6.8:1930-1932); a bad diagonal reaches validation.
     let text = format!(
         "{KP96}\n{}",
         KP96_NUMACTL.replace("  3:  22  24", "  3:  22  25")
+    );
+    let m = load_machine(&text, none).expect("asymmetric SLIT");
+    assert_eq!(m.numa_distance[3][1], 25);
+    let text = format!(
+        "{KP96}\n{}",
+        KP96_NUMACTL.replace("  3:  22  24  12  10", "  3:  22  24  12  11")
     );
     assert!(matches!(
         load_machine(&text, none),

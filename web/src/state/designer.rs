@@ -438,7 +438,8 @@ impl Draft {
             .collect();
     }
 
-    /// Applies one edit. Distances are mirrored (the table must be symmetric) and the
+    /// Applies one edit. Distances are mirrored (the designer keeps the table symmetric;
+    /// asymmetric ones come in machine files, which the kernel accepts too) and the
     /// diagonal is LOCAL_DISTANCE, not editable.
     pub fn set(&mut self, field: Field, value: &str) {
         match field {
@@ -568,8 +569,7 @@ impl Draft {
     fn blame(e: TopologyError) -> BTreeMap<Field, String> {
         let field = match &e {
             TopologyError::SlitDiagonal { node, .. } => Field::Distance(*node, *node),
-            TopologyError::SlitAsymmetric { a, b, .. }
-            | TopologyError::SlitRemoteTooSmall { a, b, .. }
+            TopologyError::SlitRemoteTooSmall { a, b, .. }
             | TopologyError::SlitUnreachable { a, b } => Field::Distance(*a, *b),
             TopologyError::CapacitiesWrongLength { .. } => Field::Capacities,
             TopologyError::Inconsistent { what, .. } if what.contains("capacity") => {

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use crate::cpumask::{CpuId, CpuMask};
 use crate::topology::Machine;
 
-use super::levels::{numa_distances, topology_levels, Level, TopoMasks};
+use super::levels::{numa_distances, numa_warnings, topology_levels, Level, TopoMasks};
 use super::{BuildConfig, DomainError, SchedDomains, SdFlags};
 
 /// No group, ring or span id.
@@ -143,10 +143,15 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
     }
     let topo = TopoMasks::new(m);
     let levels = topology_levels(m, &topo, cfg, &cpu_map);
-    let numa_distance = if m.config.numa {
-        numa_distances(m, &cpu_map)
+    let (numa_distance, messages) = if m.config.numa {
+        // sched_init_numa() runs (sched_init_smp()) before the domains are built: its
+        // warning comes first.
+        (
+            numa_distances(m, &cpu_map, cfg.release),
+            numa_warnings(m, &cpu_map, cfg.release),
+        )
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     let n_levels = levels.len();
     let mut capacities: Vec<u32> = cpu_map.iter().map(|c| m.topo(c).capacity).collect();
@@ -169,7 +174,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
         cores_of: HashMap::new(),
         sgc: HashMap::new(),
         balance_masks: HashMap::new(),
-        messages: Vec::new(),
+        messages,
         topo,
         nr_capacities: capacities.len(),
     };

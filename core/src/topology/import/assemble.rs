@@ -10,8 +10,10 @@ use crate::topology::{Machine, MachineSpec, Numbering};
 
 /// Turns per-CPU records into a validated machine: checks the numbering, takes nodes
 /// from `numactl -H` where lscpu has none, cross-checks them where it has, renumbers
-/// nodes densely (memory-only nodes are dropped: the scheduler never sees them) and
-/// picks the SLIT.
+/// nodes densely and picks the SLIT. Memory-only nodes the distance table lists are
+/// kept, CPU-less: before v5.18 `sched_init_numa()` makes levels of their distances
+/// (see `Release::numa_levels_over_cpu_nodes`). Without a distance table they are
+/// dropped: nothing says how far they are.
 pub(crate) fn assemble(
     mut parsed: Parsed,
     numactl: Option<NumaInfo>,
@@ -117,12 +119,23 @@ pub(crate) fn assemble(
         }
     }
     check_nesting(cpus)?;
-    let dense: HashMap<u32, u16> = by_node
+    let distances = numa.as_ref().and_then(|n| n.distances.as_ref());
+    // The CPUs' nodes and the distance table's, in id order.
+    let all_nodes: BTreeSet<u32> = by_node
         .keys()
+        .copied()
+        .chain(
+            distances
+                .iter()
+                .flat_map(|(header, _)| header.iter().copied()),
+        )
+        .collect();
+    let dense: HashMap<u32, u16> = all_nodes
+        .iter()
         .enumerate()
         .map(|(i, &n)| (n, i as u16))
         .collect();
-    let numa_distance = match numa.as_ref().and_then(|n| n.distances.as_ref()) {
+    let numa_distance = match distances {
         Some((header, table)) => {
             let idx = |node: u32| {
                 header
@@ -130,7 +143,10 @@ pub(crate) fn assemble(
                     .position(|&h| h == node)
                     .ok_or(ImportError::NoDistanceRow { node })
             };
-            let picks: Vec<usize> = by_node.keys().map(|&n| idx(n)).collect::<Result<_, _>>()?;
+            let picks: Vec<usize> = all_nodes
+                .iter()
+                .map(|&n| idx(n))
+                .collect::<Result<_, _>>()?;
             Some(
                 picks
                     .iter()

@@ -45,11 +45,10 @@ fn error_line(text: &str, spec: &MachineSpec, e: &TopologyError) -> Option<usize
         }
         TopologyError::SlitNotSquare { row, .. } => lines.element("numa_distance", *row),
         TopologyError::SlitDiagonal { node, .. } => lines.element("numa_distance", *node),
-        TopologyError::SlitAsymmetric { a, .. }
-        | TopologyError::SlitRemoteTooSmall { a, .. }
-        | TopologyError::SlitUnreachable { a, .. } => lines.element("numa_distance", *a),
+        TopologyError::SlitRemoteTooSmall { a, .. } | TopologyError::SlitUnreachable { a, .. } => {
+            lines.element("numa_distance", *a)
+        }
         TopologyError::SlitWrongSize { .. } => key("numa_distance"),
-        TopologyError::EmptyNode { .. } => key("numa_distance").or_else(|| key("cpus")),
         TopologyError::NoCpus | TopologyError::TooManyCpus { .. } => key("cpus"),
         TopologyError::ClusterDoesNotDivide { .. } => key("cores_per_cluster"),
         TopologyError::ZeroCount { what } | TopologyError::DoesNotDivide { inner: what, .. } => {
