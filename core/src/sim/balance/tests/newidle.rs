@@ -84,6 +84,22 @@ fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
     (sim, t)
 }
 
+/// CPU 0's pass's domain ends (ns from its start): at least two domains, the first
+/// ending after 1 ns, so that a cut after the first one shortens the pass.
+fn pass_domain_ends(sim: &Simulator) -> Vec<u64> {
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    ends
+}
+
+/// The stopper an active balance from CPU 3 queued for CPU 0's task, woken 1 ns into
+/// CPU 0's pass (which began at `exit`).
+fn stopper_into_pass(sim: &mut Simulator, exit: SimTime) {
+    sim.balance.push_cpu[0] = Some(3);
+    sim.queue
+        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+}
+
 /// [`pass_sim`]'s CPU 0, as an active balance's `attach_one_task()` does; returns it.
 fn push_queued_hog_to_cpu0(sim: &mut Simulator) -> usize {
     let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
@@ -397,12 +413,8 @@ fn an_ilb_kick_in_a_cut_newidle_pass_is_dropped_on_the_wakee() {
 fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
     let mut sim = pass_sim(0);
     let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
-    let ends = sim.cpus[0].newidle_ends.clone();
-    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
-    // The stopper an active balance from CPU 3 queued for CPU 0's task.
-    sim.balance.push_cpu[0] = Some(3);
-    sim.queue
-        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    let ends = pass_domain_ends(&sim);
+    stopper_into_pass(&mut sim, exit);
     assert!(sim.run_until(exit + 1));
     assert_eq!(
         sim.cpus[0].mode,
@@ -432,11 +444,8 @@ fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
 fn a_tick_held_in_a_pass_a_stopper_cut_is_not_taken_from_idle() {
     let mut sim = pass_sim(0);
     let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
-    let ends = sim.cpus[0].newidle_ends.clone();
-    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
-    sim.balance.push_cpu[0] = Some(3);
-    sim.queue
-        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    let ends = pass_domain_ends(&sim);
+    stopper_into_pass(&mut sim, exit);
     assert!(sim.run_until(exit + 1));
     sim.cpus[0].newidle_held.tick = true;
     assert!(sim.run_until(exit + ends[0]));
@@ -576,15 +585,12 @@ fn a_pass_after_the_stopper_sends_no_resched_ipi() {
     let mut t = SimTime::from_ms(1);
     run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
     let exit = sim.tasks[2].last_ran;
-    let ends = sim.cpus[0].newidle_ends.clone();
-    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    let ends = pass_domain_ends(&sim);
     assert!(
         sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "the task that blocked is rq->curr"
     );
-    sim.balance.push_cpu[0] = Some(3);
-    sim.queue
-        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    stopper_into_pass(&mut sim, exit);
     assert!(sim.run_until(exit + ends[0]));
     assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
     assert_eq!(
@@ -611,12 +617,9 @@ fn a_pass_after_the_stopper_sends_no_resched_ipi() {
 fn a_pass_after_the_stopper_lasts_its_own_run_time() {
     let mut sim = pass_sim(0);
     let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
-    let ends = sim.cpus[0].newidle_ends.clone();
-    assert!(ends.len() >= 2 && ends[0] > 1, "{ends:?}");
+    let ends = pass_domain_ends(&sim);
     let first_end = exit + *ends.last().unwrap();
-    sim.balance.push_cpu[0] = Some(3);
-    sim.queue
-        .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
+    stopper_into_pass(&mut sim, exit);
     assert!(sim.run_until(exit + ends[0]));
     assert_eq!(sim.cpus[0].mode, Mode::NewidlePass, "the second pass");
     let second_end = sim.cpus[0].newidle_resched_at;
