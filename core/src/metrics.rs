@@ -184,9 +184,13 @@ pub struct Metrics {
     pub newidle_empty: u64,
     pub newidle_empty_ns: u64,
     pub newidle_cut: u64,
-    /// Wake-ups of a task still `p->on_cpu` (its CPU in that pass), queued back there
-    /// without `select_task_rq()`.
+    /// Wake-ups of a task still `p->on_cpu` (its CPU in that pass or in the switch
+    /// away from it), queued back there without `select_task_rq()`.
     pub wake_on_cpu: u64,
+    /// Wake-ups of a task still `p->on_cpu` that the wake list refused: the waker
+    /// spun until the switch ended (`smp_cond_load_acquire()`), and the total spin.
+    pub wake_on_cpu_spin: u64,
+    pub wake_on_cpu_spin_ns: u64,
     /// Start of the measured window.
     pub window_start_ns: u64,
 }
@@ -221,6 +225,8 @@ impl Metrics {
             newidle_empty_ns: 0,
             newidle_cut: 0,
             wake_on_cpu: 0,
+            wake_on_cpu_spin: 0,
+            wake_on_cpu_spin_ns: 0,
             window_start_ns: 0,
         }
     }
@@ -316,6 +322,12 @@ pub struct MetricsReport {
     /// Wake-ups of a task still `on_cpu`, queued back on its CPU.
     #[serde(default)]
     pub wake_on_cpu: u64,
+    /// Wake-ups of a task still `on_cpu` whose waker spun until its switch ended,
+    /// and the total spin.
+    #[serde(default)]
+    pub wake_on_cpu_spin: u64,
+    #[serde(default)]
+    pub wake_on_cpu_spin_ns: u64,
 }
 
 impl Metrics {
@@ -366,6 +378,8 @@ impl Metrics {
             newidle_empty_ns: self.newidle_empty_ns,
             newidle_cut: self.newidle_cut,
             wake_on_cpu: self.wake_on_cpu,
+            wake_on_cpu_spin: self.wake_on_cpu_spin,
+            wake_on_cpu_spin_ns: self.wake_on_cpu_spin_ns,
         }
     }
 }

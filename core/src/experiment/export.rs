@@ -322,6 +322,12 @@ const RUN_COLUMNS: &[Column] = &[
     }),
     ("newidle_cut", |r| r.metrics.newidle_cut.to_string()),
     ("wake_on_cpu", |r| r.metrics.wake_on_cpu.to_string()),
+    ("wake_on_cpu_spin", |r| {
+        r.metrics.wake_on_cpu_spin.to_string()
+    }),
+    ("wake_on_cpu_spin_ns", |r| {
+        r.metrics.wake_on_cpu_spin_ns.to_string()
+    }),
     ("force_idle_ns", |r| r.metrics.force_idle_ns.to_string()),
 ];
 

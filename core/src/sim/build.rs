@@ -208,6 +208,7 @@ impl Simulator {
                 newidle_held: Default::default(),
                 newidle_newilb: false,
                 newidle_curr_stopper: false,
+                descheduling: (u32::MAX, SimTime::ZERO),
             })
             .collect();
         let release = cfg.patches.release;

@@ -289,6 +289,8 @@ impl Simulator {
         let (ctx_ns, mm_ns, hold) = (p.ctx_switch_ns, p.ctx_switch_mm_ns, p.sched_lock_hold_ns);
         let c = &mut self.cpus[cpu as usize];
         let mut switch_ns = 0;
+        // Until finish_task_switch(): the time the blocked task stays `on_cpu`.
+        let mut to_finish_ns = 0;
         if c.last_task != t {
             switch_ns = ctx_ns;
             let task = &self.tasks[t as usize];
@@ -299,12 +301,21 @@ impl Simulator {
             // and pull back the rq lines the last of them took (cost::RqLock).
             let (wait, held) = c.lock.acquire(&self.cost, CpuId(cpu), now.ns(), hold);
             switch_ns += wait + (held - hold);
+            to_finish_ns = switch_ns;
             // The task's data that others displaced since it last ran here
             // (cost::CacheShare).
             switch_ns += self.cache.switch_in(&self.cost, CpuId(cpu), t);
             if self.measuring {
                 self.metrics.context_switches += 1;
             }
+        }
+        // The blocked task's `p->on_cpu` clears at the end of the switch
+        // (finish_task_switch()), before the next task's data comes back; a wakee
+        // queued here meanwhile and picked runs on with no switch.
+        if c.descheduling.0 == t || to_finish_ns == 0 {
+            c.descheduling.0 = u32::MAX;
+        } else {
+            c.descheduling.1 = now + to_finish_ns;
         }
         c.last_task = t;
         if self.tasks[t as usize].own_mm {

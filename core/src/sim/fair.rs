@@ -16,7 +16,7 @@
 //! `nr_running` (see [`super::Cpu::v_sum`]).
 
 use super::pelt::Pelt;
-use super::{Loc, Mode, Simulator};
+use super::{Loc, Mode, SimTime, Simulator};
 
 impl Simulator {
     /// `update_curr()`: charges the running task for the time since the last update.
@@ -190,6 +190,11 @@ impl Simulator {
         c.v_sum -= v;
         c.curr = u32::MAX;
         c.mode = Mode::Waking; // transient: schedule() follows
+        c.descheduling = if loc == Loc::Blocked {
+            (t, SimTime::MAX)
+        } else {
+            (u32::MAX, SimTime::ZERO)
+        };
         c.base_v = avg;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         self.update_rq(cpu, |rq| rq.nr_running -= 1);

@@ -273,6 +273,7 @@ impl Simulator {
         c.switch_gen = c.switch_gen.wrapping_add(1);
         c.resched_ipi = false;
         c.last_task = u32::MAX;
+        c.descheduling.0 = u32::MAX;
         self.update_rq(cpu, |rq| {
             rq.curr_is_idle = true;
             rq.polling = polling;

@@ -58,6 +58,8 @@
 //! - **Context switch.** `ctx_switch_ns` (+ the mm switch), the own rq lock (wait, and
 //!   the rq lines pulled back from a remote waker), and the refill of the data other
 //!   tasks on the CPU displaced since the task last ran there (`cost::CacheShare`).
+//!   A task that blocked stays `p->on_cpu` until the switch (all but the refill) ends:
+//!   a wake-up meanwhile takes the wake list back to it or spins (`ttwu.rs`).
 //! - **Idle.** Per-machine cpuidle states chosen by the menu governor (`menu.rs`:
 //!   `get_typical_interval()` over the last 8 periods, the next timer event with its
 //!   correction factor, the tick kept for short predictions and then taken as a
@@ -131,6 +133,8 @@ mod invariants;
 mod load_avg;
 mod menu;
 mod newidle;
+#[cfg(test)]
+mod on_cpu_tests;
 mod pelt;
 pub mod perfetto;
 mod program;
@@ -442,6 +446,11 @@ struct Cpu {
     /// `rq->curr` is the stopper, which a fair wakee's `wakeup_preempt()` does not
     /// `resched_curr()` (core.c v6.8 2247-2252).
     newidle_curr_stopper: bool,
+    /// The task this CPU's `__schedule()` took off when it blocked, whose
+    /// `p->on_cpu` stays set until `finish_task_switch()` clears it (`finish_task()`,
+    /// core.c v6.8 5041-5055): through the pick and a newidle pass (`SimTime::MAX`), then to
+    /// the end of the switch to the next task. `u32::MAX`: none.
+    descheduling: (u32, SimTime),
 }
 
 /// What reaches a CPU inside its newidle pass: `__schedule()` runs with interrupts

@@ -90,8 +90,10 @@ impl Simulator {
         if stopper {
             // __schedule() switches to the stopper (core.c v6.8 6758): the pass's
             // Resched for an end it did not reach is not the next pass's.
+            // The switch clears the blocked task's `p->on_cpu`.
             let c = &mut self.cpus[cpu as usize];
             c.switch_gen = c.switch_gen.wrapping_add(1);
+            c.descheduling.0 = u32::MAX;
             self.active_load_balance_cpu_stop(cpu);
         }
         let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
@@ -104,7 +106,9 @@ impl Simulator {
             // Whatever runs next, the task that blocked too, comes from idle (the
             // wake list's IPI activates it and the idle task schedules): a context
             // switch.
-            self.cpus[cpu as usize].last_task = u32::MAX;
+            let c = &mut self.cpus[cpu as usize];
+            c.last_task = u32::MAX;
+            c.descheduling.0 = u32::MAX;
         }
         if self.measuring {
             // The pass ran on the CPU, not in idle (as a pass that pulls a task does,

@@ -23,7 +23,7 @@ use crate::wakeup::{
 };
 
 use super::event::Event;
-use super::{Block, Loc, Mode, Simulator};
+use super::{Block, Loc, Mode, SimTime, Simulator};
 
 /// What queueing the wakee (`ttwu_queue()`) cost and left to do.
 #[derive(Clone, Copy, Debug, Default)]
@@ -73,12 +73,19 @@ impl Simulator {
             .task
             .as_ref()
             .is_some_and(|v| v.on_cpu);
-        if on_cpu
-            && target == prev
-            && matches!(d.queue, QueuePath::Wakelist { .. })
-            && self.measuring
-        {
-            self.metrics.wake_on_cpu += 1;
+        let shortcut = target == prev && matches!(d.queue, QueuePath::Wakelist { .. });
+        let spin_ns = if on_cpu && !shortcut {
+            self.on_cpu_spin_ns(prev, cpu)
+        } else {
+            0
+        };
+        if on_cpu && self.measuring {
+            if shortcut {
+                self.metrics.wake_on_cpu += 1;
+            } else {
+                self.metrics.wake_on_cpu_spin += 1;
+                self.metrics.wake_on_cpu_spin_ns += spin_ns;
+            }
         }
         // What the target was doing before this wake-up changes it.
         let target_mode = self.cpus[target as usize].mode;
@@ -91,8 +98,9 @@ impl Simulator {
         if d.effects.sis_prop_scan {
             self.update_sis_prop_scan(cpu, select_ns);
         }
-        let q = self.ttwu_queue(cpu, target, d.queue, target_mode);
-        self.charge_waker(waker, cpu, select_ns + q.waker_ns);
+        let mut q = self.ttwu_queue(cpu, target, d.queue, target_mode);
+        q.delay_ns += spin_ns;
+        self.charge_waker(waker, cpu, spin_ns + select_ns + q.waker_ns);
         // The wakee's data was last written by the waker, or by itself on prev.
         let src = if waker.is_some() { cpu } else { prev };
         let dist = self.cost.distance(CpuId(src), CpuId(target));
@@ -110,6 +118,25 @@ impl Simulator {
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }
 
+    /// `smp_cond_load_acquire(&p->on_cpu, !VAL)` (core.c v6.8 4360): `p` is still
+    /// `on_cpu` on `prev` and the wake list refused it (`ttwu_queue_cond()` as the
+    /// release has it: in v6.8, `prev` in the waker's LLC with a task to run), so the
+    /// waker on `cpu` spins until `prev`'s switch away from `p` ends (`finish_task()`,
+    /// 5041-5055, `Cpu::descheduling`). Simplified:
+    /// the selection that follows reads the state as it is at the spin's start. A
+    /// newidle pass's end is not known in advance (its wake list is never refused
+    /// but for an inactive or disallowed CPU): no spin is charged there, nor to an
+    /// interrupt on `prev` itself, which the kernel takes after the switch (interrupts
+    /// are off in `__schedule()`).
+    fn on_cpu_spin_ns(&self, prev: u32, cpu: u32) -> u64 {
+        let until = self.cpus[prev as usize].descheduling.1;
+        if cpu == prev || until == SimTime::MAX {
+            0
+        } else {
+            until.since(self.now)
+        }
+    }
+
     /// Brings the wake-up path's view of `p` (load, util, prev CPU) and of the waker
     /// (its CPU, context, load) up to now, as the kernel reads them in
     /// `select_task_rq_fair()`, and `jiffies`.
@@ -122,12 +149,10 @@ impl Simulator {
                 let t = &self.tasks[pi];
                 (t.load.peek(now.ns(), 0), t.util.peek(now.ns(), 0))
             };
-            // `p->on_cpu`: its CPU is still in the newidle pass of the schedule() that
-            // took it off (`rq->curr` is p until the switch to idle).
-            let c = &self.cpus[prev as usize];
-            let on_cpu = c.mode == Mode::NewidlePass
-                && c.last_task == p
-                && !self.state.rqs[prev as usize].curr_is_idle;
+            // `p->on_cpu`: its CPU is still in the schedule() that took it off
+            // (`Cpu::descheduling`).
+            let (d, until) = self.cpus[prev as usize].descheduling;
+            let on_cpu = d == p && now < until;
             let v = self.views[pi].task.as_mut().expect("views hold tasks");
             v.load = load;
             v.util = util;

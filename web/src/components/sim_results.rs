@@ -151,7 +151,7 @@ pub fn results(v: &RunView) -> Html {
                 { row("migrations (wake-up / balance)", &|r| format!("{} / {}", r.metrics.migrations_wakeup, r.metrics.migrations_balance)) }
                 { row("context switches", &|r| r.metrics.context_switches.to_string()) }
                 { row("newidle passes that found nothing (time in them)", &|r| format!("{} ({:.2} ms)", r.metrics.newidle_empty, r.metrics.newidle_empty_ns as f64 / 1e6)) }
-                { row("wake-ups of a task still on its CPU (on_cpu)", &|r| r.metrics.wake_on_cpu.to_string()) }
+                { row("wake-ups of a task still on its CPU (on_cpu): queued back / waker spun (time)", &|r| format!("{} / {} ({:.3} ms)", r.metrics.wake_on_cpu, r.metrics.wake_on_cpu_spin, r.metrics.wake_on_cpu_spin_ns as f64 / 1e6)) }
                 { row("force idle", &|r| format!("{:.1} ms", r.metrics.force_idle_ns as f64 / 1e6)) }
                 { row("simulated events", &|r| r.events.to_string()) }
                 { for v.seed_reports().into_iter().map(|(seed, per_side)| html! {

@@ -283,11 +283,16 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         m.migrations_wakeup, m.migrations_balance, m.context_switches, m.preemptions
     );
     o += &format!(
-        "newidle passes that found nothing: {} ({:.3} ms in them, {} cut short by a task queued meanwhile); wake-ups of a task still on_cpu: {}\n",
+        "newidle passes that found nothing: {} ({:.3} ms in them, {} cut short by a task queued meanwhile)\n",
         m.newidle_empty,
         m.newidle_empty_ns as f64 / 1e6,
         m.newidle_cut,
-        m.wake_on_cpu
+    );
+    o += &format!(
+        "wake-ups of a task still on_cpu: {} queued back on its CPU, {} waited for its switch to end ({:.3} ms spun)\n",
+        m.wake_on_cpu,
+        m.wake_on_cpu_spin,
+        m.wake_on_cpu_spin_ns as f64 / 1e6
     );
     o += &format!("force idle: {:.3} ms\n", m.force_idle_ns as f64 / 1e6);
     let util: Vec<String> = m
