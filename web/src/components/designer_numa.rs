@@ -157,12 +157,14 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
         let counted = if release.numa_levels_over_cpu_nodes() {
             format!(
                 "On {release}, as from 5.18 (0fb3978b0aac), sched_init_numa() counts only the \
-                 nodes with CPUs: their distances add no NUMA level."
+                 nodes with CPUs: {} distances add no NUMA level.",
+                if memory == 1 { "its" } else { "their" }
             )
         } else {
             format!(
                 "On {release}, as before 5.18, sched_init_numa() counts every node: a distance \
-                 only they have adds a NUMA level (it degenerates, but sd->level shifts)."
+                 only {} adds a NUMA level (it degenerates, but sd->level shifts).",
+                if memory == 1 { "it has" } else { "they have" }
             )
         };
         html! {
@@ -177,7 +179,8 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
         }
     });
     html! {
-        <fieldset class="designer-numa">
+        // The fieldset is as wide as its grid needs (static/style.css reads --slit-nodes).
+        <fieldset class="designer-numa" style={format!("--slit-nodes: {n}")}>
             <legend>{ "NUMA distances (SLIT)" }</legend>
             <label class="designer-check">
                 <input type="checkbox" id={Field::Symmetric.id()} checked={slit.symmetric()}

@@ -246,3 +246,60 @@ fn a_cpu_less_node_among_the_cpus_nodes_is_irregular_and_says_so() {
     };
     assert!(reason.contains("node 1 has no CPUs"), "{reason}");
 }
+
+#[test]
+fn an_import_with_memory_only_nodes_opens_as_counts_and_applies_back_unchanged() {
+    // lscpu -p and numactl -H of two sockets and two memory-only nodes (2, 3).
+    let text = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3
+0,0,0,0,,0,0,0,0
+1,1,0,0,,1,1,1,0
+2,2,1,1,,2,2,2,1
+3,3,1,1,,3,3,3,1
+available: 4 nodes (0-3)
+node 0 cpus: 0 1
+node 0 size: 1000 MB
+node 0 free: 900 MB
+node 1 cpus: 2 3
+node 1 size: 1000 MB
+node 1 free: 900 MB
+node 2 cpus:
+node 2 size: 4000 MB
+node 2 free: 4000 MB
+node 3 cpus:
+node 3 size: 4000 MB
+node 3 free: 4000 MB
+node distances:
+node   0   1   2   3
+  0:  10  21  17  28
+  1:  21  10  28  17
+  2:  17  28  10  28
+  3:  28  17  28  10
+";
+    let s = apply(
+        Rc::new(AppState::default()),
+        vec![
+            super::tests::custom_read(text, Some(schedlab_core::topology::Arch::X86)),
+            Action::OpenDesigner(true),
+        ],
+    );
+    assert_eq!(s.custom_error, None);
+    let m = s.machine().clone();
+    assert_eq!(m.nr_nodes(), 4);
+    let d = draft(&s);
+    assert_eq!(d.memory_nodes, "2");
+    assert_eq!(d.count(Count::Sockets), "2");
+    // Applied back (an edit of the name only): the same machine, but for the
+    // description the designer writes.
+    let shape = |s: &AppState| {
+        let mut m = (**s.machine()).clone();
+        m.description.clear();
+        m
+    };
+    let t = s.clone().reduce(edit(Field::Name, "imported, designed"));
+    let mut want = (*m).clone();
+    want.description.clear();
+    want.name = "imported, designed".into();
+    assert_eq!(shape(&t), want);
+    let u = t.clone().reduce(edit(Field::Symmetric, "n"));
+    assert_eq!(shape(&u), want, "unchecking changes no cell");
+}
