@@ -6,10 +6,13 @@ import time
 
 from harness import (
     DARK_BG,
+    MOBILE,
+    VIEWPORT,
     axe_violations,
     check,
     emulated_scheme,
     page_background,
+    set_viewport,
 )
 from sharing import type_into
 
@@ -29,7 +32,7 @@ def designer_numa(page, cfg):
     says why beside the field and keeps the machine; with "symmetric" off a cell is
     edited alone and the note names the pairs that differ; the link carries both and
     the designer opens on them again; checking "symmetric" mirrors, unchecking gives
-    the table back; no axe violation, light and dark."""
+    the table back; no axe violation, light and dark; it fits 390 px."""
     page.open()
     page.wait_for(".level-name")
     page.click("#open-designer")
@@ -83,6 +86,15 @@ def designer_numa(page, cfg):
         found = axe_violations(page)
         check(page_background(page) == DARK_BG and found == [],
               f"axe, dark: no violations there either (got {found})")
+    try:
+        set_viewport(page, *MOBILE)
+        time.sleep(0.5)
+        width = page.js("return document.documentElement.scrollWidth")
+        check(width <= MOBILE[0], f"390 px: the grid with a memory-only node fits (scrolls in its box; page {width} px)")
+        page.js("document.querySelector('.designer-numa').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-numa-mobile.png"))
+    finally:
+        set_viewport(page, *VIEWPORT)
     # The link, in a fresh page: the designer opens on the same table.
     time.sleep(1.2)
     link = page.hash
