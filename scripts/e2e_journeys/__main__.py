@@ -43,6 +43,7 @@ from links import (  # noqa: E402
     wakeup_bad_link,
     wakeup_shared_link,
 )
+from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
 from sharing import custom_import, designer, domain_diff, embed, export, presentation, share  # noqa: E402
 from simulate import (  # noqa: E402
@@ -90,6 +91,7 @@ JOURNEYS = [
     dark_mode,
     mobile_layout,
     designer,
+    designer_numa,
     custom_import,
     lessons,
     glossary,

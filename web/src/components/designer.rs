@@ -1,5 +1,6 @@
-//! The topology designer (issue 18): a machine built by hand from counts per level,
-//! its architecture and Kconfig, per-CPU capacities and the NUMA distance grid, plus
+//! The topology designer (issue 18): a machine built by hand from counts per level
+//! (and memory-only NUMA nodes), its architecture and Kconfig, per-CPU capacities and
+//! the NUMA distance grid (`designer_numa`), plus
 //! the custom workload's distributions. Each keystroke is an `Action::EditDesign`;
 //! `state::designer` reads the form and the machine follows while it is valid, so the
 //! drawing and the domains update as one types. An error shows beside its field
@@ -12,6 +13,7 @@ use schedlab_core::topology::{Arch, KernelConfig, Numbering};
 use schedlab_core::workload::Workload;
 use yew::prelude::*;
 
+use super::designer_numa::numa_fieldset;
 use crate::dom::{checked, input_value, select_value};
 use crate::state::designer::{Count, Designer, Draft, Field, Kopt};
 use crate::state::{Action, AppContext};
@@ -68,7 +70,7 @@ fn kernel_fields(arch: Arch, config: &KernelConfig, edit: &Callback<(Field, Stri
 }
 
 /// A labelled text field of the form, its error beside it.
-fn text_field(
+pub(super) fn text_field(
     draft: &Draft,
     field: Field,
     label: &str,
@@ -178,66 +180,37 @@ pub fn designer_panel() -> Html {
         })
     };
 
-    let counts = Count::ALL.iter().map(|&c| {
-        text_field(
+    // The memory-only nodes come next to the nodes per socket: both size the grid.
+    let counts = Count::ALL.iter().flat_map(|&c| {
+        let field = text_field(
             &draft,
             Field::Count(c),
             c.label(),
             draft.count(c),
             true,
             &edit,
-        )
+        );
+        let memory = (c == Count::NodesPerSocket).then(|| {
+            text_field(
+                &draft,
+                Field::MemoryNodes,
+                "memory-only nodes (no CPUs)",
+                &draft.memory_nodes,
+                true,
+                &edit,
+            )
+        });
+        std::iter::once(field).chain(memory)
     });
+    // The machine in use's nodes without CPUs (the form's may not have built yet).
+    let memory_in_use = m.nr_nodes().saturating_sub(
+        m.cpus
+            .iter()
+            .map(|c| usize::from(c.node.0) + 1)
+            .max()
+            .unwrap_or(0),
+    );
     let total_error = draft.errors.get(&Field::Total).cloned();
-    // The distance grid: a row and a column per node; the diagonal is LOCAL_DISTANCE.
-    let n = draft.slit.len();
-    let grid = html! {
-        <table class="designer-slit">
-            <caption class="visually-hidden">{ "node_distance(row, column)" }</caption>
-            <thead><tr>
-                <th scope="col"><span class="visually-hidden">{ "from node" }</span></th>
-                { for (0..n).map(|b| html! { <th scope="col">{ format!("node {b}") }</th> }) }
-            </tr></thead>
-            <tbody>
-            { for draft.slit.iter().enumerate().map(|(a, row)| html! {
-                <tr>
-                    <th scope="row">{ format!("node {a}") }</th>
-                    { for row.iter().enumerate().map(|(b, cell)| {
-                        let field = Field::Distance(a, b);
-                        if a == b {
-                            return html! { <td class="local" title="LOCAL_DISTANCE">{ "10" }</td> };
-                        }
-                        let error = draft.errors.contains_key(&field);
-                        let oninput = {
-                            let edit = edit.clone();
-                            Callback::from(move |e: InputEvent| {
-                                if let Some(v) = input_value(&e) {
-                                    edit.emit((field, v));
-                                }
-                            })
-                        };
-                        html! {
-                            <td class={classes!(error.then_some("invalid"))}>
-                                <input id={field.id()} type="text" inputmode="numeric" size="3"
-                                    value={cell.clone()} {oninput} autocomplete="off"
-                                    aria-label={format!("distance from node {a} to node {b}")}
-                                    aria-invalid={error.then_some("true")}
-                                    aria-describedby={error.then_some("designer-slit-errors")} />
-                            </td>
-                        }
-                    }) }
-                </tr>
-            }) }
-            </tbody>
-        </table>
-    };
-    let slit_errors: Vec<String> = draft
-        .errors
-        .iter()
-        .filter(|(f, _)| matches!(f, Field::Distance(..)))
-        .map(|(_, e)| e.clone())
-        .collect();
-
     let custom_now = matches!(state.sim().workload, Workload::Custom { .. });
     let work_fields = [
         (Field::ClientWork, "client work per request", &draft.work[0]),
@@ -272,6 +245,9 @@ pub fn designer_panel() -> Html {
                     <p class="designer-total" id={Field::Total.id()} role="status"
                         aria-describedby={total_error.is_some().then(|| Field::Total.error_id())}>
                         { format!("In use: {} CPUs, {} NUMA node{}", m.nr_cpus(), m.nr_nodes(), if m.nr_nodes() == 1 { "" } else { "s" }) }
+                        if memory_in_use > 0 {
+                            { format!(" ({memory_in_use} memory-only)") }
+                        }
                     </p>
                     <p class="designer-levels-built" id="designer-levels-built">
                         { levels_built }
@@ -286,15 +262,7 @@ pub fn designer_panel() -> Html {
                     { text_field(&draft, Field::Capacities, "capacity per CPU, in CPU order", &draft.capacities, false, &edit) }
                     <p class="hint">{ "arch_scale_cpu_capacity(), 1-1024, e.g. 1024×8, 446×8 for 8 big and 8 LITTLE CPUs; empty: 1024 each (symmetric)." }</p>
                 </fieldset>
-                <fieldset class="designer-numa">
-                    <legend>{ "NUMA distances (SLIT)" }</legend>
-                    <div class="designer-slit-wrap">{ grid }</div>
-                    <div id="designer-slit-errors">
-                        { for slit_errors.into_iter().map(|e| html! { <p class="error field-error">{ e }</p> }) }
-                    </div>
-                    <p class="hint">{ "Editing a cell sets its mirror too; the kernel builds one NUMA level per distinct distance." }</p>
-                    { text_field(&draft, Field::ReclaimDistance, "node_reclaim_distance (30; AMD Zen 32)", &draft.reclaim, true, &edit) }
-                </fieldset>
+                { numa_fieldset(&draft, state.release(), &edit) }
                 <fieldset class="designer-work">
                     <legend>{ "Custom workload (Simulate tab)" }</legend>
                     <p class="hint">

@@ -5,6 +5,7 @@ pub mod code_view;
 pub mod controls;
 pub mod custom_machine;
 pub mod designer;
+pub mod designer_numa;
 pub mod domain_diff;
 pub mod domain_tree;
 pub mod export_bar;

@@ -1,6 +1,7 @@
 //! The topology designer's form: a machine as counts per level, an architecture, the
 //! Kconfig options that change the domains, per-CPU capacities and the NUMA distance
-//! table, kept as the text the user typed. [`Draft::spec`] turns it into core's
+//! table (with memory-only nodes after the CPUs' ones, symmetric or not:
+//! [`Slit`]), kept as the text the user typed. [`Draft::spec`] turns it into core's
 //! [`MachineSpec`] (the regular form) and checks it with `MachineSpec::build()`; each
 //! error is tied to the field that caused it ([`Field`]), so the form shows it there
 //! while the page keeps the last machine that built. The custom workload's work and
@@ -16,12 +17,15 @@ use std::collections::BTreeMap;
 use schedlab_core::topology::{Arch, KernelConfig, Machine, MachineSpec, Numbering, TopologyError};
 use schedlab_core::workload::{defaults, Dist, Workload};
 
+pub use super::designer_slit::{Layout, Slit};
+
 /// The most CPUs the designer builds: each keystroke rebuilds the machine, its
 /// domains and the drawing, which takes about 1 s at this size in the page (measured
 /// in docs/web.md). Larger machines open from a JSON file or a link.
 pub const MAX_DESIGN_CPUS: u64 = 1024;
 
-/// The most NUMA nodes the designer builds: the distance grid is nodes² fields.
+/// The most NUMA nodes the designer builds, memory-only ones included: the distance
+/// grid is nodes² fields.
 pub const MAX_DESIGN_NODES: u64 = 32;
 
 /// The longest machine name the designer takes.
@@ -121,12 +125,16 @@ pub enum Field {
     Arch,
     Numbering,
     Count(Count),
+    /// Memory-only (CPU-less) NUMA nodes, after the nodes with CPUs.
+    MemoryNodes,
     Config(Kopt),
     /// The CPU total under the counts (the product's errors when no count is to blame).
     Total,
     Capacities,
     ReclaimDistance,
-    /// `node_distance(a, b)`; an edit sets `(b, a)` too.
+    /// Whether an edit of a distance sets its mirror too (`y` / `n`).
+    Symmetric,
+    /// `node_distance(a, b)`; while [`Field::Symmetric`] is on, an edit sets `(b, a)` too.
     Distance(usize, usize),
     ClientWork,
     ServerWork,
@@ -141,10 +149,12 @@ impl Field {
             Field::Arch => "designer-arch".into(),
             Field::Numbering => "designer-numbering".into(),
             Field::Count(c) => format!("designer-{}", c.id()),
+            Field::MemoryNodes => "designer-memory-nodes".into(),
             Field::Config(k) => format!("designer-{}", k.name().to_ascii_lowercase()),
             Field::Total => "designer-total".into(),
             Field::Capacities => "designer-capacities".into(),
             Field::ReclaimDistance => "designer-reclaim".into(),
+            Field::Symmetric => "designer-symmetric".into(),
             Field::Distance(a, b) => format!("designer-d-{a}-{b}"),
             Field::ClientWork => "designer-client-work".into(),
             Field::ServerWork => "designer-server-work".into(),
@@ -173,16 +183,17 @@ pub struct Draft {
     /// Per-CPU capacities, `1024×4, 446×4` (empty: 1024 everywhere).
     pub capacities: String,
     pub reclaim: String,
-    /// The SLIT as typed, nodes × nodes (resized when the node count changes).
-    pub slit: Vec<Vec<String>>,
+    /// Memory-only nodes as typed (a whole number; the grid has them after the
+    /// nodes with CPUs).
+    pub memory_nodes: String,
+    /// The SLIT as typed, nodes × nodes (resized when a node count changes).
+    pub slit: Slit,
     /// The custom workload's client work, server work and sleep.
     pub work: [String; 3],
     pub errors: BTreeMap<Field, String>,
-    /// The count edited last, blamed for a product past the limits.
-    last_count: Option<Count>,
-    /// Whether the distances are the user's (or the machine's own SLIT) rather than
-    /// the default table.
-    slit_edited: bool,
+    /// The count (or the memory-only nodes) edited last, blamed for a product past
+    /// the limits.
+    last_count: Option<Field>,
 }
 
 /// What the designer panel shows: the form, or why this machine has none.
@@ -266,19 +277,6 @@ pub fn parse_capacities(text: &str, limit: u64) -> Result<Option<Vec<u32>>, Stri
     Ok((!caps.is_empty() && caps.iter().any(|&c| c != 1024)).then_some(caps))
 }
 
-/// The default SLIT entry between two nodes: `MachineSpec`'s (10 local, 12 within a
-/// socket, 20 across).
-fn default_distance(a: usize, b: usize, nodes_per_socket: usize) -> u8 {
-    let per = nodes_per_socket.max(1);
-    if a == b {
-        10
-    } else if a / per == b / per {
-        12
-    } else {
-        20
-    }
-}
-
 impl Draft {
     /// The form for a regular spec (`cpus` absent) and the machine it builds.
     pub fn from_spec(spec: &MachineSpec, m: &Machine) -> Draft {
@@ -294,6 +292,15 @@ impl Draft {
         ]
         .map(|v| v.to_string());
         let caps: Vec<u32> = m.cpus.iter().map(|c| c.capacity).collect();
+        // Nodes past the CPUs' highest are memory-only (the regular form's SLIT rows
+        // past sockets × nodes per socket).
+        let cpu_nodes = m
+            .cpus
+            .iter()
+            .map(|c| usize::from(c.node.0) + 1)
+            .max()
+            .unwrap_or(1);
+        let slit = Slit::from_table(&m.numa_distance, cpu_nodes, spec.numa_distance.is_some());
         Draft {
             name: spec.name.clone(),
             arch: spec.arch,
@@ -306,15 +313,11 @@ impl Draft {
                 format_capacities(&caps)
             },
             reclaim: m.node_reclaim_distance.to_string(),
-            slit: m
-                .numa_distance
-                .iter()
-                .map(|row| row.iter().map(u8::to_string).collect())
-                .collect(),
+            memory_nodes: slit.memory_nodes().to_string(),
+            slit,
             work: Self::work_of(None),
             errors: BTreeMap::new(),
             last_count: None,
-            slit_edited: spec.numa_distance.is_some(),
         }
     }
 
@@ -341,8 +344,8 @@ impl Draft {
     }
 
     /// Reads the counts: each a whole number from 1, their product within the
-    /// designer's limits. Errors go to the count's field (the product's to the count
-    /// edited last, else the total).
+    /// designer's limits, and the memory-only nodes. Errors go to the count's field
+    /// (the product's to the count edited last, else the total).
     fn read_counts(&self, errors: &mut BTreeMap<Field, String>) -> Option<[u32; 6]> {
         let mut out = [0u32; 6];
         let mut ok = true;
@@ -365,15 +368,35 @@ impl Draft {
                 }
             }
         }
+        let memory = self.memory_nodes.trim().parse::<u64>();
+        match memory {
+            Ok(v) if v <= MAX_DESIGN_NODES => {}
+            _ => {
+                errors.insert(
+                    Field::MemoryNodes,
+                    format!(
+                        "{:?} is not a count of memory-only nodes from 0 to {MAX_DESIGN_NODES}",
+                        self.memory_nodes.trim()
+                    ),
+                );
+                ok = false;
+            }
+        }
         if !ok {
             return None;
         }
+        let memory = memory.unwrap_or(0);
         let cpus: u64 = out.iter().map(|&v| u64::from(v)).product();
-        let nodes = u64::from(out[0]) * u64::from(out[1]);
-        let blame = self.last_count.map_or(Field::Total, Field::Count);
+        let cpu_nodes = u64::from(out[0]) * u64::from(out[1]);
+        let nodes = cpu_nodes + memory;
+        let blame = self.last_count.unwrap_or(Field::Total);
+        let blame_cpus = self
+            .last_count
+            .filter(|f| matches!(f, Field::Count(_)))
+            .unwrap_or(Field::Total);
         if cpus > MAX_DESIGN_CPUS {
             errors.insert(
-                blame,
+                blame_cpus,
                 format!(
                     "{} CPUs: the designer builds up to {MAX_DESIGN_CPUS} (each edit rebuilds the \
                      machine, its domains and the drawing); open a larger machine from a JSON file",
@@ -383,10 +406,16 @@ impl Draft {
             return None;
         }
         if nodes > MAX_DESIGN_NODES {
+            let which = if memory > 0 {
+                format!(" ({cpu_nodes} with CPUs, {memory} memory-only)")
+            } else {
+                String::new()
+            };
             errors.insert(
                 blame,
                 format!(
-                    "{nodes} NUMA nodes: the designer's distance grid takes up to {MAX_DESIGN_NODES}"
+                    "{nodes} NUMA nodes{which}: the designer's distance grid takes up to \
+                     {MAX_DESIGN_NODES}"
                 ),
             );
             return None;
@@ -394,53 +423,30 @@ impl Draft {
         Some(out)
     }
 
-    /// Nodes per socket and the node count, if the counts read.
-    fn nodes(&self) -> Option<(usize, usize)> {
+    /// The grid's layout, if the node counts read and fit the grid.
+    fn layout(&self) -> Option<Layout> {
         let s: u64 = self.count(Count::Sockets).trim().parse().ok()?;
         let n: u64 = self.count(Count::NodesPerSocket).trim().parse().ok()?;
-        let total = s.checked_mul(n)?;
-        (s >= 1 && n >= 1 && total <= MAX_DESIGN_NODES).then_some((n as usize, total as usize))
+        let m: u64 = self.memory_nodes.trim().parse().ok()?;
+        let cpu_nodes = s.checked_mul(n)?;
+        (s >= 1 && n >= 1 && cpu_nodes + m.min(MAX_DESIGN_NODES) <= MAX_DESIGN_NODES).then_some(
+            Layout {
+                nodes_per_socket: n as usize,
+                cpu_nodes: cpu_nodes as usize,
+                memory_nodes: m as usize,
+            },
+        )
     }
 
-    /// Resizes the grid to the node count. Until a distance is typed the grid is the
-    /// default table for the new layout; after that, typed cells that stay are kept
-    /// and new ones get the default.
+    /// Resizes the grid to the node counts (a count that does not read leaves it).
     fn fit_slit(&mut self) {
-        let Some((per, n)) = self.nodes() else {
-            return;
-        };
-        if !self.slit_edited {
-            self.slit = (0..n)
-                .map(|a| {
-                    (0..n)
-                        .map(|b| default_distance(a, b, per).to_string())
-                        .collect()
-                })
-                .collect();
-            return;
+        if let Some(l) = self.layout() {
+            self.slit.fit(l);
         }
-        if self.slit.len() == n {
-            return;
-        }
-        self.slit = (0..n)
-            .map(|a| {
-                (0..n)
-                    .map(|b| {
-                        self.slit
-                            .get(a)
-                            .and_then(|r| r.get(b))
-                            .filter(|_| a != b)
-                            .cloned()
-                            .unwrap_or_else(|| default_distance(a, b, per).to_string())
-                    })
-                    .collect()
-            })
-            .collect();
     }
 
-    /// Applies one edit. Distances are mirrored (the designer keeps the table symmetric;
-    /// asymmetric ones come in machine files, which the kernel accepts too) and the
-    /// diagonal is LOCAL_DISTANCE, not editable.
+    /// Applies one edit. Distances are mirrored while "symmetric" is on (see
+    /// [`Slit::set`]); the diagonal is LOCAL_DISTANCE, not editable.
     pub fn set(&mut self, field: Field, value: &str) {
         match field {
             Field::Name => self.name = value.to_string(),
@@ -457,21 +463,20 @@ impl Draft {
             }
             Field::Count(c) => {
                 self.counts[c as usize] = value.to_string();
-                self.last_count = Some(c);
+                self.last_count = Some(field);
                 self.fit_slit();
             }
+            Field::MemoryNodes => {
+                self.memory_nodes = value.to_string();
+                self.last_count = Some(field);
+                self.fit_slit();
+            }
+            Field::Symmetric => self.slit.set_symmetric(value == "y"),
             Field::Config(k) => k.set(&mut self.config, value == "y"),
             Field::Total => {}
             Field::Capacities => self.capacities = value.to_string(),
             Field::ReclaimDistance => self.reclaim = value.to_string(),
-            Field::Distance(a, b) => {
-                let n = self.slit.len();
-                if a != b && a < n && b < n {
-                    self.slit[a][b] = value.to_string();
-                    self.slit[b][a] = value.to_string();
-                    self.slit_edited = true;
-                }
-            }
+            Field::Distance(a, b) => self.slit.set(a, b, value),
             Field::ClientWork => self.work[0] = value.to_string(),
             Field::ServerWork => self.work[1] = value.to_string(),
             Field::Sleep => self.work[2] = value.to_string(),
@@ -513,26 +518,12 @@ impl Draft {
                 None
             }
         };
-        let mut slit = Vec::with_capacity(self.slit.len());
-        for (a, row) in self.slit.iter().enumerate() {
-            let mut r = Vec::with_capacity(row.len());
-            for (b, cell) in row.iter().enumerate() {
-                match cell.trim().parse::<u8>() {
-                    Ok(v) => r.push(v),
-                    Err(_) => {
-                        errors.insert(
-                            Field::Distance(a, b),
-                            format!(
-                                "node_distance({a}, {b}): {:?} is not a distance (11-254)",
-                                cell.trim()
-                            ),
-                        );
-                        r.push(0);
-                    }
-                }
+        let slit = self.slit.read().unwrap_or_else(|cells| {
+            for (a, b, e) in cells {
+                errors.insert(Field::Distance(a, b), e);
             }
-            slit.push(r);
-        }
+            Vec::new()
+        });
         let Some(c) = counts else {
             return Err(errors);
         };

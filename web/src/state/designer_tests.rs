@@ -7,22 +7,22 @@ use schedlab_core::workload::Workload;
 use super::designer::{format_capacities, parse_capacities, Count, Designer, Draft, Field, Kopt};
 use super::*;
 
-fn apply(state: Rc<AppState>, actions: Vec<Action>) -> Rc<AppState> {
+pub(super) fn apply(state: Rc<AppState>, actions: Vec<Action>) -> Rc<AppState> {
     actions.into_iter().fold(state, |s, a| s.reduce(a))
 }
 
-fn edit(f: Field, v: &str) -> Action {
+pub(super) fn edit(f: Field, v: &str) -> Action {
     Action::EditDesign(f, v.to_string())
 }
 
-fn draft(s: &AppState) -> &Draft {
+pub(super) fn draft(s: &AppState) -> &Draft {
     s.designer
         .as_ref()
         .and_then(Designer::draft)
         .expect("a form")
 }
 
-fn levels(s: &AppState) -> Vec<&'static str> {
+pub(super) fn levels(s: &AppState) -> Vec<&'static str> {
     let d = s.domains().expect("domains");
     d.try_cpu(CpuId(0))
         .expect("cpu 0")
@@ -33,7 +33,7 @@ fn levels(s: &AppState) -> Vec<&'static str> {
 }
 
 /// 2 sockets × 2 nodes × 2 LLCs × 2 clusters × 4 cores × 2 threads, as e2e types it.
-fn designed() -> Rc<AppState> {
+pub(super) fn designed() -> Rc<AppState> {
     let counts = [
         (Count::Sockets, "2"),
         (Count::NodesPerSocket, "2"),

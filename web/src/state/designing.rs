@@ -257,6 +257,17 @@ fn irregular_reason(m: &Machine) -> String {
                 counts per level cannot describe"
             .to_string();
     }
+    // The designer adds memory-only nodes after the nodes with CPUs (the regular
+    // form's SLIT rows past them); one among them has a node id it cannot place.
+    let cpu_nodes = m.cpus.iter().map(|c| usize::from(c.node.0) + 1).max();
+    if let Some(empty) =
+        (0..cpu_nodes.unwrap_or(0)).find(|&n| !m.cpus.iter().any(|c| usize::from(c.node.0) == n))
+    {
+        return format!(
+            "its node {empty} has no CPUs but comes before nodes that have them (the \
+             designer's memory-only nodes come after the nodes with CPUs)"
+        );
+    }
     // The first level whose groups are not all the same size.
     let sizes = |key: Key| {
         let mut by: BTreeMap<u64, u32> = BTreeMap::new();

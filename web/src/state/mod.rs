@@ -32,6 +32,7 @@
 //!  page_settings.rs  click mode, focus, shaded level, Randomise inputs, the diff
 //!  lesson_step.rs    opening a lesson step
 //!  designer.rs, designing.rs  the topology designer's form and its reducer steps
+//!  designer_slit.rs           its NUMA distance grid (memory-only nodes, symmetry)
 //! ```
 
 use std::rc::Rc;
@@ -51,6 +52,7 @@ use yew::prelude::*;
 pub use schedlab_core::scenario::View;
 
 pub mod designer;
+mod designer_slit;
 mod designing;
 mod lesson_step;
 mod link;
@@ -343,6 +345,8 @@ impl Default for AppState {
 /// What components receive through context.
 pub type AppContext = UseReducerHandle<AppState>;
 
+#[cfg(test)]
+mod designer_numa_tests;
 #[cfg(test)]
 mod designer_tests;
 #[cfg(test)]
