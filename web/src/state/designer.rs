@@ -523,7 +523,7 @@ impl Draft {
                         errors.insert(
                             Field::Distance(a, b),
                             format!(
-                                "node_distance({a}, {b}): {:?} is not a distance (11-254)",
+                                "node_distance({a}, {b}): {:?} is not a distance (11-255)",
                                 cell.trim()
                             ),
                         );
@@ -569,8 +569,7 @@ impl Draft {
     fn blame(e: TopologyError) -> BTreeMap<Field, String> {
         let field = match &e {
             TopologyError::SlitDiagonal { node, .. } => Field::Distance(*node, *node),
-            TopologyError::SlitRemoteTooSmall { a, b, .. }
-            | TopologyError::SlitUnreachable { a, b } => Field::Distance(*a, *b),
+            TopologyError::SlitRemoteTooSmall { a, b, .. } => Field::Distance(*a, *b),
             TopologyError::CapacitiesWrongLength { .. } => Field::Capacities,
             TopologyError::Inconsistent { what, .. } if what.contains("capacity") => {
                 Field::Capacities

@@ -45,9 +45,7 @@ fn error_line(text: &str, spec: &MachineSpec, e: &TopologyError) -> Option<usize
         }
         TopologyError::SlitNotSquare { row, .. } => lines.element("numa_distance", *row),
         TopologyError::SlitDiagonal { node, .. } => lines.element("numa_distance", *node),
-        TopologyError::SlitRemoteTooSmall { a, .. } | TopologyError::SlitUnreachable { a, .. } => {
-            lines.element("numa_distance", *a)
-        }
+        TopologyError::SlitRemoteTooSmall { a, .. } => lines.element("numa_distance", *a),
         TopologyError::SlitWrongSize { .. } => key("numa_distance"),
         TopologyError::NoCpus | TopologyError::TooManyCpus { .. } => key("cpus"),
         TopologyError::ClusterDoesNotDivide { .. } => key("cores_per_cluster"),
