@@ -7,7 +7,9 @@
 //!          │              │              │             │      │              └ SD_SHARE_PKG_RESOURCES → SD_SHARE_LLC
 //!          │              │              │             │      └ SD_CLUSTER, DIE → PKG, sched_cluster_active (seed 01)
 //!          │              │              │             └ group flags aligned on degeneration; CLS on hybrid x86
-//!          │              │              └ arm64 cpu_clustergroup_mask limited to the coregroup
+//!          │              │              └ arm64 cpu_clustergroup_mask limited to the coregroup;
+//!          │              │                device-tree cpu-map sockets and cluster ids
+//!          │              │                (arm64 MC widened to the cluster: already 5.18)
 //!          │              └ CLS level (CONFIG_SCHED_CLUSTER); SD_ASYM_CPUCAPACITY_FULL from 5.14
 //!          └ NUMA diameter > 2 group fix, sched/ debugfs, sched_verbose, !SMT idle-core gate (seed 02)
 //! ```
@@ -85,10 +87,18 @@ impl Release {
         self >= Release::new(5, 14)
     }
 
-    /// "arch_topology: Limit span of cpu_clustergroup_mask()" (v6.0): MC widens to the
-    /// cluster when the cluster holds it, and CLS then shrinks to the SMT mask.
+    /// "arch_topology: Limit span of cpu_clustergroup_mask()" (v6.0): CLS shrinks to the
+    /// SMT mask when the coregroup lies within the cluster.
     pub fn has_arm64_cluster_limit(self) -> bool {
         self >= Release::new(6, 0)
+    }
+
+    /// "topology: make core_mask include at least cluster_siblings" (Darren Hart,
+    /// driver-core-5.18-rc5, so v5.18; Cc stable 5.16.x): with CONFIG_SCHED_CLUSTER, an
+    /// arm64 `cpu_coregroup_mask()` that lies within the cluster widens to it
+    /// (arch_topology.c v6.8:742-750).
+    pub fn arm64_coregroup_covers_cluster(self) -> bool {
+        self >= Release::new(5, 18)
     }
 
     /// arm64 `cpu_coregroup_mask()` narrows to the LLC when `last_level_cache_is_valid()`

@@ -184,9 +184,9 @@ fn arm64_coregroup_mask<'t>(
     if llc_id_known && llc.is_subset(core_mask) {
         core_mask = llc;
     }
-    // v6.0+: with clusters but no smaller shared LLC, widen to the cluster so that MC
-    // degenerates into CLS.
-    if release.has_arm64_cluster_limit() && m.config.sched_cluster {
+    // v5.18+: with clusters but no smaller shared LLC, widen to the cluster so that MC
+    // degenerates into CLS (v6.8:742-750).
+    if release.arm64_coregroup_covers_cluster() && m.config.sched_cluster {
         let cluster = t.cluster.get(cpu);
         if core_mask.is_subset(cluster) {
             core_mask = cluster;
