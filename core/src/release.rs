@@ -101,6 +101,17 @@ impl Release {
         self >= Release::new(5, 18)
     }
 
+    /// A device tree's `/cpus/cpu-map` as Sudeep Holla's series (driver-core-6.0-rc1)
+    /// reads it: `parse_socket()` for `socketN` nodes ("arch_topology: Add support for
+    /// parsing sockets in /cpu-map"), each core with its cluster's id ("… Set cluster
+    /// identifier in each core/thread from /cpu-map"), package 0 for a map without
+    /// sockets ("… Don't set cluster identifier as physical package identifier");
+    /// arch_topology.c v6.8:583-675. Before: `parse_cluster(map, 0)` alone, each leaf
+    /// cluster a package (v5.12.9:376-442). See `sched_domain::as_the_kernel_reads_it()`.
+    pub fn reads_dt_cpu_map_sockets(self) -> bool {
+        self >= Release::new(6, 0)
+    }
+
     /// arm64 `cpu_coregroup_mask()` narrows to the LLC when `last_level_cache_is_valid()`
     /// (v6.0, "arch_topology: Use the last level cache information from the
     /// cacheinfo"); before, only when `llc_id != -1`, which only a PPTT cache entry

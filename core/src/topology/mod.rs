@@ -15,6 +15,7 @@
 //! the same id", which is how drivers/base/arch_topology.c and arch/x86/kernel/smpboot.c
 //! build them. [`MachineSpec`] is the hierarchical description presets and JSON files use.
 
+mod firmware;
 pub mod import;
 pub mod presets;
 mod spec;
@@ -24,6 +25,7 @@ use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
 
+pub use firmware::Firmware;
 pub use import::{load_machine, ImportError, ImportHint, Missing};
 pub use spec::{CpuSpec, MachineSpec, Numbering};
 
@@ -186,6 +188,11 @@ pub struct Machine {
     /// assumption: nothing says what they share). Ignored on x86 (CPUID).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_shared_cache: bool,
+    /// arm64: the firmware the topology comes from ([`Firmware`]): ACPI's PPTT (the
+    /// ids as given), or a device tree's cpu-map, which kernels before v6.0 read
+    /// differently (`sched_domain::as_the_kernel_reads_it()`). x86: always ACPI.
+    #[serde(default, skip_serializing_if = "Firmware::is_acpi")]
+    pub firmware: Firmware,
 }
 
 /// The most NUMA nodes a machine may have: MAX_NUMNODES of a kernel built with
@@ -248,6 +255,8 @@ pub enum TopologyError {
     CapacitiesWithCpuList,
     #[error("CPU {cpu}: {what}")]
     Inconsistent { cpu: u32, what: String },
+    #[error("firmware {0:?} is a device tree, which schedlab models on arm64 only: x86 reads its topology from CPUID and ACPI (leave firmware out, or write \"acpi\")")]
+    DeviceTreeOnX86(&'static str),
     #[error("unknown machine preset {name:?}; known presets: {known}")]
     UnknownPreset { name: String, known: String },
 }
@@ -361,6 +370,9 @@ impl Machine {
             return Err(TopologyError::TooManyCpus { cpus: n as u64 });
         }
         validate_slit(&self.numa_distance)?;
+        if self.arch == Arch::X86 && self.firmware.is_device_tree() {
+            return Err(TopologyError::DeviceTreeOnX86(self.firmware.as_str()));
+        }
         let nodes = self.numa_distance.len();
         for (i, t) in self.cpus.iter().enumerate() {
             if t.node.0 as usize >= nodes {

@@ -168,6 +168,7 @@ pub fn machine_to_spec(m: &Machine) -> MachineSpec {
     spec.numa_distance = Some(m.numa_distance.clone());
     spec.node_reclaim_distance = Some(m.node_reclaim_distance);
     spec.no_shared_cache = m.no_shared_cache;
+    spec.firmware = m.firmware;
     spec.cpus = Some(
         m.cpus
             .iter()
