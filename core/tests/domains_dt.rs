@@ -205,6 +205,20 @@ fn dt_clusters_are_packages_before_6_0() {
     let r = Release::new(5, 12);
     assert_eq!(cpu_domains(&dt, r, 0)[0], ("0-3".to_string(), "MC"));
     assert_eq!(cpu_domains(&acpi, r, 0), [("0-7".to_string(), "MC")]);
+    // With SMT threads (`coreN/threadN`): before v6.0 no CPU has a cluster id, so
+    // v5.16-v5.19's `cpu_clustergroup_mask()` is the CPU alone (`cluster_sibling` is
+    // set only for `cluster_id != -1`, v5.16 update_siblings_masks()), narrower than
+    // SMT: "BUG: arch topology borken" for every CPU (none on v5.15, no CLS level).
+    let mut s = MachineSpec::regular("smt", "", Arch::Arm64, 1, 1, 1, 4, 2, 2, Numbering::Linear);
+    s.firmware = Firmware::DtClusters;
+    let m = s.build().expect("builds");
+    let smt_past_cls = "the SMT domain not a subset of the CLS domain";
+    assert_eq!(
+        dmesg(&m, Release::new(5, 16)).matches(smt_past_cls).count(),
+        8
+    );
+    assert!(!dmesg(&m, Release::new(5, 15)).contains("borken"));
+    assert!(!dmesg(&m, Release::new(6, 0)).contains("borken"));
     // Two sockets written as clusters (QEMU 6.2): package 0 from v6.0.
     let mut s = MachineSpec::regular(
         "virt62",
