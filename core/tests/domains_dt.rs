@@ -252,10 +252,11 @@ fn firmware_in_machine_files() {
     assert_eq!(spec.build().expect("builds"), m);
     let json = serde_json::to_string(&spec).expect("serializes");
     assert!(json.contains(r#""firmware":"dt""#), "{json}");
-    let text =
-        r#"{"name":"q","arch":"x86","packages":1,"cores_per_llc":4,"firmware":"dt-clusters"}"#;
+    let text = "{\"name\":\"q\",\"arch\":\"x86\",\"packages\":1,\"cores_per_llc\":4,\n\
+                \"firmware\":\"dt-clusters\"}";
     let e = load_machine(text, &ImportHint::NONE).expect_err("x86 has no device tree");
-    assert!(e.to_string().contains("arm64 only"), "{e}");
+    let e = e.to_string();
+    assert!(e.contains("arm64 only") && e.contains("line 2"), "{e}");
     // ACPI is the default and is not written.
     let m = qemu_dt_clusters(Firmware::Acpi);
     let json = serde_json::to_string(&m).expect("serializes");

@@ -49,6 +49,7 @@ fn error_line(text: &str, spec: &MachineSpec, e: &TopologyError) -> Option<usize
         TopologyError::SlitWrongSize { .. } => key("numa_distance"),
         TopologyError::NoCpus | TopologyError::TooManyCpus { .. } => key("cpus"),
         TopologyError::ClusterDoesNotDivide { .. } => key("cores_per_cluster"),
+        TopologyError::DeviceTreeOnX86(_) => key("firmware"),
         TopologyError::ZeroCount { what } | TopologyError::DoesNotDivide { inner: what, .. } => {
             key(what.split([' ', '(']).next()?)
         }
