@@ -7,7 +7,9 @@
 //!          │              │              │             │      │              └ SD_SHARE_PKG_RESOURCES → SD_SHARE_LLC
 //!          │              │              │             │      └ SD_CLUSTER, DIE → PKG, sched_cluster_active (seed 01)
 //!          │              │              │             └ group flags aligned on degeneration; CLS on hybrid x86
-//!          │              │              └ arm64 cpu_clustergroup_mask limited to the coregroup
+//!          │              │              └ arm64 cpu_clustergroup_mask limited to the coregroup;
+//!          │              │                device-tree cpu-map sockets and cluster ids
+//!          │              │                (arm64 MC widened to the cluster: already 5.18)
 //!          │              └ CLS level (CONFIG_SCHED_CLUSTER); SD_ASYM_CPUCAPACITY_FULL from 5.14
 //!          └ NUMA diameter > 2 group fix, sched/ debugfs, sched_verbose, !SMT idle-core gate (seed 02)
 //! ```
@@ -85,9 +87,28 @@ impl Release {
         self >= Release::new(5, 14)
     }
 
-    /// "arch_topology: Limit span of cpu_clustergroup_mask()" (v6.0): MC widens to the
-    /// cluster when the cluster holds it, and CLS then shrinks to the SMT mask.
+    /// "arch_topology: Limit span of cpu_clustergroup_mask()" (v6.0): CLS shrinks to the
+    /// SMT mask when the coregroup lies within the cluster.
     pub fn has_arm64_cluster_limit(self) -> bool {
+        self >= Release::new(6, 0)
+    }
+
+    /// "topology: make core_mask include at least cluster_siblings" (Darren Hart,
+    /// driver-core-5.18-rc5, so v5.18; Cc stable 5.16.x): with CONFIG_SCHED_CLUSTER, an
+    /// arm64 `cpu_coregroup_mask()` that lies within the cluster widens to it
+    /// (arch_topology.c v6.8:742-750).
+    pub fn arm64_coregroup_covers_cluster(self) -> bool {
+        self >= Release::new(5, 18)
+    }
+
+    /// A device tree's `/cpus/cpu-map` as Sudeep Holla's series (driver-core-6.0-rc1)
+    /// reads it: `parse_socket()` for `socketN` nodes ("arch_topology: Add support for
+    /// parsing sockets in /cpu-map"), each core with its cluster's id ("… Set cluster
+    /// identifier in each core/thread from /cpu-map"), package 0 for a map without
+    /// sockets ("… Don't set cluster identifier as physical package identifier");
+    /// arch_topology.c v6.8:583-675. Before: `parse_cluster(map, 0)` alone, each leaf
+    /// cluster a package (v5.12.9:376-442). See `sched_domain::as_the_kernel_reads_it()`.
+    pub fn reads_dt_cpu_map_sockets(self) -> bool {
         self >= Release::new(6, 0)
     }
 

@@ -4,17 +4,19 @@ use proptest::prelude::*;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::release::Release;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SdFlags};
-use schedlab_core::topology::{Arch, KernelConfig, TopologyError};
+use schedlab_core::topology::{Arch, Firmware, KernelConfig, TopologyError};
 use schedlab_core::topology::{MachineSpec, Numbering};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-/// A random symmetric SLIT with 10 on the diagonal.
+/// A random symmetric SLIT with 10 on the diagonal (now and then 255, which the kernel
+/// takes as a distance like any other).
 fn slit(nodes: usize, values: &[u8]) -> Vec<Vec<u8>> {
     let mut d = vec![vec![10u8; nodes]; nodes];
     let pairs = (0..nodes).flat_map(|a| (a + 1..nodes).map(move |b| (a, b)));
     for (k, (a, b)) in pairs.enumerate() {
-        let v = 11 + values[k % values.len()] % 40;
+        let r = values[k % values.len()];
+        let v = if r >= 248 { 255 } else { 11 + r % 40 };
         d[a][b] = v;
         d[b][a] = v;
     }
@@ -34,6 +36,7 @@ prop_compose! {
         numa in any::<bool>(),
         cls in any::<bool>(),
         dist in prop::collection::vec(any::<u8>(), 6),
+        firmware in prop::sample::select(vec![Firmware::Acpi, Firmware::Dt, Firmware::DtClusters]),
     ) -> MachineSpec {
         let mut s = MachineSpec::regular(
             "random", "",
@@ -45,6 +48,10 @@ prop_compose! {
         let nodes = (packages * nodes_per_package) as usize;
         s.numa_distance = Some(slit(nodes, &dist));
         s.config = Some(KernelConfig { numa, sched_cluster: cls, ..KernelConfig::SERVER });
+        // A device tree's cpu-map, read by release (arm64 only).
+        if arm {
+            s.firmware = firmware;
+        }
         s
     }
 }

@@ -246,3 +246,47 @@ fn simulator_runs_with_cpu_less_nodes() {
         }
     }
 }
+
+/// A distance of 255: `numa_set_distance()` takes any u8 off the diagonal
+/// (arch/x86/mm/numa.c v6.8, drivers/base/arch_numa.c, mm/numa_memblks.c v6.12:
+/// `(u8)distance != distance` is the only bound), ACPI's `slit_valid()` wants only
+/// more than LOCAL_DISTANCE (drivers/acpi/numa/srat.c v6.8:181-195), and
+/// `sched_init_numa()` refuses only `distance >= NR_DISTANCE_VALUES` (1 << 8:
+/// topology.c v5.12.9:1653, v6.8:1861, v6.12.19:1876). 255 is a level like any other,
+/// farther than `node_reclaim_distance` (sd_init(), v6.8:1658-1660).
+#[test]
+fn a_distance_of_255_is_a_numa_level_like_any_other() {
+    use schedlab_core::sched_domain::SdFlags;
+    use schedlab_core::topology::{load_machine, ImportHint};
+    for arch in [Arch::X86, Arch::Arm64] {
+        let mut s = MachineSpec::regular("far", "", arch, 3, 1, 1, 2, 1, 1, Numbering::Linear);
+        s.numa_distance = Some(vec![
+            vec![10, 20, 255],
+            vec![20, 10, 255],
+            vec![255, 255, 10],
+        ]);
+        let m = s.build().expect("255 is a distance the kernel takes");
+        for r in [(5, 12), (6, 5), (6, 8), (6, 12)].map(|(a, b)| Release::new(a, b)) {
+            let sd = build_sched_domains(&m, &BuildConfig::new(r)).expect("builds");
+            let d: Vec<u8> = sd.levels.iter().filter_map(|l| l.numa_distance).collect();
+            assert_eq!(d, vec![10, 20, 255], "{arch:?} {r}");
+            let top = sd.cpus[0].as_ref().expect("online").domains.last().cloned();
+            let top = top.expect("domains");
+            assert_eq!((top.name, top.span.to_list()), ("NUMA", "0-5".into()));
+            assert!(!top.flags.contains(SdFlags::WAKE_AFFINE), "{r}");
+            let _ = format::dmesg(&sd, None);
+            let _ = format::debugfs(&sd, None);
+        }
+    }
+    // The same table through numactl -H and through a sysfs dump.
+    let text = "# CPU,Core,Socket,Node\n0,0,0,0\n1,1,1,1\n\n\
+                available: 2 nodes (0-1)\nnode 0 cpus: 0\nnode 1 cpus: 1\n\
+                node distances:\nnode   0   1\n  0:  10  255\n  1:  255  10\n";
+    let m = load_machine(text, &ImportHint::NONE).expect("numactl -H with 255");
+    assert_eq!(m.numa_distance, vec![vec![10, 255], vec![255, 10]]);
+    let text = "# cpu physical_package_id core_id thread_siblings_list package_cpus_list\n\
+                cpu0 0 0 0 0\ncpu1 1 0 1 1\n\
+                node0 cpulist=0 distance=10 255\nnode1 cpulist=1 distance=255 10\n";
+    let m = load_machine(text, &ImportHint::NONE).expect("sysfs dump with 255");
+    assert_eq!(m.numa_distance, vec![vec![10, 255], vec![255, 10]]);
+}

@@ -176,17 +176,17 @@ fn arm64_coregroup_mask<'t>(
     }
     // Before v6.0 "if (cpu_topology[cpu].llc_id != -1)" (arch_topology.c
     // v5.12.9:501-504): llc_id comes only from a PPTT cache entry (arm64 topology.c
-    // v5.12.9:110-119), so without cache information in the firmware (QEMU's device
-    // tree) the LLC is not looked at. v6.0+: last_level_cache_is_valid() (v6.8:737-740),
-    // true for the CPU's own cacheinfo.
-    let llc_id_known = release.arm64_llc_from_cacheinfo() || !m.no_shared_cache;
+    // v5.12.9:110-119), so with a device tree, or a PPTT without caches, the LLC is not
+    // looked at. v6.0+: last_level_cache_is_valid() (v6.8:737-740), true for the CPU's
+    // own cacheinfo.
+    let llc_id_known = super::firmware::arm64_llc_known(m, release);
     let llc = t.llc.get(cpu);
     if llc_id_known && llc.is_subset(core_mask) {
         core_mask = llc;
     }
-    // v6.0+: with clusters but no smaller shared LLC, widen to the cluster so that MC
-    // degenerates into CLS.
-    if release.has_arm64_cluster_limit() && m.config.sched_cluster {
+    // v5.18+: with clusters but no smaller shared LLC, widen to the cluster so that MC
+    // degenerates into CLS (v6.8:742-750).
+    if release.arm64_coregroup_covers_cluster() && m.config.sched_cluster {
         let cluster = t.cluster.get(cpu);
         if core_mask.is_subset(cluster) {
             core_mask = cluster;

@@ -21,6 +21,7 @@
 //! holds one copy of each group rather than one per CPU.
 
 mod build;
+mod firmware;
 mod flags;
 pub mod format;
 mod levels;
@@ -35,6 +36,7 @@ use crate::release::Release;
 use crate::topology::Machine;
 
 pub use build::build_sched_domains;
+pub use firmware::as_the_kernel_reads_it;
 pub use flags::SdFlags;
 
 /// What `build_sched_domains()` is asked to build.

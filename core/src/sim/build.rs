@@ -25,8 +25,12 @@ impl Simulator {
         // jiffies; rq->wake_avg_idle = rq->avg_idle;" (core.c v5.14-v6.6).
         state.sis_prop.avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
         state.sis_prop.wake_avg_idle_ns = vec![2 * MIGRATION_COST_NS; n];
+        // arch_scale_cpu_capacity() as the release read the firmware: a device tree's
+        // capacity-dmips-mhz is not reached before v6.0 when its cpu-map has sockets.
+        let kernel_view =
+            crate::sched_domain::as_the_kernel_reads_it(&machine, cfg.patches.release);
         for (c, rq) in state.rqs.iter_mut().enumerate() {
-            rq.capacity = machine.cpus[c].capacity as u64;
+            rq.capacity = kernel_view.cpus[c].capacity as u64;
             rq.active = online.test_cpu(CpuId(c as u32));
         }
         // LLC bookkeeping.

@@ -15,6 +15,7 @@
 //! the same id", which is how drivers/base/arch_topology.c and arch/x86/kernel/smpboot.c
 //! build them. [`MachineSpec`] is the hierarchical description presets and JSON files use.
 
+mod firmware;
 pub mod import;
 pub mod presets;
 mod spec;
@@ -24,6 +25,7 @@ use thiserror::Error;
 
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
 
+pub use firmware::Firmware;
 pub use import::{load_machine, ImportError, ImportHint, Missing};
 pub use spec::{CpuSpec, MachineSpec, Numbering};
 
@@ -186,6 +188,11 @@ pub struct Machine {
     /// assumption: nothing says what they share). Ignored on x86 (CPUID).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_shared_cache: bool,
+    /// arm64: the firmware the topology comes from ([`Firmware`]): ACPI's PPTT (the
+    /// ids as given), or a device tree's cpu-map, which kernels before v6.0 read
+    /// differently (`sched_domain::as_the_kernel_reads_it()`). x86: always ACPI.
+    #[serde(default, skip_serializing_if = "Firmware::is_acpi")]
+    pub firmware: Firmware,
 }
 
 /// The most NUMA nodes a machine may have: MAX_NUMNODES of a kernel built with
@@ -240,16 +247,16 @@ pub enum TopologyError {
     },
     #[error("node_distance({node}, {node}) is {value}; a node's distance to itself must be 10 (LOCAL_DISTANCE)")]
     SlitDiagonal { node: usize, value: u8 },
-    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (and at most 254)")]
+    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (11-255)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
-    #[error("node_distance({a}, {b}) is 255, which a SLIT uses for an unreachable node; distances between different nodes must be 11-254")]
-    SlitUnreachable { a: usize, b: usize },
     #[error("capacities has {len} entries but the machine has {cpus} CPUs: give one capacity per CPU, in CPU order")]
     CapacitiesWrongLength { len: usize, cpus: usize },
     #[error("capacities is for the regular form (counts); with an explicit \"cpus\" list give each CPU's \"capacity\" there")]
     CapacitiesWithCpuList,
     #[error("CPU {cpu}: {what}")]
     Inconsistent { cpu: u32, what: String },
+    #[error("firmware {0:?} is a device tree, which schedlab models on arm64 only: x86 reads its topology from CPUID and ACPI (leave firmware out, or write \"acpi\")")]
+    DeviceTreeOnX86(&'static str),
     #[error("unknown machine preset {name:?}; known presets: {known}")]
     UnknownPreset { name: String, known: String },
 }
@@ -363,6 +370,9 @@ impl Machine {
             return Err(TopologyError::TooManyCpus { cpus: n as u64 });
         }
         validate_slit(&self.numa_distance)?;
+        if self.arch == Arch::X86 && self.firmware.is_device_tree() {
+            return Err(TopologyError::DeviceTreeOnX86(self.firmware.as_str()));
+        }
         let nodes = self.numa_distance.len();
         for (i, t) in self.cpus.iter().enumerate() {
             if t.node.0 as usize >= nodes {
@@ -433,9 +443,16 @@ impl Machine {
 }
 
 /// Checks a SLIT as `sched_init_numa()` and the ACPI SLIT parser (`slit_valid()`) need
-/// it: square, 10 on the diagonal, 11-254 elsewhere. It need not be symmetric: the
-/// kernel builds the levels from `node_distance(i, j)` as given and, with
-/// sched_verbose, warns "Node-distance not symmetric" (topology.c v6.8:1931-1932).
+/// it: square, 10 on the diagonal, 11-255 elsewhere. 255 is taken as a distance like
+/// any other: `numa_set_distance()` bounds it by `(u8)distance != distance` only
+/// (arch/x86/mm/numa.c v6.8, drivers/base/arch_numa.c, mm/numa_memblks.c v6.12),
+/// `slit_valid()` by `val <= LOCAL_DISTANCE` off the diagonal (drivers/acpi/numa/srat.c
+/// v6.8:181-195), the device tree's `of_numa_parse_distance_map_v1()` likewise
+/// (drivers/of/of_numa.c v6.8:107-112), and `sched_init_numa()` only refuses
+/// `distance >= NR_DISTANCE_VALUES` (256; topology.c v5.12.9:1653, v6.8:1861). It need
+/// not be symmetric: the kernel builds the levels from `node_distance(i, j)` as given
+/// and, with sched_verbose, warns "Node-distance not symmetric" (topology.c
+/// v6.8:1931-1932).
 pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
     let n = d.len();
     if n == 0 {
@@ -465,11 +482,6 @@ pub fn validate_slit(d: &[Vec<u8>]) -> Result<(), TopologyError> {
         for (j, &value) in row.iter().enumerate() {
             if i != j && value <= 10 {
                 return Err(TopologyError::SlitRemoteTooSmall { a: i, b: j, value });
-            }
-            // NUMA_NO_DISTANCE: ACPI's "unreachable", which sched_init_numa() would
-            // take for a real, very far level.
-            if value == u8::MAX {
-                return Err(TopologyError::SlitUnreachable { a: i, b: j });
             }
         }
     }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Arch, CpuTopo, KernelConfig, Machine, NodeId, TopologyError, MAX_NODES};
+use super::{Arch, CpuTopo, Firmware, KernelConfig, Machine, NodeId, TopologyError, MAX_NODES};
 use crate::cpumask::MAX_CPUS;
 
 /// How Linux numbers the SMT threads of a regular machine.
@@ -110,6 +110,12 @@ pub struct MachineSpec {
     /// assumption: nothing says what they share). Ignored on x86 (CPUID).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_shared_cache: bool,
+    /// arm64: `"acpi"` (the default: a PPTT, ids as given), `"dt"` (a device tree
+    /// whose cpu-map has socket nodes, as QEMU's virt writes) or `"dt-clusters"` (a
+    /// cpu-map of clusters only). Kernels before v6.0 read a device tree's cpu-map
+    /// differently ([`Firmware`]). Written only when not ACPI.
+    #[serde(default, skip_serializing_if = "Firmware::is_acpi")]
+    pub firmware: Firmware,
 }
 
 impl MachineSpec {
@@ -145,6 +151,7 @@ impl MachineSpec {
             cpus: None,
             capacities: None,
             no_shared_cache: false,
+            firmware: Firmware::Acpi,
         }
     }
 
@@ -214,6 +221,7 @@ impl MachineSpec {
             base.capacities = Some(m.cpus.iter().map(|c| c.capacity).collect());
         }
         base.no_shared_cache = self.no_shared_cache;
+        base.firmware = self.firmware;
         // SMT siblings next to each other, or the first thread of every core first.
         if n > cores && m.cpus.len() > 1 && m.cpus[0].core != m.cpus[1].core {
             base.numbering = Numbering::SmtSplit;
@@ -276,6 +284,7 @@ impl MachineSpec {
                 .node_reclaim_distance
                 .unwrap_or(super::RECLAIM_DISTANCE),
             no_shared_cache: self.no_shared_cache,
+            firmware: self.firmware,
         };
         m.validate()?;
         Ok(m)

@@ -105,6 +105,9 @@ impl WakeEnv {
     /// Builds the domains the patch set's kernel would build for `machine`.
     pub fn new(machine: &Machine, patches: PatchSet) -> Result<WakeEnv, DomainError> {
         let domains = SchedDomains::build(machine, &BuildConfig::for_patches(&patches))?;
+        // cpu_smt_mask() as the release read the firmware (a device tree before v6.0).
+        let kernel_view = crate::sched_domain::as_the_kernel_reads_it(machine, patches.release);
+        let machine: &Machine = &kernel_view;
         let online = domains.cpu_map.clone();
         let smt: Vec<CpuMask> = machine.smt_masks().iter().map(|m| m.and(&online)).collect();
         let smt_list = smt.iter().map(|m| m.iter().collect()).collect();

@@ -560,8 +560,7 @@ impl Draft {
     fn blame(e: TopologyError) -> BTreeMap<Field, String> {
         let field = match &e {
             TopologyError::SlitDiagonal { node, .. } => Field::Distance(*node, *node),
-            TopologyError::SlitRemoteTooSmall { a, b, .. }
-            | TopologyError::SlitUnreachable { a, b } => Field::Distance(*a, *b),
+            TopologyError::SlitRemoteTooSmall { a, b, .. } => Field::Distance(*a, *b),
             TopologyError::CapacitiesWrongLength { .. } => Field::Capacities,
             TopologyError::Inconsistent { what, .. } if what.contains("capacity") => {
                 Field::Capacities

@@ -220,7 +220,7 @@ impl Slit {
                                 a,
                                 b,
                                 format!(
-                                    "node_distance({a}, {b}): {:?} is not a distance (11-254)",
+                                    "node_distance({a}, {b}): {:?} is not a distance (11-255)",
                                     cell.trim()
                                 ),
                             ));

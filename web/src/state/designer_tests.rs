@@ -159,6 +159,18 @@ fn distances_edit_the_numa_levels() {
     assert_eq!(v.machine().numa_distance[0][2], 15);
 }
 
+/// 255 is a distance the kernel takes (`numa_set_distance()` keeps any u8,
+/// `sched_init_numa()` refuses only 256 and up): a level like any other.
+#[test]
+fn a_distance_of_255_is_accepted() {
+    let t = designed().reduce(edit(Field::Distance(0, 2), "255"));
+    assert!(draft(&t).errors.is_empty(), "{:?}", draft(&t).errors);
+    assert_eq!(t.machine().numa_distance[2][0], 255);
+    let u = t.reduce(edit(Field::Distance(0, 2), "256"));
+    let e = &draft(&u).errors[&Field::Distance(0, 2)];
+    assert!(e.contains("11-255"), "{e}");
+}
+
 #[test]
 fn the_grid_follows_the_node_count_with_defaults() {
     let s = designed().reduce(edit(Field::Count(Count::NodesPerSocket), "1"));

@@ -122,6 +122,10 @@ struct Builder<'a> {
 
 /// Mirrors `build_sched_domains(cpu_map, attr)` followed by the attach of every CPU.
 pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomains, DomainError> {
+    // cpu_topology[] as the release reads the firmware (a device tree's cpu-map before
+    // v6.0), and what it printed doing so, before sched_init_smp().
+    let kernel_view = super::firmware::as_the_kernel_reads_it(m, cfg.release);
+    let m: &Machine = &kernel_view;
     let n = m.nr_cpus();
     let mut cpu_map = CpuMask::full(n);
     if let Some(off) = &cfg.offline {
@@ -143,15 +147,14 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
     }
     let topo = TopoMasks::new(m);
     let levels = topology_levels(m, &topo, cfg, &cpu_map);
-    let (numa_distance, messages) = if m.config.numa {
+    let mut messages = super::firmware::firmware_messages(m, cfg.release);
+    let numa_distance = if m.config.numa {
         // sched_init_numa() runs (sched_init_smp()) before the domains are built: its
         // warning comes first.
-        (
-            numa_distances(m, &cpu_map, cfg.release),
-            numa_warnings(m, &cpu_map, cfg.release),
-        )
+        messages.extend(numa_warnings(m, &cpu_map, cfg.release));
+        numa_distances(m, &cpu_map, cfg.release)
     } else {
-        (Vec::new(), Vec::new())
+        Vec::new()
     };
     let n_levels = levels.len();
     let mut capacities: Vec<u32> = cpu_map.iter().map(|c| m.topo(c).capacity).collect();

@@ -45,12 +45,11 @@ fn error_line(text: &str, spec: &MachineSpec, e: &TopologyError) -> Option<usize
         }
         TopologyError::SlitNotSquare { row, .. } => lines.element("numa_distance", *row),
         TopologyError::SlitDiagonal { node, .. } => lines.element("numa_distance", *node),
-        TopologyError::SlitRemoteTooSmall { a, .. } | TopologyError::SlitUnreachable { a, .. } => {
-            lines.element("numa_distance", *a)
-        }
+        TopologyError::SlitRemoteTooSmall { a, .. } => lines.element("numa_distance", *a),
         TopologyError::SlitWrongSize { .. } => key("numa_distance"),
         TopologyError::NoCpus | TopologyError::TooManyCpus { .. } => key("cpus"),
         TopologyError::ClusterDoesNotDivide { .. } => key("cores_per_cluster"),
+        TopologyError::DeviceTreeOnX86(_) => key("firmware"),
         TopologyError::ZeroCount { what } | TopologyError::DoesNotDivide { inner: what, .. } => {
             key(what.split([' ', '(']).next()?)
         }
@@ -170,6 +169,7 @@ pub fn machine_to_spec(m: &Machine) -> MachineSpec {
     spec.numa_distance = Some(m.numa_distance.clone());
     spec.node_reclaim_distance = Some(m.node_reclaim_distance);
     spec.no_shared_cache = m.no_shared_cache;
+    spec.firmware = m.firmware;
     spec.cpus = Some(
         m.cpus
             .iter()
