@@ -69,13 +69,35 @@ fn cpu_domains(m: &Machine, r: Release, cpu: usize) -> Vec<(String, &'static str
         .collect()
 }
 
+/// An arm64 machine of `packages` × `cores` (per package, one node and LLC each),
+/// `cores_per_cluster` and `threads`, numbered linearly, as `firmware` describes it.
+fn arm64_spec(
+    name: &str,
+    [packages, cores, cores_per_cluster, threads]: [u32; 4],
+    firmware: Firmware,
+) -> MachineSpec {
+    let mut s = MachineSpec::regular(
+        name,
+        "",
+        Arch::Arm64,
+        packages,
+        1,
+        1,
+        cores,
+        cores_per_cluster,
+        threads,
+        Numbering::Linear,
+    );
+    s.firmware = firmware;
+    s
+}
+
 /// QEMU's virt with a device tree, `-smp 8,sockets=1,clusters=2,cores=2,threads=2`
 /// and no cache nodes (core/tests/fixtures/qemu/arm64-dt-clusters-6.1: Debian's 6.1
 /// without CONFIG_SCHED_CLUSTER). QEMU 7.0+ writes `socket0/clusterN/coreN/threadN`.
 fn qemu_dt_clusters(firmware: Firmware) -> Machine {
-    let mut s = MachineSpec::regular("virt", "", Arch::Arm64, 1, 1, 1, 4, 2, 2, Numbering::Linear);
+    let mut s = arm64_spec("virt", [1, 4, 2, 2], firmware);
     s.no_shared_cache = true;
-    s.firmware = firmware;
     s.config = Some(KernelConfig {
         sched_cluster: false,
         ..KernelConfig::SERVER
@@ -130,19 +152,7 @@ fn qemu_dt_sockets_before_6_0_are_a_core_per_cpu() {
     }
     assert!(!dmesg(&dt, Release::new(6, 0)).contains("cpu-map"));
     // Two sockets, a node each: the package is the node, the hierarchy goes on at NUMA.
-    let mut s = MachineSpec::regular(
-        "virt2",
-        "",
-        Arch::Arm64,
-        2,
-        1,
-        1,
-        2,
-        1,
-        2,
-        Numbering::Linear,
-    );
-    s.firmware = Firmware::Dt;
+    let mut s = arm64_spec("virt2", [2, 2, 1, 2], Firmware::Dt);
     s.no_shared_cache = true;
     let m = s.build().expect("builds");
     let names: Vec<&str> = cpu_domains(&m, Release::new(5, 15), 0)
@@ -166,19 +176,7 @@ fn qemu_dt_sockets_before_6_0_are_a_core_per_cpu() {
 /// CLS and MC at the L3. The same machine from ACPI has CLS and MC from v5.16.
 #[test]
 fn dt_clusters_are_packages_before_6_0() {
-    let mut s = MachineSpec::regular(
-        "board",
-        "",
-        Arch::Arm64,
-        1,
-        1,
-        1,
-        8,
-        4,
-        1,
-        Numbering::Linear,
-    );
-    s.firmware = Firmware::DtClusters;
+    let mut s = arm64_spec("board", [1, 8, 4, 1], Firmware::DtClusters);
     let dt = s.build().expect("builds");
     s.firmware = Firmware::Acpi;
     let acpi = s.build().expect("builds");
@@ -209,9 +207,9 @@ fn dt_clusters_are_packages_before_6_0() {
     // v5.16-v5.19's `cpu_clustergroup_mask()` is the CPU alone (`cluster_sibling` is
     // set only for `cluster_id != -1`, v5.16 update_siblings_masks()), narrower than
     // SMT: "BUG: arch topology borken" for every CPU (none on v5.15, no CLS level).
-    let mut s = MachineSpec::regular("smt", "", Arch::Arm64, 1, 1, 1, 4, 2, 2, Numbering::Linear);
-    s.firmware = Firmware::DtClusters;
-    let m = s.build().expect("builds");
+    let m = arm64_spec("smt", [1, 4, 2, 2], Firmware::DtClusters)
+        .build()
+        .expect("builds");
     let smt_past_cls = "the SMT domain not a subset of the CLS domain";
     assert_eq!(
         dmesg(&m, Release::new(5, 16)).matches(smt_past_cls).count(),
@@ -220,20 +218,9 @@ fn dt_clusters_are_packages_before_6_0() {
     assert!(!dmesg(&m, Release::new(5, 15)).contains("borken"));
     assert!(!dmesg(&m, Release::new(6, 0)).contains("borken"));
     // Two sockets written as clusters (QEMU 6.2): package 0 from v6.0.
-    let mut s = MachineSpec::regular(
-        "virt62",
-        "",
-        Arch::Arm64,
-        2,
-        1,
-        1,
-        4,
-        4,
-        1,
-        Numbering::Linear,
-    );
-    s.firmware = Firmware::DtClusters;
-    let m = s.build().expect("builds");
+    let m = arm64_spec("virt62", [2, 4, 4, 1], Firmware::DtClusters)
+        .build()
+        .expect("builds");
     let k = as_the_kernel_reads_it(&m, Release::new(6, 0));
     assert!(k.cpus.iter().all(|c| c.package == 0));
     let k = as_the_kernel_reads_it(&m, Release::new(5, 19));
