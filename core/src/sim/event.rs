@@ -316,12 +316,9 @@ impl EventQueue {
 
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
-        if time <= self.now {
-            self.immediate.push_back(event);
-            return;
+        if let Some(k) = self.key_or_now(time, event) {
+            self.heap.push(k, event);
         }
-        let seq = self.next_seq();
-        self.heap.push(key(time, seq), event);
     }
 
     /// [`EventQueue::push`] for a sleeper's timer (`Event::Timer`), into the heap of
@@ -329,15 +326,23 @@ impl EventQueue {
     /// ones out of the way of the CPUs' events.)
     #[inline]
     pub fn push_timer(&mut self, time: SimTime, event: Event) {
+        if let Some(k) = self.key_or_now(time, event) {
+            // No hole here (refresh_rare() closes it): the least key is the lesser.
+            self.timers.push(k, event);
+            self.rare = self.rare.min(k);
+        }
+    }
+
+    /// An event due at `time`: its heap key, or `None` once queued to run now
+    /// (`time` not after the present).
+    #[inline]
+    fn key_or_now(&mut self, time: SimTime, event: Event) -> Option<u64> {
         if time <= self.now {
             self.immediate.push_back(event);
-            return;
+            return None;
         }
         let seq = self.next_seq();
-        let k = key(time, seq);
-        // No hole here (refresh_rare() closes it): the least key is the lesser.
-        self.timers.push(k, event);
-        self.rare = self.rare.min(k);
+        Some(key(time, seq))
     }
 
     /// The next sequence number.
