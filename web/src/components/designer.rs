@@ -69,6 +69,16 @@ fn kernel_fields(arch: Arch, config: &KernelConfig, edit: &Callback<(Field, Stri
     }
 }
 
+/// The `oninput` of a text field that edits `field`: its value, emitted to `d`.
+pub(super) fn on_edit(d: &Callback<(Field, String)>, field: Field) -> Callback<InputEvent> {
+    let d = d.clone();
+    Callback::from(move |e: InputEvent| {
+        if let Some(v) = input_value(&e) {
+            d.emit((field, v));
+        }
+    })
+}
+
 /// A labelled text field of the form, its error beside it.
 pub(super) fn text_field(
     draft: &Draft,
@@ -80,14 +90,7 @@ pub(super) fn text_field(
 ) -> Html {
     let id = field.id();
     let error = draft.errors.get(&field).cloned();
-    let oninput = {
-        let d = d.clone();
-        Callback::from(move |e: InputEvent| {
-            if let Some(v) = input_value(&e) {
-                d.emit((field, v));
-            }
-        })
-    };
+    let oninput = on_edit(d, field);
     html! {
         <div class={classes!("designer-field", error.is_some().then_some("invalid"))}>
             <label for={id.clone()}>{ label.to_string() }</label>

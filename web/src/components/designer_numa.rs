@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use schedlab_core::release::Release;
 use yew::prelude::*;
 
-use super::designer::text_field;
-use crate::dom::{checked, input_value};
+use super::designer::{on_edit, text_field};
+use crate::dom::checked;
 use crate::state::designer::{Draft, Field};
 
 /// How many asymmetric pairs the note spells out before "and N more".
@@ -68,14 +68,7 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
             .into_iter()
             .flatten()
             .collect();
-            let oninput = {
-                let edit = edit.clone();
-                Callback::from(move |e: InputEvent| {
-                    if let Some(v) = input_value(&e) {
-                        edit.emit((field, v));
-                    }
-                })
-            };
+            let oninput = on_edit(edit, field);
             html! {
                 <td class={classes!(error.then_some("invalid"), lopsided.then_some("asym"),
                         (slit.is_memory_only(a) || slit.is_memory_only(b)).then_some("memory-only"))}>
