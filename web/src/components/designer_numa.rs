@@ -11,7 +11,7 @@ use yew::prelude::*;
 
 use super::designer::{on_edit, text_field};
 use crate::dom::checked;
-use crate::state::designer::{Draft, Field};
+use crate::state::designer::{Draft, Field, Slit};
 
 /// How many asymmetric pairs the note spells out before "and N more".
 const PAIRS_SHOWN: usize = 3;
@@ -51,6 +51,59 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
     let slit = &draft.slit;
     let n = slit.len();
     let pairs = slit.asymmetric_pairs();
+    let grid = slit_grid(draft, &pairs, edit);
+    let slit_errors: Vec<String> = draft
+        .errors
+        .iter()
+        .filter(|(f, _)| matches!(f, Field::Distance(..)))
+        .map(|(_, e)| e.clone())
+        .collect();
+    let onsymmetric = {
+        let edit = edit.clone();
+        Callback::from(move |e: Event| {
+            edit.emit((
+                Field::Symmetric,
+                if checked(&e) { "y" } else { "n" }.to_string(),
+            ))
+        })
+    };
+    let symmetric_hint = if slit.symmetric() {
+        "Editing a cell sets its mirror too. Checking this over a table that is not \
+         symmetric copies each cell above the diagonal onto its mirror; unchecking right \
+         after gives the table back."
+    } else {
+        "Each cell is edited on its own: row a, column b is node_distance(a, b), the \
+         distance from node a to node b."
+    };
+    let asym_note = asym_note(slit, &pairs);
+    let memory_note = memory_note(slit, release);
+    html! {
+        // The fieldset is as wide as its grid needs (static/style.css reads --slit-nodes).
+        <fieldset class="designer-numa" style={format!("--slit-nodes: {n}")}>
+            <legend>{ "NUMA distances (SLIT)" }</legend>
+            <label class="designer-check">
+                <input type="checkbox" id={Field::Symmetric.id()} checked={slit.symmetric()}
+                    onchange={onsymmetric} aria-describedby="designer-symmetric-hint" />
+                <span>{ "symmetric: node_distance(a, b) = node_distance(b, a)" }</span>
+            </label>
+            <p class="hint" id="designer-symmetric-hint">{ symmetric_hint }</p>
+            <div class="designer-slit-wrap">{ grid }</div>
+            <div id="designer-slit-errors">
+                { for slit_errors.into_iter().map(|e| html! { <p class="error field-error">{ e }</p> }) }
+            </div>
+            { for asym_note }
+            { for memory_note }
+            <p class="hint">{ "The kernel builds one NUMA level per distinct distance." }</p>
+            { text_field(draft, Field::ReclaimDistance, "node_reclaim_distance (30; AMD Zen 32)", &draft.reclaim, true, edit) }
+        </fieldset>
+    }
+}
+
+/// The distance grid: a text field per cell off the diagonal, marked when invalid,
+/// when its mirror differs (`pairs`) or when a node has no CPUs.
+fn slit_grid(draft: &Draft, pairs: &[(usize, usize)], edit: &Callback<(Field, String)>) -> Html {
+    let slit = &draft.slit;
+    let n = slit.len();
     let asym: BTreeSet<(usize, usize)> =
         pairs.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
     let rows = slit.rows().iter().enumerate().map(|(a, row)| {
@@ -87,7 +140,7 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
             </tr>
         }
     });
-    let grid = html! {
+    html! {
         <table class="designer-slit">
             <caption class="visually-hidden">{ "node_distance(row, column): the distance from the row's node to the column's" }</caption>
             <thead><tr>
@@ -96,31 +149,12 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
             </tr></thead>
             <tbody>{ for rows }</tbody>
         </table>
-    };
-    let slit_errors: Vec<String> = draft
-        .errors
-        .iter()
-        .filter(|(f, _)| matches!(f, Field::Distance(..)))
-        .map(|(_, e)| e.clone())
-        .collect();
-    let onsymmetric = {
-        let edit = edit.clone();
-        Callback::from(move |e: Event| {
-            edit.emit((
-                Field::Symmetric,
-                if checked(&e) { "y" } else { "n" }.to_string(),
-            ))
-        })
-    };
-    let symmetric_hint = if slit.symmetric() {
-        "Editing a cell sets its mirror too. Checking this over a table that is not \
-         symmetric copies each cell above the diagonal onto its mirror; unchecking right \
-         after gives the table back."
-    } else {
-        "Each cell is edited on its own: row a, column b is node_distance(a, b), the \
-         distance from node a to node b."
-    };
-    let asym_note = (!pairs.is_empty()).then(|| {
+    }
+}
+
+/// The note naming the pairs whose mirrors differ, and what the kernel does with them.
+fn asym_note(slit: &Slit, pairs: &[(usize, usize)]) -> Option<Html> {
+    (!pairs.is_empty()).then(|| {
         let read = |a: usize, b: usize| slit.rows()[a][b].trim().to_string();
         let mut shown: Vec<String> = pairs
             .iter()
@@ -144,9 +178,13 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
                 { " and the table before the domains." }
             </p>
         }
-    });
+    })
+}
+
+/// The note on the memory-only nodes: what `release`'s `sched_init_numa()` counts.
+fn memory_note(slit: &Slit, release: Release) -> Option<Html> {
     let memory = slit.memory_nodes();
-    let memory_note = (memory > 0).then(|| {
+    (memory > 0).then(|| {
         let counted = if release.numa_levels_over_cpu_nodes() {
             format!(
                 "On {release}, as from 5.18 (0fb3978b0aac), sched_init_numa() counts only the \
@@ -170,25 +208,5 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
                 ) }
             </p>
         }
-    });
-    html! {
-        // The fieldset is as wide as its grid needs (static/style.css reads --slit-nodes).
-        <fieldset class="designer-numa" style={format!("--slit-nodes: {n}")}>
-            <legend>{ "NUMA distances (SLIT)" }</legend>
-            <label class="designer-check">
-                <input type="checkbox" id={Field::Symmetric.id()} checked={slit.symmetric()}
-                    onchange={onsymmetric} aria-describedby="designer-symmetric-hint" />
-                <span>{ "symmetric: node_distance(a, b) = node_distance(b, a)" }</span>
-            </label>
-            <p class="hint" id="designer-symmetric-hint">{ symmetric_hint }</p>
-            <div class="designer-slit-wrap">{ grid }</div>
-            <div id="designer-slit-errors">
-                { for slit_errors.into_iter().map(|e| html! { <p class="error field-error">{ e }</p> }) }
-            </div>
-            { for asym_note }
-            { for memory_note }
-            <p class="hint">{ "The kernel builds one NUMA level per distinct distance." }</p>
-            { text_field(draft, Field::ReclaimDistance, "node_reclaim_distance (30; AMD Zen 32)", &draft.reclaim, true, edit) }
-        </fieldset>
-    }
+    })
 }
