@@ -56,4 +56,19 @@ impl Firmware {
             Firmware::DtClusters => "dt-clusters",
         }
     }
+
+    /// Every firmware, in the order a picker lists them.
+    pub const ALL: [Firmware; 3] = [Firmware::Acpi, Firmware::Dt, Firmware::DtClusters];
+}
+
+impl std::str::FromStr for Firmware {
+    type Err = String;
+
+    /// What [`Firmware::as_str`] writes (as machine files spell it).
+    fn from_str(s: &str) -> Result<Firmware, String> {
+        Firmware::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s.trim())
+            .ok_or_else(|| format!("{s:?} is not a firmware: write acpi, dt or dt-clusters"))
+    }
 }

@@ -9,7 +9,7 @@
 //! Also here: [`MissingNote`], the note under the pickers when a pasted machine lacked
 //! what the kernel uses (core's `Missing`), with a button into the designer.
 
-use schedlab_core::topology::{Arch, KernelConfig, Numbering};
+use schedlab_core::topology::{Arch, Firmware, KernelConfig, Numbering};
 use schedlab_core::workload::Workload;
 use yew::prelude::*;
 
@@ -28,9 +28,64 @@ fn kopt_hint(k: Kopt) -> &'static str {
     }
 }
 
-/// The architecture picker and the Kconfig boxes: the form's, and an irregular
-/// machine's (they apply to any spec).
-fn kernel_fields(arch: Arch, config: &KernelConfig, edit: &Callback<(Field, String)>) -> Html {
+/// What each firmware is and where it is found, for its option.
+fn firmware_label(f: Firmware) -> &'static str {
+    match f {
+        Firmware::Acpi => "ACPI PPTT (servers; ids as given)",
+        Firmware::Dt => "device tree, cpu-map of sockets (QEMU virt 7.0+)",
+        Firmware::DtClusters => "device tree, cpu-map of clusters (boards)",
+    }
+}
+
+/// arm64 only: the firmware picker and the shared-cache box (before v6.0 a device
+/// tree's cpu-map reads differently; without a shared cache MC shrinks).
+fn firmware_fields(
+    firmware: Firmware,
+    no_shared_cache: bool,
+    edit: &Callback<(Field, String)>,
+) -> Html {
+    let onfirmware = {
+        let edit = edit.clone();
+        Callback::from(move |e: Event| {
+            if let Some(v) = select_value(&e) {
+                edit.emit((Field::Firmware, v));
+            }
+        })
+    };
+    let oncache = {
+        let edit = edit.clone();
+        Callback::from(move |e: Event| {
+            edit.emit((
+                Field::NoSharedCache,
+                if checked(&e) { "y" } else { "n" }.to_string(),
+            ))
+        })
+    };
+    let options = Firmware::ALL.iter().map(|&f| {
+        html! { <option value={f.as_str()} selected={f == firmware}>{ firmware_label(f) }</option> }
+    });
+    html! {
+        <>
+            <div class="designer-field">
+                <label for={Field::Firmware.id()}>{ "firmware: where the kernel reads the topology (before 6.0 a device tree reads differently)" }</label>
+                <select id={Field::Firmware.id()} onchange={onfirmware}>{ for options }</select>
+            </div>
+            <label class="designer-check">
+                <input type="checkbox" id={Field::NoSharedCache.id()} checked={no_shared_cache} onchange={oncache} />
+                <span>{ "no shared cache described (QEMU's device tree): MC is each CPU alone, or its cluster from 6.0" }</span>
+            </label>
+        </>
+    }
+}
+
+/// The architecture picker, arm64's firmware fields and the Kconfig boxes: the
+/// form's, and an irregular machine's (they apply to any spec).
+fn kernel_fields(
+    arch: Arch,
+    (firmware, no_shared_cache): (Firmware, bool),
+    config: &KernelConfig,
+    edit: &Callback<(Field, String)>,
+) -> Html {
     let onarch = {
         let edit = edit.clone();
         Callback::from(move |e: Event| {
@@ -64,6 +119,9 @@ fn kernel_fields(arch: Arch, config: &KernelConfig, edit: &Callback<(Field, Stri
                     <option value="arm64" selected={arch == Arch::Arm64}>{ "arm64 (CLS = PPTT cluster)" }</option>
                 </select>
             </div>
+            if arch == Arch::Arm64 {
+                { firmware_fields(firmware, no_shared_cache, edit) }
+            }
             { for boxes }
         </fieldset>
     }
@@ -143,7 +201,7 @@ pub fn designer_panel() -> Html {
                     </p>
                     <button id="designer-json" class="primary" onclick={onjson}>{ "Edit its per-CPU JSON" }</button>
                     <p class="hint">{ "Its architecture and kernel config can still be chosen here:" }</p>
-                    <div class="designer-body">{ kernel_fields(m.arch, &m.config, &edit) }</div>
+                    <div class="designer-body">{ kernel_fields(m.arch, (m.firmware, m.no_shared_cache), &m.config, &edit) }</div>
                 </section>
             };
         }
@@ -259,7 +317,7 @@ pub fn designer_panel() -> Html {
                         <p class="error field-error" id={Field::Total.error_id()}>{ e }</p>
                     }
                 </fieldset>
-                { kernel_fields(draft.arch, &draft.config, &edit) }
+                { kernel_fields(draft.arch, (draft.firmware, draft.no_shared_cache), &draft.config, &edit) }
                 <fieldset class="designer-capacity">
                     <legend>{ "CPU capacity (hybrid parts)" }</legend>
                     { text_field(&draft, Field::Capacities, "capacity per CPU, in CPU order", &draft.capacities, false, &edit) }

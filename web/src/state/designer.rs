@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_core::topology::{Arch, KernelConfig, Machine, MachineSpec, Numbering, TopologyError};
+use schedlab_core::topology::{
+    Arch, Firmware, KernelConfig, Machine, MachineSpec, Numbering, TopologyError,
+};
 use schedlab_core::workload::{defaults, Dist, Workload};
 
 pub use super::designer_slit::{Layout, Slit};
@@ -123,6 +125,10 @@ impl Kopt {
 pub enum Field {
     Name,
     Arch,
+    /// arm64: where the kernel reads the topology from (`acpi`, `dt`, `dt-clusters`).
+    Firmware,
+    /// arm64: the firmware describes no shared cache (`y` / `n`).
+    NoSharedCache,
     Numbering,
     Count(Count),
     /// Memory-only (CPU-less) NUMA nodes, after the nodes with CPUs.
@@ -147,6 +153,8 @@ impl Field {
         match self {
             Field::Name => "designer-name".into(),
             Field::Arch => "designer-arch".into(),
+            Field::Firmware => "designer-firmware".into(),
+            Field::NoSharedCache => "designer-no-shared-cache".into(),
             Field::Numbering => "designer-numbering".into(),
             Field::Count(c) => format!("designer-{}", c.id()),
             Field::MemoryNodes => "designer-memory-nodes".into(),
@@ -176,6 +184,10 @@ impl Field {
 pub struct Draft {
     pub name: String,
     pub arch: Arch,
+    /// arm64's firmware and whether it describes a shared cache: kept while the
+    /// architecture is x86 (which reads neither), so switching back restores them.
+    pub firmware: Firmware,
+    pub no_shared_cache: bool,
     pub config: KernelConfig,
     pub numbering: Numbering,
     /// Indexed by [`Count`] order.
@@ -304,6 +316,8 @@ impl Draft {
         Draft {
             name: spec.name.clone(),
             arch: spec.arch,
+            firmware: spec.firmware,
+            no_shared_cache: spec.no_shared_cache,
             config: m.config,
             numbering: spec.numbering,
             counts,
@@ -455,6 +469,12 @@ impl Draft {
                     self.arch = a;
                 }
             }
+            Field::Firmware => {
+                if let Ok(f) = value.parse() {
+                    self.firmware = f;
+                }
+            }
+            Field::NoSharedCache => self.no_shared_cache = value == "y",
             Field::Numbering => {
                 self.numbering = match value {
                     "smt-split" => Numbering::SmtSplit,
@@ -544,6 +564,10 @@ impl Draft {
             self.numbering,
         );
         spec.config = (self.config != KernelConfig::SERVER).then_some(self.config);
+        if self.arch == Arch::Arm64 {
+            spec.firmware = self.firmware;
+            spec.no_shared_cache = self.no_shared_cache;
+        }
         spec.capacities = caps;
         spec.node_reclaim_distance = reclaim.filter(|&r| r != 30);
         // The default SLIT is left out of the spec, so links stay short.

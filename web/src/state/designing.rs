@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use schedlab_core::scenario::{self, MachineChoice, ScenarioMachine, SimSetup};
-use schedlab_core::topology::{presets, KernelConfig, Missing};
+use schedlab_core::topology::{presets, Arch, Firmware, KernelConfig, Missing};
 use schedlab_core::workload::{defaults as workload_defaults, Workload};
 
 use crate::format::pretty_json;
@@ -154,9 +154,22 @@ impl AppState {
         };
         match field {
             Field::Arch => match value.parse() {
-                Ok(a) => spec.arch = a,
+                Ok(a) => {
+                    spec.arch = a;
+                    // x86 reads its topology from CPUID and ACPI: no device tree, and
+                    // its caches from CPUID leaf 4.
+                    if a == Arch::X86 {
+                        spec.firmware = Firmware::Acpi;
+                        spec.no_shared_cache = false;
+                    }
+                }
                 Err(_) => return,
             },
+            Field::Firmware => match value.parse() {
+                Ok(f) => spec.firmware = f,
+                Err(_) => return,
+            },
+            Field::NoSharedCache => spec.no_shared_cache = value == "y",
             Field::Config(k) => {
                 let mut c = spec.config.unwrap_or(KernelConfig::SERVER);
                 k.set(&mut c, value == "y");

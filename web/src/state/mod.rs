@@ -346,6 +346,8 @@ impl Default for AppState {
 pub type AppContext = UseReducerHandle<AppState>;
 
 #[cfg(test)]
+mod designer_firmware_tests;
+#[cfg(test)]
 mod designer_numa_tests;
 #[cfg(test)]
 mod designer_tests;
