@@ -70,7 +70,7 @@ impl Simulator {
     /// `update_sg_wakeup_stats()`, fair.c v6.8, for a new task (nothing to subtract).
     pub(in crate::sim) fn update_sg_wakeup_stats(&self, lv: &Level, g: &Group) -> SgStats {
         let mut s = SgStats::default();
-        for &c in &g.cpus {
+        for &c in g.cpus.iter() {
             let load = self.cpu_load(c);
             s.group_load += load;
             s.group_runnable += load;
@@ -180,7 +180,7 @@ impl Simulator {
         let (mut min_exit, mut latest) = (u64::MAX, 0u64);
         let mut shallowest: Option<u32> = None;
         let (mut min_load, mut least) = (u64::MAX, this);
-        for &c in &g.cpus {
+        for &c in g.cpus.iter() {
             if !mask.test_cpu(CpuId(c)) {
                 continue;
             }

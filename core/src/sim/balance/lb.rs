@@ -129,7 +129,7 @@ impl Simulator {
         let smt_aware = self.balance.release >= Release::new(6, 6)
             && !lv.flags.contains(SdFlags::SHARE_CPUCAPACITY);
         let mut idle_smt: Option<u32> = None;
-        for &c in &local.balance {
+        for &c in local.balance.iter() {
             if env.excluded.contains(&c) || !self.cpu_idle(c) {
                 continue;
             }
@@ -166,7 +166,7 @@ impl Simulator {
             overload = p.overloaded > 0;
             s.idle_cpus = p.idle;
         } else {
-            for &c in &g.cpus {
+            for &c in g.cpus.iter() {
                 if env.excluded.contains(&c) {
                     continue;
                 }
@@ -453,7 +453,7 @@ impl Simulator {
         let lv = self.lv(env);
         let mut busiest: Option<u32> = None;
         let (mut b_load, mut b_cap, mut b_util, mut b_nr) = (0u64, 1u64, 0u64, 0u32);
-        for &c in &lv.groups[gi].cpus {
+        for &c in lv.groups[gi].cpus.iter() {
             if env.excluded.contains(&c) {
                 continue;
             }

@@ -88,6 +88,9 @@ mod sums;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use crate::cpumask::{CpuId, CpuMask};
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
@@ -103,13 +106,16 @@ pub(super) use lb::CpuIdle;
 /// any domain's interval, so every `last_balance` set at boot is due.
 const UPTIME_S: u64 = 600;
 
-/// One sched group of a domain, restricted to the run's CPUs.
+/// One sched group of a domain, restricted to the run's CPUs. Its CPU lists are
+/// shared by every CPU whose domain has the group, as the kernel's CPUs share one
+/// `struct sched_group` (`get_group()`, `build_overlap_sched_groups()`): on a
+/// 4096-CPU machine a list per CPU per group would take hundreds of MB.
 #[derive(Clone, Debug)]
 pub(super) struct Group {
     /// The online CPUs of the group, in CPU order (never empty).
-    cpus: Vec<u32>,
+    cpus: Arc<[u32]>,
     /// `group_balance_mask()` restricted to the run's CPUs (who balances).
-    balance: Vec<u32>,
+    balance: Arc<[u32]>,
     /// `sgc->capacity`.
     capacity: u64,
     /// `sg->flags`: the child domain's flags.
@@ -119,7 +125,7 @@ pub(super) struct Group {
     /// Index into [`BalanceInfo::sgc_imbalance`] (`sg->sgc->imbalance`).
     sgc: usize,
     /// The cells of [`BalanceInfo::sums`] that add up to `cpus`.
-    pieces: Vec<u32>,
+    pieces: Arc<[u32]>,
 }
 
 /// One `struct sched_domain` of a CPU: its constant part.
@@ -141,8 +147,9 @@ pub(super) struct Level {
     /// This is the CPU's sd_llc: periodic balancing here feeds SIS_UTIL.
     is_llc: bool,
     span_weight: u32,
-    /// The span's run CPUs, in CPU order (`sched_core_balance()` walks it).
-    span: Vec<u32>,
+    /// The span's run CPUs, in CPU order (`sched_core_balance()` walks it); shared
+    /// by the CPUs of the span.
+    span: Arc<[u32]>,
     /// The online CPUs of all groups (the runqueues a balance reads).
     weight: u32,
 }
@@ -158,6 +165,57 @@ pub(super) struct DomainState {
     /// `sd->max_newidle_lb_cost` (ns) and `sd->last_decay_max_lb_cost` (jiffies).
     max_newidle_lb_cost: u64,
     last_decay_max_lb_cost: u64,
+}
+
+/// The CPU lists [`BalanceInfo::new`] has made, by domain level and group (or
+/// span), so that the CPUs of one group or span share them.
+#[derive(Default)]
+struct Shared {
+    /// By (level, `sgc` id): each distinct (span, balance mask) seen, with its
+    /// online CPUs, run CPUs that balance, and sum cells. Overlapping NUMA groups of
+    /// one id may differ by CPU, so the masks are compared.
+    groups: HashMap<(usize, CpuId), Vec<(CpuMask, CpuMask, [Arc<[u32]>; 3])>>,
+    /// By (level, first CPU of the span): each distinct span, with its run CPUs.
+    spans: HashMap<(usize, Option<CpuId>), Vec<(CpuMask, Arc<[u32]>)>>,
+}
+
+impl Shared {
+    /// The lists of group `id` at level `tl` with these masks, made by `make` the
+    /// first time.
+    fn group(
+        &mut self,
+        tl: usize,
+        id: CpuId,
+        span: &CpuMask,
+        balance: &CpuMask,
+        make: impl FnOnce() -> [Arc<[u32]>; 3],
+    ) -> (Arc<[u32]>, Arc<[u32]>, Arc<[u32]>) {
+        let seen = self.groups.entry((tl, id)).or_default();
+        let lists = match seen.iter().find(|(s, b, _)| s == span && b == balance) {
+            Some((_, _, l)) => l.clone(),
+            None => {
+                let l = make();
+                seen.push((span.clone(), balance.clone(), l.clone()));
+                l
+            }
+        };
+        let [cpus, balance, pieces] = lists;
+        (cpus, balance, pieces)
+    }
+
+    /// The run CPUs of a level-`tl` domain spanning `span`, made by `make` the first
+    /// time.
+    fn span(&mut self, tl: usize, span: &CpuMask, make: impl FnOnce() -> Vec<u32>) -> Arc<[u32]> {
+        let seen = self.spans.entry((tl, span.first())).or_default();
+        match seen.iter().find(|(s, _)| s == span) {
+            Some((_, l)) => l.clone(),
+            None => {
+                let l: Arc<[u32]> = make().into();
+                seen.push((span.clone(), l.clone()));
+                l
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -277,6 +335,7 @@ impl BalanceInfo {
         let mut levels = vec![Vec::new(); n];
         let mut dom = vec![Vec::new(); n];
         let sums = sums::RqSums::new(rqs);
+        let mut shared = Shared::default();
         for &c in active {
             let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
                 continue;
@@ -286,13 +345,19 @@ impl BalanceInfo {
                     .groups
                     .iter()
                     .filter_map(|g| {
-                        let balance: Vec<u32> =
-                            g.balance_mask.and(&act).iter().map(|x| x.0).collect();
+                        let (cpus, balance, pieces) =
+                            shared.group(sd.tl, g.id, &g.span, &g.balance_mask, || {
+                                let cpus: Vec<u32> =
+                                    g.span.and(online).iter().map(|x| x.0).collect();
+                                let balance: Vec<u32> =
+                                    g.balance_mask.and(&act).iter().map(|x| x.0).collect();
+                                let pieces = sums.pieces(&cpus);
+                                [cpus, balance, pieces].map(Arc::from)
+                            });
                         // Groups without a run CPU are kept: their idle CPUs count.
-                        let cpus: Vec<u32> = g.span.and(online).iter().map(|x| x.0).collect();
                         (!cpus.is_empty()).then(|| Group {
                             balance,
-                            pieces: sums.pieces(&cpus),
+                            pieces,
                             cpus,
                             capacity: g.capacity,
                             flags: g.flags,
@@ -319,7 +384,9 @@ impl BalanceInfo {
                     parent_sgc,
                     is_llc: cd.sd_llc == Some(i),
                     span_weight: sd.span_weight,
-                    span: sd.span.and(&act).iter().map(|x| x.0).collect(),
+                    span: shared.span(sd.tl, &sd.span, || {
+                        sd.span.and(&act).iter().map(|x| x.0).collect()
+                    }),
                     weight: weight as u32,
                 });
                 dom[c as usize].push(DomainState {

@@ -104,7 +104,7 @@ fn the_numa_allowance_at_fork_is_clamped_for_a_task_allowed_every_cpu() {
     let top = sim.balance.levels[0].last().unwrap();
     assert!(top.flags.contains(crate::sched_domain::SdFlags::NUMA));
     assert_eq!((top.span_weight, top.imb_numa_nr), (16, 8));
-    assert_eq!(top.groups[0].cpus, vec![0, 1, 2, 3]);
+    assert_eq!(*top.groups[0].cpus, [0, 1, 2, 3]);
     let at = [0, 1, 2, 3, 4, 5, 8, 9, 12, 13];
     place(&mut sim, |t| at[t as usize]);
     let all = CpuMask::from_cpus(n, (0..n).map(CpuId));

@@ -14,7 +14,7 @@ fn only_the_first_idle_cpu_of_the_group_balances() {
     place(&mut sim, |_| 0);
     let mc = 1;
     let env = |dst: u32, idle: CpuIdle| super::lb::LbEnv::new(dst, dst, mc, idle);
-    assert_eq!(sim.balance.levels[5][mc].groups[0].cpus, vec![4, 5, 6, 7]);
+    assert_eq!(*sim.balance.levels[5][mc].groups[0].cpus, [4, 5, 6, 7]);
     let swb = |c: u32, idle: CpuIdle| sim.should_we_balance(&env(c, idle));
     assert!(swb(4, CpuIdle::Idle) && !swb(5, CpuIdle::Idle));
     // CPU 0 holds the task: CPU 1 is the first idle CPU of cluster 0.
