@@ -246,7 +246,7 @@ pub(super) fn draw(
     }
     p.on_cpu = more % 7 == 1;
     cur.exiting = more % 13 == 2;
-    if more % 3 == 0 {
+    if more.is_multiple_of(3) {
         s.jiffies = (more >> 8) % 4096;
         cur.wakee_flip_decay_ts = (more >> 20) % 4096;
     }

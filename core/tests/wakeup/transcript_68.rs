@@ -494,12 +494,12 @@ pub(super) fn perturb(
             s.rqs[c].vcpu_preempted = true;
         }
     }
-    if extra % 3 == 0 {
+    if extra.is_multiple_of(3) {
         for l in s.llc_shared.iter_mut() {
             l.nr_idle_scan %= 4;
         }
     }
-    if extra % 7 == 0 {
+    if extra.is_multiple_of(7) {
         // An int nr_idle_scan of -1: nr starts at 0.
         for l in s.llc_shared.iter_mut() {
             l.nr_idle_scan = u32::MAX;
@@ -517,9 +517,9 @@ pub(super) fn perturb(
         }
         s.jiffies = extra % 8;
     }
-    let in_task = extra % 11 != 0;
+    let in_task = !extra.is_multiple_of(11);
     waker.in_task = in_task;
-    if extra % 5 == 0 {
+    if extra.is_multiple_of(5) {
         let mut k = waker.task.take().unwrap();
         k.per_cpu_kthread = true;
         waker.task = Some(k);
