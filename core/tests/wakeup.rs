@@ -10,6 +10,8 @@
 //!  wakeup/kernel_ints.rs     the kernel's integer widths where they decide
 //!  wakeup/releases.rs        where a release's code differs from v6.8's
 //!  wakeup/transcript_68.rs   v6.8's placement transcribed again, against the model
+//!  wakeup/transcript_612.rs  v6.12's, with core.c's queueing decision (shared with 5.12)
+//!  wakeup/transcript_512.rs  v5.12.0's placement and queueing
 //!  wakeup/state_files.rs     `schedlab wake --state` files
 //! ```
 
@@ -39,6 +41,10 @@ mod releases;
 mod sis_prop;
 #[path = "wakeup/state_files.rs"]
 mod state_files;
+#[path = "wakeup/transcript_512.rs"]
+mod transcript_512;
+#[path = "wakeup/transcript_612.rs"]
+mod transcript_612;
 #[path = "wakeup/transcript_68.rs"]
 mod transcript_68;
 #[path = "wakeup/ttwu.rs"]
@@ -141,6 +147,15 @@ fn build_envs(sets: &[&str]) -> Vec<Vec<WakeEnv>> {
 }
 
 mod common;
+
+/// `n` cases, or `PROPTEST_CASES` when set (an explicit `cases` in a config
+/// otherwise overrides it): for one-off long runs of the transcriptions.
+fn cases_or(n: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(n)
+}
 
 /// The crate's PRNG with the name the random states below draw through.
 struct Draws(schedlab_core::rng::Rng);

@@ -663,3 +663,16 @@ fn a_timer_wake_up_is_recorded_against_the_interrupted_current() {
     // Nothing woke from an interrupt on CPU 4.
     assert_eq!(view(&sim.idle_views[4]), (None, 0));
 }
+
+/// SIS_PROP's accounting, "update_avg(&this_sd->avg_scan_cost, time)" (fair.c
+/// v5.12.9:6219), charges the waker CPU's own LLC domain (one `struct sched_domain`
+/// per CPU, topology.c v5.12.9:1857): CPU 3's average moves by 1/8 of the cost, the
+/// LLC's first CPU's does not.
+#[test]
+fn sis_prop_scan_cost_goes_to_the_waker_cpus_own_domain() {
+    let t = task_on(16, &[0], 0, vec![Op::Exit]);
+    let mut sim = quiet_sim("flat-16", "5.15", CpuMask::full(16), 10, vec![t]);
+    sim.update_sis_prop_scan(3, 800);
+    let sp = &sim.state.sis_prop;
+    assert_eq!((sp.avg_scan_cost_ns[3], sp.avg_scan_cost_ns[0]), (100, 0));
+}

@@ -269,8 +269,7 @@ impl Simulator {
     /// time);", fair.c v5.14-v6.6). Simplified: the kernel's `time` is the
     /// `cpu_clock()` difference over the scan; here it is the modelled cost of the
     /// whole selection (the remote rq lines read and the `sd_llc_shared` line).
-    fn update_sis_prop_scan(&mut self, cpu: u32, scan_ns: u64) {
-        let llc = self.llc_id_of[cpu as usize] as usize;
+    pub(super) fn update_sis_prop_scan(&mut self, cpu: u32, scan_ns: u64) {
         let ages = self.env.patches.release >= Release::new(5, 14);
         let sp = &mut self.state.sis_prop;
         if ages {
@@ -278,7 +277,8 @@ impl Simulator {
                 *x -= scan_ns.min(*x);
             }
         }
-        if let Some(x) = sp.avg_scan_cost_ns.get_mut(llc) {
+        // update_avg(&this_sd->avg_scan_cost, time): the waker CPU's own sd_llc.
+        if let Some(x) = sp.avg_scan_cost_ns.get_mut(cpu as usize) {
             // update_avg(): 1/8 EWMA.
             let a = *x as i64 + (scan_ns as i64 - *x as i64) / 8;
             *x = a.max(0) as u64;

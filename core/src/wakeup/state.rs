@@ -3,7 +3,7 @@
 //! ```text
 //!  SchedState ─┬─ rqs[cpu]: RqState        (rq->curr == idle?, nr_running, ttwu_pending, load, util, cookie, polling)
 //!              ├─ llc_shared[sd_llc_id]    (sched_domain_shared: has_idle_cores, nr_idle_scan, nr_busy_cpus)
-//!              └─ sis_prop                 (wake_avg_idle per rq, avg_scan_cost per LLC; kernels <= 6.6)
+//!              └─ sis_prop                 (wake_avg_idle per rq, avg_scan_cost per CPU; kernels <= 6.6)
 //!  TaskState   (the wakee p, and the waker `current`)
 //! ```
 //!
@@ -184,7 +184,10 @@ pub struct SisPropState {
     pub wake_avg_idle_ns: Vec<u64>,
     /// `this_rq->wake_stamp` per CPU, jiffies.
     pub wake_stamp: Vec<u64>,
-    /// `sd_llc->avg_scan_cost` per LLC (indexed by sd_llc_id), ns.
+    /// `this_sd->avg_scan_cost` per CPU, ns: a field of `struct sched_domain`, not of
+    /// `sched_domain_shared` (include/linux/sched/topology.h v5.12.9:103), and each CPU
+    /// has its own LLC domain (`*per_cpu_ptr(sdd->sd, j) = sd`, topology.c
+    /// v5.12.9:1857): select_idle_cpu() reads and updates the waker CPU's.
     pub avg_scan_cost_ns: Vec<u64>,
 }
 

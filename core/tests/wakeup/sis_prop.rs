@@ -173,3 +173,26 @@ fn sis_prop_divides_by_avg_cost_truncated_to_u32() {
     let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
     assert_eq!((d.cpu, d.costs.cpus_probed), (CpuId(15), 15));
 }
+
+/// `avg_scan_cost` is a field of `struct sched_domain` (include/linux/sched/topology.h
+/// v5.12.9:103), and every CPU has its own LLC domain (topology.c v5.12.9:1857):
+/// select_idle_cpu()'s "avg_cost = this_sd->avg_scan_cost + 1" (fair.c v5.12.9:6188;
+/// SIS_PROP is on by default until 6.0) reads the waker CPU's own, not the LLC's first CPU's, and
+/// "update_avg(&this_sd->avg_scan_cost, time)" writes it. flat-16, one LLC: the waker
+/// on CPU3 has a large cost of its own; CPU0's is small. Found by transcript_512.rs.
+#[test]
+fn sis_prop_reads_the_waker_cpus_own_avg_scan_cost() {
+    for release in ["5.12", "5.15", "5.19"] {
+        let (env, mut s, p, mut waker) = sis_prop_case(release);
+        waker.cpu = CpuId(3);
+        s.sis_prop.avg_idle_ns[3] = 1000 * 512;
+        s.sis_prop.wake_avg_idle_ns[3] = 1000;
+        // CPU0's cost would give nr = 16 × 1000 / 11 = 1454: the scan reaches CPU15.
+        s.sis_prop.avg_scan_cost_ns[0] = 10;
+        // CPU3's gives 16 × 1000 / 100001 < 4: the floor of 4, three probes.
+        s.sis_prop.avg_scan_cost_ns[3] = 100_000;
+        let d = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut NoTrace);
+        assert_eq!(d.costs.cpus_probed, 3, "{release}");
+        assert_eq!(d.cpu, CpuId(0), "{release}: no idle CPU within the budget");
+    }
+}

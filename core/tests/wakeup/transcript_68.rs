@@ -11,10 +11,10 @@ use proptest::prelude::*;
 use schedlab_core::cpumask::{CpuId, CpuMask};
 use schedlab_core::sched_domain::SdFlags;
 use schedlab_core::wakeup::{
-    wake_up, NoTrace, PathOnly, SchedState, TaskState, WakeEnv, WakeFlags, WakePath,
+    wake_up, NoTrace, PathOnly, SchedState, TaskState, WakeEnv, WakeFlags, WakePath, Waker,
 };
 
-use super::{build_envs, random_state, PRESETS};
+use super::{build_envs, cases_or, random_state, PRESETS};
 
 /// v6.8, v6.6 (the same code without seed 01: no cluster scan, "if (!--nr)"), and
 /// v5.15 (fair.c v5.15: SIS_PROP, select_idle_smt(p, sd, prev) over the whole SMT
@@ -28,33 +28,62 @@ fn env_of(preset: usize, set: usize) -> &'static WakeEnv {
     &ENVS.get_or_init(|| build_envs(&SETS))[preset][set]
 }
 
-struct K<'a> {
-    env: &'a WakeEnv,
-    s: &'a SchedState,
-    p: &'a TaskState,
-    cur: &'a TaskState,
-    this: u32,
+/// One wake-up as the transcriptions read it (shared with `transcript_612.rs` and
+/// `transcript_512.rs`, which add their releases' functions in `impl K` blocks of
+/// their own).
+pub(super) struct K<'a> {
+    pub(super) env: &'a WakeEnv,
+    pub(super) s: &'a SchedState,
+    pub(super) p: &'a TaskState,
+    pub(super) cur: &'a TaskState,
+    pub(super) this: u32,
     /// v6.6's "if (!--nr) return -1;" instead of "if (--nr <= 0)".
-    bang_nr: bool,
+    pub(super) bang_nr: bool,
     /// fair.c v5.15 instead of v6.x.
-    v5_15: bool,
+    pub(super) v5_15: bool,
+    /// v6.9 and later (read in v6.12.19): select_idle_core() tests `cpus`, not
+    /// `p->cpus_ptr` (fair.c v6.12.19 7710, 7718), and select_idle_smt() skips a
+    /// sibling outside the LLC domain (7742-7743).
+    pub(super) v6_9: bool,
     /// in_task() of the wake-up.
-    in_task: bool,
+    pub(super) in_task: bool,
 }
 
-impl K<'_> {
-    fn rq(&self, c: u32) -> &schedlab_core::wakeup::RqState {
+impl<'a> K<'a> {
+    /// v6.8's reading (every switch off).
+    pub(super) fn new(
+        env: &'a WakeEnv,
+        s: &'a SchedState,
+        p: &'a TaskState,
+        cur: &'a TaskState,
+        this: u32,
+        in_task: bool,
+    ) -> Self {
+        K {
+            env,
+            s,
+            p,
+            cur,
+            this,
+            bang_nr: false,
+            v5_15: false,
+            v6_9: false,
+            in_task,
+        }
+    }
+
+    pub(super) fn rq(&self, c: u32) -> &schedlab_core::wakeup::RqState {
         &self.s.rqs[c as usize]
     }
-    fn available_idle_cpu(&self, c: u32) -> bool {
+    pub(super) fn available_idle_cpu(&self, c: u32) -> bool {
         let rq = self.rq(c);
         rq.curr_is_idle && rq.nr_running == 0 && !rq.ttwu_pending && !rq.vcpu_preempted
     }
-    fn sched_idle_cpu(&self, c: u32) -> bool {
+    pub(super) fn sched_idle_cpu(&self, c: u32) -> bool {
         let rq = self.rq(c);
         rq.nr_running == rq.idle_h_nr_running && rq.nr_running != 0
     }
-    fn cookie_match(&self, c: u32) -> bool {
+    pub(super) fn cookie_match(&self, c: u32) -> bool {
         !self.s.core_sched_enabled || self.rq(c).core_cookie == self.p.cookie
     }
     fn select_idle_cpu_one(&self, c: u32) -> i64 {
@@ -64,17 +93,17 @@ impl K<'_> {
             -1
         }
     }
-    fn share_cache(&self, a: u32, b: u32) -> bool {
+    pub(super) fn share_cache(&self, a: u32, b: u32) -> bool {
         self.env.cpus_share_cache(CpuId(a), CpuId(b))
     }
-    fn smt(&self, c: u32) -> Vec<u32> {
+    pub(super) fn smt(&self, c: u32) -> Vec<u32> {
         self.env.smt_mask(CpuId(c)).iter().map(|x| x.0).collect()
     }
-    fn allowed(&self, c: u32) -> bool {
+    pub(super) fn allowed(&self, c: u32) -> bool {
         self.p.allowed.test_cpu(CpuId(c))
     }
 
-    fn wake_wide(&self, master_flips: u32) -> bool {
+    pub(super) fn wake_wide(&self, master_flips: u32) -> bool {
         let factor = self.env.domains.cpu(CpuId(self.this)).sd_llc_size;
         let (mut master, mut slave) = (master_flips, self.p.wakee_flips);
         if master < slave {
@@ -83,7 +112,7 @@ impl K<'_> {
         !(slave < factor || master < slave.wrapping_mul(factor))
     }
 
-    fn wake_affine(&self, imbalance_pct: u32, this: u32, prev: u32, sync: bool) -> u32 {
+    pub(super) fn wake_affine(&self, imbalance_pct: u32, this: u32, prev: u32, sync: bool) -> u32 {
         // wake_affine_idle()
         let mut target: Option<u32> = None;
         if self.available_idle_cpu(this) && self.share_cache(this, prev) {
@@ -135,12 +164,19 @@ impl K<'_> {
 
     /// select_idle_core() (SMT build).
     fn select_idle_core(&self, core: u32, cpus: &mut CpuMask, idle_cpu: &mut i64) -> i64 {
+        let allowed_here = |c: u32, cpus: &CpuMask| {
+            if self.v6_9 {
+                cpus.test_cpu(CpuId(c))
+            } else {
+                self.allowed(c)
+            }
+        };
         let mut idle = true;
         for c in self.smt(core) {
             if !self.available_idle_cpu(c) {
                 idle = false;
                 if *idle_cpu == -1 {
-                    if self.sched_idle_cpu(c) && self.allowed(c) {
+                    if self.sched_idle_cpu(c) && allowed_here(c, cpus) {
                         *idle_cpu = c as i64;
                         break;
                     }
@@ -148,7 +184,7 @@ impl K<'_> {
                 }
                 break;
             }
-            if *idle_cpu == -1 && self.allowed(c) {
+            if *idle_cpu == -1 && allowed_here(c, cpus) {
                 *idle_cpu = c as i64;
             }
         }
@@ -162,7 +198,7 @@ impl K<'_> {
     }
 
     /// for_each_cpu_wrap() over a mask that may shrink (reads the live mask).
-    fn next_wrap(mask: &CpuMask, start: u32, prev: Option<u32>) -> Option<u32> {
+    pub(super) fn next_wrap(mask: &CpuMask, start: u32, prev: Option<u32>) -> Option<u32> {
         let n = mask.nr_cpu_ids();
         let start = if start >= n { 0 } else { start };
         let from = match prev {
@@ -195,8 +231,8 @@ impl K<'_> {
                     stamp += 1;
                     avg >>= 1;
                 }
-                let llc_id = self.env.domains.cpu(CpuId(self.this)).sd_llc_id;
-                let avg_cost = sp.avg_scan_cost_ns[llc_id.idx()].wrapping_add(1);
+                // this_sd->avg_scan_cost: this CPU's own sched_domain.
+                let avg_cost = sp.avg_scan_cost_ns[this].wrapping_add(1);
                 let span_avg = (sd.span_weight as u64).wrapping_mul(avg);
                 nr = if span_avg > avg_cost.wrapping_mul(4) {
                     (span_avg / avg_cost) as i32
@@ -204,33 +240,47 @@ impl K<'_> {
                     4
                 };
             }
-            let mut cur = None;
-            while let Some(c) = Self::next_wrap(&cpus, target + 1, cur) {
-                cur = Some(c);
-                if has_idle_core {
-                    let i = self.select_idle_core(c, &mut cpus, &mut idle_cpu);
-                    if i >= 0 {
-                        return i;
-                    }
-                } else {
-                    nr = nr.wrapping_sub(1);
-                    if nr == 0 {
-                        return -1;
-                    }
-                    idle_cpu = self.select_idle_cpu_one(c);
-                    if idle_cpu >= 0 {
-                        break;
-                    }
+        } else {
+            if let Some(id) = self.env.llc_shared_of(CpuId(target)) {
+                nr = (self.s.llc_shared[id.idx()].nr_idle_scan as i32).wrapping_add(1);
+                if nr == 1 {
+                    return -1;
                 }
             }
-            return idle_cpu;
-        }
-        if let Some(id) = self.env.llc_shared_of(CpuId(target)) {
-            nr = (self.s.llc_shared[id.idx()].nr_idle_scan as i32).wrapping_add(1);
-            if nr == 1 {
-                return -1;
+            if let Some(i) =
+                self.cluster_first(target, has_idle_core, &mut cpus, &mut idle_cpu, &mut nr)
+            {
+                return i;
             }
         }
+        let core = |c, m: &mut CpuMask, i: &mut i64| self.select_idle_core(c, m, i);
+        let one = |c| self.select_idle_cpu_one(c);
+        // "if (!--nr) return -1;" in v5.15 and v6.6, "if (--nr <= 0)" from v6.7.
+        let spent = |nr| nr == 0 || (nr < 0 && !self.bang_nr && !self.v5_15);
+        let scan = self.wrap_scan(
+            cpus,
+            target + 1,
+            has_idle_core,
+            idle_cpu,
+            nr,
+            spent,
+            core,
+            one,
+        );
+        scan.unwrap_or_else(|i| i)
+    }
+
+    /// v6.7+ (seed 01 2/3): the target's cluster first, when the LLC's first group is
+    /// one. `Some(i)`: select_idle_cpu() returns `i`.
+    fn cluster_first(
+        &self,
+        target: u32,
+        has_idle_core: bool,
+        cpus: &mut CpuMask,
+        idle_cpu: &mut i64,
+        nr: &mut i32,
+    ) -> Option<i64> {
+        let sd = self.env.domains.cpu(CpuId(target)).llc().unwrap();
         if self.env.sched_cluster_active() {
             let sg = sd.groups.first().unwrap();
             if sg.flags.contains(SdFlags::CLUSTER) {
@@ -239,47 +289,67 @@ impl K<'_> {
                         continue;
                     }
                     if has_idle_core {
-                        let i = self.select_idle_core(c, &mut cpus, &mut idle_cpu);
+                        let i = self.select_idle_core(c, cpus, idle_cpu);
                         if i >= 0 {
-                            return i;
+                            return Some(i);
                         }
                     } else {
-                        nr -= 1;
-                        if nr <= 0 {
-                            return -1;
+                        *nr -= 1;
+                        if *nr <= 0 {
+                            return Some(-1);
                         }
-                        idle_cpu = self.select_idle_cpu_one(c);
-                        if idle_cpu >= 0 {
-                            return idle_cpu;
+                        *idle_cpu = self.select_idle_cpu_one(c);
+                        if *idle_cpu >= 0 {
+                            return Some(*idle_cpu);
                         }
                     }
                 }
-                cpus = cpus.andnot(&sg.span);
+                *cpus = cpus.andnot(&sg.span);
             }
         }
+        None
+    }
+
+    /// select_idle_cpu()'s `for_each_cpu_wrap(cpu, cpus, start)` loop, as every release
+    /// read has it: `core` is the release's select_idle_core() (which shrinks `cpus`),
+    /// `one` its __select_idle_cpu(), `spent(nr)` its budget test after `--nr`.
+    /// `Err(i)`: the loop returned `i`; `Ok(idle_cpu)`: it ended by `break` or
+    /// exhaustion.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn wrap_scan(
+        &self,
+        mut cpus: CpuMask,
+        start: u32,
+        has_idle_core: bool,
+        mut idle_cpu: i64,
+        mut nr: i32,
+        spent: impl Fn(i32) -> bool,
+        core: impl Fn(u32, &mut CpuMask, &mut i64) -> i64,
+        one: impl Fn(u32) -> i64,
+    ) -> Result<i64, i64> {
         let mut cur = None;
-        while let Some(c) = Self::next_wrap(&cpus, target + 1, cur) {
+        while let Some(c) = Self::next_wrap(&cpus, start, cur) {
             cur = Some(c);
             if has_idle_core {
-                let i = self.select_idle_core(c, &mut cpus, &mut idle_cpu);
+                let i = core(c, &mut cpus, &mut idle_cpu);
                 if i >= 0 {
-                    return i;
+                    return Err(i);
                 }
             } else {
                 nr = nr.wrapping_sub(1);
-                if nr == 0 || (nr < 0 && !self.bang_nr) {
-                    return -1;
+                if spent(nr) {
+                    return Err(-1);
                 }
-                idle_cpu = self.select_idle_cpu_one(c);
+                idle_cpu = one(c);
                 if idle_cpu >= 0 {
                     break;
                 }
             }
         }
-        idle_cpu
+        Ok(idle_cpu)
     }
 
-    fn select_idle_sibling(&self, prev: u32, target: u32) -> u32 {
+    pub(super) fn select_idle_sibling(&self, prev: u32, target: u32) -> u32 {
         let idle_ish = |c: u32| self.available_idle_cpu(c) || self.sched_idle_cpu(c);
         if idle_ish(target) {
             return target;
@@ -334,7 +404,10 @@ impl K<'_> {
                         if !self.allowed(c) || !llc.test_cpu(CpuId(c)) {
                             continue;
                         }
-                    } else if c == prev || !self.allowed(c) {
+                    } else if c == prev
+                        || !self.allowed(c)
+                        || (self.v6_9 && !llc.test_cpu(CpuId(c)))
+                    {
                         continue;
                     }
                     if idle_ish(c) {
@@ -366,6 +439,15 @@ impl K<'_> {
             flips = flips.wrapping_add(1);
         }
         let want_affine = !self.wake_wide(flips) && self.allowed(cpu);
+        let new_cpu = self.domain_walk(want_affine, sync);
+        self.select_idle_sibling(prev, new_cpu)
+    }
+
+    /// select_task_rq_fair()'s `for_each_domain(cpu, tmp)` walk on a wake-up (every
+    /// release read): the new_cpu select_idle_sibling() gets. No preset domain has
+    /// SD_BALANCE_WAKE (WF_TTWU's bit in `sd_flag`), so the slow path is not taken.
+    pub(super) fn domain_walk(&self, want_affine: bool, sync: bool) -> u32 {
+        let (cpu, prev) = (self.this, self.p.prev_cpu.0);
         let mut new_cpu = prev;
         for tmp in &self.env.domains.cpu(CpuId(cpu)).domains {
             if want_affine
@@ -382,12 +464,72 @@ impl K<'_> {
                 break;
             }
         }
-        self.select_idle_sibling(prev, new_cpu)
+        new_cpu
     }
 }
 
+/// The random state's corners every transcription wants (drawn from `extra`): some
+/// SCHED_IDLE-only CPUs, preempted vCPUs, small and `-1` nr_idle_scan values, with
+/// `sis_prop` random SIS_PROP inputs, an interrupt-context wake-up (returns
+/// `in_task()`) and a per-CPU kthread waker on prev.
+pub(super) fn perturb(
+    env: &WakeEnv,
+    s: &mut SchedState,
+    p: &mut TaskState,
+    waker: &mut Waker,
+    extra: u64,
+    sis_prop: bool,
+) -> bool {
+    let n = env.nr_cpus();
+    // Some SCHED_IDLE-only CPUs, preempted vCPUs, and small nr_idle_scan values.
+    let mut x = extra;
+    for c in 0..n as usize {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        if s.rqs[c].nr_running > 0 && (x >> 60) == 0 {
+            s.rqs[c].idle_h_nr_running = s.rqs[c].nr_running;
+        }
+        if (x >> 58) & 7 == 1 {
+            s.rqs[c].vcpu_preempted = true;
+        }
+    }
+    if extra.is_multiple_of(3) {
+        for l in s.llc_shared.iter_mut() {
+            l.nr_idle_scan %= 4;
+        }
+    }
+    if extra.is_multiple_of(7) {
+        // An int nr_idle_scan of -1: nr starts at 0.
+        for l in s.llc_shared.iter_mut() {
+            l.nr_idle_scan = u32::MAX;
+        }
+    }
+    if sis_prop {
+        let sp = &mut s.sis_prop;
+        for c in 0..n as usize {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            sp.wake_avg_idle_ns[c] = (x >> 40) % (1 << 20);
+            sp.wake_stamp[c] = (x >> 20) % 8;
+            sp.avg_scan_cost_ns[c] = (x >> 8) % 5000;
+        }
+        s.jiffies = extra % 8;
+    }
+    let in_task = !extra.is_multiple_of(11);
+    waker.in_task = in_task;
+    if extra.is_multiple_of(5) {
+        let mut k = waker.task.take().unwrap();
+        k.per_cpu_kthread = true;
+        waker.task = Some(k);
+        p.prev_cpu = waker.cpu;
+    }
+    in_task
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(2048), ..ProptestConfig::default() })]
 
     #[test]
     fn the_model_agrees_with_a_transcription_of_v6_8_v6_6_and_v5_15(
@@ -401,58 +543,10 @@ proptest! {
     ) {
         let env = env_of(preset, set);
         let (mut s, mut p, mut waker) = random_state(env, seed, busy_pct, restrict);
-        let n = env.nr_cpus();
-        // Some SCHED_IDLE-only CPUs, preempted vCPUs, and small nr_idle_scan values.
-        let mut x = extra;
-        for c in 0..n as usize {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            if s.rqs[c].nr_running > 0 && (x >> 60) == 0 {
-                s.rqs[c].idle_h_nr_running = s.rqs[c].nr_running;
-            }
-            if (x >> 58) & 7 == 1 {
-                s.rqs[c].vcpu_preempted = true;
-            }
-        }
-        if extra % 3 == 0 {
-            for l in s.llc_shared.iter_mut() {
-                l.nr_idle_scan %= 4;
-            }
-        }
-        if extra % 7 == 0 {
-            // An int nr_idle_scan of -1: nr starts at 0.
-            for l in s.llc_shared.iter_mut() {
-                l.nr_idle_scan = u32::MAX;
-            }
-        }
-        if set == 2 {
-            let sp = &mut s.sis_prop;
-            for c in 0..n as usize {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                sp.wake_avg_idle_ns[c] = (x >> 40) % (1 << 20);
-                sp.wake_stamp[c] = (x >> 20) % 8;
-                sp.avg_scan_cost_ns[c] = (x >> 8) % 5000;
-            }
-            s.jiffies = extra % 8;
-        }
-        let in_task = extra % 11 != 0;
-        waker.in_task = in_task;
-        if extra % 5 == 0 {
-            let mut k = waker.task.take().unwrap();
-            k.per_cpu_kthread = true;
-            waker.task = Some(k);
-            p.prev_cpu = waker.cpu;
-        }
+        let in_task = perturb(env, &mut s, &mut p, &mut waker, extra, set == 2);
         let cur = waker.task.clone().unwrap();
-        let k = K {
-            env,
-            s: &s,
-            p: &p,
-            cur: &cur,
-            this: waker.cpu.0,
-            bang_nr: set == 1,
-            v5_15: set == 2,
-            in_task,
-        };
+        let base = K::new(env, &s, &p, &cur, waker.cpu.0, in_task);
+        let k = K { bang_nr: set == 1, v5_15: set == 2, ..base };
         let flags = if sync { WakeFlags::TTWU.union(WakeFlags::SYNC) } else { WakeFlags::TTWU };
         let d = wake_up(env, &s, &p, &waker, flags, &mut PathOnly);
         let want = if p.allowed.weight() > 1 {

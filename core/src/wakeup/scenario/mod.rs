@@ -290,9 +290,9 @@ pub struct WakeScenario {
     /// with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_sched_enabled: Option<bool>,
-    /// SIS_PROP's inputs (kernels up to 6.6): per CPU `avg_idle_ns`,
-    /// `wake_avg_idle_ns`, `wake_stamp`, and per LLC (indexed by its first CPU)
-    /// `avg_scan_cost_ns`, each an array of one entry per CPU. Default all 0.
+    /// SIS_PROP's inputs (kernels up to 6.6), each an array of one entry per CPU:
+    /// `avg_idle_ns`, `wake_avg_idle_ns`, `wake_stamp`, and `avg_scan_cost_ns` (the
+    /// CPU's own LLC `sched_domain`'s; the waker's is read). Default all 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sis_prop: Option<SisPropState>,
 }

@@ -396,7 +396,6 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         } else {
             sp.avg_idle_ns.get(this).copied().unwrap_or(0) / 512
         };
-        let llc_id = self.env.top(self.this).sd_llc_id;
         // C types (v6.6 fair.c, select_idle_cpu()'s SIS_PROP block): avg_cost, avg_idle
         // and span_avg are u64, span_weight unsigned int, nr an int:
         // "avg_cost = this_sd->avg_scan_cost + 1; span_avg = sd->span_weight *
@@ -404,7 +403,9 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // nr = 4;" — u64 products wrap, div_u64()'s divisor is a u32 ("static inline
         // u64 div_u64(u64 dividend, u32 divisor)", include/linux/math64.h), so avg_cost
         // is divided by as its low 32 bits, and the quotient is truncated to int.
-        let stored_cost = sp.avg_scan_cost_ns.get(llc_id.idx()).copied().unwrap_or(0);
+        // this_sd = rcu_dereference(*this_cpu_ptr(&sd_llc)): the waker CPU's own
+        // sched_domain, whose avg_scan_cost no other CPU of the LLC shares.
+        let stored_cost = sp.avg_scan_cost_ns.get(this).copied().unwrap_or(0);
         let avg_cost = stored_cost.wrapping_add(1);
         let span_avg = (span_weight as u64).wrapping_mul(avg_idle);
         let nr: i32 = if span_avg > avg_cost.wrapping_mul(4) {
