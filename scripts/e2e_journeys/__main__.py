@@ -43,6 +43,7 @@ from links import (  # noqa: E402
     wakeup_bad_link,
     wakeup_shared_link,
 )
+from designer_firmware import designer_firmware  # noqa: E402
 from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
 from sharing import custom_import, designer, domain_diff, embed, export, presentation, share  # noqa: E402
@@ -92,6 +93,7 @@ JOURNEYS = [
     mobile_layout,
     designer,
     designer_numa,
+    designer_firmware,
     custom_import,
     lessons,
     glossary,

@@ -31,9 +31,9 @@ fn kopt_hint(k: Kopt) -> &'static str {
 /// What each firmware is and where it is found, for its option.
 fn firmware_label(f: Firmware) -> &'static str {
     match f {
-        Firmware::Acpi => "ACPI PPTT (servers; ids as given)",
-        Firmware::Dt => "device tree, cpu-map of sockets (QEMU virt 7.0+)",
-        Firmware::DtClusters => "device tree, cpu-map of clusters (boards)",
+        Firmware::Acpi => "ACPI PPTT (servers)",
+        Firmware::Dt => "DT: socket nodes (QEMU virt)",
+        Firmware::DtClusters => "DT: clusters only (boards)",
     }
 }
 
@@ -67,7 +67,7 @@ fn firmware_fields(
     html! {
         <>
             <div class="designer-field">
-                <label for={Field::Firmware.id()}>{ "firmware: where the kernel reads the topology (before 6.0 a device tree reads differently)" }</label>
+                <label for={Field::Firmware.id()}>{ "firmware: where the kernel reads the topology (a device tree's cpu-map reads differently before 6.0)" }</label>
                 <select id={Field::Firmware.id()} onchange={onfirmware}>{ for options }</select>
             </div>
             <label class="designer-check">
