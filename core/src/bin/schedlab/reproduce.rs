@@ -46,7 +46,7 @@ pub struct ReproArgs {
     #[arg(long, short, value_enum, default_value = "table")]
     format: ReproFormat,
     /// Cost terms to switch off in every run, comma-separated: llc-line, rq-lock,
-    /// cache-refill (what docs/fidelity.md's with/without rows use)
+    /// cache-refill (what docs/fidelity.md's "What each mechanism contributes" uses)
     #[arg(long, default_value = "")]
     cost_off: String,
     /// The machine's background activity in every run: `default` (the osnoise
