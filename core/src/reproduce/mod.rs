@@ -73,7 +73,7 @@ impl Scale {
     /// The throughput rows' warm-up: settled for the full tables, whose published
     /// runs measured minutes after the start (dbench 600 s after 120 s), so the model
     /// measures past the LLC's first busy balance round too; a fifth of the window at
-    /// CI size, which measures the start-up (docs/fidelity.md, "Session 14").
+    /// CI size, which measures the start-up (docs/fidelity-history.md, "Session 14").
     pub fn warmup(self) -> Warmup {
         match self {
             Scale::Full => Warmup::Settled,

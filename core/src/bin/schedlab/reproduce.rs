@@ -1,5 +1,6 @@
-//! `schedlab reproduce [--all | NAME...] [--scale full|ci] [--format table|json]`:
-//! the seeds' published tables next to the model's.
+//! `schedlab reproduce [--all | NAME...] [--scale full|ci] [--format table|json]
+//! [--cost-off TERMS] [--noise quiet|default]`: the seeds' published tables next to
+//! the model's.
 //!
 //! `schedlab reproduce NAME --scale page [--format table|csv|json]`: the page's
 //! example of that experiment (its shorter runs, `reproduce::Example::sweep_spec`),
@@ -11,6 +12,7 @@ use serde::Serialize;
 
 use schedlab_core::experiment::{self, export};
 use schedlab_core::reproduce::{self, ReproTable, Scale, EXPERIMENTS};
+use schedlab_core::workload::Noise;
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub enum ReproFormat {
@@ -44,9 +46,14 @@ pub struct ReproArgs {
     #[arg(long, short, value_enum, default_value = "table")]
     format: ReproFormat,
     /// Cost terms to switch off in every run, comma-separated: llc-line, rq-lock,
-    /// cache-refill (what docs/fidelity.md's with/without rows use)
+    /// cache-refill (what docs/fidelity.md's "What each mechanism contributes" uses)
     #[arg(long, default_value = "")]
     cost_off: String,
+    /// The machine's background activity in every run: `default` (the osnoise
+    /// tracer's documented rates) or `quiet` (none), as `run --noise` takes it
+    /// (what docs/fidelity.md's "What each mechanism contributes" uses).
+    #[arg(long, default_value = "default", value_parser = Noise::parse)]
+    noise: Noise,
 }
 
 #[derive(Serialize)]
@@ -102,6 +109,7 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
         let mut specs = reproduce::plan(n, scale).map_err(|e| e.to_string())?;
         for s in &mut specs {
             s.cost_terms = terms;
+            s.noise = a.noise;
         }
         plans.push((n.clone(), specs));
     }
@@ -187,6 +195,7 @@ fn page(a: &ReproArgs) -> Result<String, String> {
         .ok_or_else(|| format!("{name}: the page has no example of it"))?;
     let mut sw = e.sweep_spec().map_err(|e| e.to_string())?;
     sw.base.cost_terms = crate::sim::cost_terms(&a.cost_off)?;
+    sw.base.noise = a.noise;
     let t0 = crate::wall_clock();
     let points = sw.points();
     let reports = crate::par::map_longest_first(
@@ -314,5 +323,38 @@ mod tests {
         ] {
             assert_eq!(run_args(args).unwrap_err(), CSV_NEEDS_PAGE);
         }
+    }
+
+    /// Every baseline and patched digest of a CI-scale seed 04 run, in row and seed order.
+    fn digests(args: &[&str]) -> Vec<String> {
+        let mut argv = vec!["seed04-cookie", "--scale", "ci", "-f", "json"];
+        argv.extend_from_slice(args);
+        let out: serde_json::Value = serde_json::from_str(&run_args(&argv).unwrap()).unwrap();
+        let mut d = Vec::new();
+        for t in out["tables"].as_array().unwrap() {
+            for r in t["rows"].as_array().unwrap() {
+                for p in r["per_seed"].as_array().unwrap() {
+                    for side in ["baseline_digest", "patched_digest"] {
+                        d.push(p[side].as_str().unwrap().to_string());
+                    }
+                }
+            }
+        }
+        d
+    }
+
+    /// `--noise quiet` reaches every run (no kthreads, daemons, tick or softirq time,
+    /// so every digest moves); `--noise default` is what the flag's absence runs.
+    #[test]
+    fn noise_quiet_reaches_every_run_and_default_is_the_default() {
+        let plain = digests(&[]);
+        assert!(!plain.is_empty());
+        assert_eq!(digests(&["--noise", "default"]), plain);
+        let quiet = digests(&["--noise", "quiet"]);
+        assert_eq!(quiet.len(), plain.len());
+        for (q, p) in quiet.iter().zip(&plain) {
+            assert_ne!(q, p, "a quiet run kept the default run's digest");
+        }
+        assert!(Flags::try_parse_from(["reproduce", "--noise", "loud"]).is_err());
     }
 }

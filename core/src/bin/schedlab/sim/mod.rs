@@ -72,7 +72,7 @@ pub struct Common {
     /// fifth of --duration-ms, at most 200 ms) or settled (at least until every LLC
     /// has had a periodic balance at its busy interval since the start, 0.26-1 s on
     /// the presets: the SIS_UTIL scan depth is then the running benchmark's; what
-    /// `reproduce --scale full` uses; docs/fidelity.md, "Session 14").
+    /// `reproduce --scale full` uses; docs/fidelity-history.md, "Session 14").
     #[arg(long, default_value = "fifth", value_parser = Warmup::parse)]
     warmup: Warmup,
     #[arg(long, default_value_t = 1)]
