@@ -425,6 +425,80 @@ fn arm64_sched_cluster_changes_the_levels() {
     assert_eq!(names(""), ["SMT:0-1", "MC:0-3", "DIE:0-7"]);
 }
 
+/// CPU0's domains as `NAME:span`, built for the capture's release with `kconfig`.
+fn levels(c: &Capture, kconfig: &str) -> Vec<String> {
+    let m = c.machine(Some(Arch::Arm64), kconfig);
+    let sd = build_sched_domains(&m, &BuildConfig::new(c.release())).unwrap();
+    sd.cpu(CpuId(0))
+        .domains
+        .iter()
+        .map(|d| format!("{}:{}", d.name, d.span.to_list()))
+        .collect()
+}
+
+/// Kunpeng-like arm64 (4-CPU clusters, an L3 per socket), with the caches QEMU does
+/// not describe added to its device tree (scripts/qemu-fixtures, dt_caches). cacheinfo
+/// now has an LLC, `llc_sibling` is the socket, and `cpu_coregroup_mask()` returns it
+/// (arch_topology.c v6.12.19:730): MC is the socket. Debian's arm64 6.1 and 6.12 are
+/// built without CONFIG_SCHED_CLUSTER, so the L2 clusters are no level; with it (a
+/// server distribution's choice) CLS would be the cluster.
+#[test]
+fn arm64_kunpeng_like_caches_from_the_device_tree() {
+    for c in [
+        capture!("arm64-dt-kunpeng-6.1"),
+        capture!("arm64-dt-kunpeng-6.12"),
+    ] {
+        assert!(c.kconfig().contains("CONFIG_SCHED_CLUSTER=n"), "{}", c.name);
+        assert!(c
+            .sysfs
+            .contains("cpu5 index2 level=2 type=Unified size=512K shared_cpu_list=4-7"));
+        assert!(c
+            .sysfs
+            .contains("cpu5 index3 level=3 type=Unified size=32768K shared_cpu_list=0-15"));
+        assert_eq!(
+            block(&c, 0)[0],
+            " domain-0: span=0-15 level=MC",
+            "{}",
+            c.name
+        );
+        c.compare();
+        assert_eq!(levels(&c, "CONFIG_SCHED_CLUSTER=y"), ["CLS:0-3", "MC:0-15"]);
+    }
+    // Two sockets, a node each, L2 per core: MC is the socket and node, NUMA above it
+    // (no DIE/PKG level: it would equal MC).
+    for c in [
+        capture!("arm64-dt-kunpeng-2s-6.1"),
+        capture!("arm64-dt-kunpeng-2s-6.12"),
+    ] {
+        assert!(c
+            .sysfs
+            .contains("cpu9 index3 level=3 type=Unified size=32768K shared_cpu_list=8-15"));
+        assert_eq!(
+            block(&c, 0)[2],
+            "  domain-1: span=0-15 level=NUMA",
+            "{}",
+            c.name
+        );
+        c.compare();
+        assert_eq!(
+            levels(&c, "CONFIG_SCHED_CLUSTER=y"),
+            ["CLS:0-3", "MC:0-7", "NUMA:0-15"]
+        );
+    }
+    // SMT threads in the cpu-map, the L2 per core: SMT, MC = socket.
+    for c in [
+        capture!("arm64-dt-kunpeng-smt-6.1"),
+        capture!("arm64-dt-kunpeng-smt-6.12"),
+    ] {
+        assert_eq!(levels(&c, &c.kconfig()), ["SMT:0-1", "MC:0-7"]);
+        c.compare();
+        assert_eq!(
+            levels(&c, "CONFIG_SCHED_CLUSTER=y"),
+            ["SMT:0-1", "CLS:0-3", "MC:0-7"]
+        );
+    }
+}
+
 /// The lines of CPU `cpu`'s `sched_domain_debug()` block the kernel printed.
 fn block(c: &Capture, cpu: u32) -> Vec<String> {
     let head = format!("CPU{cpu} attaching sched-domain(s):");
@@ -563,6 +637,12 @@ fn all() -> Vec<Capture> {
         "arm64-acpi-2s-6.1",
         "arm64-dt-clusters-6.1",
         "arm64-dt-clusters-numa-6.12",
+        "arm64-dt-kunpeng-2s-6.1",
+        "arm64-dt-kunpeng-2s-6.12",
+        "arm64-dt-kunpeng-6.1",
+        "arm64-dt-kunpeng-6.12",
+        "arm64-dt-kunpeng-smt-6.1",
+        "arm64-dt-kunpeng-smt-6.12",
         "arm64-dt-ring4-6.12",
         "x86-2s-smt-6.1",
         "x86-2s4n-6.1",

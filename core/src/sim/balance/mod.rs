@@ -167,6 +167,14 @@ pub(super) struct DomainState {
     last_decay_max_lb_cost: u64,
 }
 
+/// One shared CPU list.
+type CpuList = Arc<[u32]>;
+/// Each distinct (span, balance mask) of a group id, with its online CPUs, run CPUs
+/// that balance, and sum cells.
+type GroupLists = Vec<(CpuMask, CpuMask, [CpuList; 3])>;
+/// Each distinct span of a level and first CPU, with its run CPUs.
+type SpanLists = Vec<(CpuMask, CpuList)>;
+
 /// The CPU lists [`BalanceInfo::new`] has made, by domain level and group (or
 /// span), so that the CPUs of one group or span share them.
 #[derive(Default)]
@@ -174,9 +182,9 @@ struct Shared {
     /// By (level, `sgc` id): each distinct (span, balance mask) seen, with its
     /// online CPUs, run CPUs that balance, and sum cells. Overlapping NUMA groups of
     /// one id may differ by CPU, so the masks are compared.
-    groups: HashMap<(usize, CpuId), Vec<(CpuMask, CpuMask, [Arc<[u32]>; 3])>>,
+    groups: HashMap<(usize, CpuId), GroupLists>,
     /// By (level, first CPU of the span): each distinct span, with its run CPUs.
-    spans: HashMap<(usize, Option<CpuId>), Vec<(CpuMask, Arc<[u32]>)>>,
+    spans: HashMap<(usize, Option<CpuId>), SpanLists>,
 }
 
 impl Shared {
@@ -188,8 +196,8 @@ impl Shared {
         id: CpuId,
         span: &CpuMask,
         balance: &CpuMask,
-        make: impl FnOnce() -> [Arc<[u32]>; 3],
-    ) -> (Arc<[u32]>, Arc<[u32]>, Arc<[u32]>) {
+        make: impl FnOnce() -> [CpuList; 3],
+    ) -> (CpuList, CpuList, CpuList) {
         let seen = self.groups.entry((tl, id)).or_default();
         let lists = match seen.iter().find(|(s, b, _)| s == span && b == balance) {
             Some((_, _, l)) => l.clone(),
