@@ -12,6 +12,7 @@
 //!  wakeup/transcript_68.rs   v6.8's placement transcribed again, against the model
 //!  wakeup/transcript_612.rs  v6.12's, with core.c's queueing decision (shared with 5.12)
 //!  wakeup/transcript_512.rs  v5.12.0's placement and queueing
+//!  wakeup/transcript_idlest.rs  the slow path of a fork and an exec (v6.8, v6.12, v5.12)
 //!  wakeup/state_files.rs     `schedlab wake --state` files
 //! ```
 
@@ -47,6 +48,8 @@ mod transcript_512;
 mod transcript_612;
 #[path = "wakeup/transcript_68.rs"]
 mod transcript_68;
+#[path = "wakeup/transcript_idlest.rs"]
+mod transcript_idlest;
 #[path = "wakeup/ttwu.rs"]
 mod ttwu;
 
