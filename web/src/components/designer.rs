@@ -44,23 +44,6 @@ fn firmware_fields(
     no_shared_cache: bool,
     edit: &Callback<(Field, String)>,
 ) -> Html {
-    let onfirmware = {
-        let edit = edit.clone();
-        Callback::from(move |e: Event| {
-            if let Some(v) = select_value(&e) {
-                edit.emit((Field::Firmware, v));
-            }
-        })
-    };
-    let oncache = {
-        let edit = edit.clone();
-        Callback::from(move |e: Event| {
-            edit.emit((
-                Field::NoSharedCache,
-                if checked(&e) { "y" } else { "n" }.to_string(),
-            ))
-        })
-    };
     let options = Firmware::ALL.iter().map(|&f| {
         html! { <option value={f.as_str()} selected={f == firmware}>{ firmware_label(f) }</option> }
     });
@@ -68,10 +51,10 @@ fn firmware_fields(
         <>
             <div class="designer-field">
                 <label for={Field::Firmware.id()}>{ "firmware: where the kernel reads the topology (a device tree's cpu-map reads differently before 6.0)" }</label>
-                <select id={Field::Firmware.id()} onchange={onfirmware}>{ for options }</select>
+                <select id={Field::Firmware.id()} onchange={on_select(edit, Field::Firmware)}>{ for options }</select>
             </div>
             <label class="designer-check">
-                <input type="checkbox" id={Field::NoSharedCache.id()} checked={no_shared_cache} onchange={oncache} />
+                <input type="checkbox" id={Field::NoSharedCache.id()} checked={no_shared_cache} onchange={on_check(edit, Field::NoSharedCache)} />
                 <span>{ "no shared cache described (QEMU's device tree): MC is each CPU alone, or its cluster from 6.0" }</span>
             </label>
         </>
@@ -86,22 +69,9 @@ fn kernel_fields(
     config: &KernelConfig,
     edit: &Callback<(Field, String)>,
 ) -> Html {
-    let onarch = {
-        let edit = edit.clone();
-        Callback::from(move |e: Event| {
-            if let Some(v) = select_value(&e) {
-                edit.emit((Field::Arch, v));
-            }
-        })
-    };
     let boxes = Kopt::ALL.iter().map(|&k| {
         let field = Field::Config(k);
-        let onchange = {
-            let edit = edit.clone();
-            Callback::from(move |e: Event| {
-                edit.emit((field, if checked(&e) { "y" } else { "n" }.to_string()))
-            })
-        };
+        let onchange = on_check(edit, field);
         html! {
             <label class="designer-check">
                 <input type="checkbox" id={field.id()} checked={k.get(config)} {onchange} />
@@ -114,7 +84,7 @@ fn kernel_fields(
             <legend>{ "Kernel (--arch, --kconfig)" }</legend>
             <div class="designer-field">
                 <label for={Field::Arch.id()}>{ "architecture: which topology table the kernel uses" }</label>
-                <select id={Field::Arch.id()} onchange={onarch}>
+                <select id={Field::Arch.id()} onchange={on_select(edit, Field::Arch)}>
                     <option value="x86" selected={arch == Arch::X86}>{ "x86 (CLS = shared L2, MC = LLC)" }</option>
                     <option value="arm64" selected={arch == Arch::Arm64}>{ "arm64 (CLS = PPTT cluster)" }</option>
                 </select>
@@ -135,6 +105,22 @@ pub(super) fn on_edit(d: &Callback<(Field, String)>, field: Field) -> Callback<I
             d.emit((field, v));
         }
     })
+}
+
+/// The `onchange` of a `<select>` that edits `field`: the chosen value, emitted to `d`.
+fn on_select(d: &Callback<(Field, String)>, field: Field) -> Callback<Event> {
+    let d = d.clone();
+    Callback::from(move |e: Event| {
+        if let Some(v) = select_value(&e) {
+            d.emit((field, v));
+        }
+    })
+}
+
+/// The `onchange` of a checkbox that edits `field`: "y" when checked, "n" when not.
+pub(super) fn on_check(d: &Callback<(Field, String)>, field: Field) -> Callback<Event> {
+    let d = d.clone();
+    Callback::from(move |e: Event| d.emit((field, if checked(&e) { "y" } else { "n" }.to_string())))
 }
 
 /// A labelled text field of the form, its error beside it.
@@ -181,12 +167,12 @@ pub fn designer_panel() -> Html {
             <button class="close" onclick={onclose} aria-label="close the designer">{ "×" }</button>
         </div>
     };
+    let edit: Callback<(Field, String)> = {
+        let d = state.dispatcher();
+        Callback::from(move |(f, v): (Field, String)| d.dispatch(Action::EditDesign(f, v)))
+    };
     let draft = match designer {
         Designer::Irregular { reason, .. } => {
-            let edit: Callback<(Field, String)> = {
-                let d = state.dispatcher();
-                Callback::from(move |(f, v): (Field, String)| d.dispatch(Action::EditDesign(f, v)))
-            };
             let m = state.machine();
             let onjson = {
                 let d = state.dispatcher();
@@ -206,10 +192,6 @@ pub fn designer_panel() -> Html {
             };
         }
         Designer::Form(d) => d,
-    };
-    let edit: Callback<(Field, String)> = {
-        let d = state.dispatcher();
-        Callback::from(move |(f, v): (Field, String)| d.dispatch(Action::EditDesign(f, v)))
     };
     let m = state.machine();
     // The levels the kernel builds for the selected CPU, with their spans' sizes, so
@@ -231,14 +213,6 @@ pub fn designer_panel() -> Html {
             ),
         },
         Err(e) => format!("No sched domains: {e}"),
-    };
-    let select = |field: Field| {
-        let edit = edit.clone();
-        Callback::from(move |e: Event| {
-            if let Some(v) = select_value(&e) {
-                edit.emit((field, v));
-            }
-        })
     };
 
     // The memory-only nodes come next to the nodes per socket: both size the grid.
@@ -296,7 +270,7 @@ pub fn designer_panel() -> Html {
                         { text_field(&draft, Field::Name, "name", &draft.name, false, &edit) }
                         <div class="designer-field">
                             <label for={Field::Numbering.id()}>{ "SMT numbering" }</label>
-                            <select id={Field::Numbering.id()} onchange={select(Field::Numbering)}>
+                            <select id={Field::Numbering.id()} onchange={on_select(&edit, Field::Numbering)}>
                                 <option value="linear" selected={draft.numbering == Numbering::Linear}>{ "siblings adjacent" }</option>
                                 <option value="smt-split" selected={draft.numbering == Numbering::SmtSplit}>{ "n and n+N/2 (x86)" }</option>
                             </select>

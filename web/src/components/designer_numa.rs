@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use schedlab_core::release::Release;
 use yew::prelude::*;
 
-use super::designer::{on_edit, text_field};
-use crate::dom::checked;
+use super::designer::{on_check, on_edit, text_field};
 use crate::state::designer::{Draft, Field, Slit};
 
 /// How many asymmetric pairs the note spells out before "and N more".
@@ -58,15 +57,6 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
         .filter(|(f, _)| matches!(f, Field::Distance(..)))
         .map(|(_, e)| e.clone())
         .collect();
-    let onsymmetric = {
-        let edit = edit.clone();
-        Callback::from(move |e: Event| {
-            edit.emit((
-                Field::Symmetric,
-                if checked(&e) { "y" } else { "n" }.to_string(),
-            ))
-        })
-    };
     let symmetric_hint = if slit.symmetric() {
         "Editing a cell sets its mirror too. Checking this over a table that is not \
          symmetric copies each cell above the diagonal onto its mirror; unchecking right \
@@ -83,7 +73,7 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
             <legend>{ "NUMA distances (SLIT)" }</legend>
             <label class="designer-check">
                 <input type="checkbox" id={Field::Symmetric.id()} checked={slit.symmetric()}
-                    onchange={onsymmetric} aria-describedby="designer-symmetric-hint" />
+                    onchange={on_check(edit, Field::Symmetric)} aria-describedby="designer-symmetric-hint" />
                 <span>{ "symmetric: node_distance(a, b) = node_distance(b, a)" }</span>
             </label>
             <p class="hint" id="designer-symmetric-hint">{ symmetric_hint }</p>
