@@ -182,14 +182,8 @@ impl Simulator {
                         return Next::Run(ns);
                     }
                     let dur = self.code.dists[d as usize].sample(&mut self.rng);
-                    let task = &mut self.tasks[t as usize];
-                    task.pc += 1;
-                    task.timer_gen = task.timer_gen.wrapping_add(1);
-                    task.block = Block::Sleep;
-                    let g = task.timer_gen;
-                    self.queue
-                        .push_timer(self.now + dur, Event::Timer { task: t, gen: g });
-                    self.note_timer(t, self.now + dur);
+                    self.tasks[t as usize].pc += 1;
+                    self.sleep_for(t, dur);
                     return Next::Block;
                 }
                 Ins::Count(n) => {

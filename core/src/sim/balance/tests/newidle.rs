@@ -100,6 +100,19 @@ fn stopper_into_pass(sim: &mut Simulator, exit: SimTime) {
         .push(exit + 1, crate::sim::event::Event::Stopper { cpu: 0 });
 }
 
+/// Runs `sim` to `until`, by when the stopper [`stopper_into_pass`] queued has run and
+/// CPU 0 is in a second pass.
+#[track_caller]
+fn run_to_second_pass(sim: &mut Simulator, until: SimTime) {
+    assert!(sim.run_until(until));
+    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    assert_eq!(
+        sim.cpus[0].mode,
+        Mode::NewidlePass,
+        "a second pass, after the stopper"
+    );
+}
+
 /// [`pass_sim`]'s CPU 0, as an active balance's `attach_one_task()` does; returns it.
 fn push_queued_hog_to_cpu0(sim: &mut Simulator) -> usize {
     let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
@@ -422,14 +435,8 @@ fn a_stopper_woken_in_a_newidle_pass_cuts_it_short() {
         "the pass goes on to its domain's end"
     );
     assert_eq!(sim.balance.push_cpu[0], Some(3), "the stopper has not run");
-    assert!(sim.run_until(exit + ends[0]));
-    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
+    run_to_second_pass(&mut sim, exit + ends[0]);
     assert_eq!(sim.metrics.newidle_cut, 1);
-    assert_eq!(
-        sim.cpus[0].mode,
-        Mode::NewidlePass,
-        "a second pass, after the stopper"
-    );
     assert_eq!(sim.metrics.newidle_empty, 2);
     assert!(
         sim.metrics.newidle_empty_ns < *ends.last().unwrap(),
@@ -448,13 +455,7 @@ fn a_tick_held_in_a_pass_a_stopper_cut_is_not_taken_from_idle() {
     stopper_into_pass(&mut sim, exit);
     assert!(sim.run_until(exit + 1));
     sim.cpus[0].newidle_held.tick = true;
-    assert!(sim.run_until(exit + ends[0]));
-    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
-    assert_eq!(
-        sim.cpus[0].mode,
-        Mode::NewidlePass,
-        "a second pass, after the stopper"
-    );
+    run_to_second_pass(&mut sim, exit + ends[0]);
     assert!(
         !sim.state.rqs[0].curr_is_idle,
         "rq->curr is not the idle task in the second pass"
@@ -591,13 +592,7 @@ fn a_pass_after_the_stopper_sends_no_resched_ipi() {
         "the task that blocked is rq->curr"
     );
     stopper_into_pass(&mut sim, exit);
-    assert!(sim.run_until(exit + ends[0]));
-    assert_eq!(sim.balance.push_cpu[0], None, "the stopper ran");
-    assert_eq!(
-        sim.cpus[0].mode,
-        Mode::NewidlePass,
-        "a second pass, after the stopper"
-    );
+    run_to_second_pass(&mut sim, exit + ends[0]);
     assert!(
         !sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "rq->curr is the stopper"
