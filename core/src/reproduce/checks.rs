@@ -14,6 +14,20 @@ const SIGN_FROM_PCT: f64 = 3.0;
 /// The size check's tolerance: percentage points between the two changes.
 const SIZE_PP: f64 = 4.0;
 
+/// A row's change is settled when its 95% interval's half-width is at most this
+/// (percentage points): half the size check's tolerance, so the interval is no wider
+/// than the band the mean is checked against. Full-scale rows above it take more
+/// seeds (`run::more`).
+pub const SETTLED_PP: f64 = SIZE_PP / 2.0;
+
+/// The change's interval is at most ±[`SETTLED_PP`] wide. No interval (one seed, or a
+/// sample that is not finite) is not settled.
+pub(super) fn settled(change: &Estimate) -> bool {
+    change
+        .interval()
+        .is_some_and(|(lo, hi)| (hi - lo) / 2.0 <= SETTLED_PP)
+}
+
 /// The sign check: applies where the published change is at least 3% in size. With
 /// an interval, it must exclude 0 on the published side (one that includes 0 is no
 /// significant change: a miss); without one (one seed), the mean must move the same

@@ -8,9 +8,9 @@
 //! ```
 //!
 //! Each row runs several seeds per side ([`Scale::seeds`]: 3 for CI, 5 for the full
-//! tables, seed 04 its own 32), paired by seed (`experiment::ab_stats`): the model's
-//! change is the mean of the per-seed changes with a Student-t 95% interval, shown as
-//! `model % [lo, hi]`.
+//! tables and more while unsettled, seed 04 its own 32), paired by seed
+//! (`experiment::ab_stats`): the model's change is the mean of the per-seed changes
+//! with a Student-t 95% interval, shown as `model % [lo, hi]` with the seeds `n`.
 //!
 //! Checks, per row: the sign of the change is right wherever the published change is
 //! at least 3% in size: the model's interval must exclude 0 on the published side (an
@@ -25,9 +25,16 @@
 //! the same simulated time (warm-ups included: 5 × 240 ms = 1 × 1200 ms), spread over
 //! the cores with the rest; the interval, not the length of one run, says how settled
 //! a row is (tbench's and netperf's are a few hundredths of a point wide at 200 ms).
+//! Sequential seeds, one rule for every full row (seed 04 excepted): after each round
+//! of 5 seeds, a row whose change's 95% interval is wider than ±[`SETTLED_PP`] (half
+//! the size check's ±4 pp) runs another round of 5, the next seed numbers, until it is
+//! settled or has [`FULL_SEED_CAP`] seeds a side ([`plan`] gives the first round,
+//! [`more`] each next one from the reports so far, [`assemble`] the table; all
+//! deterministic). The cap comes from a wall-time budget for the whole reproduce on 2
+//! cores, not from the rows. CI stays at a fixed 3 seeds; seed 04 at its fixed 32.
 //!
 //! The files: `points.rs` turns each published table into the runs of its rows (the
-//! table model), `run.rs` plans, runs and assembles them, `checks.rs` holds the
+//! table model), `run.rs` plans their rounds, runs and assembles them, `checks.rs` holds the
 //! checks, `render.rs` the text table, `examples.rs` the page's one-click examples.
 
 use serde::{Deserialize, Serialize};
@@ -42,12 +49,17 @@ mod points;
 mod render;
 mod run;
 
-pub use checks::summary;
+pub use checks::{summary, SETTLED_PP};
 pub use examples::{page_examples, Example};
-pub use run::{assemble, plan, reproduce};
+pub use run::{assemble, more, plan, reproduce};
 
 /// The published tables, verbatim from the seeds (see each table's `source`).
 pub(crate) const PUBLISHED_JSON: &str = include_str!("../../data/published.json");
+
+/// The full tables' cap on seeds per side and row: chosen from a budget for the
+/// whole full reproduce, not from the rows (docs/fidelity.md, "Session 26:
+/// sequential seeds").
+pub const FULL_SEED_CAP: u32 = 25;
 
 /// How big the runs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,13 +72,23 @@ pub enum Scale {
 }
 
 impl Scale {
-    /// Seeds per side and row (seed 04 runs its own `SEED04_RUNS`): enough for an
-    /// interval at CI size (t(2) = 4.30 makes it wide), 5 for the full tables (t(4) =
-    /// 2.78).
+    /// Seeds per side and row in the first round, and in each further round (seed 04
+    /// runs its own `SEED04_RUNS`): enough for an interval at CI size (t(2) = 4.30
+    /// makes it wide), 5 for the full tables (t(4) = 2.78).
     pub fn seeds(self) -> u32 {
         match self {
             Scale::Full => 5,
             Scale::Ci => 3,
+        }
+    }
+
+    /// The most seeds per side a row takes (seed 04 excepted): the full tables' rows
+    /// take rounds of [`Scale::seeds`] more while unsettled (see "Run lengths" above),
+    /// up to [`FULL_SEED_CAP`]; CI's stay at their 3.
+    pub fn seed_cap(self) -> u32 {
+        match self {
+            Scale::Full => FULL_SEED_CAP,
+            Scale::Ci => Scale::Ci.seeds(),
         }
     }
 
@@ -151,7 +173,7 @@ pub struct ReproRow {
     /// The change's 95% interval (`None` with one seed, and for derived rows).
     pub model_change_lo: Option<f64>,
     pub model_change_hi: Option<f64>,
-    /// Seeds per side.
+    /// Seeds per side (full tables: 5 and more rounds of 5 while unsettled).
     pub seeds: u32,
     /// Each seed's numbers and digests, in seed order.
     pub per_seed: Vec<experiment::SeedPair>,
@@ -176,6 +198,10 @@ pub struct ReproTable {
     pub scale: Scale,
     pub rows: Vec<ReproRow>,
     pub note: Option<String>,
+    /// Full tables: how many seeds each row ran (see [`Scale::seed_cap`]); `None`
+    /// where every row runs a fixed number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeding: Option<String>,
     /// Throughput tables: what each run measures, e.g. "200 ms after a settled
     /// warm-up (...)"; `None` for completion times (start to end).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -16,17 +16,25 @@ pub(super) struct Point {
     pub(super) published_change: Option<f64>,
     pub(super) baseline: RunSpec,
     pub(super) patched: RunSpec,
-    /// Runs per side, with seeds `seed`, `seed + 1`, ... ([`experiment::seeds`]),
-    /// paired by seed.
+    /// Runs per side in the first round, with seeds `seed`, `seed + 1`, ...
+    /// ([`experiment::seeds`]), paired by seed.
     pub(super) runs: u32,
+    /// The most runs per side the row takes: more rounds of [`Scale::seeds`] follow
+    /// while its interval is unsettled (`run::more`), up to this; `runs` where the
+    /// row takes no more rounds (CI, seed 04).
+    pub(super) cap: u32,
 }
 
 impl Point {
-    /// The runs, baselines first: `runs` seeds of each side.
-    pub(super) fn specs(&self) -> impl Iterator<Item = RunSpec> + '_ {
+    /// The runs of seeds `from .. from + n` (counted from the row's first seed),
+    /// baselines first.
+    pub(super) fn specs(&self, from: u32, n: u32) -> impl Iterator<Item = RunSpec> + '_ {
         [&self.baseline, &self.patched]
             .into_iter()
-            .flat_map(|s| experiment::seeds(s.seed, self.runs).map(move |k| s.with_seed(k)))
+            .flat_map(move |s| {
+                experiment::seeds(s.seed.wrapping_add(u64::from(from)), n)
+                    .map(move |k| s.with_seed(k))
+            })
     }
 }
 
@@ -84,6 +92,7 @@ pub(super) fn points(
     };
     let ci = scale == Scale::Ci;
     let runs = scale.seeds();
+    let cap = scale.seed_cap();
     match name {
         "seed01-tbench" | "seed01-netperf-tcp-rr" => {
             let t = find(name)?;
@@ -124,6 +133,7 @@ pub(super) fn points(
                         ..spec(&t.machine, &t.cpus, w, p, dur, seed)?
                     },
                     runs,
+                    cap,
                 });
             }
             Ok((t, v))
@@ -170,6 +180,7 @@ pub(super) fn points(
                     seed,
                 )?,
                 runs,
+                cap,
             }];
             Ok((t, v))
         }
@@ -202,6 +213,7 @@ pub(super) fn points(
                     baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
                     patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
                     runs,
+                    cap,
                 });
             }
             Ok((t, v))
@@ -225,6 +237,7 @@ pub(super) fn points(
                 baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
                 patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
                 runs,
+                cap,
             }];
             Ok((t, v))
         }
@@ -275,6 +288,7 @@ pub(super) fn points(
                     baseline: base.clone(),
                     patched: spec("xeon-smt-8", "all", w(true), patches("6.12")?, CAP_MS, seed)?,
                     runs,
+                    cap: runs,
                 },
                 Point {
                     key: "cookies (6.12+cookie-fastpath)".into(),
@@ -291,6 +305,7 @@ pub(super) fn points(
                         seed,
                     )?,
                     runs,
+                    cap: runs,
                 },
             ];
             Ok((t, v))

@@ -68,18 +68,19 @@ impl ReproTable {
             self.unit
         );
         out.push_str(&format!(
-            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} | sign size mag\n",
+            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} {:>3} | sign size mag\n",
             "row",
             "pub base",
             "pub patch",
             "pub %",
             "model base",
             "model patch",
-            "model % [95% interval]"
+            "model % [95% interval]",
+            "n"
         ));
         for r in &self.rows {
             out.push_str(&format!(
-                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} | {:<4} {:<4} {:<4}\n",
+                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} {:>3} | {:<4} {:<4} {:<4}\n",
                 r.key,
                 fmt_opt(r.published_baseline),
                 fmt_opt(r.published_patched),
@@ -88,6 +89,7 @@ impl ReproTable {
                 sig4(r.model_baseline),
                 sig4(r.model_patched),
                 r.model_change_text(),
+                r.seeds,
                 if r.not_significant() {
                     "n.s."
                 } else {
@@ -103,10 +105,12 @@ impl ReproTable {
         if let Some(w) = &self.window {
             out.push_str(&format!("  model runs: {w}\n"));
         }
+        if let Some(s) = &self.seeding {
+            out.push_str(&format!("  model seeds: {s}\n"));
+        }
         if let Some(r) = self.rows.first() {
             out.push_str(&format!(
-                "  model: means over {} seeds per side (from seed {}), change = mean of the per-seed changes; n.s. = the interval includes 0\n",
-                r.seeds,
+                "  model: means over n seeds per side (from seed {}), change = mean of the per-seed changes; n.s. = the interval includes 0\n",
                 r.per_seed.first().map_or(1, |s| s.seed)
             ));
         }

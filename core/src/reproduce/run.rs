@@ -1,41 +1,121 @@
-//! Running a reproduction: the runs an experiment needs ([`plan`]), the table built
-//! from their reports ([`assemble`]), or both serially ([`reproduce`]).
+//! Running a reproduction: the runs an experiment needs, round by round ([`plan`]
+//! for the first, [`more`] for each next one), the table built from all their
+//! reports ([`assemble`]), or all of it serially ([`reproduce`]).
 
-use crate::experiment::{self, change_pct, RunReport, RunSpec};
+use crate::experiment::{self, change_pct, AbStats, RunReport, RunSpec};
 
-use super::checks::{magnitude_check, sign_check, sign_check_of_means, size_check};
+use super::checks::{magnitude_check, settled, sign_check, sign_check_of_means, size_check};
 use super::points::{points, Point};
-use super::{published, ReproError, ReproRow, ReproTable, Scale};
+use super::{published, ReproError, ReproRow, ReproTable, Scale, SETTLED_PP};
 
-/// The runs an experiment needs, in order (baseline, patched per row), so callers can
-/// run them in parallel and hand the reports to [`assemble`].
+/// The first round's runs, in order (per row: its baselines, then its patched runs),
+/// so callers can run them in parallel; then [`more`] for the next rounds and
+/// [`assemble`] for the table. The same as `more(name, scale, &[])`.
 pub fn plan(name: &str, scale: Scale) -> Result<Vec<RunSpec>, ReproError> {
-    let tables = published()?;
-    let (_, pts) = points(name, scale, &tables)?;
-    Ok(pts.iter().flat_map(Point::specs).collect())
+    more(name, scale, &[])
 }
 
-/// Builds the table from the reports of [`plan`] (same order).
+/// The next round's runs, given the reports of every round so far in the order they
+/// were asked for ([`plan`]'s, then each earlier `more`'s): [`Scale::seeds`] more
+/// seeds for each row whose change is not yet settled (its 95% interval half-width
+/// above [`SETTLED_PP`]) and under its cap, the next seed numbers;
+/// empty when every row is settled or capped. Pure: the same reports give the same
+/// runs, so the rounds, and the table, are the same on every run.
+pub fn more(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Vec<RunSpec>, ReproError> {
+    let tables = published()?;
+    let (_, pts) = points(name, scale, &tables)?;
+    if reports.is_empty() {
+        return Ok(pts.iter().flat_map(|p| p.specs(0, p.runs)).collect());
+    }
+    let (sides, due) = replay(name, scale, &pts, reports)?;
+    Ok(due
+        .iter()
+        .flat_map(|&i| {
+            let (p, done) = (&pts[i], sides[i].0.len() as u32);
+            p.specs(done, scale.seeds().min(p.cap - done))
+        })
+        .collect())
+}
+
+/// One row's reports so far: baselines, patched runs.
+type Sides = (Vec<RunReport>, Vec<RunReport>);
+
+/// Splits `reports` into rounds as [`plan`] and [`more`] asked for them: round 1 is
+/// every row's `runs` seeds, each next round [`Scale::seeds`] more for the rows that
+/// were due after the round before. Returns each row's reports and the rows due for
+/// another round after the last one given.
+fn replay(
+    name: &str,
+    scale: Scale,
+    pts: &[Point],
+    reports: &[RunReport],
+) -> Result<(Vec<Sides>, Vec<usize>), ReproError> {
+    let mut sides: Vec<Sides> = pts.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    let mut due: Vec<usize> = (0..pts.len()).collect();
+    let mut rest = reports;
+    let mut first = true;
+    // Bounded: every round takes at least one seed per due row, and a row is due only
+    // under its cap.
+    while !rest.is_empty() {
+        if due.is_empty() {
+            return Err(ReproError::Setup(format!(
+                "{name}: {} reports more than the rounds asked for",
+                rest.len()
+            )));
+        }
+        for &i in &due {
+            let (p, done) = (&pts[i], sides[i].0.len() as u32);
+            let n = if first {
+                p.runs
+            } else {
+                scale.seeds().min(p.cap - done)
+            } as usize;
+            if rest.len() < 2 * n {
+                return Err(ReproError::Setup(format!(
+                    "{name} {}: a round cut short ({} reports left, {} due)",
+                    p.key,
+                    rest.len(),
+                    2 * n
+                )));
+            }
+            let (b, tail) = rest.split_at(n);
+            let (q, tail) = tail.split_at(n);
+            sides[i].0.extend_from_slice(b);
+            sides[i].1.extend_from_slice(q);
+            rest = tail;
+        }
+        first = false;
+        due = Vec::new();
+        for (i, p) in pts.iter().enumerate() {
+            if (sides[i].0.len() as u32) < p.cap && !settled(&stats(name, p, &sides[i])?.change_pct)
+            {
+                due.push(i);
+            }
+        }
+    }
+    Ok((sides, due))
+}
+
+fn stats(name: &str, p: &Point, (b, q): &Sides) -> Result<AbStats, ReproError> {
+    experiment::ab_stats(b, q).map_err(|e| ReproError::Setup(format!("{name} {}: {e}", p.key)))
+}
+
+/// Builds the table from the reports of every round ([`plan`]'s, then each
+/// [`more`]'s, in that order) once `more` asks for none: each row over the seeds it
+/// ran. Whole rounds short of that give the table so far.
 pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<ReproTable, ReproError> {
     let tables = published()?;
     let (t, pts) = points(name, scale, &tables)?;
-    let expected: usize = pts.iter().map(|p| 2 * p.runs as usize).sum();
-    if reports.len() != expected {
-        return Err(ReproError::Setup(format!(
-            "{name}: expected {expected} reports, got {}",
-            reports.len()
-        )));
+    if reports.is_empty() {
+        return Err(ReproError::Setup(format!("{name}: no reports")));
     }
-    let mut rest = reports;
+    let (sides, _) = replay(name, scale, &pts, reports)?;
     let kunpeng_throughput = t.kunpeng_throughput();
     let mut rows: Vec<ReproRow> = pts
         .iter()
-        .map(|p| {
-            let (runs, tail) = rest.split_at(2 * p.runs as usize);
-            rest = tail;
-            let (b, q) = runs.split_at(p.runs as usize);
-            let ab = experiment::ab_stats(b, q)
-                .map_err(|e| ReproError::Setup(format!("{name} {}: {e}", p.key)))?;
+        .zip(&sides)
+        .map(|(p, side)| {
+            let ab = stats(name, p, side)?;
             let (bv, qv) = (ab.baseline.mean, ab.patched.mean);
             let model_change = ab.change_pct.mean;
             let sign_ok = sign_check(p.published_change, &ab.change_pct);
@@ -55,12 +135,12 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
                 model_change_pct: model_change,
                 model_change_lo: ab.change_pct.lo,
                 model_change_hi: ab.change_pct.hi,
-                seeds: p.runs,
+                seeds: ab.change_pct.n,
                 per_seed: ab.seeds,
                 sign_ok,
                 size_ok,
                 magnitude_ok,
-                events: runs.iter().map(|r| r.events).sum(),
+                events: side.0.iter().chain(&side.1).map(|r| r.events).sum(),
             })
         })
         .collect::<Result<_, ReproError>>()?;
@@ -112,8 +192,18 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
                 p.baseline.warmup.describe()
             )
         });
+    let seeding = pts.first().filter(|p| p.cap > p.runs).map(|p| {
+        format!(
+            "{} seeds per side, then {} more at a time while the change's 95% interval is wider than ±{} pp, up to {}",
+            p.runs,
+            scale.seeds(),
+            SETTLED_PP,
+            p.cap
+        )
+    });
     Ok(ReproTable {
         window,
+        seeding,
         name: t.name.clone(),
         title: t.title.clone(),
         source: t.source.clone(),
@@ -132,17 +222,194 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
     })
 }
 
-/// Runs an experiment serially (the CLI runs [`plan`]'s points in parallel instead).
+/// Runs an experiment serially, round after round (the CLI runs each round's runs in
+/// parallel instead).
 pub fn reproduce(name: &str, scale: Scale) -> Result<ReproTable, ReproError> {
-    let specs = plan(name, scale)?;
-    let reports = specs
-        .iter()
-        .map(|s| {
-            experiment::run(s).map_err(|err| ReproError::Sim {
+    let mut reports = Vec::new();
+    // Bounded: `more` asks for nothing once every row is settled or at its cap.
+    loop {
+        let specs = more(name, scale, &reports)?;
+        if specs.is_empty() {
+            break;
+        }
+        for s in &specs {
+            reports.push(experiment::run(s).map_err(|err| ReproError::Sim {
                 name: name.to_string(),
                 err,
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+            })?);
+        }
+    }
     assemble(name, scale, &reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::FULL_SEED_CAP;
+    use super::*;
+    use crate::workload::Workload;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// Runs `name`'s rounds without simulating: each spec's report is one real run's
+    /// (cheap, CI tbench) with the spec's seed and `value(spec)`. Returns the reports
+    /// and each round's seeds per row (seeds of the specs asked for, baselines only).
+    fn rounds(
+        name: &str,
+        scale: Scale,
+        value: impl Fn(&RunSpec) -> f64,
+    ) -> (Vec<RunReport>, Vec<Vec<u64>>) {
+        let template = experiment::run(&plan("seed01-tbench", Scale::Ci).unwrap()[0]).unwrap();
+        let (mut reports, mut asked) = (Vec::new(), Vec::new());
+        loop {
+            let specs = more(name, scale, &reports).unwrap();
+            if specs.is_empty() {
+                return (reports, asked);
+            }
+            assert!(asked.len() < 64, "{name}: rounds without end");
+            asked.push(specs.iter().map(|s| s.seed).collect());
+            reports.extend(specs.iter().map(|s| RunReport {
+                seed: s.seed,
+                value: value(s),
+                ..template.clone()
+            }));
+        }
+    }
+
+    /// `+pp` on odd seeds, `-pp` on even ones: a change that never settles.
+    fn swing(seed: u64, pp: f64) -> f64 {
+        if seed.is_multiple_of(2) {
+            -pp
+        } else {
+            pp
+        }
+    }
+
+    /// Seed 03's one row: the baseline 100, the patched side `100 + change(seed)`.
+    fn seed03(change: impl Fn(u64) -> f64) -> impl Fn(&RunSpec) -> f64 {
+        move |s| {
+            if s.patches.to_string() == "6.5" {
+                100.0
+            } else {
+                100.0 + change(s.seed)
+            }
+        }
+    }
+
+    #[test]
+    fn a_settled_row_runs_its_five_seeds_and_no_more() {
+        // Changes of 5% ± 0.5: a half-width of about 0.7 pp.
+        let (reports, asked) = rounds(
+            "seed03-hackbench",
+            Scale::Full,
+            seed03(|k| 5.0 + (k % 2) as f64 - 0.5),
+        );
+        assert_eq!(asked, vec![vec![1, 2, 3, 4, 5, 1, 2, 3, 4, 5]]);
+        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
+        assert_eq!(t.rows[0].seeds, 5);
+        assert!(t.seeding.is_some());
+    }
+
+    #[test]
+    fn a_wide_row_takes_rounds_of_five_more_seeds_until_settled() {
+        // ±5 pp on seeds 1-5, then 0 on every later seed: the interval narrows as
+        // the zeros come in (±6.8, ±2.6, ±1.6 pp at 5, 10, 15 seeds), and the rounds
+        // stop at the first one at or under 2 pp.
+        let wide = |k: u64| match k {
+            1..=5 => swing(k, 5.0),
+            _ => 0.0,
+        };
+        let (reports, asked) = rounds("seed03-hackbench", Scale::Full, seed03(wide));
+        assert!(asked.len() > 1, "one round only");
+        for (r, seeds) in asked.iter().enumerate().skip(1) {
+            let from = 5 * r as u64 + 1;
+            let next: Vec<u64> = (from..from + 5).chain(from..from + 5).collect();
+            assert_eq!(seeds, &next, "round {r}: the next seed numbers, each side");
+        }
+        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
+        let row = &t.rows[0];
+        assert_eq!(row.seeds, 15);
+        assert_eq!(row.seeds as usize, 5 * asked.len());
+        assert!(row.seeds < FULL_SEED_CAP, "settled before the cap");
+        let (lo, hi) = row.interval().unwrap();
+        assert!((hi - lo) / 2.0 <= SETTLED_PP, "[{lo}, {hi}]");
+        // One round fewer was still wide.
+        let fewer = 2 * 5 * (asked.len() - 1);
+        let before = assemble("seed03-hackbench", Scale::Full, &reports[..fewer]).unwrap();
+        let (lo, hi) = before.rows[0].interval().unwrap();
+        assert!((hi - lo) / 2.0 > SETTLED_PP, "[{lo}, {hi}]");
+        let seeds: Vec<u64> = row.per_seed.iter().map(|s| s.seed).collect();
+        assert_eq!(seeds, (1..=u64::from(row.seeds)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_row_that_never_settles_stops_at_the_cap() {
+        let never = |k: u64| swing(k, 10.0);
+        let (reports, asked) = rounds("seed03-hackbench", Scale::Full, seed03(never));
+        assert_eq!(asked.len() as u32, FULL_SEED_CAP / Scale::Full.seeds());
+        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
+        assert_eq!(t.rows[0].seeds, FULL_SEED_CAP);
+        assert!(more("seed03-hackbench", Scale::Full, &reports)
+            .unwrap()
+            .is_empty());
+    }
+
+    /// Seed 02's g=2 wide, every other row settled: only g=2 takes more seeds.
+    #[test]
+    fn only_the_unsettled_rows_take_more_seeds() {
+        let value = |s: &RunSpec| {
+            let g2 = matches!(s.workload, Workload::Hackbench { groups: 2, .. });
+            let c = if g2 && s.seed.is_multiple_of(2) {
+                20.0
+            } else {
+                1.0
+            };
+            if s.patches.to_string() == "5.12" {
+                100.0
+            } else {
+                100.0 + c
+            }
+        };
+        let (reports, asked) = rounds("seed02-hackbench", Scale::Full, value);
+        assert_eq!(asked[0].len(), 7 * 10);
+        assert!(asked.len() > 1 && asked[1..].iter().all(|r| r.len() == 10));
+        let t = assemble("seed02-hackbench", Scale::Full, &reports).unwrap();
+        let n: Vec<(String, u32)> = t.rows.iter().map(|r| (r.key.clone(), r.seeds)).collect();
+        assert!(n[0].1 > 5, "{n:?}");
+        assert!(n[1..].iter().all(|(_, k)| *k == 5), "{n:?}");
+    }
+
+    /// CI keeps its 3 seeds and seed 04 its 32, however wide.
+    #[test]
+    fn ci_and_seed04_run_one_round() {
+        let never = |s: &RunSpec| 100.0 + swing(s.seed, 10.0);
+        for (name, scale, n) in [
+            ("seed03-hackbench", Scale::Ci, 3),
+            ("seed02-hackbench", Scale::Ci, 3),
+            ("seed04-cookie", Scale::Full, 32),
+        ] {
+            let (reports, asked) = rounds(name, scale, never);
+            assert_eq!(asked.len(), 1, "{name}");
+            let t = assemble(name, scale, &reports).unwrap();
+            assert!(t.rows.iter().all(|r| r.seeds == n), "{name}");
+            assert_eq!(t.seeding, None, "{name}");
+        }
+    }
+
+    /// The same reports give the same rounds and the same table, and a report too
+    /// many or a round cut short is refused.
+    #[test]
+    fn the_rounds_are_deterministic_and_whole() {
+        let wide = |k: u64| ((k * 7919) % 13) as f64 - 6.0;
+        let (a, asked_a) = rounds("seed03-hackbench", Scale::Full, seed03(wide));
+        let (b, asked_b) = rounds("seed03-hackbench", Scale::Full, seed03(wide));
+        assert_eq!((&a, &asked_a), (&b, &asked_b));
+        let json = |r: &[RunReport]| {
+            serde_json::to_string(&assemble("seed03-hackbench", Scale::Full, r).unwrap()).unwrap()
+        };
+        assert_eq!(json(&a), json(&b));
+        let mut extra = a.clone();
+        extra.push(a[0].clone());
+        assert!(assemble("seed03-hackbench", Scale::Full, &extra).is_err());
+        assert!(assemble("seed03-hackbench", Scale::Full, &a[..a.len() - 1]).is_err());
+    }
 }

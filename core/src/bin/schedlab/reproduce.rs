@@ -60,6 +60,9 @@ pub struct ReproArgs {
 struct Output<'a> {
     tables: &'a [ReproTable],
     summary: Summary,
+    /// Simulations run, over every round and experiment.
+    runs: usize,
+    rounds: u32,
     wall_s: f64,
 }
 
@@ -101,42 +104,43 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
     }
     let names = selected(&a)?;
     let t0 = crate::wall_clock();
-    // Every run of every experiment in one parallel batch; each run stays
-    // single-threaded and deterministic.
     let terms = crate::sim::cost_terms(&a.cost_off)?;
-    let mut plans = Vec::new();
-    for n in &names {
-        let mut specs = reproduce::plan(n, scale).map_err(|e| e.to_string())?;
-        for s in &mut specs {
-            s.cost_terms = terms;
-            s.noise = a.noise;
+    // Round after round (`reproduce::more`: the first is `plan`'s, then more seeds for
+    // the rows not yet settled), every run of every experiment's round in one
+    // parallel batch; each run stays single-threaded and deterministic, and each
+    // round depends only on the reports before it.
+    let mut reports: Vec<Vec<experiment::RunReport>> = names.iter().map(|_| Vec::new()).collect();
+    let mut rounds = 0u32;
+    loop {
+        let mut batch = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let specs = reproduce::more(n, scale, &reports[i]).map_err(|e| e.to_string())?;
+            for mut s in specs {
+                s.cost_terms = terms;
+                s.noise = a.noise;
+                batch.push((i, s));
+            }
         }
-        plans.push((n.clone(), specs));
+        if batch.is_empty() {
+            break;
+        }
+        rounds += 1;
+        // Longest first, estimated as simulated time × scale (threads, groups, pairs).
+        let done = crate::par::map_longest_first(
+            &batch,
+            |(_, s)| s.duration_ms * s.workload.threads() as u64,
+            |(i, s)| experiment::run(s).map_err(|e| format!("{}: {e}", names[*i])),
+        );
+        for ((i, _), r) in batch.iter().zip(done) {
+            reports[*i].push(r?);
+        }
     }
-    let flat: Vec<(usize, usize)> = plans
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, specs))| (0..specs.len()).map(move |j| (i, j)))
-        .collect();
-    // Longest first, estimated as simulated time × scale (threads, groups, pairs).
-    let reports = crate::par::map_longest_first(
-        &flat,
-        |&(i, j)| {
-            let s = &plans[i].1[j];
-            s.duration_ms * s.workload.threads() as u64
-        },
-        |&(i, j)| experiment::run(&plans[i].1[j]).map_err(|e| format!("{}: {e}", plans[i].0)),
-    )
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()?;
     let mut tables = Vec::new();
-    let mut k = 0;
-    for (name, specs) in &plans {
-        let part = &reports[k..k + specs.len()];
-        k += specs.len();
+    for (name, part) in names.iter().zip(&reports) {
         tables.push(reproduce::assemble(name, scale, part).map_err(|e| e.to_string())?);
     }
     let wall_s = t0.elapsed().as_secs_f64();
+    let runs: usize = reports.iter().map(Vec::len).sum();
     let [s, z, m] = reproduce::summary(&tables);
     let summary = Summary {
         sign_ok: s.0,
@@ -154,9 +158,9 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
                 out.push('\n');
             }
             out.push_str(&format!(
-                "summary: sign right {}/{} (rows with |published| >= 3%), size within 4 pp {}/{}, magnitude {}/{}; {:.1} s wall\n",
+                "summary: sign right {}/{} (rows with |published| >= 3%), size within 4 pp {}/{}, magnitude {}/{}; {} runs in {} rounds, {:.1} s wall\n",
                 summary.sign_ok, summary.sign_checked, summary.size_ok, summary.size_checked,
-                summary.magnitude_ok, summary.magnitude_checked, wall_s
+                summary.magnitude_ok, summary.magnitude_checked, runs, rounds, wall_s
             ));
             out
         }
@@ -165,6 +169,8 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
             serde_json::to_string_pretty(&Output {
                 tables: &tables,
                 summary,
+                runs,
+                rounds,
                 wall_s,
             })
             .map_err(|e| e.to_string())?
