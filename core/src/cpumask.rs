@@ -482,30 +482,42 @@ impl CpuMask {
         Iter::new(self.words(), start, self.nr_cpu_ids).chain(Iter::new(self.words(), 0, start))
     }
 
-    /// The kernel's `%*pbl` format: `0-3,8,10-11`; empty mask prints nothing.
+    /// The kernel's `%*pbl` format: `0-3,8,10-11`; empty mask prints nothing. Run by
+    /// run (`bitmap_list_string()`'s `find_next_bit`/`find_next_zero_bit`), a word at a
+    /// time: a 4096-CPU span is one run, not 4096 steps.
     pub fn to_list(&self) -> String {
+        use std::fmt::Write as _;
         let mut out = String::new();
-        let mut it = self.iter().peekable();
-        while let Some(start) = it.next() {
-            let mut end = start;
-            while let Some(&n) = it.peek() {
-                if n.0 == end.0 + 1 {
-                    end = n;
-                    it.next();
-                } else {
-                    break;
-                }
-            }
-            if !out.is_empty() {
-                out.push(',');
-            }
-            if start == end {
-                out.push_str(&start.0.to_string());
+        let mut from = 0;
+        while let Some(start) = self.next_from(from) {
+            let end = self.next_zero_from(start.0 + 1) - 1;
+            let sep = if out.is_empty() { "" } else { "," };
+            // Writing to a String cannot fail.
+            let _ = if start.0 == end {
+                write!(out, "{sep}{end}")
             } else {
-                out.push_str(&format!("{}-{}", start.0, end.0));
-            }
+                write!(out, "{sep}{}-{end}", start.0)
+            };
+            from = end + 1;
         }
         out
+    }
+
+    /// The first CPU `>= from` not in the mask, or `nr_cpu_ids` (`find_next_zero_bit`).
+    fn next_zero_from(&self, from: u32) -> u32 {
+        let words = self.words();
+        let mut wi = (from / 64) as usize;
+        while wi < words.len() {
+            let w = !words[wi]
+                & (!0u64)
+                    .checked_shl(from.saturating_sub(wi as u32 * 64))
+                    .unwrap_or(0);
+            if w != 0 {
+                return (wi as u32 * 64 + w.trailing_zeros()).min(self.nr_cpu_ids);
+            }
+            wi += 1;
+        }
+        self.nr_cpu_ids
     }
 
     /// The kernel's `%*pb` format (lib/vsprintf.c bitmap_string()): 32-bit chunks,
@@ -528,8 +540,12 @@ impl CpuMask {
             if !out.is_empty() {
                 out.push(',');
             }
-            let width = chunksz.div_ceil(4) as usize;
-            out.push_str(&format!("{val:0width$x}"));
+            // `{val:0width$x}` digit by digit: val has at most `width` hex digits.
+            for k in (0..chunksz.div_ceil(4)).rev() {
+                out.push(char::from(
+                    b"0123456789abcdef"[(val >> (4 * k) & 0xf) as usize],
+                ));
+            }
             chunksz = CHUNK;
         }
         out

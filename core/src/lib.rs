@@ -16,6 +16,7 @@ mod byte_enum;
 pub mod cost;
 pub mod cpumask;
 pub mod experiment;
+mod fxhash;
 pub mod lesson;
 pub mod metrics;
 pub mod patch;

@@ -40,6 +40,7 @@
 use serde::Serialize;
 
 use crate::cpumask::CpuId;
+use crate::fxhash::FxHashMap;
 
 mod contention;
 
@@ -595,10 +596,18 @@ impl CostModel {
             node_c2c_ns,
             probe_ns: Vec::new(),
         };
+        // The CPUs of each LLC, in CPU order, found once: a walk over every CPU for
+        // each CPU is 16.8 M steps on a 4096-CPU machine.
+        let mut llc_cpus: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        for (c, i) in cm.ids.iter().enumerate() {
+            llc_cpus.entry(i.llc).or_default().push(c);
+        }
         cm.probe_ns = (0..n)
             .map(|a| {
-                let (sum, cnt) = (0..n)
-                    .filter(|&b| b != a && cm.ids[b].llc == cm.ids[a].llc)
+                let (sum, cnt) = llc_cpus[&cm.ids[a].llc]
+                    .iter()
+                    .copied()
+                    .filter(|&b| b != a)
                     .fold((0u64, 0u64), |(s, k), b| {
                         (s + cm.c2c_ns(CpuId(a as u32), CpuId(b as u32)), k + 1)
                     });

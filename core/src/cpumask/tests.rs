@@ -191,3 +191,47 @@ fn large_masks_spill_to_the_heap_and_behave_the_same() {
     assert_ne!(mask(64, &[1]), mask(128, &[1]));
     assert_eq!(CpuMask::full(513).weight(), 513);
 }
+
+/// `%*pbl` CPU by CPU, as `to_list()` was written before it went run by run.
+fn list_cpu_by_cpu(m: &CpuMask) -> String {
+    let cpus: Vec<u32> = m.iter().map(|c| c.0).collect();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(match i == j {
+            true => cpus[i].to_string(),
+            false => format!("{}-{}", cpus[i], cpus[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+#[test]
+fn list_format_run_by_run_matches_cpu_by_cpu() {
+    let mut rng = crate::rng::Rng::new(26);
+    for n in [1, 2, 24, 63, 64, 65, 127, 128, 129, 200, 4096] {
+        for flip in [1, 3, 20, 500] {
+            // Runs of random length: flip the bit with probability 1/flip per CPU.
+            let mut on = rng.below(2) == 1;
+            let mut m = CpuMask::new(n);
+            for c in 0..n {
+                if rng.below(flip) == 0 {
+                    on = !on;
+                }
+                if on {
+                    m.set_cpu(CpuId(c));
+                }
+            }
+            assert_eq!(m.to_list(), list_cpu_by_cpu(&m), "{n} CPUs");
+        }
+        assert_eq!(
+            CpuMask::full(n).to_list(),
+            list_cpu_by_cpu(&CpuMask::full(n))
+        );
+    }
+}

@@ -9,9 +9,8 @@
 //!   NODE, NUMA...  sd_numa_mask       NODE, NUMA...
 //! ```
 
-use std::collections::HashMap;
-
 use crate::cpumask::{CpuId, CpuMask};
+use crate::fxhash::FxHashMap;
 use crate::release::Release;
 use crate::topology::{Arch, CpuTopo, Machine, NodeId};
 
@@ -30,7 +29,7 @@ pub(crate) struct Masks {
 impl Masks {
     /// `f(cpu)` for every CPU, equal results stored once.
     fn collect(n: u32, mut f: impl FnMut(CpuId) -> CpuMask) -> Masks {
-        let mut index: HashMap<CpuMask, u32> = HashMap::new();
+        let mut index: FxHashMap<CpuMask, u32> = FxHashMap::default();
         let mut distinct = Vec::new();
         let of = (0..n)
             .map(|c| {
@@ -47,7 +46,7 @@ impl Masks {
     /// The CPUs sharing `key`, one pass over the machine (the arch's sibling masks).
     fn siblings(m: &Machine, key: impl Fn(&CpuTopo) -> u64) -> Masks {
         let n = m.nr_cpus();
-        let mut index: HashMap<u64, u32> = HashMap::new();
+        let mut index: FxHashMap<u64, u32> = FxHashMap::default();
         let mut distinct: Vec<CpuMask> = Vec::new();
         let of = m
             .cpus
@@ -215,7 +214,7 @@ fn arm64_clustergroup_mask<'t>(
 
 /// `x86_has_numa_in_package`: some package holds CPUs of more than one node.
 fn x86_has_numa_in_package(m: &Machine) -> bool {
-    let mut node_of_package: HashMap<u32, NodeId> = HashMap::new();
+    let mut node_of_package: FxHashMap<u32, NodeId> = FxHashMap::default();
     m.config.numa
         && m.cpus
             .iter()

@@ -298,7 +298,7 @@ impl Machine {
 
     /// [`Machine::smt_mask`] of every CPU, in one pass over the CPUs.
     pub fn smt_masks(&self) -> Vec<CpuMask> {
-        let mut by_core: std::collections::HashMap<u32, CpuMask> = Default::default();
+        let mut by_core: crate::fxhash::FxHashMap<u32, CpuMask> = Default::default();
         for (i, t) in self.cpus.iter().enumerate() {
             by_core
                 .entry(t.core)
@@ -352,7 +352,7 @@ impl Machine {
     /// Whether any core has two or more threads (`sched_smt_present`, given
     /// CONFIG_SCHED_SMT).
     pub fn has_smt(&self) -> bool {
-        let mut seen = std::collections::HashMap::new();
+        let mut seen = crate::fxhash::FxHashMap::default();
         self.cpus.iter().any(|t| {
             let n = seen.entry(t.core).or_insert(0u32);
             *n += 1;
@@ -397,7 +397,7 @@ impl Machine {
         // siblings share a package. (An LLC may span nodes: AMD NPS>1 and Intel SNC
         // without the SNC LLC split are both real; the kernel copes through
         // topology_span_sane() and the arch masks.)
-        let mut first_of = std::collections::HashMap::new();
+        let mut first_of = crate::fxhash::FxHashMap::default();
         for (i, t) in self.cpus.iter().enumerate() {
             let checks: [(&str, u32, u32, &str); 3] = [
                 ("core", t.core, t.cluster, "cluster"),

@@ -205,6 +205,14 @@ impl<W: Write> SafeWriter<W> {
     /// Passes on the pending bytes up to the last whole character (all of them if
     /// `all`; bytes that are not UTF-8 at all pass as U+FFFD).
     fn drain(&mut self, all: bool) -> std::io::Result<()> {
+        // Printable ASCII, newlines and tabs pass unchanged (terminal_safe() keeps
+        // them): a domains dump is all of those, and one pass over the bytes is
+        // cheaper than decoding its characters twice.
+        if all_plain_ascii(&self.pending) {
+            self.inner.write_all(&self.pending)?;
+            self.pending.clear();
+            return Ok(());
+        }
         let cut = match std::str::from_utf8(&self.pending) {
             Err(e) if e.error_len().is_none() && !all => e.valid_up_to(),
             _ => self.pending.len(),
@@ -231,6 +239,20 @@ impl<W: Write> Write for SafeWriter<W> {
     }
 }
 
+/// A byte [`terminal_safe`] passes as it is without looking further: printable ASCII,
+/// newline or tab.
+fn is_plain_ascii(b: u8) -> bool {
+    (b' '..b'\x7f').contains(&b) || b == b'\n' || b == b'\t'
+}
+
+/// Whether every byte is [`is_plain_ascii`]; 64 bytes at a time without an early
+/// exit inside a block, which the compiler turns into vector compares.
+fn all_plain_ascii(bytes: &[u8]) -> bool {
+    bytes
+        .chunks(64)
+        .all(|c| c.iter().fold(true, |ok, &b| ok & is_plain_ascii(b)))
+}
+
 /// `text` with every character that could drive the terminal written out instead: C0
 /// and C1 controls (ESC, CSI U+009B, `\r`, …) but newline and tab, DEL, and the
 /// bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) that reorder what
@@ -239,6 +261,9 @@ impl<W: Write> Write for SafeWriter<W> {
 /// `\r`, `\u{9b}`, `\u{202e}`. JSON output is unaffected: serde_json already escapes
 /// controls inside strings, and the bidi characters only appear if a file put them there.
 fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if all_plain_ascii(text.as_bytes()) {
+        return text.into();
+    }
     fn unsafe_char(c: char) -> bool {
         (c.is_control() && c != '\n' && c != '\t')
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')

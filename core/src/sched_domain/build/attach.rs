@@ -4,11 +4,11 @@
 //! (`sched_smt_present`, `sched_cluster_active`, `sched_asym_cpucapacity`). The
 //! builder's rings become the public, shared [`Groups`] here.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Builder, GroupList};
 use crate::cpumask::{CpuId, CpuMask};
+use crate::fxhash::FxHashMap;
 use crate::sched_domain::{
     CpuDomains, Groups, LevelInfo, SchedDomain, SchedDomains, SchedGroup, SdFlags, SharedId,
 };
@@ -333,6 +333,6 @@ struct AttachedSd {
 /// The public rings, built once each (see `Builder::resolve_groups`).
 #[derive(Default)]
 struct ResolvedRings {
-    plain: HashMap<u32, Arc<[SchedGroup]>>,
-    changed: HashMap<(u32, u32, SdFlags), Arc<[SchedGroup]>>,
+    plain: FxHashMap<u32, Arc<[SchedGroup]>>,
+    changed: FxHashMap<(u32, u32, SdFlags), Arc<[SchedGroup]>>,
 }

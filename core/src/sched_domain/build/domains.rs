@@ -37,7 +37,10 @@ impl Builder<'_> {
                 let covers_all = sd.span == self.cpu_map;
                 let ids = &mut self.span_ids[tl];
                 let next = ids.len() as u32;
-                sd.span_id = *ids.entry(sd.span.clone()).or_insert(next);
+                sd.span_id = match ids.get(&sd.span) {
+                    Some(&id) => id,
+                    None => *ids.entry(sd.span.clone()).or_insert(next),
+                };
                 self.sd[tl][cpu.idx()] = Some(sd);
                 child = Some(tl);
                 if covers_all {

@@ -18,9 +18,8 @@ mod domains;
 mod groups;
 mod overlap;
 
-use std::collections::HashMap;
-
 use crate::cpumask::{CpuId, CpuMask};
+use crate::fxhash::FxHashMap;
 use crate::topology::Machine;
 
 use super::levels::{numa_distances, numa_warnings, topology_levels, Level, TopoMasks};
@@ -95,7 +94,7 @@ struct Builder<'a> {
     /// `sdd[tl].sd[cpu]`; `None` where the CPU's hierarchy stopped below `tl`.
     sd: Vec<Vec<Option<BuildSd>>>,
     /// Per level, the distinct domain spans (`BuildSd::span_id`).
-    span_ids: Vec<HashMap<CpuMask, u32>>,
+    span_ids: Vec<FxHashMap<CpuMask, u32>>,
     groups: Vec<Sg>,
     /// Non-overlapping sched_group per level and anchor CPU (`sdd->sg[cpu]`).
     sg_of: Vec<Vec<u32>>,
@@ -104,15 +103,15 @@ struct Builder<'a> {
     /// The circular group lists (indices into `groups`), each stored once.
     rings: Vec<Vec<u32>>,
     /// Non-overlapping rings by content, first group the lowest index.
-    ring_of: HashMap<Vec<u32>, u32>,
+    ring_of: FxHashMap<Vec<u32>, u32>,
     /// Per ring: `init_sched_groups_capacity()` has set its groups' cores (bit 0) and
     /// asym_prefer_cpu (bit 1); both depend on the group's span only.
     ring_init: Vec<u8>,
     /// `sg->cores` by group span.
-    cores_of: HashMap<CpuMask, u32>,
-    sgc: HashMap<(usize, u32), Sgc>,
-    /// build_balance_mask() results, keyed by (tl, group span).
-    balance_masks: HashMap<(usize, CpuMask), CpuMask>,
+    cores_of: FxHashMap<CpuMask, u32>,
+    sgc: FxHashMap<(usize, u32), Sgc>,
+    /// build_balance_mask() results, per level by group span.
+    balance_masks: Vec<FxHashMap<CpuMask, CpuMask>>,
     messages: Vec<String>,
     /// The machine's sibling masks; `topo.smt` is `cpu_smt_mask()`.
     topo: TopoMasks,
@@ -167,16 +166,16 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
         levels,
         numa_distance,
         sd: vec![vec![None; n as usize]; n_levels],
-        span_ids: vec![HashMap::new(); n_levels],
+        span_ids: vec![FxHashMap::default(); n_levels],
         groups: Vec::new(),
         sg_of: vec![vec![NONE; n as usize]; n_levels],
         anchors: Vec::new(),
         rings: Vec::new(),
-        ring_of: HashMap::new(),
+        ring_of: FxHashMap::default(),
         ring_init: Vec::new(),
-        cores_of: HashMap::new(),
-        sgc: HashMap::new(),
-        balance_masks: HashMap::new(),
+        cores_of: FxHashMap::default(),
+        sgc: FxHashMap::default(),
+        balance_masks: vec![FxHashMap::default(); n_levels],
         messages,
         topo,
         nr_capacities: capacities.len(),

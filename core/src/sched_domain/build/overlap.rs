@@ -76,7 +76,7 @@ impl Builder<'_> {
     /// `build_balance_mask(sd, sg, mask)`: the CPUs of the group whose own sibling at
     /// this level would build the same group (its child spans exactly the group).
     fn build_balance_mask(&mut self, tl: usize, sg_span: &CpuMask) -> CpuMask {
-        if let Some(m) = self.balance_masks.get(&(tl, sg_span.clone())) {
+        if let Some(m) = self.balance_masks[tl].get(sg_span) {
             return m.clone();
         }
         let mut mask = CpuMask::new(self.m.nr_cpus());
@@ -101,8 +101,7 @@ impl Builder<'_> {
                 .push("WARNING: empty sched_group balance mask".to_string());
             mask = sg_span.clone();
         }
-        self.balance_masks
-            .insert((tl, sg_span.clone()), mask.clone());
+        self.balance_masks[tl].insert(sg_span.clone(), mask.clone());
         mask
     }
 

@@ -88,12 +88,12 @@ mod sums;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cpumask::{CpuId, CpuMask};
+use crate::fxhash::FxHashMap;
 use crate::release::Release;
-use crate::sched_domain::SdFlags;
+use crate::sched_domain::{SchedGroup, SdFlags};
 use crate::wakeup::{RqState, WakeEnv};
 
 use super::record::{MigrateReason, RecordKind};
@@ -182,28 +182,40 @@ struct Shared {
     /// By (level, `sgc` id): each distinct (span, balance mask) seen, with its
     /// online CPUs, run CPUs that balance, and sum cells. Overlapping NUMA groups of
     /// one id may differ by CPU, so the masks are compared.
-    groups: HashMap<(usize, CpuId), GroupLists>,
+    groups: FxHashMap<(usize, CpuId), GroupLists>,
     /// By (level, first CPU of the span): each distinct span, with its run CPUs.
-    spans: HashMap<(usize, Option<CpuId>), SpanLists>,
+    spans: FxHashMap<(usize, Option<CpuId>), SpanLists>,
+    /// The lists of each `SchedGroup` of the domains' shared rings, by its address:
+    /// every CPU whose domain walks the same ring finds them here without comparing
+    /// masks. Looked up only (the addresses' order decides nothing).
+    by_group: FxHashMap<usize, [CpuList; 3]>,
 }
 
 impl Shared {
-    /// The lists of group `id` at level `tl` with these masks, made by `make` the
-    /// first time.
+    /// The lists of group `g` of a level-`tl` domain, made by `make` the first time a
+    /// group of its `sgc` id and masks is met (the first time `g` itself is met,
+    /// compared by id and masks with the groups seen before).
     fn group(
         &mut self,
         tl: usize,
-        id: CpuId,
-        span: &CpuMask,
-        balance: &CpuMask,
+        g: &SchedGroup,
         make: impl FnOnce() -> [CpuList; 3],
     ) -> (CpuList, CpuList, CpuList) {
-        let seen = self.groups.entry((tl, id)).or_default();
-        let lists = match seen.iter().find(|(s, b, _)| s == span && b == balance) {
-            Some((_, _, l)) => l.clone(),
+        let addr = std::ptr::from_ref(g) as usize;
+        let lists = match self.by_group.get(&addr) {
+            Some(l) => l.clone(),
             None => {
-                let l = make();
-                seen.push((span.clone(), balance.clone(), l.clone()));
+                let (span, balance) = (&g.span, &g.balance_mask);
+                let seen = self.groups.entry((tl, g.id)).or_default();
+                let l = match seen.iter().find(|(s, b, _)| s == span && b == balance) {
+                    Some((_, _, l)) => l.clone(),
+                    None => {
+                        let l = make();
+                        seen.push((span.clone(), balance.clone(), l.clone()));
+                        l
+                    }
+                };
+                self.by_group.insert(addr, l.clone());
                 l
             }
         };
@@ -353,15 +365,13 @@ impl BalanceInfo {
                     .groups
                     .iter()
                     .filter_map(|g| {
-                        let (cpus, balance, pieces) =
-                            shared.group(sd.tl, g.id, &g.span, &g.balance_mask, || {
-                                let cpus: Vec<u32> =
-                                    g.span.and(online).iter().map(|x| x.0).collect();
-                                let balance: Vec<u32> =
-                                    g.balance_mask.and(&act).iter().map(|x| x.0).collect();
-                                let pieces = sums.pieces(&cpus);
-                                [cpus, balance, pieces].map(Arc::from)
-                            });
+                        let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
+                            let cpus: Vec<u32> = g.span.and(online).iter().map(|x| x.0).collect();
+                            let balance: Vec<u32> =
+                                g.balance_mask.and(&act).iter().map(|x| x.0).collect();
+                            let pieces = sums.pieces(&cpus);
+                            [cpus, balance, pieces].map(Arc::from)
+                        });
                         // Groups without a run CPU are kept: their idle CPUs count.
                         (!cpus.is_empty()).then(|| Group {
                             balance,
