@@ -57,7 +57,7 @@ pub use run::{assemble, more, plan, reproduce};
 pub(crate) const PUBLISHED_JSON: &str = include_str!("../../data/published.json");
 
 /// The full tables' cap on seeds per side and row: chosen from a budget for the
-/// whole full reproduce, not from the rows (docs/fidelity.md, "Session 26:
+/// whole full reproduce, not from the rows (docs/fidelity-history.md, "Session 26:
 /// sequential seeds").
 pub const FULL_SEED_CAP: u32 = 25;
 
