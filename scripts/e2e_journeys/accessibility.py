@@ -252,10 +252,19 @@ def mobile_layout(page, cfg):
 
 
 def layout_1280(page, cfg):
-    """At 1280x720 the result comes first: the wake-up decisions and the Simulate
-    tab's chart start within the first screen, with the right panel scrolling with the
+    """At 1280x720 and 1366x900 the five tabs fit their bar, each on one line; at
+    1280x720 the result comes first: the wake-up decisions and the Simulate tab's
+    chart start within the first screen, with the right panel scrolling with the
     page, and the Domains tab's cards too."""
     try:
+        for w, h in ((1280, 720), (1366, 900)):
+            set_viewport(page, w, h)
+            page.open()
+            page.wait_for(".level-name")
+            bar = page.js("const t = document.querySelector('.tabs'); return [t.scrollWidth - t.clientWidth,"
+                          " [...t.children].map(b => Math.round(b.getBoundingClientRect().height))]")
+            check(bar[0] <= 0 and max(bar[1]) < 40,
+                  f"{w} px: the tabs fit their bar, one line each (overflow {bar[0]} px, heights {bar[1]})")
         set_viewport(page, 1280, 720)
         page.open(fragment(TEACHING))
         page.wait_for('.decision[data-side="b"] .chosen-cpu')
