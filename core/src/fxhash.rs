@@ -72,9 +72,12 @@ impl Hasher for FxHasher {
         self.add_to_hash(i as u64);
     }
 
+    /// Rotated as `rustc-hash` 2.x does: hashbrown takes the bucket from the low
+    /// bits, which a multiply leaves zero for keys with zero low bits (addresses of
+    /// 8-byte-aligned groups would all start their probe on every eighth bucket).
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(26)
     }
 }
 
@@ -96,5 +99,15 @@ mod tests {
         let mut x = FxHasher::default();
         [0u8; 13].hash(&mut x);
         assert_ne!(x.finish(), 0);
+    }
+
+    /// Keys that are multiples of 8 (aligned addresses) still spread over the low
+    /// bits hashbrown takes the bucket from.
+    #[test]
+    fn aligned_keys_reach_every_low_bucket() {
+        let b = BuildHasherDefault::<FxHasher>::default();
+        let low: std::collections::BTreeSet<u64> =
+            (1..=256usize).map(|a| b.hash_one(a * 8) & 7).collect();
+        assert_eq!(low.len(), 8, "{low:?}");
     }
 }

@@ -569,6 +569,27 @@ mod tests {
         assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
     }
 
+    /// The plain-ASCII fast path passes exactly the bytes the character test passes:
+    /// every ASCII byte alone, and beside a character that sends the text down the
+    /// slow path, comes out the same either way (DEL and the C0 controls escaped).
+    #[test]
+    fn the_ascii_fast_path_passes_what_the_slow_path_passes() {
+        for b in 0u8..0x80 {
+            let c = b as char;
+            let alone = c.to_string();
+            let slow = format!("{c}\u{e9}");
+            let fast = terminal_safe(&alone).into_owned();
+            let slow = terminal_safe(&slow).into_owned();
+            assert_eq!(
+                slow.strip_suffix('\u{e9}'),
+                Some(fast.as_str()),
+                "byte {b:#04x}"
+            );
+            assert_eq!(is_plain_ascii(b), fast == alone, "byte {b:#04x}");
+        }
+        assert_eq!(terminal_safe("\x7f"), "\\x7f");
+    }
+
     /// Issue 16: whole files were read before any size check (`-m /dev/urandom` ran
     /// until killed). A file one byte past the cap is refused, naming the cap.
     #[test]

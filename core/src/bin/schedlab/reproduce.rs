@@ -158,9 +158,10 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
                 out.push('\n');
             }
             out.push_str(&format!(
-                "summary: sign right {}/{} (rows with |published| >= 3%), size within 4 pp {}/{}, magnitude {}/{}; {} runs in {} rounds, {:.1} s wall\n",
+                "summary: sign right {}/{} (rows with |published| >= 3%), size within 4 pp {}/{}, magnitude {}/{}; {} runs in {} round{}, {:.1} s wall\n",
                 summary.sign_ok, summary.sign_checked, summary.size_ok, summary.size_checked,
-                summary.magnitude_ok, summary.magnitude_checked, runs, rounds, wall_s
+                summary.magnitude_ok, summary.magnitude_checked, runs, rounds,
+                if rounds == 1 { "" } else { "s" }, wall_s
             ));
             out
         }
