@@ -242,6 +242,33 @@ def mobile_layout(page, cfg):
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-simulate.png"))
         page.open()
         page.wait_for(".level-name")
+        # A lesson's glossary terms are 40 px to tap but do not open up its lines: the
+        # gap between two lines of a sentence stays a line's height.
+        page.click("#lessons-button")
+        page.wait_for(".lesson-pick")
+        page.click('.lesson-pick[data-lesson="4"]')
+        page.wait_for("#lesson-title", pred=lambda t: "step 1 of" in t[0])
+        gaps = page.js("""
+            const out = [];
+            for (const p of document.querySelectorAll('.lesson-panel p')) {
+              if (!p.querySelector('.gloss-btn')) continue;
+              const r = document.createRange(); r.selectNodeContents(p);
+              const tops = [...new Set([...r.getClientRects()].map(x => Math.round(x.bottom)))].sort((a, b) => a - b);
+              const cs = getComputedStyle(p);
+              const lh = cs.lineHeight === 'normal' ? 1.2 * parseFloat(cs.fontSize) : parseFloat(cs.lineHeight);
+              for (let i = 1; i < tops.length; i++) out.push((tops[i] - tops[i - 1]) / lh);
+            }
+            return out;""")
+        check(gaps and max(gaps) < 1.25,
+              f"lesson text at 390 px: lines with glossary terms keep their spacing (gaps in line heights {[round(g, 2) for g in gaps][:12]})")
+        small = page.js(SMALL_TARGETS)
+        check(small == [], f"a lesson open: no button or select under 40 px (smaller: {small[:4]})")
+        page.js("document.querySelector('.lesson-panel').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-lesson.png"))
+        page.click(".lesson-close")
+        page.wait_count(".lesson-panel", 0, timeout=5)
+        page.open()
+        page.wait_for(".level-name")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile.png"))
     finally:
         set_viewport(page, *VIEWPORT)
