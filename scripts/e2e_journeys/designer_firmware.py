@@ -2,9 +2,7 @@
 from (ACPI's PPTT or a device tree) and whether a shared cache is described, as
 machine files take them (`firmware`, `no_shared_cache`; core/tests/domains_dt.rs)."""
 
-import time
-
-from harness import axe_violations, check
+from harness import axe_violations, check, reopen_in_designer
 from sharing import type_into
 
 
@@ -48,12 +46,7 @@ def designer_firmware(page, cfg):
     page.js("document.querySelector('#designer-firmware').scrollIntoView()")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-designer-firmware.png"))
     # The link, in a fresh page: the designer opens on the device tree.
-    time.sleep(1.2)
-    link = page.hash
-    page.open(link.lstrip("#"))
-    page.wait_for(".level-name")
-    page.click("#open-designer")
-    page.wait_for("#designer-firmware")
+    reopen_in_designer(page, "#designer-firmware")
     check(value(page, "#designer-firmware") == "dt" and levels(page) == dt,
           f"the link opens the device tree as designed (got {value(page, '#designer-firmware')!r}, {levels(page)})")
     # x86 reads CPUID and ACPI: neither field.

@@ -12,6 +12,7 @@ from harness import (
     check,
     emulated_scheme,
     page_background,
+    reopen_in_designer,
     set_viewport,
 )
 from sharing import type_into
@@ -96,12 +97,7 @@ def designer_numa(page, cfg):
     finally:
         set_viewport(page, *VIEWPORT)
     # The link, in a fresh page: the designer opens on the same table.
-    time.sleep(1.2)
-    link = page.hash
-    page.open(link.lstrip("#"))
-    page.wait_for(".level-name")
-    page.click("#open-designer")
-    page.wait_for("#designer-memory-nodes")
+    reopen_in_designer(page, "#designer-memory-nodes")
     got = [value(page, "#designer-memory-nodes"),
            page.js("return document.querySelector('#designer-symmetric').checked"),
            value(page, "#designer-d-4-0"), value(page, "#designer-d-0-4"),

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 import zlib
 
 os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch drivers
@@ -288,6 +289,17 @@ class emulated_scheme:
 
 def page_background(page):
     return page.js("return getComputedStyle(document.body).backgroundColor")
+
+
+def reopen_in_designer(page, ready):
+    """Opens the page's own link in a fresh page with the designer open, as a user
+    who shares the design would: first waits past the history's coalescing window,
+    so the last edit is in the link, then for the designer's `ready` element."""
+    time.sleep(1.2)
+    page.open(page.hash.lstrip("#"))
+    page.wait_for(".level-name")
+    page.click("#open-designer")
+    page.wait_for(ready)
 
 
 def set_viewport(page, width, height):
