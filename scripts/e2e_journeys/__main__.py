@@ -27,6 +27,7 @@ from harness import Page, check, note, results, start_browser  # noqa: E402
 from accessibility import (  # noqa: E402
     accessibility,
     dark_mode,
+    drawing_follows_width,
     keyboard,
     layout_1280,
     mobile_layout,
@@ -91,6 +92,7 @@ JOURNEYS = [
     chart_band,
     dark_mode,
     mobile_layout,
+    drawing_follows_width,
     designer,
     designer_numa,
     designer_firmware,
