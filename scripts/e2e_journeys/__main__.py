@@ -50,6 +50,7 @@ from live import live, live_glide, live_layout  # noqa: E402
 from sharing import custom_import, designer, domain_diff, embed, export, presentation, share  # noqa: E402
 from simulate import (  # noqa: E402
     chart_band,
+    chart_identical,
     link_budget,
     simulate_inputs,
     simulate_kept,
@@ -90,6 +91,7 @@ JOURNEYS = [
     live_glide,
     live_layout,
     chart_band,
+    chart_identical,
     dark_mode,
     mobile_layout,
     drawing_follows_width,
