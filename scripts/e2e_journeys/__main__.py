@@ -27,6 +27,7 @@ from harness import Page, check, note, results, start_browser  # noqa: E402
 from accessibility import (  # noqa: E402
     accessibility,
     dark_mode,
+    drawing_follows_width,
     keyboard,
     layout_1280,
     mobile_layout,
@@ -49,6 +50,7 @@ from live import live, live_glide, live_layout  # noqa: E402
 from sharing import custom_import, designer, domain_diff, embed, export, presentation, share  # noqa: E402
 from simulate import (  # noqa: E402
     chart_band,
+    chart_identical,
     link_budget,
     simulate_inputs,
     simulate_kept,
@@ -89,8 +91,10 @@ JOURNEYS = [
     live_glide,
     live_layout,
     chart_band,
+    chart_identical,
     dark_mode,
     mobile_layout,
+    drawing_follows_width,
     designer,
     designer_numa,
     designer_firmware,

@@ -132,8 +132,25 @@ def wakeup_shared_link(page, cfg):
     check(trace and "select_idle_cpu" in trace[0], "B's trace shows select_idle_cpu()")
     errors = page.texts(".error")
     check(not errors, f"no error messages on the wake-up tab (got {errors})")
+    # Each side's "number the probes in the drawing" control is one toggle pattern: a
+    # button with aria-pressed whose label names the thing (the same on A and B), the
+    # state in aria-pressed, not in a label that reads as a state on one side and as
+    # an action on the other.
+
+    def toggles():
+        return page.js("""
+            return ['a', 'b'].map(s => { const b = document.querySelector(`.side-${s} .decision .focus`);
+              return b && [b.tagName, b.getAttribute('role'), b.textContent.trim(),
+                           b.getAttribute('aria-pressed'), b.disabled]; })""")
+    shown = toggles()
+    check(all(shown) and shown[0][:3] == shown[1][:3] and shown[0][0] == "BUTTON"
+          and [t[3] for t in shown] == ["true", "false"] and not any(t[4] for t in shown),
+          f"A's and B's probe-numbering toggles: the same button and label, A pressed (got {shown})")
     # B's probes numbered in the drawing: CPU1 busy (1), CPU2 taken (2).
     page.click(".side-b .decision .focus")
+    shown = page.until(lambda: (t := toggles()) and t[1][3] == "true" and t, timeout=5)
+    check(shown and [t[3] for t in shown] == ["false", "true"] and shown[0][2] == shown[1][2],
+          f"a press moves the numbering to B, the labels unchanged (got {shown})")
     probes = page.wait_for("button.cpu.probe-taken")
     check(probes and re.sub(r"\s+", "", probes[0]) == "22",
           f"CPU 2 is drawn as probe 2, taken (got {probes})")

@@ -323,3 +323,64 @@ def chart_band(page, cfg):
         check(found == [], f"axe (dark): no violations (got {found})")
         page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", "-band-dark.png"))
     check(fill and fill != "none", f"the band is filled in the dark theme too (got {fill!r})")
+
+
+# The dash B's line and its legend key draw, read from the page: [dash, gap] in the
+# SVG's units, or None for a solid line.
+LINE_LOOK = """
+    const chart = document.querySelector('.sim-chart');
+    const look = side => {
+      const line = chart.querySelector(`polyline.line-${side}:not(.published-line)`);
+      const dash = getComputedStyle(line).strokeDasharray;
+      const keys = [...chart.querySelectorAll(`rect.key-${side}`)]
+        .map(r => [+r.getAttribute('x'), +r.getAttribute('x') + +r.getAttribute('width')])
+        .sort((p, q) => p[0] - q[0]);
+      return {dash: dash === 'none' ? null : dash.split(/[ ,]+/).map(parseFloat),
+              stroke: getComputedStyle(line).stroke,
+              keys: keys.map(k => k[1] - k[0]), gaps: keys.slice(1).map((k, i) => k[0] - keys[i][1]),
+              index: [...chart.querySelectorAll('polyline')].indexOf(line),
+              swatch: getComputedStyle(document.querySelector(`.sim-legend .swatch.line-${side}`)).backgroundImage};
+    };
+    return {a: look('a'), b: look('b'), label: chart.getAttribute('aria-label'),
+            identical: chart.dataset.identical,
+            note: [...document.querySelectorAll('.chart-same')].map(e => e.textContent)};"""
+
+
+def chart_identical(page, cfg):
+    """A against itself: A's and B's lines coincide, yet both show. A is solid, B is
+    dashed and drawn over it, each legend key drawn as its line is (a pattern, not
+    only a colour, in light and dark), and the chart's text says A and B are
+    identical; a run whose sides differ does not say so."""
+    same = dict(SIMULATE, wake={"compare": "6.6"})
+    page.open(fragment(same))
+    page.wait_for(".sim-status.done", timeout=180)
+    for scheme in ("light", "dark"):
+        with emulated_scheme(page, scheme):
+            time.sleep(0.3)
+            look = page.js(LINE_LOOK)
+            a, b = look["a"], look["b"]
+            check(a["dash"] is None and a["keys"] and all(abs(g) < 0.01 for g in a["gaps"]),
+                  f"{scheme}: A's line and its legend key are solid (dash {a['dash']}, key gaps {a['gaps']})")
+            dash = b["dash"] or [0, 0]
+            check(b["dash"] and b["index"] > a["index"],
+                  f"{scheme}: B's line is dashed and drawn over A's (dash {b['dash']}, "
+                  f"polylines A {a['index']}, B {b['index']})")
+            check(len(b["keys"]) >= 2 and all(abs(k - dash[0]) < 0.01 for k in b["keys"][:-1])
+                  and b["keys"][-1] <= dash[0] + 0.01 and all(abs(g - dash[1]) < 0.01 for g in b["gaps"]),
+                  f"{scheme}: B's legend key is the same dash (dash {b['dash']}; key pieces {b['keys']}, gaps {b['gaps']})")
+            check(a["stroke"] != b["stroke"], f"{scheme}: and the two colours differ ({a['stroke']}, {b['stroke']})")
+            check(a["swatch"] == "none" and "repeating-linear-gradient" in b["swatch"],
+                  f"{scheme}: the legend above the chart draws B's swatch dashed, A's solid ({b['swatch'][:60]})")
+            page.js("document.querySelector('.sim-chart').scrollIntoView()")
+            page.all(".sim-chart")[0].screenshot(cfg["shot_epyc"].replace(".png", f"-identical-{scheme}.png"))
+    look = page.js(LINE_LOOK)
+    check(look["identical"] == "true" and "A and B identical" in (look["label"] or "")
+          and len(look["note"]) == 1 and "A and B identical" in look["note"][0],
+          f"the chart says A and B are identical (label {look['label']!r}, note {look['note']})")
+    found = axe_violations(page)
+    check(found == [], f"axe: no violations with the note (got {found})")
+    page.open(fragment(SIMULATE))
+    page.wait_for(".sim-status.done", timeout=180)
+    look = page.js(LINE_LOOK)
+    check(look["identical"] != "true" and "identical" not in (look["label"] or "") and look["note"] == [],
+          f"6.6 against 6.6+cluster: no such claim (label {look['label']!r}, note {look['note']})")

@@ -84,17 +84,15 @@ fn write_hash(fragment: &str, repairing: bool) {
     }
 }
 
-/// The widest viewport, in CSS px, that static/style.css lays out for a phone (its
-/// `max-width: 640px` queries): there the machine drawing starts folded, so the tabs
-/// are on the first screen.
-const NARROW_PX: f64 = 640.0;
+/// The phone layout's media query, as static/style.css writes it (its `max-width:
+/// 640px` blocks): there the machine drawing is folded, so the tabs are on the first
+/// screen.
+const NARROW_QUERY: &str = "(max-width: 640px)";
 
-/// Whether the viewport is a phone's (false outside a browser).
-fn narrow() -> bool {
-    web_sys::window()
-        .and_then(|w| w.inner_width().ok())
-        .and_then(|w| w.as_f64())
-        .is_some_and(|w| w <= NARROW_PX)
+/// The phone layout's query list (none outside a browser): `matches` says whether
+/// the viewport is a phone's; its `change` event fires when a resize crosses 640 px.
+fn narrow_query() -> Option<web_sys::MediaQueryList> {
+    web_sys::window()?.match_media(NARROW_QUERY).ok().flatten()
 }
 
 #[function_component(App)]
@@ -132,18 +130,18 @@ pub fn app() -> Html {
 
     // The machine drawing is a <details>: open on wide screens (its summary is not
     // drawn there), folded on a phone's, where 128 CPUs of 40 px buttons would push the
-    // tabs several screens down. Widening the window opens it, since the summary that
-    // would open it is not drawn there.
-    let drawing_open = use_state(|| !narrow());
+    // tabs several screens down. It follows the width live: the query list's `change`
+    // fires only when a resize crosses 640 px (not on every resize event, and not
+    // while a phone's toolbar or keyboard comes and goes), so narrowing the window
+    // folds the drawing and widening it opens it (the summary that would open it is
+    // not drawn there), while a drawing opened by hand on a phone stays open.
+    let drawing_open = use_state(|| !narrow_query().is_some_and(|q| q.matches()));
     {
         let drawing_open = drawing_open.clone();
         use_effect_with((), move |_| {
-            let listener = web_sys::window().map(|w| {
-                EventListener::new(&w, "resize", move |_| {
-                    if !narrow() {
-                        drawing_open.set(true);
-                    }
-                })
+            let listener = narrow_query().map(|q| {
+                let list = q.clone();
+                EventListener::new(&q, "change", move |_| drawing_open.set(!list.matches()))
             });
             move || drop(listener)
         });

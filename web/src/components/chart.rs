@@ -10,7 +10,10 @@
 //!
 //! The DOM is part of the contract with the end-to-end test: each series is one
 //! `<polyline>` with classes `line line-a|line-b` (and `published-line` for published
-//! numbers, dashed by the style sheet) and `data-side="a|b"`; a series drawn with
+//! numbers, dashed by the style sheet) and `data-side="a|b"`; B's model line is dashed
+//! (`B_DASH`, its legend key drawn with the same dash) and drawn after A's, so when
+//! the sides give the same numbers B's dashes lie on A's solid line and both show, and
+//! the chart says so (`data-identical`, its label and a note); a series drawn with
 //! dots has one `<circle>` per point; the axes and tick marks are `<line>`s, so every
 //! polyline is a series. `.sim-chart` carries the counts as data attributes.
 //!
@@ -56,6 +59,10 @@ const BAND_OPACITY: f64 = 0.18;
 const AXIS: RGBColor = RGBColor(0x88, 0x88, 0x88);
 const GRID: RGBColor = RGBColor(0xe6, 0xe6, 0xe6);
 const TICK: RGBColor = RGBColor(0x55, 0x55, 0x55);
+/// B's model line: dash and gap, in the SVG's units; three dashes fill its 16-unit
+/// legend key. A pattern, not only a colour, tells B from A (and from the published
+/// lines' longer `5 4`), also where the two coincide.
+const B_DASH: (i32, i32) = (4, 2);
 
 /// One line: side A (0) or B (1), measured by the model or published.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,10 +95,26 @@ impl Series {
         } else {
             ""
         };
+        let dash = if self.side > 0 && !self.published {
+            format!(r#" stroke-dasharray="{} {}""#, B_DASH.0, B_DASH.1)
+        } else {
+            String::new()
+        };
         format!(
-            r#"class="line{published} line-{side}" {}"#,
+            r#"class="line{published} line-{side}" {}{dash}"#,
             self.side_attr()
         )
+    }
+
+    /// Its legend key's three pieces, (from, to) along 16 units: solid, one dash and
+    /// a gap as the published lines' dash, or `B_DASH`'s three dashes.
+    fn key_pieces(&self) -> [(i32, i32); 3] {
+        let (on, off) = B_DASH;
+        match (self.published, self.side > 0) {
+            (true, _) => [(0, 6), (10, 13), (13, 16)],
+            (false, true) => [(0, on), (on + off, 2 * on + off), (2 * (on + off), 16)],
+            (false, false) => [(0, 6), (6, 11), (11, 16)],
+        }
     }
 
     /// `data-side="a"` or `"b"`: which patch set the element draws.
@@ -151,9 +174,25 @@ pub struct ChartProps {
     pub stem: AttrValue,
 }
 
+/// Whether A's and B's model lines are the same points (the kernels gave the same
+/// numbers): then only B's dashes over A's line show there are two.
+pub fn identical(series: &[Series]) -> bool {
+    let model = |side| series.iter().find(|s| s.side == side && !s.published);
+    matches!((model(0), model(1)), (Some(a), Some(b)) if !a.points.is_empty() && a.points == b.points)
+}
+
 /// The chart. A function component, so it redraws only when its props change.
 #[function_component(Chart)]
 pub fn chart(props: &ChartProps) -> Html {
+    let same = identical(&props.series);
+    let label = if same {
+        format!(
+            "{}; A and B identical: B's dashed line lies on A's",
+            props.label
+        )
+    } else {
+        props.label.to_string()
+    };
     let published = props.series.iter().filter(|s| s.published).count();
     let bands = props.series.iter().filter(|s| !s.band.is_empty()).count();
     let body = match svg(props) {
@@ -162,12 +201,18 @@ pub fn chart(props: &ChartProps) -> Html {
     };
     html! {
         <>
-            <div class="sim-chart" role="img" aria-label={props.label.clone()}
+            <div class="sim-chart" role="img" aria-label={label}
+                data-identical={same.to_string()}
                 data-series-count={props.series.len().to_string()}
                 data-published-count={published.to_string()}
                 data-band-count={bands.to_string()}>
                 { body }
             </div>
+            if same {
+                <p class="sim-note chart-same">
+                    { "A and B identical: B's dashed line lies on A's solid line." }
+                </p>
+            }
             { data_table(props) }
             <FigureExport selector=".sim-chart svg" stem={props.stem.clone()}
                 what="the chart" hook="chart" />
@@ -198,71 +243,6 @@ fn point_text(props: &ChartProps, s: &Series, (x, y): (f64, f64)) -> String {
         fmt_tick(y),
         props.y_unit
     )
-}
-
-/// The chart's numbers as a table, for the keyboard and screen readers: a row per x,
-/// a column per series (and per band).
-fn data_table(props: &ChartProps) -> Html {
-    let mut xs: Vec<f64> = props
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    if xs.is_empty() {
-        return html! {};
-    }
-    let value = |s: &Series, x: f64| {
-        s.points
-            .iter()
-            .find(|p| p.0 == x)
-            .map_or_else(|| "–".to_string(), |p| fmt_tick(p.1))
-    };
-    let x_head = match &props.x {
-        XAxis::Ms(_) => props.x_desc.to_string(),
-        XAxis::Scales(_) => props.x_name.to_string(),
-    };
-    html! {
-        <details class="chart-data">
-            <summary>{ "The chart's numbers as a table" }</summary>
-            <div class="table-scroll" tabindex="0" role="region"
-                aria-label={format!("{}: the numbers", props.label)}>
-                <table class="sim-results chart-table">
-                    <thead><tr>
-                        <th scope="col">{ x_head }</th>
-                        { for props.series.iter().map(|s| html! {
-                            <>
-                                <th scope="col">{ format!("{} ({})", s.label, props.y_unit) }</th>
-                                if !s.band.is_empty() {
-                                    <th scope="col">{ s.band_label() }</th>
-                                }
-                            </>
-                        }) }
-                    </tr></thead>
-                    <tbody>
-                        { for xs.iter().map(|&x| html! {
-                            <tr>
-                                <th scope="row">{ match &props.x {
-                                    XAxis::Ms(_) => format!("{x:.0}"),
-                                    XAxis::Scales(_) => x_text(props, x),
-                                } }</th>
-                                { for props.series.iter().map(|s| html! {
-                                    <>
-                                        <td>{ value(s, x) }</td>
-                                        if !s.band.is_empty() {
-                                            <td>{ s.band_at(x).map_or_else(|| "–".to_string(),
-                                                |(lo, hi)| format!("{} to {}", fmt_tick(lo), fmt_tick(hi))) }</td>
-                                        }
-                                    </>
-                                }) }
-                            </tr>
-                        }) }
-                    </tbody>
-                </table>
-            </div>
-        </details>
-    }
 }
 
 /// A y-axis top: 1, 2 or 5 times a power of ten, at least `v`.
@@ -359,7 +339,7 @@ fn svg(props: &ChartProps) -> Result<String, String> {
             let colour = s.colour();
             let style = ShapeStyle::from(colour).stroke_width(2);
             let dots = if props.dots && !s.published { 3 } else { 0 };
-            let published = s.published;
+            let [p0, p1, p2] = s.key_pieces();
             // A band shares its line's legend entry: the key is the line over a
             // swatch of the band (a transparent swatch is not drawn at all).
             let (swatch, label) = if s.band.is_empty() {
@@ -377,12 +357,15 @@ fn svg(props: &ChartProps) -> Result<String, String> {
                 .map_err(|e| e.to_string())?
                 .label(label)
                 .legend(move |(x, y)| {
-                    // Two pieces: one line, or a dash and a gap for published numbers.
-                    let gap = if published { 4 } else { 0 };
+                    // The line as drawn: solid, or its dashes and gaps.
+                    let piece = |(from, to): (i32, i32)| {
+                        Rectangle::new([(from, -1), (to, 2)], colour.filled())
+                    };
                     EmptyElement::at((x, y))
                         + Rectangle::new([(0, -6), (16, 6)], swatch.filled())
-                        + Rectangle::new([(0, -1), (6, 2)], colour.filled())
-                        + Rectangle::new([(6 + gap, -1), (16, 2)], colour.filled())
+                        + piece(p0)
+                        + piece(p1)
+                        + piece(p2)
                 });
         }
         chart
@@ -659,6 +642,9 @@ impl DrawingBackend for AxesAsLines<'_> {
         self.0.blit_bitmap(pos, (iw, ih), src)
     }
 }
+
+mod table;
+use table::data_table;
 
 #[cfg(test)]
 mod tests;

@@ -193,11 +193,19 @@ fn decision_card(
         Ok(o) => o,
     };
     let d = &o.decision;
+    // A toggle as the page's others are (a button with aria-pressed, like the
+    // Simulate tab's A | B shading): the label names the thing and reads the same on
+    // both sides; pressing the pressed one changes nothing (one side is numbered).
     let focus_btn = comparing.then(|| {
-        let onclick = Callback::from(move |_: MouseEvent| on_focus.emit(side));
+        let onclick = Callback::from(move |_: MouseEvent| {
+            if !focused {
+                on_focus.emit(side)
+            }
+        });
         html! {
-            <button class={classes!("focus", focused.then_some("active"))} {onclick} disabled={focused}>
-                { if focused { "probes numbered in the drawing" } else { "number these probes in the drawing" } }
+            <button class={classes!("focus", focused.then_some("active"))}
+                aria-pressed={focused.to_string()} {onclick}>
+                { "probe numbers in the drawing" }
             </button>
         }
     });

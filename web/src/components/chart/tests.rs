@@ -121,7 +121,82 @@ fn the_style_sheet_can_colour_every_line_and_box() {
             "{class}: {svg}"
         );
     }
-    assert_eq!(svg.matches("<rect").count(), 4, "{svg}");
+    assert_eq!(svg.matches("<rect").count(), 5, "{svg}");
+}
+
+/// An attribute's number in an element's opening tag.
+fn attr(tag: &str, name: &str) -> f64 {
+    let at = tag.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;
+    tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+}
+
+/// A against itself: the lines coincide, so B's is dashed (drawn after A's, on top)
+/// and its legend key has the same dash and gap, A's line and key solid; the chart
+/// says the two are identical, and only then.
+#[test]
+fn b_is_dashed_over_a_and_its_key_has_the_same_dash() {
+    let series = |side: usize, ys: [f64; 3]| Series {
+        side,
+        label: ["A 6.6", "B 6.6"][side].into(),
+        points: (0..3).map(|k| (10.0 * k as f64 + 5.0, ys[k])).collect(),
+        published: false,
+        band: Vec::new(),
+    };
+    let mut props = ChartProps {
+        label: "test".into(),
+        x: XAxis::Ms(30.0),
+        x_desc: "simulated time (ms)".into(),
+        y_desc: "throughput (MB/s)".into(),
+        x_name: "ms".into(),
+        y_unit: "MB/s".into(),
+        series: vec![series(0, [1.0, 3.0, 2.0]), series(1, [1.0, 3.0, 2.0])],
+        dots: false,
+        stem: "schedlab-chart".into(),
+    };
+    assert!(identical(&props.series));
+    let svg = svg(&props).expect("draws");
+    let (a, b) = (
+        svg.find(r#"<polyline class="line line-a""#).expect("A"),
+        svg.find(r#"<polyline class="line line-b""#).expect("B"),
+    );
+    assert!(a < b, "B is drawn over A");
+    let dash = format!(r#"stroke-dasharray="{} {}""#, B_DASH.0, B_DASH.1);
+    assert!(
+        svg[b..b + svg[b..].find('>').unwrap()].contains(&dash),
+        "{svg}"
+    );
+    assert!(
+        !svg[a..a + svg[a..].find('>').unwrap()].contains("dasharray"),
+        "{svg}"
+    );
+    let key = |side: &str| -> Vec<(f64, f64)> {
+        let open = format!(r#"<rect class="key-{side}""#);
+        let mut pieces: Vec<(f64, f64)> = svg
+            .match_indices(&open)
+            .map(|(i, _)| &svg[i..i + svg[i..].find('>').unwrap()])
+            .map(|t| (attr(t, "x"), attr(t, "x") + attr(t, "width")))
+            .collect();
+        pieces.sort_by(|p, q| p.0.total_cmp(&q.0));
+        pieces
+    };
+    let (ka, kb) = (key("a"), key("b"));
+    let (on, off) = (f64::from(B_DASH.0), f64::from(B_DASH.1));
+    assert!(
+        kb.len() == 3 && kb.iter().all(|p| p.1 - p.0 == on),
+        "{kb:?}"
+    );
+    assert!(kb.windows(2).all(|w| w[1].0 - w[0].1 == off), "{kb:?}");
+    assert!(
+        ka.windows(2).all(|w| w[1].0 == w[0].1),
+        "A's key is solid: {ka:?}"
+    );
+    props.series[1].points[2].1 = 2.5;
+    assert!(!identical(&props.series));
+    props.series.truncate(1);
+    assert!(
+        !identical(&props.series),
+        "one side alone is not 'identical'"
+    );
 }
 
 /// The y pixel of `y` on a band chart's axis, read from where the polyline of a
