@@ -105,6 +105,20 @@ proptest! {
                 if !d.flags.contains(SdFlags::OVERLAP) || release.has_numa_diameter_fix() {
                     prop_assert_eq!(&union, &d.span, "groups of {} do not cover it", d.name);
                 }
+                if !d.flags.contains(SdFlags::OVERLAP) {
+                    // build_sched_groups(): the list in the order the walk of the span
+                    // from the CPU, with wrap-around, meets the groups (the builder
+                    // rotates an earlier CPU's list where its groups are single CPUs).
+                    let mut next = 0;
+                    for x in d.span.iter_wrap(cpu.0) {
+                        let gi = d.groups.iter().position(|g| g.span.test_cpu(x));
+                        prop_assert!(gi.is_some_and(|gi| gi <= next), "{} cpu {}: {} met out of order", d.name, cpu, x);
+                        if gi == Some(next) {
+                            next += 1;
+                        }
+                    }
+                    prop_assert_eq!(next, d.groups.len(), "{} cpu {}: groups not met", d.name, cpu);
+                }
             }
             if let Some(top) = cd.domains.last() {
                 prop_assert_eq!(&top.span, &online);

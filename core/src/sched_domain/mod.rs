@@ -159,6 +159,12 @@ impl Groups {
         self.into_iter()
     }
 
+    /// The shared ring in its stored order and where this domain enters it: readers
+    /// that derive something per group can do so once per ring and rotate.
+    pub fn ring(&self) -> (&[SchedGroup], usize) {
+        (&self.ring, self.first)
+    }
+
     /// Whether two domains share one ring (the kernel's same `sched_group` objects).
     pub fn shares_ring_with(&self, other: &Groups) -> bool {
         Arc::ptr_eq(&self.ring, &other.ring)

@@ -55,8 +55,13 @@ impl Builder<'_> {
                     }
                     None if overlap => self.build_overlap_sched_groups(tl, cpu),
                     None if partition[tl] => {
-                        gen += 1;
-                        self.build_sched_groups(tl, cpu, &mut stamp, gen)
+                        match prev.and_then(|p| self.rotated_singletons(tl, p, cpu)) {
+                            Some(list) => list,
+                            None => {
+                                gen += 1;
+                                self.build_sched_groups(tl, cpu, &mut stamp, gen)
+                            }
+                        }
                     }
                     None => self.build_sched_groups_masked(tl, cpu),
                 };
@@ -104,6 +109,28 @@ impl Builder<'_> {
         } else {
             (self.get_group_of(tl, c) == Some(g0)).then_some(list)
         }
+    }
+
+    /// `build_sched_groups()`'s list for CPU `c` at a partitioning level whose groups
+    /// are single CPUs, from the list of CPU `p` (built before it, same span): the walk
+    /// adds one group per CPU of the span in wrap-around order, so `c`'s list is `p`'s
+    /// rotated to `c`'s group, which lies as many places after `p`'s as the span has
+    /// CPUs in `p..c`. Same ring, so `intern_ring()` would return it.
+    fn rotated_singletons(&self, tl: usize, p: CpuId, c: CpuId) -> Option<GroupList> {
+        let list = self.sd_ref(tl, p)?.groups;
+        if list.ring == NONE || p.0 >= c.0 {
+            return None;
+        }
+        let span = &self.sd_ref(tl, c)?.span;
+        let k = self.rings[list.ring as usize].len() as u32;
+        if k != span.weight() || !span.test_cpu(p) || !span.test_cpu(c) {
+            return None;
+        }
+        let offset = span.weight_range(p.0, c.0);
+        Some(GroupList {
+            ring: list.ring,
+            first: (list.first + offset) % k,
+        })
     }
 
     /// The `get_group()` key: the first CPU of the child's span, or the CPU itself at

@@ -356,34 +356,50 @@ impl BalanceInfo {
         let mut dom = vec![Vec::new(); n];
         let sums = sums::RqSums::new(rqs);
         let mut shared = Shared::default();
+        // By (level, the ring's address): looked up only.
+        let mut by_ring: FxHashMap<(usize, usize), Vec<Option<Group>>> = FxHashMap::default();
         for &c in active {
             let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
                 continue;
             };
             for (i, sd) in cd.domains.iter().enumerate() {
-                let groups: Vec<Group> = sd
-                    .groups
-                    .iter()
-                    .filter_map(|g| {
-                        let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
-                            let cpus: Vec<u32> = g.span.and(online).iter().map(|x| x.0).collect();
-                            let balance: Vec<u32> =
-                                g.balance_mask.and(&act).iter().map(|x| x.0).collect();
-                            let pieces = sums.pieces(&cpus);
-                            [cpus, balance, pieces].map(Arc::from)
-                        });
-                        // Groups without a run CPU are kept: their idle CPUs count.
-                        (!cpus.is_empty()).then(|| Group {
-                            balance,
-                            pieces,
-                            cpus,
-                            capacity: g.capacity,
-                            flags: g.flags,
-                            cores: g.cores,
-                            sgc: sgc_of(sd.tl, g.id),
-                        })
-                    })
-                    .collect();
+                // Each ring's groups are made once, in the ring's stored order, and
+                // every domain walking the ring takes them from where it enters it.
+                let (ring, first) = sd.groups.ring();
+                let made = by_ring
+                    .entry((sd.tl, ring.as_ptr() as usize))
+                    .or_insert_with(|| {
+                        ring.iter()
+                            .map(|g| {
+                                let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
+                                    let cpus: Vec<u32> =
+                                        g.span.and(online).iter().map(|x| x.0).collect();
+                                    let balance: Vec<u32> =
+                                        g.balance_mask.and(&act).iter().map(|x| x.0).collect();
+                                    let pieces = sums.pieces(&cpus);
+                                    [cpus, balance, pieces].map(Arc::from)
+                                });
+                                // Groups without a run CPU are kept: their idle CPUs count.
+                                (!cpus.is_empty()).then(|| Group {
+                                    balance,
+                                    pieces,
+                                    cpus,
+                                    capacity: g.capacity,
+                                    flags: g.flags,
+                                    cores: g.cores,
+                                    sgc: sgc_of(sd.tl, g.id),
+                                })
+                            })
+                            .collect()
+                    });
+                let mut groups = Vec::with_capacity(made.len());
+                groups.extend(
+                    made[first..]
+                        .iter()
+                        .chain(&made[..first])
+                        .flatten()
+                        .cloned(),
+                );
                 let weight: usize = groups.iter().map(|g| g.cpus.len()).sum();
                 let parent_sgc = cd
                     .domains
