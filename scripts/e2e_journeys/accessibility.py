@@ -270,6 +270,25 @@ def mobile_layout(page, cfg):
         page.open()
         page.wait_for(".level-name")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile.png"))
+        # A bad paste in the custom-machine form: its error is on the screen the Load
+        # button was tapped on (not below it), and the picker names the machine in use.
+        machine = page.js("return document.querySelector('#preset').value")
+        page.select("#preset", "custom")
+        page.wait_for("#custom-text")
+        page.js("const t = document.querySelector('#custom-text'); t.value = 'this is not lscpu';"
+                "t.dispatchEvent(new Event('input', {bubbles: true}));")
+        page.click("#custom-load")
+        err = page.wait_for(".custom-error", timeout=30)
+        time.sleep(0.5)  # any scroll to it has ended
+        box = page.js("const e = document.querySelector('.custom-error'), r = e.getBoundingClientRect();"
+                      " return [r.top, r.bottom, innerHeight, e.getAttribute('role')]")
+        check(err and box[0] >= 0 and box[1] <= box[2] and box[3] == "alert",
+              f"390 px, a bad paste: its error is within the screen and announced "
+              f"(top {box[0]:.0f}, bottom {box[1]:.0f} of {box[2]} px, role {box[3]})")
+        picked = page.js("return document.querySelector('#preset').value")
+        check(picked == machine, f"390 px, a bad paste: the machine picker still names the machine "
+                                 f"in use, {machine} (got {picked})")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-custom-error.png"))
     finally:
         set_viewport(page, *VIEWPORT)
     page.open()

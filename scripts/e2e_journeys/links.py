@@ -178,6 +178,20 @@ def wakeup_bad_link(page, cfg):
     page.click("#all-idle")
     count = page.wait_for(".wakeup .count", pred=lambda t: t[0].startswith("0 of"))
     check(count[:1] == ["0 of 128 busy"], f"the page still reacts after a bad link (got {count})")
+    # A hand-edited link whose JSON is wrong: the banner names the field and what it
+    # must hold (not serde's "line 1 column N" of JSON the user never saw), and the
+    # scenario as the user left it (all idle) stays.
+    edited = dict(TEACHING, sim=dict(SIMULATE["sim"], seed="abc"))
+    page.js("location.hash = arguments[0]", "#" + fragment(edited))
+    banner = page.wait_for(".banner", pred=lambda t: "sim.seed" in t[0])
+    check(banner and 'field `sim.seed` must be a whole number, found "abc"' in banner[0]
+          and "could not be opened" in banner[0] and "column" not in banner[0],
+          f"a wrong field in a hand-edited link is named by its path (got {banner})")
+    count = page.texts(".wakeup .count")
+    a = page.texts('.decision[data-side="a"] .chosen-cpu')
+    check(count[:1] == ["0 of 128 busy"] and a,
+          f"the page keeps the scenario it had under the banner (got {count}, decision {a})")
+    page.js("window.scrollTo(0, 0)")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-badlink.png"))
 
 

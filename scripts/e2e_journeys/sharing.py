@@ -406,6 +406,7 @@ def custom_import(page, cfg):
     page.open()
     page.wait_for("button.cpu")
     before = page.count("button.cpu")
+    machine = page.js("return document.querySelector('#preset').value")
     check(fetched() == 0, "a first visit does not fetch the machine reader's module")
     page.select("#preset", "custom")
     page.wait_for("#custom-text")
@@ -431,11 +432,19 @@ def custom_import(page, cfg):
     err = page.wait_for(".custom-error", pred=lambda t: "could not be loaded" not in t[0])
     check(err and "could not be loaded" not in err[0] and page.count("button.cpu") == before,
           f"with the reader fetched, a bad paste shows core's error and keeps the machine (got {err})")
+    picked = page.js("return document.querySelector('#preset').value")
+    check(picked == machine, f"after the bad paste the machine picker names the machine in use, "
+                             f"{machine}, not Custom… (got {picked})")
+    role = page.js("return document.querySelector('.custom-error').getAttribute('role')")
+    check(role == "alert", f"the error is announced to screen readers: role=alert (got {role})")
     paste(kvm)
     page.click("#custom-load")
     got = page.wait_count("button.cpu", 2)
     check(got == 2 and page.count(".custom-error") == 0,
           f"a 2-vCPU KVM guest's `lscpu -p` loads its 2 CPUs (got {got})")
+    picked = page.js("const s = document.querySelector('#preset'); return [s.value, s.selectedOptions[0].textContent]")
+    check(picked[0] == "custom" and picked[1].startswith("custom: "),
+          f"a good paste switches the picker to the custom machine (got {picked})")
     check(page.js("return document.querySelector('#custom-load').textContent") == "Load",
           "the Load button is back from Reading…")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-custom-import.png"))

@@ -2,7 +2,8 @@
 //! `v2:` + base64url(deflate(JSON)) ([`super::v2`]), [`encode_v1`] the uncompressed
 //! `v1:` form, and [`decode`] reads either: the version, base64url (leniently, naming a
 //! bad character's position), the inflate with its limit, the JSON into [`super::v1`]'s
-//! wire structs, and their parse into a typed scenario.
+//! wire structs (a wrong field named by its path, `wire_error.rs`), and their parse
+//! into a typed scenario.
 
 use base64::alphabet::URL_SAFE;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
@@ -75,8 +76,9 @@ pub fn decode(fragment: &str) -> Result<Scenario, ScenarioError> {
     };
     let json = String::from_utf8(bytes)
         .map_err(|_| ScenarioError::Base64("its text is not UTF-8".to_string()))?;
+    // serde_json's "line 1 column N" is of text the user never saw: name the field.
     let s: v1::ScenarioV1 =
-        serde_json::from_str(&json).map_err(|e| ScenarioError::Json(e.to_string()))?;
+        serde_json::from_str(&json).map_err(|e| super::wire_error::describe(&json, &e))?;
     s.parse()
 }
 

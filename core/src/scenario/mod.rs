@@ -48,6 +48,7 @@ pub use page::{ClickMode, KernelText, PageSettings, Side};
 mod link;
 mod sim;
 mod wake;
+mod wire_error;
 pub use link::{decode, encode, encode_v1, wire_json, MAX_FRAGMENT_BYTES, VERSION};
 pub use sim::{SimSetup, MAX_SIM_MS, MAX_SWEEP_POINTS};
 pub use wake::{random_busy, CookieRule, SimWakeAt, WakeSetup};
@@ -62,8 +63,13 @@ pub enum ScenarioError {
     TooLong { bytes: usize },
     #[error("this link is damaged: {0}")]
     Base64(String),
+    /// The link's text is not a scenario's JSON at all (cut short, not JSON).
     #[error("this link's scenario cannot be read: {0}")]
     Json(String),
+    /// A field of the link's JSON holds the wrong thing, or is missing or unknown:
+    /// `path` as `sim.seed`, `wake.cookies[1].cpus` ([`decode`] finds it).
+    #[error("this link's field `{path}` {problem}")]
+    Field { path: String, problem: String },
     #[error("this link names machine preset {name:?}, which this page does not know; known presets: {known}")]
     UnknownPreset { name: String, known: String },
     #[error("this link's machine is not valid: {0}")]

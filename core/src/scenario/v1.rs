@@ -259,8 +259,9 @@ impl ScenarioV1 {
             .lesson
             .as_deref()
             .map(|t| {
-                let bad = || {
-                    ScenarioError::Json(format!("lesson {t:?} is not LESSON.STEP, e.g. \"2.3\""))
+                let bad = || ScenarioError::Field {
+                    path: "lesson".to_string(),
+                    problem: format!("must be LESSON.STEP, e.g. \"2.3\", found {t:?}"),
                 };
                 let (l, st) = t.split_once('.').ok_or_else(bad)?;
                 let (lesson, step) = (

@@ -1,8 +1,15 @@
 //! The pickers: machine preset, kernel release and CPU.
+//!
+//! The machine picker always names the machine in use. "Custom…" is an action (it
+//! opens the paste form), not a machine: picking it leaves the machine as it was, so
+//! the picker goes back to that machine's name, and a paste that fails to load leaves
+//! it there (the browser would otherwise keep showing "Custom…", which Yew's
+//! unchanged `selected` attributes do not undo).
 
 use schedlab_core::cpumask::CpuId;
 use schedlab_core::release::Release;
 use schedlab_core::topology::presets::{self, PRESETS};
+use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::dom::select_value;
@@ -10,14 +17,35 @@ use crate::state::{Action, AppContext, CUSTOM};
 
 #[function_component(Controls)]
 pub fn controls() -> Html {
-    let Some(state) = use_context::<AppContext>() else {
+    let ctx = use_context::<AppContext>();
+    let picker = use_node_ref();
+    let in_use = ctx.as_ref().map(|s| s.preset().to_string());
+    {
+        // After every render the picker shows the machine in use.
+        let (picker, in_use) = (picker.clone(), in_use.clone());
+        use_effect(move || {
+            if let (Some(select), Some(in_use)) = (picker.cast::<HtmlSelectElement>(), in_use) {
+                if select.value() != in_use {
+                    select.set_value(&in_use);
+                }
+            }
+        });
+    }
+    let Some(state) = ctx else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
 
     let on_preset = {
         let state = state.clone();
+        let in_use = in_use.unwrap_or_default();
         Callback::from(move |e: Event| {
             if let Some(name) = select_value(&e) {
+                if name == CUSTOM {
+                    // Opening the form changes no machine.
+                    if let Some(select) = e.target_dyn_into::<HtmlSelectElement>() {
+                        select.set_value(&in_use);
+                    }
+                }
                 state.dispatch(Action::SelectPreset(name));
             }
         })
@@ -51,7 +79,7 @@ pub fn controls() -> Html {
         <section class="controls" aria-label="controls">
             <label>
                 <span>{ "Machine" }</span>
-                <select id="preset" onchange={on_preset}>
+                <select id="preset" ref={picker} onchange={on_preset}>
                     { for PRESETS.iter().map(|p| html! {
                         <option value={p.name} selected={p.name == state.preset()}>{ p.name }</option>
                     }) }

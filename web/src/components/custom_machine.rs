@@ -3,7 +3,10 @@
 //! core's `load_machine()` models it, in the import module (`machine_import`: fetched
 //! the first time Load is pressed; the button says "Reading…" until the answer comes).
 //! Errors are core's, shown verbatim, or say that the module could not be fetched; the
-//! current machine stays until a load succeeds. "Copy as JSON" gives the spec back.
+//! current machine stays until a load succeeds. An error sits right under the Load
+//! button, is announced (`role="alert"`) and is scrolled into view if it landed below
+//! the screen (a phone's, where the button is the last thing on it). "Copy as JSON"
+//! gives the spec back.
 
 use schedlab_core::topology::Arch;
 use yew::prelude::*;
@@ -25,6 +28,26 @@ pub fn custom_machine() -> Html {
     let copied = use_state(|| None::<Copied>);
     // A Load in flight: the import module is being fetched or is reading the text.
     let reading = use_state(|| false);
+    let error_box = use_node_ref();
+    {
+        // Each new error (or the same one again, after another Load) is brought on screen.
+        let error = ctx.as_ref().and_then(|s| s.custom_error.clone());
+        let error_box = error_box.clone();
+        use_effect_with((error, *reading), move |(error, reading)| {
+            if let (Some(_), false, Some(e)) =
+                (error, reading, error_box.cast::<web_sys::Element>())
+            {
+                let r = e.get_bounding_client_rect();
+                let height = web_sys::window()
+                    .and_then(|w| w.inner_height().ok())
+                    .and_then(|h| h.as_f64())
+                    .unwrap_or(f64::MAX);
+                if r.bottom() > height || r.top() < 0.0 {
+                    e.scroll_into_view_with_bool(false);
+                }
+            }
+        });
+    }
     let Some(state) = ctx else {
         return html! { <p class="error">{ "internal error: the app state is missing" }</p> };
     };
@@ -109,7 +132,7 @@ pub fn custom_machine() -> Html {
                         if *reading { "Reading the machine…" } else { "" }
                     }</span>
                     if let (Some(e), false) = (&state.custom_error, *reading) {
-                        <pre class="error custom-error">{ e.clone() }</pre>
+                        <pre class="error custom-error" role="alert" ref={error_box}>{ e.clone() }</pre>
                     }
                 </div>
             </div>

@@ -14,6 +14,7 @@ mod machine;
 mod page;
 mod sim;
 mod wake;
+mod wire_error;
 
 /// Seed 01's teaching case: kunpeng920-6426, everything busy but CPU2 (the waker
 /// CPU0's cluster) and CPU12 (the wakee's prev, another cluster). nr_idle_scan 8 as

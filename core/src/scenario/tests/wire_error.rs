@@ -1,0 +1,203 @@
+//! A hand-edited link whose JSON is wrong names the field in the scenario's terms
+//! (`sim.seed`, `wake.cookies[0].cookie`, `machine.cpus[1].node`) and what it should
+//! hold, never serde_json's "line 1 column N" of text the user never saw.
+
+use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// A link's JSON: the teaching case with a simulation, `edit` applied to its text.
+fn edited(edit: impl Fn(String) -> String) -> Result<Scenario, ScenarioError> {
+    let mut s = prev_other_cluster();
+    s.sim = Some(SimSetup {
+        seed: 7,
+        ..SimSetup::default()
+    });
+    let json = base64_json(&encode_v1(&s));
+    assert!(with_json(&json).is_ok(), "the unedited link opens: {json}");
+    with_json(&edit(json))
+}
+
+fn message(r: Result<Scenario, ScenarioError>) -> String {
+    let e = r.expect_err("the edited link is refused");
+    let text = e.to_string();
+    assert!(
+        !text.contains("line 1") && !text.contains("column"),
+        "{text}"
+    );
+    text
+}
+
+#[test]
+fn a_wrong_type_in_a_nested_field_names_its_path() {
+    let text = message(edited(|j| j.replace(r#""seed":7"#, r#""seed":"abc""#)));
+    assert_eq!(
+        text,
+        r#"this link's field `sim.seed` must be a whole number, found "abc""#
+    );
+    // The field is the last in its object too (serde reads the brace first).
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6","wake":{"prev":12,"sync":"yes"}}"#,
+    ));
+    assert_eq!(
+        text,
+        r#"this link's field `wake.sync` must be true or false, found "yes""#
+    );
+    // In a list: the entry's index.
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6","wake":{"cookies":[{"cpus":"0","cookie":1},{"cpus":"1","cookie":-2}]}}"#,
+    ));
+    assert_eq!(
+        text,
+        "this link's field `wake.cookies[1].cookie` must be a whole number, found -2"
+    );
+    let text = message(edited(|j| j.replace(r#""prev":12"#, r#""prev":{}"#)));
+    assert!(
+        text.starts_with("this link's field `wake.prev` must be a whole number from 0 to 4294967295, found an object"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_required_field_is_named() {
+    let text = message(edited(|j| j.replace(r#""duration_ms":"#, r#""duration":"#)));
+    // Two things are wrong; serde stops at the first, the unknown one.
+    assert!(text.starts_with("this link's field `sim.duration` is not one this page knows; `sim` has one of `workload`, `cpus`, `duration_ms`"), "{text}");
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6","sim":{"workload":{"kind":"tbench","clients":4}}}"#,
+    ));
+    assert_eq!(
+        text,
+        "this link's field `sim.duration_ms` is missing (it is required)"
+    );
+    let text = message(with_json(r#"{"machine":"kunpeng920-6426"}"#));
+    assert_eq!(
+        text,
+        "this link's field `patches` is missing (it is required)"
+    );
+    // Inside a workload (serde reads its object whole before it looks at it).
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6","sim":{"workload":{"kind":"tbench"},"duration_ms":10}}"#,
+    ));
+    assert_eq!(
+        text,
+        "this link's field `sim.workload.clients` is missing (it is required)"
+    );
+}
+
+#[test]
+fn an_unknown_enum_value_lists_the_known_ones() {
+    let text = message(edited(|j| {
+        j.replace(r#""view":"wakeup""#, r#""view":"wakey""#)
+    }));
+    assert!(
+        text.starts_with("this link's field `view` must be one of `domains`, `dmesg`, "),
+        "{text}"
+    );
+    assert!(text.ends_with(r#"found "wakey""#), "{text}");
+    let text = message(edited(|j| {
+        j.replace(r#""kind":"tbench""#, r#""kind":"tbench2""#)
+    }));
+    assert!(
+        text.starts_with("this link's field `sim.workload.kind` must be one of `tbench`, "),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bad_machine_names_its_own_field() {
+    let text = message(with_json(r#"{"machine":1,"patches":"6.6"}"#));
+    assert_eq!(
+        text,
+        "this link's field `machine` must be a preset's name (a string) or a machine spec (an object {…}), found 1"
+    );
+    let text = message(with_json(
+        r#"{"machine":{"name":"m","arch":"x86","cpus":[{"cpu":0,"node":0},{"cpu":1,"node":"one"}]},"patches":"6.8"}"#,
+    ));
+    assert!(
+        text.starts_with("this link's field `machine.cpus[1].node` must be a whole number"),
+        "{text}"
+    );
+    assert!(text.ends_with(r#"found "one""#), "{text}");
+    let text = message(with_json(r#"{"machine":{"name":"m"},"patches":"6.8"}"#));
+    assert_eq!(
+        text,
+        "this link's field `machine.arch` is missing (it is required)"
+    );
+    let text = message(with_json(
+        r#"{"machine":{"name":"m","arch":"sparc"},"patches":"6.8"}"#,
+    ));
+    assert!(
+        text.starts_with("this link's field `machine.arch` must be one of `"),
+        "{text}"
+    );
+}
+
+#[test]
+fn truncated_or_broken_json_says_so_and_where() {
+    let text = message(edited(|j| {
+        j[..j.find(r#""seed""#).expect("seed")].to_string()
+    }));
+    assert_eq!(
+        text,
+        "this link's scenario cannot be read: its text ends early inside `sim` (was the link cut short when copied?)"
+    );
+    let text = message(edited(|j| j.replace(r#""seed":7"#, r#""seed":7 8"#)));
+    assert!(
+        text.starts_with("this link's scenario cannot be read: it is not valid JSON: expected `,` or `}` inside `sim.seed`, after `"),
+        "{text}"
+    );
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6"} x"#,
+    ));
+    assert!(text.contains("trailing characters"), "{text}");
+}
+
+#[test]
+fn a_bad_lesson_step_is_a_field_error() {
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6","lesson":"two"}"#,
+    ));
+    assert_eq!(
+        text,
+        r#"this link's field `lesson` must be LESSON.STEP, e.g. "2.3", found "two""#
+    );
+}
+
+#[test]
+fn any_cut_or_damaged_link_json_is_told_without_a_panic() {
+    // No panic is reachable from the page: every prefix of a link's JSON, and every
+    // byte of it replaced by a character that breaks it, reads as an error that
+    // names no line and column (or, rarely, as a scenario).
+    let mut s = prev_other_cluster();
+    s.sim = Some(SimSetup::default());
+    let json = base64_json(&encode_v1(&s));
+    for end in 0..json.len() {
+        let _ = with_json(&json[..end]).map_err(|e| {
+            assert!(!e.to_string().contains("column"), "{e}");
+        });
+    }
+    for i in 0..json.len() {
+        for c in ['"', '}', ']', '1', 'x', ',', 'é'] {
+            let mut broken = json.clone();
+            broken.replace_range(i..i + 1, &c.to_string());
+            let _ = with_json(&broken).map_err(|e| {
+                assert!(!e.to_string().contains("column"), "{broken}: {e}");
+            });
+        }
+    }
+}
+
+#[test]
+fn a_wrong_value_in_a_workload_names_its_member() {
+    // serde reads a workload whole before it knows its kind, and tells the error
+    // after it: the member holding the value is found in the object.
+    let text = message(with_json(
+        r#"{"machine":"kunpeng920-6426","patches":"6.6","sim":{"workload":{"kind":"tbench","clients":"many"},"duration_ms":10}}"#,
+    ));
+    assert!(
+        text.starts_with("this link's field `sim.workload.clients` must be a whole number"),
+        "{text}"
+    );
+    assert!(text.ends_with(r#"found "many""#), "{text}");
+}

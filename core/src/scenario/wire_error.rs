@@ -1,0 +1,408 @@
+//! A link's JSON that does not read as a scenario, said in the scenario's own terms:
+//! the field (`sim.seed`, `wake.cookies[1].cpus`) and what it should hold. serde_json
+//! says "at line 1 column 212" of a text the user never saw (the link's JSON is one
+//! line inside base64), so [`describe`] turns that position back into a field path.
+//!
+//! ```text
+//!  {"machine":"m","patches":"6.8","sim":{"workload":{…},"duration_ms":50,"seed":"abc"}}
+//!                                                                                ▲ column 82
+//!  scan the text up to there: the objects and lists open, and their current keys
+//!      [ {key "sim"}, {key "seed"} ]  ─▶  `sim.seed`
+//!  "invalid type: string \"abc\", expected u64"
+//!      ─▶ this link's field `sim.seed` must be a whole number, found "abc"
+//! ```
+//!
+//! A second serde instantiation that tracks paths (`serde_path_to_error`) would cost
+//! the page's module its size in every visit; this scan runs only on a link that
+//! failed. Where serde reports an error only after it has read the enclosing object's
+//! closing brace (a custom check on the object's last field) the path names that
+//! object, one level short; a machine that is neither a preset's name nor a valid
+//! spec is read again as a spec, so its own field is named (`machine.cpus[3].node`).
+
+use serde_json::error::Category;
+
+use super::ScenarioError;
+use crate::topology::MachineSpec;
+
+/// What is wrong with `json` (a link's scenario text) given serde_json's error `e`.
+pub(super) fn describe(json: &str, e: &serde_json::Error) -> ScenarioError {
+    describe_in(json, e, "")
+}
+
+fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError {
+    let at = Scan::to(json, offset(json, e.line(), e.column()));
+    let path = at.path(prefix);
+    let msg = e.to_string();
+    // serde_json appends " at line L column C"; the path says where instead.
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => &msg[..],
+    };
+    let inside = if path.is_empty() {
+        String::new()
+    } else {
+        format!(" inside `{path}`")
+    };
+    match e.classify() {
+        Category::Eof => {
+            return ScenarioError::Json(format!(
+                "its text ends early{inside} (was the link cut short when copied?)"
+            ))
+        }
+        Category::Syntax | Category::Io => {
+            return ScenarioError::Json(format!(
+                "it is not valid JSON: {msg}{inside}, after `{}`",
+                tail(json, at.offset)
+            ))
+        }
+        Category::Data => {}
+    }
+    let field = |path: String, problem: String| ScenarioError::Field { path, problem };
+    if let Some(name) = between(msg, "missing field `", "`") {
+        return field(join(&path, name), "is missing (it is required)".to_string());
+    }
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        let name = rest.split('`').next().unwrap_or(rest);
+        let known = rest
+            .split_once("`, expected ")
+            .map_or("no fields", |(_, k)| k);
+        // Positioned at the key; or, read from a buffered object (a workload), after it.
+        let (path, parent) = if at.key() == Some(name) {
+            (path, at.parent_path(prefix))
+        } else {
+            (join(&path, name), path)
+        };
+        let whose = if parent.is_empty() {
+            "a scenario".to_string()
+        } else {
+            format!("`{parent}`")
+        };
+        return field(
+            path,
+            format!("is not one this page knows; {whose} has {}", one_of(known)),
+        );
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant `") {
+        if let Some((found, known)) = rest.split_once("`, expected ") {
+            return field(
+                path,
+                format!(
+                    "must be {}, found {:?}",
+                    one_of(known.trim_start_matches("one of ")),
+                    shorten(found)
+                ),
+            );
+        }
+    }
+    if msg.starts_with("data did not match any variant of untagged enum MachineChoice") {
+        return machine_error(json, &at, prefix, path);
+    }
+    for kind in ["invalid type: ", "invalid value: "] {
+        if let Some((found, expected)) = msg
+            .strip_prefix(kind)
+            .and_then(|rest| rest.rsplit_once(", expected "))
+        {
+            let found = found_text(found);
+            // Told only after an object was read whole (a workload, which serde buffers
+            // to find its kind): the member of that object holding the value.
+            let path = match at
+                .closed_here(json)
+                .and_then(|obj| member_with(obj, &found))
+            {
+                Some(key) => join(&path, &key),
+                None => path,
+            };
+            return field(
+                path,
+                format!("must be {}, found {found}", expected_text(expected)),
+            );
+        }
+    }
+    if let Some((n, expected)) = msg
+        .strip_prefix("invalid length ")
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        return field(path, format!("must be {expected}, found a list of {n}"));
+    }
+    if path.is_empty() {
+        ScenarioError::Json(msg.to_string())
+    } else {
+        field(path, format!("is not valid: {msg}"))
+    }
+}
+
+/// The machine is neither a preset's name nor a spec: read it again as a spec to
+/// name its own field, if it is an object.
+fn machine_error(json: &str, at: &Scan, prefix: &str, path: String) -> ScenarioError {
+    // The machine's value ends where serde stopped: an object closed there, or else
+    // the text since its key's ':'.
+    let before = &json[..at.offset];
+    let value = match at.closed {
+        Some((start, end)) if before[end..].trim().is_empty() => &json[start..end],
+        _ => before.rsplit_once(':').map_or("", |(_, v)| v.trim()),
+    };
+    if value.starts_with('{') {
+        if let Err(e) = serde_json::from_str::<MachineSpec>(value) {
+            return describe_in(value, &e, &path);
+        }
+    }
+    let found = shorten(value);
+    ScenarioError::Field {
+        path: if path.is_empty() {
+            join(prefix, "machine")
+        } else {
+            path
+        },
+        problem: format!(
+            "must be a preset's name (a string) or a machine spec (an object {{…}}), found {found}"
+        ),
+    }
+}
+
+/// The byte offset of serde_json's (1-based line, column) in `text`: its column counts
+/// the bytes of the line read before the error.
+fn offset(text: &str, line: usize, column: usize) -> usize {
+    let start = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>();
+    let mut at = (start + column).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The objects and lists open at a point of the JSON text, and their current keys and
+/// indexes. Bounded by the text: one pass, one frame per open bracket.
+struct Scan {
+    frames: Vec<Frame>,
+    /// The span of the last object or list closed before the point.
+    closed: Option<(usize, usize)>,
+    offset: usize,
+}
+
+struct Frame {
+    /// `None` in a list (then `index` counts its entries).
+    key: Option<String>,
+    list: bool,
+    index: usize,
+    expect_key: bool,
+    start: usize,
+}
+
+impl Scan {
+    fn to(json: &str, offset: usize) -> Scan {
+        let text = &json[..offset];
+        let mut frames: Vec<Frame> = Vec::new();
+        let mut closed = None;
+        let mut chars = text.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' | '[' => frames.push(Frame {
+                    key: None,
+                    list: c == '[',
+                    index: 0,
+                    expect_key: c == '{',
+                    start: i,
+                }),
+                '}' | ']' => closed = frames.pop().map(|f| (f.start, i + 1)),
+                ',' => {
+                    if let Some(f) = frames.last_mut() {
+                        if f.list {
+                            f.index += 1;
+                        } else {
+                            f.expect_key = true;
+                            f.key = None;
+                        }
+                    }
+                }
+                ':' => {
+                    if let Some(f) = frames.last_mut() {
+                        f.expect_key = false;
+                    }
+                }
+                '"' => {
+                    let mut s = String::new();
+                    while let Some((_, d)) = chars.next() {
+                        match d {
+                            '\\' => {
+                                if let Some((_, e)) = chars.next() {
+                                    s.push(e);
+                                }
+                            }
+                            '"' => break,
+                            d => s.push(d),
+                        }
+                    }
+                    if let Some(f) = frames.last_mut().filter(|f| f.expect_key) {
+                        f.key = Some(s);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Scan {
+            frames,
+            closed,
+            offset,
+        }
+    }
+
+    /// The object closed right where serde stopped, if one was.
+    fn closed_here<'a>(&self, json: &'a str) -> Option<&'a str> {
+        let (start, end) = self.closed?;
+        let obj = &json[start..end];
+        (obj.starts_with('{') && json[end..self.offset].trim().is_empty()).then_some(obj)
+    }
+
+    /// The key the innermost open object is at.
+    fn key(&self) -> Option<&str> {
+        self.frames.last().and_then(|f| f.key.as_deref())
+    }
+
+    /// `sim.workload`, `wake.cookies[1]`, under `prefix`.
+    fn path(&self, prefix: &str) -> String {
+        self.path_of(&self.frames, prefix)
+    }
+
+    /// The path of the object holding the last key.
+    fn parent_path(&self, prefix: &str) -> String {
+        let n = self.frames.len().saturating_sub(1);
+        self.path_of(&self.frames[..n], prefix)
+    }
+
+    fn path_of(&self, frames: &[Frame], prefix: &str) -> String {
+        let mut path = prefix.to_string();
+        for f in frames {
+            if f.list {
+                path.push_str(&format!("[{}]", f.index));
+            } else if let Some(key) = &f.key {
+                path = join(&path, key);
+            }
+        }
+        path
+    }
+}
+
+/// The one member of the object `obj` (its JSON text) whose value is written `value`.
+fn member_with(obj: &str, value: &str) -> Option<String> {
+    let (mut depth, mut key, mut value_start) = (0u32, String::new(), None);
+    let mut found = Vec::new();
+    let mut chars = obj.char_indices();
+    while let Some((i, c)) = chars.next() {
+        // A member of `obj` ends at a comma or brace of its own level.
+        let ends = matches!(c, ',' | '}' | ']') && depth == 1;
+        if ends {
+            if let Some(start) = value_start.take() {
+                if obj[start..i].trim() == value {
+                    found.push(key.clone());
+                }
+            }
+        }
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth = depth.saturating_sub(1),
+            ':' if depth == 1 => value_start = Some(i + 1),
+            '"' => {
+                let mut s = String::new();
+                while let Some((_, d)) = chars.next() {
+                    match d {
+                        '\\' => s.extend(chars.next().map(|(_, e)| e)),
+                        '"' => break,
+                        d => s.push(d),
+                    }
+                }
+                if depth == 1 && value_start.is_none() {
+                    key = s;
+                }
+            }
+            _ => {}
+        }
+    }
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    s.strip_prefix(open)?.split(close).next()
+}
+
+/// serde's list of names (`` `a`, `b` `` or `` `a` or `b` ``) as "one of `a`, `b`".
+fn one_of(known: &str) -> String {
+    let known = known.trim_start_matches("one of ");
+    if known.contains(',') || known.contains(" or ") {
+        format!("one of {}", known.replace(" or ", ", "))
+    } else {
+        known.to_string()
+    }
+}
+
+/// serde's name of what it expected, for someone editing JSON by hand.
+fn expected_text(expected: &str) -> String {
+    match expected {
+        "u8" => "a whole number from 0 to 255".to_string(),
+        "u16" => "a whole number from 0 to 65535".to_string(),
+        "u32" => "a whole number from 0 to 4294967295".to_string(),
+        "u64" | "usize" => "a whole number".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        "a sequence" => "a list […]".to_string(),
+        "a map" => "an object {…}".to_string(),
+        e if e.starts_with("struct ") => "an object {…}".to_string(),
+        e => e.to_string(),
+    }
+}
+
+/// serde's `Unexpected` as the JSON the link holds (`string "abc"` is `"abc"`).
+fn found_text(found: &str) -> String {
+    let quoted = |s: &str| s.trim_matches('`').to_string();
+    if let Some(s) = found.strip_prefix("string ") {
+        shorten(s)
+    } else if let Some(n) = found
+        .strip_prefix("integer ")
+        .or_else(|| found.strip_prefix("floating point "))
+        .or_else(|| found.strip_prefix("boolean "))
+    {
+        quoted(n)
+    } else {
+        match found {
+            "map" => "an object {…}".to_string(),
+            "sequence" => "a list […]".to_string(),
+            "unit value" | "null" => "null".to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
+fn shorten(s: &str) -> String {
+    let mut out: String = s.chars().take(40).collect();
+    if s.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}
+
+/// The text just before `offset` (up to 24 characters), to say where in it.
+fn tail(json: &str, offset: usize) -> String {
+    let before = &json[..offset.min(json.len())];
+    let n = before.chars().count();
+    let skip = n.saturating_sub(24);
+    let mut out: String = before.chars().skip(skip).collect();
+    if skip > 0 {
+        out.insert(0, '…');
+    }
+    out
+}
