@@ -275,17 +275,9 @@ def mobile_layout(page, cfg):
     page.open()
     page.wait_for(".level-name")
     opened = page.js("return document.querySelector('details.machine-fold').open")
-    check(opened, f"back at {VIEWPORT[0]} px the drawing is open (got {opened})")
-
-
-def resize(page, width, height):
-    """set_viewport, measured by the driver's window size: below 500 px the page's
-    outerWidth reads the window's 500 px floor, not its width."""
-    size = page.driver.get_window_size()
-    dw = size["width"] - page.js("return innerWidth")
-    dh = size["height"] - page.js("return innerHeight")
-    page.driver.set_window_size(width + dw, height + dh)
-    page.until(lambda: page.js("return [innerWidth, innerHeight]") == [width, height], timeout=5)
+    width = page.js("return innerWidth")
+    check(opened and width == VIEWPORT[0],
+          f"back at {VIEWPORT[0]} px the drawing is open (open {opened}, {width} px)")
 
 
 def drawing_follows_width(page, cfg):
@@ -294,11 +286,11 @@ def drawing_follows_width(page, cfg):
     that stays narrow leaves a drawing the user opened open; widened, it opens."""
     fold = "return document.querySelector('details.machine-fold').open"
     try:
-        resize(page, 1366, 900)
+        set_viewport(page, 1366, 900)
         page.open()
         page.wait_for(".level-name")
         check(page.js(fold), "at 1366 px the drawing is open")
-        resize(page, *MOBILE)
+        set_viewport(page, *MOBILE)
         folded = page.until(lambda: not page.js(fold), timeout=5)
         width = page.js("return [innerWidth, document.documentElement.scrollWidth]")
         check(folded and width[0] == MOBILE[0] and width[1] <= width[0],
@@ -306,22 +298,22 @@ def drawing_follows_width(page, cfg):
         page.screenshot(cfg["shot_epyc"].replace(".png", "-resized-390.png"))
         page.click("details.machine-fold > summary")
         page.until(lambda: page.js(fold), timeout=5)
-        resize(page, MOBILE[0] + 40, MOBILE[1])
+        set_viewport(page, MOBILE[0] + 40, MOBILE[1])
         time.sleep(0.3)
         opened = page.js(fold)
         width = page.js("return [innerWidth, document.documentElement.scrollWidth]")
         check(opened and width[0] == MOBILE[0] + 40 and width[1] <= width[0],
               f"opened by hand, a resize that stays narrow keeps it open and in the screen "
               f"(open {opened}; viewport, page {width} px)")
-        resize(page, *MOBILE)
+        set_viewport(page, *MOBILE)
         page.js("document.querySelector('details.machine-fold').open = false")
-        resize(page, 1366, 900)
+        set_viewport(page, 1366, 900)
         opened = page.until(lambda: page.js(fold), timeout=5)
         width = page.js("return innerWidth")
         check(opened and width == 1366, f"widened back to 1366 px it opens (open {opened}, {width} px)")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-resized-1366.png"))
     finally:
-        resize(page, *VIEWPORT)
+        set_viewport(page, *VIEWPORT)
 
 
 def layout_1280(page, cfg):
