@@ -294,17 +294,9 @@ def mobile_layout(page, cfg):
     page.open()
     page.wait_for(".level-name")
     opened = page.js("return document.querySelector('details.machine-fold').open")
-    check(opened, f"back at {VIEWPORT[0]} px the drawing is open (got {opened})")
-
-
-def resize(page, width, height):
-    """set_viewport, measured by the driver's window size: below 500 px the page's
-    outerWidth reads the window's 500 px floor, not its width."""
-    size = page.driver.get_window_size()
-    dw = size["width"] - page.js("return innerWidth")
-    dh = size["height"] - page.js("return innerHeight")
-    page.driver.set_window_size(width + dw, height + dh)
-    page.until(lambda: page.js("return [innerWidth, innerHeight]") == [width, height], timeout=5)
+    width = page.js("return innerWidth")
+    check(opened and width == VIEWPORT[0],
+          f"back at {VIEWPORT[0]} px the drawing is open (open {opened}, {width} px)")
 
 
 def drawing_follows_width(page, cfg):
@@ -313,11 +305,11 @@ def drawing_follows_width(page, cfg):
     that stays narrow leaves a drawing the user opened open; widened, it opens."""
     fold = "return document.querySelector('details.machine-fold').open"
     try:
-        resize(page, 1366, 900)
+        set_viewport(page, 1366, 900)
         page.open()
         page.wait_for(".level-name")
         check(page.js(fold), "at 1366 px the drawing is open")
-        resize(page, *MOBILE)
+        set_viewport(page, *MOBILE)
         folded = page.until(lambda: not page.js(fold), timeout=5)
         width = page.js("return [innerWidth, document.documentElement.scrollWidth]")
         check(folded and width[0] == MOBILE[0] and width[1] <= width[0],
@@ -325,22 +317,90 @@ def drawing_follows_width(page, cfg):
         page.screenshot(cfg["shot_epyc"].replace(".png", "-resized-390.png"))
         page.click("details.machine-fold > summary")
         page.until(lambda: page.js(fold), timeout=5)
-        resize(page, MOBILE[0] + 40, MOBILE[1])
+        set_viewport(page, MOBILE[0] + 40, MOBILE[1])
         time.sleep(0.3)
         opened = page.js(fold)
         width = page.js("return [innerWidth, document.documentElement.scrollWidth]")
         check(opened and width[0] == MOBILE[0] + 40 and width[1] <= width[0],
               f"opened by hand, a resize that stays narrow keeps it open and in the screen "
               f"(open {opened}; viewport, page {width} px)")
-        resize(page, *MOBILE)
+        set_viewport(page, *MOBILE)
         page.js("document.querySelector('details.machine-fold').open = false")
-        resize(page, 1366, 900)
+        set_viewport(page, 1366, 900)
         opened = page.until(lambda: page.js(fold), timeout=5)
         width = page.js("return innerWidth")
         check(opened and width == 1366, f"widened back to 1366 px it opens (open {opened}, {width} px)")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-resized-1366.png"))
     finally:
-        resize(page, *VIEWPORT)
+        set_viewport(page, *VIEWPORT)
+
+
+# The machine drawing's geometry: every box or CPU that sticks out of the box around
+# it (or, for a package, out of the drawing); how far the drawing scrolls sideways;
+# the page's width; per LLC drawn as cluster boxes only, [clusters, clusters in its first
+# row, how much of its width that row spans]; and the narrowest CPU drawn.
+DRAWING_GEOMETRY = """
+    const pk = document.querySelector('.packages'), out = [], rows = [];
+    for (const b of pk.querySelectorAll('.box, button.cpu')) {
+      const q = (b.parentElement.closest('.box') || pk).getBoundingClientRect();
+      const r = b.getBoundingClientRect();
+      if (r.left < q.left - 0.5 || r.right > q.right + 0.5)
+        out.push(b.className + ' ' + b.textContent.slice(0, 16) + ' ' + Math.round(r.right) + ' > ' + Math.round(q.right));
+    }
+    for (const llc of pk.querySelectorAll('.box.llc')) {
+      const cores = llc.querySelector(':scope > .cores');
+      const cl = [...cores.children].filter(e => e.classList.contains('cluster'));
+      if (cl.length < 2 || cl.length < cores.children.length) continue;  // bare cores beside
+      const top = cl[0].getBoundingClientRect().top;
+      const first = cl.filter(e => Math.abs(e.getBoundingClientRect().top - top) < 1);
+      const span = first[first.length - 1].getBoundingClientRect().right - cl[0].getBoundingClientRect().left;
+      rows.push([cl.length, first.length, span / cores.clientWidth]);
+    }
+    const cpus = [...pk.querySelectorAll('button.cpu')].map(b => b.getBoundingClientRect());
+    return {out: out, sideways: pk.scrollWidth - pk.clientWidth, page: document.documentElement.scrollWidth,
+            rows: rows, narrowest: Math.min(...cpus.map(r => Math.min(r.width, r.height)))};"""
+
+
+def drawing_uses_width(page, cfg):
+    """The machine drawing uses its panel's width: an LLC's clusters tile it row-major
+    in as many columns as fit, so at 1366x900 on kunpeng920-6426 node 0's cluster 0
+    and cluster 1 sit side by side and each first row of clusters spans its LLC; on
+    every preset at 1366, 1920 and 390 px nothing sticks out of its box and nothing
+    scrolls sideways, and at 390 px every CPU is still 40 px a side."""
+    try:
+        set_viewport(page, 1366, 900)
+        page.open()
+        page.wait_for(".level-name")
+        presets = [p for p in page.attrs("#preset option", "value") if p != "custom"]
+        check(len(presets) >= 10, f"the Machine select lists the presets (got {presets})")
+        pos = page.js("""return [0, 1].map(i => { const b = [...document.querySelectorAll('.box.cluster')]
+            .find(e => e.querySelector('.box-label').firstChild.textContent.trim() === 'cluster ' + i)
+            .getBoundingClientRect(); return [Math.round(b.left), Math.round(b.top), Math.round(b.width)]; })""")
+        check(pos[0][1] == pos[1][1] and pos[1][0] >= pos[0][0] + pos[0][2],
+              f"1366 px, kunpeng920-6426: node 0's cluster 0 and cluster 1 side by side "
+              f"(left, top, width: {pos})")
+        page.screenshot(cfg["shot"].replace(".png", "-drawing-1366.png"))
+        for w, h in ((1366, 900), (1920, 1080), MOBILE):
+            set_viewport(page, w, h)
+            for name in presets:
+                page.open(fragment({"machine": name, "patches": "6.8"}))
+                page.wait_for(".machine h2", pred=lambda t, n=name: t[0].startswith(n))
+                if w <= 640:
+                    page.click("details.machine-fold > summary")
+                    page.until(lambda: page.js("return document.querySelector('details.machine-fold').open"),
+                               timeout=5)
+                g = page.js(DRAWING_GEOMETRY)
+                check(g["out"] == [] and g["sideways"] <= 0 and g["page"] <= w,
+                      f"{w} px, {name}: every box inside its box, nothing scrolls sideways "
+                      f"(sticking out {g['out'][:3]}; drawing {g['sideways']} px over; page {g['page']} px)")
+                thin = [r for r in g["rows"] if r[1] < r[0] and r[2] < 0.9]
+                check(thin == [], f"{w} px, {name}: each LLC's first row of clusters spans it "
+                      f"([clusters, in row 1, share of width] short of it: {thin[:3]})")
+                if w <= 640:
+                    check(g["narrowest"] >= 40, f"{w} px, {name}: every CPU at least 40 px a side "
+                          f"(narrowest {g['narrowest']:.1f})")
+    finally:
+        set_viewport(page, *VIEWPORT)
 
 
 def layout_1280(page, cfg):

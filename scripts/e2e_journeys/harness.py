@@ -302,11 +302,27 @@ def reopen_in_designer(page, ready):
     page.wait_for(ready)
 
 
+def window_frame(driver):
+    """The window's size less the page's viewport: what the browser's frame takes.
+
+    Measured by the driver's window size, not the page's outerWidth: below 500 px
+    Chromium's outerWidth reads its window floor (500), not the window's width, so
+    from a narrow window outerWidth - innerWidth is 110 px too much."""
+    size = driver.get_window_size()
+    inner = driver.execute_script("return [innerWidth, innerHeight]")
+    return size["width"] - inner[0], size["height"] - inner[1]
+
+
 def set_viewport(page, width, height):
-    """Sizes the window so that the page's own viewport is width x height."""
-    dw, dh = page.js("return [outerWidth - innerWidth, outerHeight - innerHeight]")
+    """Sizes the window so that the page's own viewport is width x height; raises
+    (failing the journey) if it does not become that within 5 s."""
+    dw, dh = window_frame(page.driver)
     page.driver.set_window_size(width + dw, height + dh)
-    page.until(lambda: page.js("return innerWidth") == width, timeout=5)
+    got = page.until(lambda: page.js("return [innerWidth, innerHeight]") == [width, height]
+                     or None, timeout=5)
+    if not got:
+        raise AssertionError(f"asked for a {width}x{height} viewport, got "
+                             f"{page.js('return [innerWidth, innerHeight]')}")
 
 
 MOBILE = (390, 844)
@@ -396,7 +412,6 @@ def start_browser(workdir):
     driver = webdriver.Chrome(service=service, options=options)
     # --window-size sizes the window, browser frame included; make the page's own
     # viewport 1400x1100, as `chromium --screenshot --window-size` shoots it.
-    dw, dh = driver.execute_script(
-        "return [outerWidth - innerWidth, outerHeight - innerHeight]")
+    dw, dh = window_frame(driver)
     driver.set_window_size(VIEWPORT[0] + dw, VIEWPORT[1] + dh)
     return driver

@@ -96,6 +96,26 @@ fn layout(m: &Machine) -> Packages {
     packages
 }
 
+/// The widest cluster's row, as the CSS custom properties `.cores.clusters` sizes a
+/// column from: its CPUs, its cores (one gap between two) and its SMT cores (each a
+/// box of threads). Each count is the largest over the clusters, so a column holds
+/// any of them.
+fn cluster_row(clusters: &[Level<Level<CpuId>>]) -> String {
+    let (mut cpus, mut cores, mut smt) = (0, 0, 0);
+    for cluster in clusters {
+        cpus = cpus.max(cluster.children.iter().map(|c| c.children.len()).sum());
+        cores = cores.max(cluster.children.len());
+        smt = smt.max(
+            cluster
+                .children
+                .iter()
+                .filter(|c| c.children.len() > 1)
+                .count(),
+        );
+    }
+    format!("--cpus: {cpus}; --cores: {cores}; --smt: {smt}")
+}
+
 fn list(nr_cpus: u32, cpus: impl IntoIterator<Item = CpuId>) -> String {
     CpuMask::from_cpus(nr_cpus, cpus).to_list()
 }
@@ -203,14 +223,22 @@ pub fn machine_view(props: &Props) -> Html {
 
     let llc_box = |llc: &Level<Level<Level<CpuId>>>, label: String| -> Html {
         let n_cores: usize = llc.children.iter().map(|c| c.children.len()).sum();
+        let boxed = |n: usize| n > 1 && n < n_cores;
+        // Where every cluster gets a box they tile the LLC as a grid, row-major, in as
+        // many equal columns as fit; style.css sizes a column from these counts.
+        let grid = llc
+            .children
+            .iter()
+            .all(|cluster| boxed(cluster.children.len()))
+            .then(|| cluster_row(&llc.children));
+        let class = classes!("cores", grid.is_some().then_some("clusters"));
         let cpus = llc
             .children
             .iter()
             .flat_map(|cluster| cluster.children.iter())
             .flat_map(|core| core.children.iter().copied());
         let clusters = llc.children.iter().map(|cluster| {
-            let n = cluster.children.len();
-            if n > 1 && n < n_cores {
+            if boxed(cluster.children.len()) {
                 let ccpus = cluster
                     .children
                     .iter()
@@ -234,7 +262,9 @@ pub fn machine_view(props: &Props) -> Html {
                     { label }
                     <span class="mask">{ list(nr, cpus) }</span>
                 </div>
-                <div class="cores">{ for clusters }</div>
+                <div {class} style={grid}>
+                    { for clusters }
+                </div>
             </div>
         }
     };
@@ -329,6 +359,18 @@ mod tests {
                 assert!(cores.iter().all(|core| core.children.len() == 2));
             }
         }
+    }
+
+    #[test]
+    fn a_cluster_row_counts_the_widest_cluster() {
+        let m = presets::machine("kunpeng920-6426").expect("preset builds");
+        let packages = layout(&m);
+        let llc = &packages[0].children[0].children[0];
+        assert_eq!(llc.children.len(), 8);
+        assert_eq!(
+            cluster_row(&llc.children),
+            "--cpus: 4; --cores: 4; --smt: 0"
+        );
     }
 
     #[test]
