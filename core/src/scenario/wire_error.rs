@@ -57,7 +57,14 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         }
         Category::Data => {}
     }
-    let field = |path: String, problem: String| ScenarioError::Field { path, problem };
+    let field = |path: String, problem: String| {
+        if path.is_empty() {
+            // The text is not an object at all: there is no field to name.
+            ScenarioError::Json(format!("it {problem}"))
+        } else {
+            ScenarioError::Field { path, problem }
+        }
+    };
     if let Some(name) = between(msg, "missing field `", "`") {
         return field(join(&path, name), "is missing (it is required)".to_string());
     }
@@ -122,7 +129,10 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         .strip_prefix("invalid length ")
         .and_then(|rest| rest.split_once(", expected "))
     {
-        return field(path, format!("must be {expected}, found a list of {n}"));
+        return field(
+            path,
+            format!("must be {}, found a list of {n}", expected_text(expected)),
+        );
     }
     if path.is_empty() {
         ScenarioError::Json(msg.to_string())

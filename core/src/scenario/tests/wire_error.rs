@@ -164,6 +164,16 @@ fn truncated_or_broken_json_says_so_and_where() {
         r#"{"machine":"kunpeng920-6426","patches":"6.6"} x"#,
     ));
     assert!(text.contains("trailing characters"), "{text}");
+    // Not an object at all: no field to name, and no serde type name.
+    for (json, found) in [("[]", "a list of 0"), ("5", "5")] {
+        let text = message(with_json(json));
+        assert_eq!(
+            text,
+            format!(
+                "this link's scenario cannot be read: it must be an object {{…}}, found {found}"
+            )
+        );
+    }
 }
 
 #[test]
