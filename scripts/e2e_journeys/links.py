@@ -184,7 +184,7 @@ def wakeup_bad_link(page, cfg):
     edited = dict(TEACHING, sim=dict(SIMULATE["sim"], seed="abc"))
     page.js("location.hash = arguments[0]", "#" + fragment(edited))
     banner = page.wait_for(".banner", pred=lambda t: "sim.seed" in t[0])
-    check(banner and 'field `sim.seed` must be a whole number, found "abc"' in banner[0]
+    check(banner and 'field `sim.seed` must be a whole number, 0 or more, found "abc"' in banner[0]
           and "could not be opened" in banner[0] and "column" not in banner[0],
           f"a wrong field in a hand-edited link is named by its path (got {banner})")
     count = page.texts(".wakeup .count")

@@ -57,7 +57,14 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         }
         Category::Data => {}
     }
-    let field = |path: String, problem: String| ScenarioError::Field { path, problem };
+    let field = |path: String, problem: String| {
+        if path.is_empty() {
+            // The text is not an object at all: there is no field to name.
+            ScenarioError::Json(format!("it {problem}"))
+        } else {
+            ScenarioError::Field { path, problem }
+        }
+    };
     if let Some(name) = between(msg, "missing field `", "`") {
         return field(join(&path, name), "is missing (it is required)".to_string());
     }
@@ -122,7 +129,10 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         .strip_prefix("invalid length ")
         .and_then(|rest| rest.split_once(", expected "))
     {
-        return field(path, format!("must be {expected}, found a list of {n}"));
+        return field(
+            path,
+            format!("must be {}, found a list of {n}", expected_text(expected)),
+        );
     }
     if path.is_empty() {
         ScenarioError::Json(msg.to_string())
@@ -134,11 +144,25 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
 /// The machine is neither a preset's name nor a spec: read it again as a spec to
 /// name its own field, if it is an object.
 fn machine_error(json: &str, at: &Scan, prefix: &str, path: String) -> ScenarioError {
-    // The machine's value ends where serde stopped: an object closed there, or else
-    // the text since its key's ':'.
+    // Told after the scenario's closing brace when the machine is its last member: the
+    // path is one level short.
+    let path = if path.is_empty() {
+        join(prefix, "machine")
+    } else {
+        path
+    };
+    // The machine's value ends where serde stopped: an object closed there (the
+    // machine's own, or the scenario's, whose last member it is), or else the text
+    // since its key's ':'.
     let before = &json[..at.offset];
     let value = match at.closed {
-        Some((start, end)) if before[end..].trim().is_empty() => &json[start..end],
+        Some((start, end)) if before[end..].trim().is_empty() => {
+            if json[..start].trim_end().ends_with(':') {
+                &json[start..end]
+            } else {
+                last_member(&json[start..end]).unwrap_or("")
+            }
+        }
         _ => before.rsplit_once(':').map_or("", |(_, v)| v.trim()),
     };
     if value.starts_with('{') {
@@ -148,11 +172,7 @@ fn machine_error(json: &str, at: &Scan, prefix: &str, path: String) -> ScenarioE
     }
     let found = shorten(value);
     ScenarioError::Field {
-        path: if path.is_empty() {
-            join(prefix, "machine")
-        } else {
-            path
-        },
+        path,
         problem: format!(
             "must be a preset's name (a string) or a machine spec (an object {{…}}), found {found}"
         ),
@@ -327,6 +347,38 @@ fn member_with(obj: &str, value: &str) -> Option<String> {
     }
 }
 
+/// The value of the last member of the object `obj` (its JSON text).
+fn last_member(obj: &str) -> Option<&str> {
+    let (mut depth, mut value_start) = (0u32, None);
+    let mut chars = obj.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return value_start.map(|s| obj[s..i].trim());
+                }
+            }
+            ':' if depth == 1 => value_start = Some(i + 1),
+            ',' if depth == 1 => value_start = None,
+            '"' => {
+                while let Some((_, d)) = chars.next() {
+                    match d {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
@@ -355,7 +407,7 @@ fn expected_text(expected: &str) -> String {
         "u8" => "a whole number from 0 to 255".to_string(),
         "u16" => "a whole number from 0 to 65535".to_string(),
         "u32" => "a whole number from 0 to 4294967295".to_string(),
-        "u64" | "usize" => "a whole number".to_string(),
+        "u64" | "usize" => "a whole number, 0 or more".to_string(),
         "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_string(),
         "f32" | "f64" => "a number".to_string(),
         "a boolean" => "true or false".to_string(),

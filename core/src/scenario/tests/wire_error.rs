@@ -33,7 +33,7 @@ fn a_wrong_type_in_a_nested_field_names_its_path() {
     let text = message(edited(|j| j.replace(r#""seed":7"#, r#""seed":"abc""#)));
     assert_eq!(
         text,
-        r#"this link's field `sim.seed` must be a whole number, found "abc""#
+        r#"this link's field `sim.seed` must be a whole number, 0 or more, found "abc""#
     );
     // The field is the last in its object too (serde reads the brace first).
     let text = message(with_json(
@@ -49,7 +49,7 @@ fn a_wrong_type_in_a_nested_field_names_its_path() {
     ));
     assert_eq!(
         text,
-        "this link's field `wake.cookies[1].cookie` must be a whole number, found -2"
+        "this link's field `wake.cookies[1].cookie` must be a whole number, 0 or more, found -2"
     );
     let text = message(edited(|j| j.replace(r#""prev":12"#, r#""prev":{}"#)));
     assert!(
@@ -131,6 +131,19 @@ fn a_bad_machine_names_its_own_field() {
         text.starts_with("this link's field `machine.arch` must be one of `"),
         "{text}"
     );
+    // The machine last in the scenario: serde tells it after the scenario's brace.
+    let text = message(with_json(r#"{"patches":"6.6","machine":true}"#));
+    assert_eq!(
+        text,
+        "this link's field `machine` must be a preset's name (a string) or a machine spec (an object {…}), found true"
+    );
+    let text = message(with_json(
+        r#"{"patches":"6.8","machine":{"name":"m","arch":"x86","cpus":[{"cpu":0,"node":"one"}]}}"#,
+    ));
+    assert!(
+        text.starts_with("this link's field `machine.cpus[0].node` must be a whole number"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -151,6 +164,16 @@ fn truncated_or_broken_json_says_so_and_where() {
         r#"{"machine":"kunpeng920-6426","patches":"6.6"} x"#,
     ));
     assert!(text.contains("trailing characters"), "{text}");
+    // Not an object at all: no field to name, and no serde type name.
+    for (json, found) in [("[]", "a list of 0"), ("5", "5")] {
+        let text = message(with_json(json));
+        assert_eq!(
+            text,
+            format!(
+                "this link's scenario cannot be read: it must be an object {{…}}, found {found}"
+            )
+        );
+    }
 }
 
 #[test]
