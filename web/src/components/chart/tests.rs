@@ -1,5 +1,20 @@
 use super::*;
 
+/// A live run's chart: throughput against 30 ms of simulated time, no dots.
+fn throughput_over_time(series: Vec<Series>) -> ChartProps {
+    ChartProps {
+        label: "test".into(),
+        x: XAxis::Ms(30.0),
+        x_desc: "simulated time (ms)".into(),
+        y_desc: "throughput (MB/s)".into(),
+        x_name: "ms".into(),
+        y_unit: "MB/s".into(),
+        series,
+        dots: false,
+        stem: "schedlab-chart".into(),
+    }
+}
+
 #[test]
 fn axes_end_on_round_numbers() {
     let tops = [0.0, 0.7, 1.0, 1.01, 2332.0, 4999.0].map(nice_ceiling);
@@ -93,23 +108,14 @@ fn every_polyline_is_a_tagged_series() {
 /// line, axis and legend rectangle is tagged.
 #[test]
 fn the_style_sheet_can_colour_every_line_and_box() {
-    let props = ChartProps {
-        label: "test".into(),
-        x: XAxis::Ms(60.0),
-        x_desc: "simulated time (ms)".into(),
-        y_desc: "throughput (MB/s)".into(),
-        x_name: "ms".into(),
-        y_unit: "MB/s".into(),
-        series: vec![Series {
-            side: 1,
-            label: "B".into(),
-            points: vec![(0.0, 1.0), (60.0, 2.0)],
-            published: false,
-            band: Vec::new(),
-        }],
-        dots: false,
-        stem: "schedlab-chart".into(),
-    };
+    let mut props = throughput_over_time(vec![Series {
+        side: 1,
+        label: "B".into(),
+        points: vec![(0.0, 1.0), (60.0, 2.0)],
+        published: false,
+        band: Vec::new(),
+    }]);
+    props.x = XAxis::Ms(60.0);
     let svg = svg(&props).expect("draws");
     let lines = svg.matches("<line").count();
     let tagged =
@@ -142,17 +148,8 @@ fn b_is_dashed_over_a_and_its_key_has_the_same_dash() {
         published: false,
         band: Vec::new(),
     };
-    let mut props = ChartProps {
-        label: "test".into(),
-        x: XAxis::Ms(30.0),
-        x_desc: "simulated time (ms)".into(),
-        y_desc: "throughput (MB/s)".into(),
-        x_name: "ms".into(),
-        y_unit: "MB/s".into(),
-        series: vec![series(0, [1.0, 3.0, 2.0]), series(1, [1.0, 3.0, 2.0])],
-        dots: false,
-        stem: "schedlab-chart".into(),
-    };
+    let mut props =
+        throughput_over_time(vec![series(0, [1.0, 3.0, 2.0]), series(1, [1.0, 3.0, 2.0])]);
     assert!(identical(&props.series));
     let svg = svg(&props).expect("draws");
     let (a, b) = (
@@ -228,21 +225,11 @@ fn bands_lie_around_their_lines_and_every_point_says_its_values() {
             .map(|k| (10.0 * k as f64 + 5.0, ys[k] - half, ys[k] + half))
             .collect(),
     };
-    let props = ChartProps {
-        label: "test".into(),
-        x: XAxis::Ms(30.0),
-        x_desc: "simulated time (ms)".into(),
-        y_desc: "throughput (MB/s)".into(),
-        x_name: "ms".into(),
-        y_unit: "MB/s".into(),
-        // B's band is far wider than the lines: cut at the top.
-        series: vec![
-            series(0, [100.0, 120.0, 110.0], 10.0),
-            series(1, [130.0, 140.0, 135.0], 500.0),
-        ],
-        dots: false,
-        stem: "schedlab-chart".into(),
-    };
+    // B's band is far wider than the lines: cut at the top.
+    let props = throughput_over_time(vec![
+        series(0, [100.0, 120.0, 110.0], 10.0),
+        series(1, [130.0, 140.0, 135.0], 500.0),
+    ]);
     let svg = svg(&props).expect("draws");
     for side in ["a", "b"] {
         let tag = format!(r#"<polygon class="band band-{side}" data-side="{side}""#);
