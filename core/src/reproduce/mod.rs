@@ -25,13 +25,15 @@
 //! the same simulated time (warm-ups included: 5 × 240 ms = 1 × 1200 ms), spread over
 //! the cores with the rest; the interval, not the length of one run, says how settled
 //! a row is (tbench's and netperf's are a few hundredths of a point wide at 200 ms).
+//! Seed 03 is the exception: its 400 loops were the run's start-up, so it runs 4 000
+//! a seed, capped at 10 seeds a side (`points.rs`, `SEED03_LOOPS`).
 //! Sequential seeds, one rule for every full row (seed 04 excepted): after each round
 //! of 5 seeds, a row whose change's 95% interval is wider than ±[`SETTLED_PP`] (half
 //! the size check's ±4 pp) runs another round of 5, the next seed numbers, until it is
 //! settled or has [`FULL_SEED_CAP`] seeds a side ([`plan`] gives the first round,
 //! [`more`] each next one from the reports so far, [`assemble`] the table; all
 //! deterministic). The cap comes from a wall-time budget for the whole reproduce on 2
-//! cores, not from the rows. CI stays at a fixed 3 seeds; seed 04 at its fixed 32.
+//! cores, not from the rows (seed 03's lower one likewise). CI stays at a fixed 3 seeds; seed 04 at its fixed 32.
 //!
 //! The files: `points.rs` turns each published table into the runs of its rows (the
 //! table model), `run.rs` plans their rounds, runs and assembles them, `checks.rs` holds the

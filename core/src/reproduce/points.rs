@@ -74,6 +74,19 @@ fn hackbench(groups: u32, fds: u32, loops: u64) -> Workload {
 /// Seed 04: runs per configuration (seeds 1 to 32), see `points()`.
 const SEED04_RUNS: u32 = 32;
 
+/// Seed 03 at full scale: loops per seed. 400 loops are the run's start-up: the
+/// change builds over thousands of loops and by 4 000 agrees with 40 000 loops and
+/// with the steady-state rate between them (+35.3, +37.1, +37.3%; docs/fidelity.md,
+/// "Session 28: seeds 02 and 03 past the start-up"). Chosen as the shortest length
+/// whose change a 10× longer run confirms, not from the published figure.
+const SEED03_LOOPS: u64 = 4_000;
+
+/// Seed 03 at full scale: the most seeds per side. A 4 000-loop seed costs about
+/// 8.5 s of CPU a side and its change spreads ±13 pp between seeds, so the row never
+/// settles to ±[`super::SETTLED_PP`] pp: 10 seeds (two rounds) from the wall-time
+/// budget, about a minute more of `reproduce` on 2 cores than 25 seeds of 400 loops.
+const SEED03_CAP: u32 = 10;
+
 /// Completion-time runs stop at this much simulated time at most.
 const CAP_MS: u64 = 600_000;
 
@@ -225,8 +238,9 @@ pub(super) fn points(
                 patches(t.patched.as_deref().unwrap_or("6.5+ttwu-l2c"))?,
             );
             // -l 480000 scaled down; -g 32 -f 20 kept (1280 threads on 384 CPUs).
-            // Per seed: about what one seed ran, 100 or 2000 loops, over the seeds.
-            let loops = if ci { 40 } else { 400 };
+            // CI: 40 loops, the start only (a smoke test of the row); full: past the
+            // start (SEED03_LOOPS).
+            let loops = if ci { 40 } else { SEED03_LOOPS };
             let r = t.rows.first().cloned().unwrap_or_default();
             let w = hackbench(32, 20, loops);
             let v = vec![Point {
@@ -237,7 +251,7 @@ pub(super) fn points(
                 baseline: spec(&t.machine, &t.cpus, w.clone(), b, CAP_MS, seed)?,
                 patched: spec(&t.machine, &t.cpus, w, p, CAP_MS, seed)?,
                 runs,
-                cap,
+                cap: cap.min(SEED03_CAP),
             }];
             Ok((t, v))
         }

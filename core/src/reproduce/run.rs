@@ -284,15 +284,27 @@ mod tests {
         }
     }
 
-    /// Seed 03's one row: the baseline 100, the patched side `100 + change(seed)`.
-    fn seed03(change: impl Fn(u64) -> f64) -> impl Fn(&RunSpec) -> f64 {
+    /// A one-row table whose baseline runs `base`: the baseline 100, the patched side
+    /// `100 + change(seed)`.
+    fn one_row(base: &'static str, change: impl Fn(u64) -> f64) -> impl Fn(&RunSpec) -> f64 {
         move |s| {
-            if s.patches.to_string() == "6.5" {
+            if s.patches.to_string() == base {
                 100.0
             } else {
                 100.0 + change(s.seed)
             }
         }
+    }
+
+    /// Seed 03's one row (6.5 against 6.5+ttwu-l2c).
+    fn seed03(change: impl Fn(u64) -> f64) -> impl Fn(&RunSpec) -> f64 {
+        one_row("6.5", change)
+    }
+
+    /// Seed 01 3/3's one row, under the full tables' common cap (seed 03 has its own).
+    const JACOBSVILLE: &str = "seed01-hackbench-3of3";
+    fn jacobsville(change: impl Fn(u64) -> f64) -> impl Fn(&RunSpec) -> f64 {
+        one_row("6.6+cluster-scan", change)
     }
 
     #[test]
@@ -318,14 +330,14 @@ mod tests {
             1..=5 => swing(k, 5.0),
             _ => 0.0,
         };
-        let (reports, asked) = rounds("seed03-hackbench", Scale::Full, seed03(wide));
+        let (reports, asked) = rounds(JACOBSVILLE, Scale::Full, jacobsville(wide));
         assert!(asked.len() > 1, "one round only");
         for (r, seeds) in asked.iter().enumerate().skip(1) {
             let from = 5 * r as u64 + 1;
             let next: Vec<u64> = (from..from + 5).chain(from..from + 5).collect();
             assert_eq!(seeds, &next, "round {r}: the next seed numbers, each side");
         }
-        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
+        let t = assemble(JACOBSVILLE, Scale::Full, &reports).unwrap();
         let row = &t.rows[0];
         assert_eq!(row.seeds, 15);
         assert_eq!(row.seeds as usize, 5 * asked.len());
@@ -334,7 +346,7 @@ mod tests {
         assert!((hi - lo) / 2.0 <= SETTLED_PP, "[{lo}, {hi}]");
         // One round fewer was still wide.
         let fewer = 2 * 5 * (asked.len() - 1);
-        let before = assemble("seed03-hackbench", Scale::Full, &reports[..fewer]).unwrap();
+        let before = assemble(JACOBSVILLE, Scale::Full, &reports[..fewer]).unwrap();
         let (lo, hi) = before.rows[0].interval().unwrap();
         assert!((hi - lo) / 2.0 > SETTLED_PP, "[{lo}, {hi}]");
         let seeds: Vec<u64> = row.per_seed.iter().map(|s| s.seed).collect();
@@ -344,13 +356,30 @@ mod tests {
     #[test]
     fn a_row_that_never_settles_stops_at_the_cap() {
         let never = |k: u64| swing(k, 10.0);
-        let (reports, asked) = rounds("seed03-hackbench", Scale::Full, seed03(never));
+        let (reports, asked) = rounds(JACOBSVILLE, Scale::Full, jacobsville(never));
         assert_eq!(asked.len() as u32, FULL_SEED_CAP / Scale::Full.seeds());
-        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
+        let t = assemble(JACOBSVILLE, Scale::Full, &reports).unwrap();
         assert_eq!(t.rows[0].seeds, FULL_SEED_CAP);
-        assert!(more("seed03-hackbench", Scale::Full, &reports)
-            .unwrap()
-            .is_empty());
+        assert!(more(JACOBSVILLE, Scale::Full, &reports).unwrap().is_empty());
+    }
+
+    /// Seed 03's full row runs 4 000 loops a seed and stops at 10 seeds a side (its
+    /// budget, points.rs), and its table says so.
+    #[test]
+    fn seed03_stops_at_its_own_cap_of_ten() {
+        let never = |k: u64| swing(k, 10.0);
+        let (reports, asked) = rounds("seed03-hackbench", Scale::Full, seed03(never));
+        assert_eq!(asked.len(), 2);
+        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
+        assert_eq!(t.rows[0].seeds, 10);
+        assert!(t.seeding.as_deref().unwrap().ends_with("up to 10"), "{t:?}");
+        let (_, pts) =
+            super::super::points::points("seed03-hackbench", Scale::Full, &published().unwrap())
+                .unwrap();
+        assert!(matches!(
+            pts[0].baseline.workload,
+            Workload::Hackbench { loops: 4_000, .. }
+        ));
     }
 
     /// Seed 02's g=2 wide, every other row settled: only g=2 takes more seeds.
