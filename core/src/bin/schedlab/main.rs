@@ -358,13 +358,19 @@ fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
         return p.spec().build().map_err(|e| e.to_string());
     }
     let file = input::open(arg).map_err(|e| {
+        let near = near_presets(arg);
         format!(
-            "{arg:?} is neither a preset ({}) nor a readable file: {e}",
+            "{arg:?} is neither a preset ({}) nor a readable file: {e}{}",
             presets::PRESETS
                 .iter()
                 .map(|p| p.name)
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if near.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", near.join(" or "))
+            }
         )
     })?;
     let name = input::display_name(arg);
@@ -374,6 +380,38 @@ fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
         ..schedlab_core::topology::ImportHint::NONE
     };
     schedlab_core::topology::load_machine(&text, &hint).map_err(|e| format!("{name}: {e}"))
+}
+
+/// The presets `arg` may have meant: those it begins (`epyc9654` for `epyc9654-1p`),
+/// or those within two typed letters of it (`jacobsvile`), case aside.
+fn near_presets(arg: &str) -> Vec<&'static str> {
+    let arg = arg.to_ascii_lowercase();
+    if arg.chars().count() < 3 || arg.len() > 64 {
+        return Vec::new();
+    }
+    presets::PRESETS
+        .iter()
+        .map(|p| p.name)
+        .filter(|name| name.starts_with(&arg) || edit_distance(&arg, name) <= 2)
+        .collect()
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions of one character.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 fn domains(a: DomainsArgs) -> Result<DomainsAnswer, String> {
@@ -430,6 +468,21 @@ mod tests {
         let mut argv = vec!["schedlab"];
         argv.extend_from_slice(args);
         run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
+    }
+
+    /// A machine name that is no preset and no file suggests the presets it may have
+    /// meant: those it begins, and typos; nothing for a name far from every preset.
+    #[test]
+    fn a_near_miss_of_a_preset_suggests_it() {
+        let err = |m: &str| cli(&["domains", "-m", m]).unwrap_err();
+        assert!(
+            err("epyc9654").ends_with("; did you mean epyc9654-1p or epyc9654-2p?"),
+            "{}",
+            err("epyc9654")
+        );
+        assert!(err("jacobsvile").ends_with("; did you mean jacobsville?"));
+        assert!(err("Flat-16x").ends_with("; did you mean flat-16?"));
+        assert!(!err("/no/such/machine.json").contains("did you mean"));
     }
 
     /// A sysfs dump says nothing of its architecture: --arch says it, and --kconfig
