@@ -21,7 +21,7 @@ mod sim;
 mod wake;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
-use schedlab_core::release::Release;
+use schedlab_core::patch::PatchSet;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SchedDomains};
 use schedlab_core::topology::{presets, Arch, Machine};
 
@@ -73,7 +73,10 @@ struct DomainsArgs {
     machine: String,
     #[command(flatten)]
     machine_opts: MachineOpts,
-    /// Mainline release whose domain code to mirror (5.12 to 6.12).
+    /// Mainline release whose domain code to mirror (5.12 to 6.12), with the patches
+    /// that change the domains if any: 6.6+cluster is 6.6 with seed 01's SD_CLUSTER
+    /// and sched_cluster_active (merged in 6.7), 6.8-cluster 6.8 without them. The
+    /// other patches change wake-ups only (`schedlab wake`).
     #[arg(long, short, default_value = "6.8")]
     kernel: String,
     /// relax_domain_level (-1 = default).
@@ -416,8 +419,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 fn domains(a: DomainsArgs) -> Result<DomainsAnswer, String> {
     let machine = load_machine(&a.machine, &a.machine_opts)?;
-    let release: Release = a.kernel.parse().map_err(|e| format!("{e}"))?;
-    let mut cfg = BuildConfig::new(release);
+    let patches: PatchSet = a.kernel.parse().map_err(|e| format!("--kernel: {e}"))?;
+    let mut cfg = BuildConfig::for_patches(&patches);
     cfg.relax_domain_level = a.relax_domain_level;
     if let Some(off) = &a.offline {
         cfg.offline = Some(
@@ -468,6 +471,33 @@ mod tests {
         let mut argv = vec!["schedlab"];
         argv.extend_from_slice(args);
         run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
+    }
+
+    /// `domains --kernel` takes a patch set as `run` and `wake` do: seed 01's SD_CLUSTER
+    /// on a 6.6 kernel, or 6.8 without it.
+    #[test]
+    fn domains_take_the_cluster_patch() {
+        let flags = |k: &str| {
+            cli(&[
+                "domains",
+                "-m",
+                "jacobsville",
+                "-k",
+                k,
+                "--cpu",
+                "0",
+                "-f",
+                "debugfs",
+            ])
+            .unwrap()
+            .contains("SD_CLUSTER")
+        };
+        assert!(!flags("6.6"));
+        assert!(flags("6.6+cluster"));
+        assert!(flags("6.8"));
+        assert!(!flags("6.8-cluster"));
+        let e = cli(&["domains", "-m", "jacobsville", "-k", "6.6+clsuter"]).unwrap_err();
+        assert!(e.starts_with("--kernel: unknown patch \"clsuter\""), "{e}");
     }
 
     /// A machine name that is no preset and no file suggests the presets it may have
