@@ -77,7 +77,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         .map_err(|e| e.to_string())?,
         SweepFormat::Table => {
             let mut o = format!(
-                "{} on {} (CPUs {}): {}\n{:>8}  {:>16}  {:>16}  {:>9}\n",
+                "{} on {} (CPUs {}): {}\n{:>9}  {:>16}  {:>16}  {:>9}\n",
                 a.common.workload_name(),
                 reports[0].machine,
                 reports[0].cpus,
@@ -89,7 +89,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
             );
             for r in &rows {
                 o += &format!(
-                    "{:>8}  {:>16}  {:>16}  {:>+8.2}%{}\n",
+                    "{:>9}  {:>16}  {:>16}  {:>+8.2}%{}\n",
                     r.threads,
                     table_value(&reports[0], r.baseline),
                     table_value(&reports[0], r.patched),
