@@ -76,8 +76,9 @@ struct DomainsArgs {
     /// Mainline release whose domain code to mirror (5.12 to 6.12), with the patches
     /// that change the domains if any: 6.6+cluster is 6.6 with seed 01's SD_CLUSTER
     /// and sched_cluster_active (merged in 6.7), 6.8-cluster 6.8 without them. The
-    /// other patches change wake-ups only (`schedlab wake`).
-    #[arg(long, short, default_value = "6.8")]
+    /// other patches change wake-ups only (`schedlab wake`). Also --patches, as
+    /// `run` and `wake` spell it.
+    #[arg(long, short, visible_alias = "patches", default_value = "6.8")]
     kernel: String,
     /// relax_domain_level (-1 = default).
     #[arg(long, allow_hyphen_values = true)]
@@ -496,6 +497,8 @@ mod tests {
         assert!(flags("6.6+cluster"));
         assert!(flags("6.8"));
         assert!(!flags("6.8-cluster"));
+        let spelt_as_run = cli(&["domains", "-m", "jacobsville", "--patches", "6.6+cluster"]);
+        assert!(spelt_as_run.is_ok(), "{spelt_as_run:?}");
         let e = cli(&["domains", "-m", "jacobsville", "-k", "6.6+clsuter"]).unwrap_err();
         assert!(e.starts_with("--kernel: unknown patch \"clsuter\""), "{e}");
     }
