@@ -182,9 +182,14 @@ def embed_in(page, cfg, hostdir, host_url):
                     " title: document.querySelector('.embed-title')?.textContent,"
                     " tabs: document.querySelectorAll('[role=tab]').length,"
                     " pickers: document.querySelectorAll('#preset, #release').length,"
+                    " examples: [...document.querySelectorAll('#wake-example, #sim-example')]"
+                    "   .filter(e => e.checkVisibility()).length,"
                     " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight}")
             finally:
                 page.driver.switch_to.default_content()
+            # A slide shows the scenario shared, not a menu of others above it.
+            check(found["examples"] == 0,
+                  f"{view} at {w}x{h}: no examples menu in the embed ({found})")
             check(found["open"] and found["tabs"] == 0 and found["pickers"] == 0,
                   f"{view} at {w}x{h}: the embed header and view only ({found})")
             check(found["sw"] <= found["iw"] and found["sh"] <= found["ih"],
