@@ -64,6 +64,9 @@ def share(page, cfg):
     check(snippet.startswith("<iframe src=\"") and "?embed#v2:" in snippet and 'width="800"' in snippet,
           f"the snippet embeds the embed view at 800x450 ({snippet[:90]!r}...)")
     check(md.endswith("(" + link + ")"), f"the Markdown links the same address ({md[:60]!r}...)")
+    # A slide's link text and the iframe's title name both kernels compared, not A alone.
+    check("v6.6 against v6.6+cluster" in md and 'against v6.6+cluster"' in snippet.split("title=")[1][:120],
+          f"the Markdown and the snippet's title name both sides ({md[:70]!r}...)")
     workdir = tempfile.mkdtemp(prefix="schedlab-share-")
     fresh = start_browser(workdir)
     try:
@@ -176,15 +179,25 @@ def embed_in(page, cfg, hostdir, host_url):
                 found = page.js(
                     "const d = document.documentElement;"
                     "return {open: !!document.querySelector('.embed-header a[target=_blank]'),"
+                    " title: document.querySelector('.embed-title')?.textContent,"
                     " tabs: document.querySelectorAll('[role=tab]').length,"
                     " pickers: document.querySelectorAll('#preset, #release').length,"
+                    " examples: [...document.querySelectorAll('#wake-example, #sim-example')]"
+                    "   .filter(e => e.checkVisibility()).length,"
                     " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight}")
             finally:
                 page.driver.switch_to.default_content()
+            # A slide shows the scenario shared, not a menu of others above it.
+            check(found["examples"] == 0,
+                  f"{view} at {w}x{h}: no examples menu in the embed ({found})")
             check(found["open"] and found["tabs"] == 0 and found["pickers"] == 0,
                   f"{view} at {w}x{h}: the embed header and view only ({found})")
             check(found["sw"] <= found["iw"] and found["sh"] <= found["ih"],
                   f"{view} at {w}x{h}: the frame's page does not scroll ({found})")
+            want = "v6.6 against v6.6+cluster" if view == "wake-up" else "· v6.8"
+            check(found["title"] and found["title"].endswith(want),
+                  f"{view} at {w}x{h}: the header names the kernels shown, {want!r} "
+                  f"(got {found['title']!r})")
             if view == "wake-up" and w == 800:
                 page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png"))
 

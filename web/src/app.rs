@@ -217,7 +217,11 @@ pub fn app() -> Html {
                     <header class="embed-header">
                         <strong>{ "schedlab" }</strong>
                         <span class="embed-title">
-                            { format!("{} · v{}", state.machine().name, state.patches()) }
+                            { format!(
+                                "{} · {}",
+                                state.machine().name,
+                                crate::components::share::kernels(state.tab(), &state.sides())
+                            ) }
                         </span>
                         <a href={open} target="_blank" rel="noopener">{ "open in schedlab ↗" }</a>
                     </header>

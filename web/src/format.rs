@@ -62,15 +62,7 @@ pub fn fmt_pct(c: f64) -> String {
 
 /// The label of a workload's scale parameter.
 pub fn scale_label(w: &Workload) -> &'static str {
-    match w {
-        Workload::Tbench { .. } => "clients",
-        Workload::NetperfTcpRr { .. } | Workload::NetperfUdpRr { .. } => "instances",
-        Workload::Hackbench { .. } => "groups",
-        Workload::CookiePairs { .. } => "threads",
-        Workload::Schbench { .. } => "workers",
-        Workload::Custom { .. } => "pairs",
-        Workload::LatPipe { .. } => "pair",
-    }
+    w.scale_name()
 }
 
 /// The `schedlab` command lines that rerun `sim` natively on `machine` (a preset

@@ -21,12 +21,21 @@ pub enum CpuSelection {
     Cpus(CpuMask),
 }
 
+/// A machine's nodes in words: `only node 0` (not `nodes 0-0`), `nodes 0-3`.
+fn nodes_phrase(last: usize) -> String {
+    if last == 0 {
+        "only node 0".to_string()
+    } else {
+        format!("nodes 0-{last}")
+    }
+}
+
 /// Why a CPU selection does not fit a machine.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CpuSelectionError {
     #[error("{text:?}: write all, a CPU list (0-31,64), nodeN or nodeA-B, e.g. node0 or node0-1")]
     NodeSyntax { text: String },
-    #[error("{text:?}: {machine} has nodes 0-{last}")]
+    #[error("{text:?}: {machine} has {}", nodes_phrase(*last))]
     NoSuchNode {
         text: String,
         machine: String,
@@ -143,4 +152,27 @@ impl std::fmt::Display for CpuSelection {
 /// The CPUs of a [`CpuSelection`] written as text (`0-31,64`, `nodeN`, `nodeA-B`, `all`).
 pub fn parse_cpus(machine: &Machine, text: &str) -> Result<CpuMask, CpuSelectionError> {
     CpuSelection::parse(machine, text)?.mask(machine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node that does not exist is refused naming the nodes there are, in words a
+    /// one-node machine reads naturally.
+    #[test]
+    fn a_missing_node_names_the_nodes_there_are() {
+        let one = CpuSelectionError::NoSuchNode {
+            text: "node1".into(),
+            machine: "jacobsville".into(),
+            last: 0,
+        };
+        assert_eq!(one.to_string(), "\"node1\": jacobsville has only node 0");
+        let four = CpuSelectionError::NoSuchNode {
+            text: "node4".into(),
+            machine: "kunpeng920-6426".into(),
+            last: 3,
+        };
+        assert_eq!(four.to_string(), "\"node4\": kunpeng920-6426 has nodes 0-3");
+    }
 }

@@ -161,8 +161,9 @@ pub const LESSONS: &[Lesson] = &[
         title: "What select_idle_sibling() does",
         steps: &[
             Step {
-                text: "A task that last ran on CPU 12 (its [[prev]] CPU) is woken by a task on \
-                       CPU 0. [[select_task_rq_fair]] first asks [[wake_affine]] where to start: \
+                text: "A task that last ran on CPU 12 (its [[prev]] CPU) is woken from CPU 0, \
+                       which runs nothing: an interrupt handler there does the waking. \
+                       [[select_task_rq_fair]] first asks [[wake_affine]] where to start: \
                        both CPUs are idle and share the LLC, so `wake_affine_idle()` keeps prev. \
                        [[select_idle_sibling]] finds this [[target]] idle and takes it, without \
                        scanning.",
@@ -171,8 +172,9 @@ pub const LESSONS: &[Lesson] = &[
                 claims: &[Chooses(A, 12)],
             },
             Step {
-                text: "Now CPU 12 is busy. `wake_affine_idle()` sees the waker's CPU idle and prev \
-                       busy, so target is CPU 0, which is idle: taken at once.",
+                text: "Now CPU 12 is busy. `wake_affine_idle()` sees the waking CPU 0 idle (the \
+                       interrupt again) and prev busy, so target is CPU 0, which is idle: taken \
+                       at once.",
                 scene: Some(kunpeng_wake("6.8", None, "12")),
                 highlight: Some(H::Decisions),
                 claims: &[Chooses(A, 0)],

@@ -106,6 +106,38 @@ fn every_lesson_scene_decodes_builds_and_decides_and_every_claim_holds() {
     }
 }
 
+/// In the kernel a CPU that runs the waker is not idle: `wake_affine_idle()` reads an
+/// idle waking CPU as a wake-up from interrupt context. A step whose waking CPU is
+/// idle must not say a task on it does the waking (a student would learn that a
+/// running task's CPU counts as idle).
+#[test]
+fn a_step_with_an_idle_waking_cpu_does_not_put_a_task_on_it() {
+    for l in LESSONS {
+        for (i, step) in l.steps.iter().enumerate() {
+            let scene = l.scene_at(i as u32 + 1);
+            let Some(s) = scene.map(|sc| sc.scenario().expect("the scene builds")) else {
+                continue;
+            };
+            if s.wake.busy.test_cpu(s.wake.waker) {
+                continue;
+            }
+            let text = step.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cpu = s.wake.waker.0;
+            for claim in [
+                format!("by a task on CPU {cpu}"),
+                format!("a task on CPU {cpu} wakes"),
+            ] {
+                assert!(
+                    !text.contains(&claim),
+                    "lesson {}.{}: CPU {cpu} is idle, yet the text says {claim:?}: {text}",
+                    l.number,
+                    i + 1
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn no_task_is_done_where_it_starts_and_each_can_be_done() {
     use crate::cpumask::CpuId;

@@ -272,6 +272,20 @@ impl Workload {
         }
     }
 
+    /// What the workload's scale (`threads()`, the CLI's `--threads`) counts, as the
+    /// benchmark calls it: a sweep's first column, the page's scale field.
+    pub fn scale_name(&self) -> &'static str {
+        match self {
+            Workload::Tbench { .. } => "clients",
+            Workload::NetperfTcpRr { .. } | Workload::NetperfUdpRr { .. } => "instances",
+            Workload::Hackbench { .. } => "groups",
+            Workload::CookiePairs { .. } => "threads",
+            Workload::Schbench { .. } => "workers",
+            Workload::Custom { .. } => "pairs",
+            Workload::LatPipe { .. } => "pair",
+        }
+    }
+
     /// The workload called `name` (one of [`Workload::NAMES`]) with every parameter
     /// at its default ([`defaults`]).
     pub fn with_defaults(name: &str) -> Option<Workload> {

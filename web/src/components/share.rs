@@ -8,6 +8,7 @@
 //!           Markdown  [[schedlab: kunpeng920-6426, v6.8](…)]      [Copy Markdown]
 //! ```
 
+use schedlab_core::patch::PatchSet;
 use yew::prelude::*;
 
 use crate::dom::{copy_text, select_value, Copied};
@@ -54,20 +55,31 @@ fn html_attr(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The kernels a view shows: `v6.6`, or `v6.6 against v6.6+cluster` where the
+/// Wake-up and Simulate tabs compare a second patch set (a slide's title and the
+/// embed's header must name both sides, not A alone).
+pub fn kernels(view: View, sides: &[PatchSet]) -> String {
+    match (view, sides) {
+        (View::Wakeup | View::Simulate, [a, b, ..]) if a != b => format!("v{a} against v{b}"),
+        (_, [a, ..]) => format!("v{a}"),
+        (_, []) => String::new(),
+    }
+}
+
 /// What the scenario shows, in a few words (link text, iframe title).
 fn title(state: &AppContext) -> String {
     let what = match state.tab() {
         View::Domains | View::Dmesg | View::Debugfs => {
             format!("sched domains of CPU {}", state.cpu().0)
         }
-        View::Wakeup => "a wake-up decision, A against B".to_string(),
-        View::Simulate => "a simulation, A against B".to_string(),
+        View::Wakeup => "a wake-up decision".to_string(),
+        View::Simulate => "a simulation".to_string(),
     };
     format!(
-        "schedlab: {} on {}, v{}",
+        "schedlab: {} on {}, {}",
         what,
         state.machine().name,
-        state.patches()
+        kernels(state.tab(), &state.sides())
     )
 }
 
@@ -142,6 +154,19 @@ pub fn share_menu() -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A comparison names both kernels; a view without one, or B the same as A,
+    /// names A alone.
+    #[test]
+    fn the_title_names_both_sides_of_a_comparison() {
+        let p = |s: &str| s.parse::<PatchSet>().unwrap();
+        let ab = [p("6.6"), p("6.6+cluster")];
+        assert_eq!(kernels(View::Simulate, &ab), "v6.6 against v6.6+cluster");
+        assert_eq!(kernels(View::Wakeup, &ab), "v6.6 against v6.6+cluster");
+        assert_eq!(kernels(View::Domains, &ab), "v6.6");
+        assert_eq!(kernels(View::Wakeup, &[p("6.8"), p("6.8")]), "v6.8");
+        assert_eq!(kernels(View::Simulate, &[p("6.8")]), "v6.8");
+    }
 
     #[test]
     fn snippets_carry_the_fragment_and_escape_the_title() {

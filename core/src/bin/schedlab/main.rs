@@ -21,7 +21,7 @@ mod sim;
 mod wake;
 
 use schedlab_core::cpumask::{CpuId, CpuMask};
-use schedlab_core::release::Release;
+use schedlab_core::patch::PatchSet;
 use schedlab_core::sched_domain::{build_sched_domains, format, BuildConfig, SchedDomains};
 use schedlab_core::topology::{presets, Arch, Machine};
 
@@ -73,8 +73,12 @@ struct DomainsArgs {
     machine: String,
     #[command(flatten)]
     machine_opts: MachineOpts,
-    /// Mainline release whose domain code to mirror (5.12 to 6.12).
-    #[arg(long, short, default_value = "6.8")]
+    /// Mainline release whose domain code to mirror (5.12 to 6.12), with the patches
+    /// that change the domains if any: 6.6+cluster is 6.6 with seed 01's SD_CLUSTER
+    /// and sched_cluster_active (merged in 6.7), 6.8-cluster 6.8 without them. The
+    /// other patches change wake-ups only (`schedlab wake`). Also --patches, as
+    /// `run` and `wake` spell it.
+    #[arg(long, short, visible_alias = "patches", default_value = "6.8")]
     kernel: String,
     /// relax_domain_level (-1 = default).
     #[arg(long, allow_hyphen_values = true)]
@@ -358,13 +362,19 @@ fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
         return p.spec().build().map_err(|e| e.to_string());
     }
     let file = input::open(arg).map_err(|e| {
+        let near = near_presets(arg);
         format!(
-            "{arg:?} is neither a preset ({}) nor a readable file: {e}",
+            "{arg:?} is neither a preset ({}) nor a readable file: {e}{}",
             presets::PRESETS
                 .iter()
                 .map(|p| p.name)
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if near.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", near.join(" or "))
+            }
         )
     })?;
     let name = input::display_name(arg);
@@ -376,10 +386,42 @@ fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
     schedlab_core::topology::load_machine(&text, &hint).map_err(|e| format!("{name}: {e}"))
 }
 
+/// The presets `arg` may have meant: those it begins (`epyc9654` for `epyc9654-1p`),
+/// or those within two typed letters of it (`jacobsvile`), case aside.
+fn near_presets(arg: &str) -> Vec<&'static str> {
+    let arg = arg.to_ascii_lowercase();
+    if arg.chars().count() < 3 || arg.len() > 64 {
+        return Vec::new();
+    }
+    presets::PRESETS
+        .iter()
+        .map(|p| p.name)
+        .filter(|name| name.starts_with(&arg) || edit_distance(&arg, name) <= 2)
+        .collect()
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions of one character.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 fn domains(a: DomainsArgs) -> Result<DomainsAnswer, String> {
     let machine = load_machine(&a.machine, &a.machine_opts)?;
-    let release: Release = a.kernel.parse().map_err(|e| format!("{e}"))?;
-    let mut cfg = BuildConfig::new(release);
+    let patches: PatchSet = a.kernel.parse().map_err(|e| format!("--kernel: {e}"))?;
+    let mut cfg = BuildConfig::for_patches(&patches);
     cfg.relax_domain_level = a.relax_domain_level;
     if let Some(off) = &a.offline {
         cfg.offline = Some(
@@ -430,6 +472,50 @@ mod tests {
         let mut argv = vec!["schedlab"];
         argv.extend_from_slice(args);
         run(Cli::try_parse_from(argv).map_err(|e| e.to_string())?)
+    }
+
+    /// `domains --kernel` takes a patch set as `run` and `wake` do: seed 01's SD_CLUSTER
+    /// on a 6.6 kernel, or 6.8 without it.
+    #[test]
+    fn domains_take_the_cluster_patch() {
+        let flags = |k: &str| {
+            cli(&[
+                "domains",
+                "-m",
+                "jacobsville",
+                "-k",
+                k,
+                "--cpu",
+                "0",
+                "-f",
+                "debugfs",
+            ])
+            .unwrap()
+            .contains("SD_CLUSTER")
+        };
+        assert!(!flags("6.6"));
+        assert!(flags("6.6+cluster"));
+        assert!(flags("6.8"));
+        assert!(!flags("6.8-cluster"));
+        let spelt_as_run = cli(&["domains", "-m", "jacobsville", "--patches", "6.6+cluster"]);
+        assert!(spelt_as_run.is_ok(), "{spelt_as_run:?}");
+        let e = cli(&["domains", "-m", "jacobsville", "-k", "6.6+clsuter"]).unwrap_err();
+        assert!(e.starts_with("--kernel: unknown patch \"clsuter\""), "{e}");
+    }
+
+    /// A machine name that is no preset and no file suggests the presets it may have
+    /// meant: those it begins, and typos; nothing for a name far from every preset.
+    #[test]
+    fn a_near_miss_of_a_preset_suggests_it() {
+        let err = |m: &str| cli(&["domains", "-m", m]).unwrap_err();
+        assert!(
+            err("epyc9654").ends_with("; did you mean epyc9654-1p or epyc9654-2p?"),
+            "{}",
+            err("epyc9654")
+        );
+        assert!(err("jacobsvile").ends_with("; did you mean jacobsville?"));
+        assert!(err("Flat-16x").ends_with("; did you mean flat-16?"));
+        assert!(!err("/no/such/machine.json").contains("did you mean"));
     }
 
     /// A sysfs dump says nothing of its architecture: --arch says it, and --kconfig

@@ -243,6 +243,33 @@ pub fn cost_terms(off: &str) -> Result<schedlab_core::cost::CostTerms, String> {
     schedlab_core::cost::CostTerms::all_but(off).map_err(|e| format!("--cost-off: {e}"))
 }
 
+/// What a report's headline number is, after the number: its unit, and which way is
+/// better (`s to completion, lower is better`; `MB/s, higher is better`).
+fn headline_meaning(r: &RunReport) -> String {
+    let unit = if r.unit == "s" {
+        "s to completion"
+    } else {
+        r.unit.as_str()
+    };
+    let better = if r.higher_is_better {
+        "higher"
+    } else {
+        "lower"
+    };
+    format!("{unit}, {better} is better")
+}
+
+/// A headline number at a precision that tells runs apart: a completion time in
+/// seconds to the microsecond (hackbench's own 3 decimals round a 6 ms run to 0.006),
+/// anything else to 3 decimals.
+fn headline_value(r: &RunReport, v: f64) -> String {
+    if r.unit == "s" {
+        format!("{v:.6}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 fn patchset(flag: &str, s: &str) -> Result<PatchSet, String> {
     s.parse().map_err(|e| format!("--{flag}: {e}"))
 }

@@ -7,7 +7,10 @@ use schedlab_core::experiment::{self, export, LiveRun, RunReport, RunSpec};
 use schedlab_core::sim::{RecordConfig, SimTime};
 use schedlab_core::stats::Estimate;
 
-use super::{cost_terms, patchset, run_all, seeds_flag, sim_error, spec, Common};
+use super::{
+    cost_terms, headline_meaning, headline_value, patchset, run_all, seeds_flag, sim_error, spec,
+    Common,
+};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum RunFormat {
@@ -119,20 +122,28 @@ pub fn run(a: RunArgs) -> Result<String, String> {
             let mut o = text_report(r, wall.as_secs_f64() / reports.len() as f64);
             if let Some(e) = over {
                 o += &format!(
-                    "over {} seeds ({}-{}): mean {:.3} {}{}\n",
+                    "over {} seeds ({}-{}): mean {} {}{}\n",
                     e.n,
                     r.seed,
                     reports[reports.len() - 1].seed,
-                    e.mean,
+                    headline_value(r, e.mean),
                     r.unit,
                     e.interval()
-                        .map(|(lo, hi)| format!(", 95% interval [{lo:.3}, {hi:.3}]"))
+                        .map(|(lo, hi)| format!(
+                            ", 95% interval [{}, {}]",
+                            headline_value(r, lo),
+                            headline_value(r, hi)
+                        ))
                         .unwrap_or_default()
                 );
                 for x in &reports {
                     o += &format!(
-                        "  seed {:>4}: {:.3} {}, {} events, digest {}\n",
-                        x.seed, x.value, x.unit, x.events, x.digest
+                        "  seed {:>4}: {} {}, {} events, digest {}\n",
+                        x.seed,
+                        headline_value(x, x.value),
+                        x.unit,
+                        x.events,
+                        x.digest
                     );
                 }
                 o += &format!(
@@ -230,7 +241,11 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         r.patches,
         r.seed
     );
-    o += &format!("result: {:.3} {}\n", r.value, r.unit);
+    o += &format!(
+        "result: {} {}\n",
+        headline_value(r, r.value),
+        headline_meaning(r)
+    );
     o += &format!(
         "simulated {:.3} ms, {} events, {:.1} M events/s wall ({:.3} s), digest {}\n",
         r.sim_ns as f64 / 1e6,
@@ -301,15 +316,21 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         .map(|(c, u)| format!("{c}:{}%", u / 10))
         .collect();
     o += &format!("utilisation: {}\n", util.join(" "));
-    if !m.series_per_s.is_empty() {
+    // The series counts the benchmark's units (transactions, tbench operations) per
+    // second; the headline scales them (bytes per operation, per instance): the same
+    // scale puts the series in the headline's unit, as the page's chart shows it.
+    let scale = (r.higher_is_better && m.units > 0)
+        .then(|| r.value * m.window_ns as f64 / (m.units as f64 * 1e9));
+    if let (Some(scale), false) = (scale, m.series_per_s.is_empty()) {
         let s: Vec<String> = m
             .series_per_s
             .iter()
             .take(20)
-            .map(|v| v.to_string())
+            .map(|&v| format!("{:.0}", v as f64 * scale))
             .collect();
         o += &format!(
-            "throughput series (units/s per {} ms): {}{}\n",
+            "throughput series ({}, each {} ms of the measured window): {}{}\n",
+            r.unit,
             m.series_interval_ns / 1_000_000,
             s.join(" "),
             if m.series_per_s.len() > 20 {
@@ -324,6 +345,81 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The text report says what its numbers are: the headline with its unit and which
+    /// way is better (a completion time to the microsecond), and the throughput series
+    /// in the headline's unit, as the page charts it.
+    #[test]
+    fn the_text_report_labels_its_numbers() {
+        let netperf = crate::tests::cli(&[
+            "run",
+            "-m",
+            "jacobsville",
+            "-w",
+            "netperf-tcp-rr",
+            "-t",
+            "2",
+            "--duration-ms",
+            "40",
+        ])
+        .unwrap();
+        let line = |text: &str, start: &str| {
+            text.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start:?} line in\n{text}"))
+                .to_string()
+        };
+        assert!(
+            line(&netperf, "result: ").ends_with(" trans/s per instance, higher is better"),
+            "{netperf}"
+        );
+        let series = line(
+            &netperf,
+            "throughput series (trans/s per instance, each 10 ms",
+        );
+        // Each interval is near the headline (per instance), not the count of all
+        // instances' transactions.
+        let headline: f64 = line(&netperf, "result: ")[8..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let first: f64 = series
+            .split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            (first / headline - 1.0).abs() < 0.5,
+            "{first} against {headline}: {netperf}"
+        );
+        let hackbench = crate::tests::cli(&[
+            "run",
+            "-m",
+            "jacobsville",
+            "-w",
+            "hackbench",
+            "-t",
+            "1",
+            "--loops",
+            "2",
+            "--fds",
+            "2",
+        ])
+        .unwrap();
+        let result = line(&hackbench, "result: ");
+        assert!(
+            result.ends_with(" s to completion, lower is better"),
+            "{hackbench}"
+        );
+        let digits = result[8..].split(' ').next().unwrap();
+        assert_eq!(digits.split('.').nth(1).map(str::len), Some(6), "{result}");
+    }
+
     /// `--trace` writes a trace whose wake-up slices number the run's wake-ups, and
     /// `--capture-wake` a state file that `schedlab wake` decides as the run did;
     /// bad windows and caps are refused with the flag.

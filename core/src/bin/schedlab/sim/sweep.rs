@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 
 use schedlab_core::experiment::{export, SweepSpec};
 
-use super::{patchset, run_all, seeds_flag, spec, Common};
+use super::{headline_meaning, patchset, run_all, seeds_flag, spec, Common};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SweepFormat {
@@ -21,8 +21,11 @@ pub struct SweepArgs {
     /// Comma-separated scale values (for hackbench: groups).
     #[arg(long, short, default_value = "1,4,8,16,32,64,128")]
     threads: String,
+    /// The kernel to compare against: RELEASE[+PATCH...][-PATCH...], e.g. 6.6.
     #[arg(long)]
     baseline: String,
+    /// The kernel under test, e.g. 6.6+cluster: the change column is positive when it
+    /// does better than --baseline.
     #[arg(long)]
     patched: String,
     /// Seeds per point and side (--seed, --seed + 1, …): the change is the mean of the
@@ -60,7 +63,6 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
     let reports = run_all(&sw.points())?;
     let wall = t0.elapsed();
     let rows = sw.rows(&reports).map_err(|e| e.to_string())?;
-    let unit = &reports[0].unit;
     let events: u64 = reports.iter().map(|r| r.events).sum();
     Ok(match a.format {
         SweepFormat::Csv => export::sweep_csv(&rows),
@@ -75,26 +77,27 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         .map_err(|e| e.to_string())?,
         SweepFormat::Table => {
             let mut o = format!(
-                "{} on {} (CPUs {}), {}\n{:>8}  {:>16}  {:>16}  {:>9}\n",
+                "{} on {} (CPUs {}): {}\n{:>9}  {:>16}  {:>16}  {:>9}\n",
                 a.common.workload_name(),
                 reports[0].machine,
                 reports[0].cpus,
-                unit,
-                "threads",
+                headline_meaning(&reports[0]),
+                reports[0].workload.scale_name(),
                 baseline.to_string(),
                 patched.to_string(),
                 "change"
             );
             for r in &rows {
                 o += &format!(
-                    "{:>8}  {:>16.4}  {:>16.4}  {:>+8.2}%{}\n",
+                    "{:>9}  {:>16}  {:>16}  {:>+8.2}%{}\n",
                     r.threads,
-                    r.baseline,
-                    r.patched,
+                    table_value(&reports[0], r.baseline),
+                    table_value(&reports[0], r.patched),
                     r.change_pct,
                     interval_note(r.change_lo.zip(r.change_hi))
                 );
             }
+            o += &format!("(change: positive when {patched} does better than {baseline})\n");
             if a.seeds > 1 {
                 o += &format!(
                     "(means over seeds {}-{}; change: mean of the per-seed changes, 95% interval)\n",
@@ -112,6 +115,16 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
             o
         }
     })
+}
+
+/// A table cell: a completion time to the microsecond (as `run` prints it; a sweep of
+/// small hackbench runs differs below the millisecond), anything else to 4 decimals.
+fn table_value(r: &schedlab_core::experiment::RunReport, v: f64) -> String {
+    if r.unit == "s" {
+        super::headline_value(r, v)
+    } else {
+        format!("{v:.4}")
+    }
 }
 
 /// `  [lo, hi]`, or `  [lo, hi] no significant change` when it includes 0; nothing
@@ -184,6 +197,45 @@ mod tests {
         );
         assert_eq!(csv(3), one);
         assert_eq!(csv(3), one);
+    }
+
+    /// The table says what its numbers are: the unit and which way is better, the
+    /// scale by the benchmark's name for it, and which sign of the change is good.
+    #[test]
+    fn the_table_labels_its_unit_scale_and_sign() {
+        let f = SweepFlags::try_parse_from([
+            "sweep",
+            "--machine",
+            "jacobsville",
+            "--workload",
+            "hackbench",
+            "--threads",
+            "1",
+            "--loops",
+            "2",
+            "--fds",
+            "2",
+            "--baseline",
+            "6.6",
+            "--patched",
+            "6.6+cluster",
+            "--seeds",
+            "1",
+        ])
+        .unwrap();
+        let table = sweep(f.a).unwrap();
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].ends_with(": s to completion, lower is better"),
+            "{table}"
+        );
+        assert!(lines[1].trim_start().starts_with("groups"), "{table}");
+        let cell = lines[2].split_whitespace().nth(1).unwrap();
+        assert_eq!(cell.split('.').nth(1).map(str::len), Some(6), "{table}");
+        assert!(
+            table.contains("(change: positive when 6.6+cluster does better than 6.6)"),
+            "{table}"
+        );
     }
 
     #[test]
