@@ -158,7 +158,7 @@ def dark_mode(page, cfg):
         check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
     page.open(fragment(TEACHING))
     page.wait_for('.decision[data-side="b"] .chosen-cpu')
-    page.click('.decision[data-side="b"] .focus')
+    page.click('.probe-numbers [role=radio][data-side="b"]')
     time.sleep(0.3)
     found = axe_violations(page)
     check(found == [], f"axe, dark: no violations on the wake-up teaching case, probes shown (got {found})")

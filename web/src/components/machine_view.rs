@@ -299,7 +299,7 @@ pub fn machine_view(props: &Props) -> Html {
     };
 
     let onkeydown = Callback::from(|e: KeyboardEvent| {
-        crate::dom::rove(&e, "button.cpu");
+        crate::dom::rove(&e, ".packages", "button.cpu");
     });
     // The drawing as a file (`machine_svg.rs`): the machine model drawn again as SVG,
     // with the shaded span and the selected CPU.

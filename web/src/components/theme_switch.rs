@@ -121,7 +121,7 @@ pub fn theme_switch() -> Html {
     let onkeydown = {
         let choose = choose.clone();
         Callback::from(move |e: KeyboardEvent| {
-            if let Some(i) = crate::dom::rove(&e, "[role=radio]") {
+            if let Some(i) = crate::dom::rove(&e, "[role=radiogroup]", "[role=radio]") {
                 choose(Theme::ALL[i]);
             }
         })
