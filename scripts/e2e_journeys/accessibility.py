@@ -105,7 +105,7 @@ def keyboard(page, cfg):
 
 
 def theme_properties(page):
-    """Every custom property static/style.css sets on :root, as the page resolves it."""
+    """Every custom property static/css/00-colours.css sets on :root, as the page resolves it."""
     return page.js("""
         const names = new Set();
         for (const sheet of document.styleSheets) for (const r of sheet.cssRules)

@@ -128,7 +128,7 @@ fn tiles(llc: &Level<Level<Level<CpuId>>>) -> bool {
 
 /// The widest cluster row of the whole machine, for the drawing's outer boxes: a node
 /// or LLC sits beside another only where each keeps room for two cluster columns
-/// (style.css, `.packages.tiled`). `None` where no LLC tiles.
+/// (static/css/03-machine.css, `.packages.tiled`). `None` where no LLC tiles.
 fn machine_cluster_row(packages: &[Package]) -> Option<String> {
     let llcs = packages
         .iter()
@@ -251,7 +251,7 @@ pub fn machine_view(props: &Props) -> Html {
         let n_cores: usize = llc.children.iter().map(|c| c.children.len()).sum();
         let boxed = |n: usize| n > 1 && n < n_cores;
         // Where every cluster gets a box they tile the LLC as a grid, row-major, in as
-        // many equal columns as fit; style.css sizes a column from these counts.
+        // many equal columns as fit; static/css/03-machine.css sizes a column from these counts.
         let grid = tiles(llc).then(|| cluster_row(&llc.children));
         let class = classes!("cores", grid.is_some().then_some("clusters"));
         let cpus = llc

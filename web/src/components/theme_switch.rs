@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  ( Auto | Light | Dark )  ─▶ localStorage["schedlab-theme"]
-//!                           ─▶ <html data-theme="auto|light|dark">  ─▶ static/style.css
+//!                           ─▶ <html data-theme="auto|light|dark">  ─▶ static/css/00-colours.css
 //! ```
 //!
 //! The choice is kept in `localStorage`, not in the link: it is the reader's, not the
