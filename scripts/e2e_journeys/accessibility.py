@@ -105,7 +105,7 @@ def keyboard(page, cfg):
 
 
 def theme_properties(page):
-    """Every custom property static/style.css sets on :root, as the page resolves it."""
+    """Every custom property static/css/00-colours.css sets on :root, as the page resolves it."""
     return page.js("""
         const names = new Set();
         for (const sheet of document.styleSheets) for (const r of sheet.cssRules)
@@ -158,7 +158,7 @@ def dark_mode(page, cfg):
         check(found == [], f"axe, dark: no violations on the {name} tab (got {found})")
     page.open(fragment(TEACHING))
     page.wait_for('.decision[data-side="b"] .chosen-cpu')
-    page.click('.decision[data-side="b"] .focus')
+    page.click('.probe-numbers [role=radio][data-side="b"]')
     time.sleep(0.3)
     found = axe_violations(page)
     check(found == [], f"axe, dark: no violations on the wake-up teaching case, probes shown (got {found})")
@@ -338,7 +338,8 @@ def drawing_follows_width(page, cfg):
 # The machine drawing's geometry: every box or CPU that sticks out of the box around
 # it (or, for a package, out of the drawing); how far the drawing scrolls sideways;
 # the page's width; per LLC drawn as cluster boxes only, [clusters, clusters in its first
-# row, how much of its width that row spans]; and the narrowest CPU drawn.
+# row, how much of its width that row spans, the width a cluster needs]; the drawing's width;
+# and the narrowest CPU drawn.
 DRAWING_GEOMETRY = """
     const pk = document.querySelector('.packages'), out = [], rows = [];
     for (const b of pk.querySelectorAll('.box, button.cpu')) {
@@ -354,51 +355,80 @@ DRAWING_GEOMETRY = """
       const top = cl[0].getBoundingClientRect().top;
       const first = cl.filter(e => Math.abs(e.getBoundingClientRect().top - top) < 1);
       const span = first[first.length - 1].getBoundingClientRect().right - cl[0].getBoundingClientRect().left;
-      rows.push([cl.length, first.length, span / cores.clientWidth]);
+      // A cluster's own width, not its column's: its CPUs and gaps, and its box.
+      const inner = cl[0].querySelector(':scope > .cores'), kids = [...inner.children];
+      const need = kids.reduce((w, k) => w + k.getBoundingClientRect().width, 0)
+        + (kids.length - 1) * parseFloat(getComputedStyle(inner).columnGap)
+        + cl[0].getBoundingClientRect().width - inner.clientWidth;
+      rows.push([cl.length, first.length, span / cores.clientWidth, need]);
     }
     const cpus = [...pk.querySelectorAll('button.cpu')].map(b => b.getBoundingClientRect());
     return {out: out, sideways: pk.scrollWidth - pk.clientWidth, page: document.documentElement.scrollWidth,
-            rows: rows, narrowest: Math.min(...cpus.map(r => Math.min(r.width, r.height)))};"""
+            rows: rows, width: pk.clientWidth,
+            narrowest: Math.min(...cpus.map(r => Math.min(r.width, r.height)))};"""
+
+
+def drawing_geometry_checks(page, w, where):
+    """The checks every drawing passes: nothing sticks out or scrolls sideways, each
+    LLC's first row of clusters spans it, and no LLC keeps its clusters in one column
+    where the drawing is wide enough for two of them side by side."""
+    g = page.js(DRAWING_GEOMETRY)
+    check(g["out"] == [] and g["sideways"] <= 0 and g["page"] <= w,
+          f"{where}: every box inside its box, nothing scrolls sideways "
+          f"(sticking out {g['out'][:3]}; drawing {g['sideways']} px over; page {g['page']} px)")
+    thin = [r for r in g["rows"] if r[1] < r[0] and r[2] < 0.9]
+    check(thin == [], f"{where}: each LLC's first row of clusters spans it "
+          f"([clusters, in row 1, share of width] short of it: {thin[:3]})")
+    # Two columns need two clusters, their gap and the boxes around them (48 px is ample).
+    narrow = [[round(x) for x in r[:2] + r[3:]] for r in g["rows"] if r[1] == 1 and 2 * r[3] + 48 <= g["width"]]
+    check(narrow == [], f"{where}: no LLC keeps its clusters in one column in a drawing "
+          f"{g['width']} px wide ([clusters, in row 1, a cluster's width]: {narrow[:3]})")
+    return g
 
 
 def drawing_uses_width(page, cfg):
     """The machine drawing uses its panel's width: an LLC's clusters tile it row-major
     in as many columns as fit, so at 1366x900 on kunpeng920-6426 node 0's cluster 0
-    and cluster 1 sit side by side and each first row of clusters spans its LLC; on
-    every preset at 1366, 1920 and 390 px nothing sticks out of its box and nothing
-    scrolls sideways, and at 390 px every CPU is still 40 px a side."""
+    and cluster 1 sit side by side, on the Domains tab and on the Wake-up and Simulate
+    tabs (whose drawing panel is narrower), and each first row of clusters spans its
+    LLC; on every preset at 1366, 1920 and 390 px (on each of the three tabs but at
+    390 px) nothing sticks out of its box, nothing scrolls sideways and no LLC keeps
+    its clusters in one column where two fit, and at 390 px every CPU is still 40 px a
+    side."""
+    side_by_side = """return [0, 1].map(i => { const b = [...document.querySelectorAll('.box.cluster')]
+            .find(e => e.querySelector('.box-label').firstChild.textContent.trim() === 'cluster ' + i)
+            .getBoundingClientRect(); return [Math.round(b.left), Math.round(b.top), Math.round(b.width)]; })"""
     try:
         set_viewport(page, 1366, 900)
         page.open()
         page.wait_for(".level-name")
         presets = [p for p in page.attrs("#preset option", "value") if p != "custom"]
         check(len(presets) >= 10, f"the Machine select lists the presets (got {presets})")
-        pos = page.js("""return [0, 1].map(i => { const b = [...document.querySelectorAll('.box.cluster')]
-            .find(e => e.querySelector('.box-label').firstChild.textContent.trim() === 'cluster ' + i)
-            .getBoundingClientRect(); return [Math.round(b.left), Math.round(b.top), Math.round(b.width)]; })""")
-        check(pos[0][1] == pos[1][1] and pos[1][0] >= pos[0][0] + pos[0][2],
-              f"1366 px, kunpeng920-6426: node 0's cluster 0 and cluster 1 side by side "
-              f"(left, top, width: {pos})")
-        page.screenshot(cfg["shot"].replace(".png", "-drawing-1366.png"))
+        for view in ("domains", "wakeup", "simulate"):
+            page.open(fragment({"machine": "kunpeng920-6426", "patches": "6.8", "view": view}))
+            page.wait_for(".box.cluster")
+            time.sleep(0.3)
+            pos = page.js(side_by_side)
+            check(pos[0][1] == pos[1][1] and pos[1][0] >= pos[0][0] + pos[0][2],
+                  f"1366 px, kunpeng920-6426, {view} tab: node 0's cluster 0 and cluster 1 side by side "
+                  f"(left, top, width: {pos})")
+            page.screenshot(cfg["shot"].replace(".png", f"-drawing-1366-{view}.png"))
         for w, h in ((1366, 900), (1920, 1080), MOBILE):
             set_viewport(page, w, h)
-            for name in presets:
-                page.open(fragment({"machine": name, "patches": "6.8"}))
-                page.wait_for(".machine h2", pred=lambda t, n=name: t[0].startswith(n))
-                if w <= 640:
-                    page.click("details.machine-fold > summary")
-                    page.until(lambda: page.js("return document.querySelector('details.machine-fold').open"),
-                               timeout=5)
-                g = page.js(DRAWING_GEOMETRY)
-                check(g["out"] == [] and g["sideways"] <= 0 and g["page"] <= w,
-                      f"{w} px, {name}: every box inside its box, nothing scrolls sideways "
-                      f"(sticking out {g['out'][:3]}; drawing {g['sideways']} px over; page {g['page']} px)")
-                thin = [r for r in g["rows"] if r[1] < r[0] and r[2] < 0.9]
-                check(thin == [], f"{w} px, {name}: each LLC's first row of clusters spans it "
-                      f"([clusters, in row 1, share of width] short of it: {thin[:3]})")
-                if w <= 640:
-                    check(g["narrowest"] >= 40, f"{w} px, {name}: every CPU at least 40 px a side "
-                          f"(narrowest {g['narrowest']:.1f})")
+            for view in ("domains",) if w <= 640 else ("domains", "wakeup", "simulate"):
+                for name in presets:
+                    page.open(fragment({"machine": name, "patches": "6.8", "view": view}))
+                    page.wait_for(".machine h2", pred=lambda t, n=name: t[0].startswith(n))
+                    if w <= 640:
+                        page.click("details.machine-fold > summary")
+                        page.until(lambda: page.js("return document.querySelector('details.machine-fold').open"),
+                                   timeout=5)
+                    g = drawing_geometry_checks(page, w, f"{w} px, {name}, {view} tab")
+                    if w <= 640:
+                        check(g["narrowest"] >= 40, f"{w} px, {name}: every CPU at least 40 px a side "
+                              f"(narrowest {g['narrowest']:.1f})")
+                    if w == 1920 and name in ("kunpeng920-6426", "epyc9654-2p"):
+                        page.screenshot(cfg["shot"].replace(".png", f"-drawing-1920-{view}-{name}.png"))
     finally:
         set_viewport(page, *VIEWPORT)
 

@@ -269,7 +269,7 @@ def axe_violations(page):
     return done
 
 
-LIGHT_BG = "rgb(246, 247, 249)"  # --bg in static/style.css, light and dark
+LIGHT_BG = "rgb(246, 247, 249)"  # --bg in static/css/00-colours.css, light and dark
 DARK_BG = "rgb(14, 17, 22)"
 
 

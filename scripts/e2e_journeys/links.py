@@ -132,25 +132,54 @@ def wakeup_shared_link(page, cfg):
     check(trace and "select_idle_cpu" in trace[0], "B's trace shows select_idle_cpu()")
     errors = page.texts(".error")
     check(not errors, f"no error messages on the wake-up tab (got {errors})")
-    # Each side's "number the probes in the drawing" control is one toggle pattern: a
-    # button with aria-pressed whose label names the thing (the same on A and B), the
-    # state in aria-pressed, not in a label that reads as a state on one side and as
-    # an action on the other.
+    # Which side's probes the drawing numbers: one side always is, so it is a choice
+    # of one of two, not a toggle (a toggle promises a press on the pressed one turns
+    # it off): one radio group over both columns, named by its visible label, A | B,
+    # one tab stop, arrow keys move the choice. No aria-pressed button is left in the
+    # cards.
 
-    def toggles():
+    def numbering():
         return page.js("""
-            return ['a', 'b'].map(s => { const b = document.querySelector(`.side-${s} .decision .focus`);
-              return b && [b.tagName, b.getAttribute('role'), b.textContent.trim(),
-                           b.getAttribute('aria-pressed'), b.disabled]; })""")
-    shown = toggles()
-    check(all(shown) and shown[0][:3] == shown[1][:3] and shown[0][0] == "BUTTON"
-          and [t[3] for t in shown] == ["true", "false"] and not any(t[4] for t in shown),
-          f"A's and B's probe-numbering toggles: the same button and label, A pressed (got {shown})")
-    # B's probes numbered in the drawing: CPU1 busy (1), CPU2 taken (2).
-    page.click(".side-b .decision .focus")
-    shown = page.until(lambda: (t := toggles()) and t[1][3] == "true" and t, timeout=5)
-    check(shown and [t[3] for t in shown] == ["false", "true"] and shown[0][2] == shown[1][2],
-          f"a press moves the numbering to B, the labels unchanged (got {shown})")
+            const g = document.querySelectorAll('.wakeup [role=radiogroup]');
+            const l = g.length === 1 && document.getElementById(g[0].getAttribute('aria-labelledby'));
+            const radios = g.length === 1 ? [...g[0].querySelectorAll('[role=radio]')] : [];
+            return {groups: g.length, label: l ? l.textContent.trim() : null,
+                    radios: radios.map(b => [b.textContent.trim(), b.getAttribute('aria-checked'), b.tabIndex]),
+                    pressed: document.querySelectorAll('.decisions [aria-pressed]').length,
+                    active: document.activeElement && document.activeElement.textContent.trim()};""")
+
+    def drawn_probes_are(side):
+        # The CPUs numbered in the drawing are the ones this side's trace probed.
+        return page.js(f"""
+            const traced = [...document.querySelectorAll('.side-{side} .trace .st-probe')]
+              .map(li => li.textContent.match(/probe CPU (\\d+)/)[1]);
+            const drawn = [...document.querySelectorAll('button.cpu .probe-no')]
+              .map(s => s.closest('button').dataset.cpu);
+            return [[...new Set(traced)].sort().join(), [...new Set(drawn)].sort().join()];""")
+    shown = numbering()
+    check(shown["groups"] == 1 and shown["label"] == "Probe numbers in the drawing:"
+          and shown["radios"] == [["A", "true", 0], ["B", "false", -1]] and shown["pressed"] == 0,
+          f"one radio group 'Probe numbers in the drawing: A | B', A checked and the one tab stop, "
+          f"no aria-pressed toggle in the cards (got {shown})")
+    page.click('.probe-numbers [role=radio][data-side="b"]')
+    shown = page.until(lambda: (n := numbering())["radios"][1][1] == "true" and n, timeout=5)
+    check(shown and shown["radios"] == [["A", "false", -1], ["B", "true", 0]],
+          f"a click on B checks B and moves the tab stop there (got {shown})")
+    d = drawn_probes_are("b")
+    check(d[0] and d[0] == d[1], f"the drawing numbers B's probes (B's trace, drawn: {d})")
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    page.js("document.querySelector('.probe-numbers [aria-checked=true]').focus()")
+    ActionChains(page.driver).send_keys(Keys.ARROW_LEFT).perform()
+    shown = page.until(lambda: (n := numbering())["radios"][0][1] == "true" and n, timeout=5)
+    check(shown and shown["radios"] == [["A", "true", 0], ["B", "false", -1]] and shown["active"] == "A",
+          f"Left from B checks and focuses A (got {shown})")
+    d = drawn_probes_are("a")
+    check(d[0] == d[1], f"the drawing numbers A's probes (A's trace, drawn: {d})")
+    page.js("document.querySelector('.probe-numbers [aria-checked=true]').focus()")
+    ActionChains(page.driver).send_keys(Keys.ARROW_RIGHT).perform()
+    shown = page.until(lambda: (n := numbering())["radios"][1][1] == "true" and n, timeout=5)
+    check(shown and shown["active"] == "B", f"Right from A checks and focuses B (got {shown})")
     probes = page.wait_for("button.cpu.probe-taken")
     check(probes and re.sub(r"\s+", "", probes[0]) == "22",
           f"CPU 2 is drawn as probe 2, taken (got {probes})")
@@ -355,8 +384,8 @@ def page_settings_link(page, cfg):
     page.click(".random button")
     busy = page.until(lambda: (page.text(".wake-setup .count") or "").startswith("38 of")
                       and page.text(".wake-setup .count"), timeout=10)
-    page.click(".side-b .focus")
-    page.until(lambda: page.count(".side-b .focus.active") == 1, timeout=10)
+    page.click('.probe-numbers [role=radio][data-side="b"]')
+    page.until(lambda: page.count('.probe-numbers [data-side="b"][aria-checked="true"]') == 1, timeout=10)
     link = page.hash
     page.open(link.lstrip("#"))
     page.wait_for(".decision")
@@ -369,7 +398,7 @@ def page_settings_link(page, cfg):
     check(inputs == ["30", "9"], f"the Randomise inputs come back (got {inputs})")
     check(busy and page.text(".wake-setup .count") == busy,
           f"and so does the drawn busy set (before {busy!r}, after {page.text('.wake-setup .count')!r})")
-    check(page.count(".side-b .focus.active") == 1,
+    check(page.count('.probe-numbers [data-side="b"][aria-checked="true"]') == 1,
           "the drawing numbers B's probes again (the focused side travels)")
     page.open(fragment({"machine": "kunpeng920-6426", "patches": "6.6", "cpu": 5}))
     page.wait_for(".level-name")

@@ -84,7 +84,7 @@ fn write_hash(fragment: &str, repairing: bool) {
     }
 }
 
-/// The phone layout's media query, as static/style.css writes it (its `max-width:
+/// The phone layout's media query, as static/css/ writes it (its `max-width:
 /// 640px` blocks): there the machine drawing is folded, so the tabs are on the first
 /// screen.
 const NARROW_QUERY: &str = "(max-width: 640px)";

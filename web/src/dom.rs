@@ -67,12 +67,23 @@ pub fn roving_target(key: &str, at: usize, n: usize) -> Option<usize> {
     }
 }
 
-/// A roving tabindex over the elements matching `selector` inside the element the
-/// key event is bound to: an arrow key moves the focus (and the one tab stop, tabindex
-/// 0) from the focused item to its neighbour, so the whole group is one Tab press.
-/// Returns the newly focused element's index, if the key moved it.
-pub fn rove(e: &KeyboardEvent, selector: &str) -> Option<usize> {
-    let group = e.current_target()?.dyn_into::<Element>().ok()?;
+/// A roving tabindex over the elements matching `selector` inside the group the
+/// focused one is in (its closest ancestor matching `group`): an arrow key moves the
+/// focus (and the one tab stop, tabindex 0) from the focused item to its neighbour,
+/// so the whole group is one Tab press. Returns the newly focused element's index, if
+/// the key moved it.
+///
+/// The group is found from the focused item, not from `current_target()`: Yew
+/// delegates events to the app's root, which is the current target of every one, so
+/// items matched from there are every group's (the theme switch's radios came first
+/// in the page, so it worked; a second radio group's did not).
+pub fn rove(e: &KeyboardEvent, group: &str, selector: &str) -> Option<usize> {
+    let group = e
+        .target()?
+        .dyn_into::<Element>()
+        .ok()?
+        .closest(group)
+        .ok()??;
     let items = group.query_selector_all(selector).ok()?;
     let n = items.length() as usize;
     let focused = e.target()?.dyn_into::<Element>().ok()?;

@@ -30,7 +30,8 @@ pub(super) fn describe(json: &str, e: &serde_json::Error) -> ScenarioError {
 }
 
 fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError {
-    let at = Scan::to(json, offset(json, e.line(), e.column()));
+    let end = offset(json, e.line(), e.column());
+    let at = Scan::to(json, end);
     let path = at.path(prefix);
     let msg = e.to_string();
     // serde_json appends " at line L column C"; the path says where instead.
@@ -38,22 +39,25 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         Some(i) => &msg[..i],
         None => &msg[..],
     };
-    let inside = if path.is_empty() {
-        String::new()
-    } else {
-        format!(" inside `{path}`")
-    };
     match e.classify() {
         Category::Eof => {
             return ScenarioError::Json(format!(
-                "its text ends early{inside} (was the link cut short when copied?)"
+                "its text ends early{} (was the link cut short when copied?)",
+                Scan::to(json, end).place(prefix)
             ))
         }
         Category::Syntax | Category::Io => {
+            // serde_json's position is just past the character it could not take: the
+            // structure open before that character is where the damage is.
+            let mut before = end.min(json.len()).saturating_sub(1);
+            while !json.is_char_boundary(before) {
+                before -= 1;
+            }
             return ScenarioError::Json(format!(
-                "it is not valid JSON: {msg}{inside}, after `{}`",
-                tail(json, at.offset)
-            ))
+                "it is not valid JSON: {msg}{}, at the end of `{}`",
+                Scan::to(json, before).place(prefix),
+                tail(json, end)
+            ));
         }
         Category::Data => {}
     }
@@ -201,15 +205,38 @@ struct Scan {
     /// The span of the last object or list closed before the point.
     closed: Option<(usize, usize)>,
     offset: usize,
+    /// The point is inside a string (a key, or a value) not yet closed.
+    in_string: bool,
 }
 
 struct Frame {
     /// `None` in a list (then `index` counts its entries).
     key: Option<String>,
+    /// The key before the last comma, in an object.
+    prev_key: Option<String>,
     list: bool,
     index: usize,
     expect_key: bool,
     start: usize,
+    /// How far the current member (or entry) has been read.
+    pos: Pos,
+}
+
+/// Where in a member an object or list is: what the JSON grammar expects next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pos {
+    /// Just opened: its first key (an object) or first entry (a list).
+    Start,
+    /// After a comma: the next key (an object) or entry (a list).
+    Next,
+    /// A key read, its `:` not yet.
+    Name,
+    /// After the `:`: the value.
+    Value,
+    /// Inside a number, `true`, `false` or `null`.
+    Scalar,
+    /// The value read whole: a `,` or the closing bracket.
+    Done,
 }
 
 impl Scan {
@@ -217,34 +244,45 @@ impl Scan {
         let text = &json[..offset];
         let mut frames: Vec<Frame> = Vec::new();
         let mut closed = None;
+        let mut in_string = false;
         let mut chars = text.char_indices();
         while let Some((i, c)) = chars.next() {
             match c {
                 '{' | '[' => frames.push(Frame {
                     key: None,
+                    prev_key: None,
                     list: c == '[',
                     index: 0,
                     expect_key: c == '{',
                     start: i,
+                    pos: Pos::Start,
                 }),
-                '}' | ']' => closed = frames.pop().map(|f| (f.start, i + 1)),
+                '}' | ']' => {
+                    closed = frames.pop().map(|f| (f.start, i + 1));
+                    if let Some(f) = frames.last_mut() {
+                        f.pos = Pos::Done;
+                    }
+                }
                 ',' => {
                     if let Some(f) = frames.last_mut() {
+                        f.pos = Pos::Next;
                         if f.list {
                             f.index += 1;
                         } else {
                             f.expect_key = true;
-                            f.key = None;
+                            f.prev_key = f.key.take();
                         }
                     }
                 }
                 ':' => {
                     if let Some(f) = frames.last_mut() {
                         f.expect_key = false;
+                        f.pos = Pos::Value;
                     }
                 }
                 '"' => {
                     let mut s = String::new();
+                    in_string = true;
                     while let Some((_, d)) = chars.next() {
                         match d {
                             '\\' => {
@@ -252,21 +290,82 @@ impl Scan {
                                     s.push(e);
                                 }
                             }
-                            '"' => break,
+                            '"' => {
+                                in_string = false;
+                                break;
+                            }
                             d => s.push(d),
                         }
                     }
-                    if let Some(f) = frames.last_mut().filter(|f| f.expect_key) {
-                        f.key = Some(s);
+                    if let Some(f) = frames.last_mut() {
+                        if in_string {
+                            // Cut inside it: a key, or the value under way.
+                        } else if f.expect_key {
+                            f.key = Some(s);
+                            f.pos = Pos::Name;
+                        } else {
+                            f.pos = Pos::Done;
+                        }
                     }
                 }
-                _ => {}
+                c if c.is_whitespace() => {
+                    if let Some(f) = frames.last_mut().filter(|f| f.pos == Pos::Scalar) {
+                        f.pos = Pos::Done;
+                    }
+                }
+                _ => {
+                    if let Some(f) = frames.last_mut() {
+                        f.pos = Pos::Scalar;
+                    }
+                }
             }
         }
         Scan {
             frames,
             closed,
             offset,
+            in_string,
+        }
+    }
+
+    /// Where the point is in the scenario's terms, for a syntax error or a cut: the
+    /// member being read, or the one just read whole (" after the value of
+    /// `sim.seed`"), never a key the text had already gone past.
+    fn place(&self, prefix: &str) -> String {
+        let Some(f) = self.frames.last() else {
+            return match self.closed {
+                Some(_) => " after the scenario's closing bracket".to_string(),
+                None => String::new(),
+            };
+        };
+        let outer = self.parent_path(prefix);
+        let whole = if outer.is_empty() {
+            "the scenario".to_string()
+        } else {
+            format!("`{outer}`")
+        };
+        if f.list {
+            let entry = |i: usize| format!("`{outer}[{i}]`");
+            return match f.pos {
+                Pos::Start if self.in_string => format!(" in {}", entry(0)),
+                Pos::Start => format!(" at the start of the list {whole}"),
+                Pos::Next if self.in_string => format!(" in {}", entry(f.index)),
+                Pos::Next => format!(" after {}", entry(f.index.saturating_sub(1))),
+                Pos::Value | Pos::Name | Pos::Scalar => format!(" in {}", entry(f.index)),
+                Pos::Done => format!(" after {}", entry(f.index)),
+            };
+        }
+        let member = |k: &str| format!("`{}`", join(&outer, k));
+        match (f.pos, &f.key, &f.prev_key) {
+            (Pos::Start | Pos::Next, _, _) if self.in_string => {
+                format!(" in a field name of {whole}")
+            }
+            (Pos::Next, _, Some(prev)) => format!(" after the field {}", member(prev)),
+            (Pos::Start | Pos::Next, _, _) => format!(" at the start of {whole}"),
+            (Pos::Name, Some(k), _) => format!(" after the field name {}", member(k)),
+            (Pos::Value | Pos::Scalar, Some(k), _) => format!(" in the value of {}", member(k)),
+            (Pos::Done, Some(k), _) => format!(" after the value of {}", member(k)),
+            _ => format!(" in {whole}"),
         }
     }
 

@@ -68,7 +68,7 @@ pub fn numa_fieldset(draft: &Draft, release: Release, edit: &Callback<(Field, St
     let asym_note = asym_note(slit, &pairs);
     let memory_note = memory_note(slit, release);
     html! {
-        // The fieldset is as wide as its grid needs (static/style.css reads --slit-nodes).
+        // The fieldset is as wide as its grid needs (static/css/11-designer.css reads --slit-nodes).
         <fieldset class="designer-numa" style={format!("--slit-nodes: {n}")}>
             <legend>{ "NUMA distances (SLIT)" }</legend>
             <label class="designer-check">

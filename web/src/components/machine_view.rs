@@ -78,7 +78,8 @@ type Cores = Vec<Level<CpuId>>;
 type Clusters = Vec<Level<Level<CpuId>>>;
 type Llcs = Vec<Level<Level<Level<CpuId>>>>;
 type Nodes = Vec<Level<Level<Level<Level<CpuId>>>>>;
-type Packages = Vec<Level<Level<Level<Level<Level<CpuId>>>>>>;
+type Package = Level<Level<Level<Level<Level<CpuId>>>>>;
+type Packages = Vec<Package>;
 
 /// package → node → LLC → cluster → core → CPU.
 fn layout(m: &Machine) -> Packages {
@@ -100,7 +101,7 @@ fn layout(m: &Machine) -> Packages {
 /// column from: its CPUs, its cores (one gap between two) and its SMT cores (each a
 /// box of threads). Each count is the largest over the clusters, so a column holds
 /// any of them.
-fn cluster_row(clusters: &[Level<Level<CpuId>>]) -> String {
+fn cluster_row<'a>(clusters: impl IntoIterator<Item = &'a Level<Level<CpuId>>>) -> String {
     let (mut cpus, mut cores, mut smt) = (0, 0, 0);
     for cluster in clusters {
         cpus = cpus.max(cluster.children.iter().map(|c| c.children.len()).sum());
@@ -116,6 +117,29 @@ fn cluster_row(clusters: &[Level<Level<CpuId>>]) -> String {
     format!("--cpus: {cpus}; --cores: {cores}; --smt: {smt}")
 }
 
+/// Whether an LLC is drawn as a grid of cluster boxes: every cluster has a box (more
+/// than one core, fewer than the LLC's).
+fn tiles(llc: &Level<Level<Level<CpuId>>>) -> bool {
+    let n_cores: usize = llc.children.iter().map(|c| c.children.len()).sum();
+    llc.children
+        .iter()
+        .all(|cluster| cluster.children.len() > 1 && cluster.children.len() < n_cores)
+}
+
+/// The widest cluster row of the whole machine, for the drawing's outer boxes: a node
+/// or LLC sits beside another only where each keeps room for two cluster columns
+/// (static/css/03-machine.css, `.packages.tiled`). `None` where no LLC tiles.
+fn machine_cluster_row(packages: &[Package]) -> Option<String> {
+    let llcs = packages
+        .iter()
+        .flat_map(|p| &p.children)
+        .flat_map(|n| &n.children)
+        .filter(|llc| tiles(llc));
+    let mut clusters = llcs.flat_map(|llc| &llc.children).peekable();
+    clusters.peek()?;
+    Some(cluster_row(clusters))
+}
+
 fn list(nr_cpus: u32, cpus: impl IntoIterator<Item = CpuId>) -> String {
     CpuMask::from_cpus(nr_cpus, cpus).to_list()
 }
@@ -125,6 +149,8 @@ pub fn machine_view(props: &Props) -> Html {
     let m = &props.machine;
     let nr = m.nr_cpus();
     let packages = layout(m);
+    let row = machine_cluster_row(&packages);
+    let tiled = row.is_some().then_some("tiled");
 
     // Per CPU, its busy share, when there is one to show.
     let heat: Option<Vec<Option<u64>>> = props.heat.as_ref().map(|h| {
@@ -225,12 +251,8 @@ pub fn machine_view(props: &Props) -> Html {
         let n_cores: usize = llc.children.iter().map(|c| c.children.len()).sum();
         let boxed = |n: usize| n > 1 && n < n_cores;
         // Where every cluster gets a box they tile the LLC as a grid, row-major, in as
-        // many equal columns as fit; style.css sizes a column from these counts.
-        let grid = llc
-            .children
-            .iter()
-            .all(|cluster| boxed(cluster.children.len()))
-            .then(|| cluster_row(&llc.children));
+        // many equal columns as fit; static/css/03-machine.css sizes a column from these counts.
+        let grid = tiles(llc).then(|| cluster_row(&llc.children));
         let class = classes!("cores", grid.is_some().then_some("clusters"));
         let cpus = llc
             .children
@@ -299,7 +321,7 @@ pub fn machine_view(props: &Props) -> Html {
     };
 
     let onkeydown = Callback::from(|e: KeyboardEvent| {
-        crate::dom::rove(&e, "button.cpu");
+        crate::dom::rove(&e, ".packages", "button.cpu");
     });
     // The drawing as a file (`machine_svg.rs`): the machine model drawn again as SVG,
     // with the shaded span and the selected CPU.
@@ -328,7 +350,8 @@ pub fn machine_view(props: &Props) -> Html {
                 </span>
             </h2>
             <p class="description">{ m.description.clone() }</p>
-            <div class="packages" role="group" {onkeydown}
+            <div class={classes!("packages", tiled)} style={row}
+                role="group" {onkeydown}
                 aria-label="CPUs: Tab reaches the selected one, arrow keys move between them">
                 { for packages.iter().map(package_box) }
             </div>
@@ -371,6 +394,20 @@ mod tests {
             cluster_row(&llc.children),
             "--cpus: 4; --cores: 4; --smt: 0"
         );
+    }
+
+    #[test]
+    fn the_machine_cluster_row_is_the_widest_of_its_tiled_llcs() {
+        let row = |name: &str| {
+            let m = presets::machine(name).expect("preset builds");
+            machine_cluster_row(&layout(&m))
+        };
+        assert_eq!(
+            row("kunpeng920-6426").as_deref(),
+            Some("--cpus: 4; --cores: 4; --smt: 0")
+        );
+        // A CCX is an LLC with no cluster of its own: nothing tiles.
+        assert_eq!(row("epyc9654-2p"), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod machine_svg;
 pub mod machine_view;
 pub mod present;
 pub mod share;
+pub mod side_switch;
 pub mod sim_results;
 pub mod sim_setup;
 pub mod sim_view;

@@ -19,6 +19,7 @@ use yew::prelude::*;
 use crate::components::chart::{Chart, Series, XAxis};
 use crate::components::export_bar::{sim_files, ExportBar};
 use crate::components::live_view::LiveView;
+use crate::components::side_switch::side_switch;
 use crate::components::sim_results::{change, results, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::timeline_panel::TimelinePanel;
@@ -351,30 +352,15 @@ fn legend(state: &AppContext, v: &RunView) -> Html {
             }) }
             if !state.sim_heat.is_empty() {
                 <li class="heat-focus">
-                    { "The drawing shades each CPU by how busy it was under " }
+                    <span id="heat-side-label">{ "The drawing shades each CPU by how busy it was under" }</span>
                     if state.sim_heat.len() == 2 {
-                        <span class="segmented">
-                            { heat_button(state, Side::A) }
-                            { heat_button(state, Side::B) }
-                        </span>
+                        { side_switch(state, "heat-side-label", true) }
                     } else {
                         <b>{ "A" }</b>
                     }
                 </li>
             }
         </ul>
-    }
-}
-
-/// Picks the side whose utilisation the drawing shades.
-fn heat_button(state: &AppContext, side: Side) -> Html {
-    let active = state.focus() == side;
-    let d = state.dispatcher();
-    let onclick = Callback::from(move |_: MouseEvent| d.dispatch(Action::Focus(side)));
-    let label = if side == Side::A { "A" } else { "B" };
-    html! {
-        <button class={classes!("seg", active.then_some("active"))} aria-pressed={active.to_string()}
-            data-heat-side={label} {onclick}>{ label }</button>
     }
 }
 

@@ -63,7 +63,7 @@ pub fn tab_panel(props: &Props) -> Html {
     let onkeydown = {
         let dispatch = state.dispatcher();
         Callback::from(move |e: KeyboardEvent| {
-            if let Some(i) = crate::dom::rove(&e, "[role=tab]") {
+            if let Some(i) = crate::dom::rove(&e, "[role=tablist]", "[role=tab]") {
                 dispatch.dispatch(Action::ShowTab(TABS[i].0));
             }
         })

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  ( Auto | Light | Dark )  ─▶ localStorage["schedlab-theme"]
-//!                           ─▶ <html data-theme="auto|light|dark">  ─▶ static/style.css
+//!                           ─▶ <html data-theme="auto|light|dark">  ─▶ static/css/00-colours.css
 //! ```
 //!
 //! The choice is kept in `localStorage`, not in the link: it is the reader's, not the
@@ -121,7 +121,7 @@ pub fn theme_switch() -> Html {
     let onkeydown = {
         let choose = choose.clone();
         Callback::from(move |e: KeyboardEvent| {
-            if let Some(i) = crate::dom::rove(&e, "[role=radio]") {
+            if let Some(i) = crate::dom::rove(&e, "[role=radiogroup]", "[role=radio]") {
                 choose(Theme::ALL[i]);
             }
         })

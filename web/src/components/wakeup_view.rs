@@ -29,6 +29,7 @@ use yew::prelude::*;
 use crate::components::code_view::CodeView;
 use crate::components::glossary::Gloss;
 use crate::components::machine_view::reject_class;
+use crate::components::side_switch::side_switch;
 use crate::dom::{checked, input_value, select_value};
 use crate::state::sim_wake::side_name;
 use crate::state::{Action, AppContext, ClickMode, Side, SimWakeStatus, WakeOutcome};
@@ -175,13 +176,7 @@ fn trace_list(o: &WakeOutcome) -> Html {
     html! { <ol class="trace">{ for items.collect::<Vec<_>>() }</ol> }
 }
 
-fn decision_card(
-    side: Side,
-    r: &Result<Rc<WakeOutcome>, String>,
-    focused: bool,
-    comparing: bool,
-    on_focus: Callback<Side>,
-) -> Html {
+fn decision_card(side: Side, r: &Result<Rc<WakeOutcome>, String>) -> Html {
     let tag = match side {
         Side::A => "a",
         Side::B => "b",
@@ -193,22 +188,6 @@ fn decision_card(
         Ok(o) => o,
     };
     let d = &o.decision;
-    // A toggle as the page's others are (a button with aria-pressed, like the
-    // Simulate tab's A | B shading): the label names the thing and reads the same on
-    // both sides; pressing the pressed one changes nothing (one side is numbered).
-    let focus_btn = comparing.then(|| {
-        let onclick = Callback::from(move |_: MouseEvent| {
-            if !focused {
-                on_focus.emit(side)
-            }
-        });
-        html! {
-            <button class={classes!("focus", focused.then_some("active"))}
-                aria-pressed={focused.to_string()} {onclick}>
-                { "probe numbers in the drawing" }
-            </button>
-        }
-    });
     html! {
         <div class={classes!("decision-col", format!("side-{tag}"))}>
             <div class="decision" data-side={tag} data-cpu={d.cpu.0.to_string()}>
@@ -223,7 +202,6 @@ fn decision_card(
                     <div><dt>{ "remote rq reads" }</dt><dd>{ d.costs.remote_rq_reads }</dd></div>
                     <div><dt>{ "sd_llc_shared reads" }</dt><dd>{ d.costs.llc_shared_reads }</dd></div>
                 </dl>
-                { for focus_btn }
             </div>
             { trace_list(o) }
             <CodeView outcome={o.clone()} />
@@ -495,21 +473,26 @@ pub fn wakeup_panel() -> Html {
             d.dispatch(Action::SetNrIdleScan(v.trim().parse::<u32>().ok()))
         })
     };
-    let on_focus = {
-        let d = dispatcher.clone();
-        Callback::from(move |s: Side| d.dispatch(Action::Focus(s)))
-    };
-
     let comparing = w.compare.is_some();
+    // Which side's probes the drawing numbers: one side always is, so a choice of
+    // one of two (side_switch.rs), over both cards, not a toggle in each.
     let results = html! {
+        <>
+        if comparing {
+            <div class="probe-numbers">
+                <span id="probe-numbers-label">{ "Probe numbers in the drawing:" }</span>
+                { side_switch(&state, "probe-numbers-label", false) }
+            </div>
+        }
         <div class={classes!("decisions", comparing.then_some("compare"))}>
             if let Some(a) = &state.wake_a {
-                { decision_card(Side::A, a, state.focus() == Side::A, comparing, on_focus.clone()) }
+                { decision_card(Side::A, a) }
             }
             if let Some(b) = &state.wake_b {
-                { decision_card(Side::B, b, state.focus() == Side::B, comparing, on_focus.clone()) }
+                { decision_card(Side::B, b) }
             }
         </div>
+        </>
     };
     let legend = [
         (None, "taken"),

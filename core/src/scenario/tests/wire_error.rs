@@ -153,11 +153,11 @@ fn truncated_or_broken_json_says_so_and_where() {
     }));
     assert_eq!(
         text,
-        "this link's scenario cannot be read: its text ends early inside `sim` (was the link cut short when copied?)"
+        "this link's scenario cannot be read: its text ends early after the field `sim.duration_ms` (was the link cut short when copied?)"
     );
     let text = message(edited(|j| j.replace(r#""seed":7"#, r#""seed":7 8"#)));
     assert!(
-        text.starts_with("this link's scenario cannot be read: it is not valid JSON: expected `,` or `}` inside `sim.seed`, after `"),
+        text.starts_with("this link's scenario cannot be read: it is not valid JSON: expected `,` or `}` after the value of `sim.seed`, at the end of `"),
         "{text}"
     );
     let text = message(with_json(
@@ -172,6 +172,94 @@ fn truncated_or_broken_json_says_so_and_where() {
             format!(
                 "this link's scenario cannot be read: it must be an object {{…}}, found {found}"
             )
+        );
+    }
+}
+
+/// Where a syntax error is, said truly: the member being read, or the one read whole
+/// just before the damage, never a key the text had gone past (before, a comma
+/// missing after `wake`'s closing brace was "inside `wake`", and one missing after
+/// the machine's name "inside `machine`").
+#[test]
+fn a_syntax_error_names_the_member_it_is_in_or_after() {
+    const HEAD: &str = r#"{"machine":"kunpeng920-6426","patches":"6.6""#;
+    for (json, place) in [
+        // A comma missing after a top-level string value.
+        (
+            r#"{"machine":"kunpeng920-6426" "patches":"6.6"}"#.to_string(),
+            "expected `,` or `}` after the value of `machine`",
+        ),
+        // ... after a nested object closed: the damage is in the scenario, not in `wake`.
+        (
+            format!(r#"{HEAD},"wake":{{"sync":true}} "view":"wakeup"}}"#),
+            "expected `,` or `}` after the value of `wake`",
+        ),
+        // A key without its quotes, after a comma.
+        (
+            format!(r#"{HEAD},sim:{{}}}}"#),
+            "key must be a string after the field `patches`",
+        ),
+        // ... as an object's first key.
+        (
+            format!(r#"{HEAD},"sim":{{seed:7}}}}"#),
+            "key must be a string at the start of `sim`",
+        ),
+        // A colon missing after a key.
+        (
+            format!(r#"{HEAD},"sim":{{"seed" 7}}}}"#),
+            "expected `:` after the field name `sim.seed`",
+        ),
+        // A broken literal inside a value.
+        (
+            format!(r#"{HEAD},"wake":{{"sync":tru}}}}"#),
+            "expected ident in the value of `wake.sync`",
+        ),
+        // A trailing comma in an object, and in a list, and a comma missing in a list.
+        (
+            format!(r#"{HEAD},"sim":{{"seed":7,}}}}"#),
+            "trailing comma after the field `sim.seed`",
+        ),
+        (
+            format!(r#"{HEAD},"wake":{{"cookies":[{{"cpus":"0","cookie":1}},]}}}}"#),
+            "trailing comma after `wake.cookies[0]`",
+        ),
+        (
+            format!(r#"{HEAD},"wake":{{"cookies":[{{"cpus":"0","cookie":1}} {{}}]}}}}"#),
+            "expected `,` or `]` after `wake.cookies[0]`",
+        ),
+        // Text after the scenario's end.
+        (
+            format!("{HEAD}}} x"),
+            "trailing characters after the scenario's closing bracket",
+        ),
+    ] {
+        let text = message(with_json(&json));
+        let want = format!(
+            "this link's scenario cannot be read: it is not valid JSON: {place}, at the end of `"
+        );
+        assert!(text.starts_with(&want), "{json}\n{text}\nwant {want}");
+    }
+    // Cut short: in a value, in a key, after an object closed.
+    for (json, place) in [
+        (
+            r#"{"machine":"kunpe"#.to_string(),
+            "in the value of `machine`",
+        ),
+        (format!(r#"{HEAD},"si"#), "in a field name of the scenario"),
+        (
+            format!(r#"{HEAD},"wake":{{"sync":true}}"#),
+            "after the value of `wake`",
+        ),
+        (
+            format!(r#"{HEAD},"wake":{{"cookies":["#),
+            "at the start of the list `wake.cookies`",
+        ),
+    ] {
+        let text = message(with_json(&json));
+        assert_eq!(
+            text,
+            format!("this link's scenario cannot be read: its text ends early {place} (was the link cut short when copied?)"),
+            "{json}"
         );
     }
 }
