@@ -163,3 +163,36 @@ fn json_machine_errors_name_the_line() {
     let tricky = nest.replace("\"name\": \"x\"", "\"name\": \"x [{\\\"]\"");
     assert_eq!(at(&tricky).0, 8);
 }
+
+#[test]
+fn a_wake_up_state_file_says_what_it_is_not_unknown_field_machine() {
+    let text = include_str!("../../../examples/wake/prev-other-cluster.json");
+    let err = load_json(text).unwrap_err().to_string();
+    assert!(
+        err.starts_with("this is a wake-up state file (`schedlab wake --state FILE` reads it), not a machine file"),
+        "{err}"
+    );
+    assert!(err.contains("the preset \"kunpeng920-6426\""), "{err}");
+    assert!(!err.contains("unknown field"), "{err}");
+    // The pasted-text entry point the CLI's -m and the page share says the same.
+    let err = load_machine(text, &ImportHint::NONE)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("wake-up state file"), "{err}");
+}
+
+#[test]
+fn a_page_scenario_says_what_it_is() {
+    use schedlab_core::scenario::{wire_json, Scenario};
+    let s = Scenario::preset("flat-16", "6.8".parse().unwrap()).unwrap();
+    let err = load_json(&wire_json(&s)).unwrap_err().to_string();
+    assert!(err.starts_with("this is the page's scenario"), "{err}");
+    assert!(err.contains("the preset \"flat-16\""), "{err}");
+}
+
+#[test]
+fn a_machine_file_with_a_stray_machine_key_keeps_its_own_error() {
+    let text = "{\"name\": \"x\", \"arch\": \"x86\", \"machine\": \"flat-16\", \"packages\": 1}";
+    let err = load_json(text).unwrap_err();
+    assert!(matches!(err, ImportError::Json { .. }), "{err}");
+}

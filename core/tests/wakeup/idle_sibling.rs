@@ -252,3 +252,49 @@ fn cluster_scan_looking_for_idle_cores_ignores_the_budget_with_or_without_the_id
     let fast = wake_up(&env, &s, &p, &waker, WakeFlags::TTWU, &mut PathOnly);
     assert_eq!(traced, fast);
 }
+
+/// The fall-back's trace words say whether select_idle_cpu() scanned at all. The
+/// LLC's nr_idle_scan is set on the resolved state: a scenario file refuses one above
+/// the LLC's weight.
+fn fallback_words(nr_idle_scan: u32) -> String {
+    let s = prev_in_other_cluster(false, Some(0));
+    let mut r = super::resolve(&s, "6.6+cluster");
+    r.state.llc_shared[0].nr_idle_scan = nr_idle_scan;
+    let mut t = Trace::default();
+    let d = wake_up(&r.env, &r.state, &r.wakee, &r.waker, r.flags, &mut t);
+    assert_eq!(d.cpu.0, 12, "falls back to prev");
+    t.render(&d)
+}
+
+#[test]
+fn the_fallback_says_no_scan_when_nr_idle_scan_is_0() {
+    let r = fallback_words(0);
+    assert!(
+        r.contains("no scan (SIS_UTIL: nr_idle_scan is 0); fall back to prev"),
+        "{r}"
+    );
+    assert!(!r.contains("found"), "{r}");
+}
+
+#[test]
+fn the_fallback_says_no_scan_when_the_cluster_budget_starts_at_0() {
+    // nr_idle_scan's int bits -1: nr = -1 + 1 = 0 passes "if (nr == 1)", and the
+    // cluster loop's "if (--nr <= 0) return -1;" stops before its first probe.
+    let r = fallback_words(u32::MAX);
+    assert!(
+        r.contains("no scan (scan budget nr is 0 at the first CPU); fall back to prev"),
+        "{r}"
+    );
+}
+
+#[test]
+fn the_fallback_counts_the_probes_of_a_scan_that_found_nothing() {
+    // nr = 3: CPUs 1 and 2 probed busy, then the budget stops the loop at CPU 3.
+    let r = fallback_words(2);
+    assert!(
+        r.contains(
+            "the scan found no idle CPU in 2 probes before its budget ran out; fall back to prev"
+        ),
+        "{r}"
+    );
+}

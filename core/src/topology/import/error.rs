@@ -77,6 +77,10 @@ pub enum ImportError {
     },
     #[error("node {node} has CPUs but no row in the `node distances:` table")]
     NoDistanceRow { node: u32 },
+    /// Another schedlab file (a wake-up state file, the page's scenario): what it
+    /// is and what reads it.
+    #[error("{0}")]
+    OtherFile(String),
     #[error("the machine description is inconsistent: {0}")]
     Topology(#[from] TopologyError),
     /// A JSON machine file's inconsistency, at the line of the entry it names.

@@ -1,5 +1,6 @@
 //! JSON machine files ([`MachineSpec`]), with errors that say where and what.
 
+use super::not_machine::other_schedlab_file;
 use super::{ImportError, MAX_INPUT_BYTES};
 use crate::topology::spec::CpuSpec;
 use crate::topology::{Machine, MachineSpec, Numbering, TopologyError};
@@ -14,6 +15,9 @@ pub fn load_json(text: &str) -> Result<Machine, ImportError> {
     }
     let mut de = serde_json::Deserializer::from_str(text);
     let spec: MachineSpec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        if let Some(what) = other_schedlab_file(text) {
+            return ImportError::OtherFile(what);
+        }
         let path = e.path().to_string();
         json_error(e.into_inner(), path)
     })?;

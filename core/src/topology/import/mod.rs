@@ -37,6 +37,7 @@ mod error;
 mod json;
 mod lscpu;
 mod missing;
+mod not_machine;
 mod numactl;
 mod sniff;
 mod sysfs;

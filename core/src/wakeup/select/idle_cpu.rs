@@ -10,7 +10,7 @@ use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Reject, Step, Tracer};
 use crate::wakeup::WakeEnv;
 
-use super::Ctx;
+use super::{Ctx, ScanEnd};
 
 /// `update_idle_cpu_scan()` (kernel/sched/fair.c v6.8, lines 10480-10549): the new
 /// `nr_idle_scan` of the LLC whose first CPU is `llc_id`, given the sum of its CPUs'
@@ -119,6 +119,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // v5.12-v6.0); 6.1 to 6.6 test it only inside the SIS_PROP block below.
         let this_has_llc = env.sd_llc(self.this).is_some();
         if !this_has_llc && self.release < Release::new(6, 1) {
+            self.set_scan_end(ScanEnd::NoThisLlc);
             return self.ret_none(F, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
         }
         let mut cpus = llc.span.and(&self.p.allowed);
@@ -140,6 +141,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if sis_prop {
             if !this_has_llc {
                 // 6.1-6.6: "this_sd = ...; if (!this_sd) return -1;" in the block.
+                self.set_scan_end(ScanEnd::NoThisLlc);
                 return self.ret_none(F, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
             }
             nr = self.sis_prop_budget(llc.span_weight);
@@ -164,6 +166,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     why: "SIS_UTIL: sd_llc_shared->nr_idle_scan".into(),
                 });
                 if nr == 1 {
+                    self.set_scan_end(ScanEnd::UtilZero);
                     return self.ret_none(
                         F,
                         Site::ScanUtilZero,
@@ -198,7 +201,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 let m = sg_span.and(&cpus);
                 match self.scan_with_hint(hint, &m, start, &mut nr, stop_at_zero_only) {
                     Scan::Found(i) => return Some(i),
-                    Scan::Spent => return None,
+                    Scan::Spent => {
+                        self.set_scan_end(ScanEnd::Budget);
+                        return None;
+                    }
                     Scan::Exhausted => {}
                 }
             } else {
@@ -221,6 +227,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                         nr = nr.wrapping_sub(1);
                         if nr <= 0 {
                             self.probe(F, Site::ClusterBudget, c, Some(Reject::BudgetSpent));
+                            self.set_scan_end(ScanEnd::Budget);
                             return self.ret_none(
                                 F,
                                 Site::ClusterBudget,
@@ -262,6 +269,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     Scan::Exhausted => (None, true),
                     Scan::Spent => (None, false),
                 };
+            let end = if accounted {
+                ScanEnd::Exhausted
+            } else {
+                ScanEnd::Budget
+            };
+            self.set_scan_end(end);
             // As the traced loop below: accounted after a break or the end, not after
             // `return -1`.
             self.effects.sis_prop_scan = sis_prop && accounted;
@@ -272,6 +285,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 nr = nr.wrapping_sub(1);
                 if nr == 0 || (nr < 0 && !stop_at_zero_only) {
                     self.probe(F, Site::ScanBudget, c, Some(Reject::BudgetSpent));
+                    self.set_scan_end(ScanEnd::Budget);
                     return self.ret_none(F, Site::ScanBudget, "scan budget spent");
                 }
                 idle_cpu = self.select_idle_cpu_one(F, Site::ScanProbe, c);
@@ -307,7 +321,10 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     "idle CPU"
                 },
             ),
-            None => self.ret_none(F, Site::ScanReturn, "no idle CPU in the LLC"),
+            None => {
+                self.set_scan_end(ScanEnd::Exhausted);
+                self.ret_none(F, Site::ScanReturn, "no idle CPU in the LLC")
+            }
         }
     }
 

@@ -10,7 +10,7 @@ use crate::wakeup::code::Site;
 use crate::wakeup::trace::{Reject, Step, Tracer};
 use crate::wakeup::WakePath;
 
-use super::Ctx;
+use super::{Ctx, ScanEnd};
 
 impl<'a, T: Tracer> Ctx<'a, T> {
     /// `select_idle_sibling(p, prev, target)`.
@@ -223,6 +223,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
 
         // 8. scan the LLC.
+        let probed_before = self.costs.cpus_probed;
         if let Some(i) = self.select_idle_cpu(has_idle_core, target) {
             self.set_path(WakePath::IdleScan);
             return self.ret(
@@ -236,21 +237,13 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // 9. seed 01 3/3: prev or recent outside the cluster.
         if let Some(p) = prev_aff {
             self.set_path(WakePath::PrevOutsideCluster);
-            return self.ret(
-                F,
-                Site::SisPrevAffReturn,
-                p,
-                "cluster scan found nothing: fall back to prev",
-            );
+            let why = self.scan_failed_why(probed_before, "prev");
+            return self.ret(F, Site::SisPrevAffReturn, p, &why);
         }
         if let Some(r) = recent_fallback {
             self.set_path(WakePath::RecentOutsideCluster);
-            return self.ret(
-                F,
-                Site::SisRecentAffReturn,
-                r,
-                "cluster scan found nothing: fall back to recent_used_cpu",
-            );
+            let why = self.scan_failed_why(probed_before, "recent_used_cpu");
+            return self.ret(F, Site::SisRecentAffReturn, r, &why);
         }
         self.set_path(WakePath::NothingIdle);
         self.ret(
@@ -259,6 +252,34 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             target,
             "nothing idle: stay on target",
         )
+    }
+
+    /// Why seed 01 3/3 falls back to `to` after `select_idle_cpu()` returned -1: no
+    /// scan at all (no `this_sd`, SIS_UTIL's nr_idle_scan 0, or a budget that stopped
+    /// the loop before its first probe) or a scan that probed CPUs and found none
+    /// idle. `probed_before` is `costs.cpus_probed` before the call. Empty when not
+    /// tracing: the words are the trace's only.
+    fn scan_failed_why(&self, probed_before: u32, to: &str) -> String {
+        if !T::ON {
+            return String::new();
+        }
+        let n = self.costs.cpus_probed - probed_before;
+        let what = match (self.scan_end, n) {
+            (ScanEnd::NoThisLlc, _) => "no scan (this CPU has no sd_llc)".to_string(),
+            (ScanEnd::UtilZero, _) => "no scan (SIS_UTIL: nr_idle_scan is 0)".to_string(),
+            (ScanEnd::Budget, 0) => "no scan (scan budget nr is 0 at the first CPU)".to_string(),
+            (ScanEnd::Exhausted, 0) => "no scan (no allowed CPU left to scan)".to_string(),
+            (ScanEnd::Budget, n) => {
+                format!(
+                    "the scan found no idle CPU in {n} probe{} before its budget ran out",
+                    plural(n)
+                )
+            }
+            (ScanEnd::Exhausted, n) => {
+                format!("the scan found no idle CPU in {n} probe{}", plural(n))
+            }
+        };
+        format!("select_idle_cpu(): {what}; fall back to {to}")
     }
 
     /// `test_idle_cores(cpu)`: reads the LLC's shared line.
@@ -336,5 +357,14 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             }
         }
         None
+    }
+}
+
+/// "s" after a count other than 1.
+fn plural(n: u32) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }

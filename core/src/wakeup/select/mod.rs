@@ -56,7 +56,24 @@ struct Ctx<'a, T: Tracer> {
     effects: Effects,
     /// Which return of the selection chose the CPU (set at each return that decides).
     path: WakePath,
+    /// How `select_idle_cpu()` last returned -1, for the trace of the fall-backs after
+    /// it (set only when tracing).
+    scan_end: ScanEnd,
     t: &'a mut T,
+}
+
+/// How `select_idle_cpu()` returned -1: the words the trace of seed 01 3/3's fall-backs
+/// uses, which must not say the scan "found nothing" when it never probed a CPU.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ScanEnd {
+    /// Before 6.1 (or in 6.1-6.6's SIS_PROP block): "if (!this_sd) return -1;".
+    NoThisLlc,
+    /// SIS_UTIL: "if (nr == 1) return -1;", nr_idle_scan is 0.
+    UtilZero,
+    /// The budget test ("--nr <= 0" with seed 01, "!--nr" before) returned -1.
+    Budget,
+    /// The loops ran out of CPUs.
+    Exhausted,
 }
 
 impl<'a, T: Tracer> Ctx<'a, T> {
@@ -80,6 +97,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             costs: Costs::default(),
             effects: Effects::default(),
             path: WakePath::NothingIdle,
+            scan_end: ScanEnd::Exhausted,
             t,
         }
     }
@@ -100,6 +118,14 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     fn set_path(&mut self, p: WakePath) {
         if T::PATH {
             self.path = p;
+        }
+    }
+
+    /// Notes how `select_idle_cpu()` returned -1, when tracing.
+    #[inline(always)]
+    fn set_scan_end(&mut self, e: ScanEnd) {
+        if T::ON {
+            self.scan_end = e;
         }
     }
 
