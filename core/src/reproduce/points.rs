@@ -76,7 +76,7 @@ const SEED04_RUNS: u32 = 32;
 
 /// Seed 03 at full scale: loops per seed. 400 loops are the run's start-up: the
 /// change builds over thousands of loops and by 4 000 agrees with 40 000 loops and
-/// with the steady-state rate between them (+35.3, +37.1, +37.3%; docs/fidelity.md,
+/// with the steady-state rate between them (+35.3, +37.1, +37.3%; docs/fidelity-history.md,
 /// "Session 28: seeds 02 and 03 past the start-up"). Chosen as the shortest length
 /// whose change a 10× longer run confirms, not from the published figure.
 const SEED03_LOOPS: u64 = 4_000;

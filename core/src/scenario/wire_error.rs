@@ -184,7 +184,8 @@ fn machine_error(json: &str, at: &Scan, prefix: &str, path: String) -> ScenarioE
 }
 
 /// The byte offset of serde_json's (1-based line, column) in `text`: its column counts
-/// the bytes of the line read before the error.
+/// the bytes of the line read before the error. A column inside a character (serde
+/// read its first byte, `é`'s) stands for the whole character: the offset is past it.
 fn offset(text: &str, line: usize, column: usize) -> usize {
     let start = text
         .split_inclusive('\n')
@@ -193,7 +194,7 @@ fn offset(text: &str, line: usize, column: usize) -> usize {
         .sum::<usize>();
     let mut at = (start + column).min(text.len());
     while !text.is_char_boundary(at) {
-        at -= 1;
+        at += 1;
     }
     at
 }

@@ -312,3 +312,40 @@ fn a_wrong_value_in_a_workload_names_its_member() {
     );
     assert!(text.ends_with(r#"found "many""#), "{text}");
 }
+
+/// A character serde could not take that is more than one byte (`é`) is placed and
+/// quoted as an ASCII one is: serde's column ends inside it, and the scan once stopped
+/// a character early ("expected value after the field name `sim.seed`" with the `:`
+/// read, and the quoted text without the `é`).
+#[test]
+fn a_multibyte_character_where_the_damage_is_is_told_as_an_ascii_one() {
+    const HEAD: &str = r#"{"machine":"kunpeng920-6426","patches":"6.6""#;
+    for (bad, place) in [
+        (r#""seed":é"#, "expected value in the value of `sim.seed`"),
+        (
+            r#""seed" é"#,
+            "expected `:` after the field name `sim.seed`",
+        ),
+        (
+            r#""seed":7,é"#,
+            "key must be a string after the field `sim.seed`",
+        ),
+    ] {
+        let json = format!(r#"{HEAD},"sim":{{{bad}}}}}"#);
+        let ascii = json.replace('é', "x");
+        let text = message(with_json(&json));
+        assert_eq!(
+            text,
+            message(with_json(&ascii)).replace("x`", "é`"),
+            "{json}"
+        );
+        let want = format!(
+            "this link's scenario cannot be read: it is not valid JSON: {place}, at the end of `"
+        );
+        assert!(text.starts_with(&want), "{json}\n{text}\nwant {want}");
+        assert!(
+            text.ends_with("é`"),
+            "the quoted text ends at the character: {text}"
+        );
+    }
+}

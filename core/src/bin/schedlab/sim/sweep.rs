@@ -76,20 +76,21 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
         )
         .map_err(|e| e.to_string())?,
         SweepFormat::Table => {
+            // A kernel's column is as wide as its name where that is longer than 16.
+            let (b, p) = (baseline.to_string(), patched.to_string());
+            let (wb, wp) = (b.len().max(16), p.len().max(16));
             let mut o = format!(
-                "{} on {} (CPUs {}): {}\n{:>9}  {:>16}  {:>16}  {:>9}\n",
+                "{} on {} (CPUs {}): {}\n{:>9}  {b:>wb$}  {p:>wp$}  {:>9}\n",
                 a.common.workload_name(),
                 reports[0].machine,
                 reports[0].cpus,
                 headline_meaning(&reports[0]),
                 reports[0].workload.scale_name(),
-                baseline.to_string(),
-                patched.to_string(),
                 "change"
             );
             for r in &rows {
                 o += &format!(
-                    "{:>9}  {:>16}  {:>16}  {:>+8.2}%{}\n",
+                    "{:>9}  {:>wb$}  {:>wp$}  {:>+8.2}%{}\n",
                     r.threads,
                     table_value(&reports[0], r.baseline),
                     table_value(&reports[0], r.patched),
@@ -236,6 +237,46 @@ mod tests {
             table.contains("(change: positive when 6.6+cluster does better than 6.6)"),
             "{table}"
         );
+    }
+
+    /// The table's columns line up under their headings, also where a kernel's name
+    /// is longer than a number's cell (before, `6.6+cluster-scan+ttwu-l2c` pushed its
+    /// heading and `change` past the numbers under them).
+    #[test]
+    fn the_table_keeps_its_columns_under_long_kernel_names() {
+        let f = SweepFlags::try_parse_from([
+            "sweep",
+            "--machine",
+            "jacobsville",
+            "--workload",
+            "hackbench",
+            "--threads",
+            "1",
+            "--loops",
+            "2",
+            "--fds",
+            "2",
+            "--baseline",
+            "6.6",
+            "--patched",
+            "6.6+cluster-scan+ttwu-l2c",
+            "--seeds",
+            "1",
+        ])
+        .unwrap();
+        let table = sweep(f.a).unwrap();
+        // Where each whitespace-separated cell of a line ends.
+        let ends = |line: &str| -> Vec<usize> {
+            let b = line.as_bytes();
+            (0..b.len())
+                .filter(|&i| b[i] != b' ' && (i + 1 == b.len() || b[i + 1] == b' '))
+                .map(|i| i + 1)
+                .collect()
+        };
+        let lines: Vec<&str> = table.lines().collect();
+        let (head, row) = (ends(lines[1]), ends(lines[2]));
+        assert_eq!(head.len(), 4, "{table}");
+        assert_eq!(head[..], row[..4], "{table}");
     }
 
     #[test]
