@@ -53,6 +53,18 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
             while !json.is_char_boundary(before) {
                 before -= 1;
             }
+            // serde_json's enums (`deserialize_enum()`) take only a string or an
+            // object and call any other value "expected value", a syntax error: where
+            // a valid JSON value stands, the value is of the wrong kind.
+            if let Some(found) = value_not_a_name(msg, &json[before..]) {
+                let path = Scan::to(json, before).path(prefix);
+                if !path.is_empty() {
+                    return ScenarioError::Field {
+                        path,
+                        problem: format!("must be {}, found {found}", expected_text(VARIANT)),
+                    };
+                }
+            }
             return ScenarioError::Json(format!(
                 "it is not valid JSON: {msg}{}, at the end of `{}`",
                 Scan::to(json, before).place(prefix),
@@ -501,9 +513,32 @@ fn one_of(known: &str) -> String {
     }
 }
 
+/// serde's name for an enum's value (a unit variant's name).
+const VARIANT: &str = "variant identifier";
+
+/// `Some(the value)` when serde_json said "expected value" where `rest` starts with a
+/// JSON number, `true`, `false`, `null` or a list: valid JSON that an enum refused.
+fn value_not_a_name(msg: &str, rest: &str) -> Option<String> {
+    if msg != "expected value" {
+        return None;
+    }
+    let first = rest.chars().next()?;
+    if first == '[' {
+        return Some("a list […]".to_string());
+    }
+    let token: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))
+        .collect();
+    let number = first == '-' || first.is_ascii_digit();
+    let literal = matches!(token.as_str(), "true" | "false" | "null");
+    (number || literal).then(|| shorten(&token))
+}
+
 /// serde's name of what it expected, for someone editing JSON by hand.
 fn expected_text(expected: &str) -> String {
     match expected {
+        VARIANT => "a name in quotes (one of the values it takes)".to_string(),
         "u8" => "a whole number from 0 to 255".to_string(),
         "u16" => "a whole number from 0 to 65535".to_string(),
         "u32" => "a whole number from 0 to 4294967295".to_string(),

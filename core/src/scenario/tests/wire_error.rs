@@ -104,6 +104,36 @@ fn an_unknown_enum_value_lists_the_known_ones() {
     );
 }
 
+/// An enum's value that is not a string at all: serde's "variant identifier" in the
+/// user's words.
+#[test]
+fn an_enum_value_that_is_not_a_name_says_a_name_in_quotes() {
+    for (from, to, field) in [
+        (r#""view":"wakeup""#, r#""view":5"#, "view"),
+        (r#""kind":"tbench""#, r#""kind":true"#, "sim.workload.kind"),
+    ] {
+        let text = message(edited(|j| j.replace(from, to)));
+        assert!(
+            text.starts_with(&format!(
+                "this link's field `{field}` must be a name in quotes (one of the values it takes)"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("identifier"), "{text}");
+    }
+    let text = message(edited(|j| j.replace(r#""view":"wakeup""#, r#""view":[1]"#)));
+    assert!(text.ends_with("found a list […]"), "{text}");
+    let text = message(edited(|j| {
+        j.replace(r#""view":"wakeup""#, r#""view":-2.5"#)
+    }));
+    assert!(text.ends_with("found -2.5"), "{text}");
+    // Not a JSON value at all: still a syntax error.
+    let text = message(edited(|j| {
+        j.replace(r#""view":"wakeup""#, r#""view":wakeup"#)
+    }));
+    assert!(text.contains("it is not valid JSON"), "{text}");
+}
+
 #[test]
 fn a_bad_machine_names_its_own_field() {
     let text = message(with_json(r#"{"machine":1,"patches":"6.6"}"#));
