@@ -266,7 +266,7 @@ pub const LESSONS: &[Lesson] = &[
             Step {
                 text: "Once a CPU is chosen, `try_to_wake_up()` must put the task on its runqueue, \
                        and `ttwu_queue_cond()` (core.c) says how. CPU 16 is in another CCX of this \
-                       EPYC, so another [[LLC]]: the waker puts the task on CPU 16's [[wakelist]] \
+                       EPYC, so another [[LLC]]: the waking CPU puts the task on CPU 16's [[wakelist]] \
                        and sends an [[IPI]]; CPU 16 enqueues it itself.",
                 scene: Some(epyc_wake("", 16)),
                 highlight: Some(H::Decisions),

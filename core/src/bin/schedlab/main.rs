@@ -420,7 +420,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 fn domains(a: DomainsArgs) -> Result<DomainsAnswer, String> {
     let machine = load_machine(&a.machine, &a.machine_opts)?;
-    let patches: PatchSet = a.kernel.parse().map_err(|e| format!("--kernel: {e}"))?;
+    let patches: PatchSet = a
+        .kernel
+        .parse()
+        .map_err(|e| format!("--kernel (--patches): {e}"))?;
     let mut cfg = BuildConfig::for_patches(&patches);
     cfg.relax_domain_level = a.relax_domain_level;
     if let Some(off) = &a.offline {
@@ -500,7 +503,10 @@ mod tests {
         let spelt_as_run = cli(&["domains", "-m", "jacobsville", "--patches", "6.6+cluster"]);
         assert!(spelt_as_run.is_ok(), "{spelt_as_run:?}");
         let e = cli(&["domains", "-m", "jacobsville", "-k", "6.6+clsuter"]).unwrap_err();
-        assert!(e.starts_with("--kernel: unknown patch \"clsuter\""), "{e}");
+        assert!(
+            e.starts_with("--kernel (--patches): unknown patch \"clsuter\""),
+            "{e}"
+        );
     }
 
     /// A machine name that is no preset and no file suggests the presets it may have
