@@ -41,7 +41,7 @@ pub(in crate::sim) struct Part {
 impl Part {
     #[inline]
     fn of(rq: &RqState) -> Part {
-        let nr_running = rq.kernel_nr_running();
+        let nr_running = rq.nr_running;
         Part {
             load: rq.load_avg,
             util: rq.util_avg,
