@@ -30,7 +30,7 @@ pub(in crate::sim) struct Part {
     pub load: u64,
     /// `cpu_util_cfs()`.
     pub util: u64,
-    /// `rq->nr_running` (the kernel's: [`RqState::kernel_nr_running`]).
+    /// `rq->nr_running` (a wakee on the wake list is not on the rq yet: `Loc::WakeList`).
     pub nr_running: u32,
     /// CPUs running more than one task (`SG_OVERLOAD` when non-zero).
     pub overloaded: u32,
