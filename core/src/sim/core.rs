@@ -162,21 +162,39 @@ impl Simulator {
 
     /// `sched_ttwu_pending()` (core.c v6.8 3885-3918) on `cpu`, from the wake list's
     /// IPI or, for a CPU leaving idle, the idle loop's `flush_smp_call_function_queue()`
-    /// (do_idle(), idle.c v6.8 339) before it schedules: the wakees on the list are
-    /// activated (`ttwu_do_activate()`: the kernel's `rq->nr_running` counts them from
-    /// here; the simulator enqueued them at the wake-up) and `rq->ttwu_pending` is
-    /// cleared.
+    /// (do_idle(), idle.c v6.8 339) before it schedules: each wakee on the list, in the
+    /// order it was queued (`flush_smp_call_function_queue()` reverses the llist), is
+    /// activated by `ttwu_do_activate()` (core.c v6.8 3782-3831): `activate_task()` →
+    /// `enqueue_task_fair()` places its vruntime and attaches its load only now, then
+    /// `wakeup_preempt()` (on a running CPU, `resched_curr()` of itself: the flag is set
+    /// and `__schedule()` runs on the way out of the interrupt; nothing while the flag
+    /// is already set, fair.c v6.8 8301) and the `rq->idle_stamp` update of
+    /// `avg_idle`. Then `rq->ttwu_pending` is cleared.
     #[inline]
     pub(super) fn sched_ttwu_pending(&mut self, cpu: u32) {
-        if self.state.rqs[cpu as usize].wakelist_queued > 0 {
-            for &t in &self.cpus[cpu as usize].queue {
-                self.on_wakelist[t as usize] = false;
+        let mut list = std::mem::take(&mut self.cpus[cpu as usize].wake_list);
+        for &t in &list {
+            self.tasks[t as usize].loc = Loc::Blocked; // transient, enqueue() places it
+            self.enqueue(t, cpu);
+            let c = &self.cpus[cpu as usize];
+            if c.mode == Mode::Running
+                && c.curr != u32::MAX
+                && !c.need_resched
+                && !c.resched_ipi
+                && self.should_preempt(cpu, t)
+            {
+                let c = &mut self.cpus[cpu as usize];
+                c.resched_ipi = true;
+                let g = c.switch_gen;
+                self.queue.push(self.now, Event::Resched { cpu, gen: g });
             }
+            self.update_avg_idle(cpu);
         }
-        self.update_rq(cpu, |rq| {
-            rq.ttwu_pending = false;
-            rq.wakelist_queued = 0;
-        });
+        list.clear();
+        self.cpus[cpu as usize].wake_list = list; // keeps its allocation
+        if self.state.rqs[cpu as usize].ttwu_pending {
+            self.update_rq(cpu, |rq| rq.ttwu_pending = false);
+        }
     }
 
     /// `update_curr()` on every CPU and the force-idle time so far, so the metrics are

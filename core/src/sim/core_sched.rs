@@ -341,9 +341,7 @@ impl Simulator {
             .iter()
             .copied()
             .filter(|&t| {
-                // A wakee still on src's wake list is not in its core tree yet.
-                !self.on_wakelist[t as usize]
-                    && self.cookie(t) == cookie
+                self.cookie(t) == cookie
                     && self.allowed_on(t, cpu)
                     && self.core_occ[t as usize] <= idle_occ
             })

@@ -97,15 +97,12 @@ impl Simulator {
     }
 
     /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
-    #[inline]
+    /// `enqueue_entity()` charges the running task first (`update_curr()`, fair.c v6.8
+    /// 5275; v6.5 the same), so the wakee is placed against `avg_vruntime()` of now
+    /// (5300), not of the running task's last update.
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
-        self.enqueue_woken(t, cpu, false);
-    }
-
-    /// [`Simulator::enqueue`]; `wakelist`: a wakee still on `cpu`'s wake list, counted
-    /// in `wakelist_queued` as well, in the same runqueue write.
-    pub(super) fn enqueue_woken(&mut self, t: u32, cpu: u32, wakelist: bool) {
         let changed = self.util_est_enqueue(t, cpu);
+        self.update_curr(cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
         let avg = self.avg_vruntime(cpu);
         let now = self.now.ns();
@@ -145,7 +142,6 @@ impl Simulator {
         }
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
-        self.on_wakelist[t as usize] = wakelist;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.
         self.attach_entity_load_avg(t, cpu);
         // account_entity_enqueue(): list_add() at the head of rq->cfs_tasks.
@@ -154,10 +150,7 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         c.queue.push(t);
         c.v_sum += v;
-        self.update_rq(cpu, |rq| {
-            rq.nr_running += 1;
-            rq.wakelist_queued += wakelist as u32;
-        });
+        self.update_rq(cpu, |rq| rq.nr_running += 1);
         let nr = self.state.rqs[cpu as usize].nr_running;
         self.balance.note_nr_running(nr);
         if nr == 1 {

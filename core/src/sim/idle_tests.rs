@@ -343,7 +343,7 @@ fn a_sleepers_timer_that_wakes_its_task_elsewhere_ends_the_idle_stay() {
     assert!(!states[was].polling && since < t);
     assert_eq!(sim.cpus[sib as usize].mode, Mode::Running);
     assert!(
-        matches!(sim.tasks[b].loc, Loc::Queued(c) | Loc::Running(c) if c == other),
+        matches!(sim.tasks[b].loc, Loc::Queued(c) | Loc::Running(c) | Loc::WakeList(c) if c == other),
         "the wakee went to CPU {other}: {:?}",
         sim.tasks[b].loc
     );

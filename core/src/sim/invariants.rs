@@ -95,19 +95,38 @@ impl Simulator {
                     rq.nr_running, nr
                 ));
             }
-            let listed = c
-                .queue
+            // The wake list: its wakees are off the rq, `rq->ttwu_pending` is set until
+            // sched_ttwu_pending() empties it, and something empties it: a running
+            // CPU's IPI is in flight (Event::WakelistIpi), an idle one was kicked.
+            if let Some(&t) = c
+                .wake_list
                 .iter()
-                .filter(|&&t| self.on_wakelist[t as usize])
-                .count() as u32;
-            if rq.wakelist_queued != listed
-                || rq.wakelist_queued > rq.nr_running
-                || (rq.wakelist_queued > 0 && !rq.ttwu_pending)
+                .find(|&&t| self.tasks[t as usize].loc != Loc::WakeList(ci as u32))
             {
                 return Err(format!(
-                    "CPU {ci}: {} wakees on the wake list ({listed} queued tasks marked), nr_running {}, ttwu_pending {}",
-                    rq.wakelist_queued, rq.nr_running, rq.ttwu_pending
+                    "CPU {ci}: task {t} on its wake list is {:?}",
+                    self.tasks[t as usize].loc
                 ));
+            }
+            if !c.wake_list.is_empty() {
+                if !rq.ttwu_pending {
+                    return Err(format!(
+                        "CPU {ci}: {} wakees on its wake list, ttwu_pending clear",
+                        c.wake_list.len()
+                    ));
+                }
+                let stranded = match c.mode {
+                    Mode::Idle => true,
+                    Mode::Running => c.wakelist_ipi_at < self.now,
+                    Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => false,
+                };
+                if stranded {
+                    return Err(format!(
+                        "CPU {ci} ({:?}): {} wakees on its wake list and no IPI or schedule() on the way",
+                        c.mode,
+                        c.wake_list.len()
+                    ));
+                }
             }
             if c.mode == Mode::Idle && !c.queue.is_empty() {
                 return Err(format!(
@@ -131,7 +150,7 @@ impl Simulator {
             let at = self.attached[i];
             let where_ok = match t.loc {
                 Loc::Running(c) | Loc::Queued(c) => at == c,
-                Loc::Blocked => at == u32::MAX || at == t.last_cpu,
+                Loc::Blocked | Loc::WakeList(_) => at == u32::MAX || at == t.last_cpu,
                 Loc::Exited => at == u32::MAX,
             };
             if !where_ok {
@@ -144,6 +163,20 @@ impl Simulator {
                 Loc::Running(_) | Loc::Queued(_) => {
                     if seen[i] != 1 {
                         return Err(format!("task {i} found {} times on CPUs", seen[i]));
+                    }
+                    live += !t.background as u32;
+                }
+                Loc::WakeList(c) => {
+                    let listed = self.cpus[c as usize]
+                        .wake_list
+                        .iter()
+                        .filter(|&&x| x == i as u32)
+                        .count();
+                    if seen[i] != 0 || listed != 1 {
+                        return Err(format!(
+                            "task {i} of CPU {c}'s wake list is listed there {listed} times, on CPUs {} times",
+                            seen[i]
+                        ));
                     }
                     live += !t.background as u32;
                 }

@@ -233,6 +233,11 @@ pub struct SimConfig {
 enum Loc {
     Running(u32),
     Queued(u32),
+    /// On the CPU's wake list (`__ttwu_queue_wakelist()`, core.c v6.8 3944-3952): woken
+    /// (`TASK_WAKING`), not on its rq (`p->on_rq == 0`): not in `rq->nr_running`,
+    /// `rq->cfs_tasks` or the core tree, its vruntime not placed and its load not
+    /// attached until `sched_ttwu_pending()` activates it.
+    WakeList(u32),
     Blocked,
     Exited,
 }
@@ -355,6 +360,10 @@ struct Cpu {
     /// When the last wake-list IPI sent to this CPU while it ran lands
     /// (`Event::WakelistIpi`).
     wakelist_ipi_at: SimTime,
+    /// The CPU's wake list (its `call_single_queue` entries of type `CSD_TYPE_TTWU`):
+    /// the wakees `__ttwu_queue_wakelist()` queued (core.c v6.8 3944-3952), in the
+    /// order `sched_ttwu_pending()` activates them.
+    wake_list: Vec<u32>,
     idle_since: SimTime,
     cstate: u8,
     /// `ts->tick_stopped` (tick-sched): an idle CPU with its tick stopped takes no
@@ -538,11 +547,6 @@ pub struct Simulator {
     /// line 8487) or passed over by `detach_tasks()` (`goto next: list_move()`, line
     /// 9164). A side table: `Task` stays 128 bytes.
     cfs_mru: Vec<u64>,
-    /// Per task: on its CPU's wake list (`ttwu_queue_wakelist()`), enqueued by the
-    /// simulator but not yet by the kernel, whose `rq->cfs_tasks` and core tree do not
-    /// hold it until `sched_ttwu_pending()` (counted in `RqState::wakelist_queued`).
-    /// A side table: [`Task`] is two full cache lines.
-    on_wakelist: Vec<bool>,
     /// The last stamp of `cfs_mru` handed out.
     mru_seq: u64,
     live: u32,

@@ -96,7 +96,7 @@ impl Simulator {
             c.descheduling.0 = u32::MAX;
             self.active_load_balance_cpu_stop(cpu);
         }
-        let to_idle = self.state.rqs[cpu as usize].kernel_nr_running() == 0;
+        let to_idle = self.state.rqs[cpu as usize].nr_running == 0;
         // resched_curr()'s IPI of the pass (idle_resched_needs_ipi()) is received in
         // the task switched to, or in idle.
         if ipi && !to_idle {

@@ -86,7 +86,7 @@ fn before_6_0_a_task_still_on_cpu_goes_back_behind_the_one_task_there() {
     sim.wake(0, None, 3, WakeFlags::NONE);
     assert_eq!(sim.metrics.wake_on_cpu, 1);
     assert_eq!(sim.metrics.wake_on_cpu_spin, 0);
-    assert_eq!(sim.tasks[0].loc, Loc::Queued(0));
+    assert_eq!(sim.tasks[0].loc, Loc::WakeList(0));
 }
 
 /// Once the switch has ended, `p->on_cpu` is clear: no spin, no shortcut.

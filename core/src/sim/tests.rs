@@ -497,7 +497,7 @@ fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
     sim.tasks[second as usize].tokens += 1;
     sim.wake(second, Some(waker), cpu, WakeFlags::SYNC);
     assert_eq!(sim.metrics.wake_ipi, ipis, "no IPI of its own");
-    assert_eq!(sim.tasks[second as usize].loc, Loc::Queued(target));
+    assert_eq!(sim.tasks[second as usize].loc, Loc::WakeList(target));
     assert_eq!(
         sim.cpus[target as usize].stolen_ns, stolen,
         "no second receive"
@@ -514,6 +514,57 @@ fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
         sim.now.since(t0),
         sim.cost.params.ipi_ns(),
         "as the first IPI lands"
+    );
+    assert_eq!(sim.tasks[second as usize].loc, Loc::Running(target));
+}
+
+/// `__ttwu_queue_wakelist()` (core.c v6.8 3944-3952) leaves the wakee off the target's
+/// rq: until the IPI's `sched_ttwu_pending()` (3885-3918) runs `ttwu_do_activate()`
+/// (3782-3831), it is not in `rq->nr_running` (what `find_busiest_queue()` and
+/// `detach_tasks()` read, fair.c v6.8 10806, 9083-9091) nor on the CFS queue, and its
+/// vruntime is placed only then, against the target's
+/// `avg_vruntime()` after `enqueue_entity()`'s `update_curr()` (fair.c v6.8 5275,
+/// 5300). Until session 29 the simulator enqueued, placed and attached it at the
+/// wake-up and only discounted it from `nr_running`.
+#[test]
+fn a_wake_list_wakee_is_enqueued_and_placed_when_its_ipi_lands() {
+    let (curr, waker, wakee) = (0, 1, 2);
+    let (cpu, target) = (2, 30);
+    let mut sim = remote_running_target(cpu, target);
+    assert_ne!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
+    // No preemption: the target keeps running its hog through the IPI.
+    sim.update_curr(target);
+    let v = sim.tasks[curr as usize].vruntime;
+    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+    sim.tasks[wakee as usize].vlag = 0;
+    sim.tasks[wakee as usize].tokens += 1;
+    sim.wake(wakee, Some(waker), cpu, WakeFlags::SYNC);
+    let t0 = sim.now;
+    assert_eq!(sim.tasks[wakee as usize].loc, Loc::WakeList(target));
+    assert_eq!(sim.state.rqs[target as usize].nr_running, 1, "curr only");
+    assert!(!sim.cpus[target as usize].queue.contains(&wakee));
+    let placed_before = sim.tasks[wakee as usize].vruntime;
+    while sim.tasks[wakee as usize].loc == Loc::WakeList(target) {
+        assert!(sim.step());
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    assert_eq!(
+        sim.now.since(t0),
+        sim.cost.params.ipi_ns(),
+        "as the IPI lands"
+    );
+    assert_eq!(sim.tasks[wakee as usize].loc, Loc::Queued(target));
+    assert_eq!(sim.state.rqs[target as usize].nr_running, 2);
+    // Placed at the target's avg_vruntime() of now (vlag 0): the hog ran on through
+    // the IPI, so later than anything the wake-up could have seen.
+    let placed = sim.tasks[wakee as usize].vruntime;
+    assert!(placed > placed_before, "{placed} <= {placed_before}");
+    sim.update_curr(target);
+    let hog_v = sim.tasks[curr as usize].vruntime;
+    assert_eq!(
+        placed,
+        (hog_v + placed) / 2,
+        "at the mean of the hog's vruntime (updated to now) and its own"
     );
 }
 
@@ -562,7 +613,7 @@ fn a_second_wake_up_onto_a_pending_idle_target_joins_its_wake_list() {
     assert_eq!(sim.metrics.wake_ipi, ipis + 1, "a wake list and an IPI");
     let rq = &sim.state.rqs[target as usize];
     assert!(rq.ttwu_pending);
-    assert_eq!(rq.kernel_nr_running(), 0, "the wakee is not on the rq yet");
+    assert_eq!(rq.nr_running, 0, "the wakee is not on the rq yet");
     let pv = sim.views[second as usize].task.clone().unwrap();
     assert!(
         crate::wakeup::ttwu_queue_cond(&sim.env, &sim.state, &pv, CpuId(cpu), CpuId(target)),
@@ -579,7 +630,7 @@ fn a_second_wake_up_onto_a_pending_idle_target_joins_its_wake_list() {
         (ipis + 1, joined + 1),
         "the second joins the pending list, no IPI of its own"
     );
-    assert_eq!(sim.state.rqs[target as usize].kernel_nr_running(), 0);
+    assert_eq!(sim.state.rqs[target as usize].nr_running, 0);
     while sim.cpus[target as usize].mode != Mode::Running {
         assert!(sim.step(), "the target never ran");
         assert!(sim.error.is_none(), "{:?}", sim.error);
@@ -587,7 +638,7 @@ fn a_second_wake_up_onto_a_pending_idle_target_joins_its_wake_list() {
     let rq = &sim.state.rqs[target as usize];
     assert!(!rq.ttwu_pending);
     assert_eq!(
-        (rq.nr_running, rq.kernel_nr_running()),
+        (rq.nr_running, rq.nr_running),
         (2, 2),
         "both activated as the target left idle"
     );

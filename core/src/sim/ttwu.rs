@@ -415,10 +415,11 @@ impl Simulator {
     /// `ttwu_do_activate()`: the wakee owes the cache-distance cost of its data (last
     /// written on `src`, `dist` from `target`) on its next run, and is enqueued.
     /// `wakelist`: `ttwu_queue_wakelist()` → `__ttwu_queue_wakelist()` (core.c v6.8
-    /// 4026-4035, 3944-3952) left it on `target`'s wake list, off the rq, until the
-    /// target's `sched_ttwu_pending()` activates it: the simulator enqueues it now and
-    /// counts it in [`crate::wakeup::RqState::wakelist_queued`], which the kernel's
-    /// readers of `rq->nr_running` leave out until then.
+    /// 4026-4035, 3944-3952) only sets `rq->ttwu_pending` and puts the wakee on
+    /// `target`'s wake list, off the rq: no `place_entity()`, no
+    /// `update_load_avg(DO_ATTACH)`, no `rq->nr_running` until the target's
+    /// `sched_ttwu_pending()` (3885-3918) runs `ttwu_do_activate()` (3782-3831)
+    /// ([`Simulator::sched_ttwu_pending`]).
     fn ttwu_do_activate(&mut self, p: u32, src: u32, target: u32, dist: Distance, wakelist: bool) {
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
         let task = &mut self.tasks[p as usize];
@@ -426,7 +427,12 @@ impl Simulator {
         if !task.background {
             task.wake_at = self.now;
         }
-        self.enqueue_woken(p, target, wakelist);
+        if wakelist {
+            task.loc = Loc::WakeList(target);
+            self.cpus[target as usize].wake_list.push(p);
+            return;
+        }
+        self.enqueue(p, target);
         self.update_avg_idle(target);
     }
 
@@ -453,6 +459,13 @@ impl Simulator {
                 if q.need_ipi && target != cpu {
                     self.cpus[target as usize].stolen_ns += ipi_recv;
                 }
+                if q.wakelist {
+                    // The wakee is not on the rq yet: the IPI's handler,
+                    // sched_ttwu_pending() → ttwu_do_activate() → wakeup_preempt()
+                    // (core.c v6.8 3804), decides the preemption as it lands
+                    // (Event::WakelistIpi, in flight: check_invariants()).
+                    return;
+                }
                 // check_preempt_wakeup_fair() and resched_curr() return early while
                 // the current task's TIF_NEED_RESCHED is set (fair.c v6.8 8301, core.c
                 // 1052): one resched, one IPI, until the target schedules.
@@ -464,22 +477,12 @@ impl Simulator {
                     if waker.is_some() && target == cpu {
                         self.cpus[cpu as usize].need_resched = true;
                     } else {
-                        let delay = if target == cpu {
-                            0
-                        } else if q.wakelist && !q.need_ipi {
-                            // Joined a wake list whose IPI is on its way: its handler
-                            // activates the wakee and reschedules locally.
-                            self.cpus[target as usize].wakelist_ipi_at.since(now)
-                        } else {
-                            ipi
-                        };
-                        if target != cpu && !q.wakelist {
+                        let delay = if target == cpu { 0 } else { ipi };
+                        if target != cpu {
                             // resched_curr() of a remote running CPU (core.c v6.8
                             // 1063-1065): set_nr_and_not_polling() sets the flag at
                             // once, and this CPU sends smp_send_reschedule(), whose
-                            // handler the target runs (a wakelist's IPI already
-                            // brought the wake-up there, and its handler resched the
-                            // target locally).
+                            // handler the target runs.
                             self.cpus[target as usize].resched_ipi = true;
                             self.cpus[target as usize].stolen_ns += ipi_recv;
                             self.charge_waker(waker, cpu, ipi_send);

@@ -41,15 +41,6 @@ pub struct RqState {
     /// `rq->ttwu_pending`: a wake-up is queued on this CPU's wakelist.
     #[serde(default)]
     pub ttwu_pending: bool,
-    /// The simulator's wakees still on this CPU's wake list, counted in `nr_running`.
-    /// The simulator enqueues a wakee when it wakes it; the kernel's
-    /// `ttwu_queue_wakelist()` leaves it off the rq (`p->on_rq == 0`) until the target's
-    /// `sched_ttwu_pending()` → `ttwu_do_activate()` → `activate_task()` (core.c v6.8
-    /// 3890-3918), from the IPI or the idle loop's `flush_smp_call_function_queue()`.
-    /// [`RqState::kernel_nr_running`] leaves them out. Never in a wake state file,
-    /// whose `nr_running` is the kernel's.
-    #[serde(skip)]
-    pub wakelist_queued: u32,
     /// `cpu_load(rq)`: the CFS runqueue's PELT load_avg.
     #[serde(default)]
     pub load_avg: u64,
@@ -115,15 +106,7 @@ impl RqState {
     /// `sched_idle_cpu()` (fair.c): only SCHED_IDLE tasks queued.
     #[inline]
     pub fn sched_idle_cpu(&self) -> bool {
-        let nr = self.kernel_nr_running();
-        nr > 0 && nr == self.idle_h_nr_running
-    }
-
-    /// `rq->nr_running` as the kernel reads it: the wakees still on the wake list
-    /// ([`RqState::wakelist_queued`]) are not on the rq yet.
-    #[inline]
-    pub fn kernel_nr_running(&self) -> u32 {
-        self.nr_running.saturating_sub(self.wakelist_queued)
+        self.nr_running > 0 && self.nr_running == self.idle_h_nr_running
     }
 
     /// An idle CPU.
@@ -133,7 +116,6 @@ impl RqState {
             nr_running: 0,
             idle_h_nr_running: 0,
             ttwu_pending: false,
-            wakelist_queued: 0,
             load_avg: 0,
             util_avg: 0,
             capacity: 1024,

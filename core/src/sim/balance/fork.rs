@@ -77,7 +77,7 @@ impl Simulator {
             s.group_util += self.cpu_util(c);
             // rq->nr_running (fair.c v6.8 10223): not the wakees still on its wake
             // list.
-            let nr = self.state.rqs[c as usize].kernel_nr_running();
+            let nr = self.state.rqs[c as usize].nr_running;
             s.sum_nr_running += nr;
             if nr == 0 && self.cpu_idle(c) {
                 s.idle_cpus += 1;

@@ -178,7 +178,7 @@ impl Simulator {
                 s.group_util += rq.util_avg;
                 // rq->nr_running (fair.c v6.8 9897): not the wakees still on its
                 // wake list.
-                let nr = rq.kernel_nr_running();
+                let nr = rq.nr_running;
                 s.sum_nr_running += nr;
                 if nr > 1 {
                     overload = true;
@@ -458,7 +458,7 @@ impl Simulator {
                 continue;
             }
             // rq->cfs.h_nr_running: not the wakees still on its wake list.
-            let nr = self.state.rqs[c as usize].kernel_nr_running();
+            let nr = self.state.rqs[c as usize].nr_running;
             if nr == 0 {
                 continue;
             }
@@ -523,7 +523,7 @@ impl Simulator {
             };
             env.src = src;
             env.all_pinned = true;
-            if self.state.rqs[src as usize].kernel_nr_running() > 1 {
+            if self.state.rqs[src as usize].nr_running > 1 {
                 moved = self.detach_tasks(&mut env);
                 if let Some(p) = parent_sgc {
                     if env.some_pinned && env.imbalance > 0 {

@@ -53,13 +53,7 @@ impl Simulator {
     /// the running one (the list's head).
     fn cfs_tasks_from_tail(&self, src: u32) -> Vec<(u32, bool)> {
         let c = &self.cpus[src as usize];
-        // A wakee still on the wake list is not on rq->cfs_tasks yet.
-        let mut v: Vec<(u32, bool)> = c
-            .queue
-            .iter()
-            .filter(|&&t| !self.on_wakelist[t as usize])
-            .map(|&t| (t, false))
-            .collect();
+        let mut v: Vec<(u32, bool)> = c.queue.iter().map(|&t| (t, false)).collect();
         v.sort_by_key(|&(t, _)| self.cfs_mru[t as usize]);
         if c.mode == Mode::Running {
             v.push((c.curr, true));
@@ -82,19 +76,18 @@ impl Simulator {
     pub(super) fn detach_tasks(&mut self, env: &mut LbEnv) -> Vec<u32> {
         let src = env.src;
         let mut moved = Vec::new();
-        if self.state.rqs[src as usize].kernel_nr_running() <= 1 {
+        if self.state.rqs[src as usize].nr_running <= 1 {
             env.all_pinned = false;
             return moved;
         }
         if env.imbalance <= 0 {
             return moved;
         }
-        let loop_max = NR_MIGRATE.min(self.state.rqs[src as usize].kernel_nr_running());
+        let loop_max = NR_MIGRATE.min(self.state.rqs[src as usize].nr_running);
         let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
         let mut lp = 0u32;
         for (t, running) in self.cfs_tasks_from_tail(src) {
-            if env.idle != CpuIdle::NotIdle && self.state.rqs[src as usize].kernel_nr_running() <= 1
-            {
+            if env.idle != CpuIdle::NotIdle && self.state.rqs[src as usize].nr_running <= 1 {
                 break;
             }
             lp += 1;

@@ -622,13 +622,7 @@ impl Simulator {
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
-        // Every mover skips a wakee still on src's wake list (not on the kernel's
-        // rq yet); a test's direct move of one takes it off the list too.
-        let wl = std::mem::take(&mut self.on_wakelist[t as usize]);
-        self.update_rq(src, |rq| {
-            rq.nr_running -= 1;
-            rq.wakelist_queued -= wl as u32;
-        });
+        self.update_rq(src, |rq| rq.nr_running -= 1);
         let refill = self.cost.wake_data_ns(CpuId(src), CpuId(dst));
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);

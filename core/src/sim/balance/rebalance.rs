@@ -214,7 +214,7 @@ impl Simulator {
     fn nohz_balance_wanted(&self, cpu: u32) -> bool {
         // "if (rq->nr_running >= 2)" (fair.c v6.8 11883): not the wakees still on
         // its wake list.
-        if self.state.rqs[cpu as usize].kernel_nr_running() >= 2 {
+        if self.state.rqs[cpu as usize].nr_running >= 2 {
             return true;
         }
         let has_llc = self
@@ -615,7 +615,7 @@ impl Simulator {
     pub(in crate::sim) fn newidle_balance_out(&mut self, cpu: u32, stopper: bool) {
         let set = std::mem::take(&mut self.cpus[cpu as usize].newidle_newilb);
         let stopper_on_rq = stopper && !self.balance.stopper_wakelist[cpu as usize];
-        if self.state.rqs[cpu as usize].kernel_nr_running() == 0 && !stopper_on_rq {
+        if self.state.rqs[cpu as usize].nr_running == 0 && !stopper_on_rq {
             return;
         }
         self.cpus[cpu as usize].idle_stamp = None;

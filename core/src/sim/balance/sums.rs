@@ -30,7 +30,7 @@ pub(in crate::sim) struct Part {
     pub load: u64,
     /// `cpu_util_cfs()`.
     pub util: u64,
-    /// `rq->nr_running` (the kernel's: [`RqState::kernel_nr_running`]).
+    /// `rq->nr_running` (a wakee on the wake list is not on the rq yet: `Loc::WakeList`).
     pub nr_running: u32,
     /// CPUs running more than one task (`SG_OVERLOAD` when non-zero).
     pub overloaded: u32,
@@ -41,7 +41,7 @@ pub(in crate::sim) struct Part {
 impl Part {
     #[inline]
     fn of(rq: &RqState) -> Part {
-        let nr_running = rq.kernel_nr_running();
+        let nr_running = rq.nr_running;
         Part {
             load: rq.load_avg,
             util: rq.util_avg,

@@ -96,7 +96,7 @@ fn scenario_of(
         for (c, rq) in state.rqs.iter().enumerate() {
             // The kernel's rq->nr_running: a simulator's wakees still on a wake list
             // are not on the rq (a file has no wake list).
-            let nr = rq.kernel_nr_running();
+            let nr = rq.nr_running;
             let state = if nr == 0 {
                 CpuStateKind::Idle
             } else if rq.idle_h_nr_running == nr {

@@ -220,7 +220,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         }
         // cpu_rq(this_cpu)->nr_running: without wakees still on this CPU's wake list
         // (not on the rq until sched_ttwu_pending(), core.c v6.8 3885-3918).
-        if sync && self.s.rq(this).kernel_nr_running() == 1 {
+        if sync && self.s.rq(this).nr_running == 1 {
             self.t.step(Site::AffineIdleSync, || Step::Check {
                 func: "wake_affine_idle",
                 condition: "sync wake-up and the waker is alone on this CPU".into(),

@@ -103,7 +103,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         if self.waker_kthread
             && (!v5_16 || self.waker_in_task)
             && prev == self.this
-            && self.s.rq(self.this).kernel_nr_running() <= 1
+            && self.s.rq(self.this).nr_running <= 1
             && (!v5_16 || self.asym_fits_cpu(prev))
         {
             self.t.step(Site::SisKthread, || Step::Check {

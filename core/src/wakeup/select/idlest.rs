@@ -193,7 +193,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             s.group_runnable += load;
             // task_running_on_cpu(): p queued on this CPU, i.e. current here on exec.
             let local = u32::from(exec && on_prev);
-            let nr = rq.kernel_nr_running().saturating_sub(local);
+            let nr = rq.nr_running.saturating_sub(local);
             s.sum_nr_running += nr;
             if nr == 0 && self.idle_cpu_without(c, local == 1) {
                 s.idle_cpus += 1;

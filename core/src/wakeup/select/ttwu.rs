@@ -308,7 +308,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         // its rq yet (sched_ttwu_pending(), core.c v6.8 3885-3918, activates them), so a
         // second wake-up before the target ran it finds an idle target again and joins
         // the list (no IPI: rq->ttwu_pending is set).
-        let nr_running = rq.kernel_nr_running();
+        let nr_running = rq.nr_running;
         if v6_0 {
             // 28156108fecb: an idle target does its own enqueue.
             if nr_running == 0 {

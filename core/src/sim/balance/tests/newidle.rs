@@ -208,7 +208,7 @@ fn a_task_woken_during_its_cpus_newidle_pass_goes_back_to_that_cpu() {
     assert!((2..8).all(|c| sim.state.rqs[c].idle_cpu()));
     // Woken from CPU 3 (CPU 0 has interrupts off in schedule()).
     sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
-    assert_eq!(sim.tasks[2].loc, Loc::Queued(0));
+    assert_eq!(sim.tasks[2].loc, Loc::WakeList(0));
     assert_eq!(sim.metrics.wake_on_cpu, 1);
 }
 
@@ -333,8 +333,8 @@ fn a_pass_cut_by_two_wake_ups_is_one_cut() {
     assert!(ends.len() >= 2, "{ends:?}");
     sim.wake(3, None, 3, crate::wakeup::WakeFlags::NONE);
     sim.wake(4, None, 3, crate::wakeup::WakeFlags::NONE);
-    assert_eq!(sim.tasks[3].loc, Loc::Queued(0));
-    assert_eq!(sim.tasks[4].loc, Loc::Queued(0));
+    assert_eq!(sim.tasks[3].loc, Loc::WakeList(0));
+    assert_eq!(sim.tasks[4].loc, Loc::WakeList(0));
     assert!(sim.run_until(exit + (*ends.last().unwrap() - 1)));
     assert_ne!(sim.cpus[0].mode, Mode::NewidlePass, "the pass was cut");
     assert_eq!(sim.metrics.newidle_empty, 1);
