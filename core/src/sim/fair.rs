@@ -17,6 +17,7 @@
 
 use super::pelt::Pelt;
 use super::{Loc, Mode, SimTime, Simulator};
+use crate::release::Release;
 
 impl Simulator {
     /// `update_curr()`: charges the running task for the time since the last update.
@@ -96,7 +97,7 @@ impl Simulator {
         (2 * self.slice_ns).max(self.cost.params.tick_ns as i64)
     }
 
-    /// `enqueue_task_fair()` + `place_entity()` (a new task's with `ENQUEUE_INITIAL`).
+    /// `enqueue_task_fair()` + `place_entity()` (a new task as `wake_up_new_task()` places it).
     /// `enqueue_entity()` charges the running task first (`update_curr()`, fair.c v6.8
     /// 5275; v6.5 the same), so the wakee is placed against `avg_vruntime()` of now
     /// (5300), not of the running task's last update.
@@ -108,12 +109,21 @@ impl Simulator {
         let now = self.now.ns();
         let slice = self.slice_ns;
         let eevdf = self.eevdf;
+        // PLACE_DEADLINE_INITIAL (fair.c v6.8 5249-5250): half a slice with
+        // ENQUEUE_INITIAL. From 6.12 wake_up_new_task() activates a new task with it
+        // (core.c v6.12 4832); 6.6-6.11 place it with it in task_fork_fair() (fair.c v6.8
+        // 12654) but activate it without (core.c v6.8 4923: ENQUEUE_NOCLOCK), and that
+        // enqueue_entity() → place_entity() places it again, with a whole slice.
+        let initial_half = self.env.patches.release >= Release::new(6, 12);
         let nr = self.state.rqs[cpu as usize].nr_running;
         let task = &mut self.tasks[t as usize];
         if eevdf {
             task.vruntime = avg - task.vlag;
-            // PLACE_DEADLINE_INITIAL: new tasks start with half a slice.
-            let s = if task.new_task { slice / 2 } else { slice };
+            let s = if task.new_task && initial_half {
+                slice / 2
+            } else {
+                slice
+            };
             task.deadline = task.vruntime + s;
         } else {
             // CFS place_entity(): sleeper credit of half sched_latency (GENTLE_FAIR_SLEEPERS).

@@ -8,8 +8,9 @@
 //!                                        → sched_balance_find_dst_cpu()
 //!       __task_rq_lock(target): the parent takes the target's rq lock (and sends the
 //!                               IPI an idle, non-polling target needs)
-//!       activate_task(ENQUEUE_INITIAL) → place_entity(): vlag 0; EEVDF deadline
-//!                               after half a slice, CFS START_DEBIT
+//!       activate_task() → place_entity(): vlag 0; EEVDF deadline after half a
+//!                               slice from 6.12 (ENQUEUE_INITIAL), a whole one on
+//!                               6.6-6.11 (ENQUEUE_NOCLOCK only); CFS START_DEBIT
 //!       wakeup_preempt(rq, p, WF_FORK)
 //! ```
 //!
@@ -135,7 +136,8 @@ impl Simulator {
             }
         }
         self.tasks[parent as usize].debt_ns += q.waker_ns;
-        // activate_task(rq, p, ENQUEUE_INITIAL): place_entity() of a new task.
+        // activate_task(rq, p, ENQUEUE_NOCLOCK, from 6.12 | ENQUEUE_INITIAL):
+        // place_entity() of a new task.
         self.enqueue(child, target);
         // wakeup_preempt(rq, p, WF_FORK).
         self.kick_target(child, Some(parent), cpu, target, target_mode, q);

@@ -408,3 +408,32 @@ fn the_pure_slow_path_places_forks_where_the_simulator_does() {
     eprintln!("compared {compared}, moved {moved}, busy {busy}");
     assert!(compared > 1000, "{compared}");
 }
+
+/// `wake_up_new_task()` activates a new task with `ENQUEUE_INITIAL` only from 6.12
+/// (core.c v6.12 4832), whose `place_entity()` gives it half a slice to its deadline
+/// (PLACE_DEADLINE_INITIAL, fair.c v6.8 5249-5250). On 6.6-6.11 `task_fork_fair()`
+/// places it with the flag (fair.c v6.8 12654) but `activate_task(rq, p,
+/// ENQUEUE_NOCLOCK)` (core.c v6.8 4923) places it again without: a whole slice. Until
+/// session 29 the simulator gave half a slice on every EEVDF release.
+#[test]
+fn a_new_tasks_deadline_is_half_a_slice_only_from_6_12() {
+    let hog = || tiny(None, vec![Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit]);
+    for (patches, half) in [("6.8", false), ("6.6", false), ("6.12", true)] {
+        let machine = presets::machine("kunpeng920-4826").unwrap();
+        let one = CpuMask::from_cpus(machine.nr_cpus(), [CpuId(0)]);
+        let plan = Plan::to_completion(vec![hog(), hog()]);
+        let sim = Simulator::new(test_config(
+            machine,
+            one,
+            patches,
+            plan,
+            SimTime::from_ms(5),
+        ))
+        .unwrap();
+        let slice = sim.slice_ns;
+        let want = if half { slice / 2 } else { slice };
+        for (i, t) in sim.tasks.iter().enumerate() {
+            assert_eq!(t.deadline - t.vruntime, want, "{patches}: task {i}");
+        }
+    }
+}

@@ -95,7 +95,8 @@
 //!   by `find_idlest_cpu()` (`balance/fork.rs`: `find_idlest_group()` per
 //!   SD_BALANCE_FORK level from the top with group types, idle CPUs and the NUMA
 //!   `imb_numa_nr` rule, then `find_idlest_group_cpu()`) from the parent's CPU at
-//!   that moment, its vruntime placed with `ENQUEUE_INITIAL`, the parent paying the
+//!   that moment, its vruntime placed as `wake_up_new_task()` does (half a slice to
+//!   its deadline with `ENQUEUE_INITIAL` from 6.12), the parent paying the
 //!   remote rq lock and IPI; its averages from `post_init_entity_util_avg()`.
 //! - **Noise** (`workload::Noise`): background tasks (per-CPU kthreads, unbound
 //!   daemons) run as ordinary fair tasks woken by their timers, outside the metrics;
@@ -149,6 +150,8 @@ mod test_support;
 mod tests;
 pub mod time;
 mod ttwu;
+#[cfg(test)]
+mod ttwu_queue_tests;
 
 use thiserror::Error;
 

@@ -608,6 +608,9 @@ impl Simulator {
                 reason,
             });
         }
+        // detach_task() → dequeue_entity(): update_curr() (fair.c v6.8 5361) before
+        // update_entity_lag() (5379).
+        self.update_curr(src);
         self.update_cpu_pelt(src);
         let avg = self.avg_vruntime(src);
         let lim = self.lag_limit();

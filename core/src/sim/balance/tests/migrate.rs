@@ -48,3 +48,39 @@ fn detach_tasks_walks_cfs_tasks_from_the_least_recently_queued() {
     };
     assert_eq!(sim.detach_tasks(&mut env), vec![0]);
 }
+
+/// `detach_task()` → `deactivate_task()` → `dequeue_entity()` charges the source's
+/// running task first (`update_curr()`, fair.c v6.8 5361) and only then takes the
+/// moved task's lag (`update_entity_lag()`, 5379: `avg_vruntime() - vruntime`), as
+/// `enqueue_entity()` does before `place_entity()` on the destination (5275, the
+/// session 29 change). kunpeng920-4826 (6.8): two hogs on CPU 1, one running, one
+/// queued; 1 ms passes with no update of the running one; the balancer moves the
+/// queued one to CPU 2. (REVIEW s29: fails on 5518587, `migrate_queued()` reads a
+/// stale `avg_vruntime()`.)
+#[test]
+fn a_moved_tasks_lag_is_taken_after_the_source_is_charged() {
+    let mut sim = pinned_hogs(&[1, 1], 100);
+    while sim.cpus[1].mode != Mode::Running {
+        assert!(sim.step());
+    }
+    let r = sim.cpus[1].curr as usize;
+    let q = 1 - r;
+    assert_eq!(sim.tasks[q].loc, Loc::Queued(1));
+    sim.now = sim.cpus[1].last_update + 1_000_000;
+    // The kernel's avg_vruntime() after update_curr(): the running task charged to now.
+    let v_r = sim.tasks[r].vruntime + 1_000_000;
+    let v_q = sim.tasks[q].vruntime;
+    let lim = sim.lag_limit();
+    let want = ((v_r + v_q).div_euclid(2) - v_q).clamp(-lim, lim);
+    sim.migrate_queued(
+        q as u32,
+        1,
+        2,
+        2,
+        crate::sim::record::MigrateReason::Periodic,
+    );
+    assert_eq!(
+        sim.tasks[q].vlag, want,
+        "vlag against avg_vruntime() of now"
+    );
+}
