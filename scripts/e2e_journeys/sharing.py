@@ -189,6 +189,7 @@ def embed_in(page, cfg, hostdir, host_url):
                     " examples: [...document.querySelectorAll('#wake-example, #sim-example')]"
                     "   .filter(e => e.checkVisibility()).length,"
                     " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight}")
+                found["axe"] = axe_violations(page) if w == 800 else []
             finally:
                 page.driver.switch_to.default_content()
             # A slide shows the scenario shared, not a menu of others above it.
@@ -196,6 +197,7 @@ def embed_in(page, cfg, hostdir, host_url):
                   f"{view} at {w}x{h}: no examples menu in the embed ({found})")
             check(found["open"] and found["tabs"] == 0 and found["pickers"] == 0,
                   f"{view} at {w}x{h}: the embed header and view only ({found})")
+            check(found["axe"] == [], f"{view} at {w}x{h}: axe finds no violation ({found['axe']})")
             check(found["sw"] <= found["iw"] and found["sh"] <= found["ih"],
                   f"{view} at {w}x{h}: the frame's page does not scroll ({found})")
             want = "v6.6 against v6.6+cluster" if view == "wake-up" else "· v6.8"
