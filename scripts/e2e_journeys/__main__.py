@@ -59,6 +59,7 @@ from simulate import (  # noqa: E402
     simulate_seed01_example,
     simulate_seeds,
     simulate_shared_link,
+    simulate_status,
     simulate_sweep,
 )
 from timeline import explain_sim_wake, timeline, timeline_stream, trace_download  # noqa: E402
@@ -86,6 +87,7 @@ JOURNEYS = [
     simulate_seed01_example,
     simulate_long_run,
     simulate_seeds,
+    simulate_status,
     link_budget,
     simulate_kept,
     live,

@@ -2,6 +2,7 @@
 server's headers, shared wake-up links (good, bad and hostile), Back/Forward history
 and the settings a link carries."""
 
+import base64
 import os
 import re
 import time
@@ -222,6 +223,19 @@ def wakeup_bad_link(page, cfg):
           f"the page keeps the scenario it had under the banner (got {count}, decision {a})")
     page.js("window.scrollTo(0, 0)")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-badlink.png"))
+    # A syntax error right after a number is placed after it, not in it.
+    page.js("location.hash = arguments[0]", "#v1:" + base64.urlsafe_b64encode(
+        b'{"machine":"kunpeng920-6426","patches":"6.6","sim":{"sweep":[1}}').decode().rstrip("="))
+    banner = page.wait_for(".banner", pred=lambda t: "sweep" in t[0])
+    check(banner and "expected `,` or `]` after `sim.sweep[0]`" in banner[0],
+          f"a bracket missing after a list's number is said to be after it (got {banner})")
+    # A link pasted from a file a Windows tool wrote starts with a byte-order mark: the
+    # address bar percent-encodes it, and the link opens as it would without it.
+    page.js("location.hash = arguments[0]", "#\ufeff" + fragment(TEACHING))
+    a = page.until(lambda: not page.count(".banner")
+                   and page.texts('.decision[data-side="a"] .chosen-cpu'), timeout=10)
+    check(a and page.texts(".wakeup .count")[:1] == ["126 of 128 busy"],
+          f"a link after a byte-order mark opens (decision {a}, banner {page.texts('.banner')})")
 
 
 # Issue 16's hostile links: the largest machine a link may carry (4096 CPUs in one

@@ -178,6 +178,68 @@ def simulate_seeds(page, cfg):
           f"the command lines carry --seeds 3 (got {cmd})")
 
 
+# Every text the Simulate tab's status line and its live region take, as they change:
+# window.__said = [[class, status text, announced text], ...]. Installed on the page
+# it watches (a MutationObserver sees every batch's update, which polling could miss).
+WATCH_STATUS = """
+  window.__said = [];
+  const note = () => {
+    const s = document.querySelector('.sim-status'), a = document.querySelector('#sim-announce');
+    const entry = [s ? s.className : '', s ? s.textContent : '', a ? a.textContent : ''];
+    const last = window.__said[window.__said.length - 1];
+    if (!last || last.join('|') !== entry.join('|')) window.__said.push(entry);
+  };
+  new MutationObserver(note).observe(document.body,
+    {subtree: true, childList: true, characterData: true, attributes: true});
+  note();
+"""
+
+# A running line: who (side, seed of how many), how far (of the run's end), the phase.
+RUNNING = (r"^Running: [AB] seeds? [\d–, ]+ of 3(, [AB] seeds? [\d–, ]+ of 3)? · "
+           r"([\d.]+ ms simulated, the clients starting \(not measured\)"
+           r"|\d+ of \d+ ms simulated, (warming up \(not measured\)|measuring))"
+           r"( · [1-5] of 6 done)?$")
+
+
+def simulate_status(page, cfg):
+    """The status line while a 3-seed run goes says which side and seed of how many
+    run, how far in simulated time and whether warming up or measuring, and how many
+    are done; at the end what ran and in how long. Screen readers hear it through a
+    polite live region that changes with the run's state, not with every batch."""
+    sim = dict(SIMULATE["sim"], seeds=3, duration_ms=400)
+    page.open()
+    page.wait_for(".level-name")
+    page.js(WATCH_STATUS)
+    page.js("location.hash = arguments[0]", fragment(dict(SIMULATE, sim=sim)))
+    page.wait_for(".sim-status.running", timeout=60)
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-status-running.png"))
+    done = page.wait_for(".sim-status.done", timeout=240)
+    said = page.js("return window.__said")
+    running = [t for c, t, _ in said if "running" in c and t.startswith("Running")]
+    bad = [t for t in running if not re.match(RUNNING, t)]
+    check(running and not bad,
+          f"while it runs, each status says side, seed of 3, simulated time of the end and "
+          f"the phase ({len(running)} seen, {bad[:2]} not so; first {running[:1]})")
+    seen = " ".join(running)
+    # (tbench's start barrier, "the clients starting", often passes within a batch.)
+    for what in ("warming up", "measuring", "seed 2 of 3", "seed 3 of 3", "of 6 done"):
+        check(what in seen, f"the run's status said {what!r} at some point")
+    want = (r"^Done( in \d+\.\d s)?: A and B, 3 seeds each · 400 ms measured after the "
+            r"clients' start at \d+ ms and \d+\.?\d* ms of warm-up · [\d,]+ simulated events")
+    check(done and re.match(want, done[0]), f"the end says what ran and in how long (got {done})")
+    announced = [a for _, _, a in said]
+    distinct = [a for i, a in enumerate(announced) if a and (i == 0 or a != announced[i - 1])]
+    check(distinct == ["Running: A and B, 3 seeds each.", done[0]],
+          f"the live region says the run once and its end once, not each batch "
+          f"(it said {distinct}; the line changed {len(said)} times)")
+    roles = page.js("const s = document.querySelector('.sim-status'),"
+                    " a = document.querySelector('#sim-announce');"
+                    "return [s.getAttribute('role'), s.getAttribute('aria-live'), a.getAttribute('role')]")
+    check(roles == [None, None, "status"],
+          f"the changing line is not itself live; #sim-announce is a status region (got {roles})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-status-done.png"))
+
+
 def simulate_long_run(page, cfg):
     """Continues on the Simulate tab: a long run goes on in the workers, the page
     answers clicks meanwhile, and Stop stops it."""

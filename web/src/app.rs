@@ -215,14 +215,17 @@ pub fn app() -> Html {
             <ContextProvider<AppContext> context={state.clone()}>
                 <div class={classes!("embed", wake.then_some("embed-wake"))}>
                     <header class="embed-header">
-                        <strong>{ "schedlab" }</strong>
-                        <span class="embed-title">
-                            { format!(
-                                "{} · {}",
-                                state.machine().name,
-                                crate::components::share::kernels(state.tab(), &state.sides())
-                            ) }
-                        </span>
+                        // The frame's one heading (axe: a page has a level-one heading).
+                        <h1>
+                            <strong>{ "schedlab" }</strong>
+                            <span class="embed-title">
+                                { format!(
+                                    "{} · {}",
+                                    state.machine().name,
+                                    crate::components::share::kernels(state.tab(), &state.sides())
+                                ) }
+                            </span>
+                        </h1>
                         <a href={open} target="_blank" rel="noopener">{ "open in schedlab ↗" }</a>
                     </header>
                     { for banner }

@@ -1,6 +1,7 @@
 //! The link: a [`Scenario`] as the fragment after '#' and back. [`encode`] writes
 //! `v2:` + base64url(deflate(JSON)) ([`super::v2`]), [`encode_v1`] the uncompressed
-//! `v1:` form, and [`decode`] reads either: the version, base64url (leniently, naming a
+//! `v1:` form, and [`decode`] reads either (past a leading byte-order mark, which
+//! Windows tools write): the version, base64url (leniently, naming a
 //! bad character's position), the inflate with its limit, the JSON into [`super::v1`]'s
 //! wire structs (a wrong field named by its path, `wire_error.rs`), and their parse
 //! into a typed scenario.
@@ -47,10 +48,22 @@ pub fn encode_v1(s: &Scenario) -> String {
     format!("v1:{}", LINK_BASE64.encode(wire_json(s).as_bytes()))
 }
 
+/// The byte-order mark Windows tools (Notepad, PowerShell's `Out-File`) write at the
+/// start of a text file: a link copied from such a file, or written by such a tool,
+/// starts with it. It is never part of a link or of its JSON (RFC 8259 §8.1 lets a
+/// JSON reader ignore it), so [`decode`] skips one at the start of either.
+const BOM: char = '\u{feff}';
+/// [`BOM`] as an address bar writes it in `location.hash` (UTF-8, percent-encoded).
+const BOM_PERCENT: &str = "%EF%BB%BF";
+
 /// Reads a link fragment (with or without the leading '#') into a typed scenario.
 pub fn decode(fragment: &str) -> Result<Scenario, ScenarioError> {
-    let f = fragment.trim();
+    let f = fragment.trim_matches(|c: char| c.is_whitespace() || c == BOM);
     let f = f.strip_prefix('#').unwrap_or(f);
+    let f = match f.get(..BOM_PERCENT.len()) {
+        Some(head) if head.eq_ignore_ascii_case(BOM_PERCENT) => &f[BOM_PERCENT.len()..],
+        _ => f.strip_prefix(BOM).unwrap_or(f),
+    };
     if f.len() > MAX_FRAGMENT_BYTES {
         return Err(ScenarioError::TooLong { bytes: f.len() });
     }
@@ -76,9 +89,10 @@ pub fn decode(fragment: &str) -> Result<Scenario, ScenarioError> {
     };
     let json = String::from_utf8(bytes)
         .map_err(|_| ScenarioError::Base64("its text is not UTF-8".to_string()))?;
+    let json = json.strip_prefix(BOM).unwrap_or(&json);
     // serde_json's "line 1 column N" is of text the user never saw: name the field.
     let s: v1::ScenarioV1 =
-        serde_json::from_str(&json).map_err(|e| super::wire_error::describe(&json, &e))?;
+        serde_json::from_str(json).map_err(|e| super::wire_error::describe(json, &e))?;
     s.parse()
 }
 

@@ -65,9 +65,16 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
                     };
                 }
             }
+            let mut at = Scan::to(json, before);
+            // serde_json asks for a comma or the closing bracket only once it has read
+            // the value before whole: a number or literal the scan saw no end of (`[1}`)
+            // ended there, and the damage is after it, not in it.
+            if msg.starts_with("expected `,` or ") {
+                at.value_read();
+            }
             return ScenarioError::Json(format!(
                 "it is not valid JSON: {msg}{}, at the end of `{}`",
-                Scan::to(json, before).place(prefix),
+                at.place(prefix),
                 tail(json, end)
             ));
         }
@@ -379,6 +386,13 @@ impl Scan {
             (Pos::Value | Pos::Scalar, Some(k), _) => format!(" in the value of {}", member(k)),
             (Pos::Done, Some(k), _) => format!(" after the value of {}", member(k)),
             _ => format!(" in {whole}"),
+        }
+    }
+
+    /// The value under way (a number, `true`, `false` or `null`) was read whole.
+    fn value_read(&mut self) {
+        if let Some(f) = self.frames.last_mut().filter(|f| f.pos == Pos::Scalar) {
+            f.pos = Pos::Done;
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  Share ▾  link      [https://…/#v2:…        ] [Copy link]      312 characters
-//!           embed     [800×450 ▾] [<iframe src="…?embed#v2:…" …>] [Copy snippet]
+//!           embed     [1280×720 ▾] [<iframe src="…?embed#v2:…" …>] [Copy snippet]
 //!           Markdown  [[schedlab: kunpeng920-6426, v6.8](…)]      [Copy Markdown]
 //! ```
 
@@ -14,8 +14,11 @@ use yew::prelude::*;
 use crate::dom::{copy_text, select_value, Copied};
 use crate::state::{AppContext, View};
 
-/// The embed sizes offered (width, height), the first the default.
-pub const EMBED_SIZES: [(u32, u32); 3] = [(800, 450), (1280, 720), (640, 360)];
+/// The embed sizes offered (width, height), the first the default: a 16:9 slide's,
+/// where a simulation's chart and both machines, live, are whole side by side (e2e
+/// `embed` measures kunpeng920-6426 and epyc9654-1p there; at 800×450 only the chart
+/// is, the drawings scroll below it).
+pub const EMBED_SIZES: [(u32, u32); 3] = [(1280, 720), (800, 450), (640, 360)];
 
 /// The page's address without query and fragment ("" outside a browser).
 fn page_base() -> String {

@@ -25,8 +25,8 @@ use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::timeline_panel::TimelinePanel;
 use crate::components::wakeup_view::kernel_pickers;
 use crate::export::file_stem;
-use crate::format::{cli_lines, fmt_ms, scale_label};
-use crate::hooks::use_run::{use_run, RunView};
+use crate::format::{cli_lines, scale_label};
+use crate::hooks::use_run::{use_run, RunState, RunView, Status};
 use crate::state::{Action, AppContext, Side, CUSTOM};
 
 #[function_component(SimPanel)]
@@ -41,11 +41,13 @@ pub fn sim_panel() -> Html {
 
     let example = current_example(&state, &examples);
     let v = run.view();
-    let status = match v.as_ref() {
-        None if state.held.is_some() => html! {},
-        None => html! { <p class="sim-status">{ "Starting…" }</p> },
-        Some(v) => status(v, state.sim().duration_ms, !v.is_for(&run.key)),
+    let said = v.as_ref().map(|v| v.status(state.sim().duration_ms));
+    let status = match (v.as_ref(), said.as_ref()) {
+        (Some(v), Some(s)) => status(s, !v.is_for(&run.key)),
+        _ if state.held.is_some() => html! {},
+        _ => html! { <p class="sim-status running"><strong>{ "Starting" }</strong>{ "…" }</p> },
     };
+    let announce = said.map(|s| s.announce).unwrap_or_default();
     let running = v.as_ref().is_some_and(RunView::running);
     let w = &state.sim().workload;
     let scale = scale_label(w);
@@ -163,6 +165,7 @@ pub fn sim_panel() -> Html {
                 }
                 { status }
             </div>
+            <p id="sim-announce" class="visually-hidden" role="status">{ announce }</p>
             { graph }
             { live }
             { kernel_pickers(&state) }
@@ -364,76 +367,33 @@ fn legend(state: &AppContext, v: &RunView) -> Html {
     }
 }
 
-/// The line under the buttons: where the run is.
-fn status(v: &RunView, duration_ms: u64, stale: bool) -> Html {
-    let sim_ms = v.progress().map(|p| p.now_ns).min().unwrap_or(0) as f64 / 1e6;
-    // The warm-up's end, and the benchmark's own start (dbench's release) it counts
-    // from (0 for a benchmark whose tasks start with the run).
-    let warm = v.first().and_then(|p| p.warmup_ns).unwrap_or(0) as f64 / 1e6;
-    let start = v.first().and_then(|p| p.start_ns).unwrap_or(0) as f64 / 1e6;
-    let n = v.n_points();
-    let text = if let Some(e) = v.error() {
-        html! { <p class="error">{ format!("The simulation stopped: {e}") }</p> }
-    } else if v.done() {
-        let events: u64 = v.progress().map(|p| p.events).sum();
-        let busy: f64 = v.progress().map(|p| p.busy_ms).sum();
-        let what = if v.sweep() && v.first().is_some_and(|p| p.completion) {
-            format!("{n} simulations, each to completion")
-        } else if v.sweep() {
-            format!("{n} simulations of {duration_ms} ms")
-        } else if v.first().is_some_and(|p| p.completion) {
-            format!("finished at {} simulated", fmt_ms(sim_ms))
-        } else {
-            let after = if start > 0.0 {
-                format!(
-                    "the clients' start at {} and {} of warm-up",
-                    fmt_ms(start),
-                    fmt_ms(warm - start)
-                )
-            } else {
-                format!("{warm:.0} ms of warm-up")
-            };
-            format!("{:.0} ms measured after {after}", sim_ms - warm)
-        };
-        // A browser with a frozen clock (headless, virtual time) measures nothing.
-        let wall = v.finished_ms.map_or(0.0, |f| f - v.started_ms);
-        let speed = if busy >= 1.0 && wall >= 1.0 {
-            format!(
-                " in {:.2} s ({}, {:.2} M events/s each)",
-                wall / 1e3,
-                match n.min(v.n_workers()) {
-                    0 | 1 => "one worker".to_string(),
-                    k => format!("{k} workers in parallel"),
-                },
-                events as f64 / (busy / 1e3) / 1e6
-            )
-        } else {
-            String::new()
+/// The line beside the buttons: where the run is (hooks/use_run/status.rs says it).
+/// Its words change with every batch; the polite live region beside it
+/// (`#sim-announce`, drawn by the panel) only when the run's state does.
+fn status(s: &Status, stale: bool) -> Html {
+    let line = if s.state == RunState::Failed {
+        html! { <p class="error">{ s.text() }</p> }
+    } else {
+        let class = match s.state {
+            RunState::Done => "sim-status done",
+            RunState::Stopped => "sim-status stopped",
+            _ => "sim-status running",
         };
         html! {
-            <p class="sim-status done">{ format!("Done: {what}; {events} simulated events{speed}.") }</p>
+            <p {class}>
+                <strong>{ &s.lead }</strong>
+                { for s.parts.iter().enumerate().map(|(i, part)| html! {
+                    <>{ if i == 0 { ": " } else { " · " } }<span>{ part }</span></>
+                }) }
+                if let Some(d) = &s.detail {
+                    <span class="sim-status-detail">{ " · " }{ d }</span>
+                }
+            </p>
         }
-    } else if v.stopped && v.sweep() {
-        html! { <p class="sim-status">{ format!("Stopped after {} of {n} simulations.", v.finished()) }</p> }
-    } else if v.stopped {
-        html! { <p class="sim-status">{ format!("Stopped at {sim_ms:.0} ms simulated.") }</p> }
-    } else if v.sweep() {
-        html! { <p class="sim-status running">{ format!("Sweeping: {} of {n} simulations done, {} running…", v.finished(), v.started() - v.finished()) }</p> }
-    } else if !v.all_reported() {
-        html! { <p class="sim-status running">{ "Starting…" }</p> }
-    } else if v.progress().any(|p| p.start_pending) {
-        html! { <p class="sim-status running">{ format!("Starting the benchmark: its clients connect and wait at its start barrier ({sim_ms:.0} ms simulated, not measured)…") }</p> }
-    } else if v.progress().any(|p| p.warming) {
-        html! { <p class="sim-status running">{ format!("Warming up: {sim_ms:.0} of {warm:.0} ms (not measured)…") }</p> }
-    } else if v.first().is_some_and(|p| p.completion) {
-        let live: u32 = v.progress().map(|p| p.live_tasks).sum();
-        html! { <p class="sim-status running">{ format!("Running: {sim_ms:.0} ms simulated, {live} tasks still running…") }</p> }
-    } else {
-        html! { <p class="sim-status running">{ format!("Running: {:.0} of {duration_ms} ms measured…", sim_ms - warm) }</p> }
     };
     html! {
         <>
-            { text }
+            { line }
             if stale {
                 <p class="sim-status">{ "The inputs changed; a new run is starting." }</p>
             }

@@ -93,6 +93,34 @@ fn round_trip_of_the_teaching_case() {
     assert_eq!(decode(&format!("#{link}")), Ok(s));
 }
 
+/// A byte-order mark before the link (Notepad and PowerShell's `Out-File` write one
+/// at the start of a text file; a link copied from such a file carries it), as the
+/// address bar percent-encodes it in `location.hash`, or before the JSON inside (a
+/// link a Windows tool wrote): the link opens as it would without it. Before, the
+/// error's quoted excerpt was that invisible character alone.
+#[test]
+fn a_leading_byte_order_mark_is_ignored() {
+    let s = prev_other_cluster();
+    let link = encode(&s);
+    for with_bom in [
+        format!("\u{feff}{link}"),
+        format!("\u{feff}#{link}"),
+        format!("#\u{feff}{link}"),
+        format!("#%EF%BB%BF{link}"),
+        format!("%ef%bb%bf{link}"),
+        format!(" \u{feff} {link}\n"),
+    ] {
+        assert_eq!(decode(&with_bom), Ok(s.clone()), "{with_bom:?}");
+    }
+    let json = base64_json(&encode_v1(&s));
+    assert_eq!(with_json(&format!("\u{feff}{json}")), Ok(s.clone()));
+    // Only a leading one: a BOM inside the text is damage, said as such.
+    let e = with_json(&format!("{{\u{feff}{}", &json[1..])).expect_err("inside");
+    assert!(matches!(e, ScenarioError::Json(_)), "{e}");
+    let e = decode(&format!("v2\u{feff}:{}", &link[3..])).expect_err("inside");
+    assert!(matches!(e, ScenarioError::NotAScenario(_)), "{e}");
+}
+
 #[test]
 fn garbage_says_it_is_not_a_scenario() {
     for g in ["", "#", "hello", "#tab=dmesg", "x1:abc", "v:abc", "vx:abc"] {

@@ -262,6 +262,30 @@ fn a_syntax_error_names_the_member_it_is_in_or_after() {
             format!("{HEAD}}} x"),
             "trailing characters after the scenario's closing bracket",
         ),
+        // A list or object closed by the wrong bracket right after a number or a
+        // literal: serde read the value whole and wanted a comma or the right bracket,
+        // so the damage is after the value, not in it (before: "in `sim.sweep[0]`").
+        (
+            format!(r#"{HEAD},"sim":{{"sweep":[1}}}}"#),
+            "expected `,` or `]` after `sim.sweep[0]`",
+        ),
+        (
+            format!(r#"{HEAD},"sim":{{"sweep":[1,4}}}}"#),
+            "expected `,` or `]` after `sim.sweep[1]`",
+        ),
+        (
+            format!(r#"{HEAD},"sim":{{"seed":7]}}"#),
+            "expected `,` or `}` after the value of `sim.seed`",
+        ),
+        (
+            format!(r#"{HEAD},"wake":{{"sync":true]}}"#),
+            "expected `,` or `}` after the value of `wake.sync`",
+        ),
+        // A number that is itself bad is still "in" its value.
+        (
+            format!(r#"{HEAD},"sim":{{"sweep":[1.]}}}}"#),
+            "invalid number in `sim.sweep[0]`",
+        ),
     ] {
         let text = message(with_json(&json));
         let want = format!(

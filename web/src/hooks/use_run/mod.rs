@@ -34,10 +34,13 @@
 //! [`RunView`] itself, the worker pool and the hook with what it keeps across tab
 //! switches; `stream.rs` lays out the points, hands them out and takes the workers'
 //! progress as it streams in; `results.rs` reads the results kept by point (rows,
-//! live series, reports, digests).
+//! live series, reports, digests); `status.rs` says in words where the run is.
 
 mod results;
+mod status;
 mod stream;
+
+pub use status::{RunState, Status};
 
 use std::cell::{Ref, RefCell};
 use std::rc::{Rc, Weak};
@@ -346,5 +349,7 @@ pub fn use_run(state: &AppContext) -> UseRun {
     }
 }
 
+#[cfg(test)]
+mod status_tests;
 #[cfg(test)]
 mod tests;

@@ -65,11 +65,6 @@ impl RunView {
         self.results.iter().flatten()
     }
 
-    /// The points that are running or done.
-    pub fn started(&self) -> usize {
-        self.results.iter().filter(|r| r.is_some()).count()
-    }
-
     pub fn finished(&self) -> usize {
         self.progress().filter(|p| p.done).count()
     }
