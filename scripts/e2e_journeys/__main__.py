@@ -48,7 +48,8 @@ from links import (  # noqa: E402
 from designer_firmware import designer_firmware  # noqa: E402
 from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
-from sharing import custom_import, designer, domain_diff, embed, export, presentation, share  # noqa: E402
+from embed import embed  # noqa: E402
+from sharing import custom_import, designer, domain_diff, export, presentation, share  # noqa: E402
 from simulate import (  # noqa: E402
     chart_band,
     chart_identical,

@@ -41,7 +41,8 @@ pub fn sim_panel() -> Html {
 
     let example = current_example(&state, &examples);
     let v = run.view();
-    let said = v.as_ref().map(|v| v.status(state.sim().duration_ms));
+    // The run's own window: while a new run is on its way the inputs' may differ.
+    let said = v.as_ref().map(|v| v.status(v.duration_ms()));
     let status = match (v.as_ref(), said.as_ref()) {
         (Some(v), Some(s)) => status(s, !v.is_for(&run.key)),
         _ if state.held.is_some() => html! {},

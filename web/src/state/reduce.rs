@@ -144,7 +144,11 @@ impl Reducible for AppState {
             }
             Action::LoadFragment(f) => {
                 let f = f.trim().trim_start_matches('#').to_string();
-                if f.is_empty() || f == self.fragment() {
+                // A link that is only a byte-order mark (raw, or percent-encoded as the
+                // address bar gives it) is as empty as a bare '#'.
+                let only_bom = f.trim_start_matches('\u{feff}').is_empty()
+                    || f.eq_ignore_ascii_case("%EF%BB%BF");
+                if f.is_empty() || only_bom || f == self.fragment() {
                     return self;
                 }
                 match scenario::decode(&f) {

@@ -328,6 +328,18 @@ fn a_bad_link_shows_a_banner_and_keeps_the_page() {
     assert_eq!(fresh.preset(), DEFAULT_PRESET);
 }
 
+/// A link that is only a byte-order mark opens nothing and says nothing, as a bare `#`
+/// (before, it showed "should start with #v2: or #v1: (got \"\")").
+#[test]
+fn a_link_that_is_only_a_byte_order_mark_is_empty() {
+    let state = teaching_case();
+    for f in ["#\u{feff}", "#%EF%BB%BF", "#%ef%bb%bf", "#"] {
+        let next = state.clone().reduce(Action::LoadFragment(f.to_string()));
+        assert_eq!(next.banner, None, "{f:?}");
+        assert_eq!(next.scenario, state.scenario, "{f:?}");
+    }
+}
+
 #[test]
 fn patch_boxes_go_through_the_canonical_syntax() {
     let s = Rc::new(AppState::default()).reduce(Action::SelectRelease(Release::new(6, 6)));

@@ -46,6 +46,11 @@ impl RunView {
     pub fn n_workers(&self) -> usize {
         self.assigned.len()
     }
+    /// The measured window of each of its points, ms.
+    pub fn duration_ms(&self) -> u64 {
+        self.sim.duration_ms
+    }
+
     /// Whether it runs for `key`; if not, a new run is on its way.
     pub fn is_for(&self, key: &RunKey) -> bool {
         self.key == *key

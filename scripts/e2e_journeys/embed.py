@@ -1,0 +1,148 @@
+"""Journeys of the embed: the page in an iframe at each size the Share menu offers,
+and a simulation's embed laid out for a slide."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium.webdriver.common.by import By
+
+from harness import (
+    SIMULATE,
+    TEACHING,
+    VIEWPORT,
+    axe_violations,
+    check,
+    fragment,
+    set_viewport,
+)
+from simulate import WATCH_STATUS
+
+
+def embed(page, cfg):
+    """The embed view in an iframe of each size the Share menu offers: the chosen view
+    under a one-line header with an "open in schedlab" link, no pickers or tab bar, and
+    the frame's page itself never scrolls; a simulation's at the default size shows its
+    chart and both live drawings whole, and its Run again reruns it."""
+    # The host page comes from a second server on another port: another origin, as a
+    # slide or a doc would be, but local (Chromium refuses a public page, data: or
+    # about:blank, a frame on 127.0.0.1).
+    hostdir = tempfile.mkdtemp(prefix="schedlab-host-")
+    server = subprocess.Popen([sys.executable, "scripts/httpd.py", hostdir, "0",
+                               os.path.join(hostdir, "port")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port = page.until(lambda: os.path.exists(os.path.join(hostdir, "port"))
+                          and open(os.path.join(hostdir, "port")).read().strip(), timeout=10)
+        embed_in(page, cfg, hostdir, f"http://127.0.0.1:{port}/")
+    finally:
+        server.kill()
+        server.wait()
+        shutil.rmtree(hostdir, ignore_errors=True)
+
+
+def embed_in(page, cfg, hostdir, host_url):
+    for scenario, view, sizes in ((TEACHING, "wake-up", ((800, 450), (1280, 720))),
+                                  ({"machine": "kunpeng920-6426", "patches": "6.8"}, "domains",
+                                   ((800, 450),))):
+        for w, h in sizes:
+            src = page.url + "?embed#" + fragment(scenario)
+            host = (f'<!doctype html><title>host</title><body style="margin:8px"><iframe src="{src}"'
+                    f' width="{w}" height="{h}" style="border:1px solid #999"></iframe></body>')
+            with open(os.path.join(hostdir, f"{view}-{w}.html"), "w") as f:
+                f.write(host)
+            page.driver.get(f"{host_url}{view}-{w}.html")
+            page.driver.switch_to.frame(page.driver.find_element(By.TAG_NAME, "iframe"))
+            try:
+                page.wait_for(".decision" if view == "wake-up" else ".level-name")
+                found = page.js(
+                    "const d = document.documentElement;"
+                    "return {open: !!document.querySelector('.embed-header a[target=_blank]'),"
+                    " title: document.querySelector('.embed-title')?.textContent,"
+                    " tabs: document.querySelectorAll('[role=tab]').length,"
+                    " pickers: document.querySelectorAll('#preset, #release').length,"
+                    " examples: [...document.querySelectorAll('#wake-example, #sim-example')]"
+                    "   .filter(e => e.checkVisibility()).length,"
+                    " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight}")
+                found["axe"] = axe_violations(page) if w == 800 else []
+            finally:
+                page.driver.switch_to.default_content()
+            # A slide shows the scenario shared, not a menu of others above it.
+            check(found["examples"] == 0,
+                  f"{view} at {w}x{h}: no examples menu in the embed ({found})")
+            check(found["open"] and found["tabs"] == 0 and found["pickers"] == 0,
+                  f"{view} at {w}x{h}: the embed header and view only ({found})")
+            check(found["axe"] == [], f"{view} at {w}x{h}: axe finds no violation ({found['axe']})")
+            check(found["sw"] <= found["iw"] and found["sh"] <= found["ih"],
+                  f"{view} at {w}x{h}: the frame's page does not scroll ({found})")
+            want = "v6.6 against v6.6+cluster" if view == "wake-up" else "· v6.8"
+            check(found["title"] and found["title"].endswith(want),
+                  f"{view} at {w}x{h}: the header names the kernels shown, {want!r} "
+                  f"(got {found['title']!r})")
+            if view == "wake-up" and w == 800:
+                page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png"))
+    for machine in ("kunpeng920-6426", "epyc9654-1p"):
+        embed_simulation(page, cfg, hostdir, host_url, machine)
+
+
+# The embed's measures: the panel's visible box, its scroll, the chart's and the live
+# canvases' boxes, the Run again button's, the status line's text size.
+EMBED_MEASURE = """
+  const panel = document.querySelector('.embed-main > .domain-panel');
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const d = document.documentElement, status = document.querySelector('.sim-status');
+  return {panel: box(panel), scroll: panel.scrollTop,
+    parts: [...document.querySelectorAll('.sim-chart, .live-canvas')].map(box),
+    again: [...document.querySelectorAll('#sim-again')].filter(e => e.checkVisibility()).map(box),
+    font: status ? parseFloat(getComputedStyle(status).fontSize) : 0,
+    sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight};"""
+
+
+def embed_simulation(page, cfg, hostdir, host_url, machine):
+    """A simulation's embed at the Share menu's default size: the chart and both
+    machines, live, are whole without scrolling; Run again is there and restarts the
+    run (its status goes back to running, then done); the status is slide-sized."""
+    w, h = 1280, 720
+    scenario = dict(SIMULATE, machine=machine, sim=dict(SIMULATE["sim"], cpus="0-15"))
+    src = page.url + "?embed#" + fragment(scenario)
+    with open(os.path.join(hostdir, f"sim-{machine}.html"), "w") as f:
+        f.write(f'<!doctype html><title>host</title><body style="margin:8px"><iframe src="{src}"'
+                f' width="{w}" height="{h}" title="simulation" style="border:0"></iframe></body>')
+    set_viewport(page, w + 40, h + 40)
+    page.driver.get(f"{host_url}sim-{machine}.html")
+    page.driver.switch_to.frame(page.driver.find_element(By.TAG_NAME, "iframe"))
+    try:
+        page.wait_for(".sim-status.done", timeout=180)
+        time.sleep(0.5)  # the live view sizes its canvases on the next frame
+        m = page.js(EMBED_MEASURE)
+        px, py, pr, pb = m["panel"]
+        whole = [b for b in m["parts"] if b[0] >= px and b[2] <= pr and b[1] >= py and b[3] <= pb]
+        check(len(m["parts"]) == 3 and len(whole) == 3 and m["scroll"] == 0
+              and m["sw"] <= m["iw"] and m["sh"] <= m["ih"],
+              f"{machine} at {w}x{h}: the chart and both live drawings are whole in the embed, "
+              f"nothing scrolled ({m})")
+        check(m["again"] and m["font"] >= 17,
+              f"{machine}: Run again is shown, and the status is slide-sized "
+              f"({m['font']} px; {m['again']})")
+        page.screenshot(cfg["shot_epyc"].replace(".png", f"-embed-sim-{machine}.png"))
+        found = axe_violations(page)
+        check(found == [], f"{machine}: axe finds no violation in the simulation's embed ({found})")
+        if machine == "kunpeng920-6426":
+            before = page.texts('.digest')
+            page.js(WATCH_STATUS)
+            page.click("#sim-again")
+            page.wait_for(".sim-status.running", timeout=10)
+            page.wait_for(".sim-status.done", timeout=180)
+            said = [c for c, _, _ in page.js("return window.__said")]
+            went = [c.split()[-1] for i, c in enumerate(said) if i == 0 or c != said[i - 1]]
+            check(went[-2:] == ["running", "done"] and "done" in went[:1],
+                  f"Run again restarts the run: its status goes from done to running to done "
+                  f"(classes {went})")
+            check(page.texts('.digest') == before and before,
+                  f"and runs the same simulation again (digests {before})")
+    finally:
+        page.driver.switch_to.default_content()
+        set_viewport(page, *VIEWPORT)
