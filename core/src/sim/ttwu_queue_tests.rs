@@ -9,6 +9,15 @@ use crate::workload::{Dist, Op, TaskSpec};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+/// Charges `curr`, running on `target`, to now and gives it a whole slice to its
+/// deadline: an eligible current keeps the CPU (RUN_TO_PARITY) unless a wakee's lag
+/// says otherwise.
+fn curr_keeps_its_slice(sim: &mut Simulator, curr: u32, target: u32) {
+    sim.update_curr(target);
+    let v = sim.tasks[curr as usize].vruntime;
+    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+}
+
 /// A task of `program` pinned to `cpu` of kunpeng920-4826 (96 CPUs).
 pub(super) fn kp4826_pinned(cpu: u32, program: Vec<Op>) -> TaskSpec {
     task_on(96, &[cpu], 0, program)
@@ -72,9 +81,7 @@ fn a_remote_running_target_pays_the_resched_ipi_of_a_remote_lock_wake_up() {
         assert_eq!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
         // The current task, alone on its queue, has a whole slice left; only the
         // wakee's lag differs between the cases.
-        sim.update_curr(target);
-        let v = sim.tasks[curr as usize].vruntime;
-        sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+        curr_keeps_its_slice(&mut sim, curr, target);
         sim.tasks[wakee as usize].vlag = if preempt { sim.lag_limit() } else { 0 };
         let stolen = sim.cpus[target as usize].stolen_ns;
         let debt = sim.tasks[waker as usize].debt_ns;
@@ -132,9 +139,7 @@ fn a_busy_targets_wake_list_is_emptied_when_its_ipi_lands() {
     let mut sim = remote_running_target(cpu, target);
     assert_ne!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
     // The wakee does not preempt (as in the test above): the target keeps running.
-    sim.update_curr(target);
-    let v = sim.tasks[curr as usize].vruntime;
-    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+    curr_keeps_its_slice(&mut sim, curr, target);
     sim.tasks[wakee as usize].vlag = 0;
     let ipis = sim.metrics.wake_ipi;
     sim.tasks[wakee as usize].tokens += 1;
@@ -164,9 +169,7 @@ fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
     let (curr, waker, first, second) = (0, 1, 2, 3);
     let (cpu, target) = (2, 30);
     let mut sim = remote_running_target(cpu, target);
-    sim.update_curr(target);
-    let v = sim.tasks[curr as usize].vruntime;
-    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+    curr_keeps_its_slice(&mut sim, curr, target);
     sim.tasks[first as usize].vlag = 0;
     sim.tasks[first as usize].tokens += 1;
     sim.wake(first, Some(waker), cpu, WakeFlags::SYNC);
@@ -213,9 +216,7 @@ fn a_wake_list_wakee_is_enqueued_and_placed_when_its_ipi_lands() {
     let mut sim = remote_running_target(cpu, target);
     assert_ne!(sim.llc_of[cpu as usize], sim.llc_of[target as usize]);
     // No preemption: the target keeps running its hog through the IPI.
-    sim.update_curr(target);
-    let v = sim.tasks[curr as usize].vruntime;
-    sim.tasks[curr as usize].deadline = v + sim.slice_ns;
+    curr_keeps_its_slice(&mut sim, curr, target);
     sim.tasks[wakee as usize].vlag = 0;
     sim.tasks[wakee as usize].tokens += 1;
     sim.wake(wakee, Some(waker), cpu, WakeFlags::SYNC);

@@ -200,10 +200,9 @@ mod tests {
         assert_eq!(csv(3), one);
     }
 
-    /// The table says what its numbers are: the unit and which way is better, the
-    /// scale by the benchmark's name for it, and which sign of the change is good.
-    #[test]
-    fn the_table_labels_its_unit_scale_and_sign() {
+    /// The table of a one-point, two-loop hackbench sweep on Jacobsville, 6.6 against
+    /// `patched`.
+    fn tiny_hackbench_sweep(patched: &str) -> String {
         let f = SweepFlags::try_parse_from([
             "sweep",
             "--machine",
@@ -219,12 +218,19 @@ mod tests {
             "--baseline",
             "6.6",
             "--patched",
-            "6.6+cluster",
+            patched,
             "--seeds",
             "1",
         ])
         .unwrap();
-        let table = sweep(f.a).unwrap();
+        sweep(f.a).unwrap()
+    }
+
+    /// The table says what its numbers are: the unit and which way is better, the
+    /// scale by the benchmark's name for it, and which sign of the change is good.
+    #[test]
+    fn the_table_labels_its_unit_scale_and_sign() {
+        let table = tiny_hackbench_sweep("6.6+cluster");
         let lines: Vec<&str> = table.lines().collect();
         assert!(
             lines[0].ends_with(": s to completion, lower is better"),
@@ -244,27 +250,7 @@ mod tests {
     /// heading and `change` past the numbers under them).
     #[test]
     fn the_table_keeps_its_columns_under_long_kernel_names() {
-        let f = SweepFlags::try_parse_from([
-            "sweep",
-            "--machine",
-            "jacobsville",
-            "--workload",
-            "hackbench",
-            "--threads",
-            "1",
-            "--loops",
-            "2",
-            "--fds",
-            "2",
-            "--baseline",
-            "6.6",
-            "--patched",
-            "6.6+cluster-scan+ttwu-l2c",
-            "--seeds",
-            "1",
-        ])
-        .unwrap();
-        let table = sweep(f.a).unwrap();
+        let table = tiny_hackbench_sweep("6.6+cluster-scan+ttwu-l2c");
         // Where each whitespace-separated cell of a line ends.
         let ends = |line: &str| -> Vec<usize> {
             let b = line.as_bytes();
