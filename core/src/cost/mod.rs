@@ -141,6 +141,10 @@ pub struct CostParams {
     pub pipe_msg_ns: u64,
     /// CPU work of one loopback TCP send + receive of a small message, one way.
     pub tcp_msg_ns: u64,
+    /// CPU work a loopback sender still does after its receive softirq woke the
+    /// reader and before it sleeps: the rest of `tcp_sendmsg()` and its syscall's
+    /// return, then the next `recv()` up to `schedule()` in `sk_wait_data()`.
+    pub tcp_tail_ns: u64,
     /// Copy cost per KiB of payload, per copy.
     pub copy_ns_per_kib: u64,
     /// CONFIG_HZ tick period.
@@ -293,6 +297,9 @@ const SCHED_LOCK_HOLD_NS: u64 = 300;
 const RQ_LINES: u64 = 3;
 /// Loopback TCP send + receive processing of a small segment, one way (assumption).
 const TCP_MSG_NS: u64 = 3000;
+/// A loopback sender's work between waking the reader and sleeping (assumption: two
+/// syscall crossings plus the socket lock and wait-queue work, ~0.8 µs at 2.6 GHz).
+const TCP_TAIL_NS: u64 = 800;
 /// memcpy at ~10 GB/s: 100 ns per KiB per copy (assumption).
 const COPY_NS_PER_KIB: u64 = 100;
 /// CONFIG_HZ=250 (assumption: the arm64 and most distribution x86 defaults).
@@ -385,6 +392,7 @@ fn kunpeng(six_cluster: bool) -> CostParams {
         rq_lines: RQ_LINES,
         pipe_msg_ns,
         tcp_msg_ns: TCP_MSG_NS,
+        tcp_tail_ns: TCP_TAIL_NS,
         copy_ns_per_kib: COPY_NS_PER_KIB,
         tick_ns: TICK_NS,
         idle_states: vec![ARM_WFI],
@@ -442,6 +450,7 @@ fn from_c2c(
         // No x86 lat_pipe in reference/latency: Kunpeng's pipe work (assumption).
         pipe_msg_ns: kp.pipe_msg_ns,
         tcp_msg_ns: TCP_MSG_NS,
+        tcp_tail_ns: TCP_TAIL_NS,
         copy_ns_per_kib: COPY_NS_PER_KIB,
         tick_ns: TICK_NS,
         idle_states,

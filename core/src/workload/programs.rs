@@ -119,6 +119,11 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             // (copying the payload), count the bytes. Server: receive, work, send the
             // reply (copying the payload in).
             let (send, recv) = tcp_split(p, 100);
+            // After the send wakes the server (sock_def_readable() in the receive
+            // softirq, inside the client's send()), the client finishes the send and
+            // enters the next recv() before it sleeps (cost::CostParams::tcp_tail_ns):
+            // for that long both ends of the pair run. The server's reply is the same.
+            let tail = p.tcp_tail_ns;
             let copy = p.copy_ns_per_kib * TBENCH_BYTES_PER_OP / 1024;
             // The process tree (dbench 4.0: dbench.c create_procs(), sockio.c,
             // tbench_srv.c): tbench_srv runs first and forks a child per accepted
@@ -145,6 +150,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         vec![
                             Op::Run(fixed(TBENCH_CLIENT_THINK_NS + send)),
                             Op::Send { to: s },
+                            Op::Run(fixed(tail)),
                             Op::Wait,
                             Op::Run(fixed(recv + copy)),
                             Op::Count(1),
@@ -158,6 +164,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Wait,
                         Op::Run(fixed(recv + TBENCH_SERVER_WORK_NS + send + copy)),
                         Op::Send { to: c },
+                        Op::Run(fixed(tail)),
                         Op::Jump { to: 0 },
                     ],
                 );
@@ -203,6 +210,9 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             };
             // One-byte request and response (netperf's default -r 1,1).
             let (send, recv) = tcp_split(p, pct);
+            // Each end keeps running after its send wakes the other, until its own
+            // recv() sleeps (as tbench's, above).
+            let tail = p.tcp_tail_ns;
             // The process tree: the netserver daemon forks a child per control
             // connection (netserver.c, without -f); the clients are started by a shell
             // loop (`for i in $(seq N); do netperf … & done`): each is forked by the
@@ -218,6 +228,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         vec![
                             Op::Run(fixed(send)),
                             Op::Send { to: s },
+                            Op::Run(fixed(tail)),
                             Op::Wait,
                             Op::Run(fixed(recv)),
                             Op::Count(1),
@@ -231,6 +242,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         Op::Wait,
                         Op::Run(fixed(recv + send)),
                         Op::Send { to: c },
+                        Op::Run(fixed(tail)),
                         Op::Jump { to: 0 },
                     ],
                 );
