@@ -87,14 +87,15 @@ pub(crate) fn group_classify(pct: u64, imbalanced: bool, s: &SgStats) -> GroupTy
     }
 }
 
-/// `allow_numa_imbalance()`: v6.0+ `running <= imb_numa_nr`; v5.18-5.19
-/// `running < imb_numa_nr`; before, `running < weight / 4` (`imb_or_weight` is then
-/// the weight).
+/// `allow_numa_imbalance()`: from v5.18 `running <= imb_numa_nr` ("static inline bool
+/// allow_numa_imbalance(int running, int imb_numa_nr) { return running <=
+/// imb_numa_nr; }", fair.c v5.18.12 9096-9099, v5.19.0 9065-9068, e496132ebedd; 6.0
+/// folded it into adjust_numa_imbalance() as "if (dst_running > imb_numa_nr) return
+/// imbalance;", fair.c v6.8 1329-1345); before, `running < weight / 4`
+/// (`imb_or_weight` is then the weight; fair.c v5.17 9043-9046).
 pub(crate) fn allow_numa_imbalance(rel: Release, running: u32, imb_or_weight: u32) -> bool {
-    if rel >= Release::new(6, 0) {
+    if rel >= Release::new(5, 18) {
         running <= imb_or_weight
-    } else if rel >= Release::new(5, 18) {
-        running < imb_or_weight
     } else {
         running < imb_or_weight >> 2
     }

@@ -14,7 +14,12 @@ fn fork(json: &str) -> (u32, String) {
 
 /// `select_task_rq_new()` with `flags`; every step made has its line in the listing.
 fn place(json: &str, flags: WakeFlags) -> (u32, String) {
-    let r = resolve(json, "6.8");
+    place_on(json, "6.8", flags)
+}
+
+/// [`place`] on the patch set `patches`.
+fn place_on(json: &str, patches: &str, flags: WakeFlags) -> (u32, String) {
+    let r = resolve(json, patches);
     let mut t = Trace::default();
     let d = wakeup::select_task_rq_new(&r.env, &r.state, &r.wakee, &r.waker, flags, &mut t);
     let listing = code::listing(&r.env.patches);
@@ -121,6 +126,50 @@ fn fork_within_imb_numa_nr_stays_on_the_node() {
     let cpus = r#"{ "cpus": "0-127", "state": "idle" }, { "cpus": "4-6", "state": "busy" }"#;
     let (cpu, trace) = fork(&kunpeng(cpus, "0-127", 4));
     assert_eq!(cpu, 32, "{trace}");
+}
+
+/// (e) NUMA, group_has_spare, v5.18 and v5.19: "if
+/// (allow_numa_imbalance(local_sgs.sum_nr_running + 1, sd->imb_numa_nr)) return
+/// NULL;" with "return running <= imb_numa_nr;" (fair.c v5.19.0 9065-9068, 9207;
+/// v5.18.12 9096-9099, 9238; e496132ebedd): the bound is inclusive, and it is
+/// `sd->imb_numa_nr` itself, with no minimum over the task's CPUs in the local group
+/// (that came with 6.0's `p->nr_cpus_allowed != NR_CPUS` block). On Kunpeng
+/// 920-6426 the node level's imb_numa_nr is 32 >> 2 = 8 there. Seven busy CPUs in
+/// node 0 (7 + 1 = 8 <= 8) keep the fork on node 0; the model tested `8 < 8` and
+/// pushed it to node 1, which has more idle CPUs. A task allowed two CPUs of node 0
+/// and all of node 1, with two tasks on node 0 (3 <= 8), stays too; with the
+/// minimum, min(2, 8) = 2 < 3 sent it to node 1. One more task on node 0 (9 > 8)
+/// moves it to node 1 on either reading.
+#[test]
+fn numa_allowance_on_5_18_and_5_19_is_inclusive_and_uses_sd_imb_numa_nr() {
+    let on_node0 = |n: u32| {
+        if n == 0 {
+            String::new()
+        } else {
+            format!(r#", {{ "cpus": "{}-{}", "state": "busy" }}"#, 8, 8 + n - 1)
+        }
+    };
+    for rel in ["5.18", "5.19"] {
+        let cpus = format!(r#"{{ "cpus": "0-127", "state": "idle" }}{}"#, on_node0(7));
+        let (cpu, trace) = place_on(&kunpeng(&cpus, "0-127", 4), rel, WakeFlags::FORK);
+        assert!(cpu < 32, "{rel}: stays on node 0: {trace}");
+        assert!(trace.contains("within imb_numa_nr 8"), "{rel}: {trace}");
+        let cpus = format!(r#"{{ "cpus": "0-127", "state": "idle" }}{}"#, on_node0(8));
+        let (cpu, trace) = place_on(&kunpeng(&cpus, "0-127", 4), rel, WakeFlags::FORK);
+        assert!(
+            (32..64).contains(&cpu),
+            "{rel}: 9 > 8 goes to node 1: {trace}"
+        );
+        let cpus = format!(r#"{{ "cpus": "0-127", "state": "idle" }}{}"#, on_node0(2));
+        let (cpu, trace) = place_on(&kunpeng(&cpus, "0-1,32-63", 4), rel, WakeFlags::FORK);
+        assert!(cpu < 2, "{rel}: stays on node 0's allowed CPUs: {trace}");
+    }
+    // 6.0 and later take the minimum: 3 running > min(2 allowed, imb_numa_nr 4), so
+    // adjust_numa_imbalance() keeps the imbalance of 2 idle CPUs, and node 1, with
+    // more idle CPUs, gets the task.
+    let cpus = format!(r#"{{ "cpus": "0-127", "state": "idle" }}{}"#, on_node0(2));
+    let (cpu, trace) = place_on(&kunpeng(&cpus, "0-1,32-63", 4), "6.8", WakeFlags::FORK);
+    assert!((32..64).contains(&cpu), "6.8: {trace}");
 }
 
 /// Exec (`sched_exec()`, `WF_EXEC`): p is `current` on its CPU, so

@@ -140,8 +140,8 @@ impl Simulator {
                             return None;
                         }
                     } else if rel >= Release::new(5, 18) {
-                        let imb = self.fork_imb_numa_nr(lv, mask);
-                        if allow_numa_imbalance(rel, ls.sum_nr_running + 1, imb) {
+                        // v5.18-5.19: sd->imb_numa_nr as is (fair.c v5.19.0 9207).
+                        if allow_numa_imbalance(rel, ls.sum_nr_running + 1, lv.imb_numa_nr) {
                             return None;
                         }
                     } else if allow_numa_imbalance(rel, ls.sum_nr_running, lv.span_weight) {
@@ -156,7 +156,7 @@ impl Simulator {
         Some(ig)
     }
 
-    /// `imb_numa_nr`, fair.c v6.8 lines 10427-10454: the smaller of `sd->imb_numa_nr`
+    /// `imb_numa_nr` from 6.0, fair.c v6.8 lines 10427-10454: the smaller of `sd->imb_numa_nr`
     /// and the task's CPUs in the local group, under `if (p->nr_cpus_allowed !=
     /// NR_CPUS)`. `NR_CPUS` is `CONFIG_NR_CPUS`, the build's maximum (8192 on
     /// distribution kernels, above [`crate::cpumask::MAX_CPUS`]) and a task allowed

@@ -7,8 +7,8 @@
 //! Release differences mirrored: the SMT-aware parts of 6.6 (`group_smt_balance`,
 //! `sibling_imbalance()`, `should_we_balance()` preferring an idle core) and, before
 //! them, `prefer_sibling`'s plain `nr_running` difference; the NUMA allowance's three
-//! forms (before 5.18 a quarter of the group; 5.18-5.19 `imb_numa_nr` with `<`; 6.0+
-//! `imb_numa_nr` with `<=`).
+//! forms (before 5.18 a quarter of the group, `<`; from 5.18 `imb_numa_nr` with `<=`,
+//! of the busiest group before 5.18 and of the local one from then).
 
 use crate::cpumask::CpuId;
 use crate::release::Release;

@@ -101,10 +101,8 @@ pub(super) fn slow_path(l: &mut Listing, release: Release) {
         l.plain("                                       imb_numa_nr))");
     } else if release >= Release::new(5, 18) {
         l.plain(
-            "            imb_numa_nr = min(cpumask_weight(sched_group_span(local) & p->cpus_ptr),",
+            "            if (allow_numa_imbalance(local_sgs.sum_nr_running + 1, sd->imb_numa_nr))",
         );
-        l.plain("                              sd->imb_numa_nr);");
-        l.plain("            if (allow_numa_imbalance(local_sgs.sum_nr_running + 1, imb_numa_nr))");
     } else {
         l.plain("            if (allow_numa_imbalance(local_sgs.sum_nr_running, sd->span_weight))");
     }

@@ -223,14 +223,15 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     ///
     /// NUMA, `group_has_spare`: from 6.0 the imbalance of idle CPUs is forgiven by
     /// `adjust_numa_imbalance(imbalance, local_sgs.sum_nr_running + 1, imb_numa_nr)`;
-    /// 5.18-5.19 stay local while `allow_numa_imbalance(local running + 1,
-    /// imb_numa_nr)`; before, while `allow_numa_imbalance(local running,
-    /// sd->span_weight)` (a quarter of the domain), as the simulator's fork placement
-    /// does. `imb_numa_nr` is, from 5.18, `min(cpumask_weight(local group span &
-    /// p->cpus_ptr), sd->imb_numa_nr)` under `if (p->nr_cpus_allowed != NR_CPUS)`:
-    /// `NR_CPUS` is the build's maximum (`CONFIG_NR_CPUS`, 8192 on distribution
-    /// kernels), larger than any modelled machine, so the test always holds and the
-    /// minimum is always taken, even for a task allowed every CPU.
+    /// 5.18-5.19 stay local while `allow_numa_imbalance(local_sgs.sum_nr_running + 1,
+    /// sd->imb_numa_nr)` (fair.c v5.19.0 9207, v5.18.12 9238: `sd->imb_numa_nr` as
+    /// is); before, while `allow_numa_imbalance(local running, sd->span_weight)` (a
+    /// quarter of the domain), as the simulator's fork placement does. From 6.0
+    /// `imb_numa_nr` is `min(cpumask_weight(local group span & p->cpus_ptr),
+    /// sd->imb_numa_nr)` under `if (p->nr_cpus_allowed != NR_CPUS)`: `NR_CPUS` is the
+    /// build's maximum (`CONFIG_NR_CPUS`, 8192 on distribution kernels), larger than
+    /// any modelled machine, so the test always holds and the minimum is always
+    /// taken, even for a task allowed every CPU.
     fn find_idlest_group(
         &mut self,
         sd: &'a SchedDomain,
@@ -357,16 +358,21 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                     let rel = self.release;
                     let running = local_sgs.sum_nr_running;
                     if rel >= Release::new(5, 18) {
-                        let local_allowed =
-                            local.map_or(0, |(g, _)| g.span.and(&self.p.allowed).weight());
-                        let imb_numa_nr = local_allowed.min(sd.imb_numa_nr);
-                        let keep = if rel >= Release::new(6, 0) {
+                        let (keep, imb_numa_nr) = if rel >= Release::new(6, 0) {
+                            let local_allowed =
+                                local.map_or(0, |(g, _)| g.span.and(&self.p.allowed).weight());
+                            let imb_numa_nr = local_allowed.min(sd.imb_numa_nr);
                             let imbalance = (i64::from(local_sgs.idle_cpus)
                                 - i64::from(idlest_sgs.idle_cpus))
                             .abs();
-                            adjust_numa_imbalance(rel, imbalance, running + 1, imb_numa_nr) == 0
+                            let keep =
+                                adjust_numa_imbalance(rel, imbalance, running + 1, imb_numa_nr)
+                                    == 0;
+                            (keep, imb_numa_nr)
                         } else {
-                            allow_numa_imbalance(rel, running + 1, imb_numa_nr)
+                            // v5.18-5.19: sd->imb_numa_nr itself, no minimum.
+                            let keep = allow_numa_imbalance(rel, running + 1, sd.imb_numa_nr);
+                            (keep, sd.imb_numa_nr)
                         };
                         if keep {
                             return self.no_group(
