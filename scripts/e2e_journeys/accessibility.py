@@ -238,6 +238,16 @@ def mobile_layout(page, cfg):
               f"Simulate with results: the page and the chart fit the screen (got {fit})")
         small = page.js(SMALL_TARGETS)
         check(small == [], f"Simulate with results: no button or select under 40 px (smaller: {small[:4]})")
+        # The chart is drawn narrower on a phone, so its labels are not shrunk to 5 px;
+        # the heat map's A/B switch stays one row (it went one button under the other).
+        seen = page.js("""
+            const px = [...document.querySelectorAll('.sim-chart svg text')]
+              .map(t => t.getBoundingClientRect().height).filter(h => h > 0);
+            const ab = [...document.querySelectorAll('.heat-focus .seg')].map(b => b.getBoundingClientRect().top);
+            return [Math.min(...px), ab];""")
+        check(seen[0] >= 9 and len(seen[1]) == 2 and seen[1][0] == seen[1][1],
+              f"Simulate on a phone: the chart's text is at least 9 px tall and A/B for the "
+              f"shading sit side by side (smallest text {seen[0]:.1f} px, switch tops {seen[1]})")
         page.js("document.querySelector('.sim-chart').scrollIntoView()")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-simulate.png"))
         page.open()

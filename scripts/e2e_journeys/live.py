@@ -37,6 +37,25 @@ def live_attrs(page):
                    "return v ? Object.assign({}, v.dataset) : {}") or {}
 
 
+# Every text the live view's live regions (role status, alert or log, or aria-live not
+# off) say together, as they change, and how often the seen status line changed:
+# window.__liveSaid, window.__liveShown. A MutationObserver sees every change.
+WATCH_LIVE = """
+  window.__liveSaid = []; window.__liveShown = 0;
+  const view = document.querySelector('.live-view');
+  let said = null, shown = null;
+  const note = () => {
+    const now = [...view.querySelectorAll('[role=status], [role=alert], [role=log], [aria-live]')]
+      .filter(e => e.getAttribute('aria-live') !== 'off').map(e => e.textContent).join(' | ');
+    if (now !== said) { said = now; window.__liveSaid.push(now); }
+    const s = view.querySelector('#live-status'), t = s ? s.textContent : '';
+    if (t !== shown) { shown = t; window.__liveShown += 1; }
+  };
+  new MutationObserver(note).observe(view, {subtree: true, childList: true, characterData: true, attributes: true});
+  note();
+"""
+
+
 def live(page, cfg):
     """The machine, live: a short run played in slow motion draws frames, one arrow per
     wake-up of the record (as many as the run made, and the measured ones are the
@@ -46,6 +65,7 @@ def live(page, cfg):
     page.open(fragment(LIVE))
     page.wait_for(".sim-status.done", timeout=180)
     page.wait_for("#live-status")
+    page.js(WATCH_LIVE)
     # Slow motion: 20 µs of simulated time a frame (index 7 of the speed scale).
     page.js("const s = document.querySelector('#live-speed'); s.value = '7';"
             "s.dispatchEvent(new Event('input', {bubbles: true}));")
@@ -56,6 +76,11 @@ def live(page, cfg):
     a = live_attrs(page)
     note(f"live view after playing the whole record: {a}")
     check(ended, "both sides play to the end of their record")
+    # The seen line follows the clock; a screen reader hears only the end.
+    said, shown = page.js("return [window.__liveSaid, window.__liveShown]")
+    check(shown >= 3 and len(said) <= 2 and "played to the end of the record" in said[-1],
+          f"while it played, the status line changed {shown} times and the live region said only "
+          f"the end (it said {len(said) - 1} new things: {said[-2:]})")
     frames = int(a.get("frames", "0"))
     t_ms = int(a.get("tNs", "0")) / 1e6
     check(frames >= 60, f"frames were drawn in slow motion ({frames} frames for {t_ms:.3f} ms)")
@@ -129,6 +154,9 @@ def live(page, cfg):
           f"each step plays the next wake-up (wake-ups A, B after each: {totals})")
     status = page.text("#live-status")
     check(status and "paused" in status and "wake-ups" in status, f"the status line says so (got {status!r})")
+    said = page.js("return document.querySelector('#live-announce').textContent")
+    check(said.startswith("Wake-up #") and "chosen CPU" in said,
+          f"a step says the wake-up it played to a screen reader (got {said!r})")
     # A click on the newest arrow opens that wake-up in the Wake-up tab, captured by
     # re-running the side's run to it: its decision chooses the simulated CPU.
     a = live_attrs(page)

@@ -194,10 +194,11 @@ WATCH_STATUS = """
   note();
 """
 
-# A running line: who (side, seed of how many), how far (of the run's end), the phase.
+# A running line: who (side, seed of how many), how far (all seeds' and sides' simulated
+# time, of their ends once one is known), the least advanced seed's phase.
 RUNNING = (r"^Running: [AB] seeds? [\d–, ]+ of 3(, [AB] seeds? [\d–, ]+ of 3)? · "
-           r"([\d.]+ ms simulated, the clients starting \(not measured\)"
-           r"|\d+ of \d+ ms simulated, (warming up \(not measured\)|measuring))"
+           r"(?P<done>[\d.]+)( of [\d.]+)? (?P<unit>m?s) simulated in all, "
+           r"(the clients starting \(not measured\)|warming up \(not measured\)|measuring)"
            r"( · [1-5] of 6 done)?$")
 
 
@@ -213,23 +214,29 @@ def simulate_status(page, cfg):
     page.js("location.hash = arguments[0]", fragment(dict(SIMULATE, sim=sim)))
     page.wait_for(".sim-status.running", timeout=60)
     page.screenshot(cfg["shot_epyc"].replace(".png", "-status-running.png"))
-    done = page.wait_for(".sim-status.done", timeout=240)
+    ended = page.wait_for(".sim-status.done", timeout=240)
     said = page.js("return window.__said")
     running = [t for c, t, _ in said if "running" in c and t.startswith("Running")]
     bad = [t for t in running if not re.match(RUNNING, t)]
     check(running and not bad,
-          f"while it runs, each status says side, seed of 3, simulated time of the end and "
+          f"while it runs, each status says side, seed of 3, simulated time in all and "
           f"the phase ({len(running)} seen, {bad[:2]} not so; first {running[:1]})")
+    done = [float(m["done"]) * (1e3 if m["unit"] == "s" else 1)
+             for m in (re.match(RUNNING, t) for t in running) if m]
+    back = [(a, b) for a, b in zip(done, done[1:]) if b < a]
+    check(done and not back,
+          f"the simulated time in all never drops back as seeds start ({len(done)} lines, "
+          f"from {done[:1]} to {done[-1:]} ms; back: {back[:2]})")
     seen = " ".join(running)
     # (tbench's start barrier, "the clients starting", often passes within a batch.)
     for what in ("warming up", "measuring", "seed 2 of 3", "seed 3 of 3", "of 6 done"):
         check(what in seen, f"the run's status said {what!r} at some point")
     want = (r"^Done( in \d+\.\d s)?: A and B, 3 seeds each · 400 ms measured after the "
             r"clients' start at \d+ ms and \d+\.?\d* ms of warm-up · [\d,]+ simulated events")
-    check(done and re.match(want, done[0]), f"the end says what ran and in how long (got {done})")
+    check(ended and re.match(want, ended[0]), f"the end says what ran and in how long (got {ended})")
     announced = [a for _, _, a in said]
     distinct = [a for i, a in enumerate(announced) if a and (i == 0 or a != announced[i - 1])]
-    check(distinct == ["Running: A and B, 3 seeds each.", done[0]],
+    check(distinct == ["Running: A and B, 3 seeds each.", ended[0]],
           f"the live region says the run once and its end once, not each batch "
           f"(it said {distinct}; the line changed {len(said)} times)")
     roles = page.js("const s = document.querySelector('.sim-status'),"

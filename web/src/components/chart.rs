@@ -48,6 +48,9 @@ use crate::format::fmt_tick;
 
 /// The SVG's size in user units; the style sheet scales it to the panel's width.
 const SIZE: (u32, u32) = (640, 250);
+/// On a phone (a window under 640 px): at 640 units in a 330 px panel the labels
+/// shrank to 5-6 px; at 440 they are 8-9.
+const NARROW_SIZE: (u32, u32) = (440, 250);
 /// Stroke colours, one per series kind and side; the style sheet has the final say
 /// (by class), these keep the legend's swatches and the tagging apart.
 const SIDE_COLOUR: [RGBColor; 2] = [RGBColor(0x1f, 0x5f, 0xbf), RGBColor(0x8a, 0x3f, 0xfc)];
@@ -195,7 +198,11 @@ pub fn chart(props: &ChartProps) -> Html {
     };
     let published = props.series.iter().filter(|s| s.published).count();
     let bands = props.series.iter().filter(|s| !s.band.is_empty()).count();
-    let body = match svg(props) {
+    let narrow = web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .is_some_and(|w| w < 640.0);
+    let body = match svg(props, if narrow { NARROW_SIZE } else { SIZE }) {
         Ok(svg) => Html::from_html_unchecked(svg.into()),
         Err(e) => html! { <p class="error">{ format!("The chart could not be drawn: {e}") }</p> },
     };
@@ -259,7 +266,7 @@ fn nice_ceiling(v: f64) -> f64 {
 }
 
 /// The chart as SVG text, its series polylines tagged.
-fn svg(props: &ChartProps) -> Result<String, String> {
+fn svg(props: &ChartProps, size: (u32, u32)) -> Result<String, String> {
     let line_top = props
         .series
         .iter()
@@ -290,7 +297,7 @@ fn svg(props: &ChartProps) -> Result<String, String> {
     let mut out = String::new();
     let mut hits = String::new();
     {
-        let root = AxesAsLines(SVGBackend::with_string(&mut out, SIZE)).into_drawing_area();
+        let root = AxesAsLines(SVGBackend::with_string(&mut out, size)).into_drawing_area();
         // plotters draws text at about 0.8 of the size asked for: 11 and 12 px. The
         // family by value, not by name, which plotters would look up lower-cased
         // (225 bytes brotli of the page; its legend's default font still does).

@@ -48,7 +48,7 @@ fn every_polyline_is_a_tagged_series() {
         dots: true,
         stem: "schedlab-chart".into(),
     };
-    let svg = svg(&props).expect("draws");
+    let svg = svg(&props, SIZE).expect("draws");
     assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
     // The axes' text is in sans-serif at about 11 and 12 px, the family named by
     // value (chart.rs says why).
@@ -116,7 +116,7 @@ fn the_style_sheet_can_colour_every_line_and_box() {
         band: Vec::new(),
     }]);
     props.x = XAxis::Ms(60.0);
-    let svg = svg(&props).expect("draws");
+    let svg = svg(&props, SIZE).expect("draws");
     let lines = svg.matches("<line").count();
     let tagged =
         svg.matches(r#"<line class="axis""#).count() + svg.matches(r#"<line class="grid""#).count();
@@ -151,7 +151,7 @@ fn b_is_dashed_over_a_and_its_key_has_the_same_dash() {
     let mut props =
         throughput_over_time(vec![series(0, [1.0, 3.0, 2.0]), series(1, [1.0, 3.0, 2.0])]);
     assert!(identical(&props.series));
-    let svg = svg(&props).expect("draws");
+    let svg = svg(&props, SIZE).expect("draws");
     let (a, b) = (
         svg.find(r#"<polyline class="line line-a""#).expect("A"),
         svg.find(r#"<polyline class="line line-b""#).expect("B"),
@@ -230,7 +230,7 @@ fn bands_lie_around_their_lines_and_every_point_says_its_values() {
         series(0, [100.0, 120.0, 110.0], 10.0),
         series(1, [130.0, 140.0, 135.0], 500.0),
     ]);
-    let svg = svg(&props).expect("draws");
+    let svg = svg(&props, SIZE).expect("draws");
     for side in ["a", "b"] {
         let tag = format!(r#"<polygon class="band band-{side}" data-side="{side}""#);
         assert_eq!(svg.matches(&tag).count(), 1, "{svg}");

@@ -44,6 +44,7 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
         );
         if live.finished() {
             live.playing = false;
+            live.said = live.status();
         }
     }
     let t = live.t_ns;

@@ -10,12 +10,16 @@
 //!     ▼    Player::play_to(feed, t) ─▶ Painter::draw (canvas; only when something moved)
 //!  canvas ─ click ─▶ Painter::hit ─▶ SimWakeRef ─▶ Props::on_wake (and the details line)
 //!  buttons  Play/Pause · Step to the next wake-up · Restart · Speed
-//!  status   role=status: "t = 1.234 ms · A: 12 wake-ups, 3 crossed a cluster · …"
+//!  status   "t = 1.234 ms · A: 12 wake-ups, 3 crossed a cluster · …" (seen, not live)
+//!  said     role=status, hidden: set by events only (pause, the end, a step, a restart,
+//!           a record that stopped), never by the clock
 //! ```
 //!
 //! The players and painters live in a `RefCell` the frame loop and the buttons share;
 //! the component itself re-renders only for the status (at most twice a second while
-//! playing, and on every button), never per frame: the DOM cannot keep up with 60
+//! playing, and on every button), never per frame. A screen reader hears `Live::said`,
+//! not the status line: a live region that changed twice a second would talk over
+//! everything else while the record plays: the DOM cannot keep up with 60
 //! frames of 384 CPUs. The loop writes its measurements as data attributes on the
 //! view (`data-frames`, `data-fps`, `data-draw-ms`, `data-start-ns` and `data-start-up`
 //! (the benchmark's start, idle stretches skipped up to it), and per side `data-wakes-a`,
@@ -106,6 +110,8 @@ struct Live {
     fps: f64,
     fps_window: (f64, u64),
     last_status_ms: f64,
+    /// What the live region says: the last playback event, in words.
+    said: String,
     alive: bool,
 }
 
@@ -137,6 +143,7 @@ impl Live {
             fps: 0.0,
             fps_window: (0.0, 0),
             last_status_ms: 0.0,
+            said: String::new(),
             alive: true,
         }
     }
@@ -161,6 +168,7 @@ impl Live {
         self.dirty = true;
         self.playing = true;
         self.draw_ms_max = 0.0;
+        self.said.clear();
     }
 
     fn restart(&mut self) {
@@ -169,6 +177,7 @@ impl Live {
         self.t_ns = 0;
         self.selected = None;
         self.dirty = true;
+        self.said = "Back at the start of the record.".to_string();
     }
 
     /// The newest record's time over the feeds.
@@ -226,11 +235,11 @@ impl Live {
     }
 
     /// The status line.
-    fn status(&self, labels: &[String]) -> String {
+    fn status(&self) -> String {
         let mut s = format!("t = {:.3} ms", self.t_ns as f64 / 1e6);
-        for (i, p) in self.players.iter().enumerate() {
+        for (i, (p, f)) in self.players.iter().zip(&self.feeds.0).enumerate() {
             let side = if i == 0 { "A" } else { "B" };
-            let label = labels.get(i).map_or("", String::as_str);
+            let label = &f.borrow().label;
             s.push_str(&format!(
                 " · {side} ({label}): {} wake-ups, {} crossed a cluster, {} left the LLC, {} moves",
                 p.wakes,

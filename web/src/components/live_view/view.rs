@@ -77,10 +77,21 @@ pub fn live_view(props: &Props) -> Html {
             l.restart();
         }
         l.playing = !l.playing;
+        l.said = if l.playing {
+            "Playing.".to_string()
+        } else {
+            l.status()
+        };
     }));
     let step = update(Box::new(|l: &mut Live| {
         l.playing = false;
-        l.step();
+        l.said = if l.step() {
+            l.selected.map_or_else(String::new, |(side, w)| {
+                describe(side, l.feeds.0.get(side).map_or(0, |f| f.borrow().seed), &w)
+            })
+        } else {
+            "No wake-up left to step to (yet).".to_string()
+        };
     }));
     let restart = update(Box::new(Live::restart));
     let on_speed = {
@@ -156,12 +167,19 @@ pub fn live_view(props: &Props) -> Html {
     };
 
     let l = live.borrow();
-    let labels: Vec<String> = props
+    // A record that stopped is said over the playback's events: it changes once.
+    let said = props
         .feeds
         .0
         .iter()
-        .map(|f| f.borrow().label.clone())
-        .collect();
+        .zip(["A", "B"])
+        .find_map(|(f, side)| {
+            let f = f.borrow();
+            f.error
+                .as_ref()
+                .map(|e| format!("Side {side}'s record stopped: {e}"))
+        })
+        .unwrap_or_else(|| l.said.clone());
     let speed_text = match SPEEDS[l.speed] {
         0 => "as fast as it goes".to_string(),
         ns if ns < 1_000 => format!("{ns} ns of simulated time per frame"),
@@ -246,7 +264,8 @@ pub fn live_view(props: &Props) -> Html {
                     </select>
                 }
             </div>
-            <p id="live-status" class="live-status" role="status" aria-live="polite">{ l.status(&labels) }</p>
+            <p id="live-status" class="live-status">{ l.status() }</p>
+            <p id="live-announce" class="visually-hidden" role="status">{ said }</p>
             if let Some((side, w)) = l.selected {
                 <p id="live-selected" class="live-selected" data-wake={w.seq.to_string()} data-cpu={w.cpu.to_string()} data-side={side.to_string()}>
                     { describe(side, l.feeds.0.get(side).map_or(0, |f| f.borrow().seed), &w) }

@@ -1,10 +1,11 @@
 //! The Simulate tab's status line in words: while a run goes, which side and which
-//! seed of how many run, how far in simulated time, warming up or measuring, and how
-//! many simulations are done; at the end, what ran and in how long. Plain functions of
+//! seed of how many run, how far in simulated time (all the seeds' and sides' together,
+//! so it never drops back when a seed starts), warming up or measuring (the least
+//! advanced running seed), and how many simulations are done; at the end, what ran and in how long. Plain functions of
 //! the [`RunView`], tested on the host; `components/sim_view.rs` draws them.
 //!
 //! ```text
-//!  Running: A seed 2 of 3, B seed 2 of 3 · 0.42 of 1.20 s simulated, measuring · 2 of 6 done
+//!  Running: A seed 2 of 3, B seed 2 of 3 · 3.10 of 7.20 s simulated in all, measuring · 2 of 6 done
 //!  Done in 4.1 s: A and B, 3 seeds each · 1000 ms measured after 200 ms of warm-up · …
 //! ```
 //!
@@ -202,32 +203,52 @@ impl RunView {
         }
     }
 
-    /// How far point `p` is: `0.42 of 1.20 s simulated, measuring`.
-    fn how_far(p: &Progress, duration_ms: u64) -> String {
-        let now = p.now_ns as f64 / 1e6;
-        if p.completion {
-            return format!(
-                "{} simulated, {} tasks still running",
-                fmt_ms(now),
-                p.live_tasks
-            );
-        }
-        let Some(warm) = p.warmup_ns.filter(|_| !p.start_pending) else {
-            return format!(
-                "{} simulated, the clients starting (not measured)",
-                fmt_ms(now)
-            );
-        };
-        let total = warm as f64 / 1e6 + duration_ms as f64;
-        let phase = if p.warming {
-            "warming up (not measured)"
-        } else {
-            "measuring"
-        };
-        format!("{} simulated, {phase}", of_total(now, total))
+    /// The simulated time of all the run's points so far, and the sum of their ends
+    /// (warm-up and window), ms. It only grows as the points run, seed after seed,
+    /// where one point's time starts again at 0 with each. A point that has not told
+    /// its end yet (not started, or its clients not yet started) counts with the
+    /// latest end told; no total while none is told, nor for a run to completion.
+    fn in_all(&self, duration_ms: u64) -> (f64, Option<f64>) {
+        let told = self.results.iter().flatten();
+        let done_ms = told.clone().map(|p| p.now_ns as f64 / 1e6).sum();
+        let ends: Vec<Option<f64>> = self
+            .results
+            .iter()
+            .map(|r| {
+                let p = r.as_ref().filter(|p| !p.start_pending)?;
+                Some(p.warmup_ns? as f64 / 1e6 + duration_ms as f64)
+            })
+            .collect();
+        let latest = ends.iter().flatten().copied().reduce(f64::max);
+        let total = latest
+            .filter(|_| !told.clone().any(|p| p.completion))
+            .map(|l| ends.iter().map(|e| e.unwrap_or(l)).sum());
+        (done_ms, total)
     }
 
-    /// The least advanced of `slots` that has reported: the run is at least this far.
+    /// How far the run is: `3.10 of 7.20 s simulated in all`.
+    fn so_far(&self, duration_ms: u64) -> String {
+        let (done_ms, total) = self.in_all(duration_ms);
+        let done = total.map_or_else(|| fmt_ms(done_ms), |t| of_total(done_ms, t));
+        format!("{done} simulated in all")
+    }
+
+    /// How far the run is, and what point `p` (the least advanced) does:
+    /// `3.10 of 7.20 s simulated in all, measuring`.
+    fn how_far(&self, p: &Progress, duration_ms: u64) -> String {
+        let phase = if p.completion {
+            format!("{} tasks still running", p.live_tasks)
+        } else if p.start_pending || p.warmup_ns.is_none() {
+            "the clients starting (not measured)".to_string()
+        } else if p.warming {
+            "warming up (not measured)".to_string()
+        } else {
+            "measuring".to_string()
+        };
+        format!("{}, {phase}", self.so_far(duration_ms))
+    }
+
+    /// The least advanced of `slots` that has reported: its phase is the run's.
     fn slowest<'a>(&'a self, slots: &[usize]) -> Option<&'a Progress> {
         slots
             .iter()
@@ -258,19 +279,9 @@ impl RunView {
         let slots = self.running_slots();
         let slowest = self.slowest(&slots);
         let (state, lead) = match (self.stopped, slowest) {
-            (true, Some(p)) if !self.sweep() && !p.completion && !p.start_pending => {
-                let total = p.warmup_ns.unwrap_or(0) as f64 / 1e6 + duration_ms as f64;
-                (
-                    RunState::Stopped,
-                    format!(
-                        "Stopped at {} simulated",
-                        of_total(p.now_ns as f64 / 1e6, total)
-                    ),
-                )
-            }
-            (true, Some(p)) if !self.sweep() => (
+            (true, Some(_)) if !self.sweep() => (
                 RunState::Stopped,
-                format!("Stopped at {} simulated", fmt_ms(p.now_ns as f64 / 1e6)),
+                format!("Stopped at {}", self.so_far(duration_ms)),
             ),
             (true, _) => (RunState::Stopped, "Stopped".to_string()),
             (false, None) => (RunState::Starting, "Starting".to_string()),
@@ -287,7 +298,7 @@ impl RunView {
         }
         parts.push(self.who(&slots));
         if let Some(p) = slowest {
-            parts.push(Self::how_far(p, duration_ms));
+            parts.push(self.how_far(p, duration_ms));
         }
         if self.finished() > 0 {
             parts.push(done_count);

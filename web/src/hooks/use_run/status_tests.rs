@@ -68,18 +68,19 @@ fn a_run_says_which_side_and_seed_how_far_and_what_is_done() {
     assert_eq!(s.state, RunState::Running);
     assert_eq!(
         s.text(),
-        "Running: A seed 1 of 3, B seed 1 of 3 · 0.10 of 1.20 s simulated, warming up (not measured)"
+        "Running: A seed 1 of 3, B seed 1 of 3 · 0.10 of 7.20 s simulated in all, warming up (not measured)"
     );
     assert_eq!(s.announce, announce, "said once, not per batch");
 
     // A's seed 1 ends; its worker takes A's seed 2 (point 2), while B's seed 1 is
-    // measuring: the least advanced reported point says how far.
+    // measuring: all the points' simulated time says how far, the least advanced
+    // reported point its phase.
     report(&mut v, 1, at(700, 200, false), None);
     report(&mut v, 0, at(1200, 200, true), Some(2));
     let s = v.status(1000);
     assert_eq!(
         s.text(),
-        "Running: A seed 2 of 3, B seed 1 of 3 · 0.70 of 1.20 s simulated, measuring · 1 of 6 done"
+        "Running: A seed 2 of 3, B seed 1 of 3 · 1.90 of 7.20 s simulated in all, measuring · 1 of 6 done"
     );
     assert_eq!(s.announce, announce);
 
@@ -88,7 +89,7 @@ fn a_run_says_which_side_and_seed_how_far_and_what_is_done() {
     report(&mut v, 0, at(300, 200, false), None);
     assert_eq!(
         v.status(1000).text(),
-        "Running: A seeds 2–3 of 3 · 0.30 of 1.20 s simulated, measuring · 2 of 6 done"
+        "Running: A seeds 2–3 of 3 · 2.70 of 7.20 s simulated in all, measuring · 2 of 6 done"
     );
 
     v.stopped = true;
@@ -96,7 +97,7 @@ fn a_run_says_which_side_and_seed_how_far_and_what_is_done() {
     assert_eq!(s.state, RunState::Stopped);
     assert_eq!(
         s.text(),
-        "Stopped at 0.30 of 1.20 s simulated: A seeds 2–3 of 3 · 2 of 6 done"
+        "Stopped at 2.70 of 7.20 s simulated in all: A seeds 2–3 of 3 · 2 of 6 done"
     );
     assert_eq!(s.announce, s.text());
 }
@@ -136,13 +137,13 @@ fn one_seed_names_the_sides_and_a_sweep_its_scales() {
     report(&mut v, 0, at(50, 200, false), None);
     assert_eq!(
         v.status(1000).text(),
-        "Running: A and B · 0.05 of 1.20 s simulated, warming up (not measured)"
+        "Running: A and B · 0.05 of 2.40 s simulated in all, warming up (not measured)"
     );
     report(&mut v, 0, at(1200, 200, true), None);
     report(&mut v, 1, at(900, 200, false), None);
     assert_eq!(
         v.status(1000).text(),
-        "Running: B · 0.90 of 1.20 s simulated, measuring · 1 of 2 done"
+        "Running: B · 2.10 of 2.40 s simulated in all, measuring · 1 of 2 done"
     );
 
     // A sweep hands out its largest scale first, A and B of a seed together.
@@ -155,7 +156,7 @@ fn one_seed_names_the_sides_and_a_sweep_its_scales() {
     let s = v.status(1000);
     assert_eq!(
         s.text(),
-        "Sweeping: 8 clients (B), 4 clients (A) · 0.40 of 1.20 s simulated, measuring · 1 of 6 simulations done"
+        "Sweeping: 8 clients (B), 4 clients (A) · 1.60 of 7.20 s simulated in all, measuring · 1 of 6 simulations done"
     );
     v.stopped = true;
     assert_eq!(v.status(1000).text(), "Stopped: 1 of 6 simulations done");
@@ -171,7 +172,7 @@ fn a_benchmark_waiting_for_its_start_and_a_failure_say_so() {
     report(&mut v, 0, p, None);
     assert_eq!(
         v.status(1000).text(),
-        "Running: A and B · 40 ms simulated, the clients starting (not measured)"
+        "Running: A and B · 40 ms simulated in all, the clients starting (not measured)"
     );
     let mut p = at(41, 0, false);
     p.error = Some("out of memory".to_string());
@@ -182,4 +183,58 @@ fn a_benchmark_waiting_for_its_start_and_a_failure_say_so() {
         s.text(),
         "The simulation stopped: 6.6+cluster: out of memory"
     );
+}
+
+/// The simulated time a status line says is done, ms: `3.10 of 7.20 s simulated …`
+/// gives 3100, `40 ms simulated …` 40.
+fn simulated_ms(text: &str) -> f64 {
+    let part = text
+        .split(" · ")
+        .find(|p| p.contains(" simulated"))
+        .unwrap_or_else(|| panic!("no simulated time in {text:?}"));
+    let amount = &part[..part.find(" simulated").unwrap_or(0)];
+    let words: Vec<&str> = amount.split(' ').collect();
+    let scale = if words.last() == Some(&"s") { 1e3 } else { 1.0 };
+    let x: f64 = words[0].parse().unwrap_or_else(|_| panic!("{text:?}"));
+    x * scale
+}
+
+#[test]
+fn the_simulated_time_never_drops_back_when_a_seed_starts() {
+    // Two workers at different speeds through 3 seeds of A and B, each point 1200 ms
+    // (200 ms of warm-up): seeds start while others are half way.
+    let mut v = run(3, Vec::new(), 2);
+    let mut now = [0u64; 2];
+    let mut next = 2;
+    let mut said = Vec::new();
+    while !v.done() {
+        for (w, step) in [(0, 100), (1, 150)] {
+            if v.assigned[w].is_none() {
+                continue;
+            }
+            now[w] = (now[w] + step).min(1200);
+            let done = now[w] == 1200;
+            let take = (done && next < 6).then_some(next);
+            report(&mut v, w, at(now[w], 200, done), take);
+            if done {
+                now[w] = 0;
+                next += usize::from(take.is_some());
+            }
+            let s = v.status(1000);
+            if s.state == RunState::Running {
+                said.push((simulated_ms(&s.text()), s.text()));
+            }
+        }
+    }
+    for pair in said.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].0,
+            "the simulated time went back:\n  {}\n  {}",
+            pair[0].1,
+            pair[1].1
+        );
+    }
+    // The total is every seed's and side's: 6 points of 1200 ms.
+    let last = &said.last().expect("the run was seen running").1;
+    assert!(last.contains(" of 7.20 s simulated in all"), "{last}");
 }
