@@ -554,7 +554,7 @@ impl Simulator {
 
     /// A read of the `sd_llc_shared` line of `target`'s LLC by `cpu`
     /// (`test_idle_cores()`, `nr_idle_scan`): free while `cpu`'s copy is current.
-    fn llc_line_read(&mut self, cpu: u32, target: u32) -> u64 {
+    pub(super) fn llc_line_read(&mut self, cpu: u32, target: u32) -> u64 {
         let llc = self.llc_of[target as usize] as usize;
         if self.measuring {
             self.metrics.llc_line_reads += 1;
@@ -577,7 +577,13 @@ impl Simulator {
     /// differently (a current copy reads free; only the line's exclusive owner
     /// writes free).
     pub(super) fn llc_line_write(&mut self, cpu: u32) -> u64 {
-        let llc = self.llc_of[cpu as usize] as usize;
+        self.llc_line_write_of(cpu, cpu)
+    }
+
+    /// A write by `cpu` of the `sd_llc_shared` line of `of`'s LLC (the idle load
+    /// balancer writes it on an idle CPU's behalf, which may sit in another LLC).
+    pub(super) fn llc_line_write_of(&mut self, cpu: u32, of: u32) -> u64 {
+        let llc = self.llc_of[of as usize] as usize;
         let now = self.now.ns();
         self.llc_lines.write(&self.cost, CpuId(cpu), llc, now)
     }

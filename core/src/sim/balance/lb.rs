@@ -280,7 +280,19 @@ impl Simulator {
             // update_idle_cpu_scan(), only at the LLC level and never from newidle.
             let llc_id = self.llc_id_of[env.dst as usize];
             let nr = wakeup::update_idle_cpu_scan(&self.env, CpuId(llc_id), sum_util);
-            self.state.llc_shared[llc_id as usize].nr_idle_scan = nr;
+            // "if ((int)y != sd_share->nr_idle_scan) WRITE_ONCE(...)" (fair.c v6.8
+            // 10547-10548): only a change is written, and the write takes the shared
+            // line every select_idle_cpu() reads (7368) from the other CPUs' caches.
+            // The CPU running the balance writes it, from the tick's softirq (taking
+            // the time from its task) or from idle.
+            if self.state.llc_shared[llc_id as usize].nr_idle_scan != nr {
+                self.state.llc_shared[llc_id as usize].nr_idle_scan = nr;
+                let cost = self.llc_line_write_of(env.runs_on, env.dst);
+                let c = &mut self.cpus[env.runs_on as usize];
+                if c.mode == Mode::Running {
+                    c.stolen_ns += cost;
+                }
+            }
         }
         sds
     }

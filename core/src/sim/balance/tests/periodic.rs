@@ -82,3 +82,44 @@ fn every_cpu_ticks_on_the_jiffy_grid() {
     assert_eq!(offs.len(), 32);
     assert!(offs.iter().all(|&(o, _)| o == 0), "{offs:?}");
 }
+
+/// SIS_UTIL's hint is written to the LLC's shared line only when it changes
+/// (`update_idle_cpu_scan()`, fair.c v6.8 10547-10548), and the write takes the line
+/// from every CPU that had read it: the next `select_idle_cpu()` read of the hint
+/// (7368) on another CPU misses and pays a transfer from the balancing CPU.
+#[test]
+fn a_changed_nr_idle_scan_is_a_write_of_the_llc_line() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 8, 100);
+    run_to(&mut sim, 10);
+    let li = (0..sim.balance.n_levels(0))
+        .find(|&li| sim.balance.levels[0][li].is_llc)
+        .unwrap();
+    let env = lb::LbEnv::new(0, 0, li, CpuIdle::Idle);
+    let (reader, llc) = (20, sim.llc_id_of[0] as usize);
+    sim.update_sd_lb_stats(&env);
+    sim.llc_line_read(reader, 0);
+    assert_eq!(sim.llc_line_read(reader, 0), 0, "a current copy reads free");
+    // The same state again: the same hint, no write, the reader's copy stays current.
+    sim.update_sd_lb_stats(&env);
+    assert_eq!(
+        sim.llc_line_read(reader, 0),
+        0,
+        "an unchanged hint is not written"
+    );
+    // A hint that changes is written by the balancing CPU (0).
+    let nr = sim.state.llc_shared[llc].nr_idle_scan;
+    sim.state.llc_shared[llc].nr_idle_scan = nr + 1;
+    sim.update_sd_lb_stats(&env);
+    assert_eq!(sim.state.llc_shared[llc].nr_idle_scan, nr);
+    let miss = sim.llc_line_read(reader, 0);
+    let c2c = sim.cost.c2c_ns(CpuId(0), CpuId(reader));
+    assert!(
+        miss >= c2c && c2c > 0,
+        "read after the write: {miss} ns, c2c {c2c}"
+    );
+    assert_eq!(
+        sim.llc_line_read(0, 0),
+        0,
+        "the writer's own copy is current"
+    );
+}
