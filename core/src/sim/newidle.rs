@@ -71,6 +71,15 @@ impl Simulator {
         let stopper = held.stopper;
         let to_idle = self.newidle_pass_switch(cpu, stopper, held.ipi);
         self.newidle_held_interrupts(cpu, held, to_idle);
+        let c = &mut self.cpus[cpu as usize];
+        if !to_idle && !c.wake_list.is_empty() && c.wakelist_ipi_at <= self.now {
+            // The wake list's IPI landed in the pass: taken in the task switched to
+            // (or the stopper) as interrupts come on, its handler's
+            // `wakeup_preempt()` against that task. (A switch to the idle task
+            // takes it in schedule(): take_landed_wakelist_ipi().)
+            c.wakelist_ipi_at = self.now;
+            self.queue.push(self.now, Event::WakelistIpi { cpu });
+        }
         stopper
     }
 

@@ -8,7 +8,9 @@
 //!        │  Record = at_ns + one of:
 //!        │    Switch      cpu, prev task, next task, a context switch or not   schedule()
 //!        │    Wake        waker CPU/task, wakee, prev CPU, chosen CPU, path,
-//!        │                distance, queue path, CPUs probed, its number       try_to_wake_up()
+//!        │                distance, queue path, CPUs probed, its number       try_to_wake_up(),
+//!        │                at the wakee's arrival on its rq (a wake list's:    sched_wakeup
+//!        │                when sched_ttwu_pending() activates it)
 //!        │    Migrate     task, from, to, reason                              load_balance(), …
 //!        │    IdleEnter   cpu, C-state            IdleExit cpu, C-state       do_idle(), cpuidle
 //!        │    ForceIdle   cpu                                                 core scheduling
@@ -468,6 +470,10 @@ pub(super) struct Recorder {
     /// Sorted, no repeats.
     pub(super) capture: Vec<u32>,
     pub(super) captured: Vec<super::CapturedWake>,
+    /// The wake-ups of wakees now on a wake list, recorded when
+    /// `sched_ttwu_pending()` activates them (at most one per task: a task is on
+    /// one list at most).
+    wakelist: Vec<(u32, WakeRecord)>,
 }
 
 impl Recorder {
@@ -480,6 +486,7 @@ impl Recorder {
             rec: Recording::new(cfg, workload_tasks),
             capture,
             captured: Vec::new(),
+            wakelist: Vec::new(),
         }
     }
 
@@ -531,7 +538,11 @@ impl super::Simulator {
     }
 
     /// The wake-up numbered `seq`: `waker` (a task, or interrupt context) on `cpu`
-    /// woke `p`, last on `prev`, and `d` placed it `dist` from its data.
+    /// woke `p`, last on `prev`, and `d` placed it `dist` from its data. The record's
+    /// time is the wakee's arrival on its rq, where the kernel's `sched_wakeup`
+    /// tracepoint fires (`ttwu_do_activate()` → `ttwu_do_wakeup()`, core.c v6.8
+    /// 3776-3812): now, or for a wakee queued on the wake list (`d.queue`) when
+    /// `sched_ttwu_pending()` activates it ([`Simulator::record_wakelist_arrival`]).
     #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
@@ -545,7 +556,7 @@ impl super::Simulator {
         d: &crate::wakeup::Decision,
         dist: Distance,
     ) {
-        self.record(RecordKind::Wake(WakeRecord {
+        let w = WakeRecord {
             seq,
             wakee: p,
             waker: waker.unwrap_or(NO_TASK),
@@ -557,7 +568,29 @@ impl super::Simulator {
             path: d.path.unwrap_or(WakePath::NothingIdle),
             dist,
             queue: QueueKind::of(d.queue),
-        }));
+        };
+        if matches!(d.queue, crate::wakeup::QueuePath::Wakelist { .. }) {
+            if let Some(r) = self.rec.as_deref_mut() {
+                r.wakelist.retain(|&(t, _)| t != p);
+                r.wakelist.push((p, w));
+            }
+        } else {
+            self.record(RecordKind::Wake(w));
+        }
+    }
+
+    /// `sched_ttwu_pending()` activated `p`, queued on a wake list: its wake-up's
+    /// record, kept since the wake-up, is made now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_wakelist_arrival(&mut self, p: u32) {
+        let Some(r) = self.rec.as_deref_mut() else {
+            return;
+        };
+        if let Some(i) = r.wakelist.iter().position(|&(t, _)| t == p) {
+            let (_, w) = r.wakelist.swap_remove(i);
+            self.record(RecordKind::Wake(w));
+        }
     }
 
     /// `cpu` entered idle in its C-state.

@@ -146,6 +146,30 @@ fn newidle_is_gated_by_max_newidle_lb_cost() {
     }
 }
 
+/// A wakee on the CPU's wake list (`rq->ttwu_pending`) makes `newidle_balance()`
+/// return at once from v5.13 ("There is a task waiting to run", fair.c v6.8
+/// 12305-12310, Rik van Riel's 9c9f520a1467): no `idle_stamp`, nothing pulled. v5.12's
+/// has no such test (fair.c 10623-10700), nor has its `should_we_balance()` (fair.c
+/// 9620-9621; v6.0's 792b9f65a568 added it): it balances as for any empty rq.
+#[test]
+fn a_pending_wake_list_skips_the_newidle_pass_from_5_13() {
+    for (release, balances) in [("6.8", false), ("5.12", true)] {
+        let mut sim = hogs("flat-16", release, 0..16, 3, 100);
+        place(&mut sim, |t| if t < 2 { 1 } else { 2 });
+        sim.now = SimTime::from_ms(5);
+        assert!(sim.balance.overload, "CPU 1 reached two tasks");
+        sim.balance.dom[0][0].max_newidle_lb_cost = 50_000;
+        sim.cpus[0].avg_idle_ns = 1_000_000;
+        sim.update_rq(0, |rq| rq.ttwu_pending = true);
+        sim.cpus[0].idle_stamp = None;
+        let pulled = sim.newidle_balance(0);
+        assert_eq!(pulled.is_some(), balances, "{release}: pulled {pulled:?}");
+        if !balances {
+            assert_eq!(sim.cpus[0].idle_stamp, None, "{release}: not stamped");
+        }
+    }
+}
+
 /// `newidle_balance()` takes time even when it pulls nothing (fair.c v6.8
 /// 12349-12384: the domains' `load_balance()` between `t0` and `t1`, with `rq->curr`
 /// still the task that blocked): the CPU goes idle only after the pass, and until
