@@ -8,9 +8,9 @@
 //!        │  Record = at_ns + one of:
 //!        │    Switch      cpu, prev task, next task, a context switch or not   schedule()
 //!        │    Wake        waker CPU/task, wakee, prev CPU, chosen CPU, path,
-//!        │                distance, queue path, CPUs probed, its number       try_to_wake_up(),
-//!        │                at the wakee's arrival on its rq (a wake list's:    sched_wakeup
-//!        │                when sched_ttwu_pending() activates it)
+//!        │                distance, queue path, CPUs probed, its number       try_to_wake_up()
+//!        │    Arrive      cpu, task, its wake-up's number: a wake list's      sched_ttwu_pending()
+//!        │                wakee on its rq (the kernel's sched_wakeup)
 //!        │    Migrate     task, from, to, reason                              load_balance(), …
 //!        │    IdleEnter   cpu, C-state            IdleExit cpu, C-state       do_idle(), cpuidle
 //!        │    ForceIdle   cpu                                                 core scheduling
@@ -161,6 +161,16 @@ pub enum RecordKind {
     ForceIdle {
         cpu: u16,
     },
+    /// `task`, queued on `cpu`'s wake list by wake-up `seq`, arrives on its rq:
+    /// `sched_ttwu_pending()` → `ttwu_do_activate()`, where the kernel's
+    /// `sched_wakeup` tracepoint fires (core.c v6.8 3776-3812). The wake-up's own
+    /// [`RecordKind::Wake`] is the call (`sched_waking`, core.c 4250) and its
+    /// decision; a wakee queued any other way arrives then, and has no `Arrive`.
+    Arrive {
+        cpu: u16,
+        task: u32,
+        seq: u32,
+    },
 }
 
 /// One event.
@@ -271,7 +281,7 @@ impl Recording {
 
     /// The records as [`RECORD_BYTES`] each, little endian: `at_ns` (8 bytes), a
     /// kind byte (switch 0, wake 1, migrate 2, idle enter 3, idle exit 4, force idle
-    /// 5), then the kind's fields in their declaration order, zero-padded. The
+    /// 5, arrive 6), then the kind's fields in their declaration order, zero-padded. The
     /// worker posts these bytes; [`Recording::records_from_bytes`] reads them back.
     pub fn to_bytes(&self) -> Vec<u8> {
         Recording::records_to_bytes(&self.records)
@@ -336,6 +346,13 @@ impl Recording {
                     w.u8(5);
                     w.u8(0);
                     w.u16(cpu);
+                }
+                RecordKind::Arrive { cpu, task, seq } => {
+                    w.u8(6);
+                    w.u8(0);
+                    w.u16(cpu);
+                    w.u32(task);
+                    w.u32(seq);
                 }
             }
             out.extend_from_slice(&w.0);
@@ -409,6 +426,14 @@ impl Recording {
                     r.u8();
                     RecordKind::ForceIdle { cpu: r.u16() }
                 }
+                6 => {
+                    r.u8();
+                    RecordKind::Arrive {
+                        cpu: r.u16(),
+                        task: r.u32(),
+                        seq: r.u32(),
+                    }
+                }
                 k => return Err(bad("record kind", k)),
             };
             out.push(Record { at_ns, kind });
@@ -470,10 +495,9 @@ pub(super) struct Recorder {
     /// Sorted, no repeats.
     pub(super) capture: Vec<u32>,
     pub(super) captured: Vec<super::CapturedWake>,
-    /// The wake-ups of wakees now on a wake list, recorded when
-    /// `sched_ttwu_pending()` activates them (at most one per task: a task is on
-    /// one list at most).
-    wakelist: Vec<(u32, WakeRecord)>,
+    /// The wakees now on a wake list and their wake-ups' numbers, for their
+    /// [`RecordKind::Arrive`] (a task is on one list at most: bounded by the tasks).
+    wakelist: Vec<(u32, u32)>,
 }
 
 impl Recorder {
@@ -538,11 +562,7 @@ impl super::Simulator {
     }
 
     /// The wake-up numbered `seq`: `waker` (a task, or interrupt context) on `cpu`
-    /// woke `p`, last on `prev`, and `d` placed it `dist` from its data. The record's
-    /// time is the wakee's arrival on its rq, where the kernel's `sched_wakeup`
-    /// tracepoint fires (`ttwu_do_activate()` → `ttwu_do_wakeup()`, core.c v6.8
-    /// 3776-3812): now, or for a wakee queued on the wake list (`d.queue`) when
-    /// `sched_ttwu_pending()` activates it ([`Simulator::record_wakelist_arrival`]).
+    /// woke `p`, last on `prev`, and `d` placed it `dist` from its data.
     #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
@@ -556,7 +576,7 @@ impl super::Simulator {
         d: &crate::wakeup::Decision,
         dist: Distance,
     ) {
-        let w = WakeRecord {
+        self.record(RecordKind::Wake(WakeRecord {
             seq,
             wakee: p,
             waker: waker.unwrap_or(NO_TASK),
@@ -568,28 +588,29 @@ impl super::Simulator {
             path: d.path.unwrap_or(WakePath::NothingIdle),
             dist,
             queue: QueueKind::of(d.queue),
-        };
+        }));
         if matches!(d.queue, crate::wakeup::QueuePath::Wakelist { .. }) {
             if let Some(r) = self.rec.as_deref_mut() {
                 r.wakelist.retain(|&(t, _)| t != p);
-                r.wakelist.push((p, w));
+                r.wakelist.push((p, seq));
             }
-        } else {
-            self.record(RecordKind::Wake(w));
         }
     }
 
-    /// `sched_ttwu_pending()` activated `p`, queued on a wake list: its wake-up's
-    /// record, kept since the wake-up, is made now.
+    /// `sched_ttwu_pending()` on `cpu` activated `p`, queued on its wake list.
     #[cold]
     #[inline(never)]
-    pub(super) fn record_wakelist_arrival(&mut self, p: u32) {
+    pub(super) fn record_wakelist_arrival(&mut self, p: u32, cpu: u32) {
         let Some(r) = self.rec.as_deref_mut() else {
             return;
         };
         if let Some(i) = r.wakelist.iter().position(|&(t, _)| t == p) {
-            let (_, w) = r.wakelist.swap_remove(i);
-            self.record(RecordKind::Wake(w));
+            let (_, seq) = r.wakelist.swap_remove(i);
+            self.record(RecordKind::Arrive {
+                cpu: cpu16(cpu),
+                task: p,
+                seq,
+            });
         }
     }
 

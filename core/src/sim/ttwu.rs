@@ -530,21 +530,21 @@ impl Simulator {
             // cut it short, and the IPI is taken at its end or after it.
             Mode::NewidlePass if q.wakelist && self.env.patches.release < Release::new(5, 13) => {}
             Mode::NewidlePass => {
-                let ipi_at = if q.wakelist {
-                    if q.need_ipi {
-                        now + ipi
-                    } else {
-                        self.cpus[target as usize].wakelist_ipi_at.max(now)
-                    }
+                let ready = if q.wakelist {
+                    // rq->ttwu_pending is read after the domain in progress (fair.c
+                    // v6.8 12378-12380): the pass stops there whether or not the IPI
+                    // is in. The switch at its end takes the IPI if it has landed,
+                    // else the CPU goes idle and the IPI wakes it (wakelist.rs).
+                    now
                 } else {
                     // On the rq at once; resched_curr()'s IPI, if it sent one, is
                     // taken after the pass (newidle_pass_over()).
                     if q.need_ipi {
                         self.cpus[target as usize].newidle_held.ipi = true;
                     }
-                    now
+                    now + q.delay_ns
                 };
-                self.newidle_interrupted(target, ipi_at + q.delay_ns);
+                self.newidle_interrupted(target, ready);
             }
         }
     }

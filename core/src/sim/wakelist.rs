@@ -110,7 +110,7 @@ impl Simulator {
             if self.rec.is_some() {
                 // ttwu_do_activate() → ttwu_do_wakeup(): trace_sched_wakeup() (core.c
                 // v6.8 3776-3780, 3812): the wakee arrives on its rq now.
-                self.record_wakelist_arrival(t);
+                self.record_wakelist_arrival(t, cpu);
             }
             let c = &self.cpus[cpu as usize];
             if c.mode == Mode::Running

@@ -90,30 +90,41 @@ fn a_cpu_left_with_only_its_wake_list_goes_idle_until_the_ipi() {
     assert_eq!(sim.tasks[curr as usize].loc, Loc::Blocked);
 }
 
-/// The recorder's wake-up of a wakee queued on a wake list is made when it arrives
-/// on its rq, as the kernel's `sched_wakeup` tracepoint fires in
-/// `ttwu_do_activate()` → `ttwu_do_wakeup()` (core.c v6.8 3776-3812), not at the
-/// wake-up call (`sched_waking`, 4250).
+/// The recorder keeps a wake-list wake-up's call (`RecordKind::Wake`, the kernel's
+/// `sched_waking`, core.c v6.8 4250) at the call and its wakee's arrival on the rq
+/// (`RecordKind::Arrive`) when `sched_ttwu_pending()` activates it, where the
+/// kernel's `sched_wakeup` tracepoint fires (`ttwu_do_activate()` →
+/// `ttwu_do_wakeup()`, 3776-3812).
 #[test]
-fn a_wake_list_wake_up_is_recorded_as_its_wakee_arrives() {
+fn a_wake_list_wakees_arrival_is_recorded_when_it_is_activated() {
     let wakee = 2;
     let (cpu, target) = (2, 30);
     let mut sim = remote_running_target_with(cpu, target, Some(RecordConfig::default()));
     let t0 = wake_onto_the_list(&mut sim, cpu, target);
-    let wakes_of = |sim: &Simulator| -> Vec<(u64, QueueKind)> {
+    let of_wakee = |sim: &Simulator| -> Vec<(u64, RecordKind)> {
         let r = &sim.rec.as_ref().expect("recording").rec;
         r.records
             .iter()
-            .filter_map(|r| match r.kind {
-                RecordKind::Wake(w) if w.wakee == wakee && r.at_ns >= t0.ns() => {
-                    Some((r.at_ns, w.queue))
-                }
-                _ => None,
+            .filter(|r| r.at_ns >= t0.ns())
+            .filter(|r| match r.kind {
+                RecordKind::Wake(w) => w.wakee == wakee,
+                RecordKind::Arrive { task, .. } => task == wakee,
+                _ => false,
             })
+            .map(|r| (r.at_ns, r.kind))
             .collect()
     };
-    assert!(wakes_of(&sim).is_empty(), "nothing recorded at the call");
-    let at = run_until_activated(&mut sim, wakee, target);
-    assert_eq!(at.since(t0), sim.cost.params.ipi_ns());
-    assert_eq!(wakes_of(&sim), vec![(at.ns(), QueueKind::WakelistIpi)]);
+    let called = of_wakee(&sim);
+    let [(at, RecordKind::Wake(w))] = called[..] else {
+        panic!("the call alone so far: {called:?}");
+    };
+    assert_eq!((at, w.queue), (t0.ns(), QueueKind::WakelistIpi));
+    let arrived = run_until_activated(&mut sim, wakee, target);
+    assert_eq!(arrived.since(t0), sim.cost.params.ipi_ns());
+    let arrive = RecordKind::Arrive {
+        cpu: target as u16,
+        task: wakee,
+        seq: w.seq,
+    };
+    assert_eq!(of_wakee(&sim)[1..], [(arrived.ns(), arrive)]);
 }

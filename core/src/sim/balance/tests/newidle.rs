@@ -63,6 +63,11 @@ fn stats_kick_into_pass(sim: &mut Simulator, exit: SimTime) {
 /// simulator at task 2's block, CPU 0 in the newidle pass that follows, and the
 /// instant [`run_task2_to`] reached.
 fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
+    blocked_in_pass_on("6.8", sleep_ns)
+}
+
+/// [`blocked_in_pass`] under `patches`.
+fn blocked_in_pass_on(patches: &str, sleep_ns: u64) -> (Simulator, SimTime) {
     let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
     let mut sleeper = hog(n, 0..8, 1);
     sleeper.program = vec![
@@ -72,7 +77,7 @@ fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
         Op::Exit,
     ];
     let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
-    let mut sim = sim_of(PASS_PRESET, "6.8", 0..8, specs, 100);
+    let mut sim = sim_of(PASS_PRESET, patches, 0..8, specs, 100);
     place(&mut sim, |t| if t < 2 { 1 } else { 0 });
     let mut t = SimTime::from_ms(1);
     run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
@@ -253,6 +258,44 @@ fn a_task_woken_back_during_the_pass_is_switched_in_from_idle() {
         switches + 1,
         "idle -> task 2 is a context switch"
     );
+}
+
+/// A wakee on the wake list of a CPU in its newidle pass stops the pass after the
+/// domain in progress from v5.13 ("|| this_rq->ttwu_pending", fair.c v6.8
+/// 12378-12380), whether or not the list's IPI is in; v5.12's pass has no such test
+/// (fair.c 10699-10700) and runs to its end. Either way the wakee waits for its IPI
+/// (taken as the pass ends, or in idle after it), never activated before it lands.
+#[test]
+fn a_wake_list_wakee_cuts_the_pass_from_5_13_only() {
+    for (release, cuts) in [("6.8", true), ("5.12", false)] {
+        let (mut sim, _) = blocked_in_pass_on(release, 50_000_000);
+        let start = sim.cpus[0].newidle_start;
+        let ends = pass_domain_ends(&sim);
+        let cut = sim.metrics.newidle_cut;
+        sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
+        assert_eq!(sim.tasks[2].loc, Loc::WakeList(0), "{release}");
+        let (woken, ipi_at) = (sim.now, sim.cpus[0].wakelist_ipi_at);
+        while sim.cpus[0].mode == Mode::NewidlePass {
+            assert!(sim.step(), "{release}");
+            assert!(sim.error.is_none(), "{release}: {:?}", sim.error);
+        }
+        let first_end = ends.iter().find(|&&e| e >= woken.since(start)).unwrap();
+        let pass_end = if cuts {
+            *first_end
+        } else {
+            *ends.last().unwrap()
+        };
+        assert_eq!(sim.now, start + pass_end, "{release}: the pass's end");
+        assert_eq!(sim.metrics.newidle_cut, cut + u64::from(cuts), "{release}");
+        while sim.tasks[2].loc == Loc::WakeList(0) {
+            assert!(sim.step(), "{release}");
+            assert!(sim.error.is_none(), "{release}: {:?}", sim.error);
+        }
+        assert!(
+            sim.now >= ipi_at,
+            "{release}: activated before the IPI landed"
+        );
+    }
 }
 
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
