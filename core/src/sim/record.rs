@@ -164,7 +164,7 @@ pub enum RecordKind {
     /// `task`, queued on `cpu`'s wake list by wake-up `seq`, arrives on its rq:
     /// `sched_ttwu_pending()` → `ttwu_do_activate()`, where the kernel's
     /// `sched_wakeup` tracepoint fires (core.c v6.8 3776-3812). The wake-up's own
-    /// [`RecordKind::Wake`] is the call (`sched_waking`, core.c 4250) and its
+    /// [`RecordKind::Wake`] is the call (`sched_waking`, core.c v6.8 4266) and its
     /// decision; a wakee queued any other way arrives then, and has no `Arrive`.
     Arrive {
         cpu: u16,

@@ -36,7 +36,7 @@ fn run_until_activated(sim: &mut Simulator, t: u32, cpu: u32) -> SimTime {
 }
 
 /// A `schedule()` of a running CPU (here a preemption of its task) picks from the rq
-/// alone (`__schedule()`, core.c v6.8 6638-6760, interrupts off from 6656): the
+/// alone (`__schedule()`, core.c v6.8 6638-6764, interrupts off from 6656): the
 /// wakee on its wake list stays there until the list's IPI lands. Until session 30
 /// every `schedule()` ran `sched_ttwu_pending()` first and activated it early.
 #[test]
@@ -91,7 +91,7 @@ fn a_cpu_left_with_only_its_wake_list_goes_idle_until_the_ipi() {
 }
 
 /// The recorder keeps a wake-list wake-up's call (`RecordKind::Wake`, the kernel's
-/// `sched_waking`, core.c v6.8 4250) at the call and its wakee's arrival on the rq
+/// `sched_waking`, core.c v6.8 4266) at the call and its wakee's arrival on the rq
 /// (`RecordKind::Arrive`) when `sched_ttwu_pending()` activates it, where the
 /// kernel's `sched_wakeup` tracepoint fires (`ttwu_do_activate()` →
 /// `ttwu_do_wakeup()`, 3776-3812).
