@@ -5,7 +5,8 @@
 //!
 //! ```text
 //!  records (one side's window) ──build()──▶ Track per CPU: Slice { start, end, Task | Idle(C) | Forced }
-//!                                           Arrow per wake-up: waker CPU ─▶ chosen CPU, at t
+//!                                           Arrow per wake-up: waker CPU ─▶ chosen CPU, from
+//!                                           its call to its wakee's arrival (a wake list's)
 //!  machine + CPUs + collapsed ──rows()───▶ ▾ node 0
 //!                                            ▾ LLC 0 (CPUs 0-31)
 //!                                              ▾ cluster 0 (CPUs 0-3)
@@ -46,6 +47,10 @@ pub struct Built {
     pub tracks: Vec<Vec<Slice>>,
     /// The wake-ups, in time order.
     pub arrows: Vec<(u64, WakeRecord)>,
+    /// Per arrow (same index), when its wakee arrived on the chosen CPU's rq: the
+    /// wake-up's time, or for a wakee queued on the wake list its later
+    /// `RecordKind::Arrive` (the kernel's `sched_wakeup`), if inside the window.
+    pub arrivals: Vec<u64>,
     /// Context switches and migrations seen (for the counts line).
     pub switches: u32,
     pub migrations: u32,
@@ -83,7 +88,16 @@ pub fn build(records: &[Record], n_cpus: usize, end_ns: u64) -> Built {
                     b.switches += u32::from(switch);
                 }
             }
-            RecordKind::Wake(w) => b.arrows.push((at, w)),
+            RecordKind::Wake(w) => {
+                b.arrows.push((at, w));
+                b.arrivals.push(at);
+            }
+            RecordKind::Arrive { seq, .. } => {
+                // Its wake-up is a few µs back at most: search from the newest.
+                if let Some(k) = b.arrows.iter().rposition(|(_, w)| w.seq == seq) {
+                    b.arrivals[k] = at;
+                }
+            }
             RecordKind::Migrate { .. } => b.migrations += 1,
             RecordKind::IdleEnter { cpu, cstate } => {
                 let c = usize::from(cpu);
@@ -359,7 +373,7 @@ pub fn slice_at(track: &[Slice], t: f64) -> Option<&Slice> {
 #[cfg(test)]
 mod tests {
     use schedlab_core::experiment::{LiveRun, RunSpec};
-    use schedlab_core::sim::record::{RecordConfig, Recording};
+    use schedlab_core::sim::record::{QueueKind, RecordConfig, Recording};
     use schedlab_core::sim::SimTime;
     use schedlab_core::workload::Workload;
 
@@ -415,6 +429,20 @@ mod tests {
             .count();
         assert!(wakes > 100, "{wakes}");
         assert_eq!(b.arrows.len(), wakes);
+        // A wake-list wakee's arrow ends at its arrival (`RecordKind::Arrive`, once
+        // its IPI is in), the others where they start.
+        assert_eq!(b.arrivals.len(), wakes);
+        let mut late = 0;
+        for ((at, w), &arrived) in b.arrows.iter().zip(&b.arrivals) {
+            assert!(arrived >= *at, "wake-up {} arrives before its call", w.seq);
+            let wakelist = matches!(w.queue, QueueKind::WakelistIpi | QueueKind::WakelistNoIpi);
+            assert!(wakelist || arrived == *at, "wake-up {}", w.seq);
+            late += usize::from(arrived > *at);
+        }
+        assert!(
+            late > wakes / 10,
+            "{late} of {wakes} wake-ups arrive after their call"
+        );
         let mut slices = 0;
         for t in &b.tracks {
             for w in t.windows(2) {

@@ -139,13 +139,7 @@ impl Simulator {
             Event::Stopper { cpu } => self.active_load_balance_cpu_stop(cpu),
             Event::NohzKick { cpu } => self.nohz_csd_func(cpu),
             Event::PollLimit { cpu, gen } => self.poll_time_limit(cpu, gen),
-            Event::WakelistIpi { cpu } => {
-                // Only the latest IPI's landing: one sent after the CPU scheduled
-                // (which cleared the flag) keeps its own.
-                if self.cpus[cpu as usize].wakelist_ipi_at == t {
-                    self.sched_ttwu_pending(cpu);
-                }
-            }
+            Event::WakelistIpi { cpu } => self.wakelist_ipi_lands(cpu, t),
         }
         if self.check || (cfg!(debug_assertions) && self.events.is_multiple_of(4096)) {
             if let Err(what) = self.check_invariants() {
@@ -158,43 +152,6 @@ impl Simulator {
             return false;
         }
         true
-    }
-
-    /// `sched_ttwu_pending()` (core.c v6.8 3885-3918) on `cpu`, from the wake list's
-    /// IPI or, for a CPU leaving idle, the idle loop's `flush_smp_call_function_queue()`
-    /// (do_idle(), idle.c v6.8 339) before it schedules: each wakee on the list, in the
-    /// order it was queued (`flush_smp_call_function_queue()` reverses the llist), is
-    /// activated by `ttwu_do_activate()` (core.c v6.8 3782-3831): `activate_task()` →
-    /// `enqueue_task_fair()` places its vruntime and attaches its load only now, then
-    /// `wakeup_preempt()` (on a running CPU, `resched_curr()` of itself: the flag is set
-    /// and `__schedule()` runs on the way out of the interrupt; nothing while the flag
-    /// is already set, fair.c v6.8 8301) and the `rq->idle_stamp` update of
-    /// `avg_idle`. Then `rq->ttwu_pending` is cleared.
-    #[inline]
-    pub(super) fn sched_ttwu_pending(&mut self, cpu: u32) {
-        let mut list = std::mem::take(&mut self.cpus[cpu as usize].wake_list);
-        for &t in &list {
-            self.tasks[t as usize].loc = Loc::Blocked; // transient, enqueue() places it
-            self.enqueue(t, cpu);
-            let c = &self.cpus[cpu as usize];
-            if c.mode == Mode::Running
-                && c.curr != u32::MAX
-                && !c.need_resched
-                && !c.resched_ipi
-                && self.should_preempt(cpu, t)
-            {
-                let c = &mut self.cpus[cpu as usize];
-                c.resched_ipi = true;
-                let g = c.switch_gen;
-                self.queue.push(self.now, Event::Resched { cpu, gen: g });
-            }
-            self.update_avg_idle(cpu);
-        }
-        list.clear();
-        self.cpus[cpu as usize].wake_list = list; // keeps its allocation
-        if self.state.rqs[cpu as usize].ttwu_pending {
-            self.update_rq(cpu, |rq| rq.ttwu_pending = false);
-        }
     }
 
     /// `update_curr()` on every CPU and the force-idle time so far, so the metrics are
@@ -216,13 +173,18 @@ impl Simulator {
         let forced = self.core_sched && std::mem::take(&mut self.cpus[cpu as usize].core_forced);
         // Back from a newidle pass's run time: pick again, and go idle without a
         // second pass.
-        let mut newidle_done = self.cpus[cpu as usize].mode == Mode::NewidlePass;
+        let from_pass = self.cpus[cpu as usize].mode == Mode::NewidlePass;
+        let mut newidle_done = from_pass;
         let mut after_stopper = newidle_done && self.newidle_pass_over(cpu);
         if after_stopper {
             // A stopper ran at the pass's end: the pick after it balances anew.
             newidle_done = false;
         }
-        // Bounded: each iteration removes a task from this CPU's queue.
+        // The idle task leaving do_idle()'s loop flushes the wake list before
+        // schedule_idle() (idle.c v6.8 339-340); __schedule() from a task does not.
+        let mut idle_loop_flush = !from_pass && self.state.rqs[cpu as usize].curr_is_idle;
+        // Bounded: each iteration removes a task from this CPU's queue or empties
+        // its wake list.
         loop {
             let leaving_idle = {
                 let c = &self.cpus[cpu as usize];
@@ -236,7 +198,9 @@ impl Simulator {
             if leaving_idle {
                 self.leave_idle_accounting(cpu);
             }
-            self.sched_ttwu_pending(cpu);
+            if std::mem::take(&mut idle_loop_flush) {
+                self.sched_ttwu_pending(cpu);
+            }
             let (pick, core) = if self.core_sched && !forced {
                 self.core_pick(cpu)
             } else {
@@ -244,6 +208,9 @@ impl Simulator {
             };
             let Some(i) = pick else {
                 if !self.cpus[cpu as usize].queue.is_empty() {
+                    if self.take_landed_wakelist_ipi(cpu) {
+                        continue;
+                    }
                     self.enter_force_idle(cpu);
                     self.core_sync(cpu, core);
                     // queue_core_balance(): a forced-idle CPU looks for work of the
@@ -252,11 +219,17 @@ impl Simulator {
                     return;
                 }
                 if newidle_done {
+                    if self.take_landed_wakelist_ipi(cpu) {
+                        continue;
+                    }
                     self.enter_idle(cpu);
                     self.core_sync(cpu, core);
                     return;
                 }
                 newidle_done = true;
+                // From v5.13 this returns at once while the wake list is pending
+                // (rq->ttwu_pending): the CPU goes idle (below) and the list's IPI
+                // activates its wakees.
                 if let Some(t) = self.newidle_balance(cpu) {
                     if self.core_sched {
                         // The core-wide pick decides (the pulled task's cookie may
@@ -280,6 +253,9 @@ impl Simulator {
                     // That pass's rq->curr is the stopper, not a task that blocked.
                     self.cpus[cpu as usize].newidle_curr_stopper = after_stopper;
                 } else {
+                    if self.take_landed_wakelist_ipi(cpu) {
+                        continue;
+                    }
                     self.enter_idle(cpu);
                 }
                 self.core_sync(cpu, core);

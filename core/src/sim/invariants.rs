@@ -97,7 +97,10 @@ impl Simulator {
             }
             // The wake list: its wakees are off the rq, `rq->ttwu_pending` is set until
             // sched_ttwu_pending() empties it, and something empties it: a running
-            // CPU's IPI is in flight (Event::WakelistIpi), an idle one was kicked.
+            // CPU's IPI is in flight (Event::WakelistIpi), as is an idle one's that
+            // went idle with the list pending (an idle one woken for the list is
+            // Waking, its idle loop's flush on the way; a pass takes the IPI at its
+            // end).
             if let Some(&t) = c
                 .wake_list
                 .iter()
@@ -116,8 +119,7 @@ impl Simulator {
                     ));
                 }
                 let stranded = match c.mode {
-                    Mode::Idle => true,
-                    Mode::Running => c.wakelist_ipi_at < self.now,
+                    Mode::Idle | Mode::Running => c.wakelist_ipi_at < self.now,
                     Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => false,
                 };
                 if stranded {

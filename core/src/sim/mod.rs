@@ -152,6 +152,9 @@ pub mod time;
 mod ttwu;
 #[cfg(test)]
 mod ttwu_queue_tests;
+mod wakelist;
+#[cfg(test)]
+mod wakelist_tests;
 
 use thiserror::Error;
 

@@ -121,8 +121,8 @@ impl Simulator {
     }
 
     /// `finish_task_switch()` enables interrupts after the pass's switch (core.c v6.8
-    /// 5301-5302, 5185): the ilb kick's IPI, the sleep timers and the tick that came
-    /// in the pass (`held`, core.c 6656 `local_irq_disable()`) are taken now, in the
+    /// 5301-5302, 5185): the ilb kick's IPI, the wake list's, the sleep timers and
+    /// the tick that came in the pass (`held`, core.c 6656 `local_irq_disable()`) are taken now, in the
     /// task switched to (or the stopper), or in the idle task (`to_idle`).
     fn newidle_held_interrupts(&mut self, cpu: u32, held: NewidleHeld, to_idle: bool) {
         let NewidleHeld {
@@ -138,7 +138,12 @@ impl Simulator {
             self.nohz_csd_func_after_newidle(cpu, false);
             kick = false;
         }
-        if timers.is_empty() && !tick && !kick {
+        // The wake list's IPI, if it landed in the pass: the same call-function
+        // IPI as the kick, whose callback `__flush_smp_call_function_queue()` runs
+        // first, then `sched_ttwu_pending()` (smp.c v6.8 510-559), before the timers.
+        let c = &self.cpus[cpu as usize];
+        let wakelist = !c.wake_list.is_empty() && c.wakelist_ipi_at <= self.now;
+        if timers.is_empty() && !tick && !kick && !wakelist {
             return;
         }
         if !to_idle || stopper {
@@ -148,6 +153,11 @@ impl Simulator {
             // here after the second pass its switch starts (simplified).
             if kick {
                 self.queue.push(self.now, Event::NohzKick { cpu });
+            }
+            if wakelist {
+                // Its handler's wakeup_preempt() is against the task switched to.
+                self.cpus[cpu as usize].wakelist_ipi_at = self.now;
+                self.queue.push(self.now, Event::WakelistIpi { cpu });
             }
             for (task, gen) in timers {
                 self.queue.push(self.now, Event::Timer { task, gen });
@@ -162,6 +172,9 @@ impl Simulator {
         self.update_rq(cpu, |rq| rq.curr_is_idle = true);
         if kick {
             self.nohz_csd_func_after_newidle(cpu, true);
+        }
+        if wakelist {
+            self.sched_ttwu_pending(cpu);
         }
         for (task, gen) in timers {
             let t = &self.tasks[task as usize];
@@ -178,7 +191,10 @@ impl Simulator {
     /// wake list, or a balancer's move): the pass stops after the domain it is in
     /// ("if (pulled_task || this_rq->nr_running > 0 || this_rq->ttwu_pending)
     /// break;", fair.c v6.8 12378-12380) and the CPU picks again then, or when the
-    /// task is there (`ready`: the wake list's IPI and activation) if later.
+    /// task is there (`ready`: a remote waker's lock hold) if later. A wakee on the
+    /// wake list is not there until its IPI: the CPU switches to idle at the domain's
+    /// end if the IPI has not landed by then (`schedule()`,
+    /// `take_landed_wakelist_ipi()`).
     pub(super) fn newidle_interrupted(&mut self, cpu: u32, ready: SimTime) {
         let c = &self.cpus[cpu as usize];
         let ran = self.now.since(c.newidle_start);

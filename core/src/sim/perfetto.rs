@@ -10,6 +10,9 @@
 //!       X  "idle C2" / "forced idle"    idle with its C-state; core scheduling's force idle
 //!       X  "wake task 3"                the wake-up on the waker's CPU (zero length), args:
 //!                                       seq, path, distance, queue, probed, chosen CPU
+//!       X  "arrive task 3"              a wake-list wakee's arrival on its rq (zero length,
+//!                                       on its CPU, when sched_ttwu_pending() activates
+//!                                       it: the kernel's sched_wakeup), args: seq
 //!       X  "woken task 3"               zero length, at the start of the wakee's next run
 //!                                       (wherever it ran)
 //!       s / f  id = seq                 the wake-up's flow between the two markers (same
@@ -317,6 +320,17 @@ pub fn chrome_trace_json(input: &TraceInput) -> String {
                         open[c] = Open::None;
                     }
                 }
+            }
+            RecordKind::Arrive { cpu, task, seq } => {
+                let (pid, tid) = track(cpu);
+                ev(
+                    &mut out,
+                    &format!(
+                        "\"name\":\"arrive {}\",\"cat\":\"arrive\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{seq}}}",
+                        task_name(rec, task),
+                        us(at_ns)
+                    ),
+                );
             }
         }
     }

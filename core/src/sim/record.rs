@@ -9,6 +9,8 @@
 //!        │    Switch      cpu, prev task, next task, a context switch or not   schedule()
 //!        │    Wake        waker CPU/task, wakee, prev CPU, chosen CPU, path,
 //!        │                distance, queue path, CPUs probed, its number       try_to_wake_up()
+//!        │    Arrive      cpu, task, its wake-up's number: a wake list's      sched_ttwu_pending()
+//!        │                wakee on its rq (the kernel's sched_wakeup)
 //!        │    Migrate     task, from, to, reason                              load_balance(), …
 //!        │    IdleEnter   cpu, C-state            IdleExit cpu, C-state       do_idle(), cpuidle
 //!        │    ForceIdle   cpu                                                 core scheduling
@@ -159,6 +161,16 @@ pub enum RecordKind {
     ForceIdle {
         cpu: u16,
     },
+    /// `task`, queued on `cpu`'s wake list by wake-up `seq`, arrives on its rq:
+    /// `sched_ttwu_pending()` → `ttwu_do_activate()`, where the kernel's
+    /// `sched_wakeup` tracepoint fires (core.c v6.8 3776-3812). The wake-up's own
+    /// [`RecordKind::Wake`] is the call (`sched_waking`, core.c v6.8 4266) and its
+    /// decision; a wakee queued any other way arrives then, and has no `Arrive`.
+    Arrive {
+        cpu: u16,
+        task: u32,
+        seq: u32,
+    },
 }
 
 /// One event.
@@ -269,7 +281,7 @@ impl Recording {
 
     /// The records as [`RECORD_BYTES`] each, little endian: `at_ns` (8 bytes), a
     /// kind byte (switch 0, wake 1, migrate 2, idle enter 3, idle exit 4, force idle
-    /// 5), then the kind's fields in their declaration order, zero-padded. The
+    /// 5, arrive 6), then the kind's fields in their declaration order, zero-padded. The
     /// worker posts these bytes; [`Recording::records_from_bytes`] reads them back.
     pub fn to_bytes(&self) -> Vec<u8> {
         Recording::records_to_bytes(&self.records)
@@ -334,6 +346,13 @@ impl Recording {
                     w.u8(5);
                     w.u8(0);
                     w.u16(cpu);
+                }
+                RecordKind::Arrive { cpu, task, seq } => {
+                    w.u8(6);
+                    w.u8(0);
+                    w.u16(cpu);
+                    w.u32(task);
+                    w.u32(seq);
                 }
             }
             out.extend_from_slice(&w.0);
@@ -407,6 +426,14 @@ impl Recording {
                     r.u8();
                     RecordKind::ForceIdle { cpu: r.u16() }
                 }
+                6 => {
+                    r.u8();
+                    RecordKind::Arrive {
+                        cpu: r.u16(),
+                        task: r.u32(),
+                        seq: r.u32(),
+                    }
+                }
                 k => return Err(bad("record kind", k)),
             };
             out.push(Record { at_ns, kind });
@@ -468,6 +495,9 @@ pub(super) struct Recorder {
     /// Sorted, no repeats.
     pub(super) capture: Vec<u32>,
     pub(super) captured: Vec<super::CapturedWake>,
+    /// The wakees now on a wake list and their wake-ups' numbers, for their
+    /// [`RecordKind::Arrive`] (a task is on one list at most: bounded by the tasks).
+    wakelist: Vec<(u32, u32)>,
 }
 
 impl Recorder {
@@ -480,6 +510,7 @@ impl Recorder {
             rec: Recording::new(cfg, workload_tasks),
             capture,
             captured: Vec::new(),
+            wakelist: Vec::new(),
         }
     }
 
@@ -558,6 +589,29 @@ impl super::Simulator {
             dist,
             queue: QueueKind::of(d.queue),
         }));
+        if matches!(d.queue, crate::wakeup::QueuePath::Wakelist { .. }) {
+            if let Some(r) = self.rec.as_deref_mut() {
+                r.wakelist.retain(|&(t, _)| t != p);
+                r.wakelist.push((p, seq));
+            }
+        }
+    }
+
+    /// `sched_ttwu_pending()` on `cpu` activated `p`, queued on its wake list.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_wakelist_arrival(&mut self, p: u32, cpu: u32) {
+        let Some(r) = self.rec.as_deref_mut() else {
+            return;
+        };
+        if let Some(i) = r.wakelist.iter().position(|&(t, _)| t == p) {
+            let (_, seq) = r.wakelist.swap_remove(i);
+            self.record(RecordKind::Arrive {
+                cpu: cpu16(cpu),
+                task: p,
+                seq,
+            });
+        }
     }
 
     /// `cpu` entered idle in its C-state.

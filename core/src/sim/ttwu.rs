@@ -314,10 +314,13 @@ impl Simulator {
                     // A busy target runs sched_ttwu_pending() from the IPI, which
                     // clears rq->ttwu_pending (core.c v6.8 3890-3918): until then a
                     // further wake-up joins the list without an IPI of its own. (An
-                    // idle one clears it when it schedules.)
+                    // idle one clears it when it schedules, kick_target()'s
+                    // Resched.) A target in its newidle pass takes the IPI at the
+                    // pass's end, or in idle if the pass ends first (on 5.12, whose
+                    // pass the wake list does not cut short).
                     let at = self.now + self.cost.params.ipi_ns();
                     self.cpus[target as usize].wakelist_ipi_at = at;
-                    if target_mode == Mode::Running {
+                    if matches!(target_mode, Mode::Running | Mode::NewidlePass) {
                         self.queue.push(at, Event::WakelistIpi { cpu: target });
                     }
                     if self.measuring {
@@ -521,22 +524,27 @@ impl Simulator {
             }
             // Already on its way to schedule(): it picks the wakee there.
             Mode::Waking => {}
+            // Before v5.13 the pass's loop has no `ttwu_pending` test ("if
+            // (pulled_task || this_rq->nr_running > 0) break;", fair.c v5.12
+            // 10699-10700; 9c9f520a1467 added it): a wakee on the wake list does not
+            // cut it short, and the IPI is taken at its end or after it.
+            Mode::NewidlePass if q.wakelist && self.env.patches.release < Release::new(5, 13) => {}
             Mode::NewidlePass => {
-                let ipi_at = if q.wakelist {
-                    if q.need_ipi {
-                        now + ipi
-                    } else {
-                        self.cpus[target as usize].wakelist_ipi_at.max(now)
-                    }
+                let ready = if q.wakelist {
+                    // rq->ttwu_pending is read after the domain in progress (fair.c
+                    // v6.8 12378-12380): the pass stops there whether or not the IPI
+                    // is in. The switch at its end takes the IPI if it has landed,
+                    // else the CPU goes idle and the IPI wakes it (wakelist.rs).
+                    now
                 } else {
                     // On the rq at once; resched_curr()'s IPI, if it sent one, is
                     // taken after the pass (newidle_pass_over()).
                     if q.need_ipi {
                         self.cpus[target as usize].newidle_held.ipi = true;
                     }
-                    now
+                    now + q.delay_ns
                 };
-                self.newidle_interrupted(target, ipi_at + q.delay_ns);
+                self.newidle_interrupted(target, ready);
             }
         }
     }

@@ -12,7 +12,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 /// Charges `curr`, running on `target`, to now and gives it a whole slice to its
 /// deadline: an eligible current keeps the CPU (RUN_TO_PARITY) unless a wakee's lag
 /// says otherwise.
-fn curr_keeps_its_slice(sim: &mut Simulator, curr: u32, target: u32) {
+pub(super) fn curr_keeps_its_slice(sim: &mut Simulator, curr: u32, target: u32) {
     sim.update_curr(target);
     let v = sim.tasks[curr as usize].vruntime;
     sim.tasks[curr as usize].deadline = v + sim.slice_ns;
@@ -26,7 +26,16 @@ pub(super) fn kp4826_pinned(cpu: u32, program: Vec<Op>) -> TaskSpec {
 /// On kunpeng920-4826's CPUs 0..8 (one LLC) and `cpu` and `target` under 6.8: a hog `curr` pinned to CPU
 /// `target`, a hog `waker` pinned to CPU `cpu`, and `wakee`, pinned to `target`,
 /// blocked in its `Wait` with both hogs running. Returns the simulator at that point.
-fn remote_running_target(cpu: u32, target: u32) -> Simulator {
+pub(super) fn remote_running_target(cpu: u32, target: u32) -> Simulator {
+    remote_running_target_with(cpu, target, None)
+}
+
+/// [`remote_running_target`], with the recorder on if `rc` is given.
+pub(super) fn remote_running_target_with(
+    cpu: u32,
+    target: u32,
+    rc: Option<record::RecordConfig>,
+) -> Simulator {
     let (curr, waker, wakee) = (0, 1, 2);
     let hog = || vec![Op::Run(Dist::Fixed { ns: 100_000_000 }), Op::Exit];
     let tasks = vec![
@@ -43,7 +52,16 @@ fn remote_running_target(cpu: u32, target: u32) -> Simulator {
         ),
     ];
     let allowed = CpuMask::from_cpus(96, (0..8).chain([cpu, target]).map(CpuId));
-    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 1_000, tasks);
+    let mut sim = match rc {
+        None => quiet_sim("kunpeng920-4826", "6.8", allowed, 1_000, tasks),
+        Some(rc) => {
+            let machine = crate::topology::presets::machine("kunpeng920-4826").unwrap();
+            let plan = crate::workload::Plan::to_completion(tasks);
+            let cfg =
+                test_support::test_config(machine, allowed, "6.8", plan, SimTime::from_ms(1_000));
+            Simulator::with_recorder(cfg, rc).unwrap()
+        }
+    };
     let ready = |sim: &Simulator| {
         let blocked =
             |t: usize| (sim.tasks[t].loc, sim.tasks[t].block) == (Loc::Blocked, Block::Wait);

@@ -159,6 +159,9 @@ impl Player {
             RecordKind::IdleEnter { cpu, cstate } => self.set_cpu(cpu, CpuState::Idle(cstate)),
             RecordKind::IdleExit { .. } => {}
             RecordKind::ForceIdle { cpu } => self.set_cpu(cpu, CpuState::ForceIdle),
+            // The live view draws a wake-up at its call; a wake-list wakee's later
+            // arrival on its rq shows in the timeline's arrow (`timeline.rs`).
+            RecordKind::Arrive { .. } => {}
         }
     }
 

@@ -116,13 +116,16 @@ impl Simulator {
         self.siblings[c as usize].iter().all(|&s| self.cpu_idle(s))
     }
 
-    /// `should_we_balance()`, fair.c v6.8: newidle always (unless work arrived);
-    /// else the first idle CPU of the local group's balance mask (from 6.6 preferring
-    /// one on an idle core above the SMT level), else its first CPU.
+    /// `should_we_balance()`, fair.c v6.8: newidle always (unless work arrived, from
+    /// v6.0: "if (env->dst_rq->nr_running > 0 || env->dst_rq->ttwu_pending) return
+    /// 0;", fair.c v6.8 11214-11217, Josh Don's 792b9f65a568; v5.12 returns 1, fair.c
+    /// 9620-9621); else the first idle CPU of the local group's balance mask (from 6.6
+    /// preferring one on an idle core above the SMT level), else its first CPU.
     pub(in crate::sim) fn should_we_balance(&self, env: &LbEnv) -> bool {
         if env.idle == CpuIdle::NewlyIdle {
             let rq = &self.state.rqs[env.dst as usize];
-            return rq.nr_running == 0 && !rq.ttwu_pending;
+            return self.balance.release < Release::new(6, 0)
+                || (rq.nr_running == 0 && !rq.ttwu_pending);
         }
         let lv = self.lv(env);
         let local = &lv.groups[0];

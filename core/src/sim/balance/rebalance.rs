@@ -503,7 +503,12 @@ impl Simulator {
     /// (`probe_ns` each, every online CPU of the domain's groups); the pulled task
     /// waits for it. Nothing pulled: `nohz_newidle_balance()` (fair.c v6.8 12410).
     pub(in crate::sim) fn newidle_balance(&mut self, cpu: u32) -> Option<u32> {
-        if self.state.rqs[cpu as usize].ttwu_pending {
+        // "There is a task waiting to run. No need to search for one. Return 0; the
+        // task will be enqueued when switching to idle." (fair.c v6.8 12305-12310;
+        // from v5.13, Rik van Riel's 9c9f520a1467: v5.12's newidle_balance(),
+        // fair.c 10623-10640, has no such test and balances as for any empty rq.)
+        let v5_13 = self.balance.release >= Release::new(5, 13);
+        if v5_13 && self.state.rqs[cpu as usize].ttwu_pending {
             return None;
         }
         // "We must set idle_stamp _before_ calling idle_balance()".
@@ -559,8 +564,9 @@ impl Simulator {
                     self.cpus[cpu as usize].newidle_ends.push(curr_cost);
                     pulled = moved.first().copied();
                 }
+                // fair.c v6.8 12378-12380; v5.12 10699-10700 without ttwu_pending.
                 let rq = &self.state.rqs[cpu as usize];
-                if pulled.is_some() || rq.nr_running > 0 || rq.ttwu_pending {
+                if pulled.is_some() || rq.nr_running > 0 || (v5_13 && rq.ttwu_pending) {
                     break;
                 }
             }

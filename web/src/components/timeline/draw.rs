@@ -178,6 +178,9 @@ pub(super) fn draw(
                 continue;
             };
             let x = x_of(*at);
+            // A wake-list wakee arrives on its rq later (its IPI): the arrow slants to
+            // that instant.
+            let x_end = x_of(s.built.arrivals.get(k).copied().unwrap_or(*at)) + 3.0;
             let sel = ui.selected == Some((i, k))
                 || matches!(&ui.hover, Some((_, _, Hit::Wake(hi, hat, hw))) if *hi == i && *hat == *at && hw.seq == wr.seq);
             cx.set_stroke_style_str(distance_colour(wr.dist));
@@ -186,13 +189,13 @@ pub(super) fn draw(
             cx.move_to(x, *ya);
             let dir = if yb >= ya { 1.0 } else { -1.0 };
             let tip = if (yb - ya).abs() < 1.0 { ya + 5.0 } else { *yb };
-            cx.line_to(x + 3.0, tip);
+            cx.line_to(x_end, tip);
             cx.stroke();
             // Head.
             cx.begin_path();
-            cx.move_to(x + 3.0, tip);
-            cx.line_to(x + 0.5, tip - 4.0 * dir);
-            cx.line_to(x + 5.5, tip - 4.0 * dir);
+            cx.move_to(x_end, tip);
+            cx.line_to(x_end - 2.5, tip - 4.0 * dir);
+            cx.line_to(x_end + 2.5, tip - 4.0 * dir);
             cx.close_path();
             cx.set_fill_style_str(distance_colour(wr.dist));
             cx.fill();

@@ -63,6 +63,11 @@ fn stats_kick_into_pass(sim: &mut Simulator, exit: SimTime) {
 /// simulator at task 2's block, CPU 0 in the newidle pass that follows, and the
 /// instant [`run_task2_to`] reached.
 fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
+    blocked_in_pass_on("6.8", sleep_ns)
+}
+
+/// [`blocked_in_pass`] under `patches`.
+fn blocked_in_pass_on(patches: &str, sleep_ns: u64) -> (Simulator, SimTime) {
     let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
     let mut sleeper = hog(n, 0..8, 1);
     sleeper.program = vec![
@@ -72,7 +77,7 @@ fn blocked_in_pass(sleep_ns: u64) -> (Simulator, SimTime) {
         Op::Exit,
     ];
     let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), sleeper];
-    let mut sim = sim_of(PASS_PRESET, "6.8", 0..8, specs, 100);
+    let mut sim = sim_of(PASS_PRESET, patches, 0..8, specs, 100);
     place(&mut sim, |t| if t < 2 { 1 } else { 0 });
     let mut t = SimTime::from_ms(1);
     run_task2_to(&mut sim, &mut t, Loc::Blocked, "block");
@@ -142,6 +147,30 @@ fn newidle_is_gated_by_max_newidle_lb_cost() {
         if let Some(t) = pulled {
             assert_eq!(sim.tasks[t as usize].loc, Loc::Queued(0));
             assert!(t < 2);
+        }
+    }
+}
+
+/// A wakee on the CPU's wake list (`rq->ttwu_pending`) makes `newidle_balance()`
+/// return at once from v5.13 ("There is a task waiting to run", fair.c v6.8
+/// 12305-12310, Rik van Riel's 9c9f520a1467): no `idle_stamp`, nothing pulled. v5.12's
+/// has no such test (fair.c 10623-10700), nor has its `should_we_balance()` (fair.c
+/// 9620-9621; v6.0's 792b9f65a568 added it): it balances as for any empty rq.
+#[test]
+fn a_pending_wake_list_skips_the_newidle_pass_from_5_13() {
+    for (release, balances) in [("6.8", false), ("5.12", true)] {
+        let mut sim = hogs("flat-16", release, 0..16, 3, 100);
+        place(&mut sim, |t| if t < 2 { 1 } else { 2 });
+        sim.now = SimTime::from_ms(5);
+        assert!(sim.balance.overload, "CPU 1 reached two tasks");
+        sim.balance.dom[0][0].max_newidle_lb_cost = 50_000;
+        sim.cpus[0].avg_idle_ns = 1_000_000;
+        sim.update_rq(0, |rq| rq.ttwu_pending = true);
+        sim.cpus[0].idle_stamp = None;
+        let pulled = sim.newidle_balance(0);
+        assert_eq!(pulled.is_some(), balances, "{release}: pulled {pulled:?}");
+        if !balances {
+            assert_eq!(sim.cpus[0].idle_stamp, None, "{release}: not stamped");
         }
     }
 }
@@ -229,6 +258,44 @@ fn a_task_woken_back_during_the_pass_is_switched_in_from_idle() {
         switches + 1,
         "idle -> task 2 is a context switch"
     );
+}
+
+/// A wakee on the wake list of a CPU in its newidle pass stops the pass after the
+/// domain in progress from v5.13 ("|| this_rq->ttwu_pending", fair.c v6.8
+/// 12378-12380), whether or not the list's IPI is in; v5.12's pass has no such test
+/// (fair.c 10699-10700) and runs to its end. Either way the wakee waits for its IPI
+/// (taken as the pass ends, or in idle after it), never activated before it lands.
+#[test]
+fn a_wake_list_wakee_cuts_the_pass_from_5_13_only() {
+    for (release, cuts) in [("6.8", true), ("5.12", false)] {
+        let (mut sim, _) = blocked_in_pass_on(release, 50_000_000);
+        let start = sim.cpus[0].newidle_start;
+        let ends = pass_domain_ends(&sim);
+        let cut = sim.metrics.newidle_cut;
+        sim.wake(2, None, 3, crate::wakeup::WakeFlags::NONE);
+        assert_eq!(sim.tasks[2].loc, Loc::WakeList(0), "{release}");
+        let (woken, ipi_at) = (sim.now, sim.cpus[0].wakelist_ipi_at);
+        while sim.cpus[0].mode == Mode::NewidlePass {
+            assert!(sim.step(), "{release}");
+            assert!(sim.error.is_none(), "{release}: {:?}", sim.error);
+        }
+        let first_end = ends.iter().find(|&&e| e >= woken.since(start)).unwrap();
+        let pass_end = if cuts {
+            *first_end
+        } else {
+            *ends.last().unwrap()
+        };
+        assert_eq!(sim.now, start + pass_end, "{release}: the pass's end");
+        assert_eq!(sim.metrics.newidle_cut, cut + u64::from(cuts), "{release}");
+        while sim.tasks[2].loc == Loc::WakeList(0) {
+            assert!(sim.step(), "{release}");
+            assert!(sim.error.is_none(), "{release}: {:?}", sim.error);
+        }
+        assert!(
+            sim.now >= ipi_at,
+            "{release}: activated before the IPI landed"
+        );
+    }
 }
 
 /// `rq->avg_idle` is fed by wake-ups only (core.c v6.8 3819-3829): `newidle_balance()`
