@@ -207,8 +207,16 @@ fn records_go_through_bytes_and_back() {
         Recording::records_from_bytes(&pieces[cut * RECORD_BYTES..]).unwrap(),
         rec.records[cut..]
     );
-    // Every kind the cookie run makes is in there, force idle and idle exits too.
-    for want in ["switch", "wake", "idle-enter", "idle-exit", "force-idle"] {
+    // Every kind the cookie run makes is in there, force idle, idle exits and
+    // wake-list arrivals (kind 6) too.
+    for want in [
+        "switch",
+        "wake",
+        "idle-enter",
+        "idle-exit",
+        "force-idle",
+        "arrive",
+    ] {
         assert!(
             rec.records
                 .iter()

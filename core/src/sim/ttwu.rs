@@ -526,7 +526,7 @@ impl Simulator {
             Mode::Waking => {}
             // Before v5.13 the pass's loop has no `ttwu_pending` test ("if
             // (pulled_task || this_rq->nr_running > 0) break;", fair.c v5.12
-            // 10699-10700; 9c9f520a1467 added it): a wakee on the wake list does not
+            // 10699-10700; e5e678e4fea2 added it): a wakee on the wake list does not
             // cut it short, and the IPI is taken at its end or after it.
             Mode::NewidlePass if q.wakelist && self.env.patches.release < Release::new(5, 13) => {}
             Mode::NewidlePass => {

@@ -505,7 +505,7 @@ impl Simulator {
     pub(in crate::sim) fn newidle_balance(&mut self, cpu: u32) -> Option<u32> {
         // "There is a task waiting to run. No need to search for one. Return 0; the
         // task will be enqueued when switching to idle." (fair.c v6.8 12305-12310;
-        // from v5.13, Rik van Riel's 9c9f520a1467: v5.12's newidle_balance(),
+        // from v5.13, Rik van Riel's e5e678e4fea2: v5.12's newidle_balance(),
         // fair.c 10623-10640, has no such test and balances as for any empty rq.)
         let v5_13 = self.balance.release >= Release::new(5, 13);
         if v5_13 && self.state.rqs[cpu as usize].ttwu_pending {

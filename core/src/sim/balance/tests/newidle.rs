@@ -153,7 +153,7 @@ fn newidle_is_gated_by_max_newidle_lb_cost() {
 
 /// A wakee on the CPU's wake list (`rq->ttwu_pending`) makes `newidle_balance()`
 /// return at once from v5.13 ("There is a task waiting to run", fair.c v6.8
-/// 12305-12310, Rik van Riel's 9c9f520a1467): no `idle_stamp`, nothing pulled. v5.12's
+/// 12305-12310, Rik van Riel's e5e678e4fea2): no `idle_stamp`, nothing pulled. v5.12's
 /// has no such test (fair.c 10623-10700), nor has its `should_we_balance()` (fair.c
 /// 9620-9621; v6.0's 792b9f65a568 added it): it balances as for any empty rq.
 #[test]
