@@ -8,7 +8,8 @@
 //! `sibling_imbalance()`, `should_we_balance()` preferring an idle core) and, before
 //! them, `prefer_sibling`'s plain `nr_running` difference; the NUMA allowance's three
 //! forms (before 5.18 a quarter of the group, `<`; from 5.18 `imb_numa_nr` with `<=`,
-//! of the busiest group before 5.18 and of the local one from then).
+//! of the busiest group before 5.18 and of the local one from then), and before 6.0
+//! `calculate_imbalance()` halving the difference before the allowance sees it.
 
 use crate::cpumask::CpuId;
 use crate::release::Release;
@@ -389,7 +390,7 @@ impl Simulator {
     }
 
     /// `calculate_imbalance()`, fair.c v6.8 (no misfit or asym cases).
-    fn calculate_imbalance(&self, env: &mut LbEnv, sds: &mut SdStats) {
+    pub(super) fn calculate_imbalance(&self, env: &mut LbEnv, sds: &mut SdStats) {
         let busiest = sds.busiest_stat;
         let mut local = sds.local;
         let lv = self.lv(env);
@@ -422,6 +423,16 @@ impl Simulator {
             } else {
                 env.imbalance = (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0);
             }
+            // Before 6.0 the difference is halved first and the NUMA allowance sees
+            // the halved value (fair.c v5.15/v5.19 calculate_imbalance(): `nr_diff >>
+            // 1`, `(local->idle_cpus - busiest->idle_cpus) >> 1`, then
+            // adjust_numa_imbalance(), no halving after); 6.0 (cb29a5c19d2d, "Apply
+            // imbalance limitations consistently") moved `env->imbalance >>= 1` after
+            // the allowance, as below.
+            let halved_first = rel < Release::new(6, 0);
+            if halved_first {
+                env.imbalance >>= 1;
+            }
             if lv.flags.contains(SdFlags::NUMA) {
                 env.imbalance = if rel >= Release::new(5, 18) {
                     adjust_numa_imbalance(
@@ -440,7 +451,9 @@ impl Simulator {
                 };
             }
             // Number of tasks to move to restore balance.
-            env.imbalance >>= 1;
+            if !halved_first {
+                env.imbalance >>= 1;
+            }
             return;
         }
         if local.group_type < GroupType::Overloaded {

@@ -79,3 +79,39 @@ fn imb_numa_nr_counts_llcs() {
         .filter(|l| !l.flags.contains(crate::sched_domain::SdFlags::NUMA))
         .all(|l| l.imb_numa_nr == 0));
 }
+
+/// `calculate_imbalance()`'s spare-capacity case at a NUMA level: before 6.0 the
+/// difference is halved before `adjust_numa_imbalance()` sees it (fair.c v5.15 and
+/// v5.19: `nr_diff >> 1`, then the allowance, no halving after), so a difference of 5
+/// tasks is forgiven (5 >> 1 = 2 <= NUMA_IMBALANCE_MIN); from 6.0 (cb29a5c19d2d) the
+/// allowance sees the whole 5 and 2 tasks move.
+#[test]
+fn before_6_0_the_numa_allowance_sees_the_halved_imbalance() {
+    for (kernel, want) in [("5.15", 0), ("5.19", 0), ("6.1", 2)] {
+        let sim = hogs("kunpeng920-6426", kernel, 0..128, 1, 1);
+        let li = (0..sim.balance.n_levels(0))
+            .find(|&li| {
+                sim.balance.levels[0][li]
+                    .flags
+                    .contains(crate::sched_domain::SdFlags::NUMA)
+            })
+            .unwrap();
+        let group = |nr: u32, idle: u32| SgStats {
+            idle_cpus: idle,
+            group_type: GroupType::HasSpare,
+            ..stats(nr, 32, 100 * nr as u64, 100 * nr as u64)
+        };
+        let mut sds = lb::SdStats {
+            busiest: Some(1),
+            local: group(0, 32),
+            busiest_stat: group(5, 27),
+            total_load: 0,
+            total_capacity: 0,
+            avg_load: 0,
+            prefer_sibling: true,
+        };
+        let mut env = lb::LbEnv::new(0, 0, li, CpuIdle::Idle);
+        sim.calculate_imbalance(&mut env, &mut sds);
+        assert_eq!(env.imbalance, want, "{kernel}");
+    }
+}
