@@ -224,6 +224,19 @@ def live(page, cfg):
         page.screenshot(cfg["shot"].replace(".png", "-live-390.png"))
         wide = page.js("return document.documentElement.scrollWidth")
         check(wide <= 390, f"at 390 px the live view fits the width (page {wide} px wide)")
+        # When the row wraps, each control stays on its label's line, and the speed's
+        # words ("as fast as it goes") on the slider's, not beside the next label.
+        apart = page.js(
+            "const mid = e => { const r = e.getBoundingClientRect(); return (r.top + r.bottom) / 2; };"
+            "const pairs = [['label[for=\"live-speed\"]', '#live-speed'],"
+            " ['#live-speed', '.live-speed-text'], ['label[for=\"live-show\"]', '#live-show']];"
+            "return pairs.map(([a, b]) => {"
+            " const x = document.querySelector(a), y = document.querySelector(b);"
+            " if (!x || !y) return [b, 'missing'];"
+            " return [b, Math.round(Math.abs(mid(x) - mid(y)))];"
+            "}).filter(([b, d]) => d === 'missing' || d > 8)")
+        check(apart == [], f"at 390 px each live control sits on its label's line "
+              f"([element, vertical offset px] apart: {apart})")
     finally:
         set_viewport(page, *VIEWPORT)
 

@@ -251,17 +251,22 @@ pub fn live_view(props: &Props) -> Html {
                 </button>
                 <button id="live-step" onclick={step}>{ "Step to the next wake-up" }</button>
                 <button id="live-restart" onclick={restart}>{ "Restart" }</button>
-                <label for="live-speed">{ "Speed" }</label>
-                <input id="live-speed" type="range" min="0" max={FASTEST.to_string()} step="1"
-                    value={l.speed.to_string()} aria-valuetext={speed_text.clone()} oninput={on_speed} />
-                <span class="live-speed-text">{ speed_text }</span>
+                // Each label wraps with its control, never apart from it.
+                <span class="live-pair">
+                    <label for="live-speed">{ "Speed" }</label>
+                    <input id="live-speed" type="range" min="0" max={FASTEST.to_string()} step="1"
+                        value={l.speed.to_string()} aria-valuetext={speed_text.clone()} oninput={on_speed} />
+                    <span class="live-speed-text">{ speed_text }</span>
+                </span>
                 if props.feeds.0.len() > 1 {
-                    <label for="live-show">{ "Show" }</label>
-                    <select id="live-show" onchange={on_show}>
-                        { for [(0, "A and B"), (1, "A only"), (2, "B only")].iter().map(|(v, t)| html! {
-                            <option value={v.to_string()} selected={l.show == *v}>{ *t }</option>
-                        }) }
-                    </select>
+                    <span class="live-pair">
+                        <label for="live-show">{ "Show" }</label>
+                        <select id="live-show" onchange={on_show}>
+                            { for [(0, "A and B"), (1, "A only"), (2, "B only")].iter().map(|(v, t)| html! {
+                                <option value={v.to_string()} selected={l.show == *v}>{ *t }</option>
+                            }) }
+                        </select>
+                    </span>
                 }
             </div>
             <p id="live-status" class="live-status">{ l.status() }</p>
