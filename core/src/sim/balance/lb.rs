@@ -288,14 +288,18 @@ impl Simulator {
             // 10547-10548): only a change is written, and the write takes the shared
             // line every select_idle_cpu() reads (7368) from the other CPUs' caches.
             // The CPU running the balance writes it, from the tick's softirq (taking
-            // the time from its task) or from idle.
-            if self.state.llc_shared[llc_id as usize].nr_idle_scan != nr {
+            // the time from its task) or from idle. The comparison reads the line
+            // first, so an unchanged hint still costs a transfer when another CPU
+            // wrote the line since this one last held it.
+            let cost = if self.state.llc_shared[llc_id as usize].nr_idle_scan != nr {
                 self.state.llc_shared[llc_id as usize].nr_idle_scan = nr;
-                let cost = self.llc_line_write_of(env.runs_on, env.dst);
-                let c = &mut self.cpus[env.runs_on as usize];
-                if c.mode == Mode::Running {
-                    c.stolen_ns += cost;
-                }
+                self.llc_line_write_of(env.runs_on, env.dst)
+            } else {
+                self.llc_line_read(env.runs_on, env.dst)
+            };
+            let c = &mut self.cpus[env.runs_on as usize];
+            if c.mode == Mode::Running {
+                c.stolen_ns += cost;
             }
         }
         sds

@@ -123,3 +123,40 @@ fn a_changed_nr_idle_scan_is_a_write_of_the_llc_line() {
         "the writer's own copy is current"
     );
 }
+
+/// `update_idle_cpu_scan()` compares before it writes ("if ((int)y !=
+/// sd_share->nr_idle_scan)", fair.c v6.8 10547): the comparison is a read of the
+/// LLC's shared line, which costs the balancing CPU a transfer when another CPU has
+/// written the line since it last held it, even when the hint does not change.
+#[test]
+fn an_unchanged_nr_idle_scan_is_still_a_read_of_the_llc_line() {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 8, 100);
+    run_to(&mut sim, 10);
+    let li = (0..sim.balance.n_levels(0))
+        .find(|&li| sim.balance.levels[0][li].is_llc)
+        .unwrap();
+    let env = lb::LbEnv::new(0, 0, li, CpuIdle::Idle);
+    let llc = sim.llc_id_of[0] as usize;
+    sim.update_sd_lb_stats(&env);
+    let nr = sim.state.llc_shared[llc].nr_idle_scan;
+    // Another CPU of the LLC writes the line (a nohz transition's nr_busy_cpus).
+    let other = 20;
+    sim.llc_line_write_of(other, 0);
+    assert_eq!(sim.cpus[0].mode, Mode::Running, "CPU 0 runs a hog");
+    let before = sim.cpus[0].stolen_ns;
+    sim.update_sd_lb_stats(&env);
+    assert_eq!(
+        sim.state.llc_shared[llc].nr_idle_scan, nr,
+        "the hint is unchanged"
+    );
+    let paid = sim.cpus[0].stolen_ns - before;
+    let c2c = sim.cost.c2c_ns(CpuId(other), CpuId(0));
+    assert!(
+        paid >= c2c && c2c > 0,
+        "the comparison's read costs the balancing CPU's task {paid} ns, c2c {c2c}"
+    );
+    // Now CPU 0's copy is current: the next unchanged balance reads it free.
+    let before = sim.cpus[0].stolen_ns;
+    sim.update_sd_lb_stats(&env);
+    assert_eq!(sim.cpus[0].stolen_ns, before, "a current copy reads free");
+}
