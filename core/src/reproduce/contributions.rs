@@ -162,8 +162,8 @@ fn overload_keys(
 impl Contributions {
     /// The tables of `columns` (all on first, then one per switch, as [`Switch::all`]
     /// orders them): every row whose published change is at least 3% in size (the
-    /// sign check's rows) and every overload row ([`overload_keys`]), matched across
-    /// columns by table and row.
+    /// sign check's rows) and every overload row (a Kunpeng throughput table's rows
+    /// with at least as many pairs as CPUs), matched across columns by table and row.
     pub fn new(columns: Vec<(Switch, Reproduction)>) -> Result<Contributions, ReproError> {
         let Some((Switch::AllOn, all_on)) = columns.first() else {
             return Err(ReproError::Setup(
