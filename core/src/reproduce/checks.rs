@@ -1,6 +1,8 @@
 //! The checks of a reproduced row against its published one (the module doc of
 //! `reproduce` says which and why) and their counts over tables.
 
+use serde::Serialize;
+
 use crate::stats::Estimate;
 
 use super::{ReproRow, ReproTable};
@@ -9,7 +11,7 @@ use super::{ReproRow, ReproTable};
 const MODEL_NOISE_PCT: f64 = 1.0;
 
 /// The sign is checked where the published change is at least this big (%).
-const SIGN_FROM_PCT: f64 = 3.0;
+pub(super) const SIGN_FROM_PCT: f64 = 3.0;
 
 /// The size check's tolerance: percentage points between the two changes.
 const SIZE_PP: f64 = 4.0;
@@ -73,16 +75,48 @@ impl ReproRow {
     }
 }
 
-/// Counts over several tables: (sign checks passed, sign checks), (size, of), (magnitude, of).
-pub fn summary(tables: &[ReproTable]) -> [(usize, usize); 3] {
-    let mut s = [(0, 0); 3];
+/// The checks' counts over several tables: how many of each applied, and passed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub sign_ok: usize,
+    pub sign_checked: usize,
+    pub size_ok: usize,
+    pub size_checked: usize,
+    pub magnitude_ok: usize,
+    pub magnitude_checked: usize,
+}
+
+impl Summary {
+    /// `11/15, 15/25, 14/14`: sign, size, magnitude passed of applied.
+    pub fn counts_text(&self) -> String {
+        format!(
+            "{}/{}, {}/{}, {}/{}",
+            self.sign_ok,
+            self.sign_checked,
+            self.size_ok,
+            self.size_checked,
+            self.magnitude_ok,
+            self.magnitude_checked
+        )
+    }
+}
+
+/// The checks' counts over several tables.
+pub fn summary(tables: &[ReproTable]) -> Summary {
+    let mut s = Summary::default();
     for r in tables.iter().flat_map(|t| &t.rows) {
-        for (i, c) in [r.sign_ok, r.size_ok, r.magnitude_ok].iter().enumerate() {
-            if let Some(ok) = c {
-                s[i].1 += 1;
-                if *ok {
-                    s[i].0 += 1;
-                }
+        for (ok, checked, c) in [
+            (&mut s.sign_ok, &mut s.sign_checked, r.sign_ok),
+            (&mut s.size_ok, &mut s.size_checked, r.size_ok),
+            (
+                &mut s.magnitude_ok,
+                &mut s.magnitude_checked,
+                r.magnitude_ok,
+            ),
+        ] {
+            if let Some(pass) = c {
+                *checked += 1;
+                *ok += usize::from(pass);
             }
         }
     }

@@ -37,7 +37,9 @@
 //!
 //! The files: `points.rs` turns each published table into the runs of its rows (the
 //! table model), `run.rs` plans their rounds, runs and assembles them, `checks.rs` holds the
-//! checks, `render.rs` the text table, `examples.rs` the page's one-click examples.
+//! checks, `render.rs` the text table, `examples.rs` the page's one-click examples,
+//! `contributions.rs` the tables of what each cost term and the noise contribute (the
+//! same reproduction once with everything on and once per switch).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -46,12 +48,14 @@ use crate::experiment::{self, Warmup};
 use crate::sim::SimError;
 
 mod checks;
+mod contributions;
 mod examples;
 mod points;
 mod render;
 mod run;
 
-pub use checks::{summary, SETTLED_PP};
+pub use checks::{summary, Summary, SETTLED_PP};
+pub use contributions::{outside_all_on, Contributions, Switch, BOLD_MARGIN_PP};
 pub use examples::{page_examples, Example};
 pub use run::{assemble, more, plan, reproduce};
 
@@ -74,6 +78,14 @@ pub enum Scale {
 }
 
 impl Scale {
+    /// The name `--scale` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Full => "full",
+            Scale::Ci => "ci",
+        }
+    }
+
     /// Seeds per side and row in the first round, and in each further round (seed 04
     /// runs its own `SEED04_RUNS`): enough for an interval at CI size (t(2) = 4.30
     /// makes it wide), 5 for the full tables (t(4) = 2.78).
@@ -208,6 +220,18 @@ pub struct ReproTable {
     /// warm-up (...)"; `None` for completion times (start to end).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<String>,
+}
+
+/// The selected experiments' tables under one set of cost terms and noise, as the CLI
+/// runs them (every round's runs in parallel) and prints them with `--format json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reproduction {
+    pub tables: Vec<ReproTable>,
+    pub summary: Summary,
+    /// Simulations run, over every round and experiment.
+    pub runs: usize,
+    pub rounds: u32,
+    pub wall_s: f64,
 }
 
 /// The experiment names, in report order.

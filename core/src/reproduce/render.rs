@@ -1,6 +1,6 @@
 //! A reproduced table as text: model and published side by side.
 
-use super::{ReproRow, ReproTable, Scale};
+use super::{ReproRow, ReproTable};
 
 /// Four significant digits, so seconds-long and millisecond-long runs both read.
 fn sig4(x: f64) -> String {
@@ -17,6 +17,15 @@ fn sig4(x: f64) -> String {
 
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or("-".to_string(), sig4)
+}
+
+/// A change and its 95% interval: `+12.80 [+12.1, +13.5]`, or the mean alone.
+pub(super) fn change_text(mean: f64, interval: Option<(f64, f64)>) -> String {
+    let m = format!("{mean:+.2}");
+    match interval {
+        Some((lo, hi)) => format!("{m} [{lo:+.1}, {hi:+.1}]"),
+        None => m,
+    }
 }
 
 fn mark(v: Option<bool>) -> &'static str {
@@ -43,11 +52,7 @@ impl ReproRow {
 
     /// `+12.80 [+12.1, +13.5]`, or the mean alone without an interval.
     pub(super) fn model_change_text(&self) -> String {
-        let m = format!("{:+.2}", self.model_change_pct);
-        match self.interval() {
-            Some((lo, hi)) => format!("{m} [{lo:+.1}, {hi:+.1}]"),
-            None => m,
-        }
+        change_text(self.model_change_pct, self.interval())
     }
 }
 
@@ -57,10 +62,7 @@ impl ReproTable {
         let mut out = format!(
             "{} [{}]\n  {}\n  source: {}\n  baseline {} vs patched {}; unit {}; change > 0 = patch better\n",
             self.name,
-            match self.scale {
-                Scale::Full => "full",
-                Scale::Ci => "ci",
-            },
+            self.scale.name(),
             self.title,
             self.source,
             self.baseline,

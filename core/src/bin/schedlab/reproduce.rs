@@ -2,6 +2,11 @@
 //! [--cost-off TERMS] [--noise quiet|default]`: the seeds' published tables next to
 //! the model's.
 //!
+//! `schedlab reproduce [--all | NAME...] --contributions [--scale full|ci] [--format
+//! table|json]`: the same once with everything on and once per switch (each cost term
+//! off, then quiet noise), as docs/fidelity.md's markdown tables of what each mechanism
+//! contributes (`reproduce::Contributions`).
+//!
 //! `schedlab reproduce NAME --scale page [--format table|csv|json]`: the page's
 //! example of that experiment (its shorter runs, `reproduce::Example::sweep_spec`),
 //! written as the page's "with published" downloads (`experiment::export`'s
@@ -10,8 +15,9 @@
 use clap::ValueEnum;
 use serde::Serialize;
 
+use schedlab_core::cost::CostTerms;
 use schedlab_core::experiment::{self, export};
-use schedlab_core::reproduce::{self, ReproTable, Scale, EXPERIMENTS};
+use schedlab_core::reproduce::{self, Contributions, Reproduction, Scale, Switch, EXPERIMENTS};
 use schedlab_core::workload::Noise;
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -46,34 +52,19 @@ pub struct ReproArgs {
     #[arg(long, short, value_enum, default_value = "table")]
     format: ReproFormat,
     /// Cost terms to switch off in every run, comma-separated: llc-line, rq-lock,
-    /// cache-refill (what docs/fidelity.md's "What each mechanism contributes" uses)
+    /// cache-refill (one column of --contributions).
     #[arg(long, default_value = "")]
     cost_off: String,
     /// The machine's background activity in every run: `default` (the osnoise
     /// tracer's documented rates) or `quiet` (none), as `run --noise` takes it
-    /// (what docs/fidelity.md's "What each mechanism contributes" uses).
+    /// (`quiet` is one column of --contributions).
     #[arg(long, default_value = "default", value_parser = Noise::parse)]
     noise: Noise,
-}
-
-#[derive(Serialize)]
-struct Output<'a> {
-    tables: &'a [ReproTable],
-    summary: Summary,
-    /// Simulations run, over every round and experiment.
-    runs: usize,
-    rounds: u32,
-    wall_s: f64,
-}
-
-#[derive(Serialize)]
-struct Summary {
-    sign_ok: usize,
-    sign_checked: usize,
-    size_ok: usize,
-    size_checked: usize,
-    magnitude_ok: usize,
-    magnitude_checked: usize,
+    /// Run the experiments once with everything on and once per switch (each cost
+    /// term off, then `--noise quiet`) and print docs/fidelity.md's tables of what
+    /// each mechanism contributes, in markdown (JSON with --format json).
+    #[arg(long, conflicts_with_all = ["cost_off", "noise"])]
+    contributions: bool,
 }
 
 /// The experiments to run: every one with `--all` or no name, else the names given.
@@ -97,18 +88,59 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
     let scale = match a.scale {
         ReproScale::Full => Scale::Full,
         ReproScale::Ci => Scale::Ci,
+        ReproScale::Page if a.contributions => return Err(CONTRIBUTIONS_NOT_PAGE.into()),
         ReproScale::Page => return page(&a),
     };
     if a.format == ReproFormat::Csv {
-        return Err(CSV_NEEDS_PAGE.into());
+        return Err(if a.contributions {
+            CONTRIBUTIONS_NOT_CSV
+        } else {
+            CSV_NEEDS_PAGE
+        }
+        .into());
     }
     let names = selected(&a)?;
+    if a.contributions {
+        return contributions(&names, scale, a.format);
+    }
+    let r = reproduction(&names, scale, crate::sim::cost_terms(&a.cost_off)?, a.noise)?;
+    Ok(match a.format {
+        ReproFormat::Table => {
+            let mut out = String::new();
+            for t in &r.tables {
+                out.push_str(&t.render());
+                out.push('\n');
+            }
+            let s = &r.summary;
+            out.push_str(&format!(
+                "summary: sign right {}/{} (rows with |published| >= 3%), size within 4 pp {}/{}, magnitude {}/{}; {} runs in {} round{}, {:.1} s wall\n",
+                s.sign_ok, s.sign_checked, s.size_ok, s.size_checked,
+                s.magnitude_ok, s.magnitude_checked, r.runs, r.rounds,
+                if r.rounds == 1 { "" } else { "s" }, r.wall_s
+            ));
+            out
+        }
+        ReproFormat::Csv => return Err(CSV_NEEDS_PAGE.into()),
+        ReproFormat::Json => json(&r)?,
+    })
+}
+
+fn json(v: &impl Serialize) -> Result<String, String> {
+    Ok(serde_json::to_string_pretty(v).map_err(|e| e.to_string())? + "\n")
+}
+
+/// The experiments `names`, every run with `terms` and `noise`: round after round
+/// (`reproduce::more`: the first is `plan`'s, then more seeds for the rows not yet
+/// settled), every run of every experiment's round in one parallel batch; each run
+/// stays single-threaded and deterministic, and each round depends only on the
+/// reports before it.
+fn reproduction(
+    names: &[String],
+    scale: Scale,
+    terms: CostTerms,
+    noise: Noise,
+) -> Result<Reproduction, String> {
     let t0 = crate::wall_clock();
-    let terms = crate::sim::cost_terms(&a.cost_off)?;
-    // Round after round (`reproduce::more`: the first is `plan`'s, then more seeds for
-    // the rows not yet settled), every run of every experiment's round in one
-    // parallel batch; each run stays single-threaded and deterministic, and each
-    // round depends only on the reports before it.
     let mut reports: Vec<Vec<experiment::RunReport>> = names.iter().map(|_| Vec::new()).collect();
     let mut rounds = 0u32;
     loop {
@@ -117,7 +149,7 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
             let specs = reproduce::more(n, scale, &reports[i]).map_err(|e| e.to_string())?;
             for mut s in specs {
                 s.cost_terms = terms;
-                s.noise = a.noise;
+                s.noise = noise;
                 batch.push((i, s));
             }
         }
@@ -139,46 +171,38 @@ pub fn run(a: ReproArgs) -> Result<String, String> {
     for (name, part) in names.iter().zip(&reports) {
         tables.push(reproduce::assemble(name, scale, part).map_err(|e| e.to_string())?);
     }
-    let wall_s = t0.elapsed().as_secs_f64();
-    let runs: usize = reports.iter().map(Vec::len).sum();
-    let [s, z, m] = reproduce::summary(&tables);
-    let summary = Summary {
-        sign_ok: s.0,
-        sign_checked: s.1,
-        size_ok: z.0,
-        size_checked: z.1,
-        magnitude_ok: m.0,
-        magnitude_checked: m.1,
-    };
-    Ok(match a.format {
-        ReproFormat::Table => {
-            let mut out = String::new();
-            for t in &tables {
-                out.push_str(&t.render());
-                out.push('\n');
-            }
-            out.push_str(&format!(
-                "summary: sign right {}/{} (rows with |published| >= 3%), size within 4 pp {}/{}, magnitude {}/{}; {} runs in {} round{}, {:.1} s wall\n",
-                summary.sign_ok, summary.sign_checked, summary.size_ok, summary.size_checked,
-                summary.magnitude_ok, summary.magnitude_checked, runs, rounds,
-                if rounds == 1 { "" } else { "s" }, wall_s
-            ));
-            out
-        }
-        ReproFormat::Csv => return Err(CSV_NEEDS_PAGE.into()),
-        ReproFormat::Json => {
-            serde_json::to_string_pretty(&Output {
-                tables: &tables,
-                summary,
-                runs,
-                rounds,
-                wall_s,
-            })
-            .map_err(|e| e.to_string())?
-                + "\n"
-        }
+    Ok(Reproduction {
+        summary: reproduce::summary(&tables),
+        tables,
+        runs: reports.iter().map(Vec::len).sum(),
+        rounds,
+        wall_s: t0.elapsed().as_secs_f64(),
     })
 }
+
+/// `--contributions`: the experiments `names` once with everything on and once per
+/// switch (`reproduce::Switch::all`), one after another, each as a plain `reproduce`
+/// with that switch's flag runs them; docs/fidelity.md's tables of what each
+/// mechanism contributes.
+fn contributions(names: &[String], scale: Scale, format: ReproFormat) -> Result<String, String> {
+    let mut columns = Vec::new();
+    for s in Switch::all() {
+        let terms = s.cost_terms().map_err(|e| e.to_string())?;
+        columns.push((s, reproduction(names, scale, terms, s.noise())?));
+    }
+    let c = Contributions::new(columns).map_err(|e| e.to_string())?;
+    match format {
+        ReproFormat::Json => json(&c),
+        ReproFormat::Table => Ok(c.markdown()),
+        ReproFormat::Csv => Err(CONTRIBUTIONS_NOT_CSV.into()),
+    }
+}
+
+const CONTRIBUTIONS_NOT_CSV: &str =
+    "--contributions prints markdown tables (--format table) or JSON (--format json), not CSV";
+
+const CONTRIBUTIONS_NOT_PAGE: &str =
+    "--contributions runs the full or CI tables (--scale full or ci), not the page's example";
 
 const CSV_NEEDS_PAGE: &str =
     "--format csv writes the page's table of one experiment: add --scale page";
@@ -332,13 +356,11 @@ mod tests {
         }
     }
 
-    /// Every baseline and patched digest of a CI-scale seed 04 run, in row and seed order.
-    fn digests(args: &[&str]) -> Vec<String> {
-        let mut argv = vec!["seed04-cookie", "--scale", "ci", "-f", "json"];
-        argv.extend_from_slice(args);
-        let out: serde_json::Value = serde_json::from_str(&run_args(&argv).unwrap()).unwrap();
+    /// Every baseline and patched digest of `tables` (a reproduction's JSON), in table,
+    /// row and seed order.
+    fn digests_of(tables: &serde_json::Value) -> Vec<String> {
         let mut d = Vec::new();
-        for t in out["tables"].as_array().unwrap() {
+        for t in tables.as_array().unwrap() {
             for r in t["rows"].as_array().unwrap() {
                 for p in r["per_seed"].as_array().unwrap() {
                     for side in ["baseline_digest", "patched_digest"] {
@@ -348,6 +370,18 @@ mod tests {
             }
         }
         d
+    }
+
+    /// A CI-scale seed 04 reproduction with `args`, as JSON.
+    fn seed04_ci(args: &[&str]) -> serde_json::Value {
+        let mut argv = vec!["seed04-cookie", "--scale", "ci", "-f", "json"];
+        argv.extend_from_slice(args);
+        serde_json::from_str(&run_args(&argv).unwrap()).unwrap()
+    }
+
+    /// Every baseline and patched digest of a CI-scale seed 04 run, in row and seed order.
+    fn digests(args: &[&str]) -> Vec<String> {
+        digests_of(&seed04_ci(args)["tables"])
     }
 
     /// `--noise quiet` reaches every run (no kthreads, daemons, tick or softirq time,
@@ -363,5 +397,60 @@ mod tests {
             assert_ne!(q, p, "a quiet run kept the default run's digest");
         }
         assert!(Flags::try_parse_from(["reproduce", "--noise", "loud"]).is_err());
+    }
+
+    /// `--contributions` runs each column as `reproduce` with its switch's flag runs it
+    /// (the same digests, seed by seed: not the all-on runs again, not another
+    /// switch's), and a switch that changes the experiment shows another cell than
+    /// all on: each of the four moves seed 04's cookie row at CI size.
+    #[test]
+    fn each_contributions_column_is_its_switch_s_own_runs() {
+        let out = seed04_ci(&["--contributions"]);
+        let columns = out["columns"].as_array().unwrap();
+        let switches = Switch::all();
+        assert_eq!(columns.len(), switches.len());
+        for (c, s) in columns.iter().zip(&switches) {
+            assert_eq!(c["label"], s.label());
+            let flag = c["flag"].as_str().unwrap();
+            assert_eq!(flag, s.flag());
+            let flag: Vec<&str> = flag.split_whitespace().collect();
+            assert!(
+                digests_of(&c["tables"]) == digests(&flag),
+                "the column {flag:?} is not `reproduce` with that flag, run for run"
+            );
+        }
+        let rows = out["rows"].as_array().unwrap();
+        let cookie = rows
+            .iter()
+            .find(|r| r["key"] == "cookies (6.12)")
+            .expect("seed 04's cookie row (published -6.03%) is shown");
+        let cells = cookie["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), switches.len());
+        for (c, s) in cells.iter().zip(&switches).skip(1) {
+            assert_ne!(c["change_pct"], cells[0]["change_pct"], "{}", s.label());
+        }
+    }
+
+    /// `--contributions` sets every run's switches itself: a switch of its own, a
+    /// page or a CSV alongside is refused with a message, never run or panicked on.
+    #[test]
+    fn contributions_refuses_flags_it_cannot_honour() {
+        for args in [
+            &["reproduce", "--contributions", "--cost-off", "rq-lock"][..],
+            &["reproduce", "--contributions", "--noise", "quiet"],
+            &["reproduce", "--contributions", "--noise", "default"],
+        ] {
+            let e = Flags::try_parse_from(args).err().expect("refused");
+            assert!(
+                e.to_string().contains("cannot be used with"),
+                "{args:?}: {e}"
+            );
+        }
+        let e = run_args(&["--contributions", "--scale", "page", "seed04-cookie"]).unwrap_err();
+        assert_eq!(e, CONTRIBUTIONS_NOT_PAGE);
+        let e = run_args(&["--contributions", "-f", "csv", "seed04-cookie"]).unwrap_err();
+        assert_eq!(e, CONTRIBUTIONS_NOT_CSV);
+        let e = run_args(&["--contributions", "nope"]).unwrap_err();
+        assert!(e.contains("\"nope\""), "{e}");
     }
 }
