@@ -242,6 +242,8 @@ impl Simulator {
             views,
             idle_views: (0..n).map(|c| idle_task_view(c, n, all)).collect(),
             writers: vec![Vec::new(); tasks.len()],
+            exclusive_writers: specs.iter().map(|s| s.exclusive_writers).collect(),
+            write_waited: vec![false; tasks.len()],
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
             cfs_mru: vec![0; tasks.len()],

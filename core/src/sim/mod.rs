@@ -139,6 +139,8 @@ mod newidle;
 mod on_cpu_tests;
 mod pelt;
 pub mod perfetto;
+#[cfg(test)]
+mod pipe_tests;
 mod program;
 pub mod record;
 mod start;
@@ -505,6 +507,12 @@ pub struct Simulator {
     /// Per task: the senders blocked on its full mailbox (bounded by the number of
     /// tasks). Kept out of `Task`: only pipe workloads with small mailboxes use it.
     writers: Vec<Vec<u32>>,
+    /// Per task: [`crate::workload::TaskSpec::exclusive_writers`], its mailbox is a
+    /// pipe whose writers wait exclusively.
+    exclusive_writers: Vec<bool>,
+    /// Per task: blocked in a send to a full mailbox since the send began
+    /// (pipe_write()'s `wake_next_writer`, fs/pipe.c v6.5 line 576).
+    write_waited: Vec<bool>,
     /// The process tree: per task, its children in the order its `Fork`s create them,
     /// and how many it has created.
     children: Vec<Vec<u32>>,

@@ -130,13 +130,21 @@ impl Simulator {
                         if let Some(ns) = self.take_debt(t) {
                             return Next::Run(ns);
                         }
+                        // A pipe's writer queues at the tail of `wr_wait`
+                        // (`prepare_to_wait_event()` adds an exclusive waiter there).
                         self.writers[to as usize].push(t);
                         self.tasks[t as usize].block = Block::SendFull;
+                        self.write_waited[t as usize] = true;
                         return Next::Block;
                     }
                     self.tasks[to as usize].tokens += 1;
                     self.tasks[t as usize].pc += 1;
+                    let waited = std::mem::take(&mut self.write_waited[t as usize]);
                     let r = &self.tasks[to as usize];
+                    // pipe_write()'s exit (fs/pipe.c v6.5 lines 584-599): a writer that
+                    // waited and leaves the pipe not full wakes the next waiting writer,
+                    // after the reader's wake-up below.
+                    let pass_on = waited && self.exclusive_writers[to as usize] && r.tokens < r.cap;
                     if r.loc == Loc::Blocked && r.block == Block::Wait {
                         // A pipe's or socket's reader: `wake_up_interruptible_sync_poll()`
                         // (pipe_write(), sock_def_readable()), WF_SYNC. A futex waiter
@@ -151,15 +159,24 @@ impl Simulator {
                         };
                         self.wake(to, Some(t), cpu, flags);
                     }
+                    if pass_on {
+                        self.wake_first_writer(to, t, cpu);
+                    }
                 }
                 Ins::Wait => {
                     if task.tokens > 0 {
                         let was_full = task.tokens >= task.cap;
                         task.tokens -= 1;
                         task.pc += 1;
-                        if was_full && !self.writers[t as usize].is_empty() {
-                            // pipe_read(): wake the writers waiting for room
-                            // (`wake_up_interruptible_sync_poll(&pipe->wr_wait)`).
+                        if was_full && self.exclusive_writers[t as usize] {
+                            // pipe_read() (fs/pipe.c v6.5 lines 254, 390-391):
+                            // `wake_up_interruptible_sync_poll(&pipe->wr_wait)` wakes one
+                            // exclusive waiter.
+                            self.wake_first_writer(t, t, cpu);
+                        } else if was_full && !self.writers[t as usize].is_empty() {
+                            // A socket's reader: every sender waiting for room
+                            // (`sock_wait_for_wmem()` waits non-exclusively,
+                            // net/core/sock.c v6.5 line 2745).
                             let ws = std::mem::take(&mut self.writers[t as usize]);
                             for w in ws {
                                 if self.tasks[w as usize].loc == Loc::Blocked
@@ -243,6 +260,24 @@ impl Simulator {
         // Unreachable for validated programs (every loop holds a Run, Wait or Sleep);
         // let time advance rather than spin.
         Next::Run(1_000)
+    }
+
+    /// `wake_up_interruptible_sync_poll(&pipe->wr_wait, ..)` from `waker` on `cpu`:
+    /// `__wake_up_sync_key()` → `__wake_up_common()` with `nr_exclusive` 1
+    /// (kernel/sched/wait.c v6.5 lines 80-121, 202-208) wakes the first writer queued
+    /// on `reader`'s pipe, whose `autoremove_wake_function()` takes it off the queue;
+    /// it retries its write and queues again at the tail if the pipe is still full.
+    fn wake_first_writer(&mut self, reader: u32, waker: u32, cpu: u32) {
+        if self.writers[reader as usize].is_empty() {
+            return;
+        }
+        // FIFO, at most one entry per task (bounded by the number of tasks).
+        let w = self.writers[reader as usize].remove(0);
+        if self.tasks[w as usize].loc == Loc::Blocked
+            && self.tasks[w as usize].block == Block::SendFull
+        {
+            self.wake(w, Some(waker), cpu, WakeFlags::SYNC);
+        }
     }
 
     /// Blocks `t` in a timed sleep of `dur` (an hrtimer wakes it, `on_timer()`).

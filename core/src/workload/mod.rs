@@ -117,6 +117,15 @@ pub struct TaskSpec {
     /// waiting wakes nothing), and a send that wakes it is futex_wake()'s wake-up,
     /// through `wake_up_q()`, without `WF_SYNC`.
     pub drop_when_full: bool,
+    /// Senders blocked on this task's full mailbox wait exclusively, as a pipe's
+    /// writers do (`wait_event_interruptible_exclusive(pipe->wr_wait, ..)` in
+    /// pipe_write(), fs/pipe.c v6.5 line 573): a read from the full mailbox wakes the
+    /// first of them, not all (`__wake_up_sync_key()` with `nr_exclusive` 1,
+    /// kernel/sched/wait.c v6.5 lines 80-121, 202-208), and a woken writer that leaves room passes the wake-up on
+    /// (`wake_next_writer`, fs/pipe.c v6.5 lines 576-599). False: every blocked
+    /// sender is woken (a unix socket's `sock_wait_for_wmem()` waits non-exclusively,
+    /// net/core/sock.c v6.5 line 2745).
+    pub exclusive_writers: bool,
     /// The data the task touches each time it runs, bytes: what other tasks on its
     /// CPU displace and it refills (`cost::CacheShare`).
     pub footprint_bytes: u64,

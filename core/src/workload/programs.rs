@@ -48,6 +48,7 @@ fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
         own_mm: false,
         allowed: None,
         drop_when_full: false,
+        exclusive_writers: false,
         footprint_bytes: TASK_FOOTPRINT_BYTES,
         parent: None,
         background: false,
@@ -319,6 +320,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         ),
                     );
                     r.mailbox_cap = cap.max(1) as u32;
+                    r.exclusive_writers = pipe;
                     r.own_mm = !threads;
                     tasks.push(child_of(main, r));
                 }
