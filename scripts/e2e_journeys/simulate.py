@@ -93,6 +93,17 @@ def simulate_inputs(page, cfg):
     kept = page.wait_for('.digest[data-side="a"]')
     check(kept == a2, f"the last results stay on screen (got {kept})")
     note(f"after the bad input the CPUs field shows {page.js('return document.querySelector(arguments[0]).value', '#sim-cpus')!r}")
+    # A negative window (a number field takes "-5") is refused aloud and the field shows
+    # the run's window again; it was ignored, "-5" staying above a 60 ms run.
+    window = page.js("return document.querySelector('#sim-duration').value")
+    page.set_input("#sim-duration", "-5")
+    err = page.wait_for(".sim-error", pred=lambda t: "-5" in t[0])
+    shown = page.until(lambda: page.js("return document.querySelector('#sim-duration').value") == window
+                       and window, timeout=5)
+    check(err and 'duration: "-5" is not a whole number' in err[0] and shown == window
+          and page.wait_for('.digest[data-side="a"]') == a2,
+          f"a negative duration is refused with the reason, the field back at {window} ms "
+          f"and the results kept (got {err}, field {page.js('return document.querySelector(arguments[0]).value', '#sim-duration')!r})")
 
 
 def simulate_sweep(page, cfg):

@@ -412,6 +412,10 @@ fn the_simulation_travels_in_the_link_and_bad_changes_are_refused() {
     let e = bad.sim_error.as_deref().expect("refused");
     assert!(e.contains("nodes 0-3"), "{e}");
     assert_eq!(bad.sim(), s.sim(), "the setup is kept");
+    // The field's name, then core's reason (it read "CPUs CPU 200 is out of range").
+    let out = s.clone().reduce(Action::SetSimCpus("0-3,200".to_string()));
+    let e = out.sim_error.as_deref().unwrap_or_default();
+    assert!(e.starts_with("CPUs: CPU 200 is out of range"), "{e}");
     let huge = bad.clone().reduce(Action::SetSim(SimSetup {
         workload: Workload::Tbench {
             clients: 4_000_000_000,
