@@ -185,6 +185,17 @@ def dark_mode(page, cfg):
     page.js("localStorage.removeItem('schedlab-theme')")
 
 
+# The text of every visible results-table cell holding a number (not a change with its
+# interval, which may wrap at its spaces, nor a digest) whose text takes more than one line.
+BROKEN_NUMBERS = """
+    const out = [];
+    for (const td of document.querySelectorAll('.sim-results td:not(.change-cell)')) {
+      if (!td.checkVisibility() || td.querySelector('code')) continue;
+      const r = document.createRange(); r.selectNodeContents(td);
+      if (new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1) out.push(td.textContent);
+    }
+    return out;"""
+
 def mobile_layout(page, cfg):
     """At 390x844 (a phone): the tabs are on the first screen (the machine drawing is
     folded, and opens), no tab scrolls sideways, and every button and select is at
@@ -250,6 +261,18 @@ def mobile_layout(page, cfg):
               f"shading sit side by side (smallest text {seen[0]:.1f} px, switch tops {seen[1]})")
         page.js("document.querySelector('.sim-chart').scrollIntoView()")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-simulate.png"))
+        # Seed 01's tbench table (3 seeds, intervals, the published column): a number
+        # never breaks across lines (1066 read as 106 over 6 when cells broke anywhere).
+        page.select("#sim-example", "seed01-tbench")
+        page.wait_for(".sim-status.done", timeout=300, pred=lambda t: "42 simulations" in t[0])
+        broken = page.js(BROKEN_NUMBERS)
+        check(page.count(".sweep-table td.published") == 7 and broken == [],
+              f"390 px, seed 01's sweep table: no number breaks across lines (broken: {broken[:6]})")
+        caps = page.texts(".live-side figcaption")
+        check(caps == ["A: 6.6 (128 clients, seed 1)", "B: 6.6+cluster (128 clients, seed 1)"],
+              f"the live view says which of the sweep's runs it plays (got {caps})")
+        page.js("document.querySelector('.sweep-table').scrollIntoView()")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-sweep.png"))
         page.open()
         page.wait_for(".level-name")
         # A lesson's glossary terms are 40 px to tap but do not open up its lines: the

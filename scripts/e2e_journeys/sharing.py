@@ -26,6 +26,7 @@ from harness import (
     page_background,
     set_viewport,
     start_browser,
+    window_frame,
     without_wall,
 )
 
@@ -137,6 +138,25 @@ def presentation(page, cfg):
     on = page.until(lambda: page.js("return document.documentElement.classList.contains('present')"))
     check(on and page.count(".present-bar button") >= 3,
           "the header's Present button turns it on, with step buttons")
+    # A projector's 1024 px: the bar is as wide as its contents (left: 50% left it half
+    # the screen, the keys' words on three lines and "Fullscreen" out of its button).
+    size = page.driver.get_window_size()
+    try:
+        # Only the width matters here (the height a headless window gets varies).
+        page.driver.set_window_size(1024 + window_frame(page.driver)[0], size["height"])
+        page.until(lambda: page.js("return innerWidth") == 1024, timeout=5)
+        fit = page.js("""
+            const bar = document.querySelector('.present-bar');
+            const over = [...bar.querySelectorAll('button')]
+              .filter(b => b.scrollWidth > b.clientWidth + 1).map(b => b.textContent);
+            const r = document.createRange(); r.selectNodeContents(bar.querySelector('.present-keys'));
+            const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top))).size;
+            return [over, lines];""")
+        check(fit == [[], 1], f"1024 px: the presentation bar's buttons hold their words and its "
+                              f"keys are one line (overflowing {fit[0]}, {fit[1]} lines)")
+        page.screenshot(cfg["shot_epyc"].replace(".png", "-present-1024.png"))
+    finally:
+        page.driver.set_window_size(size["width"], size["height"])
     page.click("#present-toggle")
 
 

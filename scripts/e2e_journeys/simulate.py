@@ -54,6 +54,24 @@ def simulate_shared_link(page, cfg):
     page.screenshot(cfg["shot_epyc"].replace(".png", "-simulate.png"))
 
 
+# The shaded CPUs (button.cpu.heat) whose number contrasts less than 3:1 with their
+# shade (blended over the page's background), as [cpu, ratio].
+FAINT_CPUS = """
+    const rgb = s => s.match(/[\\d.]+/g).map(Number);
+    const lum = c => { const v = c.slice(0, 3).map(x => { x /= 255;
+      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+    const page = rgb(getComputedStyle(document.body).backgroundColor);
+    const out = [];
+    for (const b of document.querySelectorAll('button.cpu.heat')) {
+      const cs = getComputedStyle(b), bg = rgb(cs.backgroundColor), a = bg.length > 3 ? bg[3] : 1;
+      const shade = [0, 1, 2].map(i => bg[i] * a + page[i] * (1 - a));
+      const l1 = lum(rgb(cs.color)), l2 = lum(shade);
+      const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+      if (ratio < 3) out.push([b.dataset.cpu, Math.round(ratio * 100) / 100]);
+    }
+    return out;"""
+
 def simulate_inputs(page, cfg):
     """Continues on the Simulate tab: a new input starts a new run and the link follows;
     a bad CPU list is refused with the reason and the results stay."""
@@ -82,6 +100,11 @@ def simulate_inputs(page, cfg):
     check(cmd and all("--warmup settled" in c for c in cmd),
           f"the command lines carry --warmup settled (got {cmd})")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-settled.png"))
+    # Each shaded CPU's number reads on its shade (the selected CPU 0 kept its white
+    # text on a pale shade: a blank box).
+    faint = page.js(FAINT_CPUS)
+    check(page.count("button.cpu.heat") > 0 and faint == [],
+          f"every shaded CPU's number contrasts with its shade at least 3:1 (faint: {faint[:6]})")
     page.click("#sim-warmup")
     page.until(lambda: page.count(".sim-status.done")
                and page.texts('.digest[data-side="a"]') == a2, timeout=180)
@@ -93,6 +116,17 @@ def simulate_inputs(page, cfg):
     kept = page.wait_for('.digest[data-side="a"]')
     check(kept == a2, f"the last results stay on screen (got {kept})")
     note(f"after the bad input the CPUs field shows {page.js('return document.querySelector(arguments[0]).value', '#sim-cpus')!r}")
+    # A negative window (a number field takes "-5") is refused aloud and the field shows
+    # the run's window again; it was ignored, "-5" staying above a 60 ms run.
+    window = page.js("return document.querySelector('#sim-duration').value")
+    page.set_input("#sim-duration", "-5")
+    err = page.wait_for(".sim-error", pred=lambda t: "-5" in t[0])
+    shown = page.until(lambda: page.js("return document.querySelector('#sim-duration').value") == window
+                       and window, timeout=5)
+    check(err and 'duration: "-5" is not a whole number' in err[0] and shown == window
+          and page.wait_for('.digest[data-side="a"]') == a2,
+          f"a negative duration is refused with the reason, the field back at {window} ms "
+          f"and the results kept (got {err}, field {page.js('return document.querySelector(arguments[0]).value', '#sim-duration')!r})")
 
 
 def simulate_sweep(page, cfg):

@@ -28,7 +28,8 @@ pub fn unpack(deflated: &[u8]) -> Result<Vec<u8>, String> {
             TINFLStatus::FailedCannotMakeProgress | TINFLStatus::NeedsMoreInput => {
                 "its compressed data is cut short".to_string()
             }
-            _ => "its compressed data is damaged".to_string(),
+            _ => "its compressed data does not inflate (a character changed when copied?)"
+                .to_string(),
         },
     )
 }

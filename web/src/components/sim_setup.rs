@@ -46,19 +46,29 @@ pub fn sim_setup_form() -> Html {
             }
         })
     };
-    let number = |f: fn(&mut SimSetup, u64)| {
-        let set = set.clone();
+    // A value that is not a whole number (-5, 2.5, empty) is refused aloud: ignored, it
+    // stayed in the field while the run kept the old one.
+    let number = |name: &'static str, f: fn(&mut SimSetup, u64)| {
+        let (set, d) = (set.clone(), state.dispatcher());
         Callback::from(move |e: Event| {
-            if let Some(Ok(v)) = input_value(&e).map(|v| v.trim().parse::<u64>()) {
-                set(&|s: &mut SimSetup| f(s, v))
+            let text = input_value(&e).unwrap_or_default();
+            match text.trim().parse::<u64>() {
+                Ok(v) => set(&|s: &mut SimSetup| f(s, v)),
+                Err(_) => d.dispatch(Action::SimInputError(format!(
+                    "{name}: {:?} is not a whole number",
+                    text.trim()
+                ))),
             }
         })
     };
-    let on_threads =
-        number(|s, v| s.workload = s.workload.with_threads(v.min(u32::MAX as u64) as u32));
-    let on_duration = number(|s, v| s.duration_ms = v);
-    let on_seed = number(|s, v| s.seed = v);
-    let on_seeds = number(|s, v| s.seeds = v.min(u64::from(u32::MAX)) as u32);
+    let on_threads = number("scale", |s, v| {
+        s.workload = s.workload.with_threads(v.min(u32::MAX as u64) as u32)
+    });
+    let on_duration = number("duration", |s, v| s.duration_ms = v);
+    let on_seed = number("seed", |s, v| s.seed = v);
+    let on_seeds = number("seeds per side", |s, v| {
+        s.seeds = v.min(u64::from(u32::MAX)) as u32
+    });
     let on_warmup = {
         let set = set.clone();
         Callback::from(move |e: Event| {

@@ -49,6 +49,9 @@ pub struct Feed {
     /// The scale (threads, clients …) of the watched run: the run's first scale,
     /// `use_run::watched_scale` (0: not said).
     pub threads: u32,
+    /// In a sweep, the watched scale as the caption says it (`128 clients`); empty
+    /// for a single run, whose inputs say it.
+    pub scale: String,
     /// Where the run ended (simulated ns, warm-up included), once it has; 0 before.
     pub run_end_ns: u64,
     /// When the benchmark started its clients (dbench's release after its start

@@ -18,7 +18,14 @@ impl AppState {
             return AppState::default();
         }
         let st = Rc::new(AppState::default()).reduce(Action::LoadFragment(f.to_string()));
-        Rc::try_unwrap(st).unwrap_or_else(|rc| (*rc).clone())
+        let mut st = Rc::try_unwrap(st).unwrap_or_else(|rc| (*rc).clone());
+        // A first visit has no scenario to keep: say which one the page shows instead.
+        if let (Some(_), Err(e)) = (&st.banner, scenario::decode(f)) {
+            st.banner = Some(format!(
+                "This link could not be opened, so the page shows its default scenario: {e}"
+            ));
+        }
+        st
     }
 
     /// What the URL carries: the scenario, without the simulation when it is the

@@ -215,7 +215,7 @@ impl Reducible for AppState {
                     };
                     return self.reduce(Action::SetSim(sim));
                 }
-                Err(e) => next.sim_error = Some(format!("CPUs {e}")),
+                Err(e) => next.sim_error = Some(format!("CPUs: {e}")),
             },
             Action::SetSim(sim) => match sim.run_spec(self.machine(), self.patches()) {
                 Ok(_) => {

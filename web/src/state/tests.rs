@@ -320,12 +320,24 @@ fn a_bad_link_shows_a_banner_and_keeps_the_page() {
         .reduce(Action::LoadFragment("#v1:garbage!".to_string()));
     let banner = next.banner.as_deref().expect("banner");
     assert!(banner.contains("could not be opened"), "{banner}");
+    assert!(banner.contains("keeps its current scenario"), "{banner}");
     assert_eq!(next.scenario, state.scenario);
     let next = next.reduce(Action::DismissBanner);
     assert_eq!(next.banner, None);
     let fresh = AppState::from_fragment("#v9:abc");
-    assert!(fresh.banner.as_deref().is_some_and(|b| b.contains("v9")));
+    let said = fresh.banner.as_deref().unwrap_or_default();
+    assert!(said.contains("v9"), "{said}");
     assert_eq!(fresh.preset(), DEFAULT_PRESET);
+    // A first visit had no scenario to keep: the banner says the page shows its
+    // default (it said "keeps its current scenario").
+    assert!(
+        said.contains("shows its default scenario") && !said.contains("keeps"),
+        "{said}"
+    );
+    // Not "this link is damaged: its compressed data is damaged".
+    let flipped = AppState::from_fragment("#v2:AAAAbroken");
+    let said = flipped.banner.as_deref().unwrap_or_default();
+    assert!(said.ends_with("this link is damaged: its compressed data does not inflate (a character changed when copied?)"), "{said}");
 }
 
 /// A link that is only a byte-order mark opens nothing and says nothing, as a bare `#`
@@ -400,6 +412,10 @@ fn the_simulation_travels_in_the_link_and_bad_changes_are_refused() {
     let e = bad.sim_error.as_deref().expect("refused");
     assert!(e.contains("nodes 0-3"), "{e}");
     assert_eq!(bad.sim(), s.sim(), "the setup is kept");
+    // The field's name, then core's reason (it read "CPUs CPU 200 is out of range").
+    let out = s.clone().reduce(Action::SetSimCpus("0-3,200".to_string()));
+    let e = out.sim_error.as_deref().unwrap_or_default();
+    assert!(e.starts_with("CPUs: CPU 200 is out of range"), "{e}");
     let huge = bad.clone().reduce(Action::SetSim(SimSetup {
         workload: Workload::Tbench {
             clients: 4_000_000_000,

@@ -211,7 +211,7 @@ pub fn live_view(props: &Props) -> Html {
         let seed = f.seed;
         html! {
             <figure class="live-side" data-side={i.to_string()} hidden={!l.shows(i)}>
-                <figcaption>{ format!("{side}: {} (seed {seed})", f.label) }</figcaption>
+                <figcaption>{ format!("{side}: {} ({}seed {seed})", f.label, f.scale) }</figcaption>
                 <div class="live-canvas-box">
                     <canvas ref={canvas} class="live-canvas" id={format!("live-canvas-{i}")}
                         role="img"

@@ -179,7 +179,13 @@ impl RunView {
                     sides.join(", ")
                 };
                 if self.sweep() {
-                    format!("{t} {scale_name} ({sides})")
+                    // Every scale's name is a plural in -s but lat_pipe's "pair".
+                    let name = if t == 1 {
+                        scale_name.trim_end_matches('s')
+                    } else {
+                        scale_name
+                    };
+                    format!("{t} {name} ({sides})")
                 } else {
                     sides
                 }

@@ -160,6 +160,13 @@ fn one_seed_names_the_sides_and_a_sweep_its_scales() {
     );
     v.stopped = true;
     assert_eq!(v.status(1000).text(), "Stopped: 1 of 6 simulations done");
+
+    // One of them is singular (it said "1 clients").
+    let v = run(1, vec![1, 4], 4);
+    assert_eq!(
+        v.status(1000).text(),
+        "Starting: 4 clients (A and B), 1 client (A and B)"
+    );
 }
 
 #[test]
@@ -237,4 +244,15 @@ fn the_simulated_time_never_drops_back_when_a_seed_starts() {
     // The total is every seed's and side's: 6 points of 1200 ms.
     let last = &said.last().expect("the run was seen running").1;
     assert!(last.contains(" of 7.20 s simulated in all"), "{last}");
+}
+
+/// The live view's caption names the sweep point it plays (it said "A: 6.6 (seed 1)"
+/// with no word of which of the sweep's runs that was).
+#[test]
+fn the_live_feeds_of_a_sweep_name_their_scale() {
+    let v = run(1, vec![1, 4, 8], 2);
+    let scales: Vec<String> = v.live.0.iter().map(|f| f.borrow().scale.clone()).collect();
+    assert_eq!(scales, ["8 clients, ", "8 clients, "]);
+    let v = run(1, Vec::new(), 2);
+    assert_eq!(v.live.0[0].borrow().scale, "");
 }

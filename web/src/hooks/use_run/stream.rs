@@ -44,6 +44,11 @@ impl RunView {
                 .map(|p| {
                     Rc::new(RefCell::new(Feed {
                         threads: watched_scale(&sim),
+                        scale: if sim.sweep.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{} {}, ", watched_scale(&sim), sim.workload.scale_name())
+                        },
                         ..Feed::new(p.to_string(), sim.seed)
                     }))
                 })
