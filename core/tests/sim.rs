@@ -562,3 +562,34 @@ fn cost_terms_switch_off_one_at_a_time() {
         off.value
     );
 }
+
+/// The wake-up path counters count the wake-ups `wakeups` counts: the workload's, not
+/// the background noise's. A run with noise (per-CPU kthreads wake on their own CPU)
+/// used to count those in `wake_local` and `wake_ipi` but not in `wakeups`, and the
+/// page showed "wake-ups 113800" beside "by IPI 113801".
+#[test]
+fn the_wake_paths_add_up_to_the_wakeups() {
+    let s = RunSpec {
+        noise: Noise::Default,
+        ..spec(
+            "kunpeng920-6426",
+            "node0",
+            Workload::Tbench { clients: 8 },
+            "6.8",
+            30,
+        )
+    };
+    let m = run(&s).metrics;
+    assert!(m.wakeups > 1000, "{}", m.wakeups);
+    assert_eq!(
+        m.wake_local + m.wake_ipi + m.wake_polling + m.wake_remote_lock,
+        m.wakeups,
+        "local {} + IPI {} + polling {} + remote lock {} against {} wake-ups",
+        m.wake_local,
+        m.wake_ipi,
+        m.wake_polling,
+        m.wake_remote_lock,
+        m.wakeups
+    );
+    assert!(m.wake_on_cpu + m.wake_on_cpu_spin <= m.wakeups);
+}

@@ -79,7 +79,10 @@ impl Simulator {
         } else {
             0
         };
-        if on_cpu && self.measuring {
+        // The path counters count what `wakeups` counts: the workload's wake-ups, not
+        // the background noise's (`record_wake_metrics()`).
+        let counted = self.measuring && !self.tasks[p as usize].background;
+        if on_cpu && counted {
             if shortcut {
                 self.metrics.wake_on_cpu += 1;
             } else {
@@ -98,13 +101,13 @@ impl Simulator {
         if d.effects.sis_prop_scan {
             self.update_sis_prop_scan(cpu, select_ns);
         }
-        let mut q = self.ttwu_queue(cpu, target, d.queue, target_mode);
+        let mut q = self.ttwu_queue(cpu, target, d.queue, target_mode, counted);
         q.delay_ns += spin_ns;
         self.charge_waker(waker, cpu, spin_ns + select_ns + q.waker_ns);
         // The wakee's data was last written by the waker, or by itself on prev.
         let src = if waker.is_some() { cpu } else { prev };
         let dist = self.cost.distance(CpuId(src), CpuId(target));
-        if !self.tasks[p as usize].background {
+        if counted {
             self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
         }
         if seq != 0 {
@@ -289,19 +292,22 @@ impl Simulator {
     /// an IPI unless the target polls; the target enqueues under its own lock once the
     /// IPI is in) or the waker takes the target's rq lock and enqueues itself, with an
     /// IPI if that leaves an idle, non-polling CPU to wake (`resched_curr()`).
+    /// `counted`: the wake-up is one `Metrics::wakeups` counts (measuring, not
+    /// background noise), so its path is counted too.
     pub(super) fn ttwu_queue(
         &mut self,
         cpu: u32,
         target: u32,
         path: QueuePath,
         target_mode: Mode,
+        counted: bool,
     ) -> Queued {
         let p = &self.cost.params;
         let (ipi_send, ipi_recv, hold) = (p.ipi_send_ns, p.ipi_recv_ns, p.rq_lock_hold_ns);
         let mut q = Queued::default();
         match path {
             QueuePath::Local => {
-                if self.measuring {
+                if counted {
                     self.metrics.wake_local += 1;
                 }
             }
@@ -323,10 +329,10 @@ impl Simulator {
                     if matches!(target_mode, Mode::Running | Mode::NewidlePass) {
                         self.queue.push(at, Event::WakelistIpi { cpu: target });
                     }
-                    if self.measuring {
+                    if counted {
                         self.metrics.wake_ipi += 1;
                     }
-                } else if self.measuring {
+                } else if counted {
                     self.metrics.wake_polling += 1;
                 }
                 // sched_ttwu_pending(): the target enqueues under its own lock.
@@ -341,7 +347,7 @@ impl Simulator {
                 let (wait, hold) = self.take_remote_lock(cpu, target);
                 q.waker_ns += wait + hold;
                 q.delay_ns += wait + hold;
-                if self.measuring {
+                if counted {
                     self.metrics.wake_remote_lock += 1;
                     self.metrics.lock_wait.record(wait);
                 }

@@ -358,9 +358,9 @@ fn a_remote_lock_wake_up_onto_a_waking_cpu_sends_no_ipi() {
         assert!(sim.error.is_none(), "{:?}", sim.error);
     }
     assert!(!sim.state.rqs[3].polling);
-    let idle = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Idle);
+    let idle = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Idle, true);
     assert!(idle.need_ipi, "an idle CPU gets an IPI");
     assert!(idle.waker_ns >= sim.cost.params.ipi_send_ns);
-    let waking = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Waking);
+    let waking = sim.ttwu_queue(2, 3, QueuePath::RemoteLock, Mode::Waking, true);
     assert!(!waking.need_ipi, "a waking one gets none");
 }
