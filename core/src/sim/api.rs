@@ -48,6 +48,12 @@ impl Simulator {
         &self.metrics
     }
 
+    /// Writers woken from a full pipe that found it still full (no page freed, or
+    /// taken by another writer first) and waited again.
+    pub fn futile_writer_wakeups(&self) -> u64 {
+        self.futile_writer_wakeups
+    }
+
     /// The workload's tasks that have not exited (background tasks not counted).
     pub fn live_tasks(&self) -> u32 {
         self.live

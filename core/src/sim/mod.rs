@@ -139,6 +139,7 @@ mod newidle;
 mod on_cpu_tests;
 mod pelt;
 pub mod perfetto;
+mod pipe;
 #[cfg(test)]
 mod pipe_tests;
 mod program;
@@ -507,9 +508,12 @@ pub struct Simulator {
     /// Per task: the senders blocked on its full mailbox (bounded by the number of
     /// tasks). Kept out of `Task`: only pipe workloads with small mailboxes use it.
     writers: Vec<Vec<u32>>,
-    /// Per task: [`crate::workload::TaskSpec::exclusive_writers`], its mailbox is a
-    /// pipe whose writers wait exclusively.
-    exclusive_writers: Vec<bool>,
+    /// Per task: its mailbox's pages if it is a pipe
+    /// ([`crate::workload::TaskSpec::pipe`]), whose writers wait exclusively.
+    pipes: Vec<Option<pipe::Pipe>>,
+    /// Writers woken from a full pipe that found it still full and waited again
+    /// (`wait_event_interruptible_exclusive()`'s loop, fs/pipe.c v6.5 line 573).
+    futile_writer_wakeups: u64,
     /// Per task: blocked in a send to a full mailbox since the send began
     /// (pipe_write()'s `wake_next_writer`, fs/pipe.c v6.5 line 576).
     write_waited: Vec<bool>,

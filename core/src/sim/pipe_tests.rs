@@ -8,9 +8,10 @@
 //! fs/pipe.c lines 576-599).
 
 use super::record::{RecordConfig, RecordKind};
+use super::tests::quiet_sim;
 use super::tests::task_on;
 use super::*;
-use crate::workload::{Dist, Op, Plan, TaskSpec};
+use crate::workload::{Dist, Op, PipeRing, Plan, TaskSpec};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -30,7 +31,11 @@ fn slow_reader_of_three_writers(exclusive: bool, cap: u32, burst: u16) -> Vec<(u
         Op::Exit,
     ]);
     let reader = TaskSpec {
-        exclusive_writers: exclusive,
+        // One message a page: `cap` pages hold `cap` messages.
+        pipe: exclusive.then_some(PipeRing {
+            slots: cap,
+            msgs_per_page: 1,
+        }),
         mailbox_cap: cap,
         ..task_on(96, &[0], 0, program)
     };
@@ -129,5 +134,119 @@ fn a_woken_writer_that_leaves_room_wakes_the_next() {
     assert!(
         by_writers > 0,
         "{by_writers} writers woken by a writer ({by_reader} by the reader)"
+    );
+}
+
+/// A reader (task 0, CPU 0) that starts after 1 ms and then reads a message every
+/// 20 µs, of a pipe of `ring`, and `n_writers` writers (tasks 1.., CPUs 1..) sending
+/// it 800 messages each as fast as they can: the ring is full when the reader starts.
+fn full_pipe(ring: PipeRing, n_writers: u32) -> Simulator {
+    let reader = TaskSpec {
+        pipe: Some(ring),
+        mailbox_cap: ring.slots * ring.msgs_per_page,
+        ..task_on(
+            96,
+            &[0],
+            0,
+            vec![
+                Op::Run(Dist::Fixed { ns: 1_000_000 }),
+                Op::Wait,
+                Op::Run(Dist::Fixed { ns: 20_000 }),
+                Op::Repeat {
+                    to: 1,
+                    times: 800 * n_writers as u64,
+                },
+                Op::Exit,
+            ],
+        )
+    };
+    let writer = |cpu| {
+        task_on(
+            96,
+            &[cpu],
+            0,
+            vec![
+                Op::Run(Dist::Fixed { ns: 500 }),
+                Op::Send { to: 0 },
+                Op::Repeat { to: 0, times: 800 },
+                Op::Exit,
+            ],
+        )
+    };
+    let mut tasks = vec![reader];
+    tasks.extend((1..=n_writers).map(writer));
+    let allowed = CpuMask::from_cpus(96, (0..=n_writers).map(CpuId));
+    quiet_sim("kunpeng920-4826", "6.8", allowed, 1_000, tasks)
+}
+
+fn waits_to_write(sim: &Simulator, w: u32) -> bool {
+    let t = &sim.tasks[w as usize];
+    t.loc == Loc::Blocked && t.block == Block::SendFull
+}
+
+/// A read of a full pipe that does not end its tail page leaves the ring full, yet
+/// wakes a writer (`was_full`, fs/pipe.c v6.5 lines 254, 390-391); the writer runs,
+/// finds `pipe_writable()` false and waits again at the tail of `wr_wait` without
+/// writing (`___wait_event()`, include/linux/wait.h v6.5 lines 300-322). Before
+/// session 31 the mailbox counted messages: the read made room and the woken writer
+/// wrote (tokens back to 8).
+#[test]
+fn a_read_that_ends_no_page_wakes_a_writer_who_waits_again_without_writing() {
+    let ring = PipeRing {
+        slots: 2,
+        msgs_per_page: 4,
+    };
+    let mut sim = full_pipe(ring, 1);
+    while !waits_to_write(&sim, 1) {
+        assert!(sim.step(), "the writer fills the pipe");
+    }
+    assert_eq!(sim.tasks[0].tokens, 8, "two pages of four messages");
+    let pc = sim.tasks[1].pc;
+    while waits_to_write(&sim, 1) {
+        assert!(
+            sim.step(),
+            "the reader's read of the full pipe wakes the writer"
+        );
+    }
+    assert_eq!(sim.tasks[0].tokens, 7, "woken by the first read");
+    while !waits_to_write(&sim, 1) {
+        assert!(sim.step(), "the woken writer waits again");
+    }
+    assert_eq!(sim.tasks[0].tokens, 7, "the woken writer wrote nothing");
+    assert_eq!(sim.tasks[1].pc, pc, "the writer is still in its send");
+    assert_eq!(sim.futile_writer_wakeups(), 1);
+}
+
+/// hackbench's pipe (100-byte messages: 40 to a page, 16 pages) with two writers
+/// waiting: reads 1-39 of the tail page free nothing and each wakes a writer for
+/// nothing; the 40th frees the page (`if (!buf->len) ... tail++`, fs/pipe.c v6.5
+/// lines 323-331) and the writer it wakes writes. Before session 31 the first read
+/// let a writer write (640 messages, the mailbox's capacity, back after 639).
+#[test]
+fn the_read_that_ends_a_page_lets_the_writers_write() {
+    let ring = PipeRing {
+        slots: 16,
+        msgs_per_page: 40,
+    };
+    let mut sim = full_pipe(ring, 2);
+    while !(waits_to_write(&sim, 1) && waits_to_write(&sim, 2)) {
+        assert!(sim.step(), "the writers fill the pipe");
+    }
+    let full = sim.tasks[0].tokens;
+    assert_eq!(full, 640);
+    let mut low = full;
+    while sim.tasks[0].tokens <= low {
+        low = sim.tasks[0].tokens;
+        assert!(sim.step(), "the writers write again");
+    }
+    assert_eq!(
+        full - low,
+        40,
+        "the first write after the fill follows the 40th read"
+    );
+    assert_eq!(
+        sim.futile_writer_wakeups(),
+        39,
+        "one per read that freed no page"
     );
 }

@@ -121,9 +121,25 @@ impl Simulator {
                     }
                 }
                 Ins::Send(to) => {
-                    let r = &self.tasks[to as usize];
-                    if r.tokens >= r.cap {
-                        if r.drop_when_full {
+                    let waited = self.write_waited[t as usize];
+                    // A pipe's write (pipe_write(), fs/pipe.c v6.5 lines 455-560): merge
+                    // into the head page if the message fits (lines 455-477, tried only
+                    // on entry: a writer back from waiting goes straight to the loop),
+                    // else a new page if the ring is not full (line 490), else wait.
+                    // After a wait the writer rechecks `pipe_writable()` (page count)
+                    // in `wait_event_interruptible_exclusive()`'s loop (line 573).
+                    let (full, merge) = match &self.pipes[to as usize] {
+                        Some(p) => {
+                            let merge = !waited && p.can_merge();
+                            (!merge && p.full(), merge)
+                        }
+                        None => {
+                            let r = &self.tasks[to as usize];
+                            (r.tokens >= r.cap, false)
+                        }
+                    };
+                    if full {
+                        if self.tasks[to as usize].drop_when_full {
                             self.tasks[t as usize].pc += 1;
                             continue;
                         }
@@ -131,20 +147,29 @@ impl Simulator {
                             return Next::Run(ns);
                         }
                         // A pipe's writer queues at the tail of `wr_wait`
-                        // (`prepare_to_wait_event()` adds an exclusive waiter there).
+                        // (`prepare_to_wait_event()` adds an exclusive waiter there,
+                        // kernel/sched/wait.c v6.5 lines 305-333), again after a futile
+                        // wake-up: `autoremove_wake_function()` took it off the queue.
+                        if waited && self.pipes[to as usize].is_some() {
+                            self.futile_writer_wakeups += 1;
+                        }
                         self.writers[to as usize].push(t);
                         self.tasks[t as usize].block = Block::SendFull;
                         self.write_waited[t as usize] = true;
                         return Next::Block;
                     }
+                    if let Some(p) = &mut self.pipes[to as usize] {
+                        p.write(merge);
+                    }
                     self.tasks[to as usize].tokens += 1;
                     self.tasks[t as usize].pc += 1;
-                    let waited = std::mem::take(&mut self.write_waited[t as usize]);
-                    let r = &self.tasks[to as usize];
-                    // pipe_write()'s exit (fs/pipe.c v6.5 lines 584-599): a writer that
-                    // waited and leaves the pipe not full wakes the next waiting writer,
+                    self.write_waited[t as usize] = false;
+                    // pipe_write()'s exit (fs/pipe.c v6.5 lines 578-599): a writer that
+                    // waited and leaves the ring not full wakes the next waiting writer,
                     // after the reader's wake-up below.
-                    let pass_on = waited && self.exclusive_writers[to as usize] && r.tokens < r.cap;
+                    let pass_on =
+                        waited && self.pipes[to as usize].as_ref().is_some_and(|p| !p.full());
+                    let r = &self.tasks[to as usize];
                     if r.loc == Loc::Blocked && r.block == Block::Wait {
                         // A pipe's or socket's reader: `wake_up_interruptible_sync_poll()`
                         // (pipe_write(), sock_def_readable()), WF_SYNC. A futex waiter
@@ -168,12 +193,27 @@ impl Simulator {
                         let was_full = task.tokens >= task.cap;
                         task.tokens -= 1;
                         task.pc += 1;
-                        if was_full && self.exclusive_writers[t as usize] {
-                            // pipe_read() (fs/pipe.c v6.5 lines 254, 390-391):
-                            // `wake_up_interruptible_sync_poll(&pipe->wr_wait)` wakes one
-                            // exclusive waiter.
-                            self.wake_first_writer(t, t, cpu);
-                        } else if was_full && !self.writers[t as usize].is_empty() {
+                        // A pipe's reader's mailbox also takes its start signal
+                        // (hackbench's `wakefd`, `Op::SendChildren`), which comes before
+                        // any message: a token beyond the pipe's messages is that.
+                        let pipe = self.pipes[t as usize]
+                            .as_mut()
+                            .filter(|p| p.len() > task.tokens);
+                        if let Some(p) = pipe {
+                            // pipe_read() (fs/pipe.c v6.5 lines 254, 323-331, 390-391):
+                            // `was_full` counts pages; the read frees the tail page only
+                            // if it ends it, and a read that found the ring full wakes one
+                            // exclusive waiter (`wake_up_interruptible_sync_poll(&pipe->
+                            // wr_wait)`) whether or not it freed a page.
+                            let was_full = p.full();
+                            p.read();
+                            if was_full {
+                                self.wake_first_writer(t, t, cpu);
+                            }
+                        } else if was_full
+                            && self.pipes[t as usize].is_none()
+                            && !self.writers[t as usize].is_empty()
+                        {
                             // A socket's reader: every sender waiting for room
                             // (`sock_wait_for_wmem()` waits non-exclusively,
                             // net/core/sock.c v6.5 line 2745).

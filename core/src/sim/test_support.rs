@@ -48,7 +48,7 @@ pub(in crate::sim) fn tiny(parent: Option<u32>, program: Vec<Op>) -> TaskSpec {
         own_mm: false,
         allowed: None,
         drop_when_full: false,
-        exclusive_writers: false,
+        pipe: None,
         footprint_bytes: crate::workload::TASK_FOOTPRINT_BYTES,
         parent,
         background: false,

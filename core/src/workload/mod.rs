@@ -95,6 +95,20 @@ pub enum Op {
     Exit,
 }
 
+/// A pipe's ring of pages (fs/pipe.c, alike in v5.12-v6.12 here), in the workload's
+/// messages, all of one size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeRing {
+    /// `pipe->max_usage`, the pages the ring holds: `PIPE_DEF_BUFFERS`, 16
+    /// (include/linux/pipe_fs_i.h v6.5 line 5, fs/pipe.c v6.5 lines 787, 816).
+    pub slots: u32,
+    /// Messages a page takes: pipe_write() merges a write into the head page while
+    /// `offset + chars <= PAGE_SIZE` (fs/pipe.c v6.5 lines 457-464), so PAGE_SIZE /
+    /// the message size, at least 1 (a message of more than a page is taken as one
+    /// page: the model's send is not split).
+    pub msgs_per_page: u32,
+}
+
 /// A task to create.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskSpec {
@@ -102,7 +116,8 @@ pub struct TaskSpec {
     pub program: Vec<Op>,
     /// Core-scheduling cookie (0 = none).
     pub cookie: u64,
-    /// Messages the mailbox holds before senders block.
+    /// Messages the mailbox holds before senders block (a pipe counts pages instead,
+    /// [`TaskSpec::pipe`]).
     pub mailbox_cap: u32,
     /// Wake-ups this task's sends cause happen in task context (pipes, unix sockets)
     /// rather than softirq (loopback TCP/UDP receive).
@@ -117,15 +132,16 @@ pub struct TaskSpec {
     /// waiting wakes nothing), and a send that wakes it is futex_wake()'s wake-up,
     /// through `wake_up_q()`, without `WF_SYNC`.
     pub drop_when_full: bool,
-    /// Senders blocked on this task's full mailbox wait exclusively, as a pipe's
-    /// writers do (`wait_event_interruptible_exclusive(pipe->wr_wait, ..)` in
-    /// pipe_write(), fs/pipe.c v6.5 line 573): a read from the full mailbox wakes the
-    /// first of them, not all (`__wake_up_sync_key()` with `nr_exclusive` 1,
-    /// kernel/sched/wait.c v6.5 lines 80-121, 202-208), and a woken writer that leaves room passes the wake-up on
-    /// (`wake_next_writer`, fs/pipe.c v6.5 lines 576-599). False: every blocked
+    /// The mailbox is a pipe ([`PipeRing`]): its capacity is counted in pages, not
+    /// in `mailbox_cap` messages, and its senders wait exclusively
+    /// (`wait_event_interruptible_exclusive(pipe->wr_wait, ..)` in pipe_write(),
+    /// fs/pipe.c v6.5 line 573): a read of the full pipe wakes the first of them, not
+    /// all (`__wake_up_sync_key()` with `nr_exclusive` 1, kernel/sched/wait.c v6.5
+    /// lines 80-121, 202-208), and a woken writer that leaves room passes the wake-up
+    /// on (`wake_next_writer`, fs/pipe.c v6.5 lines 576-599). `None`: every blocked
     /// sender is woken (a unix socket's `sock_wait_for_wmem()` waits non-exclusively,
     /// net/core/sock.c v6.5 line 2745).
-    pub exclusive_writers: bool,
+    pub pipe: Option<PipeRing>,
     /// The data the task touches each time it runs, bytes: what other tasks on its
     /// CPU displace and it refills (`cost::CacheShare`).
     pub footprint_bytes: u64,

@@ -125,7 +125,7 @@ impl Noise {
             own_mm,
             allowed,
             drop_when_full: true,
-            exclusive_writers: false,
+            pipe: None,
             // The same assumed footprint as any task (docs/calibration.md).
             footprint_bytes: super::TASK_FOOTPRINT_BYTES,
             parent: None,

@@ -4,7 +4,9 @@ use super::tree::{
     accept_daemon, child_of, dbench_parent, hackbench_main, hackbench_ready, launcher, prefixed,
     spawner, CLONE_THREAD_NS, EXEC_NS, FORK_NS,
 };
-use super::{tcp_split, Dist, MetricKind, Op, Plan, TaskSpec, Workload, MAX_REPEAT, MAX_TASKS};
+use super::{
+    tcp_split, Dist, MetricKind, Op, PipeRing, Plan, TaskSpec, Workload, MAX_REPEAT, MAX_TASKS,
+};
 use crate::cost::CostParams;
 use crate::cpumask::{CpuId, CpuMask};
 
@@ -48,7 +50,7 @@ fn task(role: &'static str, program: Vec<Op>) -> TaskSpec {
         own_mm: false,
         allowed: None,
         drop_when_full: false,
-        exclusive_writers: false,
+        pipe: None,
         footprint_bytes: TASK_FOOTPRINT_BYTES,
         parent: None,
         background: false,
@@ -289,9 +291,14 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
             // Each side of a message: half the calibrated pipe write+read, plus the copy.
             let pct = if pipe { 100 } else { UNIX_SOCKET_PCT };
             let side = p.pipe_msg_ns * pct / 100 / 2 + p.copy_ns_per_kib * msg_bytes as u64 / 1024;
+            // 16 pipe buffers of a 4 KiB page (PIPE_DEF_BUFFERS); small writes merge
+            // into the head page (`sim::pipe`).
+            let ring = PipeRing {
+                slots: 16,
+                msgs_per_page: 4096 / msg_bytes.clamp(1, 4096),
+            };
             let cap = if pipe {
-                // 16 pipe buffers of a page; small writes merge into the last page.
-                16 * (4096 / msg_bytes.clamp(1, 4096)) as u64
+                ring.slots as u64 * ring.msgs_per_page as u64
             } else {
                 WMEM_DEFAULT / (msg_bytes as u64 + SKB_OVERHEAD_BYTES)
             };
@@ -320,7 +327,7 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                         ),
                     );
                     r.mailbox_cap = cap.max(1) as u32;
-                    r.exclusive_writers = pipe;
+                    r.pipe = pipe.then_some(ring);
                     r.own_mm = !threads;
                     tasks.push(child_of(main, r));
                 }
