@@ -43,6 +43,7 @@ from links import (  # noqa: E402
     page_settings_link,
     serving,
     wakeup_bad_link,
+    wakeup_inputs_refused,
     wakeup_shared_link,
 )
 from designer_firmware import designer_firmware  # noqa: E402
@@ -81,6 +82,7 @@ JOURNEYS = [
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,
+    wakeup_inputs_refused,
     hostile_links,
     simulate_shared_link,  # the simulate_* journeys go on from one another's page
     simulate_inputs,

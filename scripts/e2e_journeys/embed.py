@@ -45,7 +45,7 @@ def embed(page, cfg):
 
 
 def embed_in(page, cfg, hostdir, host_url):
-    for scenario, view, sizes in ((TEACHING, "wake-up", ((800, 450), (1280, 720))),
+    for scenario, view, sizes in ((TEACHING, "wake-up", ((640, 360), (800, 450), (1280, 720))),
                                   ({"machine": "kunpeng920-6426", "patches": "6.8"}, "domains",
                                    ((800, 450),))):
         for w, h in sizes:
@@ -66,7 +66,12 @@ def embed_in(page, cfg, hostdir, host_url):
                     " pickers: document.querySelectorAll('#preset, #release').length,"
                     " examples: [...document.querySelectorAll('#wake-example, #sim-example')]"
                     "   .filter(e => e.checkVisibility()).length,"
-                    " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight}")
+                    " sw: d.scrollWidth, sh: d.scrollHeight, iw: innerWidth, ih: innerHeight,"
+                    " panel: (r => [r.left, r.top, r.right, r.bottom])(document.querySelector("
+                    "   '.embed-main > .domain-panel').getBoundingClientRect()),"
+                    " chosen: [...document.querySelectorAll('.decision .chosen-cpu')].map(e =>"
+                    "   (r => [r.left, r.top, r.right, r.bottom])(e.getBoundingClientRect())),"
+                    " cpu: document.querySelector('button.cpu')?.getBoundingClientRect().width}")
                 found["axe"] = axe_violations(page) if w == 800 else []
             finally:
                 page.driver.switch_to.default_content()
@@ -82,8 +87,17 @@ def embed_in(page, cfg, hostdir, host_url):
             check(found["title"] and found["title"].endswith(want),
                   f"{view} at {w}x{h}: the header names the kernels shown, {want!r} "
                   f"(got {found['title']!r})")
-            if view == "wake-up" and w == 800:
-                page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png"))
+            if view == "wake-up":
+                # A slide's frame, as narrow as a phone's at 640: both decisions (A's and
+                # B's chosen CPU) in the panel without scrolling, CPUs not the phone's
+                # 40 px squares (at 640×360 they were, and only A's decision showed).
+                px, py, pr, pb = found["panel"]
+                seen = [c for c in found["chosen"] if c[0] >= px and c[2] <= pr and c[1] >= py and c[3] <= pb]
+                check(len(found["chosen"]) == 2 and len(seen) == 2 and found["cpu"] < 40,
+                      f"wake-up at {w}x{h}: both decisions are in view without scrolling, "
+                      f"CPUs under 40 px ({found['chosen']} in {found['panel']}, CPU {found['cpu']} px)")
+            if view == "wake-up" and w in (640, 800):
+                page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png" if w == 800 else f"-embed-{w}.png"))
     for machine in ("kunpeng920-6426", "epyc9654-1p"):
         embed_simulation(page, cfg, hostdir, host_url, machine)
 

@@ -7,7 +7,7 @@ import os
 import re
 import time
 
-from harness import SIMULATE, TEACHING, busy_factor, check, fragment, note
+from harness import SIMULATE, TEACHING, busy_factor, check, decoded_hash, fragment, note
 
 
 # The default page is kunpeng920-6426 on v6.8 with CPU 0 chosen. Its domains, bottom-up
@@ -197,6 +197,26 @@ def wakeup_shared_link(page, cfg):
 
 def wakeup_bad_link(page, cfg):
     """A damaged link shows a banner, and the page keeps working under it."""
+    # A first visit on a damaged link: the page shows its default scenario, and the link
+    # stays in the address bar for the user to fix (it was replaced by the default's).
+    bad = "v1:this-is-not-a-scenario!"
+    page.open(bad)
+    banner = page.wait_for(".banner")
+    page.wait_for("button.cpu")
+    time.sleep(0.5)
+    check(banner and "shows its default scenario" in banner[0] and "stays in the address bar" in banner[0]
+          and page.js("return location.hash") == "#" + bad,
+          f"a first visit's damaged link stays in the address bar, the banner says so "
+          f"(hash {page.js('return location.hash')!r}, banner {banner})")
+    page.js("window.scrollTo(0, 0)")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-badlink-first.png"))
+    # Changing the scenario replaces the damaged link (no history entry keeps it).
+    length = page.js("return history.length")
+    page.click(".tabs button:nth-child(4)")
+    changed = page.until(lambda: page.js("return location.hash") != "#" + bad, timeout=10)
+    check(changed and page.js("return history.length") == length and '"wakeup"' in decoded_hash(page),
+          f"changing the scenario replaces the damaged link with the page's "
+          f"(hash {page.js('return location.hash')[:40]!r}, history {length} -> {page.js('return history.length')})")
     page.open(fragment(TEACHING))
     page.wait_for('.decision[data-side="a"] .chosen-cpu')
     page.js("location.hash = '#v1:this-is-not-a-scenario!'")
@@ -205,9 +225,15 @@ def wakeup_bad_link(page, cfg):
           f"a garbage fragment shows the error banner (got {banner})")
     a = page.wait_for('.decision[data-side="a"] .chosen-cpu')
     check(a, f"the wake-up decisions are still shown under the banner (got {a})")
+    time.sleep(0.5)
+    check(page.js("return location.hash") == "#v1:this-is-not-a-scenario!",
+          f"a damaged link after a good one stays in the address bar too "
+          f"(got {page.js('return location.hash')[:40]!r})")
     page.click("#all-idle")
     count = page.wait_for(".wakeup .count", pred=lambda t: t[0].startswith("0 of"))
     check(count[:1] == ["0 of 128 busy"], f"the page still reacts after a bad link (got {count})")
+    check(page.hash != "#v1:this-is-not-a-scenario!" and "kunpeng920" in decoded_hash(page),
+          f"the change replaced the damaged link with the scenario (hash {page.js('return location.hash')[:40]!r})")
     # A hand-edited link whose JSON is wrong: the banner names the field and what it
     # must hold (not serde's "line 1 column N" of JSON the user never saw), and the
     # scenario as the user left it (all idle) stays.
@@ -382,6 +408,35 @@ def history(page, cfg):
     page.until(lambda: page.attrs("button.selected", "data-cpu") != ["7"])
     got = page.attrs("button.selected", "data-cpu")
     check(got == ["5"], f"two quick clicks are one entry: Back returns to CPU 5 (got {got})")
+
+
+def wakeup_inputs_refused(page, cfg):
+    """The wake-up's number fields refuse a value out of range aloud, with the field's
+    name and range, show the value in use again, and keep the decisions shown."""
+    page.open(fragment(TEACHING))
+    page.wait_for('.decision[data-side="b"] .chosen-cpu')
+    value = lambda css: page.js("return document.querySelector(arguments[0]).value", css)  # noqa: E731
+    link, pct = page.hash, value("#busy-pct")
+    for css, typed, want, shown in [
+        ("#busy-pct", "-3", 'busy %: "-3" is not a whole number from 0 to 100', pct),
+        ("#busy-pct", "101", 'busy %: "101" is not a whole number from 0 to 100', pct),
+        ("#nr-idle-scan", "-1", 'nr_idle_scan: "-1" is not a whole number from 0 to 32, or empty for derived', "8"),
+        ("#nr-idle-scan", "2.5", 'nr_idle_scan: "2.5" is not a whole number from 0 to 32', "8"),
+        ("#nr-idle-scan", "999", "nr_idle_scan: 999 is more than the waker's LLC holds: a whole number from 0 to 32", "8"),
+    ]:
+        page.set_input(css, typed)
+        err = page.wait_for(".wake-input-error", timeout=5, pred=lambda t: typed in t[0])
+        back = page.until(lambda: value(css) == shown, timeout=5)
+        decisions = page.texts(".decision .chosen-cpu")
+        check(err and want in err[0] and back and len(decisions) == 2 and page.hash == link,
+              f"{css} {typed!r} is refused aloud, the field shows {shown!r} again, both decisions "
+              f"and the link stay (error {err}, field {value(css)!r}, decisions {decisions})")
+    page.js("window.scrollTo(0, document.querySelector('.wake-input-error').getBoundingClientRect().top - 200)")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-wake-inputs.png"))
+    # A value in range is taken and the message goes.
+    page.set_input("#nr-idle-scan", "4")
+    gone = page.until(lambda: not page.count(".wake-input-error") and page.hash != link, timeout=5)
+    check(gone, f"a value in range is taken and clears the message (errors {page.texts('.wake-input-error')})")
 
 
 def page_settings_link(page, cfg):

@@ -175,7 +175,25 @@ def simulate_seed01_example(page, cfg):
           f"the model's change over 3 seeds is shown with its interval on every row (got {model})")
     dashed = sorted(s["side"] for s in chart_series(page) if s["published"])
     check(dashed == ["a", "b"], f"the published tbench numbers are drawn dashed beside the model's (got {dashed})")
+    # Not taken for B's dashed model line in the same violet (a 5 4 dash beside B's 4 2
+    # was): the published lines are dotted, each point a square, and the legend says so.
+    look = page.js("""const c = document.querySelector('.sim-chart');
+        const dash = e => e && getComputedStyle(e).strokeDasharray;
+        return {marks: [...c.querySelectorAll('rect.mark')].map(r => r.dataset.side).join(''),
+                pub: dash(c.querySelector('polyline.published-line.line-b')),
+                b: dash(c.querySelector('polyline.line-b:not(.published-line)')),
+                legend: document.querySelector('.sim-legend').textContent}""")
+    check(look["marks"] == "a" * 7 + "b" * 7 and look["pub"] == "0px, 5px" and look["b"] == "4px, 2px"
+          and "published (dotted, squares)" in look["legend"],
+          f"the published lines are dotted with a square on each point, B's model line dashed, "
+          f"and the legend names them ({look})")
+    page.js("document.querySelector('.sim-chart').scrollIntoView({block: 'center'})")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-example.png"))
+    page.js("[...document.querySelectorAll('.theme-switch button')].find(b => b.textContent === 'Dark').click()")
+    time.sleep(0.5)
+    page.js("document.querySelector('.sim-chart').scrollIntoView({block: 'center'})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-example-dark.png"))
+    page.js("[...document.querySelectorAll('.theme-switch button')].find(b => b.textContent === 'Auto').click()")
     page.set_input("#sim-sweep", "")
 
 

@@ -5,7 +5,9 @@
 //! whenever the state's encoding changes, so the address bar is always a shareable link.
 //! A change the user makes pushes a history entry, so Back and Forward undo and redo;
 //! changes within [`COALESCE_MS`] of the last push (typing, dragging) replace it instead,
-//! and so do the first canonical write of a link and a bad link's repair.
+//! and so does the first canonical write of a link. A damaged link stays in the address
+//! bar, for the user to fix and retry, until they change the scenario: that change
+//! replaces it (a damaged link never stays in the history).
 
 use gloo_events::EventListener;
 use wasm_bindgen::JsValue;
@@ -51,36 +53,79 @@ thread_local! {
 
 /// Whether a write pushes an entry: the address bar holds another scenario already
 /// (not the page's first write), the last push is older than [`COALESCE_MS`], and the
-/// write is not the repair of a bad link.
+/// write does not replace a link the page never showed (a damaged one).
 fn pushes(current: &str, now_ms: f64, last_push_ms: f64, repairing: bool) -> bool {
     !current.is_empty() && !repairing && now_ms - last_push_ms >= COALESCE_MS
 }
 
+/// What a write of the link does to the address bar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum HashWrite {
+    /// Leave it: it holds the link already, or a damaged link the page just opened.
+    Keep,
+    Push,
+    Replace,
+}
+
+/// How the page writes `fragment` when the address bar holds `current` and the page
+/// last showed `shown` there. `keep_bad`: the page has just opened on a damaged link
+/// (its first write with the banner up), which stays for the user to fix. A `current`
+/// the page never showed (a damaged link kept, or a link typed in another spelling) is
+/// replaced, not pushed over, so Back skips it.
+fn hash_write(
+    current: &str,
+    shown: &str,
+    fragment: &str,
+    keep_bad: bool,
+    now_ms: f64,
+    last_push_ms: f64,
+) -> HashWrite {
+    if current == fragment || keep_bad {
+        HashWrite::Keep
+    } else if pushes(current, now_ms, last_push_ms, current != shown) {
+        HashWrite::Push
+    } else {
+        HashWrite::Replace
+    }
+}
+
+thread_local! {
+    /// The fragment the page last showed in the address bar (written or found there).
+    static SHOWN: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// Writes the fragment, pushing a history entry or replacing the current one (see the
-/// module doc); neither fires `hashchange`.
-fn write_hash(fragment: &str, repairing: bool) {
+/// module doc and [`hash_write`]); neither fires `hashchange`.
+fn write_hash(fragment: &str, keep_bad: bool) {
     let Some(w) = web_sys::window() else {
         return;
     };
     let current = current_hash();
     let current = current.trim_start_matches('#');
-    if current == fragment {
+    let now = w.performance().map_or(0.0, |p| p.now());
+    let how = SHOWN
+        .with_borrow(|shown| hash_write(current, shown, fragment, keep_bad, now, LAST_PUSH.get()));
+    if how == HashWrite::Keep && keep_bad {
         return;
     }
+    SHOWN.set(fragment.to_string());
     let Ok(history) = w.history() else {
         return;
     };
     let url = format!("#{fragment}");
-    let now = w.performance().map_or(0.0, |p| p.now());
-    if pushes(current, now, LAST_PUSH.get(), repairing) {
-        if history
-            .push_state_with_url(&JsValue::NULL, "", Some(&url))
-            .is_ok()
-        {
-            LAST_PUSH.set(now);
+    match how {
+        HashWrite::Keep => {}
+        HashWrite::Push => {
+            if history
+                .push_state_with_url(&JsValue::NULL, "", Some(&url))
+                .is_ok()
+            {
+                LAST_PUSH.set(now);
+            }
         }
-    } else {
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        HashWrite::Replace => {
+            let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        }
     }
 }
 
@@ -121,11 +166,15 @@ pub fn app() -> Html {
         });
     }
 
-    // The banner is part of the key so a bad link in the address bar is replaced by
-    // the scenario the page kept, even though that scenario did not change.
+    // Written when the scenario changes, not when a link fails: a damaged link stays in
+    // the address bar (a bad link after a good one changes nothing here; on a first
+    // visit the page's first write, under the banner, is skipped) until the user
+    // changes the scenario.
     let fragment = state.fragment();
-    use_effect_with((fragment, state.banner.clone()), |(f, banner)| {
-        write_hash(f, banner.is_some())
+    let first_write = use_mut_ref(|| true);
+    let opened_bad = state.banner.is_some();
+    use_effect_with(fragment, move |f| {
+        write_hash(f, first_write.replace(false) && opened_bad)
     });
 
     // The machine drawing is a <details>: open on wide screens (its summary is not
@@ -286,7 +335,37 @@ pub fn app() -> Html {
 
 #[cfg(test)]
 mod tests {
-    use super::{pushes, COALESCE_MS};
+    use super::{hash_write, pushes, HashWrite, COALESCE_MS};
+
+    #[test]
+    fn a_damaged_link_stays_until_the_scenario_changes_then_is_replaced() {
+        let long_ago = f64::NEG_INFINITY;
+        // A first visit on a damaged link: the page's first write keeps it.
+        assert_eq!(
+            hash_write("v1:bad!", "", "v1:default", true, 5000.0, long_ago),
+            HashWrite::Keep
+        );
+        // The user changes the scenario: the damaged link (never shown by the page)
+        // is replaced, not pushed over.
+        assert_eq!(
+            hash_write("v1:bad!", "", "v1:changed", false, 5000.0, long_ago),
+            HashWrite::Replace
+        );
+        // A bad link after a good one: the next change replaces it too.
+        assert_eq!(
+            hash_write("v1:bad!", "v1:good", "v1:changed", false, 5000.0, long_ago),
+            HashWrite::Replace
+        );
+        // An ordinary change pushes.
+        assert_eq!(
+            hash_write("v1:good", "v1:good", "v1:changed", false, 5000.0, long_ago),
+            HashWrite::Push
+        );
+        assert_eq!(
+            hash_write("v1:same", "v1:old", "v1:same", false, 5000.0, long_ago),
+            HashWrite::Keep
+        );
+    }
 
     #[test]
     fn a_change_pushes_unless_first_coalesced_or_a_repair() {

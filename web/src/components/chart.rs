@@ -10,7 +10,8 @@
 //!
 //! The DOM is part of the contract with the end-to-end test: each series is one
 //! `<polyline>` with classes `line line-a|line-b` (and `published-line` for published
-//! numbers, dashed by the style sheet) and `data-side="a|b"`; B's model line is dashed
+//! numbers, dotted: `PUBLISHED_DASH`, each point a square `<rect class="mark">`, A's
+//! filled and B's hollow) and `data-side="a|b"`; B's model line is dashed
 //! (`B_DASH`, its legend key drawn with the same dash) and drawn after A's, so when
 //! the sides give the same numbers B's dashes lie on A's solid line and both show, and
 //! the chart says so (`data-identical`, its label and a note); a series drawn with
@@ -64,8 +65,14 @@ const GRID: RGBColor = RGBColor(0xe6, 0xe6, 0xe6);
 const TICK: RGBColor = RGBColor(0x55, 0x55, 0x55);
 /// B's model line: dash and gap, in the SVG's units; three dashes fill its 16-unit
 /// legend key. A pattern, not only a colour, tells B from A (and from the published
-/// lines' longer `5 4`), also where the two coincide.
+/// lines' dots), also where the two coincide.
 const B_DASH: (i32, i32) = (4, 2);
+/// The published lines: dots (zero-length dashes with round caps) and a square mark
+/// on each point. With B's model line dashed `4 2` in the same violet, a longer dash
+/// (`5 4`, until session 31) was hard to tell from it; dots and squares are not.
+const PUBLISHED_DASH: (i32, i32) = (0, 5);
+/// A published point's square mark: its side, in the SVG's units.
+const MARK: f64 = 7.0;
 
 /// One line: side A (0) or B (1), measured by the model or published.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,7 +105,12 @@ impl Series {
         } else {
             ""
         };
-        let dash = if self.side > 0 && !self.published {
+        let dash = if self.published {
+            format!(
+                r#" stroke-dasharray="{} {}" stroke-linecap="round""#,
+                PUBLISHED_DASH.0, PUBLISHED_DASH.1
+            )
+        } else if self.side > 0 {
             format!(r#" stroke-dasharray="{} {}""#, B_DASH.0, B_DASH.1)
         } else {
             String::new()
@@ -109,12 +121,13 @@ impl Series {
         )
     }
 
-    /// Its legend key's three pieces, (from, to) along 16 units: solid, one dash and
-    /// a gap as the published lines' dash, or `B_DASH`'s three dashes.
+    /// Its legend key's three pieces, (from, to) along 16 units: solid, `B_DASH`'s
+    /// three dashes, or for a published line two dots and its square mark between
+    /// them (the legend's closure draws the third piece as the square).
     fn key_pieces(&self) -> [(i32, i32); 3] {
         let (on, off) = B_DASH;
         match (self.published, self.side > 0) {
-            (true, _) => [(0, 6), (10, 13), (13, 16)],
+            (true, _) => [(0, 2), (14, 16), (5, 11)],
             (false, true) => [(0, on), (on + off, 2 * on + off), (2 * (on + off), 16)],
             (false, false) => [(0, 6), (6, 11), (11, 16)],
         }
@@ -347,6 +360,7 @@ fn svg(props: &ChartProps, size: (u32, u32)) -> Result<String, String> {
             let style = ShapeStyle::from(colour).stroke_width(2);
             let dots = if props.dots && !s.published { 3 } else { 0 };
             let [p0, p1, p2] = s.key_pieces();
+            let mark = s.published;
             // A band shares its line's legend entry: the key is the line over a
             // swatch of the band (a transparent swatch is not drawn at all).
             let (swatch, label) = if s.band.is_empty() {
@@ -368,11 +382,13 @@ fn svg(props: &ChartProps, size: (u32, u32)) -> Result<String, String> {
                     let piece = |(from, to): (i32, i32)| {
                         Rectangle::new([(from, -1), (to, 2)], colour.filled())
                     };
+                    // A published line's third piece is its square mark.
+                    let (top, bottom) = if mark { (-3, 4) } else { (-1, 2) };
                     EmptyElement::at((x, y))
                         + Rectangle::new([(0, -6), (16, 6)], swatch.filled())
                         + piece(p0)
                         + piece(p1)
-                        + piece(p2)
+                        + Rectangle::new([(p2.0, top), (p2.1, bottom)], colour.filled())
                 });
         }
         chart
@@ -387,13 +403,27 @@ fn svg(props: &ChartProps, size: (u32, u32)) -> Result<String, String> {
             .border_style(GRID)
             .draw()
             .map_err(|e| e.to_string())?;
-        // A hover target on every point drawn without a dot.
+        // A hover target on every point drawn without a dot; a published point's is
+        // its square mark.
         for s in &props.series {
             if props.dots && !s.published {
                 continue;
             }
             for &p in &s.points {
                 let (cx, cy) = chart.backend_coord(&p);
+                if s.published {
+                    let (x, y) = (f64::from(cx) - MARK / 2.0, f64::from(cy) - MARK / 2.0);
+                    // A's filled, B's hollow (as A's dots and B's rings).
+                    let fill = if s.side == 0 { s.colour() } else { WHITE };
+                    hits.push_str(&format!(
+                        r#"<rect class="mark mark-{side}" data-side="{side}" x="{x}" y="{y}" width="{MARK}" height="{MARK}" {} {} stroke-width="1.5" pointer-events="all"><title>{}</title></rect>"#,
+                        svg_colour("fill", fill),
+                        svg_colour("stroke", s.colour()),
+                        escape(&point_text(props, s, p)),
+                        side = s.side_tag(),
+                    ));
+                    continue;
+                }
                 hits.push_str(&format!(
                     r#"<circle class="hit hit-{}" cx="{cx}" cy="{cy}" r="5" fill="transparent" pointer-events="all"><title>{}</title></circle>"#,
                     s.side_tag(),

@@ -59,12 +59,12 @@ pub fn sim_panel() -> Html {
             (
                 html! {
                     <>
-                        { legend(&state, v) }
+                        { legend(&state, v, example.is_some_and(|e| !e.published_values.is_empty())) }
                         { sweep_chart(v, example, unit, scale, &state.machine().name) }
                         <p class="sim-note">
                             { format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }
                             if example.is_some_and(|e| !e.published_values.is_empty()) {
-                                { " Dashed: the published numbers." }
+                                { " Dotted, with squares: the published numbers." }
                             }
                         </p>
                         { sweep_table(v, scale, example) }
@@ -82,7 +82,7 @@ pub fn sim_panel() -> Html {
             (
                 html! {
                     <>
-                        { legend(&state, v) }
+                        { legend(&state, v, false) }
                         if completion {
                             <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
                         } else {
@@ -347,13 +347,16 @@ fn sweep_chart(
 }
 
 /// The sides' names, and which side's utilisation the drawing shades.
-fn legend(state: &AppContext, v: &RunView) -> Html {
+fn legend(state: &AppContext, v: &RunView, published: bool) -> Html {
     html! {
         <ul class="legend sim-legend">
             { for v.labels.iter().enumerate().map(|(i, label)| html! {
                 <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
                     { format!("{} {label}", if i == 0 { "A" } else { "B" }) }</li>
             }) }
+            if published {
+                <li><span class="swatch line-published"></span>{ "published (dotted, squares)" }</li>
+            }
             if !state.sim_heat.is_empty() {
                 <li class="heat-focus">
                     <span id="heat-side-label">{ "The drawing shades each CPU by how busy it was under" }</span>

@@ -412,23 +412,36 @@ pub fn wakeup_panel() -> Html {
         }
     };
     let (permille, seed) = state.random_inputs();
+    // A value out of a field's range (-3, 2.5, empty, 101) is refused aloud with the
+    // field's name and range, and the field shows the value in use again: ignored, it
+    // stayed in the field while Randomise used the old one.
     let on_permille = {
         let d = dispatcher.clone();
         Callback::from(move |e: Event| {
-            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<u32>()) {
-                d.dispatch(Action::SetRandomInputs {
-                    permille: v.min(100) * 10,
+            let text = input_value(&e).unwrap_or_default();
+            d.dispatch(match text.trim().parse::<u32>() {
+                Ok(v) if v <= 100 => Action::SetRandomInputs {
+                    permille: v * 10,
                     seed,
-                });
-            }
+                },
+                _ => Action::WakeInputError(format!(
+                    "busy %: {:?} is not a whole number from 0 to 100",
+                    text.trim()
+                )),
+            })
         })
     };
     let on_seed = {
         let d = dispatcher.clone();
         Callback::from(move |e: Event| {
-            if let Some(Ok(v)) = input_value(&e).map(|v| v.parse::<u64>()) {
-                d.dispatch(Action::SetRandomInputs { permille, seed: v });
-            }
+            let text = input_value(&e).unwrap_or_default();
+            d.dispatch(match text.trim().parse::<u64>() {
+                Ok(v) => Action::SetRandomInputs { permille, seed: v },
+                Err(_) => Action::WakeInputError(format!(
+                    "seed: {:?} is not a whole number, 0 or more",
+                    text.trim()
+                )),
+            })
         })
     };
     let on_random = {
@@ -466,11 +479,21 @@ pub fn wakeup_panel() -> Html {
             }))
         })
     };
+    // Empty is "derived"; past the LLC's weight the reducer refuses it (decisions kept).
+    let nis_max = state.nr_idle_scan_max();
     let on_nis = {
         let d = dispatcher.clone();
         Callback::from(move |e: Event| {
-            let v = input_value(&e).unwrap_or_default();
-            d.dispatch(Action::SetNrIdleScan(v.trim().parse::<u32>().ok()))
+            let text = input_value(&e).unwrap_or_default();
+            let text = text.trim();
+            d.dispatch(match text.parse::<u32>() {
+                _ if text.is_empty() => Action::SetNrIdleScan(None),
+                Ok(v) => Action::SetNrIdleScan(Some(v)),
+                Err(_) => Action::WakeInputError(format!(
+                    "nr_idle_scan: {text:?} is not a whole number from 0 to {}, or empty for derived",
+                    nis_max.map_or("the LLC's weight".to_string(), |m| m.to_string())
+                )),
+            })
         })
     };
     let comparing = w.compare.is_some();
@@ -552,12 +575,15 @@ pub fn wakeup_panel() -> Html {
                     <button id="all-idle" onclick={act(|| Action::AllIdle)}>{ "All idle" }</button>
                     <button id="all-busy" onclick={act(|| Action::AllBusy)}>{ "All busy" }</button>
                     <span class="random">
-                        <label>{ "busy %" }<input type="number" min="0" max="100" value={(permille / 10).to_string()} onchange={on_permille} /></label>
-                        <label>{ "seed" }<input type="number" min="0" value={seed.to_string()} onchange={on_seed} /></label>
+                        <label>{ "busy %" }<input id="busy-pct" type="number" min="0" max="100" value={(permille / 10).to_string()} onchange={on_permille} /></label>
+                        <label>{ "seed" }<input id="random-seed" type="number" min="0" value={seed.to_string()} onchange={on_seed} /></label>
                         <button onclick={on_random}>{ "Randomise" }</button>
                     </span>
                     <span class="count">{ format!("{} of {n} busy", w.busy.weight()) }</span>
                 </div>
+                if let Some(e) = &state.ui.input_error {
+                    <p class="error wake-input-error" role="alert">{ e.clone() }</p>
+                }
                 <div class="row grid">
                     <label><span>{ "waker CPU" }</span>{ cpu_select("waker-cpu", n, Some(w.waker), None, on_cpu(Action::SetWaker)) }</label>
                     <label><span>{ "wakee's prev CPU" }</span>{ cpu_select("prev-cpu", n, Some(w.prev), None, on_cpu(Action::SetPrev)) }</label>
@@ -571,7 +597,7 @@ pub fn wakeup_panel() -> Html {
                         </select>
                     </label>
                     <label><span>{ "nr_idle_scan" }</span>
-                        <input id="nr-idle-scan" type="number" min="0" placeholder="derived"
+                        <input id="nr-idle-scan" type="number" min="0" max={nis_max.map(|m| m.to_string())} placeholder="derived"
                             value={w.nr_idle_scan.map(|v| v.to_string()).unwrap_or_default()} onchange={on_nis} />
                     </label>
                 </div>

@@ -9,6 +9,11 @@ use yew::prelude::*;
 use super::sim::default_sim;
 use super::{Action, AppState};
 
+/// The banner's last words on a bad link: the address bar keeps it (app.rs's
+/// `hash_write`) until the scenario changes.
+pub(super) const KEPT_LINK: &str =
+    "The link stays in the address bar, to fix and try again, until you change the scenario.";
+
 impl AppState {
     /// The page for a URL fragment: the default page with a banner if it is bad, the
     /// default page without one if there is none.
@@ -22,7 +27,9 @@ impl AppState {
         // A first visit has no scenario to keep: say which one the page shows instead.
         if let (Some(_), Err(e)) = (&st.banner, scenario::decode(f)) {
             st.banner = Some(format!(
-                "This link could not be opened, so the page shows its default scenario: {e}"
+                "This link could not be opened, so the page shows its default scenario: {}. \
+                 {KEPT_LINK}",
+                e.to_string().trim_end_matches('.')
             ));
         }
         st

@@ -92,6 +92,9 @@ pub use schedlab_core::scenario::{ClickMode, Side};
 pub struct WakeUi {
     /// Why the last patch change was refused, if it was.
     pub patch_error: Option<String>,
+    /// Why the last value typed in the wake-up's inputs (busy %, seed, nr_idle_scan)
+    /// was refused: the field's name and the range it takes. The scenario stays.
+    pub input_error: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -170,7 +173,11 @@ pub enum Action {
     SetRecent(Option<CpuId>),
     SetSync(bool),
     SetHasIdleCores(Option<bool>),
+    /// The waker's LLC's `nr_idle_scan` (None: derived); refused with the reason if
+    /// past the LLC's weight, the scenario and its decisions kept.
     SetNrIdleScan(Option<u32>),
+    /// A wake-up input that could not be read: the scenario stays, the reason shows.
+    WakeInputError(String),
     /// A release for one side: its patches become that release's defaults.
     SetSideRelease(Side, Release),
     /// A patch box ticked or unticked on one side.

@@ -76,12 +76,14 @@ impl AppState {
             }
             Action::Focus(side) => self.scenario.page.focus = side,
             Action::RandomBusy { permille, seed } => {
+                self.ui.input_error = None;
                 let permille = permille.min(1000);
                 self.scenario.page.busy_permille = permille;
                 self.scenario.page.random_seed = seed;
                 wake.busy = scenario::random_busy(nr, permille, seed)
             }
             Action::SetRandomInputs { permille, seed } => {
+                self.ui.input_error = None;
                 self.scenario.page.busy_permille = permille.min(1000);
                 self.scenario.page.random_seed = seed;
             }

@@ -11,6 +11,7 @@ use yew::prelude::*;
 
 use super::designing::designer_effect;
 use super::lesson_step::Opened;
+use super::link::KEPT_LINK;
 use super::{Action, AppState, ClickMode, Side, SimWakeStatus, CUSTOM, LINK_BUDGET_S};
 
 impl Reducible for AppState {
@@ -123,7 +124,26 @@ impl Reducible for AppState {
             Action::SetWaker(_) | Action::SetPrev(_) | Action::SetRecent(_) => return self,
             Action::SetSync(v) => wake.sync = v,
             Action::SetHasIdleCores(v) => wake.has_idle_cores = v,
-            Action::SetNrIdleScan(v) => wake.nr_idle_scan = v,
+            Action::SetNrIdleScan(v) => {
+                let max = self.nr_idle_scan_max();
+                match (v, max) {
+                    (Some(v), Some(max)) if v > max => {
+                        next.ui.input_error = Some(format!(
+                            "nr_idle_scan: {v} is more than the waker's LLC holds: a whole \
+                             number from 0 to {max}, or empty for derived"
+                        ));
+                        return Rc::new(next);
+                    }
+                    _ => {
+                        wake.nr_idle_scan = v;
+                        next.ui.input_error = None;
+                    }
+                }
+            }
+            Action::WakeInputError(e) => {
+                next.ui.input_error = Some(e);
+                return Rc::new(next);
+            }
             Action::ShowTab(tab) => next.scenario.view = tab,
             Action::OpenCustom(open) => {
                 next.custom_open = open;
@@ -159,8 +179,10 @@ impl Reducible for AppState {
                     }
                     Err(e) => {
                         next.banner = Some(format!(
-                        "This link could not be opened, so the page keeps its current scenario: {e}"
-                    ))
+                            "This link could not be opened, so the page keeps its current \
+                             scenario: {}. {KEPT_LINK}",
+                            e.to_string().trim_end_matches('.')
+                        ))
                     }
                 }
             }

@@ -321,6 +321,13 @@ fn a_bad_link_shows_a_banner_and_keeps_the_page() {
     let banner = next.banner.as_deref().expect("banner");
     assert!(banner.contains("could not be opened"), "{banner}");
     assert!(banner.contains("keeps its current scenario"), "{banner}");
+    // The damaged link stays in the address bar (app.rs) and the banner says so.
+    assert!(
+        banner.ends_with(
+            "stays in the address bar, to fix and try again, until you change the scenario."
+        ),
+        "{banner}"
+    );
     assert_eq!(next.scenario, state.scenario);
     let next = next.reduce(Action::DismissBanner);
     assert_eq!(next.banner, None);
@@ -337,7 +344,7 @@ fn a_bad_link_shows_a_banner_and_keeps_the_page() {
     // Not "this link is damaged: its compressed data is damaged".
     let flipped = AppState::from_fragment("#v2:AAAAbroken");
     let said = flipped.banner.as_deref().unwrap_or_default();
-    assert!(said.ends_with("this link is damaged: its compressed data does not inflate (a character changed when copied?)"), "{said}");
+    assert!(said.contains("this link is damaged: its compressed data does not inflate (a character changed when copied?). "), "{said}");
 }
 
 /// A link that is only a byte-order mark opens nothing and says nothing, as a bare `#`
@@ -590,4 +597,30 @@ fn a_lesson_step_loads_its_scene_and_keeps_the_page_on_a_step_without_one() {
     let closed = apply(state.clone(), vec![Action::Lesson(None)]);
     assert_eq!(closed.scenario.lesson, None);
     assert_eq!(closed.wake(), state.wake());
+}
+
+/// An nr_idle_scan past the waker's LLC is refused with the field's name and range; the
+/// scenario and both decisions stay (before, both cards turned into the core's error).
+#[test]
+fn an_nr_idle_scan_past_the_llc_is_refused_and_the_decisions_stay() {
+    let state = teaching_case();
+    assert!(matches!(
+        (&state.wake_a, &state.wake_b),
+        (Some(Ok(_)), Some(Ok(_)))
+    ));
+    let next = state.clone().reduce(Action::SetNrIdleScan(Some(999)));
+    let e = next.ui.input_error.as_deref().unwrap_or_default();
+    assert!(
+        e.starts_with("nr_idle_scan: 999") && e.contains("from 0 to 32"),
+        "{e}"
+    );
+    assert_eq!(next.scenario, state.scenario, "the scenario is kept");
+    assert!(
+        matches!((&next.wake_a, &next.wake_b), (Some(Ok(_)), Some(Ok(_)))),
+        "both decisions stay shown"
+    );
+    // A value in range is taken and clears the message.
+    let ok = next.reduce(Action::SetNrIdleScan(Some(32)));
+    assert_eq!(ok.ui.input_error, None);
+    assert_eq!(ok.wake().nr_idle_scan, Some(32));
 }

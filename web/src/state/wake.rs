@@ -167,6 +167,14 @@ impl AppState {
         self.wake_key = Some(key);
     }
 
+    /// The most `nr_idle_scan` the waker's LLC can hold: its weight (None without
+    /// domains or an LLC). Mirrors the bound core's wake-up scenario checks.
+    pub fn nr_idle_scan_max(&self) -> Option<u32> {
+        let env = self.env_a.get().ok()?;
+        let llc = env.llc_shared_of(self.scenario.wake.waker)?;
+        Some(env.domains.cpu(llc).sd_llc_size)
+    }
+
     /// Side A's domains, or why the kernel would build none.
     pub fn domains(&self) -> Result<&SchedDomains, &str> {
         self.env_a.get().map(|e| &e.domains)

@@ -71,9 +71,28 @@ fn every_polyline_is_a_tagged_series() {
         svg.matches(r#"class="line published-line line-"#).count(),
         2
     );
-    // The dots, and a hover target on each published point (drawn without dots).
+    // The dots; each published point a square mark (its hover target), the published
+    // lines dotted, not dashed as B's model line (they were `5 4` beside B's `4 2`).
     assert_eq!(svg.matches("<circle data-side").count(), 6, "{svg}");
-    assert_eq!(svg.matches(r#"<circle class="hit"#).count(), 6, "{svg}");
+    assert_eq!(svg.matches(r#"<circle class="hit"#).count(), 0, "{svg}");
+    assert_eq!(
+        svg.matches(r#"<rect class="mark mark-a" data-side="a""#)
+            .count(),
+        3,
+        "{svg}"
+    );
+    assert_eq!(
+        svg.matches(r#"<rect class="mark mark-b" data-side="b""#)
+            .count(),
+        3,
+        "{svg}"
+    );
+    assert_eq!(
+        svg.matches(r#"stroke-dasharray="0 5" stroke-linecap="round""#)
+            .count(),
+        2,
+        "{svg}"
+    );
     assert_eq!(svg.matches(r#"<circle data-side="a""#).count(), 3, "{svg}");
     assert_eq!(svg.matches(r#"<circle data-side="b""#).count(), 3, "{svg}");
     // Each dot says its values on hover, in its series' point order.
@@ -85,6 +104,10 @@ fn every_polyline_is_a_tagged_series() {
     assert!(
         svg.contains("<title>side 1: 8 clients: 20 MB/s</title></circle>"),
         "{svg}"
+    );
+    assert!(
+        svg.contains("<title>side 1: 8 clients: 20 MB/s</title></rect>"),
+        "a published point says its values: {svg}"
     );
     assert!(
         svg.contains(">number of clients</text>") || svg.contains("number of clients"),
