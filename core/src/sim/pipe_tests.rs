@@ -39,22 +39,7 @@ fn slow_reader_of_three_writers(exclusive: bool, cap: u32, burst: u16) -> Vec<(u
         mailbox_cap: cap,
         ..task_on(96, &[0], 0, program)
     };
-    let writer = |cpu| {
-        task_on(
-            96,
-            &[cpu],
-            0,
-            vec![
-                Op::Run(Dist::Fixed { ns: 500 }),
-                Op::Send { to: 0 },
-                Op::Repeat {
-                    to: 0,
-                    times: PER_WRITER,
-                },
-                Op::Exit,
-            ],
-        )
-    };
+    let writer = |cpu| writer_of_task_0(cpu, PER_WRITER);
     let tasks = vec![reader, writer(1), writer(2), writer(3)];
     let machine = crate::topology::presets::machine("kunpeng920-4826").unwrap();
     let allowed = CpuMask::from_cpus(96, (0..4).map(CpuId));
@@ -160,19 +145,7 @@ fn full_pipe(ring: PipeRing, n_writers: u32) -> Simulator {
             ],
         )
     };
-    let writer = |cpu| {
-        task_on(
-            96,
-            &[cpu],
-            0,
-            vec![
-                Op::Run(Dist::Fixed { ns: 500 }),
-                Op::Send { to: 0 },
-                Op::Repeat { to: 0, times: 800 },
-                Op::Exit,
-            ],
-        )
-    };
+    let writer = |cpu| writer_of_task_0(cpu, 800);
     let mut tasks = vec![reader];
     tasks.extend((1..=n_writers).map(writer));
     let allowed = CpuMask::from_cpus(96, (0..=n_writers).map(CpuId));
@@ -249,4 +222,20 @@ fn the_read_that_ends_a_page_lets_the_writers_write() {
         39,
         "one per read that freed no page"
     );
+}
+
+/// A writer on `cpu` sending task 0 `times` messages as fast as it can (500 ns of work
+/// before each).
+fn writer_of_task_0(cpu: u32, times: u64) -> TaskSpec {
+    task_on(
+        96,
+        &[cpu],
+        0,
+        vec![
+            Op::Run(Dist::Fixed { ns: 500 }),
+            Op::Send { to: 0 },
+            Op::Repeat { to: 0, times },
+            Op::Exit,
+        ],
+    )
 }

@@ -89,12 +89,7 @@ fn every_cpu_ticks_on_the_jiffy_grid() {
 /// (7368) on another CPU misses and pays a transfer from the balancing CPU.
 #[test]
 fn a_changed_nr_idle_scan_is_a_write_of_the_llc_line() {
-    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 8, 100);
-    run_to(&mut sim, 10);
-    let li = (0..sim.balance.n_levels(0))
-        .find(|&li| sim.balance.levels[0][li].is_llc)
-        .unwrap();
-    let env = lb::LbEnv::new(0, 0, li, CpuIdle::Idle);
+    let (mut sim, env) = hogs_and_llc_balance();
     let (reader, llc) = (20, sim.llc_id_of[0] as usize);
     sim.update_sd_lb_stats(&env);
     sim.llc_line_read(reader, 0);
@@ -130,12 +125,7 @@ fn a_changed_nr_idle_scan_is_a_write_of_the_llc_line() {
 /// written the line since it last held it, even when the hint does not change.
 #[test]
 fn an_unchanged_nr_idle_scan_is_still_a_read_of_the_llc_line() {
-    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 8, 100);
-    run_to(&mut sim, 10);
-    let li = (0..sim.balance.n_levels(0))
-        .find(|&li| sim.balance.levels[0][li].is_llc)
-        .unwrap();
-    let env = lb::LbEnv::new(0, 0, li, CpuIdle::Idle);
+    let (mut sim, env) = hogs_and_llc_balance();
     let llc = sim.llc_id_of[0] as usize;
     sim.update_sd_lb_stats(&env);
     let nr = sim.state.llc_shared[llc].nr_idle_scan;
@@ -159,4 +149,15 @@ fn an_unchanged_nr_idle_scan_is_still_a_read_of_the_llc_line() {
     let before = sim.cpus[0].stolen_ns;
     sim.update_sd_lb_stats(&env);
     assert_eq!(sim.cpus[0].stolen_ns, before, "a current copy reads free");
+}
+
+/// Eight hogs on Kunpeng's node 0 after 10 ms, and CPU 0's idle balance of its LLC
+/// level (where `update_idle_cpu_scan()` runs).
+fn hogs_and_llc_balance() -> (Simulator, lb::LbEnv) {
+    let mut sim = hogs("kunpeng920-6426", "6.8", 0..32, 8, 100);
+    run_to(&mut sim, 10);
+    let li = (0..sim.balance.n_levels(0))
+        .find(|&li| sim.balance.levels[0][li].is_llc)
+        .unwrap();
+    (sim, lb::LbEnv::new(0, 0, li, CpuIdle::Idle))
 }
