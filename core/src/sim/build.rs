@@ -245,6 +245,7 @@ impl Simulator {
             pipes: specs.iter().map(|s| s.pipe.map(pipe::Pipe::new)).collect(),
             futile_writer_wakeups: 0,
             write_waited: vec![false; tasks.len()],
+            pipe_ops: vec![pipe::PipeOp::None; tasks.len()],
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
             cfs_mru: vec![0; tasks.len()],

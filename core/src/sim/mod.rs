@@ -517,6 +517,9 @@ pub struct Simulator {
     /// Per task: blocked in a send to a full mailbox since the send began
     /// (pipe_write()'s `wake_next_writer`, fs/pipe.c v6.5 line 576).
     write_waited: Vec<bool>,
+    /// Per task: its pipe read or write in progress, ended when its work (the `Run`
+    /// after the `Wait` or `Send`) is over (`sim/pipe.rs`).
+    pipe_ops: Vec<pipe::PipeOp>,
     /// The process tree: per task, its children in the order its `Fork`s create them,
     /// and how many it has created.
     children: Vec<Vec<u32>>,

@@ -162,7 +162,8 @@ fn waits_to_write(sim: &Simulator, w: u32) -> bool {
 /// finds `pipe_writable()` false and waits again at the tail of `wr_wait` without
 /// writing (`___wait_event()`, include/linux/wait.h v6.5 lines 300-322). Before
 /// session 31 the mailbox counted messages: the read made room and the woken writer
-/// wrote (tokens back to 8).
+/// wrote (tokens back to 8). Since session 32 the wake-up comes at the end of the
+/// first read's copy (lines 388-391), as the reader begins its second read: 6 left.
 #[test]
 fn a_read_that_ends_no_page_wakes_a_writer_who_waits_again_without_writing() {
     let ring = PipeRing {
@@ -181,11 +182,11 @@ fn a_read_that_ends_no_page_wakes_a_writer_who_waits_again_without_writing() {
             "the reader's read of the full pipe wakes the writer"
         );
     }
-    assert_eq!(sim.tasks[0].tokens, 7, "woken by the first read");
+    assert_eq!(sim.tasks[0].tokens, 6, "woken by the first read's end");
     while !waits_to_write(&sim, 1) {
         assert!(sim.step(), "the woken writer waits again");
     }
-    assert_eq!(sim.tasks[0].tokens, 7, "the woken writer wrote nothing");
+    assert_eq!(sim.tasks[0].tokens, 6, "the woken writer wrote nothing");
     assert_eq!(sim.tasks[1].pc, pc, "the writer is still in its send");
     assert_eq!(sim.futile_writer_wakeups(), 1);
 }
@@ -194,7 +195,9 @@ fn a_read_that_ends_no_page_wakes_a_writer_who_waits_again_without_writing() {
 /// waiting: reads 1-39 of the tail page free nothing and each wakes a writer for
 /// nothing; the 40th frees the page (`if (!buf->len) ... tail++`, fs/pipe.c v6.5
 /// lines 323-331) and the writer it wakes writes. Before session 31 the first read
-/// let a writer write (640 messages, the mailbox's capacity, back after 639).
+/// let a writer write (640 messages, the mailbox's capacity, back after 639). The
+/// wake-up follows the read's copy (since session 32), when the reader has begun
+/// its 41st read.
 #[test]
 fn the_read_that_ends_a_page_lets_the_writers_write() {
     let ring = PipeRing {
@@ -214,13 +217,99 @@ fn the_read_that_ends_a_page_lets_the_writers_write() {
     }
     assert_eq!(
         full - low,
-        40,
-        "the first write after the fill follows the 40th read"
+        41,
+        "the first write after the fill follows the 40th read's end"
     );
     assert_eq!(
         sim.futile_writer_wakeups(),
         39,
         "one per read that freed no page"
+    );
+}
+
+/// A pipe of one page of one message: the writer (task 1) fills it and waits; the
+/// reader (task 0) reads after 1 ms, its copy taking 20 µs.
+fn one_message_pipe(writer: TaskSpec) -> Simulator {
+    let ring = PipeRing {
+        slots: 1,
+        msgs_per_page: 1,
+    };
+    let reader = TaskSpec {
+        pipe: Some(ring),
+        mailbox_cap: 1,
+        ..task_on(
+            96,
+            &[0],
+            0,
+            vec![
+                Op::Run(Dist::Fixed { ns: 1_000_000 }),
+                Op::Wait,
+                Op::Run(Dist::Fixed { ns: 20_000 }),
+                Op::Repeat { to: 1, times: 4 },
+                Op::Exit,
+            ],
+        )
+    };
+    let allowed = CpuMask::from_cpus(96, (0..2).map(CpuId));
+    quiet_sim("kunpeng920-4826", "6.8", allowed, 100, vec![reader, writer])
+}
+
+/// pipe_read() copies the message (fs/pipe.c v6.5 line 307) and only then, the lock
+/// dropped, wakes a writer of the pipe that was full (lines 388-391). Before session
+/// 32 the writer was woken when the read began, 20 µs (its copy) early.
+#[test]
+fn a_read_wakes_the_writer_after_its_copy() {
+    let mut sim = one_message_pipe(writer_of_task_0(1, 4));
+    while !waits_to_write(&sim, 1) {
+        assert!(sim.step(), "the writer fills the pipe");
+    }
+    while sim.tasks[0].tokens > 0 {
+        assert!(sim.step(), "the reader reads");
+    }
+    let read_start = sim.now;
+    while waits_to_write(&sim, 1) {
+        assert!(sim.step(), "the read wakes the writer");
+    }
+    let after_ns = sim.now.since(read_start);
+    assert!(
+        after_ns >= 20_000,
+        "the writer woken {after_ns} ns after the read began, before its 20 µs copy"
+    );
+}
+
+/// A writer that finds the pipe full waits without copying (fs/pipe.c v6.5 lines
+/// 490, 569-573); woken, it takes the freed page and copies (518-541), and its
+/// message is readable only then. Before session 32 the program's copy came before
+/// the send, so a woken writer's message landed the moment it ran.
+#[test]
+fn a_writer_that_waited_for_room_copies_after_it_wakes() {
+    // Each message: the send, then its 5 µs copy.
+    let writer = task_on(
+        96,
+        &[1],
+        0,
+        vec![
+            Op::Send { to: 0 },
+            Op::Run(Dist::Fixed { ns: 5_000 }),
+            Op::Repeat { to: 0, times: 4 },
+            Op::Exit,
+        ],
+    );
+    let mut sim = one_message_pipe(writer);
+    while !waits_to_write(&sim, 1) {
+        assert!(sim.step(), "the writer fills the pipe");
+    }
+    while !matches!(sim.tasks[1].loc, Loc::Running(_)) {
+        assert!(sim.step(), "the read wakes the writer, which runs");
+    }
+    let runs_at = sim.now;
+    while sim.tasks[0].tokens == 0 {
+        assert!(sim.step(), "the woken writer writes");
+    }
+    let after_ns = sim.now.since(runs_at);
+    assert!(
+        after_ns >= 5_000,
+        "the message readable {after_ns} ns after the woken writer ran, before its 5 µs copy"
     );
 }
 

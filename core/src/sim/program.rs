@@ -6,6 +6,7 @@ use crate::wakeup::{TaskId, WakeFlags};
 use crate::workload::{Dist, Op, MAX_REPEAT};
 
 use super::event::Event;
+use super::pipe::{PipeOp, View};
 use super::{Block, Loc, SimError, Simulator};
 
 /// Upper bound on ops interpreted for one task without consuming time.
@@ -103,6 +104,10 @@ pub(super) enum Next {
 impl Simulator {
     /// Interprets task `t`'s program on `cpu` until it has CPU work, blocks or exits.
     pub(super) fn advance(&mut self, t: u32, cpu: u32) -> Next {
+        // The burst that just ended was a pipe syscall's work: its end comes first.
+        if self.pipe_ops[t as usize] != PipeOp::None {
+            self.end_pipe_op(t, cpu);
+        }
         for _ in 0..MAX_OPS_PER_STEP {
             let task = &mut self.tasks[t as usize];
             let op = self.code.ins[task.pc as usize];
@@ -119,6 +124,8 @@ impl Simulator {
                     if ns > 0 {
                         return Next::Run(ns);
                     }
+                    // A pipe syscall whose work took no time ends here.
+                    self.end_pipe_op(t, cpu);
                 }
                 Ins::Send(to) => {
                     let waited = self.write_waited[t as usize];
@@ -128,10 +135,15 @@ impl Simulator {
                     // else a new page if the ring is not full (line 490), else wait.
                     // After a wait the writer rechecks `pipe_writable()` (page count)
                     // in `wait_event_interruptible_exclusive()`'s loop (line 573).
+                    // A writer's check is under the mutex, after any read in progress
+                    // (line 490); a writer back from waiting passed the lockless
+                    // `pipe_writable()` first (lines 406-414, 573), where a read that
+                    // ends the tail page frees it only after its copy (`pipe::View`).
                     let (full, merge) = match &self.pipes[to as usize] {
                         Some(p) => {
                             let merge = !waited && p.can_merge();
-                            (!merge && p.full(), merge)
+                            let full = p.full(View::Locked) || waited && p.full(View::Lockless);
+                            (!merge && full, merge)
                         }
                         None => {
                             let r = &self.tasks[to as usize];
@@ -146,7 +158,10 @@ impl Simulator {
                         if let Some(ns) = self.take_debt(t) {
                             return Next::Run(ns);
                         }
-                        // A pipe's writer queues at the tail of `wr_wait`
+                        // A pipe's writer that must wait first wakes the reader if the
+                        // pipe was empty (fs/pipe.c v6.5 lines 569-571): a write of one
+                        // page or less waits only on a full pipe, so never here.
+                        // It queues at the tail of `wr_wait`
                         // (`prepare_to_wait_event()` adds an exclusive waiter there,
                         // kernel/sched/wait.c v6.5 lines 305-333), again after a futile
                         // wake-up: `autoremove_wake_function()` took it off the queue.
@@ -158,21 +173,22 @@ impl Simulator {
                         self.write_waited[t as usize] = true;
                         return Next::Block;
                     }
+                    self.tasks[t as usize].pc += 1;
                     if let Some(p) = &mut self.pipes[to as usize] {
+                        // The room is taken (a merge's `buf->len` or a new page's
+                        // `pipe->head`); the copy is the `Run` that follows, and the
+                        // message is readable and the reader woken after it
+                        // (`Simulator::pipe_write_end()`).
                         p.write(merge);
+                        self.begin_pipe_op(t, PipeOp::Write { to, waited }, cpu);
+                        continue;
                     }
                     self.tasks[to as usize].tokens += 1;
-                    self.tasks[t as usize].pc += 1;
                     self.write_waited[t as usize] = false;
-                    // pipe_write()'s exit (fs/pipe.c v6.5 lines 578-599): a writer that
-                    // waited and leaves the ring not full wakes the next waiting writer,
-                    // after the reader's wake-up below.
-                    let pass_on =
-                        waited && self.pipes[to as usize].as_ref().is_some_and(|p| !p.full());
                     let r = &self.tasks[to as usize];
                     if r.loc == Loc::Blocked && r.block == Block::Wait {
-                        // A pipe's or socket's reader: `wake_up_interruptible_sync_poll()`
-                        // (pipe_write(), sock_def_readable()), WF_SYNC. A futex waiter
+                        // A socket's reader: `wake_up_interruptible_sync_poll()`
+                        // (sock_def_readable()), WF_SYNC. A futex waiter
                         // (schbench's fpost(): FUTEX_WAKE_PRIVATE): futex_wake() queues
                         // it and calls wake_up_q() (kernel/futex/waitwake.c v6.8 lines
                         // 155-199), whose wake_up_process() is try_to_wake_up(p,
@@ -183,9 +199,6 @@ impl Simulator {
                             WakeFlags::SYNC
                         };
                         self.wake(to, Some(t), cpu, flags);
-                    }
-                    if pass_on {
-                        self.wake_first_writer(to, t, cpu);
                     }
                 }
                 Ins::Wait => {
@@ -200,16 +213,14 @@ impl Simulator {
                             .as_mut()
                             .filter(|p| p.len() > task.tokens);
                         if let Some(p) = pipe {
-                            // pipe_read() (fs/pipe.c v6.5 lines 254, 323-331, 390-391):
-                            // `was_full` counts pages; the read frees the tail page only
-                            // if it ends it, and a read that found the ring full wakes one
-                            // exclusive waiter (`wake_up_interruptible_sync_poll(&pipe->
-                            // wr_wait)`) whether or not it freed a page.
-                            let was_full = p.full();
-                            p.read();
-                            if was_full {
-                                self.wake_first_writer(t, t, cpu);
-                            }
+                            // pipe_read() (fs/pipe.c v6.5 line 254): `was_full` counts
+                            // pages, taken at the read's start; the copy is the `Run`
+                            // that follows, and after it the page is freed if this read
+                            // ended it and a writer woken if `was_full`
+                            // (`Simulator::pipe_read_end()`).
+                            let was_full = p.full(View::Locked);
+                            p.begin_read();
+                            self.begin_pipe_op(t, PipeOp::Read { was_full }, cpu);
                         } else if was_full
                             && self.pipes[t as usize].is_none()
                             && !self.writers[t as usize].is_empty()
@@ -300,24 +311,6 @@ impl Simulator {
         // Unreachable for validated programs (every loop holds a Run, Wait or Sleep);
         // let time advance rather than spin.
         Next::Run(1_000)
-    }
-
-    /// `wake_up_interruptible_sync_poll(&pipe->wr_wait, ..)` from `waker` on `cpu`:
-    /// `__wake_up_sync_key()` → `__wake_up_common()` with `nr_exclusive` 1
-    /// (kernel/sched/wait.c v6.5 lines 80-121, 202-208) wakes the first writer queued
-    /// on `reader`'s pipe, whose `autoremove_wake_function()` takes it off the queue;
-    /// it retries its write and queues again at the tail if the pipe is still full.
-    fn wake_first_writer(&mut self, reader: u32, waker: u32, cpu: u32) {
-        if self.writers[reader as usize].is_empty() {
-            return;
-        }
-        // FIFO, at most one entry per task (bounded by the number of tasks).
-        let w = self.writers[reader as usize].remove(0);
-        if self.tasks[w as usize].loc == Loc::Blocked
-            && self.tasks[w as usize].block == Block::SendFull
-        {
-            self.wake(w, Some(waker), cpu, WakeFlags::SYNC);
-        }
     }
 
     /// Blocks `t` in a timed sleep of `dur` (an hrtimer wakes it, `on_timer()`).

@@ -334,8 +334,16 @@ pub fn build(w: &Workload, p: &CostParams, nr_cpu_ids: u32) -> Result<Plan, Stri
                 for _ in 0..fds {
                     let mut prog = Vec::with_capacity(2 * fds as usize + 2);
                     for r in 0..fds {
-                        prog.push(Op::Run(fixed(side)));
-                        prog.push(Op::Send { to: base + r });
+                        if pipe {
+                            // pipe_write() checks for room, then copies, then wakes
+                            // the reader: the `Run` after a pipe's `Send` is its work
+                            // (`sim::pipe`), paid after a wait for room, not before.
+                            prog.push(Op::Send { to: base + r });
+                            prog.push(Op::Run(fixed(side)));
+                        } else {
+                            prog.push(Op::Run(fixed(side)));
+                            prog.push(Op::Send { to: base + r });
+                        }
                     }
                     prog.push(Op::Repeat {
                         to: 0,
@@ -537,5 +545,39 @@ fn nonzero(n: u32, msg: &str) -> Result<(), String> {
         Err(msg.to_string())
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::presets;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The first op of hackbench's first sender after its start (`hackbench_ready`).
+    fn first_send_op(pipe: bool) -> Op {
+        let machine = presets::machine("kunpeng920-4826").unwrap();
+        let w = Workload::Hackbench {
+            groups: 1,
+            fds: 2,
+            loops: 10,
+            pipe,
+            threads: true,
+            msg_bytes: 100,
+        };
+        let plan = build(&w, &CostParams::for_machine(&machine), machine.nr_cpus()).unwrap();
+        let sender = plan.tasks.iter().find(|t| t.role == "sender").unwrap();
+        sender.program[hackbench_ready(0).len()]
+    }
+
+    /// pipe_write() checks for room before it copies (fs/pipe.c v6.5 lines 490,
+    /// 518-541): a pipe's send comes before its work, so a sender that waits for
+    /// room copies after it wakes. Before session 32 the work came first. A unix
+    /// socket's send keeps the work first.
+    #[test]
+    fn a_pipe_sender_sends_then_copies() {
+        assert!(matches!(first_send_op(true), Op::Send { .. }));
+        assert!(matches!(first_send_op(false), Op::Run(_)));
     }
 }
