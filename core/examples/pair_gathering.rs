@@ -166,10 +166,17 @@ fn run() -> Result<(), String> {
                     } else {
                         "by other"
                     };
+                    let lands = if wr.cpu / CLUSTER == wr.waker_cpu / CLUSTER {
+                        "the waker's cluster"
+                    } else if wr.cpu / CLUSTER == wr.prev_cpu / CLUSTER {
+                        "prev's cluster"
+                    } else {
+                        "a third cluster"
+                    };
                     Some((
                         wr.wakee,
                         wr.cpu,
-                        format!("wake {waker}, {occ}: {}", wr.path.as_str()),
+                        format!("wake {waker}, {occ}: {} -> {lands}", wr.path.as_str()),
                     ))
                 } else {
                     None
