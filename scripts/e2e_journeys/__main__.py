@@ -50,7 +50,15 @@ from designer_firmware import designer_firmware  # noqa: E402
 from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
 from embed import embed  # noqa: E402
-from sharing import custom_import, designer, domain_diff, export, presentation, share  # noqa: E402
+from sharing import (  # noqa: E402
+    custom_big_paste,
+    custom_import,
+    designer,
+    domain_diff,
+    export,
+    presentation,
+    share,
+)
 from simulate import (  # noqa: E402
     chart_band,
     chart_identical,
@@ -106,6 +114,7 @@ JOURNEYS = [
     designer_numa,
     designer_firmware,
     custom_import,
+    custom_big_paste,
     lessons,
     glossary,
     examples,

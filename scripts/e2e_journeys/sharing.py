@@ -16,6 +16,7 @@ from harness import (
     TEACHING,
     VIEWPORT,
     axe_violations,
+    busy_factor,
     check,
     cli_bytes,
     decoded_hash,
@@ -420,6 +421,50 @@ def custom_import(page, cfg):
           "the Load button is back from Reading…")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-custom-import.png"))
 
+
+
+def custom_big_paste(page, cfg):
+    """A pasted 1024-node machine (`lscpu -p`, then `numactl -H` with its 1024 x 1024
+    distances) loads, and with the form still open the page answers a click at once:
+    the machine's JSON (10 MB written out) is made only when its fold is opened. It
+    was made at every render, which took 20 s a click (session 32)."""
+    n = 1024
+    lscpu = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n" + "".join(
+        f"{i},{i},0,{i},,{i},{i},{i},{i}\n" for i in range(n))
+    numactl = (f"available: {n} nodes (0-{n - 1})\n"
+               + "".join(f"node {i} cpus: {i}\n" for i in range(n))
+               + "node distances:\nnode " + " ".join(map(str, range(n))) + "\n"
+               + "".join(f"{i}: " + " ".join("10" if j == i else "20" for j in range(n)) + "\n"
+                         for i in range(n)))
+    page.open()
+    page.wait_for("button.cpu")
+    page.select("#preset", "custom")
+    page.wait_for("#custom-text")
+    page.js("const t = document.querySelector('#custom-text'); t.value = arguments[0];"
+            "t.dispatchEvent(new Event('input', {bubbles: true}));", lscpu + "\n" + numactl)
+    t0 = time.monotonic()
+    page.click("#custom-load")
+    got = page.wait_count("button.cpu", n, timeout=180)
+    took = time.monotonic() - t0
+    note(f"a 1024-node paste loaded in {took:.2f} s")
+    limit = 10.0 * busy_factor()
+    check(got == n and took < limit,
+          f"the 1024-node paste loads its {n} CPUs within {limit:.1f} s (got {got} in {took:.2f} s)")
+    for cpu in ("5", "6"):
+        t0 = time.monotonic()
+        page.click(f'button.cpu[data-cpu="{cpu}"]')
+        page.until(lambda: page.attrs("button.selected", "data-cpu") == [cpu], timeout=120)
+        took = time.monotonic() - t0
+        limit = 3.0 * busy_factor()
+        check(page.count("#custom-text") == 1 and took < limit,
+              f"with the form open, a click on CPU {cpu} is answered within {limit:.1f} s "
+              f"(took {took:.2f} s)")
+    page.click(".custom-json summary")
+    text = page.until(lambda: page.js(
+        "return document.querySelector('#custom-json-text').value").startswith("{"), timeout=60)
+    head = page.js("return document.querySelector('#custom-json-text').value.slice(0, 4000)")
+    check(text and '"nodes_per_package": 1024' in head,
+          f"opening the fold shows the machine's JSON (got {head[:120]!r})")
 
 def export(page, cfg):
     """Export: the Simulate tab's CSV files are the CLI's bytes for the same runs (and

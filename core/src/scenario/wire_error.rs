@@ -563,6 +563,10 @@ fn expected_text(expected: &str) -> String {
         "a sequence" => "a list […]".to_string(),
         "a map" => "an object {…}".to_string(),
         e if e.starts_with("struct ") => "an object {…}".to_string(),
+        // serde's name for a `#[serde(tag = "kind")]` enum read whole (a distribution).
+        e if e.starts_with("internally tagged enum ") => {
+            r#"an object {…} with its "kind""#.to_string()
+        }
         e => e.to_string(),
     }
 }

@@ -29,6 +29,16 @@ pub fn custom_machine() -> Html {
     // A Load in flight: the import module is being fetched or is reading the text.
     let reading = use_state(|| false);
     let error_box = use_node_ref();
+    // The spec's JSON is written (and put in its textarea) only while its fold is open,
+    // once per spec: a 1024-node machine's is 10 MB, and Yew reads a textarea's whole
+    // value back from the DOM at every render, which froze the page for seconds a click.
+    let json_open = use_state(|| false);
+    let spec = ctx.as_ref().and_then(|s| s.custom().cloned());
+    let json = use_memo((spec, *json_open), |(spec, open)| {
+        spec.as_ref()
+            .filter(|_| *open)
+            .map(|spec| pretty_json(&serde_json::to_string(spec).unwrap_or_default()))
+    });
     {
         // Each new error (or the same one again, after another Load) is brought on screen.
         let error = ctx.as_ref().and_then(|s| s.custom_error.clone());
@@ -94,13 +104,23 @@ pub fn custom_machine() -> Html {
         Callback::from(move |_: MouseEvent| dispatcher.dispatch(Action::OpenCustom(false)))
     };
 
-    let json = state
-        .custom()
-        .map(|spec| pretty_json(&serde_json::to_string(spec).unwrap_or_default()));
+    let ontoggle = {
+        let json_open = json_open.clone();
+        Callback::from(move |e: Event| {
+            if let Some(d) = e.target_dyn_into::<web_sys::HtmlDetailsElement>() {
+                json_open.set(d.open());
+            }
+        })
+    };
     let oncopy = {
-        let json = json.clone().unwrap_or_default();
+        let json = json.clone();
         let copied = copied.clone();
-        Callback::from(move |_: MouseEvent| copied.set(Some(copy_text(&json, "custom-json-text"))))
+        Callback::from(move |_: MouseEvent| {
+            copied.set(Some(copy_text(
+                json.as_deref().unwrap_or_default(),
+                "custom-json-text",
+            )))
+        })
     };
 
     html! {
@@ -136,8 +156,8 @@ pub fn custom_machine() -> Html {
                     }
                 </div>
             </div>
-            if let Some(json) = json {
-                <details class="custom-json">
+            if state.custom().is_some() {
+                <details class="custom-json" {ontoggle}>
                     <summary>{ "This machine as JSON" }</summary>
                     <button onclick={oncopy}>{ match *copied {
                         Some(Copied::Clipboard) => "Copied",
@@ -149,7 +169,7 @@ pub fn custom_machine() -> Html {
                         } else { "" }
                     }</span>
                     <textarea id="custom-json-text" class="custom-json-text" readonly=true rows="12"
-                        aria-label="this machine as JSON" value={json} />
+                        aria-label="this machine as JSON" value={(*json).clone().unwrap_or_default()} />
                 </details>
             }
         </section>

@@ -403,3 +403,19 @@ fn a_multibyte_character_where_the_damage_is_is_told_as_an_ascii_one() {
         );
     }
 }
+
+#[test]
+fn a_distribution_written_as_the_command_line_does_says_what_it_takes() {
+    // `"fixed:5us"` is how `--client-work` writes it; a link holds the object form.
+    let text = message(with_json(
+        r#"{"machine":"flat-16","patches":"6.8","view":"simulate","sim":{"workload":{"kind":"custom","pairs":2,"client_work":"fixed:5us","server_work":{"kind":"fixed","ns":5000},"sleep":{"kind":"fixed","ns":0}},"cpus":"all","duration_ms":100,"seed":1}}"#,
+    ));
+    assert!(
+        !text.contains("DistRepr") && !text.contains("internally tagged"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(r#"must be an object {…} with its "kind", found "fixed:5us""#),
+        "{text}"
+    );
+}

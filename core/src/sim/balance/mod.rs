@@ -84,6 +84,7 @@ mod fork;
 mod lb;
 mod migrate;
 mod rebalance;
+mod ring;
 mod sums;
 #[cfg(test)]
 mod tests;
@@ -131,8 +132,8 @@ pub(super) struct Group {
 /// One `struct sched_domain` of a CPU: its constant part.
 #[derive(Clone, Debug)]
 pub(super) struct Level {
-    /// Groups (run CPUs only, empty groups dropped); the first holds the CPU.
-    groups: Vec<Group>,
+    /// Groups (empty groups dropped), from the one holding the CPU.
+    groups: ring::GroupRing,
     flags: SdFlags,
     imbalance_pct: u64,
     cache_nice_tries: u32,
@@ -356,31 +357,35 @@ impl BalanceInfo {
         let mut dom = vec![Vec::new(); n];
         let sums = sums::RqSums::new(rqs);
         let mut shared = Shared::default();
-        // By (level, the ring's address): looked up only.
-        let mut by_ring: FxHashMap<(usize, usize), Vec<Option<Group>>> = FxHashMap::default();
+        // By (level, the ring's address): the ring's groups (each made once, in the
+        // ring's stored order, shared by every domain walking it), how many of them
+        // come before each ring position, and their online CPUs in all. Looked up only.
+        type Made = (Arc<[Group]>, Vec<usize>, usize);
+        let mut by_ring: FxHashMap<(usize, usize), Made> = FxHashMap::default();
         for &c in active {
             let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
                 continue;
             };
             for (i, sd) in cd.domains.iter().enumerate() {
-                // Each ring's groups are made once, in the ring's stored order, and
-                // every domain walking the ring takes them from where it enters it.
                 let (ring, first) = sd.groups.ring();
-                let made = by_ring
+                let (made, before, weight) = by_ring
                     .entry((sd.tl, ring.as_ptr() as usize))
                     .or_insert_with(|| {
-                        ring.iter()
-                            .map(|g| {
-                                let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
-                                    let cpus: Vec<u32> =
-                                        g.span.and(online).iter().map(|x| x.0).collect();
-                                    let balance: Vec<u32> =
-                                        g.balance_mask.and(&act).iter().map(|x| x.0).collect();
-                                    let pieces = sums.pieces(&cpus);
-                                    [cpus, balance, pieces].map(Arc::from)
-                                });
-                                // Groups without a run CPU are kept: their idle CPUs count.
-                                (!cpus.is_empty()).then(|| Group {
+                        let mut before = Vec::with_capacity(ring.len());
+                        let mut made = Vec::with_capacity(ring.len());
+                        for g in ring {
+                            before.push(made.len());
+                            let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
+                                let cpus: Vec<u32> =
+                                    g.span.and(online).iter().map(|x| x.0).collect();
+                                let balance: Vec<u32> =
+                                    g.balance_mask.and(&act).iter().map(|x| x.0).collect();
+                                let pieces = sums.pieces(&cpus);
+                                [cpus, balance, pieces].map(Arc::from)
+                            });
+                            // Groups without a run CPU are kept: their idle CPUs count.
+                            if !cpus.is_empty() {
+                                made.push(Group {
                                     balance,
                                     pieces,
                                     cpus,
@@ -388,19 +393,14 @@ impl BalanceInfo {
                                     flags: g.flags,
                                     cores: g.cores,
                                     sgc: sgc_of(sd.tl, g.id),
-                                })
-                            })
-                            .collect()
+                                });
+                            }
+                        }
+                        let weight = made.iter().map(|g: &Group| g.cpus.len()).sum();
+                        (made.into(), before, weight)
                     });
-                let mut groups = Vec::with_capacity(made.len());
-                groups.extend(
-                    made[first..]
-                        .iter()
-                        .chain(&made[..first])
-                        .flatten()
-                        .cloned(),
-                );
-                let weight: usize = groups.iter().map(|g| g.cpus.len()).sum();
+                let groups = ring::GroupRing::new(made.clone(), before[first]);
+                let weight = *weight;
                 let parent_sgc = cd
                     .domains
                     .get(i + 1)
