@@ -328,3 +328,68 @@ fn writer_of_task_0(cpu: u32, times: u64) -> TaskSpec {
         ],
     )
 }
+
+/// A pipe of two one-message pages and two writers (tasks 1, 2) that copy for
+/// `copy_ns` after taking their room; the reader (task 0) reads from 1 ms on, a
+/// 50 µs copy then 20 µs of other work per message: a woken writer takes its page
+/// (within the 20 µs) before the reader's next read begins, and ends its copy
+/// during that read.
+fn two_writers_and_a_gap(copy_ns: u64) -> Simulator {
+    let ring = PipeRing {
+        slots: 2,
+        msgs_per_page: 1,
+    };
+    let reader = TaskSpec {
+        pipe: Some(ring),
+        mailbox_cap: 2,
+        ..task_on(
+            96,
+            &[0],
+            0,
+            vec![
+                Op::Run(Dist::Fixed { ns: 1_000_000 }),
+                Op::Wait,
+                Op::Run(Dist::Fixed { ns: 50_000 }),
+                Op::Run(Dist::Fixed { ns: 20_000 }),
+                Op::Repeat { to: 1, times: 40 },
+                Op::Exit,
+            ],
+        )
+    };
+    let writer = |cpu| {
+        task_on(
+            96,
+            &[cpu],
+            0,
+            vec![
+                Op::Send { to: 0 },
+                Op::Run(Dist::Fixed { ns: copy_ns }),
+                Op::Run(Dist::Fixed { ns: 100_000 }),
+                Op::Repeat { to: 0, times: 20 },
+                Op::Exit,
+            ],
+        )
+    };
+    let allowed = CpuMask::from_cpus(96, (0..3).map(CpuId));
+    quiet_sim(
+        "kunpeng920-4826",
+        "6.8",
+        allowed,
+        100,
+        vec![reader, writer(1), writer(2)],
+    )
+}
+
+/// A woken writer that ends its copy while a read that began after its write copies
+/// holds the mutex in the kernel: that read waits, the ring is still full at
+/// fs/pipe.c v6.5 line 579, `wake_next_writer` is false, and only the read wakes
+/// the next writer (lines 390-391), which finds the page it freed. Before the
+/// review the writer saw the read's page as freed and woke the next writer too,
+/// which found the ring full: a futile wake-up per read here.
+#[test]
+fn a_writer_does_not_pass_on_a_page_a_later_read_frees() {
+    let mut sim = two_writers_and_a_gap(30_000);
+    sim.run().unwrap();
+    assert_eq!(sim.live_tasks(), 0, "every task finished");
+    assert_eq!(sim.futile_writer_wakeups(), 0);
+}
