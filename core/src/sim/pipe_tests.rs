@@ -256,7 +256,8 @@ fn one_message_pipe(writer: TaskSpec) -> Simulator {
 
 /// pipe_read() copies the message (fs/pipe.c v6.5 line 307) and only then, the lock
 /// dropped, wakes a writer of the pipe that was full (lines 388-391). Before session
-/// 32 the writer was woken when the read began, 20 µs (its copy) early.
+/// 32 the writer was woken when the read began, 20 µs (its copy) early; the review
+/// made the bound exact, so a wake-up at a later wrong point fails too.
 #[test]
 fn a_read_wakes_the_writer_after_its_copy() {
     let mut sim = one_message_pipe(writer_of_task_0(1, 4));
@@ -270,10 +271,11 @@ fn a_read_wakes_the_writer_after_its_copy() {
     while waits_to_write(&sim, 1) {
         assert!(sim.step(), "the read wakes the writer");
     }
+    // At the end of the read's burst, not before (its copy) nor later.
     let after_ns = sim.now.since(read_start);
-    assert!(
-        after_ns >= 20_000,
-        "the writer woken {after_ns} ns after the read began, before its 20 µs copy"
+    assert_eq!(
+        after_ns, 20_000,
+        "the writer woken {after_ns} ns after the read began, not at its 20 µs copy's end"
     );
 }
 
@@ -306,10 +308,13 @@ fn a_writer_that_waited_for_room_copies_after_it_wakes() {
     while sim.tasks[0].tokens == 0 {
         assert!(sim.step(), "the woken writer writes");
     }
+    // The switch to the writer (`ctx_switch_ns`; its data was not displaced),
+    // then its copy: the message is readable at the copy's end, not before nor later.
     let after_ns = sim.now.since(runs_at);
-    assert!(
-        after_ns >= 5_000,
-        "the message readable {after_ns} ns after the woken writer ran, before its 5 µs copy"
+    let copy_end_ns = sim.cost.params.ctx_switch_ns + 5_000;
+    assert_eq!(
+        after_ns, copy_end_ns,
+        "the message readable {after_ns} ns after the woken writer ran, not at the end of its switch and 5 µs copy"
     );
 }
 
