@@ -3,6 +3,7 @@
 
 use crate::cpumask::CpuId;
 
+use super::pipe::PipeOp;
 use super::{Loc, Mode, Simulator};
 
 impl Simulator {
@@ -203,6 +204,42 @@ impl Simulator {
                 "{live} live tasks but the count says {}",
                 self.live
             ));
+        }
+        self.check_pipes()
+    }
+
+    /// A pipe's reader holds a token per readable message, plus at most one for its
+    /// start signal; its ring holds at most `slots` pages, one more while a read that
+    /// frees one copies; its writes in flight are the writers in their copy to it.
+    fn check_pipes(&self) -> Result<(), String> {
+        let mut copying = vec![0u32; self.pipes.len()];
+        for op in &self.pipe_ops {
+            if let PipeOp::Write { to, .. } = *op {
+                copying[to as usize] += 1;
+            }
+        }
+        for (t, p) in self.pipes.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let (tokens, len) = (self.tasks[t].tokens, p.len());
+            if tokens < len || tokens > len + 1 {
+                return Err(format!(
+                    "task {t}'s pipe holds {len} readable messages but it has {tokens} tokens"
+                ));
+            }
+            if p.pages_in_use() > p.slots() + 1 {
+                return Err(format!(
+                    "task {t}'s pipe uses {} pages of {}",
+                    p.pages_in_use(),
+                    p.slots()
+                ));
+            }
+            if p.writes_in_flight() != copying[t] {
+                return Err(format!(
+                    "task {t}'s pipe has {} writes in flight but {} writers copy to it",
+                    p.writes_in_flight(),
+                    copying[t]
+                ));
+            }
         }
         Ok(())
     }

@@ -47,9 +47,19 @@ pub(super) struct Pipe {
     /// Pages taken during that read by writers that saw it over ([`View::Locked`]):
     /// in the kernel they wait for the mutex and take them after it.
     early: u32,
-    /// Messages whose write has its room (in `pages`) and is still copying: not yet
-    /// readable. At most one per task.
-    in_flight: u32,
+    /// Per page in `pages`, the messages whose write has its room there and is still
+    /// copying (at most one per task). In the kernel a write copies under the mutex,
+    /// so messages become readable in ring order; the model's writes overlap and can
+    /// end out of order, so a message is readable only once every write into it and
+    /// the pages before it has ended ([`Pipe::len`]): a read never takes, nor a page
+    /// is released with, a slot still being copied.
+    in_flight: VecDeque<u32>,
+    /// Pages released since the pipe was made (wrapping): `released + i` names
+    /// `pages[i]` to a write that ends later ([`Pipe::write`]).
+    released: u32,
+    /// Reads begun since the pipe was made (wrapping): a write notes it at its start
+    /// to tell, at its end, whether the read in progress began after it.
+    pub(super) reads: u32,
 }
 
 /// The two views a writer has of the ring while the reader copies (the model has no
@@ -78,13 +88,39 @@ impl Pipe {
             tail_read: 0,
             freeing: false,
             early: 0,
-            in_flight: 0,
+            in_flight: VecDeque::with_capacity(ring.slots.max(1) as usize + 1),
+            released: 0,
+            reads: 0,
         }
     }
 
-    /// Messages written (their writes ended) and not read.
+    /// Messages readable: written, not read, and in ring order before any message
+    /// still being copied (a page's copying messages count as its last ones).
     pub(super) fn len(&self) -> u32 {
-        self.pages.iter().sum::<u32>() - self.tail_read - self.in_flight
+        let mut n = 0;
+        for (&msgs, &copying) in self.pages.iter().zip(&self.in_flight) {
+            n += msgs - copying;
+            if copying > 0 {
+                break;
+            }
+        }
+        n - self.tail_read
+    }
+
+    /// Pages in use (`pipe->head - pipe->tail`, with a page freed by the read in
+    /// progress and the one taken early meanwhile both counted).
+    pub(super) fn pages_in_use(&self) -> u32 {
+        self.pages.len() as u32
+    }
+
+    /// `ring.slots`: the most pages the ring holds.
+    pub(super) fn slots(&self) -> u32 {
+        self.ring.slots
+    }
+
+    /// Writes that have taken their room and are still copying.
+    pub(super) fn writes_in_flight(&self) -> u32 {
+        self.in_flight.iter().sum()
     }
 
     /// Pages in use as `view` sees them.
@@ -117,37 +153,54 @@ impl Pipe {
     /// Takes room for one message: in the head page if `merge`, else a new page
     /// (fs/pipe.c v6.5 lines 490-532: `pipe->head = head + 1`, then the copy). The
     /// message is readable once [`Pipe::end_write`] says its copy is done. The
-    /// caller has checked [`Pipe::can_merge`] or `!full(View::Locked)`.
-    pub(super) fn write(&mut self, merge: bool) {
-        match self.pages.back_mut() {
-            Some(n) if merge => *n += 1,
+    /// caller has checked [`Pipe::can_merge`] or `!full(View::Locked)`. Returns the
+    /// page's name for [`Pipe::end_write`].
+    pub(super) fn write(&mut self, merge: bool) -> u32 {
+        match (self.pages.back_mut(), self.in_flight.back_mut()) {
+            (Some(n), Some(copying)) if merge => {
+                *n += 1;
+                *copying += 1;
+            }
             _ => {
                 debug_assert!(!self.full(View::Locked), "a new page in a full pipe");
                 self.pages.push_back(1);
+                self.in_flight.push_back(1);
                 self.early += self.freeing as u32;
             }
         }
-        self.in_flight += 1;
+        self.released
+            .wrapping_add(self.pages.len() as u32)
+            .wrapping_sub(1)
     }
 
-    /// The copy of a message [`Pipe::write`] took room for is done: `buf->len +=`
-    /// (fs/pipe.c v6.5 lines 475, 541).
-    pub(super) fn end_write(&mut self) {
-        debug_assert!(self.in_flight > 0, "a write ended that never began");
-        self.in_flight = self.in_flight.saturating_sub(1);
+    /// The copy of a message [`Pipe::write`] took room for in `page` is done:
+    /// `buf->len +=` (fs/pipe.c v6.5 lines 475, 541). Returns how many messages
+    /// became readable: none if a write into an earlier page still copies, more
+    /// than one if this was that earlier write.
+    pub(super) fn end_write(&mut self, page: u32) -> u32 {
+        let before = self.len();
+        let i = page.wrapping_sub(self.released) as usize;
+        match self.in_flight.get_mut(i) {
+            Some(copying) if *copying > 0 => *copying -= 1,
+            _ => debug_assert!(false, "a write ended that never began, or in a freed page"),
+        }
+        self.len() - before
     }
 
     /// pipe_read() of one message begins (fs/pipe.c v6.5 lines 286-334): the
     /// message is the reader's; whether its page is now read to its end (`buf->len
     /// -= chars`, `if (!buf->len)`) is known, the page is freed by
-    /// [`Pipe::end_read`]. The caller has checked the pipe holds a message.
+    /// [`Pipe::end_read`]. The caller has checked the pipe holds a message
+    /// (`len() > 0`): the tail page's next message, whose copy has ended, so a page
+    /// this read ends has no write in flight.
     pub(super) fn begin_read(&mut self) {
         debug_assert!(!self.freeing, "two reads at once");
+        debug_assert!(self.len() > 0, "a read of an empty pipe");
         let Some(&n) = self.pages.front() else {
-            debug_assert!(false, "a read of an empty pipe");
             return;
         };
         self.tail_read += 1;
+        self.reads = self.reads.wrapping_add(1);
         self.freeing = self.tail_read >= n;
     }
 
@@ -156,6 +209,9 @@ impl Pipe {
     pub(super) fn end_read(&mut self) {
         if std::mem::take(&mut self.freeing) {
             self.pages.pop_front();
+            let copying = self.in_flight.pop_front();
+            debug_assert_eq!(copying, Some(0), "a page released mid-copy");
+            self.released = self.released.wrapping_add(1);
             self.tail_read = 0;
         }
         self.early = 0;
@@ -171,9 +227,15 @@ pub(super) enum PipeOp {
     /// pipe_read() of the task's own pipe; `was_full`: the ring was full at its start
     /// (fs/pipe.c v6.5 line 254).
     Read { was_full: bool },
-    /// pipe_write() to task `to`'s pipe, its room taken; `waited`: it slept in
-    /// `wr_wait` first (line 576, `wake_next_writer`).
-    Write { to: u32, waited: bool },
+    /// pipe_write() to task `to`'s pipe, its room taken in `page` ([`Pipe::write`]);
+    /// `waited`: it slept in `wr_wait` first (line 576, `wake_next_writer`); `reads`:
+    /// the pipe's [`Pipe::reads`] at its start.
+    Write {
+        to: u32,
+        waited: bool,
+        page: u32,
+        reads: u32,
+    },
 }
 
 impl Simulator {
@@ -198,16 +260,30 @@ impl Simulator {
     /// only on an empty pipe), then, if this writer waited and left the ring not
     /// full (`wake_next_writer`, lines 576, 579-580, 598-599), the next waiting
     /// writer.
-    fn pipe_write_end(&mut self, t: u32, to: u32, waited: bool, cpu: u32) {
+    ///
+    /// The ring at line 579 is the one this writer holds the mutex over: a read that
+    /// began before the write is over, its page freed ([`View::Locked`]); a read that
+    /// began after it waits for this writer's mutex, so its page still counts
+    /// ([`View::Lockless`]: that read, at its end, wakes a writer itself, lines
+    /// 390-391). A write whose message is not yet readable (one into an earlier page
+    /// still copies: the model's writes overlap) adds nothing for the reader to take.
+    fn pipe_write_end(&mut self, t: u32, op: (u32, bool, u32, u32), cpu: u32) {
+        let (to, waited, page, reads) = op;
         let Some(p) = self.pipes[to as usize].as_mut() else {
             return;
         };
-        p.end_write();
-        let pass_on = waited && !p.full(View::Locked);
-        self.tasks[to as usize].tokens += 1;
+        let readable = p.end_write(page);
+        let read_after = p.freeing && p.reads != reads;
+        let view = if read_after {
+            View::Lockless
+        } else {
+            View::Locked
+        };
+        let pass_on = waited && !p.full(view);
+        self.tasks[to as usize].tokens += readable;
         self.write_waited[t as usize] = false;
         let r = &self.tasks[to as usize];
-        if r.loc == Loc::Blocked && r.block == Block::Wait {
+        if readable > 0 && r.loc == Loc::Blocked && r.block == Block::Wait {
             self.wake(to, Some(t), cpu, WakeFlags::SYNC);
         }
         if pass_on {
@@ -222,7 +298,12 @@ impl Simulator {
         match std::mem::take(&mut self.pipe_ops[t as usize]) {
             PipeOp::None => {}
             PipeOp::Read { was_full } => self.pipe_read_end(t, was_full, cpu),
-            PipeOp::Write { to, waited } => self.pipe_write_end(t, to, waited, cpu),
+            PipeOp::Write {
+                to,
+                waited,
+                page,
+                reads,
+            } => self.pipe_write_end(t, (to, waited, page, reads), cpu),
         }
     }
 
@@ -242,16 +323,23 @@ impl Simulator {
     /// (kernel/sched/wait.c v6.5 lines 80-121, 202-208) wakes the first writer queued
     /// on `reader`'s pipe, whose `autoremove_wake_function()` takes it off the queue;
     /// it retries its write and queues again at the tail if the pipe is still full.
+    /// A waiter that does not sleep (`try_to_wake_up()` returns 0) does not count
+    /// against `nr_exclusive`: the wake-up goes on to the next (wait.c lines 104-112).
+    /// The model queues only sleeping writers, so that is a bug (debug builds stop);
+    /// release builds drop the stale entry and wake the next, as the kernel would.
     pub(super) fn wake_first_writer(&mut self, reader: u32, waker: u32, cpu: u32) {
-        if self.writers[reader as usize].is_empty() {
-            return;
-        }
-        // FIFO, at most one entry per task (bounded by the number of tasks).
-        let w = self.writers[reader as usize].remove(0);
-        if self.tasks[w as usize].loc == Loc::Blocked
-            && self.tasks[w as usize].block == Block::SendFull
-        {
-            self.wake(w, Some(waker), cpu, WakeFlags::SYNC);
+        // FIFO, at most one entry per task: at most one pass per task.
+        while !self.writers[reader as usize].is_empty() {
+            let w = self.writers[reader as usize].remove(0);
+            let task = &self.tasks[w as usize];
+            if task.loc == Loc::Blocked && task.block == Block::SendFull {
+                self.wake(w, Some(waker), cpu, WakeFlags::SYNC);
+                return;
+            }
+            debug_assert!(
+                false,
+                "writer {w} queued on {reader}'s pipe but not waiting"
+            );
         }
     }
 }
@@ -276,8 +364,8 @@ mod tests {
         let mut n = 0;
         while p.can_merge() || !p.full(View::Locked) {
             let merge = p.can_merge();
-            p.write(merge);
-            p.end_write();
+            let page = p.write(merge);
+            p.end_write(page);
             n += 1;
         }
         assert_eq!(n, 640);
@@ -296,11 +384,11 @@ mod tests {
     fn a_message_is_readable_once_its_copy_is_done() {
         let mut p = hackbench_pipe();
         // The room is taken (pipe_write() fs/pipe.c v6.5 line 518) ...
-        p.write(false);
+        let page = p.write(false);
         assert!(p.can_merge(), "the page is in the ring");
         assert_eq!(p.len(), 0, "not readable while it copies");
         // ... the copy ends (`buf->len = copied`, line 541).
-        p.end_write();
+        assert_eq!(p.end_write(page), 1);
         assert_eq!(p.len(), 1);
     }
 
@@ -315,15 +403,15 @@ mod tests {
             msgs_per_page: 1,
         });
         for _ in 0..2 {
-            p.write(false);
-            p.end_write();
+            let page = p.write(false);
+            p.end_write(page);
         }
         p.begin_read();
         assert!(p.full(View::Lockless) && !p.full(View::Locked));
         // A writer that went ahead of the mutex takes the freed slot: not yet seen
         // by the lockless check, which still sees the read's page.
-        p.write(false);
-        p.end_write();
+        let page = p.write(false);
+        p.end_write(page);
         assert!(p.full(View::Lockless) && p.full(View::Locked));
         p.end_read();
         assert!(
@@ -335,15 +423,38 @@ mod tests {
         assert!(!p.full(View::Lockless));
     }
 
+    /// Writes that end out of order (a woken writer pays its switch before its copy;
+    /// a writer is preempted mid-copy): in the kernel the first holds the mutex
+    /// through its copy, so the second cannot even begin. A message behind one still
+    /// being copied is not readable, so no read ends a page whose last write copies.
+    /// Before the review the second write's end let a read take the first's page and
+    /// free it mid-copy; the first write then ended in a freed page.
+    #[test]
+    fn no_read_takes_a_page_whose_last_write_still_copies() {
+        let mut p = Pipe::new(PipeRing {
+            slots: 4,
+            msgs_per_page: 1,
+        });
+        let first = p.write(false);
+        let second = p.write(false);
+        assert_eq!(p.end_write(second), 0, "behind the first, still copying");
+        assert_eq!(p.len(), 0, "nothing a read may take");
+        assert_eq!(p.end_write(first), 2, "both readable at the first's end");
+        p.begin_read();
+        assert!(p.freeing, "the read ends the first page");
+        p.end_read();
+        assert_eq!(p.len(), 1);
+    }
+
     #[test]
     fn a_write_after_a_wait_takes_a_new_page_and_leaves_the_head_page_short() {
         let mut p = hackbench_pipe();
-        p.write(false);
-        p.end_write();
+        let page = p.write(false);
+        p.end_write(page);
         // A writer that waited does not merge (pipe_write() retries from its loop,
         // fs/pipe.c v6.5 lines 479-490): two pages of one message each.
-        p.write(false);
-        p.end_write();
+        let page = p.write(false);
+        p.end_write(page);
         assert!(p.can_merge());
         for _ in 0..2 {
             p.begin_read();

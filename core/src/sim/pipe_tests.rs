@@ -256,7 +256,8 @@ fn one_message_pipe(writer: TaskSpec) -> Simulator {
 
 /// pipe_read() copies the message (fs/pipe.c v6.5 line 307) and only then, the lock
 /// dropped, wakes a writer of the pipe that was full (lines 388-391). Before session
-/// 32 the writer was woken when the read began, 20 µs (its copy) early.
+/// 32 the writer was woken when the read began, 20 µs (its copy) early; the review
+/// made the bound exact, so a wake-up at a later wrong point fails too.
 #[test]
 fn a_read_wakes_the_writer_after_its_copy() {
     let mut sim = one_message_pipe(writer_of_task_0(1, 4));
@@ -270,10 +271,11 @@ fn a_read_wakes_the_writer_after_its_copy() {
     while waits_to_write(&sim, 1) {
         assert!(sim.step(), "the read wakes the writer");
     }
+    // At the end of the read's burst, not before (its copy) nor later.
     let after_ns = sim.now.since(read_start);
-    assert!(
-        after_ns >= 20_000,
-        "the writer woken {after_ns} ns after the read began, before its 20 µs copy"
+    assert_eq!(
+        after_ns, 20_000,
+        "the writer woken {after_ns} ns after the read began, not at its 20 µs copy's end"
     );
 }
 
@@ -306,10 +308,13 @@ fn a_writer_that_waited_for_room_copies_after_it_wakes() {
     while sim.tasks[0].tokens == 0 {
         assert!(sim.step(), "the woken writer writes");
     }
+    // The switch to the writer (`ctx_switch_ns`; its data was not displaced),
+    // then its copy: the message is readable at the copy's end, not before nor later.
     let after_ns = sim.now.since(runs_at);
-    assert!(
-        after_ns >= 5_000,
-        "the message readable {after_ns} ns after the woken writer ran, before its 5 µs copy"
+    let copy_end_ns = sim.cost.params.ctx_switch_ns + 5_000;
+    assert_eq!(
+        after_ns, copy_end_ns,
+        "the message readable {after_ns} ns after the woken writer ran, not at the end of its switch and 5 µs copy"
     );
 }
 
@@ -327,4 +332,69 @@ fn writer_of_task_0(cpu: u32, times: u64) -> TaskSpec {
             Op::Exit,
         ],
     )
+}
+
+/// A pipe of two one-message pages and two writers (tasks 1, 2) that copy for
+/// `copy_ns` after taking their room; the reader (task 0) reads from 1 ms on, a
+/// 50 µs copy then 20 µs of other work per message: a woken writer takes its page
+/// (within the 20 µs) before the reader's next read begins, and ends its copy
+/// during that read.
+fn two_writers_and_a_gap(copy_ns: u64) -> Simulator {
+    let ring = PipeRing {
+        slots: 2,
+        msgs_per_page: 1,
+    };
+    let reader = TaskSpec {
+        pipe: Some(ring),
+        mailbox_cap: 2,
+        ..task_on(
+            96,
+            &[0],
+            0,
+            vec![
+                Op::Run(Dist::Fixed { ns: 1_000_000 }),
+                Op::Wait,
+                Op::Run(Dist::Fixed { ns: 50_000 }),
+                Op::Run(Dist::Fixed { ns: 20_000 }),
+                Op::Repeat { to: 1, times: 40 },
+                Op::Exit,
+            ],
+        )
+    };
+    let writer = |cpu| {
+        task_on(
+            96,
+            &[cpu],
+            0,
+            vec![
+                Op::Send { to: 0 },
+                Op::Run(Dist::Fixed { ns: copy_ns }),
+                Op::Run(Dist::Fixed { ns: 100_000 }),
+                Op::Repeat { to: 0, times: 20 },
+                Op::Exit,
+            ],
+        )
+    };
+    let allowed = CpuMask::from_cpus(96, (0..3).map(CpuId));
+    quiet_sim(
+        "kunpeng920-4826",
+        "6.8",
+        allowed,
+        100,
+        vec![reader, writer(1), writer(2)],
+    )
+}
+
+/// A woken writer that ends its copy while a read that began after its write copies
+/// holds the mutex in the kernel: that read waits, the ring is still full at
+/// fs/pipe.c v6.5 line 579, `wake_next_writer` is false, and only the read wakes
+/// the next writer (lines 390-391), which finds the page it freed. Before the
+/// review the writer saw the read's page as freed and woke the next writer too,
+/// which found the ring full: a futile wake-up per read here.
+#[test]
+fn a_writer_does_not_pass_on_a_page_a_later_read_frees() {
+    let mut sim = two_writers_and_a_gap(30_000);
+    sim.run().unwrap();
+    assert_eq!(sim.live_tasks(), 0, "every task finished");
+    assert_eq!(sim.futile_writer_wakeups(), 0);
 }

@@ -179,8 +179,15 @@ impl Simulator {
                         // `pipe->head`); the copy is the `Run` that follows, and the
                         // message is readable and the reader woken after it
                         // (`Simulator::pipe_write_end()`).
-                        p.write(merge);
-                        self.begin_pipe_op(t, PipeOp::Write { to, waited }, cpu);
+                        let reads = p.reads;
+                        let page = p.write(merge);
+                        let op = PipeOp::Write {
+                            to,
+                            waited,
+                            page,
+                            reads,
+                        };
+                        self.begin_pipe_op(t, op, cpu);
                         continue;
                     }
                     self.tasks[to as usize].tokens += 1;
