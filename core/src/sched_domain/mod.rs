@@ -123,6 +123,10 @@ pub struct Groups {
     ring: Arc<[SchedGroup]>,
     /// Index in `ring` of `sd->groups` (the group holding the domain's CPU).
     first: usize,
+    /// `sd->groups` when it is this domain's own: an overlapping (NUMA) group, which
+    /// the kernel allocates per domain, whose flags `cpu_attach_domain()` changed.
+    /// The rest of the ring is still shared.
+    own_first: Option<Arc<SchedGroup>>,
 }
 
 impl Groups {
@@ -132,7 +136,20 @@ impl Groups {
             first < ring.len().max(1),
             "a domain enters its ring at a group"
         );
-        Groups { ring, first }
+        Groups {
+            ring,
+            first,
+            own_first: None,
+        }
+    }
+
+    /// A domain entering `ring` at `first`, whose first group is its own `own` (the
+    /// ring's group there with other flags).
+    pub fn with_own_first(ring: Arc<[SchedGroup]>, first: usize, own: Arc<SchedGroup>) -> Self {
+        Groups {
+            own_first: Some(own),
+            ..Groups::new(ring, first)
+        }
     }
 
     /// The number of groups round the ring (`sd->groups` back to itself).
@@ -151,7 +168,10 @@ impl Groups {
 
     /// The `i`th group from `sd->groups` along `sg->next`.
     pub fn get(&self, i: usize) -> Option<&SchedGroup> {
-        (i < self.ring.len()).then(|| &self.ring[(self.first + i) % self.ring.len()])
+        match (&self.own_first, i) {
+            (Some(own), 0) => Some(own),
+            _ => (i < self.ring.len()).then(|| &self.ring[(self.first + i) % self.ring.len()]),
+        }
     }
 
     /// The groups from `sd->groups` once round the ring (`do { … } while (sg != sd->groups)`).
@@ -160,20 +180,33 @@ impl Groups {
     }
 
     /// The shared ring in its stored order and where this domain enters it: readers
-    /// that derive something per group can do so once per ring and rotate.
+    /// that derive something per group can do so once per ring and rotate. The
+    /// domain's first group is [`Groups::own_first`] where that is set.
     pub fn ring(&self) -> (&[SchedGroup], usize) {
         (&self.ring, self.first)
+    }
+
+    /// The domain's own first group, which replaces `ring()[first]` for this domain.
+    pub fn own_first(&self) -> Option<&SchedGroup> {
+        self.own_first.as_deref()
     }
 
     /// Whether two domains share one ring (the kernel's same `sched_group` objects).
     pub fn shares_ring_with(&self, other: &Groups) -> bool {
         Arc::ptr_eq(&self.ring, &other.ring)
+            && match (&self.own_first, &other.own_first) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
     }
 }
 
 /// [`Groups::iter`]: once round the ring from `sd->groups`.
-pub type GroupsIter<'a> =
-    std::iter::Chain<std::slice::Iter<'a, SchedGroup>, std::slice::Iter<'a, SchedGroup>>;
+pub type GroupsIter<'a> = std::iter::Chain<
+    std::option::IntoIter<&'a SchedGroup>,
+    std::iter::Chain<std::slice::Iter<'a, SchedGroup>, std::slice::Iter<'a, SchedGroup>>,
+>;
 
 impl std::ops::Index<usize> for Groups {
     type Output = SchedGroup;
@@ -187,7 +220,12 @@ impl<'a> IntoIterator for &'a Groups {
     type IntoIter = GroupsIter<'a>;
     fn into_iter(self) -> Self::IntoIter {
         let (head, tail) = self.ring.split_at(self.first.min(self.ring.len()));
-        tail.iter().chain(head.iter())
+        let mut rest = tail.iter().chain(head.iter());
+        let own = self.own_first.as_deref();
+        if own.is_some() {
+            rest.next();
+        }
+        own.into_iter().chain(rest)
     }
 }
 

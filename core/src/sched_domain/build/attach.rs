@@ -199,8 +199,8 @@ impl Builder<'_> {
 
     /// The public ring a domain walks: each builder ring becomes one shared
     /// `Arc<[SchedGroup]>`; a domain whose own (overlapping) first group was changed
-    /// by `cpu_attach_domain()` gets a copy with that change, shared by the domains
-    /// with the same one.
+    /// by `cpu_attach_domain()` gets its own copy of that group (shared by the domains
+    /// with the same one) and the shared ring for the rest.
     fn resolve_groups(&self, a: &AttachedSd, rings: &mut ResolvedRings) -> Groups {
         let r = a.groups.ring;
         let first = a.groups.first as usize;
@@ -220,12 +220,13 @@ impl Builder<'_> {
                     .changed
                     .entry((r, first as u32, f))
                     .or_insert_with(|| {
-                        let mut ring = shared.to_vec();
-                        ring[first].flags = f;
-                        ring.into()
+                        Arc::new(SchedGroup {
+                            flags: f,
+                            ..shared[first].clone()
+                        })
                     })
                     .clone();
-                Groups::new(own, first)
+                Groups::with_own_first(shared, first, own)
             }
             _ => Groups::new(shared, first),
         }
@@ -334,5 +335,5 @@ struct AttachedSd {
 #[derive(Default)]
 struct ResolvedRings {
     plain: FxHashMap<u32, Arc<[SchedGroup]>>,
-    changed: FxHashMap<(u32, u32, SdFlags), Arc<[SchedGroup]>>,
+    changed: FxHashMap<(u32, u32, SdFlags), Arc<SchedGroup>>,
 }

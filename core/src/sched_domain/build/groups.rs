@@ -193,9 +193,9 @@ impl Builder<'_> {
             .all(|&i| owner[i.idx()] == self.group_anchor(tl, i).0)
     }
 
-    /// A circular list of non-overlapping groups (`sg->next`), stored once: every rotation of it
+    /// A circular list of groups (`sg->next`), stored once: every rotation of it
     /// (another CPU entering the same ring) shares the ring.
-    fn intern_ring(&mut self, list: Vec<u32>) -> GroupList {
+    pub(super) fn intern_ring(&mut self, list: Vec<u32>) -> GroupList {
         let k = list.len();
         let pos = (0..k).min_by_key(|&j| list[j]).unwrap_or(0);
         let mut ring = list;

@@ -65,7 +65,8 @@ impl GroupList {
 }
 
 /// A `struct sched_group`. Non-overlapping groups are per-CPU objects shared by every
-/// CPU whose domain includes them; overlapping (NUMA) ones are allocated per domain.
+/// CPU whose domain includes them; overlapping (NUMA) ones are allocated per domain in
+/// the kernel and stored once per content here (`overlap.rs`).
 #[derive(Clone, Debug)]
 struct Sg {
     span: CpuMask,
@@ -102,8 +103,11 @@ struct Builder<'a> {
     anchors: Vec<Vec<u32>>,
     /// The circular group lists (indices into `groups`), each stored once.
     rings: Vec<Vec<u32>>,
-    /// Non-overlapping rings by content, first group the lowest index.
+    /// Rings by content, first group the lowest index.
     ring_of: FxHashMap<Vec<u32>, u32>,
+    /// Overlapping groups by what builds them (`build_overlap_sched_groups()`): level,
+    /// whether from the sibling's child, that domain's `span_id` and flags.
+    overlap_sg: FxHashMap<(u32, bool, u32, SdFlags), u32>,
     /// Per ring: `init_sched_groups_capacity()` has set its groups' cores (bit 0) and
     /// asym_prefer_cpu (bit 1); both depend on the group's span only.
     ring_init: Vec<u8>,
@@ -172,6 +176,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
         anchors: Vec::new(),
         rings: Vec::new(),
         ring_of: FxHashMap::default(),
+        overlap_sg: FxHashMap::default(),
         ring_init: Vec::new(),
         cores_of: FxHashMap::default(),
         sgc: FxHashMap::default(),

@@ -1,8 +1,18 @@
 //! Step 3 of `build_sched_domains()` at overlapping (NUMA) levels (topology.c v6.8):
 //! `build_overlap_sched_groups()`, with `find_descended_sibling()` (585b6d2723dc,
 //! v5.13) written inline as the descent loop, `build_group_from_child_sched_domain()`
-//! and `init_overlap_sched_group()` inline too, and `build_balance_mask()`. These
-//! groups are allocated per domain, as the kernel allocates them.
+//! and `init_overlap_sched_group()` inline too, and `build_balance_mask()`.
+//!
+//! Simplified in representation only: the kernel allocates these groups per domain,
+//! and on a machine of many nodes at one distance every CPU's NUMA domain holds a
+//! copy of every node's group (1024 nodes: a million groups). A group is a function of
+//! the sibling domain it is built from (its child's span and flags, or its own span)
+//! and of `build_balance_mask()`, which depends on the span alone, so equal groups are
+//! stored once (`Builder::overlap_sg`) and rings that are rotations of one another
+//! share one (`intern_ring()`). Nothing mutates an overlapping group after this step
+//! but `cpu_attach_domain()`'s first-group flags, which stay with the domain
+//! (`attach.rs`), and the sgc, which is shared in the kernel too and is still written
+//! once per group per domain, in the kernel's order.
 
 use super::{Builder, GroupList, Sg, Sgc, SCHED_CAPACITY_SCALE};
 use crate::cpumask::{CpuId, CpuMask};
@@ -11,7 +21,7 @@ use crate::sched_domain::SdFlags;
 impl Builder<'_> {
     /// `build_overlap_sched_groups(sd, cpu)`, with the NUMA-diameter > 2 fix
     /// (585b6d2723dc, v5.13) that descends to a sibling whose child fits the span.
-    /// The kernel allocates these groups per domain; their ring is this domain's.
+    /// The kernel allocates these groups per domain; equal ones are stored once here.
     pub(super) fn build_overlap_sched_groups(&mut self, tl: usize, cpu: CpuId) -> GroupList {
         let span = self.sd_ref(tl, cpu).expect("built").span.clone();
         let mut covered = CpuMask::new(self.m.nr_cpus());
@@ -37,7 +47,27 @@ impl Builder<'_> {
                     stl -= 1;
                 }
             }
-            // build_group_from_child_sched_domain()
+            // build_group_from_child_sched_domain(): the group is its sibling's child
+            // (or the sibling itself at the lowest level), so it is keyed by that
+            // domain's span id and flags. Met before: the same group, whose sgc
+            // init_overlap_sched_group() writes again.
+            let key = match self.sd_ref(stl.wrapping_sub(1), i).filter(|_| stl > 0) {
+                Some(child) => (stl as u32, true, child.span_id, child.flags),
+                None => {
+                    let sib = self.sd_ref(stl, i).expect("sibling");
+                    (stl as u32, false, sib.span_id, SdFlags::EMPTY)
+                }
+            };
+            if let Some(&g) = self.overlap_sg.get(&key) {
+                let sg = &self.groups[g as usize];
+                let capacity = SCHED_CAPACITY_SCALE * sg.span.weight() as u64;
+                if let Some(sgc) = self.sgc.get_mut(&sg.sgc) {
+                    sgc.capacity = capacity;
+                }
+                covered.or_assign(&self.groups[g as usize].span);
+                list.push(g);
+                continue;
+            }
             let (sg_span, sg_flags) = match self.child_span(stl, i) {
                 Some(cs) => (
                     cs.clone(),
@@ -67,10 +97,11 @@ impl Builder<'_> {
                 cores: 0,
                 asym_prefer_cpu: None,
             });
-            list.push(self.groups.len() as u32 - 1);
+            let g = self.groups.len() as u32 - 1;
+            self.overlap_sg.insert(key, g);
+            list.push(g);
         }
-        let ring = self.push_ring(list);
-        GroupList { ring, first: 0 }
+        self.intern_ring(list)
     }
 
     /// `build_balance_mask(sd, sg, mask)`: the CPUs of the group whose own sibling at

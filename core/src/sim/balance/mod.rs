@@ -360,20 +360,28 @@ impl BalanceInfo {
         // By (level, the ring's address): the ring's groups (each made once, in the
         // ring's stored order, shared by every domain walking it), how many of them
         // come before each ring position, and their online CPUs in all. Looked up only.
+        // A domain's own first group (`Groups::own_first`) makes its ring a ring of its
+        // own here, keyed by where it enters and the flags it has.
         type Made = (Arc<[Group]>, Vec<usize>, usize);
-        let mut by_ring: FxHashMap<(usize, usize), Made> = FxHashMap::default();
+        type RingKey = (usize, usize, Option<(usize, SdFlags)>);
+        let mut by_ring: FxHashMap<RingKey, Made> = FxHashMap::default();
         for &c in active {
             let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
                 continue;
             };
             for (i, sd) in cd.domains.iter().enumerate() {
                 let (ring, first) = sd.groups.ring();
+                let own = sd.groups.own_first().map(|g| (first, g.flags));
                 let (made, before, weight) = by_ring
-                    .entry((sd.tl, ring.as_ptr() as usize))
+                    .entry((sd.tl, ring.as_ptr() as usize, own))
                     .or_insert_with(|| {
                         let mut before = Vec::with_capacity(ring.len());
                         let mut made = Vec::with_capacity(ring.len());
-                        for g in ring {
+                        for (j, g) in ring.iter().enumerate() {
+                            let flags = match own {
+                                Some((f, flags)) if f == j => flags,
+                                _ => g.flags,
+                            };
                             before.push(made.len());
                             let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
                                 let cpus: Vec<u32> =
@@ -390,7 +398,7 @@ impl BalanceInfo {
                                     pieces,
                                     cpus,
                                     capacity: g.capacity,
-                                    flags: g.flags,
+                                    flags,
                                     cores: g.cores,
                                     sgc: sgc_of(sd.tl, g.id),
                                 });
