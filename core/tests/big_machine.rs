@@ -9,24 +9,11 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use schedlab_core::experiment::{self, CpuSelection, RunSpec};
 use schedlab_core::topology::MachineSpec;
 use schedlab_core::workload::{Noise, Workload};
-
-/// The process's peak resident memory so far (`VmHWM`), in bytes.
-fn peak_resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .expect("VmHWM");
-    let kib: u64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|k| k.parse().ok())
-        .expect("VmHWM in kB");
-    kib * 1024
-}
 
 /// Measured after the fix: about 60 MiB in release (the machine, its domains and the
 /// simulator), 1.2 GB before it.
@@ -53,7 +40,7 @@ fn a_4096_cpu_llc_simulates_in_bounded_memory() {
     };
     let report = experiment::run(&run).expect("the run");
     assert!(report.events > 0, "the run simulated nothing");
-    let peak = peak_resident_bytes();
+    let peak = common::peak_resident_bytes();
     assert!(
         peak < MAX_RESIDENT_BYTES,
         "a 4096-CPU run left the process's peak resident memory at {} MiB (bound {} MiB)",

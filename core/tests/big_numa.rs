@@ -10,23 +10,10 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use schedlab_core::sched_domain::{build_sched_domains, BuildConfig};
 use schedlab_core::topology::MachineSpec;
-
-/// The process's peak resident memory so far (`VmHWM`), in bytes.
-fn peak_resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .expect("VmHWM");
-    let kib: u64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|k| k.parse().ok())
-        .expect("VmHWM in kB");
-    kib * 1024
-}
 
 /// Measured after the fix: about 20 MiB (the machine and its domains); 1.1 GB before.
 const MAX_RESIDENT_BYTES: u64 = 150 << 20;
@@ -54,7 +41,7 @@ fn a_1024_node_machine_builds_its_domains_in_bounded_memory() {
             .span
             .test_cpu(schedlab_core::cpumask::CpuId(cpu)));
     }
-    let peak = peak_resident_bytes();
+    let peak = common::peak_resident_bytes();
     assert!(
         peak < MAX_RESIDENT_BYTES,
         "a 1024-node machine's domains left the process's peak resident memory at {} MiB (bound {} MiB)",

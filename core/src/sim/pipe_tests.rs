@@ -122,29 +122,35 @@ fn a_woken_writer_that_leaves_room_wakes_the_next() {
     );
 }
 
+/// The reader of a pipe (task 0, on CPU 0): from 1 ms on it waits for a message and
+/// then runs `work_ns` (its copy first), `reads` times over.
+fn reader_of(ring: PipeRing, mailbox_cap: u32, work_ns: &[u64], reads: u64) -> TaskSpec {
+    let mut ops = vec![Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Wait];
+    ops.extend(work_ns.iter().map(|&ns| Op::Run(Dist::Fixed { ns })));
+    ops.extend([
+        Op::Repeat {
+            to: 1,
+            times: reads,
+        },
+        Op::Exit,
+    ]);
+    TaskSpec {
+        pipe: Some(ring),
+        mailbox_cap,
+        ..task_on(96, &[0], 0, ops)
+    }
+}
+
 /// A reader (task 0, CPU 0) that starts after 1 ms and then reads a message every
 /// 20 µs, of a pipe of `ring`, and `n_writers` writers (tasks 1.., CPUs 1..) sending
 /// it 800 messages each as fast as they can: the ring is full when the reader starts.
 fn full_pipe(ring: PipeRing, n_writers: u32) -> Simulator {
-    let reader = TaskSpec {
-        pipe: Some(ring),
-        mailbox_cap: ring.slots * ring.msgs_per_page,
-        ..task_on(
-            96,
-            &[0],
-            0,
-            vec![
-                Op::Run(Dist::Fixed { ns: 1_000_000 }),
-                Op::Wait,
-                Op::Run(Dist::Fixed { ns: 20_000 }),
-                Op::Repeat {
-                    to: 1,
-                    times: 800 * n_writers as u64,
-                },
-                Op::Exit,
-            ],
-        )
-    };
+    let reader = reader_of(
+        ring,
+        ring.slots * ring.msgs_per_page,
+        &[20_000],
+        800 * n_writers as u64,
+    );
     let writer = |cpu| writer_of_task_0(cpu, 800);
     let mut tasks = vec![reader];
     tasks.extend((1..=n_writers).map(writer));
@@ -234,22 +240,7 @@ fn one_message_pipe(writer: TaskSpec) -> Simulator {
         slots: 1,
         msgs_per_page: 1,
     };
-    let reader = TaskSpec {
-        pipe: Some(ring),
-        mailbox_cap: 1,
-        ..task_on(
-            96,
-            &[0],
-            0,
-            vec![
-                Op::Run(Dist::Fixed { ns: 1_000_000 }),
-                Op::Wait,
-                Op::Run(Dist::Fixed { ns: 20_000 }),
-                Op::Repeat { to: 1, times: 4 },
-                Op::Exit,
-            ],
-        )
-    };
+    let reader = reader_of(ring, 1, &[20_000], 4);
     let allowed = CpuMask::from_cpus(96, (0..2).map(CpuId));
     quiet_sim("kunpeng920-4826", "6.8", allowed, 100, vec![reader, writer])
 }
@@ -344,23 +335,7 @@ fn two_writers_and_a_gap(copy_ns: u64) -> Simulator {
         slots: 2,
         msgs_per_page: 1,
     };
-    let reader = TaskSpec {
-        pipe: Some(ring),
-        mailbox_cap: 2,
-        ..task_on(
-            96,
-            &[0],
-            0,
-            vec![
-                Op::Run(Dist::Fixed { ns: 1_000_000 }),
-                Op::Wait,
-                Op::Run(Dist::Fixed { ns: 50_000 }),
-                Op::Run(Dist::Fixed { ns: 20_000 }),
-                Op::Repeat { to: 1, times: 40 },
-                Op::Exit,
-            ],
-        )
-    };
+    let reader = reader_of(ring, 2, &[50_000, 20_000], 40);
     let writer = |cpu| {
         task_on(
             96,

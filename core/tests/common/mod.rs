@@ -29,3 +29,20 @@ pub fn domains(m: &Machine, release: &str) -> SchedDomains {
 pub fn rng(seed: u64) -> Rng {
     Rng::new(seed)
 }
+
+/// The process's peak resident memory so far (`VmHWM` in /proc/self/status), in bytes:
+/// the bound of the big-machine tests, each alone in its own test binary. Linux only.
+#[cfg(target_os = "linux")]
+pub fn peak_resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|k| k.parse().ok())
+        .expect("VmHWM in kB");
+    kib * 1024
+}
