@@ -148,7 +148,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
             return Err(DomainError::RelaxOutOfRange(r));
         }
     }
-    let topo = TopoMasks::new(m);
+    let topo = TopoMasks::new(m, &cpu_map);
     let levels = topology_levels(m, &topo, cfg, &cpu_map);
     let mut messages = super::firmware::firmware_messages(m, cfg.release);
     let numa_distance = if m.config.numa {
