@@ -1,6 +1,6 @@
 //! Topologies a tester boots in QEMU that no preset or capture has: nodes whose CPUs
-//! are not contiguous, a single CPU, an arm64 cluster wider than its node, and CPUs
-//! offline. Each expectation is derived
+//! are not contiguous, a single CPU, an arm64 cluster wider than its node, CPUs
+//! offline on arm64, and `relax_domain_level=` past 5. Each expectation is derived
 //! from the kernel source named beside it (kernel/sched/topology.c,
 //! drivers/base/arch_topology.c, arch/x86/kernel/smpboot.c).
 
@@ -155,6 +155,54 @@ fn arm64_masks_are_chosen_among_the_online_cpus() {
     assert!(!sd.sched_cluster_active);
     let flags = format::debugfs(&sd, Some(CpuId(0)));
     assert!(!flags.contains("SD_CLUSTER"), "{flags}");
+}
+
+/// 8 sockets of 2 cores on a cube's corners (16 / 22 / 28 for 1 / 2 / 3 hops, as
+/// core/tests/fixtures/qemu/x86-cube8-*): SMT, CLS, MC, PKG, NODE and three NUMA
+/// levels, `sd->level` 0-7.
+fn cube8() -> Machine {
+    let mut s = MachineSpec::regular("cube8", "", Arch::X86, 8, 1, 1, 2, 1, 1, Numbering::Linear);
+    let hops = |a: usize, b: usize| (a ^ b).count_ones();
+    s.numa_distance = Some(
+        (0..8)
+            .map(|a| {
+                (0..8)
+                    .map(|b| [10, 16, 22, 28][hops(a, b) as usize])
+                    .collect()
+            })
+            .collect(),
+    );
+    s.build().expect("builds")
+}
+
+/// `relax_domain_level=` is read with `kstrtoint()` and taken as it is
+/// (topology.c v6.8:1447-1457): a negative value is no request, and any level may be
+/// asked for, `set_domain_attribute()` clearing SD_BALANCE_NEWIDLE (and _WAKE) above it
+/// (v6.8:1459-1475; from v6.9 at it and above). On the cube, level 6 leaves only the
+/// level-7 domain (NUMA at 28) without newidle balancing.
+#[test]
+fn relax_domain_level_takes_any_level() {
+    let m = cube8();
+    let newidle = |release: (u8, u8), relax: i32| -> Vec<bool> {
+        let mut cfg = BuildConfig::new(Release::new(release.0, release.1));
+        cfg.relax_domain_level = Some(relax);
+        let sd = build(&m, &cfg);
+        let cd = sd.cpus[0].as_ref().expect("online");
+        cd.domains
+            .iter()
+            .map(|d| {
+                d.flags
+                    .contains(schedlab_core::sched_domain::SdFlags::BALANCE_NEWIDLE)
+            })
+            .collect()
+    };
+    // CPU0 keeps MC (level 2), NUMA 16, 22 and 28 (levels 5, 6, 7).
+    assert_eq!(newidle((6, 8), -1), [true, true, true, true]);
+    assert_eq!(newidle((6, 8), -7), [true, true, true, true]);
+    assert_eq!(newidle((6, 8), 6), [true, true, true, false]);
+    assert_eq!(newidle((6, 12), 6), [true, true, false, false]);
+    assert_eq!(newidle((6, 8), 7), [true, true, true, true]);
+    assert_eq!(newidle((6, 12), 1000), [true, true, true, true]);
 }
 
 /// An offline CPU leaves its node's NUMA masks holding the node's online CPUs
