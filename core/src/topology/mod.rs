@@ -247,7 +247,7 @@ pub enum TopologyError {
     },
     #[error("node_distance({node}, {node}) is {value}; a node's distance to itself must be 10 (LOCAL_DISTANCE)")]
     SlitDiagonal { node: usize, value: u8 },
-    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (11-255)")]
+    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (11-255); the kernel does not use such a table (ACPI: every remote distance 20; device tree: a single node)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
     #[error("capacities has {len} entries but the machine has {cpus} CPUs: give one capacity per CPU, in CPU order")]
     CapacitiesWrongLength { len: usize, cpus: usize },
