@@ -221,3 +221,46 @@ fn an_offline_cpu_leaves_its_node_in_the_numa_masks() {
         [("0-3".to_string(), "MC"), ("0-6".to_string(), "NUMA")]
     );
 }
+
+/// QEMU `-smp 4,sockets=1,cores=2,threads=2` with each core's thread 0 on node 0 and
+/// thread 1 on node 1 (`-numa cpu,node-id=N,socket-id=0,core-id=C,thread-id=T`, as
+/// QEMU's own numa-test places them). x86's `match_smt()` refuses SMT siblings on
+/// different nodes (`topology_sane()`, smpboot.c v6.8:468-505): no CPU has an SMT
+/// sibling, the L2 and the LLC are cut at the node too (`match_l2c()`, `match_llc()`),
+/// the package holds two nodes so there is no PKG level, and MC is the node's CPUs
+/// 0 and 2. The wake-up path's `cpu_smt_mask()` follows. An arm64 machine of the same
+/// shape is still refused (its kernel keeps the siblings across the nodes).
+#[test]
+fn x86_threads_of_one_core_on_two_nodes_are_two_cores() {
+    let cpus = (0..4)
+        .map(|c| CpuSpec {
+            core: Some(c / 2),
+            ..cpu(c, 0, (c % 2) as u16, c / 2)
+        })
+        .collect::<Vec<_>>();
+    let mut s = MachineSpec::explicit("split-core", "", Arch::X86, cpus.clone());
+    s.numa_distance = Some(vec![vec![10, 20], vec![20, 10]]);
+    let m = s
+        .build()
+        .expect("QEMU boots it; the kernel splits the cores");
+    assert!(m.has_smt(), "the machine file still says SMT");
+    for minor in [(5, 12), (6, 8), (6, 12)] {
+        let sd = build(&m, &BuildConfig::new(Release::new(minor.0, minor.1)));
+        assert_eq!(
+            format::dmesg(&sd, Some(CpuId(0))),
+            "CPU0 attaching sched-domain(s):\n domain-0: span=0,2 level=MC\n  groups: 0:{ span=0 }, 2:{ span=2 }\n  domain-1: span=0-3 level=NUMA\n   groups: 0:{ span=0,2 cap=2048 }, 1:{ span=1,3 cap=2048 }\n",
+            "{minor:?}"
+        );
+        assert!(!sd.sched_smt_present);
+    }
+    let p = schedlab_core::patch::PatchSet::release(Release::new(6, 8));
+    let env = schedlab_core::wakeup::WakeEnv::new(&m, p).expect("env");
+    assert_eq!(env.smt_mask(CpuId(0)).to_list(), "0");
+    let mut a = MachineSpec::explicit("split-core", "", Arch::Arm64, cpus);
+    a.numa_distance = Some(vec![vec![10, 20], vec![20, 10]]);
+    let e = a
+        .build()
+        .expect_err("arm64 keeps them siblings")
+        .to_string();
+    assert!(e.contains("SMT siblings on different nodes"), "{e}");
+}
