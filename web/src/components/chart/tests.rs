@@ -1,3 +1,4 @@
+use super::draw::nice_ceiling;
 use super::*;
 
 /// A live run's chart: throughput against 30 ms of simulated time, no dots.
@@ -51,7 +52,7 @@ fn every_polyline_is_a_tagged_series() {
     let svg = svg(&props, SIZE).expect("draws");
     assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
     // The axes' text is in sans-serif at about 11 and 12 px, the family named by
-    // value (chart.rs says why).
+    // value (draw.rs says why).
     assert!(
         svg.contains(r#"font-family="sans-serif" font-size="11."#)
             && svg.contains(r#"font-family="sans-serif" font-size="12."#),
