@@ -324,3 +324,19 @@ fn y_axis_titles_carry_units() {
         "p99 wake-up latency (us)"
     );
 }
+
+/// vendor/plotters-backend matches font names in ASCII case (to keep the Unicode
+/// lower-case table out of the page): any ASCII case still names the generic families
+/// and styles, and other names stay names.
+#[test]
+fn font_names_match_in_any_ascii_case() {
+    use plotters_backend::{FontFamily, FontStyle};
+    assert_eq!(FontFamily::from("Sans-SERIF").as_str(), "sans-serif");
+    assert_eq!(FontFamily::from("MonoSpace").as_str(), "monospace");
+    assert_eq!(FontFamily::from("Serif").as_str(), "serif");
+    assert_eq!(FontFamily::from("Ｓerif").as_str(), "Ｓerif");
+    assert_eq!(FontFamily::from("DejaVu Sans").as_str(), "DejaVu Sans");
+    assert_eq!(FontStyle::from("ITALIC").as_str(), "italic");
+    assert_eq!(FontStyle::from("Bold").as_str(), "bold");
+    assert_eq!(FontStyle::from("İtalic").as_str(), "normal");
+}
