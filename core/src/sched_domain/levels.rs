@@ -413,24 +413,34 @@ fn sched_numa_nodes(m: &Machine, online: &CpuMask, release: Release) -> Vec<Node
     if !release.numa_levels_over_cpu_nodes() {
         return (0..m.nr_nodes()).map(|n| NodeId(n as u16)).collect();
     }
-    let mut nodes: Vec<NodeId> = online.iter().map(|c| m.topo(c).node).collect();
-    nodes.sort();
-    nodes.dedup();
-    nodes
+    // A node mask, as the kernel's `node_states[N_CPU]`, walked in id order
+    // (`for_each_cpu_node_but()`): sorted and distinct without a sort.
+    let mut has_cpu = vec![false; m.nr_nodes()];
+    for c in online.iter() {
+        has_cpu[usize::from(m.topo(c).node.0)] = true;
+    }
+    (0..m.nr_nodes())
+        .filter(|&n| has_cpu[n])
+        .map(|n| NodeId(n as u16))
+        .collect()
 }
 
 /// `sched_domains_numa_distance[]`: the sorted distinct distances between the nodes
 /// `sched_init_numa()` walks ([`sched_numa_nodes`]).
 pub(crate) fn numa_distances(m: &Machine, online: &CpuMask, release: Release) -> Vec<u8> {
     let nodes = sched_numa_nodes(m, online, release);
-    let mut d: Vec<u8> = nodes
-        .iter()
-        .flat_map(|&a| nodes.iter().map(move |&b| (a, b)))
-        .map(|(a, b)| m.node_distance(a, b))
-        .collect();
-    d.sort();
-    d.dedup();
-    d
+    // mirrors sched_init_numa()'s `distance_map` (kernel/sched/topology.c, v6.6): a
+    // bitmap of NR_DISTANCE_VALUES (1 << DISTANCE_BITS, 256: every u8) bits set per
+    // pair, then read in bit order, which sorts and de-duplicates at once.
+    let mut distance_map = [false; 256];
+    for &a in &nodes {
+        for &b in &nodes {
+            distance_map[usize::from(m.node_distance(a, b))] = true;
+        }
+    }
+    (0..=u8::MAX)
+        .filter(|&d| distance_map[usize::from(d)])
+        .collect()
 }
 
 /// `node_reclaim_distance`: 32 on AMD Zen (arch/x86/kernel/cpu/amd.c), else

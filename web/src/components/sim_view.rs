@@ -5,7 +5,7 @@
 //! ```text
 //!  sim_setup.rs    ExampleMenu, SimSetupForm   (inputs ─▶ Actions on the scenario)
 //!  use_run/        use_run(state) ─▶ RunView   (the workers and the run's points)
-//!  chart.rs        Chart                       (plotters, SVG)
+//!  chart/          Chart                       (plotters, SVG)
 //!  sim_results.rs  change, results, sweep_table
 //!  live_view/      LiveView                    (the run's event record, played on a canvas)
 //!  format.rs       numbers and the `schedlab` command lines

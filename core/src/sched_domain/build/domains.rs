@@ -264,7 +264,8 @@ impl Builder<'_> {
             return SdFlags::EMPTY;
         }
         let mut seen: Vec<u32> = span.iter().map(|c| self.m.topo(c).capacity).collect();
-        seen.sort();
+        // Unstable: equal u32s are alike, and the page links one u32 sort, not two.
+        seen.sort_unstable();
         seen.dedup();
         if seen.len() <= 1 {
             return SdFlags::EMPTY;

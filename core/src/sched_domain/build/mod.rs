@@ -156,7 +156,8 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
     };
     let n_levels = levels.len();
     let mut capacities: Vec<u32> = cpu_map.iter().map(|c| m.topo(c).capacity).collect();
-    capacities.sort();
+    // Unstable: equal u32s are alike, and the page links one u32 sort, not two.
+    capacities.sort_unstable();
     capacities.dedup();
     let mut b = Builder {
         m,

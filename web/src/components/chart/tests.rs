@@ -1,3 +1,4 @@
+use super::draw::nice_ceiling;
 use super::*;
 
 /// A live run's chart: throughput against 30 ms of simulated time, no dots.
@@ -51,7 +52,7 @@ fn every_polyline_is_a_tagged_series() {
     let svg = svg(&props, SIZE).expect("draws");
     assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
     // The axes' text is in sans-serif at about 11 and 12 px, the family named by
-    // value (chart.rs says why).
+    // value (draw.rs says why).
     assert!(
         svg.contains(r#"font-family="sans-serif" font-size="11."#)
             && svg.contains(r#"font-family="sans-serif" font-size="12."#),
@@ -322,4 +323,20 @@ fn y_axis_titles_carry_units() {
         y_title("us (p99 wake-up latency)", false),
         "p99 wake-up latency (us)"
     );
+}
+
+/// vendor/plotters-backend matches font names in ASCII case (to keep the Unicode
+/// lower-case table out of the page): any ASCII case still names the generic families
+/// and styles, and other names stay names.
+#[test]
+fn font_names_match_in_any_ascii_case() {
+    use plotters_backend::{FontFamily, FontStyle};
+    assert_eq!(FontFamily::from("Sans-SERIF").as_str(), "sans-serif");
+    assert_eq!(FontFamily::from("MonoSpace").as_str(), "monospace");
+    assert_eq!(FontFamily::from("Serif").as_str(), "serif");
+    assert_eq!(FontFamily::from("Ｓerif").as_str(), "Ｓerif");
+    assert_eq!(FontFamily::from("DejaVu Sans").as_str(), "DejaVu Sans");
+    assert_eq!(FontStyle::from("ITALIC").as_str(), "italic");
+    assert_eq!(FontStyle::from("Bold").as_str(), "bold");
+    assert_eq!(FontStyle::from("İtalic").as_str(), "normal");
 }

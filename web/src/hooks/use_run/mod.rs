@@ -6,7 +6,7 @@
 //!  hooks/use_run/            RunKey::of(state) differs ─▶ RunView::new ─▶ Msg::Run to each worker
 //!     (worker/, in the workers: LiveRun in batches ─▶ Progress after each)
 //!  hooks/use_run/            Progress ─▶ RunView.results[point] ─▶ next point ─▶ force_update
-//!  components/chart.rs       SimPanel passes RunView's series ─▶ <Chart> draws them
+//!  components/chart/         SimPanel passes RunView's series ─▶ <Chart> draws them
 //!  live/                     the first seed of each side streams its event record:
 //!                            Progress.record ─▶ RunView.live[side] (a live::Feed)
 //! ```
