@@ -7,6 +7,7 @@
 //! queued; a woken writer that leaves room wakes the next (`wake_next_writer`,
 //! fs/pipe.c lines 576-599).
 
+use super::pipe::PipeOp;
 use super::record::{RecordConfig, RecordKind};
 use super::tests::quiet_sim;
 use super::tests::task_on;
@@ -169,7 +170,8 @@ fn waits_to_write(sim: &Simulator, w: u32) -> bool {
 /// writing (`___wait_event()`, include/linux/wait.h v6.5 lines 300-322). Before
 /// session 31 the mailbox counted messages: the read made room and the woken writer
 /// wrote (tokens back to 8). Since session 32 the wake-up comes at the end of the
-/// first read's copy (lines 388-391), as the reader begins its second read: 6 left.
+/// first read's copy (lines 388-391); since session 33 the reader pays for that
+/// wake-up before its second read begins (7 left), not inside it (6 left).
 #[test]
 fn a_read_that_ends_no_page_wakes_a_writer_who_waits_again_without_writing() {
     let ring = PipeRing {
@@ -188,7 +190,10 @@ fn a_read_that_ends_no_page_wakes_a_writer_who_waits_again_without_writing() {
             "the reader's read of the full pipe wakes the writer"
         );
     }
-    assert_eq!(sim.tasks[0].tokens, 6, "woken by the first read's end");
+    assert_eq!(
+        sim.tasks[0].tokens, 7,
+        "woken by the first read's end, before the second read"
+    );
     while !waits_to_write(&sim, 1) {
         assert!(sim.step(), "the woken writer waits again");
     }
@@ -306,6 +311,58 @@ fn a_writer_that_waited_for_room_copies_after_it_wakes() {
     assert_eq!(
         after_ns, copy_end_ns,
         "the message readable {after_ns} ns after the woken writer ran, not at the end of its switch and 5 µs copy"
+    );
+}
+
+/// pipe_write() wakes the reader after its copy and before it returns (fs/pipe.c
+/// v6.5 lines 580-599): the wake-up's cost is the writer's, paid before its next
+/// write takes the mutex and checks the ring (lines 455-490). Before session 33 the
+/// cost was added to the next write's copy, so that write's check came the wake-up's
+/// cost early, on the ring as it was before the wake-up had been paid for.
+#[test]
+fn a_writer_pays_for_its_wake_up_before_its_next_write() {
+    let ring = PipeRing {
+        slots: 16,
+        msgs_per_page: 1,
+    };
+    // The reader waits on the empty pipe from 1 ms on.
+    let reader = reader_of(ring, 16, &[1_000], 2);
+    // The writer sends from 2 ms on: the send, its 5 µs copy, twice.
+    let writer = task_on(
+        96,
+        &[1],
+        0,
+        vec![
+            Op::Run(Dist::Fixed { ns: 2_000_000 }),
+            Op::Send { to: 0 },
+            Op::Run(Dist::Fixed { ns: 5_000 }),
+            Op::Send { to: 0 },
+            Op::Run(Dist::Fixed { ns: 5_000 }),
+            Op::Exit,
+        ],
+    );
+    let allowed = CpuMask::from_cpus(96, (0..2).map(CpuId));
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 100, vec![reader, writer]);
+    while sim.tasks[0].tokens == 0 {
+        assert!(sim.step(), "the first write ends");
+    }
+    let first_end = sim.now;
+    assert!(
+        sim.pipe_ops[1] == PipeOp::None,
+        "the second write checked the ring as the first ended, before its wake-up was paid"
+    );
+    while sim.pipe_ops[1] == PipeOp::None {
+        assert!(sim.step(), "the second write takes its room");
+    }
+    let checked_after_ns = sim.now.since(first_end);
+    assert!(checked_after_ns > 0, "the wake-up cost the writer nothing");
+    while sim.pipe_ops[1] != PipeOp::None {
+        assert!(sim.step(), "the second write copies");
+    }
+    let copy_ns = sim.now.since(first_end) - checked_after_ns;
+    assert_eq!(
+        copy_ns, 5_000,
+        "the second write's copy is its 5 µs, no more"
     );
 }
 

@@ -104,9 +104,15 @@ pub(super) enum Next {
 impl Simulator {
     /// Interprets task `t`'s program on `cpu` until it has CPU work, blocks or exits.
     pub(super) fn advance(&mut self, t: u32, cpu: u32) -> Next {
-        // The burst that just ended was a pipe syscall's work: its end comes first.
+        // The burst that just ended was a pipe syscall's work: its end comes first,
+        // then the cost of the wake-ups it made. pipe_read() and pipe_write() wake
+        // before they return (fs/pipe.c v6.5 lines 390-391, 596-599), so the waker
+        // pays for them before its next syscall's check, not inside that syscall.
         if self.pipe_ops[t as usize] != PipeOp::None {
             self.end_pipe_op(t, cpu);
+            if let Some(ns) = self.take_debt(t) {
+                return Next::Run(ns);
+            }
         }
         for _ in 0..MAX_OPS_PER_STEP {
             let task = &mut self.tasks[t as usize];
@@ -124,8 +130,12 @@ impl Simulator {
                     if ns > 0 {
                         return Next::Run(ns);
                     }
-                    // A pipe syscall whose work took no time ends here.
+                    // A pipe syscall whose work took no time ends here, and its
+                    // wake-ups are paid for before the next op (as above).
                     self.end_pipe_op(t, cpu);
+                    if let Some(ns) = self.take_debt(t) {
+                        return Next::Run(ns);
+                    }
                 }
                 Ins::Send(to) => {
                     let waited = self.write_waited[t as usize];
