@@ -159,6 +159,15 @@ impl Simulator {
     /// unlock) or sleep (`Next::Block`, on the wait list).
     pub(super) fn pipe_mutex_lock(&mut self, t: u32, m: u32, cpu: u32) -> Option<Next> {
         let ti = t as usize;
+        // What the task still owes, a wakee its data's refill after the wake-up
+        // (`ttwu_do_activate()`'s cache distance), it pays on its way back from
+        // schedule() and through the syscall's entry, before __pipe_lock(): the
+        // section is the op's own work (docs/calibration.md, "pipe mutex hold").
+        if self.mutex_wait[ti].since == SimTime::MAX && self.mutexes[m as usize].owner != t {
+            if let Some(ns) = self.take_debt(t) {
+                return Some(Next::Run(ns));
+            }
+        }
         let was = std::mem::replace(&mut self.mutex_wait[ti].spinning_on, NONE);
         if was != NONE {
             self.mutexes[was as usize].spinners.retain(|&s| s != t);

@@ -301,3 +301,50 @@ fn a_woken_writer_retakes_the_mutex_and_may_find_the_ring_full_again() {
     let s = sim.pipe_mutex_stats();
     assert_eq!((s.contended, s.slept), (1, 1), "{s:?}");
 }
+
+/// The section is the op's own work (docs/calibration.md, "pipe mutex hold"): a
+/// writer woken from another cluster pays its data's refill after the wake-up
+/// (`ttwu_do_activate()`'s cache distance) on its way back from `schedule()`,
+/// before `__pipe_lock()` (fs/pipe.c v6.5 lines 573-574), so it holds the mutex for
+/// its 5 µs copy only. Before the fix the refill was the first part of the section.
+#[test]
+fn a_woken_writer_pays_its_refill_before_it_takes_the_mutex() {
+    let mut r = reader(4);
+    r.pipe = Some(PipeRing {
+        slots: 1,
+        msgs_per_page: 1,
+    });
+    r.mailbox_cap = 1;
+    // CPU 0 and CPU 8: two clusters of the 4826.
+    let w = writer(8, 1, 5_000, 1, 4);
+    let allowed = CpuMask::from_cpus(96, [0, 8].into_iter().map(CpuId));
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 100, vec![r, w]);
+    let mut held = Vec::new();
+    let mut since = None;
+    let mut refill = 0;
+    while sim.step() {
+        let owner = sim.mutexes[0].owner();
+        match (owner == Some(1), since) {
+            (true, None) => {
+                since = Some(sim.now);
+                refill = refill.max(sim.tasks[1].debt_ns);
+            }
+            (false, Some(t0)) => {
+                held.push(sim.now.since(t0));
+                since = None;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(sim.live_tasks(), 0, "every task finished");
+    let d = sim
+        .cost
+        .wake_data_ns_at(CpuId(0), CpuId(8), sim.cost.distance(CpuId(0), CpuId(8)));
+    assert!(d > 0, "the wake-up across clusters leaves a refill to pay");
+    assert_eq!(refill, 0, "no debt left when the mutex is taken");
+    assert!(held.len() >= 4, "{held:?}");
+    assert!(
+        held.iter().all(|&h| h == 5_000),
+        "the mutex held for the copy alone: {held:?}"
+    );
+}
