@@ -290,3 +290,22 @@ fn a_distance_of_255_is_a_numa_level_like_any_other() {
     let m = load_machine(text, &ImportHint::NONE).expect("sysfs dump with 255");
     assert_eq!(m.numa_distance, vec![vec![10, 255], vec![255, 10]]);
 }
+
+/// QEMU takes `-numa dist,src=0,dst=1,val=10` (only less than 10, or a local distance
+/// other than 10, is refused); the kernel does not use such a table: ACPI's
+/// `slit_valid()` refuses a distance of 10 or less between two nodes ("SLIT table looks
+/// invalid. Not used.", drivers/acpi/numa/srat.c v6.8:181-195, 353-354), leaving
+/// `__node_distance()`'s REMOTE_DISTANCE (arch/x86/mm/numa.c v6.8:444-449,
+/// drivers/base/arch_numa.c v6.8:335-340), and a device tree's distance map is refused
+/// ("Invalid distance", drivers/of/of_numa.c v6.8:107-112), so that arm64 falls back to
+/// `dummy_numa_init()`'s single node (arch_numa.c v6.8:470-476). schedlab refuses the
+/// table and says what the kernel would make of it.
+#[test]
+fn a_remote_distance_of_10_is_refused_with_what_the_kernel_makes_of_it() {
+    let mut s = MachineSpec::regular("ten", "", Arch::X86, 2, 1, 1, 2, 1, 1, Numbering::Linear);
+    s.numa_distance = Some(vec![vec![10, 10], vec![10, 10]]);
+    let e = s.build().expect_err("a remote distance of 10").to_string();
+    assert!(e.starts_with("node_distance(0, 1) is 10;"), "{e}");
+    assert!(e.contains("ACPI: every remote distance 20"), "{e}");
+    assert!(e.contains("device tree: a single node"), "{e}");
+}

@@ -22,10 +22,14 @@ use crate::topology::{Arch, Firmware, Machine};
 /// `cpu_topology[]` holds on `release`, given the firmware ([`Firmware`]); the
 /// machine itself when the kernel takes its ids as they are. The cluster id of a
 /// CPU without one (`cluster_id` -1) and the core id of a CPU that is its own core
-/// are ids no other CPU has.
+/// are ids no other CPU has. On x86, whose ids come from CPUID and ACPI on every
+/// release, only the threads of a core that QEMU placed on different nodes change
+/// (`x86_smt_within_nodes()`).
 pub fn as_the_kernel_reads_it(m: &Machine, release: Release) -> Cow<'_, Machine> {
+    if m.arch == Arch::X86 {
+        return x86_smt_within_nodes(m);
+    }
     let as_given = match m.firmware {
-        _ if m.arch != Arch::Arm64 => true,
         Firmware::Acpi => true,
         Firmware::Dt => release.reads_dt_cpu_map_sockets(),
         Firmware::DtClusters => {
@@ -56,6 +60,32 @@ pub fn as_the_kernel_reads_it(m: &Machine, release: Release) -> Cow<'_, Machine>
             (Firmware::DtClusters, true) => c.package = 0,
             (Firmware::Acpi, _) => {}
         }
+    }
+    Cow::Owned(m)
+}
+
+/// x86's `match_smt()` ends in `topology_sane()` (arch/x86/kernel/smpboot.c
+/// v6.8:468-505, v5.12.9:419-456): two threads of one core on different nodes are not
+/// SMT siblings ("sched: CPU #%d's smt-sibling CPU #%d is not on the same node! …
+/// Ignoring dependency.", once), as QEMU's `-numa cpu,node-id=N,…,thread-id=T` can
+/// place them. Each such core's CPUs become one core per node (the cluster and LLC
+/// masks are cut at the node already, `TopoMasks`). With CONFIG_NUMA=n every CPU is
+/// on node 0 and nothing changes.
+fn x86_smt_within_nodes(m: &Machine) -> Cow<'_, Machine> {
+    let mut node_of_core = crate::fxhash::FxHashMap::default();
+    let split = m.config.numa
+        && m.cpus
+            .iter()
+            .any(|c| *node_of_core.entry(c.core).or_insert(c.node) != c.node);
+    if !split {
+        return Cow::Borrowed(m);
+    }
+    let mut m = m.clone();
+    // Only equality of core ids matters: number the (core, node) pairs afresh.
+    let mut ids = crate::fxhash::FxHashMap::default();
+    for c in m.cpus.iter_mut() {
+        let next = ids.len() as u32;
+        c.core = *ids.entry((c.core, c.node)).or_insert(next);
     }
     Cow::Owned(m)
 }

@@ -43,8 +43,15 @@ impl Masks {
         Masks { distinct, of }
     }
 
-    /// The CPUs sharing `key`, one pass over the machine (the arch's sibling masks).
-    fn siblings(m: &Machine, key: impl Fn(&CpuTopo) -> u64) -> Masks {
+    /// The online CPUs sharing `key`, one pass over the machine (the arch's sibling
+    /// masks). An offline CPU's masks are the CPU alone and no other CPU's hold it:
+    /// the arch code clears it from its siblings' masks and resets its own
+    /// (`remove_cpu_topology()`, `clear_cpu_topology()`, arch_topology.c v6.8:807-853,
+    /// called with `numa_remove_cpu()` from arm64's `__cpu_disable()`, smp.c
+    /// v6.8:309-310; x86's `remove_siblinginfo()` and `numa_remove_cpu()`), and a CPU
+    /// never brought up (`maxcpus=`) was never added (`update_siblings_masks()` walks
+    /// the online CPUs, v6.8:767-805).
+    fn siblings(m: &Machine, online: &CpuMask, key: impl Fn(&CpuTopo) -> u64) -> Masks {
         let n = m.nr_cpus();
         let mut index: FxHashMap<u64, u32> = FxHashMap::default();
         let mut distinct: Vec<CpuMask> = Vec::new();
@@ -53,10 +60,15 @@ impl Masks {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let d = *index.entry(key(t)).or_insert_with(|| {
+                let key = online.test_cpu(CpuId(i as u32)).then(|| key(t));
+                let mut new = || {
                     distinct.push(CpuMask::new(n));
                     distinct.len() as u32 - 1
-                });
+                };
+                let d = match key {
+                    Some(k) => *index.entry(k).or_insert_with(new),
+                    None => new(),
+                };
                 distinct[d as usize].set_cpu(CpuId(i as u32));
                 d
             })
@@ -72,7 +84,10 @@ impl Masks {
 
 /// The machine's sibling masks, each computed once (`topology_sibling_cpumask()`,
 /// `topology_cluster_cpumask()`, `cpu_llc_shared_mask()`, `topology_core_cpumask()`,
-/// `cpumask_of_node()`), for the per-CPU mask functions below.
+/// `cpumask_of_node()`), for the per-CPU mask functions below. They hold the online
+/// CPUs only, as the kernel's do ([`Masks::siblings`]): arm64's `cpu_coregroup_mask()`
+/// and `cpu_clustergroup_mask()` choose between them by `cpumask_subset()`, so with
+/// CPUs offline the choice is made on what is left, not on the whole machine.
 pub(crate) struct TopoMasks {
     pub smt: Masks,
     pub cluster: Masks,
@@ -83,7 +98,7 @@ pub(crate) struct TopoMasks {
 }
 
 impl TopoMasks {
-    pub fn new(m: &Machine) -> TopoMasks {
+    pub fn new(m: &Machine, online: &CpuMask) -> TopoMasks {
         let numa = m.config.numa;
         let node = |t: &CpuTopo| if numa { u64::from(t.node.0) } else { 0 };
         // x86's match_l2c() and match_llc() (arch/x86/kernel/smpboot.c) end in
@@ -107,14 +122,14 @@ impl TopoMasks {
             let n = m.nr_cpus();
             Masks::collect(n, |c| CpuMask::of(n, c))
         } else {
-            Masks::siblings(m, |t| split(t.llc, t))
+            Masks::siblings(m, online, |t| split(t.llc, t))
         };
         TopoMasks {
-            smt: Masks::siblings(m, |t| t.core as u64),
-            cluster: Masks::siblings(m, |t| split(t.cluster, t)),
+            smt: Masks::siblings(m, online, |t| t.core as u64),
+            cluster: Masks::siblings(m, online, |t| split(t.cluster, t)),
             llc,
-            package: Masks::siblings(m, |t| t.package as u64),
-            node: Masks::siblings(m, node),
+            package: Masks::siblings(m, online, |t| t.package as u64),
+            node: Masks::siblings(m, online, node),
         }
     }
 }
@@ -353,10 +368,10 @@ fn append_numa_levels(
 ) {
     let distances = numa_distances(m, online, release);
     let n = m.nr_cpus();
-    // cpumask_of_node() of each node (empty for a node without CPUs).
+    // cpumask_of_node() of each node: its online CPUs (empty for a node without any;
+    // an offline CPU's own mask is the CPU alone, see `Masks::siblings`).
     let mut node_cpus = vec![CpuMask::new(n); m.nr_nodes()];
-    for c in 0..n {
-        let c = CpuId(c);
+    for c in online.iter() {
         node_cpus[m.topo(c).node.0 as usize] = t.node.get(c).clone();
     }
     for (numa_level, &dist) in distances.iter().enumerate() {

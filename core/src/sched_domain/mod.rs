@@ -43,7 +43,10 @@ pub use flags::SdFlags;
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuildConfig {
     pub release: Release,
-    /// `relax_domain_level` (boot parameter or cpuset attribute); `None` = -1.
+    /// The `relax_domain_level=` boot parameter; `None` = -1. Any value is taken, as
+    /// `setup_relax_domain_level()` takes any `kstrtoint()` (topology.c v6.8:1447-1457):
+    /// a negative one is no request, a level past the highest domain's changes nothing.
+    /// (A cpuset's `sched_relax_domain_level` refuses values past the domains' levels.)
     pub relax_domain_level: Option<i32>,
     /// CPUs that are offline (hotplugged out). They are left out of `cpu_map` and of
     /// every topology mask, as the arch code clears them on offline.
@@ -87,11 +90,6 @@ pub enum DomainError {
     NoOnlineCpus,
     #[error("offline mask is for a {mask}-CPU machine but this one has {machine} CPUs")]
     OfflineMaskSize { mask: u32, machine: u32 },
-    #[error(
-        "relax_domain_level {0} is out of range: use -1 (default) to {max}",
-        max = 5
-    )]
-    RelaxOutOfRange(i32),
 }
 
 /// A `struct sched_group` as one CPU's domain sees it.

@@ -247,7 +247,7 @@ pub enum TopologyError {
     },
     #[error("node_distance({node}, {node}) is {value}; a node's distance to itself must be 10 (LOCAL_DISTANCE)")]
     SlitDiagonal { node: usize, value: u8 },
-    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (11-255)")]
+    #[error("node_distance({a}, {b}) is {value}; distances between different nodes must be more than 10 (11-255); the kernel does not use such a table (ACPI: every remote distance 20; device tree: a single node)")]
     SlitRemoteTooSmall { a: usize, b: usize, value: u8 },
     #[error("capacities has {len} entries but the machine has {cpus} CPUs: give one capacity per CPU, in CPU order")]
     CapacitiesWrongLength { len: usize, cpus: usize },
@@ -421,6 +421,12 @@ impl Machine {
                     Some(_) => {}
                 }
             }
+            // x86 takes two threads of one core on different nodes for two cores
+            // (`sched_domain::as_the_kernel_reads_it()`); arm64 keeps them SMT
+            // siblings across the nodes, which is not modelled.
+            if self.arch != Arch::Arm64 || !self.config.numa {
+                continue;
+            }
             let key = ("core-node", t.core);
             match first_of.get(&key) {
                 None => {
@@ -430,7 +436,9 @@ impl Machine {
                     return Err(TopologyError::Inconsistent {
                         cpu: i as u32,
                         what: format!(
-                            "SMT siblings on different nodes (CPU {j} on node {o}, CPU {i} on node {})",
+                            "SMT siblings on different nodes (CPU {j} on node {o}, CPU {i} on node {}): \
+                             an arm64 kernel keeps them siblings, wider than the node's MC \
+                             (\"BUG: arch topology borken\"), which schedlab does not model",
                             t.node.0
                         ),
                     });

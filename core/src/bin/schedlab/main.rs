@@ -80,7 +80,8 @@ struct DomainsArgs {
     /// `run` and `wake` spell it.
     #[arg(long, short, visible_alias = "patches", default_value = "6.8")]
     kernel: String,
-    /// relax_domain_level (-1 = default).
+    /// The relax_domain_level= boot parameter: domains above this level (from 6.9 at
+    /// it and above) lose newidle and wake balancing. -1 (or any negative) = default.
     #[arg(long, allow_hyphen_values = true)]
     relax_domain_level: Option<i32>,
     /// Only this CPU.

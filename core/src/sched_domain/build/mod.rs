@@ -143,12 +143,7 @@ pub fn build_sched_domains(m: &Machine, cfg: &BuildConfig) -> Result<SchedDomain
     if cpu_map.is_empty() {
         return Err(DomainError::NoOnlineCpus);
     }
-    if let Some(r) = cfg.relax_domain_level {
-        if !(-1..=5).contains(&r) {
-            return Err(DomainError::RelaxOutOfRange(r));
-        }
-    }
-    let topo = TopoMasks::new(m);
+    let topo = TopoMasks::new(m, &cpu_map);
     let levels = topology_levels(m, &topo, cfg, &cpu_map);
     let mut messages = super::firmware::firmware_messages(m, cfg.release);
     let numa_distance = if m.config.numa {

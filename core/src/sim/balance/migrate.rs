@@ -2,6 +2,7 @@
 //! `task_hot()`, and active balancing (`need_active_balance()`,
 //! `active_load_balance_cpu_stop()` with `detach_one_task()`).
 
+use crate::release::Release;
 use crate::sched_domain::SdFlags;
 
 use super::super::event::Event;
@@ -117,7 +118,17 @@ impl Simulator {
                 }
                 MigrationType::Util => {
                     let util = self.task_util_est(t);
-                    if (util >> failed.min(63)) as i64 > env.imbalance {
+                    // 6.8 on (3af7524b1419, "Use all little CPUs for CPU-bound
+                    // workloads", fair.c v6.8 9121): `shr_bound(util,
+                    // nr_balance_failed)`, as migrate_load has; before, the whole
+                    // util (fair.c v6.5 8801, v6.6.9 8998: `if (util >
+                    // env->imbalance)`).
+                    let shift = if self.balance.release >= Release::new(6, 8) {
+                        failed.min(63)
+                    } else {
+                        0
+                    };
+                    if (util >> shift) as i64 > env.imbalance {
                         self.cfs_tasks_skip(t);
                         continue;
                     }

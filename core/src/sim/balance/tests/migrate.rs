@@ -84,3 +84,35 @@ fn a_moved_tasks_lag_is_taken_after_the_source_is_charged() {
         "vlag against avg_vruntime() of now"
     );
 }
+
+/// `detach_tasks()`'s `migrate_util` case: from 6.8 a task's util counts shifted
+/// right by `sd->nr_balance_failed` (`shr_bound()`, fair.c v6.8 9121, 3af7524b1419),
+/// so that a task bigger than the imbalance moves after failures; before 6.8 the
+/// whole util must fit (fair.c v6.5 8801, v6.6.9 8998: `if (util > env->imbalance)
+/// goto next;`). flat-16: two new tasks queued on CPU 1 (cold), one failure
+/// recorded, an imbalance one less than the smaller util.
+#[test]
+fn migrate_util_relaxes_with_failures_only_from_6_8() {
+    for (release, moves) in [("6.5", 0), ("6.6", 0), ("6.8", 1)] {
+        let mut sim = hogs("flat-16", release, 0..16, 2, 100);
+        place(&mut sim, |_| 1);
+        sim.now = SimTime::from_ms(5);
+        let utils: Vec<u64> = (0..2).map(|t| sim.task_util_est(t)).collect();
+        let (lo, hi) = (utils[0].min(utils[1]), utils[0].max(utils[1]));
+        assert!(hi / 2 < lo, "{release}: utils {utils:?}");
+        sim.balance.dom[0][0].nr_balance_failed = 1;
+        let mut env = super::lb::LbEnv {
+            imbalance: lo as i64 - 1,
+            migration_type: super::lb::MigrationType::Util,
+            all_pinned: true,
+            src: 1,
+            ..super::lb::LbEnv::new(0, 0, 0, CpuIdle::Idle)
+        };
+        let moved = sim.detach_tasks(&mut env);
+        assert_eq!(
+            moved.len(),
+            moves,
+            "{release}: moved {moved:?}, utils {utils:?}"
+        );
+    }
+}
