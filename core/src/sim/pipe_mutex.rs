@@ -29,7 +29,10 @@
 //! Simplified: the MCS queue (`osq_lock()`) is not kept: every spinner spins on the
 //! owner and retries when its burst ends, in the order they began (the queue's
 //! order); a spinner preempted (`need_resched()`, lines 373, 504-511) drops its spin
-//! and tries again from the start when it runs again.
+//! and tries again from the start when it runs again. An unlock with spinners and no
+//! HANDOFF gives the lock to the first spinner: the model's unlocker would otherwise
+//! re-lock at the same instant (its section is its whole op), where the kernel's is
+//! still in its wake-ups and syscall exit when the spinner's trylock lands.
 
 use std::collections::VecDeque;
 
