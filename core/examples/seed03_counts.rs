@@ -5,7 +5,8 @@
 //! from the waker's CPU and the queue (`ttwu_queue()`: local, wake list with or
 //! without an IPI, remote rq lock), the on_cpu wake-ups, the rq-lock waits, the
 //! futile writer wake-ups, how long a wakee waits from its wake-up to its slice
-//! (by queue), idle entries by C-state.
+//! (by queue), idle entries by C-state, and the pipes' mutexes (acquisitions,
+//! contended ones, spins, sleeps, handoffs, mean wait).
 //!
 //! ```text
 //! cargo run --release --example seed03_counts -- 6.5+ttwu-l2c 1 [cost-off] [quiet]
@@ -159,6 +160,22 @@ fn run() -> Result<(), String> {
         sim.futile_writer_wakeups(),
         moved,
         m.newidle_empty
+    );
+    // The pipes' mutexes (sim/pipe_mutex.rs, session 33).
+    let x = sim.pipe_mutex_stats();
+    let per = |ns: u64, n: u64| ns / n.max(1);
+    println!(
+        "pipe mutex: acquisitions {} contended {} ({:.1}%) spun {} slept {} handoffs {}; \
+         mean wait {} ns, mean spin {} ns per spinning acquisition, lines {} ns per contended",
+        x.acquisitions,
+        x.contended,
+        100.0 * x.contended as f64 / x.acquisitions.max(1) as f64,
+        x.spun,
+        x.slept,
+        x.handoffs,
+        per(x.wait_ns, x.contended),
+        per(x.spin_ns, x.spun),
+        per(x.lines_ns, x.contended)
     );
     for ((r, d, q), n) in &by {
         println!("  wake {r:9} {d:10} {q:8} {n}");

@@ -246,6 +246,11 @@ impl Simulator {
             futile_writer_wakeups: 0,
             write_waited: vec![false; tasks.len()],
             pipe_ops: vec![pipe::PipeOp::None; tasks.len()],
+            mutexes: vec![pipe_mutex::PipeMutex::new(); tasks.len()],
+            mutex_wait: vec![pipe_mutex::MutexWait::default(); tasks.len()],
+            mutex_stats: pipe_mutex::PipeMutexStats::default(),
+            #[cfg(test)]
+            wake_log: None,
             forked: vec![0; tasks.len()],
             start_cpu: vec![u32::MAX; tasks.len()],
             cfs_mru: vec![0; tasks.len()],

@@ -223,8 +223,11 @@ impl Simulator {
         c.mode = Mode::Waking;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         c.queue.push(t);
+        // A spin is dropped, not resumed: the task tries its op again when it runs
+        // (pipe_mutex.rs); a mutex owner's spinners stop.
+        let spun = self.mutex_owner_or_spinner_leaves(t);
         let task = &mut self.tasks[t as usize];
-        task.remaining_ns = rem;
+        task.remaining_ns = if spun { 0 } else { rem };
         task.util.update(now.ns(), 1024);
         task.loc = Loc::Queued(cpu);
         task.last_ran = now;

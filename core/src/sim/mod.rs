@@ -140,6 +140,9 @@ mod on_cpu_tests;
 mod pelt;
 pub mod perfetto;
 mod pipe;
+mod pipe_mutex;
+#[cfg(test)]
+mod pipe_mutex_tests;
 #[cfg(test)]
 mod pipe_tests;
 mod program;
@@ -175,6 +178,7 @@ use crate::workload::{Noise, Plan, TaskSpec, MAX_TASKS};
 pub use capture::CapturedWake;
 use event::{Event, EventQueue};
 use pelt::Pelt;
+pub use pipe_mutex::PipeMutexStats;
 use program::{validate_program, Code};
 use record::Recorder;
 pub use record::{RecordConfig, Recording};
@@ -261,6 +265,9 @@ enum Block {
     Unborn,
     /// At its parent's start barrier (`start.rs`).
     Barrier,
+    /// On a pipe mutex's wait list, `TASK_UNINTERRUPTIBLE` (`pipe_mutex.rs`): only
+    /// the unlock wakes it.
+    Mutex,
 }
 
 /// One task: 128 bytes, two cache lines (its hot fields are all of it; the cold ones
@@ -520,6 +527,15 @@ pub struct Simulator {
     /// Per task: its pipe read or write in progress, ended when its work (the `Run`
     /// after the `Wait` or `Send`) is over (`sim/pipe.rs`).
     pipe_ops: Vec<pipe::PipeOp>,
+    /// Per task: its pipe's mutex (used only where `pipes` has a pipe).
+    mutexes: Vec<pipe_mutex::PipeMutex>,
+    /// Per task: its `mutex_lock()` in progress (`pipe_mutex.rs`).
+    mutex_wait: Vec<pipe_mutex::MutexWait>,
+    /// What the pipes' mutexes did while measuring.
+    mutex_stats: pipe_mutex::PipeMutexStats,
+    /// Tests: every wake-up's (wakee, waker, the caller's flags), when `Some`.
+    #[cfg(test)]
+    wake_log: Option<Vec<(u32, Option<u32>, crate::wakeup::WakeFlags)>>,
     /// The process tree: per task, its children in the order its `Fork`s create them,
     /// and how many it has created.
     children: Vec<Vec<u32>>,

@@ -248,6 +248,7 @@ impl Simulator {
         if let Some(p) = self.pipes[t as usize].as_mut() {
             p.end_read();
         }
+        self.pipe_mutex_unlock(t, t, cpu);
         if was_full {
             self.wake_first_writer(t, t, cpu);
         }
@@ -282,6 +283,8 @@ impl Simulator {
         let pass_on = waited && !p.full(view);
         self.tasks[to as usize].tokens += readable;
         self.write_waited[t as usize] = false;
+        // The unlock (line 581), before the pipe's wake-ups.
+        self.pipe_mutex_unlock(t, to, cpu);
         let r = &self.tasks[to as usize];
         if readable > 0 && r.loc == Loc::Blocked && r.block == Block::Wait {
             self.wake(to, Some(t), cpu, WakeFlags::SYNC);

@@ -139,6 +139,18 @@ impl Simulator {
                 }
                 Ins::Send(to) => {
                     let waited = self.write_waited[t as usize];
+                    // A pipe's write takes its mutex first (`__pipe_lock()`, fs/pipe.c
+                    // v6.5 line 432; a woken writer at 574 once `wait_event()`'s
+                    // lockless `pipe_writable()` holds, 406-414, 573). A woken writer
+                    // that finds it false waits again without the lock.
+                    let lock = self.pipes[to as usize].as_ref().is_some_and(|p| {
+                        !(waited && !self.in_mutex_lock(t, to) && p.full(View::Lockless))
+                    });
+                    if lock {
+                        if let Some(next) = self.pipe_mutex_lock(t, to, cpu) {
+                            return next;
+                        }
+                    }
                     // A pipe's write (pipe_write(), fs/pipe.c v6.5 lines 455-560): merge
                     // into the head page if the message fits (lines 455-477, tried only
                     // on entry: a writer back from waiting goes straight to the loop),
@@ -161,6 +173,10 @@ impl Simulator {
                         }
                     };
                     if full {
+                        if self.mutexes[to as usize].owner() == Some(t) {
+                            // The full pipe's unlock before the wait (line 569).
+                            self.pipe_mutex_unlock(t, to, cpu);
+                        }
                         if self.tasks[to as usize].drop_when_full {
                             self.tasks[t as usize].pc += 1;
                             continue;
@@ -219,6 +235,22 @@ impl Simulator {
                     }
                 }
                 Ins::Wait => {
+                    // A pipe's read takes its mutex first (`__pipe_lock()`, fs/pipe.c
+                    // v6.5 line 244; after a wait, 382): for a message, or to find the
+                    // pipe empty. (A token beyond the pipe's messages is the start
+                    // signal, another fd; an empty check on an idle mutex takes and
+                    // drops it at one instant, with nothing to model.)
+                    let tokens = task.tokens;
+                    let lock = self.pipes[t as usize].as_ref().is_some_and(|p| {
+                        let message = tokens > 0 && p.len() >= tokens;
+                        message || tokens == 0 && (!self.mutex_idle(t) || self.in_mutex_lock(t, t))
+                    });
+                    if lock {
+                        if let Some(next) = self.pipe_mutex_lock(t, t, cpu) {
+                            return next;
+                        }
+                    }
+                    let task = &mut self.tasks[t as usize];
                     if task.tokens > 0 {
                         let was_full = task.tokens >= task.cap;
                         task.tokens -= 1;
@@ -255,6 +287,10 @@ impl Simulator {
                             }
                         }
                     } else {
+                        if self.mutexes[t as usize].owner() == Some(t) {
+                            // The empty pipe's unlock before the wait (line 350).
+                            self.pipe_mutex_unlock(t, t, cpu);
+                        }
                         if let Some(ns) = self.take_debt(t) {
                             return Next::Run(ns);
                         }
@@ -344,7 +380,7 @@ impl Simulator {
     /// The wake-up costs `t` still owes, to be paid as CPU time before it blocks or
     /// exits. Inlined: out of line it cost the reference run 6 instructions per event.
     #[inline(always)]
-    fn take_debt(&mut self, t: u32) -> Option<u64> {
+    pub(super) fn take_debt(&mut self, t: u32) -> Option<u64> {
         let d = std::mem::take(&mut self.tasks[t as usize].debt_ns);
         (d > 0).then_some(d)
     }

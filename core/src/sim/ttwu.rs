@@ -49,6 +49,10 @@ impl Simulator {
     /// `select_task_rq(p, p->wake_cpu, wake_flags | WF_TTWU)`, this adds `WF_TTWU`.
     pub(super) fn wake(&mut self, p: u32, waker: Option<u32>, cpu: u32, wake_flags: WakeFlags) {
         let flags = wake_flags.union(WakeFlags::TTWU);
+        #[cfg(test)]
+        if let Some(log) = self.wake_log.as_mut() {
+            log.push((p, waker, wake_flags));
+        }
         debug_assert_eq!(self.tasks[p as usize].loc, Loc::Blocked);
         self.tasks[p as usize].block = Block::None;
         let prev = self.tasks[p as usize].last_cpu;
