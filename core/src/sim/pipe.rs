@@ -62,8 +62,10 @@ pub(super) struct Pipe {
     pub(super) reads: u32,
 }
 
-/// The two views a writer has of the ring while the reader copies (the model has no
-/// pipe mutex, so a read and a write can overlap where the kernel serialises them).
+/// The two views a writer has of the ring while the reader copies. Written before the
+/// pipe's mutex was modelled (session 33, `sim/pipe_mutex.rs`): under the mutex a read
+/// and a write no longer overlap, so the two views agree whenever a check is made
+/// under it; `Lockless` remains the view of a waiting writer's `pipe_writable()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum View {
     /// `pipe->head` and `pipe->tail` as stored (`pipe_writable()`'s READ_ONCE()s,
