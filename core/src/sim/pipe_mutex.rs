@@ -164,9 +164,13 @@ impl Simulator {
         let ti = t as usize;
         // What the task still owes, a wakee its data's refill after the wake-up
         // (`ttwu_do_activate()`'s cache distance), it pays on its way back from
-        // schedule() and through the syscall's entry, before __pipe_lock(): the
-        // section is the op's own work (docs/calibration.md, "pipe mutex hold").
-        if self.mutex_wait[ti].since == SimTime::MAX && self.mutexes[m as usize].owner != t {
+        // schedule() before it holds the lock: a newcomer through the syscall's
+        // entry, before __pipe_lock(); a sleeper woken by the unlock before its
+        // trylock (mutex.c v6.5 lines 679, 689), and a handed-over one before its
+        // PICKUP (113-116). The section is the op's own work (docs/calibration.md,
+        // "pipe mutex hold").
+        let mx = &self.mutexes[m as usize];
+        if mx.owner != t || mx.pickup {
             if let Some(ns) = self.take_debt(t) {
                 return Some(Next::Run(ns));
             }

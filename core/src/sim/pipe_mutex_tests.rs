@@ -348,3 +348,58 @@ fn a_woken_writer_pays_its_refill_before_it_takes_the_mutex() {
         "the mutex held for the copy alone: {held:?}"
     );
 }
+
+/// A sleeper woken by the unlock (`wake_up_q()`, mutex.c v6.5 line 951) pays its
+/// data's refill after the wake-up on its way back from `schedule()` (679), before
+/// its trylock (689): woken from another cluster, it holds the mutex for its copy
+/// and the lock's lines only. Before the fix the refill was part of its section.
+#[test]
+fn a_sleeper_woken_by_the_unlock_pays_its_refill_before_it_takes_the_mutex() {
+    let copy = 1_000;
+    // CPU 1 and CPU 8: two clusters of the 4826.
+    let allowed = CpuMask::from_cpus(96, [0, 1, 8].into_iter().map(CpuId));
+    let tasks = vec![
+        reader(1),
+        writer(1, 1, copy, 1, 1),
+        writer(8, 1, copy, 1, 1),
+    ];
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 100, tasks);
+    let (owner, sleeper) = (1u32, 2u32);
+    // The owner runs its section on CPU 1; the sleeper sleeps on the wait list,
+    // in its send (op 1).
+    sim.mutexes[0].owner = owner;
+    sim.tasks[owner as usize].loc = Loc::Running(1);
+    sim.mutexes[0].wait_list.push_back(sleeper);
+    sim.tasks[sleeper as usize].pc += 1;
+    sim.tasks[sleeper as usize].loc = Loc::Blocked;
+    sim.tasks[sleeper as usize].block = Block::Mutex;
+    sim.mutex_wait[sleeper as usize].since = SimTime::ZERO;
+    sim.mutex_wait[sleeper as usize].slept = true;
+    // The unlock frees the lock (no HANDOFF) and wakes the sleeper across clusters.
+    sim.pipe_mutex_unlock(owner, 0, 1);
+    assert_eq!(sim.mutexes[0].owner(), None);
+    let refill = sim.tasks[sleeper as usize].debt_ns;
+    assert!(
+        refill > 0,
+        "the wake-up across clusters leaves a refill to pay"
+    );
+    // The sleeper runs on CPU 8: its bursts until it holds the lock, then its section.
+    sim.tasks[sleeper as usize].loc = Loc::Running(8);
+    let mut before = 0;
+    let section = loop {
+        let program::Next::Run(ns) = sim.advance(sleeper, 8) else {
+            panic!("the sleeper takes the free lock");
+        };
+        if sim.mutexes[0].owner() == Some(sleeper) {
+            break ns;
+        }
+        before += ns;
+    };
+    assert_eq!(before, refill, "the refill is paid before the lock");
+    let lines = pipe_mutex::PIPE_MUTEX_LINES * sim.cost.c2c_ns(CpuId(1), CpuId(8));
+    assert_eq!(
+        section,
+        copy + lines,
+        "the section is the copy and the lines"
+    );
+}
