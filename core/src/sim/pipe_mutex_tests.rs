@@ -403,3 +403,53 @@ fn a_sleeper_woken_by_the_unlock_pays_its_refill_before_it_takes_the_mutex() {
         "the section is the copy and the lines"
     );
 }
+
+/// A spinner takes the lock the unlock frees as a plain owner (its trylock,
+/// `__mutex_trylock_or_owner()`, mutex.c v6.5 line 468): no PICKUP, which only
+/// `__mutex_handoff()` sets (231-249). So the first waiter, woken and failing its
+/// trylock, sets HANDOFF (689, 117-120). Before the fix the spinner was given
+/// PICKUP and the waiter's failure set nothing.
+#[test]
+fn a_spinner_given_the_lock_at_the_unlock_is_a_plain_owner() {
+    let idle = |cpu| {
+        task_on(
+            96,
+            &[cpu],
+            0,
+            vec![Op::Run(Dist::Fixed { ns: 1 }), Op::Exit],
+        )
+    };
+    let mut sim = sim_of(vec![reader(1), idle(1), idle(2), idle(3)], 4);
+    let (owner, spinner, waiter) = (1u32, 2u32, 3u32);
+    // The owner runs its section on CPU 1 until 5 µs; the spinner spins on it.
+    sim.mutexes[0].owner = owner;
+    sim.tasks[owner as usize].loc = Loc::Running(1);
+    sim.cpus[1].burst_end = SimTime::from_us(5);
+    sim.tasks[spinner as usize].loc = Loc::Running(2);
+    assert!(matches!(
+        sim.pipe_mutex_lock(spinner, 0, 2),
+        Some(program::Next::Run(_))
+    ));
+    assert_eq!(sim.mutexes[0].spinners, vec![spinner]);
+    // The waiter sleeps on the wait list, first.
+    sim.mutexes[0].wait_list.push_back(waiter);
+    sim.tasks[waiter as usize].loc = Loc::Blocked;
+    sim.tasks[waiter as usize].block = Block::Mutex;
+    sim.mutex_wait[waiter as usize].since = SimTime::ZERO;
+    // The unlock (no HANDOFF): the spinner owns it, plainly; the waiter is woken.
+    sim.pipe_mutex_unlock(owner, 0, 1);
+    assert_eq!(sim.mutexes[0].owner(), Some(spinner));
+    assert!(!sim.mutexes[0].pickup, "a spinner's trylock sets no PICKUP");
+    // The woken waiter runs (its refill paid) and fails: HANDOFF.
+    sim.tasks[waiter as usize].debt_ns = 0;
+    sim.tasks[waiter as usize].loc = Loc::Running(3);
+    assert!(sim.pipe_mutex_lock(waiter, 0, 3).is_some());
+    assert!(
+        sim.mutexes[0].handoff,
+        "the first waiter that failed set HANDOFF"
+    );
+    // The spinner takes up its lock.
+    assert!(sim.pipe_mutex_lock(spinner, 0, 2).is_none());
+    assert_eq!(sim.mutexes[0].owner(), Some(spinner));
+    assert!(!sim.mutexes[0].spinners.contains(&spinner));
+}
