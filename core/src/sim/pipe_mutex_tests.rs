@@ -155,6 +155,7 @@ fn preempted_owner() -> Simulator {
             }
         }
     }
+    assert_eq!(sim.error, None, "the run stopped");
     assert!(
         saw,
         "writer 2 slept on the mutex while its preempted owner held it"
@@ -447,4 +448,48 @@ fn a_spinner_given_the_lock_at_the_unlock_is_a_plain_owner() {
     assert!(sim.pipe_mutex_lock(spinner, 0, 2).is_none());
     assert_eq!(sim.mutexes[0].owner(), Some(spinner));
     assert!(!sim.mutexes[0].spinners.contains(&spinner));
+}
+
+/// `check_invariants()`'s mutex rules: a pipe op in its section holds its pipe's
+/// mutex (fs/pipe.c v6.5 lines 244-388, 432-581); a task asleep on a mutex is on
+/// exactly one wait list (mutex.c v6.5 637-679); the owner is neither asleep on the
+/// mutex nor exited. Each broken state is caught (by `check_pipes()`: the broken
+/// locations would trip the runqueue rules first).
+#[test]
+fn the_invariants_catch_a_broken_pipe_mutex() {
+    let fresh = || sim_of(vec![reader(1), writer(1, 1, 1_000, 1, 1)], 2);
+    assert_eq!(fresh().check_invariants(), Ok(()));
+    // A write in its copy whose mutex nobody holds.
+    let mut sim = fresh();
+    sim.pipe_ops[1] = pipe::PipeOp::Write {
+        to: 0,
+        waited: false,
+        page: 0,
+        reads: 0,
+    };
+    sim.pipes[0].as_mut().unwrap().write(false);
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("mutex's owner is None"), "{err}");
+    // Asleep on the mutex, on no wait list; then on two.
+    let mut sim = fresh();
+    sim.mutexes[0].owner = 0;
+    sim.tasks[1].loc = Loc::Blocked;
+    sim.tasks[1].block = Block::Mutex;
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("on 0 wait lists"), "{err}");
+    sim.mutexes[0].wait_list.push_back(1);
+    sim.mutexes[1].wait_list.push_back(1);
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("on 2 wait lists"), "{err}");
+    // The owner asleep on the mutex; the owner exited.
+    let mut sim = fresh();
+    sim.mutexes[0].owner = 1;
+    sim.mutexes[0].wait_list.push_back(1);
+    sim.tasks[1].loc = Loc::Blocked;
+    sim.tasks[1].block = Block::Mutex;
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("owns task 0's pipe mutex"), "{err}");
+    sim.tasks[1].loc = Loc::Exited;
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("owns task 0's pipe mutex"), "{err}");
 }
