@@ -4,7 +4,7 @@
 use crate::cpumask::CpuId;
 
 use super::pipe::PipeOp;
-use super::{Loc, Mode, Simulator};
+use super::{Block, Loc, Mode, Simulator};
 
 impl Simulator {
     /// Conservation: every task is in exactly one place (running on one CPU, queued on
@@ -211,11 +211,50 @@ impl Simulator {
     /// A pipe's reader holds a token per readable message, plus at most one for its
     /// start signal; its ring holds at most `slots` pages, one more while a read that
     /// frees one copies; its writes in flight are the writers in their copy to it.
-    fn check_pipes(&self) -> Result<(), String> {
+    /// Its mutex (kernel/locking/mutex.c v6.5): a pipe op in its section is its
+    /// pipe's owner's (fs/pipe.c v6.5 lines 244-388, 432-581); a task asleep on a
+    /// mutex (`TASK_UNINTERRUPTIBLE`, mutex.c 637-679) is on exactly one wait list;
+    /// the owner is neither asleep on the mutex nor exited.
+    pub(super) fn check_pipes(&self) -> Result<(), String> {
         let mut copying = vec![0u32; self.pipes.len()];
-        for op in &self.pipe_ops {
-            if let PipeOp::Write { to, .. } = *op {
-                copying[to as usize] += 1;
+        for (t, op) in self.pipe_ops.iter().enumerate() {
+            let m = match *op {
+                PipeOp::None => continue,
+                PipeOp::Read { .. } => t as u32,
+                PipeOp::Write { to, .. } => {
+                    copying[to as usize] += 1;
+                    to
+                }
+            };
+            let owner = self.mutexes[m as usize].owner();
+            if owner != Some(t as u32) {
+                return Err(format!(
+                    "task {t} is in a pipe op on task {m}'s pipe, whose mutex's owner is {owner:?}"
+                ));
+            }
+        }
+        let mut listed = vec![0u32; self.tasks.len()];
+        for (m, mx) in self.mutexes.iter().enumerate() {
+            for &w in &mx.wait_list {
+                listed[w as usize] += 1;
+            }
+            if let Some(o) = mx.owner() {
+                let task = &self.tasks[o as usize];
+                if task.loc == Loc::Exited || task.loc == Loc::Blocked && task.block == Block::Mutex
+                {
+                    return Err(format!(
+                        "task {o} owns task {m}'s pipe mutex but is {:?} ({:?})",
+                        task.loc, task.block
+                    ));
+                }
+            }
+        }
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.loc == Loc::Blocked && task.block == Block::Mutex && listed[t] != 1 {
+                return Err(format!(
+                    "task {t} sleeps on a pipe mutex but is on {} wait lists",
+                    listed[t]
+                ));
             }
         }
         for (t, p) in self.pipes.iter().enumerate() {

@@ -164,9 +164,13 @@ impl Simulator {
         let ti = t as usize;
         // What the task still owes, a wakee its data's refill after the wake-up
         // (`ttwu_do_activate()`'s cache distance), it pays on its way back from
-        // schedule() and through the syscall's entry, before __pipe_lock(): the
-        // section is the op's own work (docs/calibration.md, "pipe mutex hold").
-        if self.mutex_wait[ti].since == SimTime::MAX && self.mutexes[m as usize].owner != t {
+        // schedule() before it holds the lock: a newcomer through the syscall's
+        // entry, before __pipe_lock(); a sleeper woken by the unlock before its
+        // trylock (mutex.c v6.5 lines 679, 689), and a handed-over one before its
+        // PICKUP (113-116). The section is the op's own work (docs/calibration.md,
+        // "pipe mutex hold").
+        let mx = &self.mutexes[m as usize];
+        if mx.owner != t || mx.pickup {
             if let Some(ns) = self.take_debt(t) {
                 return Some(Next::Run(ns));
             }
@@ -179,7 +183,8 @@ impl Simulator {
         let pos = mx.wait_list.iter().position(|&w| w == t);
         let first = pos == Some(0);
         let got = if mx.owner == t {
-            // The handoff's PICKUP (`__mutex_trylock_common()`, lines 113-116).
+            // The handoff's PICKUP (`__mutex_trylock_common()`, lines 113-116), or
+            // a spinner's trylock done at the unlock (468).
             mx.pickup = false;
             true
         } else if mx.owner == NONE {
@@ -291,10 +296,11 @@ impl Simulator {
                 // at line 468) within a line transfer, long before this task's own
                 // next __pipe_lock() (its wake-ups, the syscall's exit and entry).
                 // The model's section is the whole op, so that next lock would come
-                // at this very instant: the lock goes to the spinner here.
+                // at this very instant: the lock goes to the spinner here, as a
+                // plain owner (no PICKUP: only __mutex_handoff() sets it, 231-249),
+                // so a woken first waiter that fails against it sets HANDOFF (117-120).
                 if let Some(&s) = mx.spinners.first() {
                     mx.owner = s;
-                    mx.pickup = true;
                     if let Loc::Running(c) = self.tasks[s as usize].loc {
                         self.end_burst_now(c);
                     }

@@ -155,6 +155,7 @@ fn preempted_owner() -> Simulator {
             }
         }
     }
+    assert_eq!(sim.error, None, "the run stopped");
     assert!(
         saw,
         "writer 2 slept on the mutex while its preempted owner held it"
@@ -321,14 +322,10 @@ fn a_woken_writer_pays_its_refill_before_it_takes_the_mutex() {
     let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 100, vec![r, w]);
     let mut held = Vec::new();
     let mut since = None;
-    let mut refill = 0;
     while sim.step() {
         let owner = sim.mutexes[0].owner();
         match (owner == Some(1), since) {
-            (true, None) => {
-                since = Some(sim.now);
-                refill = refill.max(sim.tasks[1].debt_ns);
-            }
+            (true, None) => since = Some(sim.now),
             (false, Some(t0)) => {
                 held.push(sim.now.since(t0));
                 since = None;
@@ -341,10 +338,158 @@ fn a_woken_writer_pays_its_refill_before_it_takes_the_mutex() {
         .cost
         .wake_data_ns_at(CpuId(0), CpuId(8), sim.cost.distance(CpuId(0), CpuId(8)));
     assert!(d > 0, "the wake-up across clusters leaves a refill to pay");
-    assert_eq!(refill, 0, "no debt left when the mutex is taken");
     assert!(held.len() >= 4, "{held:?}");
     assert!(
         held.iter().all(|&h| h == 5_000),
         "the mutex held for the copy alone: {held:?}"
     );
+}
+
+/// A sleeper woken by the unlock (`wake_up_q()`, mutex.c v6.5 line 951) pays its
+/// data's refill after the wake-up on its way back from `schedule()` (679), before
+/// its trylock (689): woken from another cluster, it holds the mutex for its copy
+/// and the lock's lines only. Before the fix the refill was part of its section.
+#[test]
+fn a_sleeper_woken_by_the_unlock_pays_its_refill_before_it_takes_the_mutex() {
+    let copy = 1_000;
+    // CPU 1 and CPU 8: two clusters of the 4826.
+    let allowed = CpuMask::from_cpus(96, [0, 1, 8].into_iter().map(CpuId));
+    let tasks = vec![
+        reader(1),
+        writer(1, 1, copy, 1, 1),
+        writer(8, 1, copy, 1, 1),
+    ];
+    let mut sim = quiet_sim("kunpeng920-4826", "6.8", allowed, 100, tasks);
+    let (owner, sleeper) = (1u32, 2u32);
+    // The owner runs its section on CPU 1; the sleeper sleeps on the wait list,
+    // in its send (op 1).
+    sim.mutexes[0].owner = owner;
+    sim.tasks[owner as usize].loc = Loc::Running(1);
+    sim.mutexes[0].wait_list.push_back(sleeper);
+    sim.tasks[sleeper as usize].pc += 1;
+    sim.tasks[sleeper as usize].loc = Loc::Blocked;
+    sim.tasks[sleeper as usize].block = Block::Mutex;
+    sim.mutex_wait[sleeper as usize].since = SimTime::ZERO;
+    sim.mutex_wait[sleeper as usize].slept = true;
+    // The unlock frees the lock (no HANDOFF) and wakes the sleeper across clusters.
+    sim.pipe_mutex_unlock(owner, 0, 1);
+    assert_eq!(sim.mutexes[0].owner(), None);
+    let refill = sim.tasks[sleeper as usize].debt_ns;
+    assert!(
+        refill > 0,
+        "the wake-up across clusters leaves a refill to pay"
+    );
+    // The sleeper runs on CPU 8: its bursts until it holds the lock, then its section.
+    sim.tasks[sleeper as usize].loc = Loc::Running(8);
+    let mut before = 0;
+    let section = loop {
+        let program::Next::Run(ns) = sim.advance(sleeper, 8) else {
+            panic!("the sleeper takes the free lock");
+        };
+        if sim.mutexes[0].owner() == Some(sleeper) {
+            break ns;
+        }
+        before += ns;
+    };
+    assert_eq!(before, refill, "the refill is paid before the lock");
+    let lines = pipe_mutex::PIPE_MUTEX_LINES * sim.cost.c2c_ns(CpuId(1), CpuId(8));
+    assert_eq!(
+        section,
+        copy + lines,
+        "the section is the copy and the lines"
+    );
+}
+
+/// A spinner takes the lock the unlock frees as a plain owner (its trylock,
+/// `__mutex_trylock_or_owner()`, mutex.c v6.5 line 468): no PICKUP, which only
+/// `__mutex_handoff()` sets (231-249). So the first waiter, woken and failing its
+/// trylock, sets HANDOFF (689, 117-120). Before the fix the spinner was given
+/// PICKUP and the waiter's failure set nothing.
+#[test]
+fn a_spinner_given_the_lock_at_the_unlock_is_a_plain_owner() {
+    let idle = |cpu| {
+        task_on(
+            96,
+            &[cpu],
+            0,
+            vec![Op::Run(Dist::Fixed { ns: 1 }), Op::Exit],
+        )
+    };
+    let mut sim = sim_of(vec![reader(1), idle(1), idle(2), idle(3)], 4);
+    let (owner, spinner, waiter) = (1u32, 2u32, 3u32);
+    // The owner runs its section on CPU 1 until 5 µs; the spinner spins on it.
+    sim.mutexes[0].owner = owner;
+    sim.tasks[owner as usize].loc = Loc::Running(1);
+    sim.cpus[1].burst_end = SimTime::from_us(5);
+    sim.tasks[spinner as usize].loc = Loc::Running(2);
+    assert!(matches!(
+        sim.pipe_mutex_lock(spinner, 0, 2),
+        Some(program::Next::Run(_))
+    ));
+    assert_eq!(sim.mutexes[0].spinners, vec![spinner]);
+    // The waiter sleeps on the wait list, first.
+    sim.mutexes[0].wait_list.push_back(waiter);
+    sim.tasks[waiter as usize].loc = Loc::Blocked;
+    sim.tasks[waiter as usize].block = Block::Mutex;
+    sim.mutex_wait[waiter as usize].since = SimTime::ZERO;
+    // The unlock (no HANDOFF): the spinner owns it, plainly; the waiter is woken.
+    sim.pipe_mutex_unlock(owner, 0, 1);
+    assert_eq!(sim.mutexes[0].owner(), Some(spinner));
+    assert!(!sim.mutexes[0].pickup, "a spinner's trylock sets no PICKUP");
+    // The woken waiter runs (its refill paid) and fails: HANDOFF.
+    sim.tasks[waiter as usize].debt_ns = 0;
+    sim.tasks[waiter as usize].loc = Loc::Running(3);
+    assert!(sim.pipe_mutex_lock(waiter, 0, 3).is_some());
+    assert!(
+        sim.mutexes[0].handoff,
+        "the first waiter that failed set HANDOFF"
+    );
+    // The spinner takes up its lock.
+    assert!(sim.pipe_mutex_lock(spinner, 0, 2).is_none());
+    assert_eq!(sim.mutexes[0].owner(), Some(spinner));
+    assert!(!sim.mutexes[0].spinners.contains(&spinner));
+}
+
+/// `check_invariants()`'s mutex rules: a pipe op in its section holds its pipe's
+/// mutex (fs/pipe.c v6.5 lines 244-388, 432-581); a task asleep on a mutex is on
+/// exactly one wait list (mutex.c v6.5 637-679); the owner is neither asleep on the
+/// mutex nor exited. Each broken state is caught (by `check_pipes()`: the broken
+/// locations would trip the runqueue rules first).
+#[test]
+fn the_invariants_catch_a_broken_pipe_mutex() {
+    let fresh = || sim_of(vec![reader(1), writer(1, 1, 1_000, 1, 1)], 2);
+    assert_eq!(fresh().check_invariants(), Ok(()));
+    // A write in its copy whose mutex nobody holds.
+    let mut sim = fresh();
+    sim.pipe_ops[1] = pipe::PipeOp::Write {
+        to: 0,
+        waited: false,
+        page: 0,
+        reads: 0,
+    };
+    sim.pipes[0].as_mut().unwrap().write(false);
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("mutex's owner is None"), "{err}");
+    // Asleep on the mutex, on no wait list; then on two.
+    let mut sim = fresh();
+    sim.mutexes[0].owner = 0;
+    sim.tasks[1].loc = Loc::Blocked;
+    sim.tasks[1].block = Block::Mutex;
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("on 0 wait lists"), "{err}");
+    sim.mutexes[0].wait_list.push_back(1);
+    sim.mutexes[1].wait_list.push_back(1);
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("on 2 wait lists"), "{err}");
+    // The owner asleep on the mutex; the owner exited.
+    let mut sim = fresh();
+    sim.mutexes[0].owner = 1;
+    sim.mutexes[0].wait_list.push_back(1);
+    sim.tasks[1].loc = Loc::Blocked;
+    sim.tasks[1].block = Block::Mutex;
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("owns task 0's pipe mutex"), "{err}");
+    sim.tasks[1].loc = Loc::Exited;
+    let err = sim.check_pipes().unwrap_err();
+    assert!(err.contains("owns task 0's pipe mutex"), "{err}");
 }
