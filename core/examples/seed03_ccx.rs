@@ -13,13 +13,14 @@
 
 use std::process::ExitCode;
 
-use schedlab_core::cost::{CostParams, CostTerms};
+use schedlab_core::cost::CostTerms;
 use schedlab_core::cpumask::CpuId;
-use schedlab_core::sim::record::{RecordKind, MAX_RECORD_CAP, NO_TASK};
-use schedlab_core::sim::{RecordConfig, SimConfig, SimTime, Simulator};
+use schedlab_core::sim::record::{RecordKind, NO_TASK};
 use schedlab_core::wakeup::TaskId;
-use schedlab_core::workload;
-use schedlab_core::{PatchSet, RunSpec, Workload};
+use schedlab_core::PatchSet;
+
+#[path = "common/seed03.rs"]
+mod seed03;
 
 const USAGE: &str = "usage: seed03_ccx PATCHES SEED [loops] [step_ms]";
 
@@ -40,49 +41,16 @@ fn run() -> Result<(), String> {
     }
     let patches: PatchSet = a[1].parse().map_err(|e| format!("patches {}: {e}", a[1]))?;
     let seed: u64 = a[2].parse().map_err(|e| format!("seed {}: {e}", a[2]))?;
-    let loops: u64 = match a.get(3) {
-        None => 4_000,
-        Some(x) => x.parse().map_err(|e| format!("loops {x}: {e}"))?,
-    };
-    let step_ms: u64 = match a.get(4) {
-        None => 5,
-        Some(x) => x.parse().map_err(|e| format!("step_ms {x}: {e}"))?,
-    };
-    let w = Workload::Hackbench {
-        groups: 32,
-        fds: 20,
-        loops,
-        pipe: true,
-        threads: true,
-        msg_bytes: 100,
-    };
-    let spec = RunSpec::on_preset("epyc9654-2p", "all", patches, w, 600_000, seed)
-        .map_err(|e| e.to_string())?;
-    let cost = CostParams::for_machine(&spec.machine);
-    let plan = workload::build(&spec.workload, &cost, spec.machine.nr_cpus())?;
-    let roles: Vec<&'static str> = plan.tasks.iter().map(|t| t.role).collect();
-    let cfg = SimConfig {
-        machine: spec.machine.clone(),
-        patches: spec.patches,
-        allowed: spec.cpus.clone(),
-        plan,
-        seed,
-        duration: SimTime::from_ms(600_000),
-        warmup: SimTime::ZERO,
-        check_invariants: false,
-        cost_terms: CostTerms::all_but("").map_err(|e| e.to_string())?,
-        noise: spec.noise,
-        settle: false,
-    };
-    let rc = RecordConfig {
-        cap: MAX_RECORD_CAP,
-        ..RecordConfig::default()
-    };
-    let mut sim = Simulator::with_recorder(cfg, rc).map_err(|e| e.to_string())?;
-    sim.run().map_err(|e| e.to_string())?;
+    let loops: u64 = seed03::arg_or(&a, 3, "loops", 4_000)?;
+    let step_ms: u64 = seed03::arg_or(&a, 4, "step_ms", 5)?;
+    let seed03::Seed03Run {
+        sim,
+        machine,
+        roles,
+    } = seed03::run_seed03(patches, seed, loops, CostTerms::ALL, false)?;
     let m = sim.metrics();
     let rec = sim.recording().ok_or("no recording")?;
-    let n_cpus = spec.machine.nr_cpus() as usize;
+    let n_cpus = machine.nr_cpus() as usize;
     // CCX index per CPU: the LLC masks in order of their first CPU.
     let mut ccx_of = vec![usize::MAX; n_cpus];
     let mut ccx_cpus: Vec<Vec<usize>> = Vec::new();
@@ -90,7 +58,7 @@ fn run() -> Result<(), String> {
         if ccx_of[c] != usize::MAX {
             continue;
         }
-        let mask = spec.machine.llc_mask(CpuId(c as u32));
+        let mask = machine.llc_mask(CpuId(c as u32));
         let k = ccx_cpus.len();
         let cs: Vec<usize> = (0..n_cpus)
             .filter(|&o| mask.test_cpu(CpuId(o as u32)))

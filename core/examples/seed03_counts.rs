@@ -18,11 +18,12 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use schedlab_core::cost::{CostParams, CostTerms};
-use schedlab_core::sim::record::{QueueKind, RecordKind, MAX_RECORD_CAP};
-use schedlab_core::sim::{RecordConfig, SimConfig, SimTime, Simulator};
-use schedlab_core::workload::{self, Noise};
-use schedlab_core::{PatchSet, RunSpec, Workload};
+use schedlab_core::cost::CostTerms;
+use schedlab_core::sim::record::{QueueKind, RecordKind};
+use schedlab_core::PatchSet;
+
+#[path = "common/seed03.rs"]
+mod seed03;
 
 const USAGE: &str = "usage: seed03_counts PATCHES SEED [COST_OFF|-] [quiet|default] [loops]";
 
@@ -49,46 +50,10 @@ fn run() -> Result<(), String> {
         Some("quiet") => true,
         Some(x) => return Err(format!("noise {x}: quiet or default")),
     };
-    let loops: u64 = match a.get(5) {
-        None => 4_000,
-        Some(x) => x.parse().map_err(|e| format!("loops {x}: {e}"))?,
-    };
-    let w = Workload::Hackbench {
-        groups: 32,
-        fds: 20,
-        loops,
-        pipe: true,
-        threads: true,
-        msg_bytes: 100,
-    };
-    let spec = RunSpec::on_preset("epyc9654-2p", "all", patches, w, 600_000, seed)
-        .map_err(|e| e.to_string())?;
-    let cost = CostParams::for_machine(&spec.machine);
-    let plan = workload::build(&spec.workload, &cost, spec.machine.nr_cpus())?;
-    let roles: Vec<&'static str> = plan.tasks.iter().map(|t| t.role).collect();
-    let cfg = SimConfig {
-        machine: spec.machine.clone(),
-        patches: spec.patches,
-        allowed: spec.cpus.clone(),
-        plan,
-        seed,
-        duration: SimTime::from_ms(600_000),
-        warmup: SimTime::ZERO,
-        check_invariants: false,
-        cost_terms: if off == "-" {
-            CostTerms::all_but("").map_err(|e| e.to_string())?
-        } else {
-            CostTerms::all_but(off).map_err(|e| e.to_string())?
-        },
-        noise: if quiet { Noise::Quiet } else { spec.noise },
-        settle: false,
-    };
-    let rc = RecordConfig {
-        cap: MAX_RECORD_CAP,
-        ..RecordConfig::default()
-    };
-    let mut sim = Simulator::with_recorder(cfg, rc).map_err(|e| e.to_string())?;
-    sim.run().map_err(|e| e.to_string())?;
+    let loops: u64 = seed03::arg_or(&a, 5, "loops", 4_000)?;
+    let terms = CostTerms::all_but(if off == "-" { "" } else { off })?;
+    let seed03::Seed03Run { sim, roles, .. } =
+        seed03::run_seed03(patches, seed, loops, terms, quiet)?;
     let m = sim.metrics();
     let rec = sim.recording().ok_or("no recording")?;
     let role = |t: u32| roles.get(t as usize).copied().unwrap_or("background");
