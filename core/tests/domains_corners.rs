@@ -11,6 +11,9 @@ use schedlab_core::topology::{Arch, CpuSpec, Machine, MachineSpec, Numbering};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+mod common;
+use common::cluster_cpu as cpu;
+
 fn build(m: &Machine, cfg: &BuildConfig) -> SchedDomains {
     build_sched_domains(m, cfg).expect("builds")
 }
@@ -21,19 +24,6 @@ fn cpu0(sd: &SchedDomains) -> Vec<(String, &'static str)> {
         .iter()
         .map(|d| (d.span.to_list(), d.name))
         .collect()
-}
-
-fn cpu(cpu: u32, package: u32, node: u16, cluster: u32) -> CpuSpec {
-    CpuSpec {
-        cpu,
-        package,
-        node,
-        llc: package,
-        cluster: Some(cluster),
-        core: None,
-        capacity: 1024,
-        asym_prio: 0,
-    }
 }
 
 /// QEMU `-smp 4,sockets=2,cores=2 -numa node,cpus=0,cpus=2 -numa node,cpus=1,cpus=3`:

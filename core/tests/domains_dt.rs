@@ -6,28 +6,17 @@ use schedlab_core::sched_domain::{
     as_the_kernel_reads_it, build_sched_domains, format, BuildConfig,
 };
 use schedlab_core::topology::{
-    load_machine, Arch, CpuSpec, Firmware, ImportHint, KernelConfig, Machine, MachineSpec,
-    Numbering,
+    load_machine, Arch, Firmware, ImportHint, KernelConfig, Machine, MachineSpec, Numbering,
 };
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+mod common;
+use common::cluster_cpu as cpu;
+
 fn dmesg(m: &Machine, r: Release) -> String {
     let sd = build_sched_domains(m, &BuildConfig::new(r)).expect("builds");
     format::dmesg(&sd, None)
-}
-
-fn cpu(cpu: u32, package: u32, node: u16, cluster: u32) -> CpuSpec {
-    CpuSpec {
-        cpu,
-        package,
-        node,
-        llc: package,
-        cluster: Some(cluster),
-        core: None,
-        capacity: 1024,
-        asym_prio: 0,
-    }
 }
 
 /// "topology: make core_mask include at least cluster_siblings" is in v5.18

@@ -9,7 +9,7 @@
 
 use schedlab_core::rng::Rng;
 use schedlab_core::sched_domain::{build_sched_domains, BuildConfig, SchedDomains};
-use schedlab_core::topology::{presets, Machine};
+use schedlab_core::topology::{presets, CpuSpec, Machine};
 
 /// A preset machine by name (the tests' names are known presets).
 pub fn preset(name: &str) -> Machine {
@@ -22,6 +22,21 @@ pub fn domains(m: &Machine, release: &str) -> SchedDomains {
         .parse()
         .unwrap_or_else(|e| panic!("release {release}: {e}"));
     build_sched_domains(m, &BuildConfig::new(release)).unwrap_or_else(|e| panic!("{}: {e}", m.name))
+}
+
+/// CPU `cpu` of a machine without SMT whose LLC is its package, in `cluster`: the
+/// arm64-style CPUs the QEMU and device-tree topology tests build by hand.
+pub fn cluster_cpu(cpu: u32, package: u32, node: u16, cluster: u32) -> CpuSpec {
+    CpuSpec {
+        cpu,
+        package,
+        node,
+        llc: package,
+        cluster: Some(cluster),
+        core: None,
+        capacity: 1024,
+        asym_prio: 0,
+    }
 }
 
 /// The crate's one PRNG, for random test states: a failing case is reproduced from
