@@ -115,3 +115,59 @@ fn a_failed_attempt_still_takes_busiests_lock() {
         }
     }
 }
+
+/// The stopper (`active_load_balance_cpu_stop()`, fair.c v6.8 11575-11651) takes
+/// src's lock (`rq_lock_irq(busiest_rq)`), then, for the task it moved, the
+/// target's (`attach_one_task()`, 9193-9201): wakers coming at that instant wait
+/// behind each. CPU 1 (waking, two tasks queued) runs the stopper an active
+/// balance of CPU 0 queued.
+#[test]
+fn the_stopper_takes_src_then_the_targets_lock() {
+    let mut sim = two_on_cpu1();
+    sim.balance.push_cpu[1] = Some(0);
+    sim.active_load_balance_cpu_stop(1);
+    assert_eq!(sim.balance.push_cpu[1], None, "the stopper ran");
+    assert!(
+        (0..2).any(|t| sim.tasks[t].loc == Loc::Queued(0)),
+        "a task moved"
+    );
+    let work = sim.cost.params.rq_lock_hold_ns;
+    assert_eq!(
+        sim.take_remote_lock(5, 1).0,
+        work,
+        "src's own lock: no lines"
+    );
+    assert_eq!(
+        sim.take_remote_lock(6, 0).0,
+        work + hold(&sim, work, 0, 1),
+        "after src's hold, the target's from CPU 1"
+    );
+}
+
+/// A newidle pass drops its own lock for the domains but takes it again in
+/// `update_blocked_averages(this_cpu)` (fair.c v6.8 12349, 9416) and at its end
+/// (12385): a remote waker holding CPU 0's lock for 1 ms delays a pass that pulls
+/// nothing (both tasks on CPU 1 cache hot) by that much, its run time included.
+#[test]
+fn a_newidle_pass_retakes_its_own_lock() {
+    let pass_ns = |waker: bool| {
+        let mut sim = two_on_cpu1();
+        for t in 0..2 {
+            let task = &mut sim.tasks[t];
+            (task.last_cpu, task.last_ran, task.exec_start_zero) =
+                (1, SimTime::from_us(4_900), false);
+        }
+        if waker {
+            let (now, cost) = (sim.now.ns(), &sim.cost);
+            sim.cpus[0].lock.acquire(cost, CpuId(5), now, 1_000_000);
+        }
+        assert_eq!(sim.newidle_balance(0), None, "nothing pulled");
+        sim.cpus[0].newidle_cost_ns
+    };
+    let (alone, behind) = (pass_ns(false), pass_ns(true));
+    assert!(alone > 0 && alone < 100_000, "the pass alone: {alone} ns");
+    assert!(
+        behind >= 1_000_000 + alone,
+        "behind: {behind} ns, alone {alone}"
+    );
+}
