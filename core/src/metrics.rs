@@ -164,6 +164,10 @@ pub struct Metrics {
     pub wake_polling: u64,
     pub wake_remote_lock: u64,
     pub lock_wait: Histogram,
+    /// Runqueue locks the balancer took (`sim/balance/locks.rs`) and their summed
+    /// wait, ns.
+    pub lb_lock_takes: u64,
+    pub lb_lock_wait_ns: u64,
     /// sd_llc_shared line reads that missed.
     pub llc_line_misses: u64,
     pub llc_line_reads: u64,
@@ -211,6 +215,8 @@ impl Metrics {
             wake_polling: 0,
             wake_remote_lock: 0,
             lock_wait: Histogram::default(),
+            lb_lock_takes: 0,
+            lb_lock_wait_ns: 0,
             llc_line_misses: 0,
             llc_line_reads: 0,
             force_idle_ns: 0,
@@ -299,6 +305,11 @@ pub struct MetricsReport {
     pub wake_polling: u64,
     pub wake_remote_lock: u64,
     pub lock_wait_ns: HistSummary,
+    /// Runqueue locks the balancer took and their summed wait, ns.
+    #[serde(default)]
+    pub lb_lock_takes: u64,
+    #[serde(default)]
+    pub lb_lock_wait_ns: u64,
     pub llc_line_reads: u64,
     pub llc_line_misses: u64,
     pub force_idle_ns: u64,
@@ -361,6 +372,8 @@ impl Metrics {
             wake_polling: self.wake_polling,
             wake_remote_lock: self.wake_remote_lock,
             lock_wait_ns: self.lock_wait.summary(),
+            lb_lock_takes: self.lb_lock_takes,
+            lb_lock_wait_ns: self.lb_lock_wait_ns,
             llc_line_reads: self.llc_line_reads,
             llc_line_misses: self.llc_line_misses,
             force_idle_ns: self.force_idle_ns,

@@ -272,6 +272,7 @@ impl Simulator {
             siblings,
             core_occ: if core_sched { vec![0; all] } else { Vec::new() },
             balance,
+            lb_clock: Default::default(),
             queue: EventQueue::new(),
             rng: Rng::new(cfg.seed),
             now: SimTime::ZERO,

@@ -573,6 +573,9 @@ pub struct Simulator {
     /// ran a task after the last core-wide pick that ran it (empty without cookies).
     core_occ: Vec<u8>,
     balance: balance::BalanceInfo,
+    /// The balancing pass in progress: where it has got to, its lock time
+    /// (`balance/locks.rs`).
+    lb_clock: balance::locks::LbClock,
     queue: EventQueue,
     rng: Rng,
     now: SimTime,

@@ -1,7 +1,9 @@
 //! A `newidle_balance()` pass that pulled nothing takes its run time inside
 //! `__schedule()` (fair.c v6.8 12295-12409): the CPU is not idle to wakers until the
 //! pass ends, a task queued meanwhile cuts it short, and its end is the switch to idle
-//! (or to the task queued meanwhile) with interrupts back on.
+//! (or to the task queued meanwhile) with interrupts back on. The pass's run time is
+//! its domains' scans and the rq locks it took (balance/locks.rs, session 34), and
+//! the retake of its own lock at the end.
 //!
 //! ```text
 //!   schedule() ─ newidle_balance() pulled nothing ─▶ newidle_run_time():

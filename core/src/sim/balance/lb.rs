@@ -529,7 +529,9 @@ impl Simulator {
     /// `load_balance()` (`sched_balance_rq()` from 6.10), fair.c v6.8, of `dst`'s
     /// domain `li`, run on `runs_on` (`dst`, or the idle load balancer on its behalf).
     /// Returns the tasks pulled and whether to keep balancing higher domains
-    /// (`continue_balancing`).
+    /// (`continue_balancing`). Takes busiest's rq lock for `detach_tasks()` and the
+    /// active-balance check, and `dst`'s for `attach_tasks()`, as the kernel does
+    /// (locks.rs).
     pub(in crate::sim) fn load_balance(
         &mut self,
         dst: u32,
@@ -556,7 +558,13 @@ impl Simulator {
             env.src = src;
             env.all_pinned = true;
             if self.state.rqs[src as usize].nr_running > 1 {
+                // more_balance: detach_tasks() under busiest's lock, whatever it
+                // then moves; attach_tasks() under dst's (locks.rs).
+                self.lb_rq_lock(env.runs_on, src, self.lb_hold_ns(1));
                 moved = self.detach_tasks(&mut env);
+                if !moved.is_empty() {
+                    self.lb_rq_lock(env.runs_on, env.dst, self.lb_hold_ns(moved.len()));
+                }
                 if let Some(p) = parent_sgc {
                     if env.some_pinned && env.imbalance > 0 {
                         self.balance.sgc_imbalance[p] = true;
@@ -587,6 +595,8 @@ impl Simulator {
                     }
                     if self.need_active_balance(&env) {
                         let src = env.src;
+                        // raw_spin_rq_lock_irqsave(busiest) for the checks below.
+                        self.lb_rq_lock(env.runs_on, src, 0);
                         let curr = self.cpus[src as usize].curr;
                         let running = self.cpus[src as usize].mode == Mode::Running;
                         if !running || !self.allowed_on(curr, dst) {

@@ -171,6 +171,9 @@ impl Simulator {
     /// modelled: the stopper's own run time, and, in the LLC, its run at a
     /// `schedule()` of `src` before the IPI lands (it is on the runqueue from the
     /// wake-up, and the stop class is picked first): here it runs when the IPI lands.
+    /// It takes src's rq lock (`rq_lock_irq(busiest_rq)`) and, for a task it moves,
+    /// the target's (`attach_one_task()`): their time is taken from what src runs
+    /// next (locks.rs).
     pub(in crate::sim) fn active_load_balance_cpu_stop(&mut self, src: u32) {
         if self.balance.push_cpu[src as usize].is_none() {
             return;
@@ -208,6 +211,10 @@ impl Simulator {
             }
             self.kick_force_idle_siblings(src);
         }
+        // rq_lock_irq(busiest_rq), whatever the stopper then finds (locks.rs); its
+        // time, and attach_one_task()'s under target_rq's lock, are src's.
+        let outer = self.lb_pass_begin();
+        self.lb_rq_lock(src, src, self.lb_hold_ns(1));
         // busiest_rq->nr_running <= 1 (the stopper counts): nothing to move.
         let mut env = LbEnv {
             imbalance: 1,
@@ -222,6 +229,7 @@ impl Simulator {
             if self.can_migrate_task(&mut env, t, false, true) {
                 // attach_one_task() → wakeup_preempt() on dst, from src.
                 self.migrate_queued(t, src, dst, src, MigrateReason::Active);
+                self.lb_rq_lock(src, dst, self.lb_hold_ns(1));
                 // Active balancing done, reset the failure counter.
                 self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
                 if self.measuring {
@@ -234,9 +242,11 @@ impl Simulator {
         // scheduling: the stopper has no cookie) picks what is left. An idle src
         // found nothing; a waking one runs its queued task, if the stopper left it,
         // at the Resched already on its way.
+        let ns = self.lb_pass_end(outer);
         if running || self.cpus[src as usize].mode == Mode::ForceIdle {
             self.schedule(src);
         }
+        self.lb_charge(src, ns);
     }
 
     /// The IPI that the active balance's wake-up of the stopper sent lands on a

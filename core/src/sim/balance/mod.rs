@@ -60,9 +60,9 @@
 //!   CACHE_HOT_BUDDY (the simulator keeps no next buddy).
 //! - `cfs_tasks`' most-recently-used order is approximated by the time each task last
 //!   ran (`detach_tasks()` walks from the least recently run).
-//! - The balancing itself takes no simulated time except newidle's (its scan cost,
-//!   `probe_ns` per CPU looked at, delays the pulled task and feeds
-//!   `max_newidle_lb_cost`). The ilb kick, for a balance or only for the stats, is
+//! - The balancing itself takes no simulated time except newidle's scan (`probe_ns`
+//!   per CPU looked at) and the rq locks it takes (locks.rs, session 34). The ilb
+//!   kick, for a balance or only for the stats, is
 //!   an IPI (unless the ilb polls) and the ilb's C-state exit (`Event::NohzKick`,
 //!   rebalance.rs); a newly idle CPU's own stats pass sends none. An active balance
 //!   queues the busiest CPU's stopper (`rq->active_balance`, `push_cpu`), which runs
@@ -82,6 +82,7 @@
 
 mod fork;
 mod lb;
+pub(super) mod locks;
 mod migrate;
 mod rebalance;
 mod ring;

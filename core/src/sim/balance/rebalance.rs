@@ -11,6 +11,11 @@
 //! balances on its behalf (`NOHZ_BALANCE_KICK`) or only decays the idle CPUs'
 //! averages (`NOHZ_STATS_KICK`, every `LOAD_AVG_PERIOD` while `nohz.has_blocked`);
 //! a CPU going newly idle may run that stats pass itself (`NOHZ_NEWILB_KICK`).
+//!
+//! Each pass (the tick's, the ilb's, newidle's) takes the rq locks the kernel's does
+//! (locks.rs): `update_blocked_averages()` the updated CPU's, `_nohz_idle_balance()`
+//! each due CPU's, `newidle_balance()` its own again after dropping it for the
+//! domains, whose costs include the locks `load_balance()` took.
 
 use crate::cpumask::CpuId;
 use crate::release::Release;
@@ -122,9 +127,12 @@ impl Simulator {
         if due {
             // run_rebalance_domains(): update_blocked_averages(cpu), then the
             // domains. (A kicked ilb's nohz_idle_balance() runs from its kick,
-            // Event::NohzKick.)
-            self.update_blocked_averages(cpu);
+            // Event::NohzKick.) The pass's rq locks are the softirq's time.
+            let outer = self.lb_pass_begin();
+            self.update_blocked_averages(cpu, cpu);
             self.rebalance_domains(cpu, idle, cpu);
+            let ns = self.lb_pass_end(outer);
+            self.lb_charge(cpu, ns);
         }
     }
 
@@ -368,7 +376,9 @@ impl Simulator {
     /// `util_avg` both 0; no RT, DL, IRQ or thermal averages here, so
     /// `others_have_blocked()` is false). The model's averages reach exactly 0: a
     /// decay floors, and past 1024 periods (about 1 s) it is to 0.
-    pub(in crate::sim) fn update_blocked_averages(&mut self, cpu: u32) {
+    /// Run on `runs_on`, under `cpu`'s rq lock (`rq_lock_irqsave()`, locks.rs).
+    pub(in crate::sim) fn update_blocked_averages(&mut self, runs_on: u32, cpu: u32) {
+        self.lb_rq_lock(runs_on, cpu, self.lb_hold_ns(1));
         self.balance.last_blocked_load_update_tick[cpu as usize] = self.jiffies();
         self.update_cpu_pelt(cpu);
         let c = &self.cpus[cpu as usize];
@@ -379,15 +389,15 @@ impl Simulator {
 
     /// `update_nohz_stats()`, fair.c v6.8 12076-12092: decays tick-stopped idle CPU
     /// `c`'s blocked averages unless it has none or they were updated this jiffy;
-    /// returns whether it may still have some.
-    fn update_nohz_stats(&mut self, c: u32) -> bool {
+    /// returns whether it may still have some. Run on `ilb`.
+    fn update_nohz_stats(&mut self, ilb: u32, c: u32) -> bool {
         if !self.balance.has_blocked_load[c as usize] || !self.nohz_idle(c) {
             return false;
         }
         if self.jiffies() <= self.balance.last_blocked_load_update_tick[c as usize] {
             return true;
         }
-        self.update_blocked_averages(c);
+        self.update_blocked_averages(ilb, c);
         self.balance.has_blocked_load[c as usize]
     }
 
@@ -401,6 +411,16 @@ impl Simulator {
     /// puts `nohz.next_blocked` `LOAD_AVG_PERIOD` on. A task pulled to another CPU
     /// reaches it by `resched_curr()` from `ilb` (`attach_wakeup_preempt()`).
     fn nohz_idle_balance(&mut self, ilb: u32, flags: NohzFlags) {
+        // The pass's rq locks (locks.rs): taken in turn; an idle ilb's time is not
+        // charged, as the rest of the pass is not.
+        let outer = self.lb_pass_begin();
+        self.nohz_idle_balance_cpus(ilb, flags);
+        let ns = self.lb_pass_end(outer);
+        self.lb_charge(ilb, ns);
+    }
+
+    /// [`Simulator::nohz_idle_balance`]'s pass.
+    fn nohz_idle_balance_cpus(&mut self, ilb: u32, flags: NohzFlags) {
         let j = self.jiffies();
         let stats = flags.contains(NohzFlags::STATS);
         let next_kick = flags.contains(NohzFlags::NEXT);
@@ -432,10 +452,14 @@ impl Simulator {
                 break;
             }
             if stats {
-                has_blocked_load |= self.update_nohz_stats(bc);
+                has_blocked_load |= self.update_nohz_stats(ilb, bc);
             }
-            if flags.contains(NohzFlags::BALANCE) && j >= self.balance.next_balance[bc as usize] {
-                self.rebalance_domains(bc, CpuIdle::Idle, ilb);
+            if j >= self.balance.next_balance[bc as usize] {
+                // rq_lock_irqsave(rq) for update_rq_clock(), whatever the flags.
+                self.lb_rq_lock(ilb, bc, 0);
+                if flags.contains(NohzFlags::BALANCE) {
+                    self.rebalance_domains(bc, CpuIdle::Idle, ilb);
+                }
             }
             let nb = self.balance.next_balance[bc as usize];
             if next > nb {
@@ -500,8 +524,10 @@ impl Simulator {
     /// `sysctl_sched_migration_cost`), then
     /// each domain while `avg_idle` exceeds the cost so far plus its
     /// `max_newidle_lb_cost`. A balance's cost is the remote runqueues it read
-    /// (`probe_ns` each, every online CPU of the domain's groups); the pulled task
-    /// waits for it. Nothing pulled: `nohz_newidle_balance()` (fair.c v6.8 12410).
+    /// (`probe_ns` each, every online CPU of the domain's groups) and the rq locks it
+    /// took (the first also `update_blocked_averages()`'s); the pulled task waits
+    /// for the pass, the retake of the own lock at its end included. Nothing
+    /// pulled: `nohz_newidle_balance()` (fair.c v6.8 12410).
     pub(in crate::sim) fn newidle_balance(&mut self, cpu: u32) -> Option<u32> {
         // "There is a task waiting to run. No need to search for one. Return 0; the
         // task will be enqueued when switching to idle." (fair.c v6.8 12305-12310;
@@ -536,6 +562,8 @@ impl Simulator {
         };
         let mut pulled = None;
         let mut curr_cost = 0u64;
+        // The pass's run time: its domains' costs, and any lock time outside them.
+        let mut pass_ns = 0u64;
         self.cpus[cpu as usize].newidle_ends.clear();
         if !self.balance.overload || avg_idle < gate {
             next_balance = next_balance.min(
@@ -543,7 +571,11 @@ impl Simulator {
                     + self.sd_balance_interval(cpu, 0, false),
             );
         } else {
-            self.update_blocked_averages(cpu);
+            // raw_spin_rq_unlock(this_rq); t0 = sched_clock_cpu(): the domains'
+            // costs are the pass's clock (locks.rs), the scans and the locks.
+            let outer = self.lb_pass_begin();
+            let mut t0 = self.now.ns();
+            self.update_blocked_averages(cpu, cpu);
             let probe = self.cost.probe_ns(CpuId(cpu));
             for li in 0..n {
                 let at = self.balance.dom[cpu as usize][li].last_balance
@@ -556,12 +588,17 @@ impl Simulator {
                     .flags
                     .contains(SdFlags::BALANCE_NEWIDLE)
                 {
-                    let (moved, _) = self.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
+                    // The scan (update_sd_lb_stats()) comes before the locks.
                     let lv = &self.balance.levels[cpu as usize][li];
-                    let cost = (lv.weight as u64).saturating_sub(1) * probe;
+                    self.lb_clock.at_ns += (lv.weight as u64).saturating_sub(1) * probe;
+                    let (moved, _) = self.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
+                    let t1 = self.lb_clock.at_ns;
+                    let cost = t1 - t0;
+                    t0 = t1;
                     self.update_newidle_cost(cpu, li, cost);
                     curr_cost += cost;
-                    self.cpus[cpu as usize].newidle_ends.push(curr_cost);
+                    let end = t1 - self.now.ns();
+                    self.cpus[cpu as usize].newidle_ends.push(end);
                     pulled = moved.first().copied();
                 }
                 // fair.c v6.8 12378-12380; v5.12 10699-10700 without ttwu_pending.
@@ -570,6 +607,18 @@ impl Simulator {
                     break;
                 }
             }
+            // raw_spin_rq_lock(this_rq): back from the last holder, if a waker.
+            self.lb_rq_lock(cpu, cpu, 0);
+            let run = self.lb_clock.at_ns - self.now.ns();
+            self.lb_pass_end(outer);
+            // The pass's run time (newidle_run_time()) ends with its last domain.
+            let ends = &mut self.cpus[cpu as usize].newidle_ends;
+            match ends.last_mut() {
+                Some(last) => *last = run,
+                None if run > 0 => ends.push(run),
+                None => {}
+            }
+            pass_ns = run;
             let m = &mut self.balance.max_idle_balance_cost[cpu as usize];
             *m = (*m).max(curr_cost);
         }
@@ -579,12 +628,12 @@ impl Simulator {
         }
         if let Some(t) = pulled {
             // The scan took time before the pulled task can run.
-            self.tasks[t as usize].debt_ns += curr_cost;
+            self.tasks[t as usize].debt_ns += pass_ns;
         } else {
             // Nothing pulled: the pass still ran, with `rq->curr` not yet the idle
             // task (schedule() spends it before the CPU goes idle).
             let c = &mut self.cpus[cpu as usize];
-            c.newidle_cost_ns = curr_cost;
+            c.newidle_cost_ns = pass_ns;
             c.newidle_start = self.now;
         }
         // "if (pulled_task) this_rq->idle_stamp = 0; else nohz_newidle_balance()" (a

@@ -268,6 +268,13 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         "  queued: local {}, wakelist+IPI {}, wakelist polling {}, remote lock {} (lock wait mean {} ns, p99 {} ns)\n",
         m.wake_local, m.wake_ipi, m.wake_polling, m.wake_remote_lock, m.lock_wait_ns.mean, m.lock_wait_ns.p99
     );
+    if m.lb_lock_takes > 0 {
+        o += &format!(
+            "  rq locks the balancer took: {} (wait mean {} ns)\n",
+            m.lb_lock_takes,
+            m.lb_lock_wait_ns / m.lb_lock_takes
+        );
+    }
     o += &format!(
         "  CPUs probed per wake-up: mean {:.2}, p99 {}, max {}\n",
         m.cpus_probed_mean_x100 as f64 / 100.0,

@@ -12,6 +12,7 @@
 //!  nohz.rs          nohz idle balancing: the kick, its flags, the stats passes
 //!  active.rs        active balancing and the stopper
 //!  attach.rs        attach_task() -> wakeup_preempt() -> resched_curr()
+//!  locks.rs         the rq locks the balancer takes, queued with the wakers'
 //! ```
 
 // `super::lb::...` in the tests below this module names the balancer's `lb.rs`.
@@ -162,6 +163,7 @@ mod attach;
 mod fork;
 mod groups;
 mod load_balance;
+mod locks;
 mod migrate;
 mod newidle;
 mod nohz;

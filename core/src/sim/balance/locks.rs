@@ -1,0 +1,110 @@
+//! The runqueue locks the balancer takes (session 34), priced by `cost::RqLock` as a
+//! remote waker's (`ttwu_queue()` → `rq_lock()`) and the owner's `schedule()` are: in
+//! one FIFO per runqueue, so that a balancer waits behind the wakers holding a lock
+//! and they wait behind it, each holder pulling the rq lines from the last.
+//!
+//! ```text
+//!  who (fair.c v6.5 / v6.8)                lock taken (by the balancing CPU)   work held
+//!  update_blocked_averages(cpu)            rq_lock_irqsave(cpu_rq(cpu))         rq_lock_hold_ns
+//!    (run_rebalance_domains(), newidle_balance(), update_nohz_stats())
+//!  _nohz_idle_balance(): a CPU whose       rq_lock_irqsave(rq) for              0
+//!    rq->next_balance is due                 update_rq_clock()
+//!  load_balance(), busiest->nr_running > 1
+//!    more_balance: detach_tasks()          rq_lock_irqsave(busiest)             rq_lock_hold_ns
+//!    attach_tasks(), something detached    rq_lock(env->dst_rq)                 rq_lock_hold_ns × moved
+//!    need_active_balance()                 raw_spin_rq_lock_irqsave(busiest)    0
+//!  newidle_balance(): after the domains    raw_spin_rq_lock(this_rq)            0
+//!  active_load_balance_cpu_stop() on src   rq_lock_irq(busiest_rq)              rq_lock_hold_ns
+//!    attach_one_task(), a task detached    rq_lock(target_rq)                   rq_lock_hold_ns
+//! ```
+//!
+//! (v6.8 lines: `update_blocked_averages()` 9410-9427, `attach_one_task()` 9193-9201,
+//! `attach_tasks()` 9207-9224, `load_balance()` 11327-11346 and 11442-11470,
+//! `active_load_balance_cpu_stop()` 11575-11651, `_nohz_idle_balance()` 12163-12172,
+//! `newidle_balance()` 12346-12385; v6.5 has the same at 9090, 8873, 8887, 10870,
+//! 10984, 11115, 11705, 11874-11913.) `newidle_balance()` drops `this_rq`'s lock
+//! for its domains (`raw_spin_rq_unlock(this_rq)`): wakers do not wait behind the
+//! pass, and the pass takes it again at its end.
+//!
+//! A pass keeps a clock ([`LbClock`]): each lock is taken where the pass has got to
+//! (a newidle pass's scan of the domain comes first), and the wait and the hold,
+//! line transfers included, are the balancing CPU's time: a newidle pass's run time
+//! (its domain costs, as `sched_clock_cpu()` measures them), the task of a CPU
+//! balancing from its tick or running the stopper (`stolen_ns`); an idle CPU's
+//! (the ilb's) is not charged, as the rest of its pass is not.
+//!
+//! Simplifications: the tasks move at the pass's start (as before), only the locks'
+//! timeline is spread over the pass; a lock taken at a later instant of a pass is
+//! still queued in the order the model takes it (FIFO by call, as the wake list's
+//! own-lock enqueue is); the work under a lock reuses the wake-up's enqueue hold,
+//! `rq_lock_hold_ns` (an **assumption**, docs/calibration.md). With the `rq-lock`
+//! cost term off, the balancer's locks cost nothing, their holds included (the
+//! balancing took no time there before).
+
+use crate::cpumask::CpuId;
+
+use super::super::Mode;
+use super::Simulator;
+
+/// Where a balancing pass has got to, and the lock time it has spent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(in crate::sim) struct LbClock {
+    /// The instant the pass takes its next lock, ns of simulated time.
+    pub(in crate::sim) at_ns: u64,
+    /// The pass's lock waits and holds so far (the line transfers included), ns.
+    pub(in crate::sim) lock_ns: u64,
+}
+
+impl Simulator {
+    /// A balancing pass starts now; returns the clock it replaces, for
+    /// [`Simulator::lb_pass_end`].
+    pub(in crate::sim) fn lb_pass_begin(&mut self) -> LbClock {
+        let now = LbClock {
+            at_ns: self.now.ns(),
+            lock_ns: 0,
+        };
+        std::mem::replace(&mut self.lb_clock, now)
+    }
+
+    /// The pass that [`Simulator::lb_pass_begin`] started ends: returns its lock
+    /// time, and puts back `outer`.
+    pub(in crate::sim) fn lb_pass_end(&mut self, outer: LbClock) -> u64 {
+        std::mem::replace(&mut self.lb_clock, outer).lock_ns
+    }
+
+    /// The pass's lock time `ns`, run on `runs_on` from its tick's softirq or as its
+    /// stopper: taken from its task when it runs one (as the `sd_llc_shared` write
+    /// of `update_idle_cpu_scan()` is, lb.rs).
+    pub(in crate::sim) fn lb_charge(&mut self, runs_on: u32, ns: u64) {
+        let c = &mut self.cpus[runs_on as usize];
+        if c.mode == Mode::Running {
+            c.stolen_ns += ns;
+        }
+    }
+
+    /// `runs_on` takes `cpu`'s rq lock where its pass has got to and holds it for
+    /// `work_ns` (`cost::RqLock::acquire()`: after the holders queued before it, then
+    /// the rq lines from the last): the pass's clock moves past the wait and the hold.
+    /// With the `rq-lock` term off, only the lock's last holder changes.
+    pub(in crate::sim) fn lb_rq_lock(&mut self, runs_on: u32, cpu: u32, work_ns: u64) {
+        let at = self.lb_clock.at_ns.max(self.now.ns());
+        let (wait, hold) =
+            self.cpus[cpu as usize]
+                .lock
+                .acquire(&self.cost, CpuId(runs_on), at, work_ns);
+        if !self.cost.params.terms.rq_lock {
+            return;
+        }
+        self.lb_clock.at_ns = at + wait + hold;
+        self.lb_clock.lock_ns += wait + hold;
+        if self.measuring {
+            self.metrics.lb_lock_takes += 1;
+            self.metrics.lb_lock_wait_ns += wait;
+        }
+    }
+
+    /// The work under a balancer's lock: the wake-up's enqueue hold, `n` times.
+    pub(in crate::sim) fn lb_hold_ns(&self, n: usize) -> u64 {
+        self.cost.params.rq_lock_hold_ns * n as u64
+    }
+}
