@@ -28,8 +28,9 @@
 //!   only what it costs above that, [`PIPE_MUTEX_LINES`] × (c2c(last, cpu) − the
 //!   same-cluster c2c): nothing for lines on this CPU, its core or its cluster.
 //! - `wake_data_ns(waker CPU, wakee CPU)` is the rest of that round trip, measured
-//!   across clusters, dies and sockets, `(RTT(class) − RTT(same cluster)) / 2`: the
-//!   lines a woken task pulls from its waker, the pipe's among them (in `lat_pipe`
+//!   across clusters, dies and sockets, `(RTT(class) − RTT(same cluster)) / 2` (on
+//!   families without `lat_pipe`, 30 such lines at the c2c latency): the lines a
+//!   woken task pulls from its waker, the pipe's among them (in `lat_pipe`
 //!   the waker is the last owner of the pipe the wakee locks next). So the first
 //!   acquisition after a wake-up pays only what its lines' transfer costs above one
 //!   from the waker's CPU: nothing when the waker held the lock last (a pipe's
