@@ -131,7 +131,8 @@ fn run() -> Result<(), String> {
     let per = |ns: u64, n: u64| ns / n.max(1);
     println!(
         "pipe mutex: acquisitions {} contended {} ({:.1}%) spun {} slept {} handoffs {}; \
-         mean wait {} ns, mean spin {} ns per spinning acquisition, lines {} ns per contended",
+         mean wait {} ns, mean spin {} ns per spinning acquisition (spin done: {} ms), lines {} ns per \
+         acquisition ({} ms)",
         x.acquisitions,
         x.contended,
         100.0 * x.contended as f64 / x.acquisitions.max(1) as f64,
@@ -140,7 +141,9 @@ fn run() -> Result<(), String> {
         x.handoffs,
         per(x.wait_ns, x.contended),
         per(x.spin_ns, x.spun),
-        per(x.lines_ns, x.contended)
+        x.spin_ns / 1_000_000,
+        per(x.lines_ns, x.acquisitions),
+        x.lines_ns / 1_000_000
     );
     for ((r, d, q), n) in &by {
         println!("  wake {r:9} {d:10} {q:8} {n}");

@@ -217,17 +217,18 @@ impl Simulator {
         let now = self.now;
         let c = &mut self.cpus[cpu as usize];
         let t = c.curr;
-        let rem = c.burst_end.since(now) + c.stolen_ns;
-        c.stolen_ns = 0;
+        let stolen = std::mem::take(&mut c.stolen_ns);
+        let rem = c.burst_end.since(now) + stolen;
         c.curr = u32::MAX;
         c.mode = Mode::Waking;
         c.burst_gen = c.burst_gen.wrapping_add(1);
         c.queue.push(t);
         // A spin is dropped, not resumed: the task tries its op again when it runs
-        // (pipe_mutex.rs); a mutex owner's spinners stop.
+        // (pipe_mutex.rs), after the interrupt time its CPU still owes; a mutex
+        // owner's spinners stop.
         let spun = self.mutex_owner_or_spinner_leaves(t);
         let task = &mut self.tasks[t as usize];
-        task.remaining_ns = if spun { 0 } else { rem };
+        task.remaining_ns = if spun { stolen } else { rem };
         task.util.update(now.ns(), 1024);
         task.loc = Loc::Queued(cpu);
         task.last_ran = now;

@@ -4,7 +4,7 @@
 use crate::cpumask::CpuId;
 
 use super::pipe::PipeOp;
-use super::{Block, Loc, Mode, Simulator};
+use super::{Block, Loc, Mode, SimTime, Simulator};
 
 impl Simulator {
     /// Conservation: every task is in exactly one place (running on one CPU, queued on
@@ -213,8 +213,9 @@ impl Simulator {
     /// frees one copies; its writes in flight are the writers in their copy to it.
     /// Its mutex (kernel/locking/mutex.c v6.5): a pipe op in its section is its
     /// pipe's owner's (fs/pipe.c v6.5 lines 244-388, 432-581); a task asleep on a
-    /// mutex (`TASK_UNINTERRUPTIBLE`, mutex.c 637-679) is on exactly one wait list;
-    /// the owner is neither asleep on the mutex nor exited.
+    /// mutex (`TASK_UNINTERRUPTIBLE`, mutex.c 637-679) is on exactly one wait list,
+    /// and a waiter is inside `mutex_lock()`; the owner is neither asleep on the
+    /// mutex nor exited.
     pub(super) fn check_pipes(&self) -> Result<(), String> {
         let mut copying = vec![0u32; self.pipes.len()];
         for (t, op) in self.pipe_ops.iter().enumerate() {
@@ -237,6 +238,13 @@ impl Simulator {
         for (m, mx) in self.mutexes.iter().enumerate() {
             for &w in &mx.wait_list {
                 listed[w as usize] += 1;
+                // Only `mutex_lock()` adds a waiter, and only its acquisition removes
+                // it (`__mutex_add_waiter()`/`__mutex_remove_waiter()`, 204-223).
+                if self.mutex_wait[w as usize].since == SimTime::MAX {
+                    return Err(format!(
+                        "task {w} is on task {m}'s pipe mutex wait list outside mutex_lock()"
+                    ));
+                }
             }
             if let Some(o) = mx.owner() {
                 let task = &self.tasks[o as usize];

@@ -142,6 +142,8 @@ pub mod perfetto;
 mod pipe;
 mod pipe_mutex;
 #[cfg(test)]
+mod pipe_mutex_cost_tests;
+#[cfg(test)]
 mod pipe_mutex_tests;
 #[cfg(test)]
 mod pipe_tests;

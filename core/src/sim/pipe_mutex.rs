@@ -19,31 +19,49 @@
 //! burst (**assumption**, docs/calibration.md "pipe mutex hold"). A check that fails
 //! (an empty pipe, a full one) drops the mutex at once (350, 569).
 //!
-//! Costs: an uncontended acquisition costs nothing (the `lat_pipe` residual
-//! `pipe_msg_ns` holds it); a contended one, once won, pulls the lock word's and the
-//! pipe's lines from the last owner's CPU, [`PIPE_MUTEX_LINES`] × the c2c latency,
-//! into the new owner's section (as `cost::RqLock` does for the rq lock). A spin is
-//! CPU time up to the owner's unlock, whose time is its burst's end; a spin ends
-//! early if the owner leaves its CPU (`owner_on_cpu()` false, line 373).
+//! Costs: an acquisition pulls the lock word's and the pipe's lines from where they
+//! are, the CPU of the lock's last owner ([`PipeMutex::last_cpu`]), contended or not.
+//! What is already priced elsewhere is not charged again:
+//! - `pipe_msg_ns` is the residual of a *same-cluster* pinned `lat_pipe` round trip,
+//!   whose every pipe op took the mutex last held on the other CPU of the cluster:
+//!   it holds one same-cluster transfer of these lines per op. So a transfer costs
+//!   only what it costs above that, [`PIPE_MUTEX_LINES`] × (c2c(last, cpu) − the
+//!   same-cluster c2c): nothing for lines on this CPU, its core or its cluster.
+//! - `wake_data_ns(waker CPU, wakee CPU)` is the rest of that round trip, measured
+//!   across clusters, dies and sockets, `(RTT(class) − RTT(same cluster)) / 2` (on
+//!   families without `lat_pipe`, 30 such lines at the c2c latency): the lines a
+//!   woken task pulls from its waker, the pipe's among them (in `lat_pipe`
+//!   the waker is the last owner of the pipe the wakee locks next). So the first
+//!   acquisition after a wake-up pays only what its lines' transfer costs above one
+//!   from the waker's CPU: nothing when the waker held the lock last (a pipe's
+//!   wake-up, the unlock's `wake_up_q()`), the difference when a third task on a
+//!   farther CPU held it since.
+//!
+//! The transfer is paid inside the section (the new owner's first access under the
+//! lock, as `cost::RqLock` pays the rq lines). A spin is CPU time up to the owner's
+//! unlock, whose time is its burst's end; a spin ends early if the owner leaves its
+//! CPU (`owner_on_cpu()` false, line 373). The spin statistic counts the spin done.
 //!
 //! Simplified: the MCS queue (`osq_lock()`) is not kept: every spinner spins on the
 //! owner and retries when its burst ends, in the order they began (the queue's
 //! order); a spinner preempted (`need_resched()`, lines 373, 504-511) drops its spin
-//! and tries again from the start when it runs again. An unlock with spinners and no
+//! and tries again from the start when it runs again, after the interrupt time its
+//! CPU took during the spin (`stolen_ns`, owed as any preempted task's). An unlock with spinners and no
 //! HANDOFF gives the lock to the first spinner: the model's unlocker would otherwise
 //! re-lock at the same instant (its section is its whole op), where the kernel's is
 //! still in its wake-ups and syscall exit when the spinner's trylock lands.
 
 use std::collections::VecDeque;
 
+use crate::cost::Distance;
 use crate::cpumask::CpuId;
 use crate::wakeup::WakeFlags;
 
 use super::program::Next;
 use super::{Block, Loc, SimTime, Simulator};
 
-/// No task (`lock->owner == 0`).
-const NONE: u32 = u32::MAX;
+/// No task (`lock->owner == 0`), no CPU.
+pub(super) const NONE: u32 = u32::MAX;
 
 /// The cache lines a contended acquisition pulls from the last owner's CPU: the
 /// `struct pipe_inode_info` line holding `struct mutex` (owner, wait_lock, osq,
@@ -99,6 +117,14 @@ pub(super) struct MutexWait {
     /// It has spun / slept during this acquisition (counted once each).
     pub(super) spun: bool,
     pub(super) slept: bool,
+    /// The spin in progress began at `spin_from` and ends by `spin_until` (the
+    /// owner's burst end, or the instant it was cut short).
+    pub(super) spin_from: SimTime,
+    pub(super) spin_until: SimTime,
+    /// The CPU of the waker of its last wake-up since its last acquisition
+    /// ([`NONE`]: none, or a timer's): its `wake_data_ns` refill priced the lines
+    /// from there (module doc).
+    pub(super) woken_from: u32,
 }
 
 impl Default for MutexWait {
@@ -108,6 +134,9 @@ impl Default for MutexWait {
             spinning_on: NONE,
             spun: false,
             slept: false,
+            spin_from: SimTime::ZERO,
+            spin_until: SimTime::ZERO,
+            woken_from: NONE,
         }
     }
 }
@@ -119,7 +148,8 @@ pub struct PipeMutexStats {
     pub acquisitions: u64,
     /// Of those, ones whose first try failed.
     pub contended: u64,
-    /// Contended acquisitions that spun at least once, and the spin's CPU time.
+    /// Contended acquisitions that spun at least once, and the CPU time of the
+    /// spins done (a spin cut short, or preempted, counts what ran of it).
     pub spun: u64,
     pub spin_ns: u64,
     /// Contended acquisitions that slept at least once (`TASK_UNINTERRUPTIBLE`).
@@ -128,7 +158,7 @@ pub struct PipeMutexStats {
     pub handoffs: u64,
     /// From the first failed try to the acquisition, summed over `contended`.
     pub wait_ns: u64,
-    /// The line transfers charged to contended acquisitions.
+    /// The line transfers charged to acquisitions (contended or not; module doc).
     pub lines_ns: u64,
 }
 
@@ -175,10 +205,7 @@ impl Simulator {
                 return Some(Next::Run(ns));
             }
         }
-        let was = std::mem::replace(&mut self.mutex_wait[ti].spinning_on, NONE);
-        if was != NONE {
-            self.mutexes[was as usize].spinners.retain(|&s| s != t);
-        }
+        self.end_spin(t);
         let mx = &mut self.mutexes[m as usize];
         let pos = mx.wait_list.iter().position(|&w| w == t);
         let first = pos == Some(0);
@@ -210,23 +237,17 @@ impl Simulator {
             let prev = std::mem::replace(&mut mx.last_cpu, cpu);
             let w = std::mem::take(&mut self.mutex_wait[ti]);
             let waited = w.since != SimTime::MAX;
-            // Only a contended handover moves the lines on the lock's critical path;
-            // the uncontended one is in the lat_pipe residual.
-            let lines_ns = if waited && prev != NONE && prev != cpu {
-                PIPE_MUTEX_LINES * self.cost.c2c_ns(CpuId(prev), CpuId(cpu))
-            } else {
-                0
-            };
+            let lines_ns = self.pipe_lines_ns(prev, cpu, w.woken_from);
             self.tasks[ti].debt_ns += lines_ns;
             if self.measuring {
                 let s = &mut self.mutex_stats;
                 s.acquisitions += 1;
+                s.lines_ns += lines_ns;
                 if waited {
                     s.contended += 1;
                     s.spun += w.spun as u64;
                     s.slept += w.slept as u64;
                     s.wait_ns += self.now.since(w.since);
-                    s.lines_ns += lines_ns;
                 }
             }
             return None;
@@ -249,10 +270,9 @@ impl Simulator {
                 let w = &mut self.mutex_wait[ti];
                 w.spinning_on = m;
                 w.spun = true;
+                w.spin_from = self.now;
+                w.spin_until = self.now + spin_ns;
                 self.mutexes[m as usize].spinners.push(t);
-                if self.measuring {
-                    self.mutex_stats.spin_ns += spin_ns;
-                }
                 return Some(Next::Run(spin_ns));
             }
         }
@@ -301,9 +321,7 @@ impl Simulator {
                 // so a woken first waiter that fails against it sets HANDOFF (117-120).
                 if let Some(&s) = mx.spinners.first() {
                     mx.owner = s;
-                    if let Loc::Running(c) = self.tasks[s as usize].loc {
-                        self.end_burst_now(c);
-                    }
+                    self.cut_spin(s);
                 }
             }
         }
@@ -319,23 +337,67 @@ impl Simulator {
     /// in is dropped (it tries again from its op when it runs); if it holds a
     /// pipe's mutex, the spins on it end now: `owner_on_cpu()` is false (line 373).
     pub(super) fn mutex_owner_or_spinner_leaves(&mut self, t: u32) -> bool {
-        let ti = t as usize;
-        let spin = self.mutex_wait[ti].spinning_on;
-        if spin != NONE {
-            self.mutex_wait[ti].spinning_on = NONE;
-            self.mutexes[spin as usize].spinners.retain(|&s| s != t);
+        if self.end_spin(t) {
             return true;
         }
         if let Some(m) = self.held_mutex(t) {
             let spinners = std::mem::take(&mut self.mutexes[m as usize].spinners);
             for &s in &spinners {
-                if let Loc::Running(c) = self.tasks[s as usize].loc {
-                    self.end_burst_now(c);
-                }
+                self.cut_spin(s);
             }
             self.mutexes[m as usize].spinners = spinners;
         }
         false
+    }
+
+    /// The line transfer of an acquisition on `cpu` of a lock last owned on `last`
+    /// by a task last woken from `woken_from` (module doc): [`PIPE_MUTEX_LINES`] ×
+    /// the c2c latency above the same-cluster one (`pipe_msg_ns` holds that), less
+    /// what the wake-up's refill paid for lines from the waker's CPU.
+    fn pipe_lines_ns(&self, last: u32, cpu: u32, woken_from: u32) -> u64 {
+        if last == NONE {
+            return 0;
+        }
+        let base = self.cost.params.c2c_ns[Distance::SameCluster as usize];
+        let above = |from: u32| {
+            self.cost
+                .c2c_ns(CpuId(from), CpuId(cpu))
+                .saturating_sub(base)
+        };
+        let paid = if woken_from == NONE {
+            0
+        } else {
+            above(woken_from)
+        };
+        PIPE_MUTEX_LINES * above(last).saturating_sub(paid)
+    }
+
+    /// Task `t`'s spin, if it is in one, ends now (it runs its op again, or leaves
+    /// its CPU): counted for what ran of it; `true` if it was spinning.
+    fn end_spin(&mut self, t: u32) -> bool {
+        let w = &mut self.mutex_wait[t as usize];
+        let m = std::mem::replace(&mut w.spinning_on, NONE);
+        if m == NONE {
+            return false;
+        }
+        // An interrupt taken during the spin pushes its burst's end out: that time
+        // is not spin (`spin_until` caps it).
+        let done = self.now.min(w.spin_until).since(w.spin_from);
+        self.mutexes[m as usize].spinners.retain(|&s| s != t);
+        if self.measuring {
+            self.mutex_stats.spin_ns += done;
+        }
+        true
+    }
+
+    /// Spinner `s`'s spin is cut short now (the owner left its CPU, or its unlock
+    /// gave `s` the lock): its burst ends now, and only what ran counts.
+    fn cut_spin(&mut self, s: u32) {
+        let w = &mut self.mutex_wait[s as usize];
+        w.spin_until = w.spin_until.min(self.now);
+        if let Loc::Running(c) = self.tasks[s as usize].loc {
+            self.end_burst_now(c);
+        }
     }
 
     /// The burst running on `cpu` ends now (a spin whose owner left).

@@ -239,11 +239,14 @@ impl Simulator {
                     // v6.5 line 244; after a wait, 382): for a message, or to find the
                     // pipe empty. (A token beyond the pipe's messages is the start
                     // signal, another fd; an empty check on an idle mutex takes and
-                    // drops it at one instant, with nothing to model.)
+                    // drops it at one instant, with nothing to model.) A task inside
+                    // `mutex_lock()` (asleep `TASK_UNINTERRUPTIBLE`, or handed the
+                    // lock) finishes it whatever its mailbox holds: it is in
+                    // pipe_read(), and a start signal can be taken only after it.
                     let tokens = task.tokens;
                     let lock = self.pipes[t as usize].as_ref().is_some_and(|p| {
                         let message = tokens > 0 && p.len() >= tokens;
-                        message || tokens == 0 && (!self.mutex_idle(t) || self.in_mutex_lock(t, t))
+                        message || self.in_mutex_lock(t, t) || tokens == 0 && !self.mutex_idle(t)
                     });
                     if lock {
                         if let Some(next) = self.pipe_mutex_lock(t, t, cpu) {
@@ -270,6 +273,10 @@ impl Simulator {
                             let was_full = p.full(View::Locked);
                             p.begin_read();
                             self.begin_pipe_op(t, PipeOp::Read { was_full }, cpu);
+                        } else if self.mutexes[t as usize].owner() == Some(t) {
+                            // The lock taken for no message (the token is the start
+                            // signal): the empty pipe's unlock (line 350), before it.
+                            self.pipe_mutex_unlock(t, t, cpu);
                         } else if was_full
                             && self.pipes[t as usize].is_none()
                             && !self.writers[t as usize].is_empty()

@@ -110,6 +110,13 @@ impl Simulator {
         self.charge_waker(waker, cpu, spin_ns + select_ns + q.waker_ns);
         // The wakee's data was last written by the waker, or by itself on prev.
         let src = if waker.is_some() { cpu } else { prev };
+        // The refill prices the lines the waker left, a pipe's lock among them
+        // (`pipe_mutex.rs`); a timer's wake-up, the task's own data only.
+        self.mutex_wait[p as usize].woken_from = if waker.is_some() {
+            cpu
+        } else {
+            super::pipe_mutex::NONE
+        };
         let dist = self.cost.distance(CpuId(src), CpuId(target));
         if counted {
             self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
