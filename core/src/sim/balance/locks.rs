@@ -76,10 +76,19 @@ impl Simulator {
     /// stopper: taken from its task when it runs one (as the `sd_llc_shared` write
     /// of `update_idle_cpu_scan()` is, lb.rs).
     pub(in crate::sim) fn lb_charge(&mut self, runs_on: u32, ns: u64) {
-        let c = &mut self.cpus[runs_on as usize];
-        if c.mode == Mode::Running {
-            c.stolen_ns += ns;
+        if self.cpus[runs_on as usize].mode == Mode::Running {
+            self.lb_charge_cpu(runs_on, ns);
         }
+    }
+
+    /// `cpu` spent `ns` from now balancing (its tick's pass, the stopper): taken from
+    /// the task it runs next (`stolen_ns`), and its next `schedule()` takes its own
+    /// lock after it (`busy_until_ns`), not behind the pass's own holds again.
+    pub(in crate::sim) fn lb_charge_cpu(&mut self, cpu: u32, ns: u64) {
+        let end = self.now.ns() + ns;
+        let c = &mut self.cpus[cpu as usize];
+        c.stolen_ns += ns;
+        c.busy_until_ns = c.busy_until_ns.max(end);
     }
 
     /// `runs_on` takes `cpu`'s rq lock where its pass has got to and holds it for
@@ -87,6 +96,10 @@ impl Simulator {
     /// the rq lines from the last): the pass's clock moves past the wait and the hold.
     /// With the `rq-lock` term off, only the lock's last holder changes.
     pub(in crate::sim) fn lb_rq_lock(&mut self, runs_on: u32, cpu: u32, work_ns: u64) {
+        debug_assert!(
+            self.lb_clock.at_ns >= self.now.ns(),
+            "an rq lock taken outside a balancing pass (lb_pass_begin())"
+        );
         let at = self.lb_clock.at_ns.max(self.now.ns());
         let (wait, hold) =
             self.cpus[cpu as usize]

@@ -627,8 +627,11 @@ impl Simulator {
             *nb = next_balance;
         }
         if let Some(t) = pulled {
-            // The scan took time before the pulled task can run.
+            // The scan took time before the pulled task can run; schedule() takes
+            // the own lock after it (the pass's retake is its own).
             self.tasks[t as usize].debt_ns += pass_ns;
+            let c = &mut self.cpus[cpu as usize];
+            c.busy_until_ns = c.busy_until_ns.max(self.now.ns() + pass_ns);
         } else {
             // Nothing pulled: the pass still ran, with `rq->curr` not yet the idle
             // task (schedule() spends it before the CPU goes idle).

@@ -63,7 +63,9 @@ fn the_stopper_runs_an_ipi_after_the_active_balance() {
             .collect();
         for li in 0..sim.balance.n_levels(dst) {
             sim.balance.dom[dst as usize][li].nr_balance_failed = 100;
+            let outer = sim.lb_pass_begin();
             let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle, dst);
+            sim.lb_pass_end(outer);
             assert!(moved.is_empty(), "ld_moved is 0 for an active balance");
         }
         assert_eq!(sim.balance.push_cpu[src as usize], Some(dst));

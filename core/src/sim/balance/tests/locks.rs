@@ -144,10 +144,13 @@ fn the_stopper_takes_src_then_the_targets_lock() {
     );
 }
 
-/// A newidle pass drops its own lock for the domains but takes it again in
-/// `update_blocked_averages(this_cpu)` (fair.c v6.8 12349, 9416) and at its end
-/// (12385): a remote waker holding CPU 0's lock for 1 ms delays a pass that pulls
-/// nothing (both tasks on CPU 1 cache hot) by that much, its run time included.
+/// A newidle pass drops its own lock for the domains (fair.c v6.8 12346) and takes
+/// it again at its end (12385): a remote waker that takes CPU 0's lock for 1 ms once
+/// `update_blocked_averages(this_cpu)` (12349, 9416) has let go of it, while the
+/// pass is in its domains, delays the pass's end (which pulls nothing: both tasks on
+/// CPU 1 cache hot) until it lets go; without the waker the pass is short. (The
+/// waker's take, at a later instant than the pass's start, is booked first: the
+/// pass's own takes before it fit in the gap, `cost::RqLock`.)
 #[test]
 fn a_newidle_pass_retakes_its_own_lock() {
     let pass_ns = |waker: bool| {
@@ -157,17 +160,116 @@ fn a_newidle_pass_retakes_its_own_lock() {
             (task.last_cpu, task.last_ran, task.exec_start_zero) =
                 (1, SimTime::from_us(4_900), false);
         }
+        let after_uba = sim.cost.params.rq_lock_hold_ns + 10;
         if waker {
             let (now, cost) = (sim.now.ns(), &sim.cost);
-            sim.cpus[0].lock.acquire(cost, CpuId(5), now, 1_000_000);
+            let took = sim.cpus[0]
+                .lock
+                .acquire(cost, CpuId(5), now + after_uba, 1_000_000);
+            assert_eq!(took.0, 0);
         }
         assert_eq!(sim.newidle_balance(0), None, "nothing pulled");
-        sim.cpus[0].newidle_cost_ns
+        (sim.cpus[0].newidle_cost_ns, after_uba)
     };
-    let (alone, behind) = (pass_ns(false), pass_ns(true));
-    assert!(alone > 0 && alone < 100_000, "the pass alone: {alone} ns");
+    let ((alone, _), (behind, after_uba)) = (pass_ns(false), pass_ns(true));
     assert!(
-        behind >= 1_000_000 + alone,
+        alone > after_uba && alone < 100_000,
+        "the pass alone: {alone} ns"
+    );
+    assert!(
+        behind >= after_uba + 1_000_000,
         "behind: {behind} ns, alone {alone}"
+    );
+}
+
+/// A wake-up cuts CPU 0's newidle pass short (`rq->ttwu_pending`, fair.c v6.8
+/// 12378-12380): the pass's retake of its own lock (12385) is at the cut, not at the
+/// end it planned, so the switch to the wakee is not held until then. With the
+/// `rq-lock` term on, the wakee's 1 ms burst ends before the planned end + 1 ms.
+#[test]
+fn a_cut_pass_switches_to_the_wakee_before_its_planned_end() {
+    use super::newidle::{pass_sim, run_to_pass};
+    // Tasks 3 and 4 block at once on CPU 0 after task 2's exit: the wakee is the one
+    // that did not run last there, so schedule() switches (and takes the lock).
+    let mut sim = pass_sim(2);
+    assert!(sim.cost.params.terms.rq_lock);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
+    let ends = sim.cpus[0].newidle_ends.clone();
+    assert!(ends.len() >= 2, "{ends:?}");
+    let planned_end = exit + *ends.last().unwrap();
+    let wakee = if sim.cpus[0].last_task == 3 { 4 } else { 3 };
+    sim.wake(wakee, None, 0, crate::wakeup::WakeFlags::NONE);
+    let mut t = sim.now;
+    while sim.tasks[wakee as usize].loc != Loc::Running(0) {
+        t += 100;
+        assert!(sim.run_until(t), "{:?}", sim.error);
+        assert!(t < planned_end + 1_000_000, "the wakee did not run");
+    }
+    let burst_end = sim.cpus[0].burst_end;
+    assert!(
+        burst_end < planned_end + 1_000_000,
+        "the wakee's burst ends at {burst_end:?}, the pass planned {planned_end:?}"
+    );
+}
+
+/// A newidle pass that pulls charges its time once: to the pulled task's debt
+/// (`rebalance.rs`), not again as schedule()'s wait for the own lock that the pass's
+/// `attach_tasks()` and retake held (`busy_until_ns`). The task's first burst is
+/// its 100 ms, the pass and the context switch.
+#[test]
+fn a_newidle_pull_charges_its_pass_once() {
+    let mut sim = two_on_cpu1();
+    let mut probe = two_on_cpu1();
+    let t = probe.newidle_balance(0).expect("CPU 0 pulls");
+    let pass = probe.tasks[t as usize].debt_ns;
+    assert!(pass > 0);
+    let now = sim.now;
+    sim.schedule(0);
+    assert_eq!(sim.tasks[t as usize].loc, Loc::Running(0));
+    let p = &sim.cost.params;
+    let total = sim.cpus[0].burst_end.since(now);
+    let switch = total - 100_000_000 - pass;
+    assert!(
+        switch <= p.ctx_switch_ns + p.ctx_switch_mm_ns,
+        "switch {switch} ns after a pass of {pass} ns"
+    );
+}
+
+/// The stopper's lock time (src's and the target's locks) is src's, once, before
+/// the task src switches to: charged to that task's burst, not waited for again in
+/// schedule() nor left in `stolen_ns` for a later burst. CPU 1 runs task 0 or 1 with
+/// the other queued; the stopper an active balance of CPU 0 queued moves one.
+#[test]
+fn the_stoppers_time_is_charged_once_before_src_schedules() {
+    let mut sim = two_on_cpu1();
+    sim.schedule(1);
+    sim.now += 1_000;
+    sim.cpus[1].stolen_ns = 0;
+    sim.balance.push_cpu[1] = Some(0);
+    let now = sim.now;
+    let probe = {
+        let mut p = two_on_cpu1();
+        p.schedule(1);
+        p.now += 1_000;
+        let outer = p.lb_pass_begin();
+        let work = p.lb_hold_ns(1);
+        p.lb_rq_lock(1, 1, work);
+        p.lb_rq_lock(1, 0, work);
+        p.lb_pass_end(outer)
+    };
+    sim.active_load_balance_cpu_stop(1);
+    assert!(
+        (0..2).any(|t| sim.tasks[t].loc == Loc::Queued(0)),
+        "a task moved"
+    );
+    assert_eq!(sim.cpus[1].mode, Mode::Running);
+    assert_eq!(sim.cpus[1].stolen_ns, 0, "charged to the burst");
+    let p = &sim.cost.params;
+    let total = sim.cpus[1].burst_end.since(now);
+    // At most the 100 ms run, the interrupt, the stopper's locks and the switch.
+    let most = 100_000_000 + p.ipi_recv_ns + probe + p.ctx_switch_ns + p.ctx_switch_mm_ns;
+    assert!(
+        total <= most,
+        "{total} ns, at most {most} (the stopper's {probe} ns once)"
     );
 }
