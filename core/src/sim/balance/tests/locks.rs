@@ -273,3 +273,95 @@ fn the_stoppers_time_is_charged_once_before_src_schedules() {
         "{total} ns, at most {most} (the stopper's {probe} ns once)"
     );
 }
+
+/// `stop_one_cpu_nowait()` wakes busiest's stopper after the balance lets go of
+/// busiest's lock (fair.c v6.8 11465-11470): in the LLC, `ttwu_queue_cond()` says no
+/// (busiest runs a task) and `ttwu_queue()` takes busiest's lock for
+/// `ttwu_do_activate()` (core.c v6.8 4054-4057). Two hogs on the two threads of
+/// xeon-smt-8's core 0 (one LLC), idle dst balancing the level spanning them with
+/// `nr_balance_failed` high: the pass's locks are `need_active_balance()`'s (the
+/// rq lines from src) and the wake-up's enqueue hold (the lines already dst's),
+/// after any holder of src's lock; the stopper runs an IPI after them. With the `rq-lock` term off, neither costs.
+#[test]
+fn the_stoppers_wake_up_takes_busiests_lock_in_the_llc() {
+    for terms in [CostTerms::ALL, CostTerms::all_but("rq-lock").unwrap()] {
+        let mut sim = hogs("xeon-smt-8", "6.8", 0..8, 2, 300);
+        sim.cost.params.terms = terms;
+        let sib = sim.siblings[0][0];
+        place(&mut sim, |t| if t == 0 { 0 } else { sib });
+        run_to(&mut sim, 1);
+        let dst = (0..8)
+            .find(|&c| c != 0 && c != sib && sim.cpus[c as usize].mode != Mode::Running)
+            .unwrap();
+        let li = (0..sim.balance.n_levels(dst))
+            .find(|&l| sim.balance.levels[dst as usize][l].span.contains(&0))
+            .unwrap();
+        sim.balance.dom[dst as usize][li].nr_balance_failed = 100;
+        let kicked = sim.now;
+        let (takes, waits) = (sim.metrics.lb_lock_takes, sim.metrics.lb_lock_wait_ns);
+        let outer = sim.lb_pass_begin();
+        let (moved, _) = sim.load_balance(dst, li, CpuIdle::Idle, dst);
+        let lock_ns = sim.lb_pass_end(outer);
+        assert!(moved.is_empty());
+        let src = sim
+            .balance
+            .push_cpu
+            .iter()
+            .position(|&p| p == Some(dst))
+            .expect("an active balance") as u32;
+        assert!(!sim.balance.stopper_wakelist[src as usize], "one LLC");
+        let p = &sim.cost.params;
+        if terms.rq_lock {
+            let m = &sim.metrics;
+            assert_eq!(
+                m.lb_lock_takes - takes,
+                2,
+                "need_active_balance()'s, the wake-up's"
+            );
+            let (lines, wait) = (hold(&sim, 0, src, dst), m.lb_lock_wait_ns - waits);
+            assert_eq!(
+                lock_ns,
+                wait + lines + p.rq_lock_hold_ns,
+                "the wake-up's lock"
+            );
+        } else {
+            assert_eq!(lock_ns, 0);
+        }
+        let ipi = p.ipi_ns();
+        while sim.balance.push_cpu[src as usize].is_some() {
+            assert!(sim.step());
+        }
+        assert_eq!(
+            sim.now.since(kicked),
+            lock_ns + ipi,
+            "an IPI after the wake-up"
+        );
+    }
+}
+
+/// `update_blocked_averages(this_cpu)`'s own-lock hold is in the first domain's
+/// newidle cost from 5.16 (t0 before it, fair.c v6.8 12348-12349), in none before
+/// (t0 per domain just before `load_balance()`, v5.15 10825, v5.12 10680).
+#[test]
+fn update_blocked_averages_is_in_the_newidle_cost_from_5_16() {
+    let cost = |rel: &str| {
+        let mut sim = hogs("flat-16", rel, 0..16, 3, 100);
+        place(&mut sim, |t| if t < 2 { 1 } else { 2 });
+        sim.now = SimTime::from_ms(5);
+        for t in 0..2 {
+            let task = &mut sim.tasks[t];
+            (task.last_cpu, task.last_ran, task.exec_start_zero) =
+                (1, SimTime::from_us(4_900), false);
+        }
+        sim.balance.dom[0][0].max_newidle_lb_cost = 0;
+        sim.cpus[0].avg_idle_ns = 1_000_000;
+        assert_eq!(sim.newidle_balance(0), None, "nothing pulled");
+        let c = sim.balance.dom[0][0].max_newidle_lb_cost;
+        assert!(c > 0, "{rel}: the pass ran");
+        (c, sim.cost.params.rq_lock_hold_ns)
+    };
+    for old in ["5.12", "5.15"] {
+        let ((new, uba), (before, _)) = (cost("6.8"), cost(old));
+        assert_eq!(new - before, uba, "{old}: the own lock's hold");
+    }
+}
