@@ -82,12 +82,38 @@ impl CostTerms {
 /// pulls them from the previous waker, and all of it lengthens the hold the queue
 /// waits behind. The wakelist path (`sched_ttwu_pending()`) has the owner take its
 /// own lock: the lines stay put.
+///
+/// Takers come in the simulator's call order, but a balancing pass books its locks
+/// where its clock has got to, ahead of `now` (`sim/balance/locks.rs`). Such a
+/// booking leaves the lock free before it: the lock keeps the last free interval
+/// (the gap before the latest booking that started after the queue had drained), and
+/// a taker whose hold fits in it takes the lock there, without waiting behind the
+/// booking or moving it; any other queues after the last holder, as before. A zero
+/// hold (the owner's retake of its own lock, its lines local) books nothing: it
+/// waits for a holder, if any, and leaves the lock free.
+///
+/// ```text
+///   ...holder][      gap      ][booking]        free_at
+///             gap_from   gap_to          ^
+///   a taker at `at`: [at, at+hold) fits in the gap → no wait, the gap shrinks;
+///                    else → after free_at (FIFO)
+/// ```
+///
+/// Simplifications: one gap (an earlier one is forgotten when a later booking opens a
+/// new one); a taker in the gap pulls the lines from the holder before the gap and
+/// the booking's hold, priced when it was booked, is not repriced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RqLock {
     /// When the last queued holder lets go, ns of simulated time.
     free_at_ns: u64,
     /// The CPU whose cache holds the rq lines: the last holder.
     last_holder: CpuId,
+    /// The free interval before the latest future booking, [gap_from, gap_to) ns
+    /// (empty when gap_from >= gap_to).
+    gap_from_ns: u64,
+    gap_to_ns: u64,
+    /// The holder whose cache has the rq lines at `gap_from_ns`.
+    gap_holder: CpuId,
 }
 
 impl RqLock {
@@ -96,12 +122,16 @@ impl RqLock {
         RqLock {
             free_at_ns: 0,
             last_holder: owner,
+            gap_from_ns: 0,
+            gap_to_ns: 0,
+            gap_holder: owner,
         }
     }
 
-    /// `cpu` takes the lock at `at_ns` for `work_ns`: it waits behind whoever holds or
-    /// waits for it, then pulls the rq lines from the last holder. Returns (wait, hold);
-    /// the hold includes the line transfers. With [`CostTerms::rq_lock`] off, no wait
+    /// `cpu` takes the lock at `at_ns` for `work_ns`: in the gap before a future
+    /// booking if its hold fits there, else behind whoever holds or waits for it;
+    /// then it pulls the rq lines from the last holder. Returns (wait, hold); the
+    /// hold includes the line transfers. With [`CostTerms::rq_lock`] off, no wait
     /// and no transfers: the hold is `work_ns`.
     #[inline]
     pub fn acquire(
@@ -111,16 +141,41 @@ impl RqLock {
         at_ns: u64,
         work_ns: u64,
     ) -> (u64, u64) {
-        let prev = std::mem::replace(&mut self.last_holder, cpu);
         if !cost.params.terms.rq_lock {
+            self.last_holder = cpu;
             return (0, work_ns);
         }
-        let lines = if prev == cpu {
-            0
-        } else {
-            cost.params.rq_lines * cost.c2c_ns(prev, cpu)
+        let lines = |prev: CpuId| {
+            if prev == cpu {
+                0
+            } else {
+                cost.params.rq_lines * cost.c2c_ns(prev, cpu)
+            }
         };
-        let hold = work_ns + lines;
+        // In the gap before the latest booking, if the hold fits there.
+        let start = at_ns.max(self.gap_from_ns);
+        if start < self.gap_to_ns {
+            let hold = work_ns + lines(self.gap_holder);
+            if start + hold <= self.gap_to_ns {
+                if hold > 0 {
+                    self.gap_holder = cpu;
+                    self.gap_from_ns = start + hold;
+                }
+                return (start - at_ns, hold);
+            }
+        }
+        let hold = work_ns + lines(self.last_holder);
+        if hold == 0 {
+            // Own lines, no work: wait for the holders, book nothing.
+            return (self.free_at_ns.saturating_sub(at_ns), 0);
+        }
+        if at_ns > self.free_at_ns {
+            // A booking ahead of the queue: the lock is free until then.
+            self.gap_from_ns = self.free_at_ns;
+            self.gap_to_ns = at_ns;
+            self.gap_holder = self.last_holder;
+        }
+        self.last_holder = cpu;
         let start = self.free_at_ns.max(at_ns);
         self.free_at_ns = start.saturating_add(hold);
         (start - at_ns, hold)
@@ -403,6 +458,40 @@ mod tests {
         let mut lock = RqLock::new(owner);
         assert_eq!(lock.acquire(&off, w1, 100, 250), (0, 250));
         assert_eq!(lock.acquire(&off, w2, 100, 250), (0, 250));
+    }
+
+    /// A booking ahead of `now` (a balancing pass's clock) leaves the lock free
+    /// before it: a taker that fits in the gap takes it at once and leaves the
+    /// booking where it is; one that does not queues after it. A zero hold books
+    /// nothing.
+    #[test]
+    fn rq_lock_takers_fit_in_the_gap_before_a_future_booking() {
+        let c = kunpeng(CostTerms::ALL);
+        let (owner, w1, w2) = (CpuId(0), CpuId(4), CpuId(8));
+        let x3 = 3 * c.c2c_ns(owner, w1);
+        let mut lock = RqLock::new(owner);
+        // The owner books [10_000, 10_100).
+        assert_eq!(lock.acquire(&c, owner, 10_000, 100), (0, 100));
+        // A waker at 1_000 for 250 (and the lines) fits before it: no wait.
+        assert_eq!(lock.acquire(&c, w1, 1_000, 250), (0, 250 + x3));
+        // The owner's take at 2_000 pulls the lines back from the waker, in the gap.
+        assert_eq!(lock.acquire(&c, owner, 2_000, 50), (0, 50 + x3));
+        // A waker whose hold would run into the booking queues after it.
+        let (wait, hold) = lock.acquire(&c, w2, 9_900, 250);
+        assert_eq!(wait, 10_100 - 9_900);
+        assert_eq!(hold, 250 + 3 * c.c2c_ns(owner, w2));
+        // A taker inside the gap that waits for a gap holder: 5_000 from w1 at 4_990.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 10_000, 100);
+        lock.acquire(&c, w1, 4_000, 1_000 - x3);
+        assert_eq!(lock.acquire(&c, owner, 4_990, 50).0, 10);
+        // Zero holds book nothing: the owner's retake at 10_000 with its lines local
+        // leaves the lock free, a later take at 5_000 does not wait.
+        let mut lock = RqLock::new(owner);
+        assert_eq!(lock.acquire(&c, owner, 10_000, 0), (0, 0));
+        assert_eq!(lock.acquire(&c, owner, 5_000, 50), (0, 50));
+        // ... and a zero hold behind a holder waits for it.
+        assert_eq!(lock.acquire(&c, owner, 5_020, 0), (30, 0));
     }
 
     /// Hand-set: 4 tasks of 64 KiB (256 KiB) on a CPU with 64 KiB L1d, 512 KiB L2,

@@ -173,6 +173,7 @@ impl Simulator {
                 burst_end: SimTime::ZERO,
                 last_update: SimTime::ZERO,
                 stolen_ns: 0,
+                busy_until_ns: 0,
                 need_resched: false,
                 resched_ipi: false,
                 wakelist_ipi_at: SimTime::ZERO,

@@ -292,10 +292,13 @@ impl Simulator {
                 switch_ns += mm_ns;
             }
             // schedule() takes the own rq lock: wait behind remote wakers holding it,
-            // and pull back the rq lines the last of them took (cost::RqLock).
-            let (wait, held) = c.lock.acquire(&self.cost, CpuId(cpu), now.ns(), hold);
+            // and pull back the rq lines the last of them took (cost::RqLock). After
+            // balancing charged elsewhere (busy_until_ns): its own holds are not
+            // waited for twice.
+            let at = now.ns().max(c.busy_until_ns);
+            let (wait, held) = c.lock.acquire(&self.cost, CpuId(cpu), at, hold);
             switch_ns += wait + (held - hold);
-            to_finish_ns = switch_ns;
+            to_finish_ns = (at - now.ns()) + switch_ns;
             // The task's data that others displaced since it last ran here
             // (cost::CacheShare).
             switch_ns += self.cache.switch_in(&self.cost, CpuId(cpu), t);

@@ -368,6 +368,11 @@ struct Cpu {
     burst_end: SimTime,
     last_update: SimTime,
     stolen_ns: u64,
+    /// The end of the balancing this CPU ran and was charged for (a newidle pass
+    /// that pulled, in the task's debt; a tick's pass or the stopper, in
+    /// `stolen_ns`), ns: its next `schedule()` takes the own rq lock from there, so
+    /// that the pass's own lock holds are not waited for a second time.
+    busy_until_ns: u64,
     need_resched: bool,
     /// `TIF_NEED_RESCHED` set on the running task by another CPU's `resched_curr()`
     /// (`set_nr_and_not_polling()`), whose IPI (`Event::Resched`) is on its way:

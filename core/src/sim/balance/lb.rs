@@ -16,7 +16,7 @@ use crate::release::Release;
 use crate::sched_domain::SdFlags;
 use crate::wakeup;
 
-use super::super::Mode;
+use super::super::{Mode, SimTime};
 use super::{Level, Simulator};
 
 /// `SCHED_CAPACITY_SCALE`.
@@ -605,22 +605,35 @@ impl Simulator {
                             return (moved, true);
                         }
                         // if (!busiest->active_balance): push_cpu = this_cpu, and
-                        // stop_one_cpu_nowait() wakes busiest's stopper: by its rq lock
-                        // and resched_curr()'s IPI, or across LLCs by the wakelist's
-                        // IPI; one IPI either way, so the stopper runs one IPI from now
+                        // after raw_spin_rq_unlock_irqrestore(busiest),
+                        // stop_one_cpu_nowait() wakes busiest's stopper (wake_up_q()
+                        // → try_to_wake_up(), stop_machine.c v6.8 109): by its rq
+                        // lock and resched_curr()'s IPI, or across LLCs by the
+                        // wakelist's IPI; one IPI either way, so the stopper runs one
+                        // IPI after the wake-up, where the pass has got to
                         // (Event::Stopper). ld_moved stays 0.
                         if self.balance.push_cpu[src as usize].is_none() {
                             self.balance.push_cpu[src as usize] = Some(dst);
-                            // ttwu_queue_cond() (core.c v6.8 3986-4021) for the
-                            // stopper, woken from runs_on: the wake list across
-                            // LLCs; in the LLC src runs a task (nr_running), so the
-                            // remote lock and resched_curr().
+                            // ttwu_queue_cond() (core.c v6.8 3986-4024, v6.5
+                            // 3956-3994) for the stopper, woken from runs_on: the
+                            // wake list across LLCs; in the LLC src runs a task
+                            // (nr_running; before 6.0 the stopper is not on a CPU,
+                            // no WF_ON_CPU: v5.15 3713-3739, v5.12 3125-3151), so
+                            // ttwu_queue() takes busiest's lock for
+                            // ttwu_do_activate() (core.c v6.8 4054-4057), the
+                            // wake-up's enqueue hold (locks.rs), then
+                            // resched_curr().
                             let (a, b) = (
                                 self.llc_id_of[env.runs_on as usize],
                                 self.llc_id_of[src as usize],
                             );
-                            self.balance.stopper_wakelist[src as usize] = a != b;
-                            let at = self.now + self.cost.params.ipi_ns();
+                            let wakelist = a != b;
+                            self.balance.stopper_wakelist[src as usize] = wakelist;
+                            if !wakelist {
+                                self.lb_rq_lock(env.runs_on, src, self.lb_hold_ns(1));
+                            }
+                            let woken = self.lb_clock.at_ns.max(self.now.ns());
+                            let at = SimTime(woken) + self.cost.params.ipi_ns();
                             self.queue
                                 .push(at, super::super::Event::Stopper { cpu: src });
                         }

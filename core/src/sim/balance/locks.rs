@@ -13,6 +13,8 @@
 //!    more_balance: detach_tasks()          rq_lock_irqsave(busiest)             rq_lock_hold_ns
 //!    attach_tasks(), something detached    rq_lock(env->dst_rq)                 rq_lock_hold_ns × moved
 //!    need_active_balance()                 raw_spin_rq_lock_irqsave(busiest)    0
+//!    stop_one_cpu_nowait(), busiest in     rq_lock(busiest) in ttwu_queue()     rq_lock_hold_ns
+//!      this LLC (ttwu_queue_cond(): no)
 //!  newidle_balance(): after the domains    raw_spin_rq_lock(this_rq)            0
 //!  active_load_balance_cpu_stop() on src   rq_lock_irq(busiest_rq)              rq_lock_hold_ns
 //!    attach_one_task(), a task detached    rq_lock(target_rq)                   rq_lock_hold_ns
@@ -28,15 +30,23 @@
 //!
 //! A pass keeps a clock ([`LbClock`]): each lock is taken where the pass has got to
 //! (a newidle pass's scan of the domain comes first), and the wait and the hold,
-//! line transfers included, are the balancing CPU's time: a newidle pass's run time
-//! (its domain costs, as `sched_clock_cpu()` measures them), the task of a CPU
-//! balancing from its tick or running the stopper (`stolen_ns`); an idle CPU's
-//! (the ilb's) is not charged, as the rest of its pass is not.
+//! line transfers included, are the balancing CPU's time, charged once: a newidle
+//! pass's run time (its domain costs, as `sched_clock_cpu()` measures them; the
+//! pulled task's debt), the task of a CPU balancing from its tick or running the
+//! stopper (`stolen_ns`, before the stopper's `schedule()`); the CPU's next
+//! `schedule()` takes its own lock after the charged time (`busy_until_ns`), not
+//! behind the pass's own holds again. An idle CPU's (the ilb's) lock time is not
+//! charged, as the rest of its pass is not.
 //!
 //! Simplifications: the tasks move at the pass's start (as before), only the locks'
-//! timeline is spread over the pass; a lock taken at a later instant of a pass is
-//! still queued in the order the model takes it (FIFO by call, as the wake list's
-//! own-lock enqueue is); the work under a lock reuses the wake-up's enqueue hold,
+//! timeline is spread over the pass; a lock booked at a later instant of a pass
+//! leaves the lock free before it (`cost::RqLock`'s gap: an earlier taker whose hold
+//! fits takes it without waiting), else takers queue in the order the model takes
+//! them (FIFO by call, as the wake list's own-lock enqueue is); a cut newidle pass
+//! still books its retake at its planned end (a zero hold books nothing; a retake
+//! that pulls the lines back from a waker books them); the stopper's time charged
+//! to an `src` that then goes idle waits in `stolen_ns` for its next task; the work
+//! under a lock reuses the wake-up's enqueue hold,
 //! `rq_lock_hold_ns` (an **assumption**, docs/calibration.md). With the `rq-lock`
 //! cost term off, the balancer's locks cost nothing, their holds included (the
 //! balancing took no time there before).
@@ -76,10 +86,19 @@ impl Simulator {
     /// stopper: taken from its task when it runs one (as the `sd_llc_shared` write
     /// of `update_idle_cpu_scan()` is, lb.rs).
     pub(in crate::sim) fn lb_charge(&mut self, runs_on: u32, ns: u64) {
-        let c = &mut self.cpus[runs_on as usize];
-        if c.mode == Mode::Running {
-            c.stolen_ns += ns;
+        if self.cpus[runs_on as usize].mode == Mode::Running {
+            self.lb_charge_cpu(runs_on, ns);
         }
+    }
+
+    /// `cpu` spent `ns` from now balancing (its tick's pass, the stopper): taken from
+    /// the task it runs next (`stolen_ns`), and its next `schedule()` takes its own
+    /// lock after it (`busy_until_ns`), not behind the pass's own holds again.
+    pub(in crate::sim) fn lb_charge_cpu(&mut self, cpu: u32, ns: u64) {
+        let end = self.now.ns() + ns;
+        let c = &mut self.cpus[cpu as usize];
+        c.stolen_ns += ns;
+        c.busy_until_ns = c.busy_until_ns.max(end);
     }
 
     /// `runs_on` takes `cpu`'s rq lock where its pass has got to and holds it for
@@ -87,6 +106,10 @@ impl Simulator {
     /// the rq lines from the last): the pass's clock moves past the wait and the hold.
     /// With the `rq-lock` term off, only the lock's last holder changes.
     pub(in crate::sim) fn lb_rq_lock(&mut self, runs_on: u32, cpu: u32, work_ns: u64) {
+        debug_assert!(
+            self.lb_clock.at_ns >= self.now.ns(),
+            "an rq lock taken outside a balancing pass (lb_pass_begin())"
+        );
         let at = self.lb_clock.at_ns.max(self.now.ns());
         let (wait, hold) =
             self.cpus[cpu as usize]

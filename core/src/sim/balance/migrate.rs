@@ -242,11 +242,13 @@ impl Simulator {
         // scheduling: the stopper has no cookie) picks what is left. An idle src
         // found nothing; a waking one runs its queued task, if the stopper left it,
         // at the Resched already on its way.
+        // The stopper's lock time is src's, before whatever it switches to: charged
+        // first (once: busy_until_ns), whatever src's mode.
         let ns = self.lb_pass_end(outer);
+        self.lb_charge_cpu(src, ns);
         if running || self.cpus[src as usize].mode == Mode::ForceIdle {
             self.schedule(src);
         }
-        self.lb_charge(src, ns);
     }
 
     /// The IPI that the active balance's wake-up of the stopper sent lands on a

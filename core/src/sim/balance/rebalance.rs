@@ -588,6 +588,13 @@ impl Simulator {
                     .flags
                     .contains(SdFlags::BALANCE_NEWIDLE)
                 {
+                    if rel < Release::new(5, 16) {
+                        // 5.12-5.15: t0 = sched_clock_cpu() per domain, just before
+                        // load_balance() (fair.c v5.15 10825, v5.12 10680):
+                        // update_blocked_averages() is in no domain's cost (8ea9183db4ad,
+                        // v5.16, moved t0 before it: v6.8 12348-12349).
+                        t0 = self.lb_clock.at_ns;
+                    }
                     // The scan (update_sd_lb_stats()) comes before the locks.
                     let lv = &self.balance.levels[cpu as usize][li];
                     self.lb_clock.at_ns += (lv.weight as u64).saturating_sub(1) * probe;
@@ -627,8 +634,11 @@ impl Simulator {
             *nb = next_balance;
         }
         if let Some(t) = pulled {
-            // The scan took time before the pulled task can run.
+            // The scan took time before the pulled task can run; schedule() takes
+            // the own lock after it (the pass's retake is its own).
             self.tasks[t as usize].debt_ns += pass_ns;
+            let c = &mut self.cpus[cpu as usize];
+            c.busy_until_ns = c.busy_until_ns.max(self.now.ns() + pass_ns);
         } else {
             // Nothing pulled: the pass still ran, with `rq->curr` not yet the idle
             // task (schedule() spends it before the CPU goes idle).

@@ -20,7 +20,7 @@ const PASS_PRESET: &str = "kunpeng920-4826";
 /// A simulator whose CPU 0 will balance and find nothing: tasks 0 and 1 hog CPU 1
 /// for 100 ms (one of them queued), task 2 runs 1 ms on CPU 0 and exits, and tasks
 /// 3.. (`sleepers` of them) sleep 50 ms on CPU 0, then run 1 ms.
-fn pass_sim(sleepers: usize) -> Simulator {
+pub(super) fn pass_sim(sleepers: usize) -> Simulator {
     let n = presets::machine(PASS_PRESET).unwrap().nr_cpus();
     let mut sleeper = hog(n, 0..1, 1);
     sleeper.program = vec![
@@ -35,7 +35,7 @@ fn pass_sim(sleepers: usize) -> Simulator {
 
 /// Runs [`pass_sim`]'s simulator from `from` to task 2's exit, where CPU 0 is in its
 /// newidle pass; returns the exit's instant.
-fn run_to_pass(sim: &mut Simulator, from: SimTime) -> SimTime {
+pub(super) fn run_to_pass(sim: &mut Simulator, from: SimTime) -> SimTime {
     let mut t = from;
     run_task2_to(sim, &mut t, Loc::Exited, "exit");
     assert_eq!(
