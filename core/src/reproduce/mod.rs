@@ -20,16 +20,18 @@
 //! absolute number is within an order of magnitude. Parameters come from `cost` (per
 //! machine, from reference/latency), never from these tables.
 //!
-//! Run lengths: seeds replace length. A full row runs 5 seeds of 200 ms (tbench,
-//! netperf) or of 400 hackbench loops where it ran one seed of 1000 ms or 2000 loops:
-//! the same simulated time (warm-ups included: 5 × 240 ms = 1 × 1200 ms), spread over
+//! Run lengths: seeds replace length. A full row runs seeds of 200 ms (tbench,
+//! netperf) or of 400 hackbench loops where it ran one seed of 1000 ms or 2000 loops
+//! (5 of them were the same simulated time, warm-ups included: 5 × 240 ms = 1 × 1200
+//! ms; since session 34 the first round is [`FULL_FIRST_ROUND`] seeds), spread over
 //! the cores with the rest; the interval, not the length of one run, says how settled
 //! a row is (tbench's and netperf's are a few hundredths of a point wide at 200 ms).
 //! Seed 03 is the exception: its 400 loops were the run's start-up, so it runs 4 000
 //! a seed, capped at 10 seeds a side (`points.rs`, `SEED03_LOOPS`).
-//! Sequential seeds, one rule for every full row (seed 04 excepted): after each round
-//! of 5 seeds, a row whose change's 95% interval is wider than ±[`SETTLED_PP`] (half
-//! the size check's ±4 pp) runs another round of 5, the next seed numbers, until it is
+//! Sequential seeds, one rule for every full row (seed 04 excepted): a first round of
+//! [`FULL_FIRST_ROUND`] seeds, then, while a row's change's 95% interval is wider than
+//! ±[`SETTLED_PP`] (half the size check's ±4 pp), another round of 5, the next seed
+//! numbers, until it is
 //! settled or has [`FULL_SEED_CAP`] seeds a side ([`plan`] gives the first round,
 //! [`more`] each next one from the reports so far, [`assemble`] the table; all
 //! deterministic). The cap comes from a wall-time budget for the whole reproduce on 2
@@ -67,6 +69,14 @@ pub(crate) const PUBLISHED_JSON: &str = include_str!("../../data/published.json"
 /// sequential seeds").
 pub const FULL_SEED_CAP: u32 = 25;
 
+/// The full tables' first round, seeds per side and row. Not 5 (until session 34): a
+/// row that stops because five seeds' spread happens to be small gets an interval
+/// that covers less than its 95%, and twice a seed-02 row stopped at 5 with an
+/// interval on the wrong side of 0 that 15 more seeds put back across it
+/// (docs/fidelity.md, "What is still missing", 11). Ten seeds make the spread's
+/// estimate steady enough (9 degrees of freedom, t = 2.26) for the stopping rule.
+pub const FULL_FIRST_ROUND: u32 = 10;
+
 /// How big the runs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -86,9 +96,18 @@ impl Scale {
         }
     }
 
-    /// Seeds per side and row in the first round, and in each further round (seed 04
-    /// runs its own `SEED04_RUNS`): enough for an interval at CI size (t(2) = 4.30
-    /// makes it wide), 5 for the full tables (t(4) = 2.78).
+    /// Seeds per side and row in the first round (seed 04 runs its own
+    /// `SEED04_RUNS`; a row's cap may be lower): enough for an interval at CI size
+    /// (t(2) = 4.30 makes it wide), [`FULL_FIRST_ROUND`] for the full tables.
+    pub fn first_round(self) -> u32 {
+        match self {
+            Scale::Full => FULL_FIRST_ROUND,
+            Scale::Ci => Scale::Ci.seeds(),
+        }
+    }
+
+    /// Seeds per side and row in each round after the first: 5 for the full tables;
+    /// CI runs one round of 3.
     pub fn seeds(self) -> u32 {
         match self {
             Scale::Full => 5,

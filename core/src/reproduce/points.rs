@@ -104,8 +104,8 @@ pub(super) fn points(
             .ok_or_else(|| ReproError::Data(format!("table {n} missing")))
     };
     let ci = scale == Scale::Ci;
-    let runs = scale.seeds();
     let cap = scale.seed_cap();
+    let runs = scale.first_round().min(cap);
     match name {
         "seed01-tbench" | "seed01-netperf-tcp-rr" => {
             let t = find(name)?;

@@ -244,7 +244,7 @@ pub fn reproduce(name: &str, scale: Scale) -> Result<ReproTable, ReproError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::FULL_SEED_CAP;
+    use super::super::{FULL_FIRST_ROUND, FULL_SEED_CAP};
     use super::*;
     use crate::workload::Workload;
     #[cfg(target_arch = "wasm32")]
@@ -308,17 +308,40 @@ mod tests {
     }
 
     #[test]
-    fn a_settled_row_runs_its_five_seeds_and_no_more() {
-        // Changes of 5% ± 0.5: a half-width of about 0.7 pp.
+    fn a_settled_row_runs_its_first_round_and_no_more() {
+        // Changes of 5% ± 0.5: a half-width of about 0.4 pp at 10 seeds.
         let (reports, asked) = rounds(
-            "seed03-hackbench",
+            JACOBSVILLE,
             Scale::Full,
-            seed03(|k| 5.0 + (k % 2) as f64 - 0.5),
+            jacobsville(|k| 5.0 + (k % 2) as f64 - 0.5),
         );
-        assert_eq!(asked, vec![vec![1, 2, 3, 4, 5, 1, 2, 3, 4, 5]]);
-        let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
-        assert_eq!(t.rows[0].seeds, 5);
+        let first: Vec<u64> = (1..=10).chain(1..=10).collect();
+        assert_eq!(asked, vec![first]);
+        let t = assemble(JACOBSVILLE, Scale::Full, &reports).unwrap();
+        assert_eq!(t.rows[0].seeds, FULL_FIRST_ROUND);
         assert!(t.seeding.is_some());
+    }
+
+    /// Five seeds whose spread happens to be small would have settled the row (the
+    /// rule until session 34); the first round of ten does not stop there and sees
+    /// the next five.
+    #[test]
+    fn five_narrow_seeds_do_not_settle_a_row() {
+        // −3 ± 0.5 pp on seeds 1-5 (settled at 5: half-width 0.7 pp), then ±4 pp.
+        let change = |k: u64| match k {
+            1..=5 => -3.0 + (k % 2) as f64 - 0.5,
+            _ => swing(k, 4.0),
+        };
+        let (reports, asked) = rounds(JACOBSVILLE, Scale::Full, jacobsville(change));
+        assert_eq!(asked[0].len() as u32, 2 * FULL_FIRST_ROUND);
+        let t = assemble(JACOBSVILLE, Scale::Full, &reports).unwrap();
+        let row = &t.rows[0];
+        assert!(row.seeds > 5);
+        let (lo, hi) = row.interval().unwrap();
+        assert!(
+            lo < 0.0 && hi > 0.0,
+            "the first five's sign is not kept: [{lo}, {hi}]"
+        );
     }
 
     #[test]
@@ -332,20 +355,21 @@ mod tests {
         };
         let (reports, asked) = rounds(JACOBSVILLE, Scale::Full, jacobsville(wide));
         assert!(asked.len() > 1, "one round only");
+        let first = u64::from(FULL_FIRST_ROUND);
         for (r, seeds) in asked.iter().enumerate().skip(1) {
-            let from = 5 * r as u64 + 1;
+            let from = first + 5 * (r as u64 - 1) + 1;
             let next: Vec<u64> = (from..from + 5).chain(from..from + 5).collect();
             assert_eq!(seeds, &next, "round {r}: the next seed numbers, each side");
         }
         let t = assemble(JACOBSVILLE, Scale::Full, &reports).unwrap();
         let row = &t.rows[0];
         assert_eq!(row.seeds, 15);
-        assert_eq!(row.seeds as usize, 5 * asked.len());
+        assert_eq!(row.seeds as usize, first as usize + 5 * (asked.len() - 1));
         assert!(row.seeds < FULL_SEED_CAP, "settled before the cap");
         let (lo, hi) = row.interval().unwrap();
         assert!((hi - lo) / 2.0 <= SETTLED_PP, "[{lo}, {hi}]");
         // One round fewer was still wide.
-        let fewer = 2 * 5 * (asked.len() - 1);
+        let fewer = 2 * (first as usize + 5 * (asked.len() - 2));
         let before = assemble(JACOBSVILLE, Scale::Full, &reports[..fewer]).unwrap();
         let (lo, hi) = before.rows[0].interval().unwrap();
         assert!((hi - lo) / 2.0 > SETTLED_PP, "[{lo}, {hi}]");
@@ -357,22 +381,25 @@ mod tests {
     fn a_row_that_never_settles_stops_at_the_cap() {
         let never = |k: u64| swing(k, 10.0);
         let (reports, asked) = rounds(JACOBSVILLE, Scale::Full, jacobsville(never));
-        assert_eq!(asked.len() as u32, FULL_SEED_CAP / Scale::Full.seeds());
+        assert_eq!(
+            asked.len() as u32,
+            1 + (FULL_SEED_CAP - FULL_FIRST_ROUND) / Scale::Full.seeds()
+        );
         let t = assemble(JACOBSVILLE, Scale::Full, &reports).unwrap();
         assert_eq!(t.rows[0].seeds, FULL_SEED_CAP);
         assert!(more(JACOBSVILLE, Scale::Full, &reports).unwrap().is_empty());
     }
 
     /// Seed 03's full row runs 4 000 loops a seed and stops at 10 seeds a side (its
-    /// budget, points.rs), and its table says so.
+    /// budget, points.rs): one round, its first, however wide.
     #[test]
     fn seed03_stops_at_its_own_cap_of_ten() {
         let never = |k: u64| swing(k, 10.0);
         let (reports, asked) = rounds("seed03-hackbench", Scale::Full, seed03(never));
-        assert_eq!(asked.len(), 2);
+        assert_eq!(asked.len(), 1);
         let t = assemble("seed03-hackbench", Scale::Full, &reports).unwrap();
         assert_eq!(t.rows[0].seeds, 10);
-        assert!(t.seeding.as_deref().unwrap().ends_with("up to 10"), "{t:?}");
+        assert_eq!(t.seeding, None, "{t:?}");
         let (_, pts) =
             super::super::points::points("seed03-hackbench", Scale::Full, &published().unwrap())
                 .unwrap();
@@ -399,12 +426,12 @@ mod tests {
             }
         };
         let (reports, asked) = rounds("seed02-hackbench", Scale::Full, value);
-        assert_eq!(asked[0].len(), 7 * 10);
+        assert_eq!(asked[0].len() as u32, 7 * 2 * FULL_FIRST_ROUND);
         assert!(asked.len() > 1 && asked[1..].iter().all(|r| r.len() == 10));
         let t = assemble("seed02-hackbench", Scale::Full, &reports).unwrap();
         let n: Vec<(String, u32)> = t.rows.iter().map(|r| (r.key.clone(), r.seeds)).collect();
-        assert!(n[0].1 > 5, "{n:?}");
-        assert!(n[1..].iter().all(|(_, k)| *k == 5), "{n:?}");
+        assert!(n[0].1 > FULL_FIRST_ROUND, "{n:?}");
+        assert!(n[1..].iter().all(|(_, k)| *k == FULL_FIRST_ROUND), "{n:?}");
     }
 
     /// CI keeps its 3 seeds and seed 04 its 32, however wide.
