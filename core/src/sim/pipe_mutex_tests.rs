@@ -98,6 +98,22 @@ pub(super) fn two_writers(r: TaskSpec, cpus: [u32; 2], copy_ns: u64) -> Simulato
 /// and spins (`mutex_optimistic_spin()`, 441-514): running, not blocked, until the
 /// first's section ends; its copy follows (fs/pipe.c v6.5 lines 432, 581). Before
 /// session 33 both copied at once and both messages landed together.
+/// Task `t` owns pipe 0's mutex and runs its section on `cpu` until `until`.
+fn owns_until(sim: &mut Simulator, t: u32, cpu: u32, until: SimTime) {
+    sim.mutexes[0].owner = t;
+    sim.tasks[t as usize].loc = Loc::Running(cpu);
+    sim.cpus[cpu as usize].burst_end = until;
+}
+
+/// Task `t`, running on `cpu`, calls `mutex_lock()` on pipe 0's mutex and spins.
+fn starts_spinning(sim: &mut Simulator, t: u32, cpu: u32) {
+    sim.tasks[t as usize].loc = Loc::Running(cpu);
+    assert!(matches!(
+        sim.pipe_mutex_lock(t, 0, cpu),
+        Some(program::Next::Run(_))
+    ));
+}
+
 #[test]
 fn a_second_writer_spins_through_the_first_ones_section() {
     let copy = 10_000;
@@ -231,9 +247,7 @@ fn a_first_waiter_that_lost_the_lock_gets_it_handed_over() {
     let mut sim = sim_of(vec![reader(1), idle(1), idle(2), idle(3), idle(1)], 4);
     let (waiter, newcomer, spinner) = (1u32, 2u32, 3u32);
     // The newcomer owns the lock and runs its section on CPU 2 until 5 µs.
-    sim.mutexes[0].owner = newcomer;
-    sim.tasks[newcomer as usize].loc = Loc::Running(2);
-    sim.cpus[2].burst_end = SimTime::from_us(5);
+    owns_until(&mut sim, newcomer, 2, SimTime::from_us(5));
     // The waiter sat on the wait list and was woken (queued, not yet run).
     sim.mutexes[0].wait_list.push_back(waiter);
     sim.tasks[waiter as usize].loc = Loc::Queued(1);
@@ -409,14 +423,8 @@ fn a_spinner_given_the_lock_at_the_unlock_is_a_plain_owner() {
     let mut sim = sim_of(vec![reader(1), idle(1), idle(2), idle(3)], 4);
     let (owner, spinner, waiter) = (1u32, 2u32, 3u32);
     // The owner runs its section on CPU 1 until 5 µs; the spinner spins on it.
-    sim.mutexes[0].owner = owner;
-    sim.tasks[owner as usize].loc = Loc::Running(1);
-    sim.cpus[1].burst_end = SimTime::from_us(5);
-    sim.tasks[spinner as usize].loc = Loc::Running(2);
-    assert!(matches!(
-        sim.pipe_mutex_lock(spinner, 0, 2),
-        Some(program::Next::Run(_))
-    ));
+    owns_until(&mut sim, owner, 1, SimTime::from_us(5));
+    starts_spinning(&mut sim, spinner, 2);
     assert_eq!(sim.mutexes[0].spinners, vec![spinner]);
     // The waiter sleeps on the wait list, first.
     sim.mutexes[0].wait_list.push_back(waiter);
@@ -505,15 +513,9 @@ fn a_spinning_writer_wins_the_lock_over_the_reader_relocking_at_once() {
     let mut sim = sim_of(vec![reader(2), idle(1)], 2);
     let (rd, wr) = (0u32, 1u32);
     // The reader holds its pipe's mutex for its read on CPU 0, until 5 µs.
-    sim.mutexes[0].owner = rd;
-    sim.tasks[rd as usize].loc = Loc::Running(0);
-    sim.cpus[0].burst_end = SimTime::from_us(5);
+    owns_until(&mut sim, rd, 0, SimTime::from_us(5));
     // The writer on CPU 1 spins on it.
-    sim.tasks[wr as usize].loc = Loc::Running(1);
-    assert!(matches!(
-        sim.pipe_mutex_lock(wr, 0, 1),
-        Some(program::Next::Run(_))
-    ));
+    starts_spinning(&mut sim, wr, 1);
     // The read's unlock, then the reader's next read locks again at once.
     sim.pipe_mutex_unlock(rd, 0, 0);
     assert_eq!(sim.mutexes[0].owner(), Some(wr), "the spinner took it");
