@@ -49,7 +49,7 @@ from links import (  # noqa: E402
 from designer_firmware import designer_firmware  # noqa: E402
 from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
-from embed import embed  # noqa: E402
+from embed import embed, embed_bad_link  # noqa: E402
 from sharing import (  # noqa: E402
     custom_big_paste,
     custom_import,
@@ -87,6 +87,7 @@ JOURNEYS = [
     presentation,
     code_view,
     embed,
+    embed_bad_link,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,
