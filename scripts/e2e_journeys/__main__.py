@@ -26,6 +26,7 @@ os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch dr
 from harness import Page, check, note, results, start_browser  # noqa: E402
 from accessibility import (  # noqa: E402
     accessibility,
+    controls_drawn,
     dark_mode,
     drawing_follows_width,
     drawing_uses_width,
@@ -120,6 +121,7 @@ JOURNEYS = [
     glossary,
     examples,
     layout_1280,
+    controls_drawn,
     export,
     domain_diff,
     timeline,
