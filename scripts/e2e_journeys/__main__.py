@@ -26,6 +26,7 @@ os.environ["SE_OFFLINE"] = "true"  # before selenium is imported: never fetch dr
 from harness import Page, check, note, results, start_browser  # noqa: E402
 from accessibility import (  # noqa: E402
     accessibility,
+    controls_drawn,
     dark_mode,
     drawing_follows_width,
     drawing_uses_width,
@@ -49,7 +50,7 @@ from links import (  # noqa: E402
 from designer_firmware import designer_firmware  # noqa: E402
 from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
-from embed import embed  # noqa: E402
+from embed import embed, embed_bad_link  # noqa: E402
 from sharing import (  # noqa: E402
     custom_big_paste,
     custom_import,
@@ -87,6 +88,7 @@ JOURNEYS = [
     presentation,
     code_view,
     embed,
+    embed_bad_link,
     epyc_cpu_200_dmesg,
     wakeup_shared_link,
     wakeup_bad_link,
@@ -119,6 +121,7 @@ JOURNEYS = [
     glossary,
     examples,
     layout_1280,
+    controls_drawn,
     export,
     domain_diff,
     timeline,

@@ -496,3 +496,48 @@ def layout_1280(page, cfg):
         page.screenshot(cfg["shot"].replace(".png", "-1280-simulate.png"))
     finally:
         set_viewport(page, *VIEWPORT)
+
+
+# Every control drawn in the browser's own style rather than the page's: Chromium's
+# default button is grey (239, 239, 239 light; 107, 107, 107 dark) with an outset
+# border, its default select and textarea grey-bordered (118, 118, 118 light; 133,
+# 133, 133 dark). As [[tag, id or class, text]].
+UNSTYLED_CONTROLS = """
+    const grey = ['rgb(239, 239, 239)', 'rgb(107, 107, 107)'];
+    const edge = ['rgb(118, 118, 118)', 'rgb(133, 133, 133)'];
+    return [...document.querySelectorAll('button, select, textarea')].filter(e => {
+      const r = e.getBoundingClientRect();
+      if (!(r.width > 0 && r.height > 0 && e.checkVisibility())) return false;
+      const s = getComputedStyle(e);
+      return grey.includes(s.backgroundColor) || s.borderTopStyle === 'outset'
+        || edge.includes(s.borderTopColor);
+    }).map(e => [e.tagName, e.id || String(e.className), e.textContent.trim().slice(0, 20)]);"""
+
+
+def controls_drawn(page, cfg):
+    """Every button, select and text box is drawn in the page's style, light and dark:
+    the drawing's SVG/PNG bar, the Share menu and the kernel diff's pickers were left
+    to the browser (grey, outset); and the debugfs tab's Copy and Download sit side by
+    side under their note, as the dmesg tab's do."""
+    for scheme in ("light", "dark"):
+        with emulated_scheme(page, scheme):
+            page.open()
+            page.wait_for(".level-name")
+            page.click("details.share summary")
+            page.wait_for("#share-link")
+            found = page.js(UNSTYLED_CONTROLS)
+            check(found == [], f"{scheme}: the Domains tab with the Share menu open draws every "
+                               f"control in the page's style (left to the browser: {found})")
+            if scheme == "dark":
+                page.screenshot(cfg["shot"].replace(".png", "-controls-dark.png"))
+            page.click("details.share summary")
+            for tab in (2, 3):
+                page.click(f".tabs button:nth-child({tab})")
+                page.wait_for("pre.dmesg")
+                found = page.js(UNSTYLED_CONTROLS)
+                check(found == [], f"{scheme}: tab {tab} draws every control in the page's style "
+                                   f"(left to the browser: {found})")
+    rows = page.js("return [...document.querySelectorAll('.dmesg-note')].map(n =>"
+                   " [...n.querySelectorAll('.copy-text')].map(b => Math.round(b.getBoundingClientRect().top)))")
+    check(rows and all(len(r) == 2 and r[0] == r[1] for r in rows),
+          f"debugfs: each Copy and Download pair shares a row (tops {rows})")

@@ -160,3 +160,16 @@ def embed_simulation(page, cfg, hostdir, host_url, machine):
     finally:
         page.driver.switch_to.default_content()
         set_viewport(page, *VIEWPORT)
+
+
+def embed_bad_link(page, cfg):
+    """A damaged link in an embed: the frame says why and shows the default view, and
+    its advice is one a reader of the slide or doc can follow (a frame has no address
+    bar to fix the link in)."""
+    page.driver.get("about:blank")
+    page.driver.get(page.url + "?embed#v2:garbage")
+    banner = page.wait_for(".banner")
+    page.wait_for(".level-name")
+    check(banner and "could not be opened" in banner[0] and "address bar" not in banner[0]
+          and "Share menu" in banner[0],
+          f"the embed's banner says why and who can fix it, not the address bar (got {banner})")

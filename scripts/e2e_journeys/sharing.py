@@ -360,6 +360,12 @@ def designer(page, cfg):
     check(got == 1024, f"the designer draws 1024 CPUs, its limit (got {got})")
     page.wait_for(".level-name")
     note(f"1024 CPUs: domains shown {time.time() - t0:.2f} s after the edit")
+    # And its smallest: one CPU is counted as one ("1 CPU", not "1 CPUs").
+    for k in ("sockets", "nodes", "llcs", "clusters", "cores", "threads"):
+        type_into(page, f"#designer-{k}", "1")
+    total = page.wait_for("#designer-total", pred=lambda t: "1 CPU," in t[0], timeout=30)
+    check(total and "In use: 1 CPU, 1 NUMA node" in total[0],
+          f"one CPU is said in the singular (got {total})")
 
 
 def custom_import(page, cfg):

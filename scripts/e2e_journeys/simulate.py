@@ -343,6 +343,15 @@ def link_budget(page, cfg):
     page.click("#sim-stop")
     stopped = page.wait_for(".sim-status", pred=lambda t: any("Stopped" in x for x in t))
     check(any("Stopped" in x for x in stopped), f"and Stop stops it (got {stopped})")
+    # The largest a link may ask for (4096 CPUs, 4096 clients, 64 seeds of 60 s) is
+    # said in days, not as "about 40024 minutes".
+    page.open(fragment({"machine": {"name": "m", "arch": "x86", "packages": 1, "cores_per_llc": 4096},
+                        "patches": "6.8", "view": "simulate", "wake": {"compare": "6.8-cluster"},
+                        "sim": {"workload": {"kind": "tbench", "clients": 4096}, "cpus": "all",
+                                "duration_ms": 60000, "seed": 1, "seeds": 64}}))
+    prompt = page.wait_for(".sim-held", timeout=60)
+    check(prompt and re.search(r"This link asks for about \d+ days of simulation\. Run it\?", prompt[0]),
+          f"a month of simulation is asked about in days (got {prompt[:1]})")
 
 
 def simulate_kept(page, cfg):

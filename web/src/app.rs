@@ -240,7 +240,13 @@ pub fn app() -> Html {
             l.steps.get(at.step.checked_sub(1)? as usize)?.highlight
         })
         .map(|h| h.name());
+    let embed = embedded();
     let banner = state.banner.clone().map(|b| {
+        let b = if embed {
+            crate::state::embedded_banner(&b)
+        } else {
+            b
+        };
         let dispatcher = state.dispatcher();
         let onclick =
             Callback::from(move |_: MouseEvent| dispatcher.dispatch(Action::DismissBanner));
@@ -251,7 +257,7 @@ pub fn app() -> Html {
             </div>
         }
     });
-    if embedded() {
+    if embed {
         // One view, no pickers: a wake-up keeps the drawing beside its decisions.
         let open = format!(
             "{}#{}",

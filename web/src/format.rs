@@ -55,6 +55,25 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
+/// A wall-clock estimate as a person reads it: "about 40 seconds", "about 4 minutes",
+/// "about 3 hours", "about 28 days" (a 4096-CPU link asked for 40 024 minutes).
+pub fn fmt_wall_estimate(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "a very long time".to_string();
+    }
+    // Each unit from one and a half of it: 90 seconds, not "about 2 minutes" for 61 s.
+    let (count, unit) = if secs < 90.5 {
+        (secs.ceil(), "seconds")
+    } else if secs <= 90.0 * 60.0 {
+        ((secs / 60.0).round(), "minutes")
+    } else if secs <= 36.0 * 3600.0 {
+        ((secs / 3600.0).round(), "hours")
+    } else {
+        ((secs / 86400.0).round(), "days")
+    };
+    format!("about {count:.0} {unit}")
+}
+
 /// A change in percent, signed: `+12.81%`.
 pub fn fmt_pct(c: f64) -> String {
     format!("{c:+.2}%")
@@ -223,6 +242,40 @@ mod tests {
         assert_eq!(fmt_pct(12.8061), "+12.81%");
         let ticks = [0.0, 500.0, 1500.0, 0.25, 2.5e6].map(fmt_tick);
         assert_eq!(ticks, ["0", "500", "1500", "0.25", "2.5 M"]);
+    }
+
+    #[test]
+    fn wall_estimates_use_the_unit_a_person_would() {
+        let said = [
+            31.2,
+            75.0,
+            89.6,
+            240.0,
+            5400.0,
+            7200.0,
+            2.0 * 86400.0,
+            40024.0 * 60.0,
+        ]
+        .map(fmt_wall_estimate);
+        assert_eq!(
+            said,
+            [
+                "about 32 seconds",
+                "about 75 seconds",
+                "about 90 seconds",
+                "about 4 minutes",
+                "about 90 minutes",
+                "about 2 hours",
+                "about 2 days",
+                "about 28 days",
+            ]
+        );
+        assert_eq!(
+            fmt_wall_estimate(60.0),
+            "about 60 seconds",
+            "never 'about 1 minutes'"
+        );
+        assert_eq!(fmt_wall_estimate(f64::INFINITY), "a very long time");
     }
 
     #[test]

@@ -279,7 +279,7 @@ pub fn designer_panel() -> Html {
                     <div class="designer-counts">{ for counts }</div>
                     <p class="designer-total" id={Field::Total.id()} role="status"
                         aria-describedby={total_error.is_some().then(|| Field::Total.error_id())}>
-                        { format!("In use: {} CPUs, {} NUMA node{}", m.nr_cpus(), m.nr_nodes(), if m.nr_nodes() == 1 { "" } else { "s" }) }
+                        { format!("In use: {} CPU{}, {} NUMA node{}", m.nr_cpus(), if m.nr_cpus() == 1 { "" } else { "s" }, m.nr_nodes(), if m.nr_nodes() == 1 { "" } else { "s" }) }
                         if memory_in_use > 0 {
                             { format!(" ({memory_in_use} memory-only)") }
                         }

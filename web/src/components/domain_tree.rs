@@ -154,7 +154,7 @@ fn kernel_text(props: &KernelTextProps) -> Html {
     html! {
         <>
             <p class="dmesg-note">
-                { props.note }
+                <span class="note-text">{ props.note }</span>
                 <button class="copy-text" data-copy={props.id} onclick={oncopy}
                     aria-label={format!("Copy {}", props.file)}>{ "Copy" }</button>
                 <button class="copy-text" data-download={props.id} onclick={ondownload}

@@ -185,12 +185,7 @@ pub fn sim_panel() -> Html {
 
 /// A link's simulation past the budget: what it would cost, and the button that runs it.
 fn held_prompt(state: &AppContext, secs: f64) -> Html {
-    let minutes = secs / 60.0;
-    let about = if minutes >= 1.0 {
-        format!("about {} minutes", minutes.round() as u64)
-    } else {
-        format!("about {:.0} seconds", secs.ceil())
-    };
+    let about = crate::format::fmt_wall_estimate(secs);
     let run = {
         let d = state.dispatcher();
         Callback::from(move |_: MouseEvent| d.dispatch(Action::RunHeld))

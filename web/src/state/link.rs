@@ -14,6 +14,21 @@ use super::{Action, AppState};
 pub(super) const KEPT_LINK: &str =
     "The link stays in the address bar, to fix and try again, until you change the scenario.";
 
+/// The embed view's last words on a bad link: a frame has no address bar its reader
+/// could fix the link in, so they name who can.
+const EMBED_KEPT_LINK: &str =
+    "Whoever embedded this view can copy a new snippet from schedlab's Share menu.";
+
+/// A banner as the embed view (`?embed`, app.rs) shows it: [`KEPT_LINK`]'s advice to
+/// fix the link in the address bar, which a frame does not show, becomes
+/// [`EMBED_KEPT_LINK`]; any other banner is unchanged.
+pub fn embedded_banner(banner: &str) -> String {
+    match banner.strip_suffix(KEPT_LINK) {
+        Some(head) => format!("{head}{EMBED_KEPT_LINK}"),
+        None => banner.to_string(),
+    }
+}
+
 impl AppState {
     /// The page for a URL fragment: the default page with a banner if it is bad, the
     /// default page without one if there is none.

@@ -63,6 +63,7 @@ mod sim;
 pub mod sim_wake;
 mod wake;
 use designer::{Designer, Field};
+pub use link::embedded_banner;
 pub use sim_wake::{SimWake, SimWakeRef, SimWakeStatus};
 use wake::WakeKey;
 pub use wake::{Env, WakeMarks, WakeOutcome};

@@ -329,6 +329,17 @@ fn a_bad_link_shows_a_banner_and_keeps_the_page() {
         "{banner}"
     );
     assert_eq!(next.scenario, state.scenario);
+    // In an embed's frame there is no address bar: the reader is told who can fix it.
+    let framed = super::embedded_banner(banner);
+    assert!(framed.contains("could not be opened"), "{framed}");
+    assert!(!framed.contains("address bar"), "{framed}");
+    assert!(
+        framed.ends_with(
+            "Whoever embedded this view can copy a new snippet from schedlab's Share menu."
+        ),
+        "{framed}"
+    );
+    assert_eq!(super::embedded_banner("Copied."), "Copied.");
     let next = next.reduce(Action::DismissBanner);
     assert_eq!(next.banner, None);
     let fresh = AppState::from_fragment("#v9:abc");
