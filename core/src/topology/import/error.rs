@@ -66,6 +66,10 @@ pub enum ImportError {
     NoOnlineCpus,
     #[error("the machine has {cpus} CPUs; schedlab models at most {MAX_CPUS}")]
     TooManyCpus { cpus: u64 },
+    /// A CPU number past the limit: the line, not the count it would make, is the
+    /// problem (one stray CPU 99999 is not a 100000-CPU machine).
+    #[error("line {line}: CPU {cpu} is past schedlab's limit: CPUs are numbered 0 to {} (at most {MAX_CPUS} CPUs)", MAX_CPUS - 1)]
+    CpuNumberTooLarge { line: usize, cpu: String },
     #[error("this is plain `lscpu` output, which {why}; paste `lscpu -p` or `lscpu -e` instead")]
     SummaryNotEnough { why: String },
     #[error("the import hint does not fit the text: {what}")]
