@@ -4,8 +4,8 @@
 //! Pure Rust: no clocks, no OS randomness, no threads; builds for the host and wasm32.
 //!
 //! ```text
-//!  rng, byte_enum → cpumask → topology, release → patch → sched_domain → wakeup → cost
-//!      → metrics, workload → sim → experiment → scenario → reproduce
+//!  rng, byte_enum, json_words → cpumask → topology, release → patch → sched_domain → wakeup
+//!      → cost → metrics, workload → sim → experiment → scenario → reproduce
 //! ```
 //!
 //! Each module uses only those before it (`tests/layering.rs` checks). The types most
@@ -17,6 +17,7 @@ pub mod cost;
 pub mod cpumask;
 pub mod experiment;
 mod fxhash;
+mod json_words;
 pub mod lesson;
 pub mod metrics;
 pub mod patch;

@@ -4,6 +4,7 @@
 //!  rng, stats                      0   the one seeded PRNG; means and t-intervals
 //!  byte_enum                      0   the one-byte enums' macro
 //!  fxhash                         0   the deterministic hasher of the builders' maps
+//!  json_words                     0   serde_json's refusals in words (links, machine files)
 //!  cpumask                         1   the CPU bitset
 //!  topology, release               2   machines; mainline releases
 //!  patch                           3   seed patches, sched features, `6.6+cluster`
@@ -29,6 +30,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("stats", 0),
     ("byte_enum", 0),
     ("fxhash", 0),
+    ("json_words", 0),
     ("cpumask", 1),
     ("topology", 2),
     ("release", 2),

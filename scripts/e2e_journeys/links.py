@@ -255,6 +255,14 @@ def wakeup_bad_link(page, cfg):
     banner = page.wait_for(".banner", pred=lambda t: "sweep" in t[0])
     check(banner and "expected `,` or `]` after `sim.sweep[0]`" in banner[0],
           f"a bracket missing after a list's number is said to be after it (got {banner})")
+    # JSON nested past serde's 128 levels: a short path and its depth, not `[0]` x 126.
+    deep = "[" * 200 + "]" * 200
+    page.js("location.hash = arguments[0]", "#v1:" + base64.urlsafe_b64encode(
+        ('{"machine":' + deep + '}').encode()).decode().rstrip("="))
+    banner = page.wait_for(".banner", pred=lambda t: "nested" in t[0])
+    check(banner and "nested too deep to read" in banner[0] and " deep)" in banner[0]
+          and banner[0].count("[0]") <= 8,
+          f"a deeply nested link names a short path and how deep (got {banner})")
     # A link pasted from a file a Windows tool wrote starts with a byte-order mark: the
     # address bar percent-encodes it, and the link opens as it would without it.
     page.js("location.hash = arguments[0]", "#\ufeff" + fragment(TEACHING))

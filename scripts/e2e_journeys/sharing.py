@@ -415,6 +415,26 @@ def custom_import(page, cfg):
                              f"{machine}, not Custom… (got {picked})")
     role = page.js("return document.querySelector('.custom-error').getAttribute('role')")
     check(role == "alert", f"the error is announced to screen readers: role=alert (got {role})")
+    # A JSON machine's wrong value and an lscpu row's CPU number past the limit are
+    # said in words: the field or the line, what it must be (not serde's "expected
+    # u32", not "the machine has 100000 CPUs").
+    paste('{"name": "x", "arch": "x86", "packages": "2"}')
+    page.click("#custom-load")
+    err = page.wait_for(".custom-error", pred=lambda t: "packages" in t[0])
+    check(err and 'the field `packages` must be a whole number from 0 to 4294967295, found "2"'
+          in err[0] and "expected u32" not in err[0],
+          f"a JSON machine's wrong value is said in words (got {err})")
+    page.screenshot(cfg["shot_epyc"].replace(".png", "-custom-bad-json.png"))
+    paste("CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE\n  0    0      0    0 0:0:0:0          yes\n"
+          "99999    0      0    1 1:1:1:0          yes\n")
+    page.click("#custom-load")
+    err = page.wait_for(".custom-error", pred=lambda t: "99999" in t[0])
+    check(err and "line 3: CPU 99999 is past schedlab's limit" in err[0] and "0 to 4095" in err[0]
+          and "100000" not in err[0],
+          f"an lscpu row's CPU number past the limit names the line and the limit (got {err})")
+    check(page.count("button.cpu") == before and page.js(
+        "return document.querySelector('#custom-text').value").startswith("CPU NODE"),
+          "after a refused paste the machine and the pasted text stay")
     paste(kvm)
     page.click("#custom-load")
     got = page.wait_count("button.cpu", 2)

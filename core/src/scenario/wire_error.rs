@@ -22,6 +22,10 @@
 use serde_json::error::Category;
 
 use super::ScenarioError;
+use crate::json_words::{
+    between, char_before, expected_text, found_text, offset, one_of, shorten, value_not_a_name,
+    VARIANT,
+};
 use crate::topology::MachineSpec;
 
 /// What is wrong with `json` (a link's scenario text) given serde_json's error `e`.
@@ -49,10 +53,7 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         Category::Syntax | Category::Io => {
             // serde_json's position is just past the character it could not take: the
             // structure open before that character is where the damage is.
-            let mut before = end.min(json.len()).saturating_sub(1);
-            while !json.is_char_boundary(before) {
-                before -= 1;
-            }
+            let before = char_before(json, end);
             // serde_json's enums (`deserialize_enum()`) take only a string or an
             // object and call any other value "expected value", a syntax error: where
             // a valid JSON value stands, the value is of the wrong kind.
@@ -71,6 +72,12 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
             // ended there, and the damage is after it, not in it.
             if msg.starts_with("expected `,` or ") {
                 at.value_read();
+            }
+            if msg == "recursion limit exceeded" {
+                return ScenarioError::Json(format!(
+                    "its lists and objects are nested too deep to read{}; a scenario nests a few levels",
+                    at.place(prefix)
+                ));
             }
             return ScenarioError::Json(format!(
                 "it is not valid JSON: {msg}{}, at the end of `{}`",
@@ -202,21 +209,9 @@ fn machine_error(json: &str, at: &Scan, prefix: &str, path: String) -> ScenarioE
     }
 }
 
-/// The byte offset of serde_json's (1-based line, column) in `text`: its column counts
-/// the bytes of the line read before the error. A column inside a character (serde
-/// read its first byte, `é`'s) stands for the whole character: the offset is past it.
-fn offset(text: &str, line: usize, column: usize) -> usize {
-    let start = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum::<usize>();
-    let mut at = (start + column).min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
-}
+/// The most steps a path names whole: the first ones and the last one are kept of
+/// a longer one. The scenario's own fields nest 5 deep (`machine.cpus[3].node`).
+const MAX_PATH_STEPS: usize = 8;
 
 /// The objects and lists open at a point of the JSON text, and their current keys and
 /// indexes. Bounded by the text: one pass, one frame per open bracket.
@@ -352,6 +347,11 @@ impl Scan {
     /// member being read, or the one just read whole (" after the value of
     /// `sim.seed`"), never a key the text had already gone past.
     fn place(&self, prefix: &str) -> String {
+        let place = self.place_in(prefix);
+        format!("{place}{}", self.depth())
+    }
+
+    fn place_in(&self, prefix: &str) -> String {
         let Some(f) = self.frames.last() else {
             return match self.closed {
                 Some(_) => " after the scenario's closing bracket".to_string(),
@@ -419,16 +419,41 @@ impl Scan {
         self.path_of(&self.frames[..n], prefix)
     }
 
+    /// The path through `frames`, its middle cut out past [`MAX_PATH_STEPS`] steps
+    /// (`machine[0][0][0][0][0]…[0]`): JSON nested 128 deep is a path no one reads.
     fn path_of(&self, frames: &[Frame], prefix: &str) -> String {
+        let steps: Vec<String> = frames
+            .iter()
+            .filter_map(|f| match (&f.key, f.list) {
+                (_, true) => Some(format!("[{}]", f.index)),
+                (Some(key), false) => Some(format!(".{key}")),
+                (None, false) => None,
+            })
+            .collect();
         let mut path = prefix.to_string();
-        for f in frames {
-            if f.list {
-                path.push_str(&format!("[{}]", f.index));
-            } else if let Some(key) = &f.key {
-                path = join(&path, key);
+        let n = steps.len();
+        for (i, step) in steps.iter().enumerate() {
+            if n > MAX_PATH_STEPS && i == MAX_PATH_STEPS - 1 {
+                path.push('…');
+            }
+            if n > MAX_PATH_STEPS && (MAX_PATH_STEPS - 1..n - 1).contains(&i) {
+                continue;
+            }
+            match step.strip_prefix('.') {
+                Some(key) => path = join(&path, key),
+                None => path.push_str(step),
             }
         }
         path
+    }
+
+    /// " (nested 128 deep)" where [`Scan::path_of`] cut the path short.
+    fn depth(&self) -> String {
+        if self.frames.len() > MAX_PATH_STEPS {
+            format!(" (nested {} deep)", self.frames.len())
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -511,93 +536,6 @@ fn join(path: &str, key: &str) -> String {
     } else {
         format!("{path}.{key}")
     }
-}
-
-fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    s.strip_prefix(open)?.split(close).next()
-}
-
-/// serde's list of names (`` `a`, `b` `` or `` `a` or `b` ``) as "one of `a`, `b`".
-fn one_of(known: &str) -> String {
-    let known = known.trim_start_matches("one of ");
-    if known.contains(',') || known.contains(" or ") {
-        format!("one of {}", known.replace(" or ", ", "))
-    } else {
-        known.to_string()
-    }
-}
-
-/// serde's name for an enum's value (a unit variant's name).
-const VARIANT: &str = "variant identifier";
-
-/// `Some(the value)` when serde_json said "expected value" where `rest` starts with a
-/// JSON number, `true`, `false`, `null` or a list: valid JSON that an enum refused.
-fn value_not_a_name(msg: &str, rest: &str) -> Option<String> {
-    if msg != "expected value" {
-        return None;
-    }
-    let first = rest.chars().next()?;
-    if first == '[' {
-        return Some("a list […]".to_string());
-    }
-    let token: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))
-        .collect();
-    let number = first == '-' || first.is_ascii_digit();
-    let literal = matches!(token.as_str(), "true" | "false" | "null");
-    (number || literal).then(|| shorten(&token))
-}
-
-/// serde's name of what it expected, for someone editing JSON by hand.
-fn expected_text(expected: &str) -> String {
-    match expected {
-        VARIANT => "a name in quotes (one of the values it takes)".to_string(),
-        "u8" => "a whole number from 0 to 255".to_string(),
-        "u16" => "a whole number from 0 to 65535".to_string(),
-        "u32" => "a whole number from 0 to 4294967295".to_string(),
-        "u64" | "usize" => "a whole number, 0 or more".to_string(),
-        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_string(),
-        "f32" | "f64" => "a number".to_string(),
-        "a boolean" => "true or false".to_string(),
-        "a sequence" => "a list […]".to_string(),
-        "a map" => "an object {…}".to_string(),
-        e if e.starts_with("struct ") => "an object {…}".to_string(),
-        // serde's name for a `#[serde(tag = "kind")]` enum read whole (a distribution).
-        e if e.starts_with("internally tagged enum ") => {
-            r#"an object {…} with its "kind""#.to_string()
-        }
-        e => e.to_string(),
-    }
-}
-
-/// serde's `Unexpected` as the JSON the link holds (`string "abc"` is `"abc"`).
-fn found_text(found: &str) -> String {
-    let quoted = |s: &str| s.trim_matches('`').to_string();
-    if let Some(s) = found.strip_prefix("string ") {
-        shorten(s)
-    } else if let Some(n) = found
-        .strip_prefix("integer ")
-        .or_else(|| found.strip_prefix("floating point "))
-        .or_else(|| found.strip_prefix("boolean "))
-    {
-        quoted(n)
-    } else {
-        match found {
-            "map" => "an object {…}".to_string(),
-            "sequence" => "a list […]".to_string(),
-            "unit value" | "null" => "null".to_string(),
-            other => other.to_string(),
-        }
-    }
-}
-
-fn shorten(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().count() > 40 {
-        out.push('…');
-    }
-    out
 }
 
 /// The text just before `offset` (up to 24 characters), to say where in it.

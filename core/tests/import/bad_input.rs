@@ -50,11 +50,14 @@ fn bad_inputs_say_what_to_do() {
         Err(ImportError::DuplicateCpu { line: 3, cpu: 0 })
     ));
 
-    // Too many CPUs.
+    // Too many CPUs: a CPU number past the limit is that line's error.
     let text = "# CPU,Core,Socket,Node\n5000,0,0,0\n";
     assert_eq!(
         load_machine(text, none),
-        Err(ImportError::TooManyCpus { cpus: 5001 })
+        Err(ImportError::CpuNumberTooLarge {
+            line: 2,
+            cpu: "5000".to_string()
+        })
     );
     let big = KP96.replace(
         "CPU(s):                          96",
@@ -112,4 +115,30 @@ fn a_4096_cpu_machine_imports() {
         load_machine(&text, &ImportHint::NONE),
         Err(ImportError::TooManyCpus { cpus: 4097 })
     );
+}
+
+/// One stray CPU number past the limit is that line's mistake, not a machine of that
+/// many CPUs (an `lscpu -e` row of CPU 99999 said "the machine has 100000 CPUs").
+#[test]
+fn a_cpu_number_past_the_limit_names_its_line_and_the_limit() {
+    let none = &ImportHint::NONE;
+    let lscpu_e = "CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE\n  0    0      0    0 0:0:0:0          yes\n99999    0      0    1 1:1:1:0          yes\n";
+    let lscpu_p = "# CPU,Core,Socket,Node\n0,0,0,0\n99999,1,0,0\n";
+    // Too large even for a 64-bit number: still a CPU number, not "not a number".
+    let lscpu_huge = "# CPU,Core,Socket,Node\n0,0,0,0\n99999999999999999999999,1,0,0\n";
+    let sysfs = "# cpu physical_package_id core_id\ncpu0 0 0\ncpu99999 0 1\n";
+    for (text, line, cpu) in [
+        (lscpu_e, 3, "99999"),
+        (lscpu_p, 3, "99999"),
+        (lscpu_huge, 3, "99999999999999999999999"),
+        (sysfs, 3, "99999"),
+    ] {
+        let err = load_machine(text, none).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("line {line}: CPU {cpu} is past schedlab's limit")),
+            "{text}\n{err}"
+        );
+        assert!(err.contains("0 to 4095"), "{err}");
+        assert!(!err.contains("100000 CPUs"), "{err}");
+    }
 }

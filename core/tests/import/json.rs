@@ -64,7 +64,10 @@ fn json_errors_point_at_the_field() {
         } => {
             assert_eq!(*line, 6);
             assert_eq!(path, "cpus[1].nod");
-            assert!(msg.contains("unknown field `nod`"), "{msg}");
+            assert!(
+                msg.starts_with("the field `cpus[1].nod` is not one schedlab knows; `cpus[1]` has one of `cpu`, `package`, `node`"),
+                "{msg}"
+            );
         }
         other => panic!("{other}"),
     }
@@ -76,7 +79,11 @@ fn json_errors_point_at_the_field() {
         "{err}"
     );
     let err = load_json("{\"arch\": \"x86\"}").unwrap_err();
-    assert!(err.to_string().contains("missing field `name`"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with(": the field `name` is missing (it is required)"),
+        "{err}"
+    );
     // Valid JSON, impossible machine: the topology error, not a panic or a huge SLIT.
     let err = load_json(
         "{\"name\": \"x\", \"arch\": \"x86\", \"cpus\": [{\"cpu\": 0, \"node\": 60000}]}",
@@ -84,6 +91,66 @@ fn json_errors_point_at_the_field() {
     .unwrap_err();
     assert!(
         matches!(err, ImportError::TopologyAt { line: 1, .. }),
+        "{err}"
+    );
+}
+
+/// A JSON machine file's wrong value is told as a link's wrong field is: the field's
+/// path, what it must hold in words and what it holds, with the line and column (it
+/// was serde's "invalid type: string \"2\", expected u32" and "EOF while parsing a
+/// list").
+#[test]
+fn json_errors_say_what_the_field_must_hold_in_words() {
+    let machine = |rest: &str| format!("{{\"name\": \"x\", \"arch\": \"x86\"{rest}");
+    for (rest, want) in [
+        (
+            r#", "packages": "2"}"#,
+            r#"the field `packages` must be a whole number from 0 to 4294967295, found "2""#,
+        ),
+        (
+            r#", "cpus": [{"cpu": 0, "node": -1}]}"#,
+            "the field `cpus[0].node` must be a whole number from 0 to 65535, found -1",
+        ),
+        (
+            r#", "numa_distance": [[10, 300]]}"#,
+            "the field `numa_distance[0][1]` must be a whole number from 0 to 255, found 300",
+        ),
+        (
+            r#", "cpus": {"cpu": 0}}"#,
+            "the field `cpus` must be a list […], found an object {…}",
+        ),
+        (r#", "firmware": 1}"#, "the field `firmware` must be "),
+        (
+            r#", "cpus": [{"node": 1}]}"#,
+            "the field `cpus[0].cpu` is missing (it is required)",
+        ),
+        (
+            r#", "cpus": [{"cpu": 0, "node": 1}"#,
+            "the text ends early in `cpus` (is the end of the file missing?)",
+        ),
+        (
+            r#", "cpus": [{"cpu": 0 "node": 1}]}"#,
+            "it is not valid JSON: expected `,` or `}` in `cpus[0]`",
+        ),
+        (
+            r#"} x"#,
+            "there is more text after the machine's closing `}`",
+        ),
+        (r#", "arch": "arm64"}"#, "the field `arch` is given twice"),
+    ] {
+        let text = machine(rest);
+        let err = load_json(&text).unwrap_err().to_string();
+        assert!(err.starts_with("line 1, column "), "{text}\n{err}");
+        let (_, words) = err.split_once(": ").expect("line, column: words");
+        assert!(words.starts_with(want), "{text}\n{err}\nwant {want}");
+        for serde in ["expected u", "EOF while", "invalid type", "(at `", ".?"] {
+            assert!(!err.contains(serde), "{text}\n{err}");
+        }
+    }
+    let err = load_json(r#"{"name": "x", "arch": "sparc"}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with(r#"the field `arch` must be one of `arm64`, `x86`, found "sparc""#),
         "{err}"
     );
 }

@@ -419,3 +419,35 @@ fn a_distribution_written_as_the_command_line_does_says_what_it_takes() {
         "{text}"
     );
 }
+
+/// JSON nested past serde_json's 128 levels is said in a line: the path's first steps
+/// and its last, and how deep (it was `[0]` 126 times over, and "recursion limit
+/// exceeded").
+#[test]
+fn deeply_nested_json_names_a_short_path_and_its_depth() {
+    let deep = "[".repeat(200) + &"]".repeat(200);
+    for (json, path) in [
+        (deep.clone(), "`[0][0][0][0][0][0][0]…[0]`"),
+        (
+            format!(r#"{{"machine":{deep}}}"#),
+            "`machine[0][0][0][0][0][0]…[0]`",
+        ),
+        (
+            format!(
+                r#"{{"machine":"flat-16","patches":"6.8","sim":{{"workload":{{"kind":"custom","pairs":{deep}}}}}}}"#
+            ),
+            "`sim.workload.pairs[0][0][0][0]…[0]`",
+        ),
+    ] {
+        let text = message(with_json(&json));
+        assert!(
+            text.starts_with(
+                "this link's scenario cannot be read: its lists and objects are nested too deep to read at the start of the list "
+            ),
+            "{text}"
+        );
+        assert!(text.contains(path), "{text}");
+        assert!(text.contains(" deep)"), "{text}");
+        assert!(text.matches("[0]").count() <= 8, "{text}");
+    }
+}

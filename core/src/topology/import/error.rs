@@ -15,7 +15,10 @@ pub enum ImportError {
     TooLarge { bytes: usize },
     #[error("line {line}: cannot tell what this is ({first:?}); paste the output of `lscpu -p`, `lscpu -e` or `numactl -H`, a sysfs topology dump, or a JSON machine file")]
     UnknownFormat { line: usize, first: String },
-    #[error("line {line}, column {column}{}: {msg}", at_path(path))]
+    /// A JSON machine file that does not read as one: `msg` says what is wrong and
+    /// where, in the words a link's wrong field is told in ("the field `cpus[3].node`
+    /// must be a whole number from 0 to 65535, found -1").
+    #[error("line {line}, column {column}: {msg}")]
     Json {
         line: usize,
         column: usize,
@@ -63,6 +66,10 @@ pub enum ImportError {
     NoOnlineCpus,
     #[error("the machine has {cpus} CPUs; schedlab models at most {MAX_CPUS}")]
     TooManyCpus { cpus: u64 },
+    /// A CPU number past the limit: the line, not the count it would make, is the
+    /// problem (one stray CPU 99999 is not a 100000-CPU machine).
+    #[error("line {line}: CPU {cpu} is past schedlab's limit: CPUs are numbered 0 to {} (at most {MAX_CPUS} CPUs)", MAX_CPUS - 1)]
+    CpuNumberTooLarge { line: usize, cpu: String },
     #[error("this is plain `lscpu` output, which {why}; paste `lscpu -p` or `lscpu -e` instead")]
     SummaryNotEnough { why: String },
     #[error("the import hint does not fit the text: {what}")]
@@ -90,12 +97,4 @@ pub enum ImportError {
         #[source]
         source: TopologyError,
     },
-}
-
-fn at_path(path: &str) -> String {
-    if path.is_empty() || path == "." {
-        String::new()
-    } else {
-        format!(" (at `{path}`)")
-    }
 }

@@ -1,7 +1,12 @@
 //! JSON machine files ([`MachineSpec`]), with errors that say where and what.
 
+use serde_json::error::Category;
+
 use super::not_machine::other_schedlab_file;
 use super::{ImportError, MAX_INPUT_BYTES};
+use crate::json_words::{
+    char_before, data_error, expected_text, offset, value_not_a_name, DataError, VARIANT,
+};
 use crate::topology::spec::CpuSpec;
 use crate::topology::{Machine, MachineSpec, Numbering, TopologyError};
 
@@ -19,9 +24,9 @@ pub fn load_json(text: &str) -> Result<Machine, ImportError> {
             return ImportError::OtherFile(what);
         }
         let path = e.path().to_string();
-        json_error(e.into_inner(), path)
+        json_error(text, e.into_inner(), path)
     })?;
-    de.end().map_err(|e| json_error(e, String::new()))?;
+    de.end().map_err(|e| json_error(text, e, String::new()))?;
     spec.build().map_err(|e| match error_line(text, &spec, &e) {
         Some(line) => ImportError::TopologyAt { line, source: e },
         None => ImportError::Topology(e),
@@ -135,18 +140,91 @@ impl Lines {
     }
 }
 
-fn json_error(e: serde_json::Error, path: String) -> ImportError {
-    let text = e.to_string();
+/// serde_json's error `e` at `path` (`serde_path_to_error`'s, `?` where it had no key
+/// yet) in words: what is wrong, at which field, what it must hold.
+fn json_error(text: &str, e: serde_json::Error, path: String) -> ImportError {
+    let said = e.to_string();
     // serde_json appends " at line L column C", which the variant says itself.
-    let msg = match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+    let msg = match said.rfind(" at line ") {
+        Some(i) => &said[..i],
+        None => &said[..],
+    };
+    // `cpus[0].?`: inside `cpus[0]`, before its next key was read.
+    let path = path.trim_end_matches(".?").trim_end_matches('?');
+    let path = if path == "." { "" } else { path };
+    let in_path = |words: &str| match path {
+        "" => words.to_string(),
+        p => format!("{words} in `{p}`"),
+    };
+    let words = match e.classify() {
+        Category::Eof => format!(
+            "{} (is the end of the file missing?)",
+            in_path("the text ends early")
+        ),
+        Category::Syntax | Category::Io if msg == "trailing characters" => {
+            "there is more text after the machine's closing `}`".to_string()
+        }
+        Category::Syntax | Category::Io if msg == "recursion limit exceeded" => {
+            in_path("lists and objects are nested too deep to read")
+        }
+        Category::Syntax | Category::Io => {
+            // serde_json's enums take only a string or an object and call any other
+            // value "expected value": where a valid JSON value stands, it is of the
+            // wrong kind.
+            let before = char_before(text, offset(text, e.line(), e.column()));
+            match value_not_a_name(msg, &text[before..]) {
+                Some(found) if !path.is_empty() => format!(
+                    "the field `{path}` must be {}, found {found}",
+                    expected_text(VARIANT)
+                ),
+                _ => in_path(&format!("it is not valid JSON: {msg}")),
+            }
+        }
+        Category::Data => data_words(msg, path),
     };
     ImportError::Json {
         line: e.line(),
         column: e.column(),
-        path: if path == "." { String::new() } else { path },
-        msg,
+        path: path.to_string(),
+        msg: words,
+    }
+}
+
+/// A value serde refused at `path`, as a link's field is told (`json_words`).
+fn data_words(msg: &str, path: &str) -> String {
+    let join = |name: &str| match path {
+        "" => name.to_string(),
+        p => format!("{p}.{name}"),
+    };
+    match data_error(msg) {
+        Some(DataError::Missing(name)) => {
+            format!("the field `{}` is missing (it is required)", join(name))
+        }
+        Some(DataError::Duplicate(name)) => {
+            // Told at the object's end, or at the key itself.
+            let path = if path == name || path.ends_with(&format!(".{name}")) {
+                path.to_string()
+            } else {
+                join(name)
+            };
+            format!("the field `{path}` is given twice")
+        }
+        // serde_path_to_error's path ends at the unknown key itself.
+        Some(DataError::Unknown { name, known }) => {
+            let parent = path.strip_suffix(name).unwrap_or(path);
+            let parent = parent.trim_end_matches('.');
+            let whose = match parent {
+                "" => "a machine file".to_string(),
+                p => format!("`{p}`"),
+            };
+            format!("the field `{path}` is not one schedlab knows; {whose} has {known}")
+        }
+        Some(DataError::Wrong(problem)) if !path.is_empty() => {
+            format!("the field `{path}` {problem}")
+        }
+        Some(DataError::Wrong(problem)) => format!("a machine file {problem}"),
+        None if path.is_empty() => msg.to_string(),
+        None => format!("the field `{path}` is not valid: {msg}"),
     }
 }
 

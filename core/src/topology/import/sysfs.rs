@@ -34,6 +34,7 @@ use super::{
     arch_or_default, is_number, ImportError, ImportHint, Interner, Line, NumaInfo, Parsed, RawCpu,
 };
 use crate::cpumask::{CpuId, CpuMask, MAX_CPUS};
+use crate::json_words::shorten;
 use crate::topology::{Arch, MAX_NODES};
 
 const DEFAULT_COLUMNS: [&str; 10] = [
@@ -247,8 +248,9 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             let cpu = match num.parse::<u32>() {
                 Ok(c) if c < MAX_CPUS => c,
                 _ => {
-                    return Err(ImportError::TooManyCpus {
-                        cpus: num.parse::<u64>().unwrap_or(u64::MAX),
+                    return Err(ImportError::CpuNumberTooLarge {
+                        line: n,
+                        cpu: shorten(num),
                     })
                 }
             };

@@ -3,6 +3,7 @@
 //! [`lscpu`](super)).
 
 use crate::cpumask::MAX_CPUS;
+use crate::json_words::shorten;
 use crate::topology::import::{ImportError, Interner, Parsed, RawCpu};
 use crate::topology::{Arch, MAX_NODES};
 
@@ -154,10 +155,10 @@ impl RowReader {
         let cpu_text = field(fields, Some(self.cols.cpu)).unwrap_or("");
         let cpu = match cpu_text.parse::<u64>() {
             Ok(c) if c < MAX_CPUS as u64 => c as u32,
-            Ok(c) => {
-                return Err(ImportError::TooManyCpus {
-                    cpus: c.saturating_add(1),
-                })
+            // A number too large even for u64 is past the limit too, not "not a number".
+            Ok(_) => return Err(too_large(line, cpu_text)),
+            Err(_) if !cpu_text.is_empty() && cpu_text.bytes().all(|b| b.is_ascii_digit()) => {
+                return Err(too_large(line, cpu_text))
             }
             Err(_) => {
                 return Err(ImportError::BadField {
@@ -249,5 +250,13 @@ impl RowReader {
             node_reclaim_distance: None,
             no_shared_cache: false,
         }
+    }
+}
+
+/// CPU `cpu` (the text of line `line`'s CPU field) is past [`MAX_CPUS`].
+fn too_large(line: usize, cpu: &str) -> ImportError {
+    ImportError::CpuNumberTooLarge {
+        line,
+        cpu: shorten(cpu),
     }
 }
