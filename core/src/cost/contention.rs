@@ -35,6 +35,9 @@ pub struct CostTerms {
     pub rq_lock: bool,
     /// Cache refill after other tasks displaced a task's data (`CacheShare`).
     pub cache_refill: bool,
+    /// The workload's task group's `tg->load_avg` line (`SharedLines`, one line;
+    /// `sim/tg_load.rs`).
+    pub tg_line: bool,
 }
 
 impl Default for CostTerms {
@@ -48,9 +51,10 @@ impl CostTerms {
         llc_line: true,
         rq_lock: true,
         cache_refill: true,
+        tg_line: true,
     };
     /// The names `--cost-off` takes.
-    pub const NAMES: [&'static str; 3] = ["llc-line", "rq-lock", "cache-refill"];
+    pub const NAMES: [&'static str; 4] = ["llc-line", "rq-lock", "cache-refill", "tg-line"];
 
     /// Every term on except those named in `off` (comma-separated [`CostTerms::NAMES`];
     /// empty: none off).
@@ -61,6 +65,7 @@ impl CostTerms {
                 "llc-line" => t.llc_line = false,
                 "rq-lock" => t.rq_lock = false,
                 "cache-refill" => t.cache_refill = false,
+                "tg-line" => t.tg_line = false,
                 _ => {
                     return Err(format!(
                         "unknown cost term {name:?}; known: {}",
@@ -114,6 +119,19 @@ pub(crate) struct RqLock {
     gap_to_ns: u64,
     /// The holder whose cache has the rq lines at `gap_from_ns`.
     gap_holder: CpuId,
+    /// Where the latest `acquire()` booked its hold ([`RqLock::extend_last`]).
+    booked: Booked,
+}
+
+/// Where [`RqLock::acquire`] booked the latest hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Booked {
+    /// Nothing (a zero hold, or the `rq_lock` term off).
+    Nothing,
+    /// At the end of the queue: it ends at `free_at_ns`.
+    Queue,
+    /// In the gap before a future booking: it ends at `gap_from_ns`.
+    Gap,
 }
 
 impl RqLock {
@@ -125,6 +143,7 @@ impl RqLock {
             gap_from_ns: 0,
             gap_to_ns: 0,
             gap_holder: owner,
+            booked: Booked::Nothing,
         }
     }
 
@@ -141,6 +160,7 @@ impl RqLock {
         at_ns: u64,
         work_ns: u64,
     ) -> (u64, u64) {
+        self.booked = Booked::Nothing;
         if !cost.params.terms.rq_lock {
             self.last_holder = cpu;
             return (0, work_ns);
@@ -160,6 +180,7 @@ impl RqLock {
                 if hold > 0 {
                     self.gap_holder = cpu;
                     self.gap_from_ns = start + hold;
+                    self.booked = Booked::Gap;
                 }
                 return (start - at_ns, hold);
             }
@@ -178,7 +199,26 @@ impl RqLock {
         self.last_holder = cpu;
         let start = self.free_at_ns.max(at_ns);
         self.free_at_ns = start.saturating_add(hold);
+        self.booked = Booked::Queue;
         (start - at_ns, hold)
+    }
+
+    /// Lengthens the hold the latest [`RqLock::acquire`] booked by `extra_ns`: work
+    /// its taker did under the lock that is priced only once it is done (the task
+    /// group's `load_avg` line of the enqueue, `sim/tg_load.rs`). The takers queued
+    /// after it wait that much longer. A hold in the gap before a future booking that
+    /// now runs past the gap pushes the queue back by the overrun. Nothing after a
+    /// zero hold (none was booked) or with [`CostTerms::rq_lock`] off.
+    pub fn extend_last(&mut self, extra_ns: u64) {
+        match self.booked {
+            Booked::Nothing => {}
+            Booked::Queue => self.free_at_ns = self.free_at_ns.saturating_add(extra_ns),
+            Booked::Gap => {
+                self.gap_from_ns = self.gap_from_ns.saturating_add(extra_ns);
+                let overrun = self.gap_from_ns.saturating_sub(self.gap_to_ns);
+                self.free_at_ns = self.free_at_ns.saturating_add(overrun);
+            }
+        }
     }
 }
 
@@ -198,25 +238,37 @@ struct ContendedLine {
 /// every write invalidates the other copies. Whatever is not free moves the line:
 /// one core-to-core transfer from its last writer, queued behind the transfers in
 /// flight (a contended line serialises its owners: k requests within one transfer
-/// time cost the k-th k transfers). With [`CostTerms::llc_line`] off, every access
-/// is free (versions still advance).
+/// time cost the k-th k transfers). With the lines' term ([`LineTerm`]) off, every
+/// access is free (versions still advance).
 #[derive(Clone, Debug)]
 pub(crate) struct SharedLines {
+    /// The cost term that prices these lines.
+    term: LineTerm,
     lines: Vec<ContendedLine>,
     /// Per (cpu, line): the version the CPU last read or wrote.
     seen: Vec<u32>,
 }
 
+/// Which cost term prices a [`SharedLines`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LineTerm {
+    /// [`CostTerms::llc_line`]: the `sd_llc_shared` lines.
+    LlcLine,
+    /// [`CostTerms::tg_line`]: the task group's `tg->load_avg` line.
+    TgLine,
+}
+
 impl SharedLines {
-    /// `n_lines` lines, never written, whose first owner is CPU 0 and whose version 0
-    /// every CPU holds.
-    pub fn new(n_cpus: usize, n_lines: usize) -> SharedLines {
+    /// `n_lines` lines priced by `term`, never written, whose first owner is CPU 0
+    /// and whose version 0 every CPU holds.
+    pub fn new(n_cpus: usize, n_lines: usize, term: LineTerm) -> SharedLines {
         let line = ContendedLine {
             version: 0,
             last_writer: CpuId(0),
             busy_until_ns: 0,
         };
         SharedLines {
+            term,
             lines: vec![line; n_lines],
             seen: vec![0; n_cpus * n_lines],
         }
@@ -259,7 +311,11 @@ impl SharedLines {
 
     /// Moves `line` to `cpu`: one transfer from its last writer, after those in flight.
     fn transfer(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
-        if !cost.params.terms.llc_line {
+        let on = match self.term {
+            LineTerm::LlcLine => cost.params.terms.llc_line,
+            LineTerm::TgLine => cost.params.terms.tg_line,
+        };
+        if !on {
             return 0;
         }
         let l = &mut self.lines[line];
@@ -388,7 +444,7 @@ mod tests {
         let c = kunpeng(CostTerms::ALL);
         let (a, b) = (CpuId(0), CpuId(4));
         let x = c.c2c_ns(a, b);
-        let mut l = SharedLines::new(64, 1);
+        let mut l = SharedLines::new(64, 1, LineTerm::LlcLine);
         assert_eq!(l.read(&c, b, 0, 0), None, "every CPU starts with version 0");
         assert_eq!(l.write(&c, a, 0, 0), 0, "CPU 0 starts as the owner");
         assert_eq!(l.write(&c, a, 0, 0), 0);
@@ -412,7 +468,7 @@ mod tests {
         let writers = (0..8).map(|k| CpuId(4 * k));
         let at = 10_000;
         let fresh = |c: &CostModel| {
-            let mut l = SharedLines::new(64, 1);
+            let mut l = SharedLines::new(64, 1, LineTerm::LlcLine);
             l.write(c, CpuId(31), 0, 0);
             l
         };

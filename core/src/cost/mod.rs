@@ -46,7 +46,7 @@ mod contention;
 
 use crate::topology::{Machine, NodeId};
 pub use contention::CostTerms;
-pub(crate) use contention::{CacheShare, RqLock, SharedLines};
+pub(crate) use contention::{CacheShare, LineTerm, RqLock, SharedLines};
 
 /// How far apart two CPUs are, nearest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

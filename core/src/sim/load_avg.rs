@@ -99,6 +99,9 @@ impl Simulator {
     /// task is brought to now (runnable, not running) and its averages come off at once.
     pub(super) fn detach_entity_load_avg(&mut self, t: u32, cpu: u32) {
         debug_assert_eq!(self.attached[t as usize], cpu);
+        // update_load_avg(DO_DETACH) of the group cfs_rq (tg_load.rs): its update,
+        // the detach, update_tg_load_avg(); then dequeue_entity()'s update_cfs_group().
+        self.tg_cfs_rq_update(t, cpu);
         let now = self.now.ns();
         let task = &mut self.tasks[t as usize];
         debug_assert!(matches!(task.loc, Loc::Queued(_)));
@@ -110,6 +113,10 @@ impl Simulator {
         c.load.sub_positive(load);
         c.util.sub_positive(util);
         self.publish_cpu_pelt(cpu);
+        if self.in_tg(t) {
+            self.update_tg_load_avg(cpu);
+        }
+        self.tg_read(t, cpu);
     }
 
     /// `remove_entity_load_avg()` of blocked task `t` (from `migrate_task_rq_fair()`
@@ -128,6 +135,9 @@ impl Simulator {
             return;
         }
         self.attached[t as usize] = u32::MAX;
+        if self.in_tg(t) {
+            self.tg.note_removed(cpu);
+        }
         let c = &mut self.cpus[cpu as usize];
         let at = c.load.last_ns;
         let task = &mut self.tasks[t as usize];

@@ -1,0 +1,207 @@
+//! The workload's task group's `tg->load_avg` line (`tg_load.rs`): who reads and
+//! writes it when, its v6.7+ rate limit, its price and the rq-lock hold it lengthens.
+
+use super::test_support::test_config;
+use super::ttwu::Queued;
+use super::ttwu_queue_tests::remote_running_target;
+use super::*;
+use crate::cost::CostTerms;
+use crate::workload::{Dist, Op};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// The wakee of [`remote_running_target`] (attached to `target`, blocked) and its waker.
+const WAKEE: u32 = 2;
+const WAKER: u32 = 1;
+const CURR: u32 = 0;
+
+/// `(reads, writes)` of the line so far.
+fn accesses(sim: &Simulator) -> (u64, u64) {
+    (sim.metrics.tg_line_reads, sim.metrics.tg_line_writes)
+}
+
+/// The group cfs_rq on `cpu` was updated just now: no PELT period boundary since, and
+/// nothing in its `removed`; `decayed` is false at an update this instant.
+fn fresh(sim: &mut Simulator, cpu: u32) {
+    sim.tg.last_update_ns[cpu as usize] = sim.now.ns();
+    sim.tg.removed[cpu as usize] = false;
+}
+
+/// A wake-up onto the wakee's own CPU (no migration): `enqueue_entity()` →
+/// `update_load_avg(UPDATE_TG | DO_ATTACH)` attaches nothing (`se->avg.last_update_time`
+/// is set, fair.c v6.8 4745) and, not decayed, calls no `update_tg_load_avg()`
+/// (4766-4768); the group entity's `update_cfs_group()` reads the line once
+/// (`calc_group_shares()`, 3929). One read, no write.
+#[test]
+fn a_wake_up_on_its_own_cpu_only_reads_the_line() {
+    let (cpu, target) = (2, 3);
+    let mut sim = remote_running_target(cpu, target);
+    assert_eq!(sim.attached[WAKEE as usize], target);
+    fresh(&mut sim, target);
+    let before = accesses(&sim);
+    sim.tasks[WAKEE as usize].tokens += 1;
+    sim.wake(WAKEE, Some(WAKER), cpu, crate::wakeup::WakeFlags::SYNC);
+    assert_eq!(sim.tasks[WAKEE as usize].loc, Loc::Queued(target));
+    assert_eq!(accesses(&sim), (before.0 + 1, before.1));
+}
+
+/// A migrated wake-up: `migrate_task_rq_fair()` → `remove_entity_load_avg()` leaves
+/// the wakee's load in the old cfs_rq's `removed`; the enqueue on the new CPU attaches
+/// it (DO_ATTACH, fair.c v6.8 4745-4755) and `update_tg_load_avg()` writes (the new
+/// CPU's group contributed nothing); the old CPU's next `update_cfs_rq_load_avg()`
+/// applies `removed` (4586-4610: decayed) and, with UPDATE_TG (the tick's
+/// `entity_tick()`, 5550), writes too. Without the removal it would not have.
+#[test]
+fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update() {
+    let (cpu, old, new) = (2, 3, 5);
+    let mut sim = remote_running_target(cpu, old);
+    fresh(&mut sim, old);
+    fresh(&mut sim, new);
+    sim.now += 2_000_000; // past any rate limit of earlier writes
+    fresh(&mut sim, old);
+    fresh(&mut sim, new);
+    // Not decayed and nothing removed: the tick of the old CPU's task writes nothing.
+    let (r0, w0) = accesses(&sim);
+    sim.tg_update_load_avg(CURR, old);
+    assert_eq!(accesses(&sim).1, w0);
+    // try_to_wake_up()'s steps for a wakee placed on `new` by the remote rq lock.
+    sim.remove_entity_load_avg(WAKEE);
+    let mut q = Queued::default();
+    sim.ttwu_do_activate_tg(WAKEE, Some(WAKER), cpu, cpu, new, &mut q);
+    assert_eq!(sim.tasks[WAKEE as usize].loc, Loc::Queued(new));
+    assert_eq!(
+        accesses(&sim),
+        (r0 + 1, w0 + 1),
+        "the attach writes, the enqueue reads"
+    );
+    assert_eq!(
+        sim.tg.contrib[new as usize],
+        sim.cpus[new as usize].load.avg()
+    );
+    // The old CPU's next update (its tick) applies `removed` and writes.
+    sim.update_cpu_pelt(old);
+    sim.tg_update_load_avg(CURR, old);
+    assert_eq!(accesses(&sim).1, w0 + 2);
+    assert_eq!(
+        sim.tg.contrib[old as usize],
+        sim.cpus[old as usize].load.avg()
+    );
+}
+
+/// A simulator of `n` quiet tasks on `preset` under `patches`, for the line's unit
+/// tests: CPUs' load set by hand, `update_tg_load_avg()` called directly.
+fn bare(preset: &str, patches: &str) -> Simulator {
+    let machine = crate::topology::presets::machine(preset).unwrap();
+    let n = machine.nr_cpus();
+    let task = super::test_support::tiny(None, vec![Op::Run(Dist::Fixed { ns: 1_000 }), Op::Exit]);
+    let mut sim = Simulator::new(test_config(
+        machine,
+        crate::cpumask::CpuMask::from_cpus(n, [CpuId(0)]),
+        patches,
+        crate::workload::Plan::to_completion(vec![task]),
+        SimTime::from_ms(10),
+    ))
+    .unwrap();
+    sim.now = SimTime::from_ms(5);
+    sim
+}
+
+/// `cpu`'s group load is `load`, to be written (its contrib differs by more than 1/64).
+fn set_load(sim: &mut Simulator, cpu: u32, load: u64) {
+    let now = sim.now.ns();
+    sim.cpus[cpu as usize].load.set(now, load);
+}
+
+/// Two writers in different sockets of a Kunpeng 920-4826 (CPUs 0 and 48), at the
+/// same instant: the line (`atomic_long_add()`, fair.c v6.5 3677) moves across the
+/// sockets, one RFO at a time: the first non-owner pays one cross-socket transfer,
+/// the owner taking it back behind it pays two. Off (`--cost-off tg-line`): the same
+/// writes, free.
+#[test]
+fn writers_in_two_sockets_pay_the_cross_socket_transfer_and_queue() {
+    for terms in [CostTerms::ALL, CostTerms::all_but("tg-line").unwrap()] {
+        let mut sim = bare("kunpeng920-4826", "6.5");
+        sim.cost.params.terms = terms;
+        let (a, b) = (0, 48);
+        let x = sim.cost.c2c_ns(CpuId(a), CpuId(b));
+        assert!(
+            x > sim.cost.c2c_ns(CpuId(a), CpuId(4)),
+            "cross-socket is dearer"
+        );
+        for (cpu, load) in [(a, 400), (b, 300)] {
+            set_load(&mut sim, cpu, load);
+            sim.update_tg_load_avg(cpu);
+        }
+        set_load(&mut sim, a, 800);
+        sim.update_tg_load_avg(a);
+        assert_eq!(sim.metrics.tg_line_writes, 3);
+        let want = if terms.tg_line { x + 2 * x } else { 0 };
+        assert_eq!(sim.metrics.tg_line_ns, want, "CPU 0 owns it first: free");
+        // CPU 0 is on its way to run its task (Mode::Waking): its writes are its
+        // time; CPU 48, idle, is not charged (as an idle CPU's balancing is not).
+        let (on_a, on_b) = if terms.tg_line { (2 * x, 0) } else { (0, 0) };
+        assert_eq!(sim.cpus[a as usize].stolen_ns, on_a);
+        assert_eq!(sim.cpus[b as usize].stolen_ns, on_b);
+    }
+}
+
+/// v6.7+ `update_tg_load_avg()` returns within 1 ms of its last write (fair.c v6.8
+/// 4108-4113); v6.5 has no such test (3665-3679) and writes again.
+#[test]
+fn the_rate_limit_of_6_7_suppresses_a_second_write_within_a_millisecond() {
+    for (rel, second) in [("6.8", 0), ("6.5", 1)] {
+        let mut sim = bare("flat-16", rel);
+        set_load(&mut sim, 1, 500);
+        sim.update_tg_load_avg(1);
+        assert_eq!(sim.metrics.tg_line_writes, 1, "{rel}");
+        sim.now += 500_000;
+        set_load(&mut sim, 1, 900);
+        sim.update_tg_load_avg(1);
+        assert_eq!(
+            sim.metrics.tg_line_writes,
+            1 + second,
+            "{rel}: 0.5 ms later"
+        );
+        sim.now += 500_000;
+        set_load(&mut sim, 1, 100);
+        sim.update_tg_load_avg(1);
+        assert_eq!(sim.metrics.tg_line_writes, 2 + second, "{rel}: 1 ms later");
+        // Within 1/64 of the contribution: no write, whatever the release.
+        sim.now += 2_000_000;
+        set_load(&mut sim, 1, 101);
+        sim.update_tg_load_avg(1);
+        assert_eq!(sim.metrics.tg_line_writes, 2 + second, "{rel}: 1/64");
+    }
+}
+
+/// A remote direct wake-up (`ttwu_queue()` → `rq_lock()` → `ttwu_do_activate()`, core.c
+/// v6.8 4054-4057) reads the line while it holds the target's lock: the hold, and the
+/// wait of the next waker queued behind it, grow by the read's transfer; the waker
+/// pays it. Off, neither.
+#[test]
+fn a_remote_wake_ups_lock_hold_includes_the_line() {
+    let (cpu, target, second) = (2, 3, 4);
+    let run = |terms: CostTerms| {
+        let mut sim = remote_running_target(cpu, target);
+        sim.cost.params.terms = terms;
+        fresh(&mut sim, target);
+        // Another CPU (another cluster) wrote the line last: the waker's read moves it.
+        let now = sim.now.ns();
+        sim.tg.line.write(&sim.cost, CpuId(40), 0, now);
+        let debt = sim.tasks[WAKER as usize].debt_ns;
+        let ns = sim.metrics.tg_line_ns;
+        sim.tasks[WAKEE as usize].tokens += 1;
+        sim.wake(WAKEE, Some(WAKER), cpu, crate::wakeup::WakeFlags::SYNC);
+        assert_eq!(sim.metrics.wake_remote_lock, 1);
+        let line_ns = sim.metrics.tg_line_ns - ns;
+        let paid = sim.tasks[WAKER as usize].debt_ns - debt;
+        let (wait, _) = sim.take_remote_lock(second, target);
+        (line_ns, paid, wait)
+    };
+    let (line_on, paid_on, wait_on) = run(CostTerms::ALL);
+    let (line_off, paid_off, wait_off) = run(CostTerms::all_but("tg-line").unwrap());
+    assert!(line_on > 0);
+    assert_eq!(line_off, 0);
+    assert_eq!(paid_on, paid_off + line_on, "the waker pays it");
+    assert_eq!(wait_on, wait_off + line_on, "the next waker waits for it");
+}
