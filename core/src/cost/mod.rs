@@ -49,7 +49,7 @@ mod lines;
 use crate::topology::{Machine, NodeId};
 pub use contention::CostTerms;
 pub(crate) use contention::{CacheShare, RqLock};
-pub(crate) use lines::{LineTerm, SharedLines};
+pub(crate) use lines::{LineTerm, ReadCopies, SharedLines};
 
 /// How far apart two CPUs are, nearest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

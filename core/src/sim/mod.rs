@@ -169,7 +169,7 @@ mod wakelist_tests;
 
 use thiserror::Error;
 
-use crate::cost::{CacheShare, CostModel, CostTerms, LineTerm, RqLock, SharedLines};
+use crate::cost::{CacheShare, CostModel, CostTerms, LineTerm, ReadCopies, RqLock, SharedLines};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::metrics::{Metrics, MAX_SERIES};
 use crate::patch::PatchSet;

@@ -30,6 +30,9 @@
 //! ([`Simulator::tg_capture`]), the caller's, which puts it in a lock hold: a remote
 //! waker's or a forking parent's under the target's rq lock (`ttwu_do_activate()` /
 //! `activate_task()` under `rq_lock()`), the balancer's under `src`'s and `dst`'s.
+//! A stale read that a CPU of the reader's LLC can serve (it holds the current
+//! version) is one intra-LLC c2c, not queued; else it is a transfer from the last
+//! writer, queued behind those in flight (`ReadCopies::PerLlc`, `cost/lines.rs`).
 //!
 //! Simplifications (docs/calibration.md, term `tg-line`): the whole workload is one
 //! task group, every background/noise task is in the root group (it never touches
@@ -42,7 +45,7 @@
 //! activation pays the line on the target but does not lengthen the own-lock hold
 //! booked when the wakee was queued.
 
-use crate::cost::{LineTerm, SharedLines};
+use crate::cost::{LineTerm, ReadCopies, SharedLines};
 use crate::cpumask::CpuId;
 use crate::release::Release;
 
@@ -90,9 +93,13 @@ struct Capture {
 }
 
 impl TgLoad {
-    pub(super) fn new(n_cpus: usize, release: Release) -> TgLoad {
+    /// The line of a machine whose CPU `c` is in LLC `llc_of[c]` (dense indexes),
+    /// under `release`.
+    pub(super) fn new(llc_of: &[u16], release: Release) -> TgLoad {
+        let n_cpus = llc_of.len();
         TgLoad {
-            line: SharedLines::new(n_cpus, 1, LineTerm::TgLine),
+            // Stale reads served by a current copy in the reader's LLC (cost/lines.rs).
+            line: SharedLines::new(n_cpus, 1, LineTerm::TgLine, ReadCopies::per_llc(llc_of, 1)),
             contrib: vec![0; n_cpus],
             last_write_ns: vec![NEVER; n_cpus],
             last_update_ns: vec![0; n_cpus],
