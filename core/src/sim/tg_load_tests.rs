@@ -205,3 +205,47 @@ fn a_remote_wake_ups_lock_hold_includes_the_line() {
     assert_eq!(paid_on, paid_off + line_on, "the waker pays it");
     assert_eq!(wait_on, wait_off + line_on, "the next waker waits for it");
 }
+
+/// `try_steal_cookie()` runs on the forced-idle CPU, under `double_rq_lock()` (core.c
+/// v6.8 6356-6409): that CPU detaches the task from `src` and attaches it to itself,
+/// so it does the line's accesses of both and the stolen task pays them, with the
+/// rq lines; `src`'s running task pays nothing for them. Off, the same steal, no
+/// line time.
+#[test]
+fn a_core_steals_line_accesses_are_the_stealing_cpus() {
+    let e = 4;
+    let run = |terms: CostTerms| {
+        let (mut sim, _, x) = super::tests::core_steal_run();
+        // Up to the steal, the same run whatever the term: it is off.
+        sim.cost.params.terms = CostTerms::all_but("tg-line").unwrap();
+        sim.core_occ[e] = 2; // E is not stolen when CPU 0 is first forced idle
+        while sim.cpus[0].mode != Mode::ForceIdle {
+            assert!(sim.step());
+        }
+        assert_eq!(sim.tasks[e].loc, Loc::Queued(x));
+        assert_eq!(sim.cpus[x as usize].mode, Mode::Running);
+        sim.cost.params.terms = terms;
+        sim.core_occ[e] = 0;
+        // `x` wrote the line last: CPU 0's accesses move it.
+        let now = sim.now.ns();
+        sim.tg.line.write(&sim.cost, CpuId(x), 0, now);
+        let (debt, stolen, line) = (
+            sim.tasks[e].debt_ns,
+            sim.cpus[x as usize].stolen_ns,
+            sim.metrics.tg_line_ns,
+        );
+        sim.core_balance(0);
+        assert_eq!(sim.tasks[e].loc, Loc::Queued(0));
+        (
+            sim.tasks[e].debt_ns - debt,
+            sim.cpus[x as usize].stolen_ns - stolen,
+            sim.metrics.tg_line_ns - line,
+        )
+    };
+    let (debt_on, stolen_on, line_on) = run(CostTerms::ALL);
+    let (debt_off, stolen_off, line_off) = run(CostTerms::all_but("tg-line").unwrap());
+    assert!(line_on > 0);
+    assert_eq!(line_off, 0);
+    assert_eq!(debt_on, debt_off + line_on, "the stolen task pays it all");
+    assert_eq!(stolen_on, stolen_off, "src's task pays none of it");
+}
