@@ -12,7 +12,9 @@
 //!  entity_tick(): update_cfs_group(curr)                          READ  (5550)
 //!  update_load_avg(gcfs_rq, se, flags)                                 (4729-4770)
 //!    DO_ATTACH of a migrated task (enqueue on a new CPU)         update_tg_load_avg()
-//!    DO_DETACH (the balancer's detach_task())                    update_tg_load_avg()
+//!    DO_DETACH (the balancer's detach_task(), v6.1+)             update_tg_load_avg()
+//!    before v6.1: the dequeue's decayed write, then set_task_cpu() →
+//!    migrate_task_rq_fair() → detach_entity_cfs_rq()             update_tg_load_avg()
 //!    decayed (a PELT period crossed, or `removed` applied) and UPDATE_TG
 //!                                                                update_tg_load_avg()
 //!  __update_blocked_fair(): the group cfs_rq decayed              update_tg_load_avg()
@@ -73,6 +75,13 @@ pub(super) struct TgLoad {
     /// v6.7 on: the 1-ms rate limit (1528a2a0ac2d, "sched/fair: ratelimit update to
     /// tg->load_avg").
     rate_limit: bool,
+    /// v6.1 on: the balancer's detach is dequeue_entity()'s `DO_DETACH` (e1f078f50478,
+    /// "sched/fair: Combine detach into dequeue when migrating task"): one
+    /// `update_tg_load_avg()`. Before, the dequeue's UPDATE_TG update writes if it
+    /// decayed, then `migrate_task_rq_fair()` → `detach_entity_cfs_rq()` writes again
+    /// (fair.c v5.12.9 4338, 6867-6873, 10940-10949; v6.0.1 4527, 7102-7108,
+    /// 11551-11560; v6.1.0 4200-4206, 4691).
+    pub(super) detach_in_dequeue: bool,
     /// A capture in progress ([`Simulator::tg_capture`]).
     capture: Option<Capture>,
     /// A balancer's attach time for `dst`'s lock, not taken yet (cpu, ns).
@@ -105,6 +114,7 @@ impl TgLoad {
             last_update_ns: vec![0; n_cpus],
             removed: vec![false; n_cpus],
             rate_limit: release >= Release::new(6, 7),
+            detach_in_dequeue: release >= Release::new(6, 1),
             capture: None,
             pending_hold: None,
         }

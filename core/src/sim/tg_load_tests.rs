@@ -249,3 +249,32 @@ fn a_core_steals_line_accesses_are_the_stealing_cpus() {
     assert_eq!(debt_on, debt_off + line_on, "the stolen task pays it all");
     assert_eq!(stolen_on, stolen_off, "src's task pays none of it");
 }
+
+/// The balancer's detach of a queued group task whose group cfs_rq decayed. v6.1+:
+/// `dequeue_entity()`'s `update_load_avg(DO_DETACH)` detaches and calls
+/// `update_tg_load_avg()` once (fair.c v6.1.0 4200-4206). v5.12 to v6.0: the
+/// dequeue's `update_load_avg(UPDATE_TG)` writes (decayed, the task's load still
+/// in), then `set_task_cpu()` → `migrate_task_rq_fair()` → `detach_entity_cfs_rq()`
+/// detaches and writes again (v5.12.9 4338, 6867-6873, 10940-10949; v6.0.1 4527,
+/// 7102-7108, 11551-11560). One read either way.
+#[test]
+fn before_6_1_the_balancers_detach_writes_twice_when_decayed() {
+    for (rel, writes) in [("5.12", 2), ("6.0", 2), ("6.1", 1), ("6.8", 1)] {
+        let mut sim = bare("flat-16", rel);
+        let (t, cpu) = (0, 1);
+        let now = sim.now.ns();
+        sim.attached[t as usize] = cpu;
+        sim.tasks[t as usize].loc = Loc::Queued(cpu);
+        sim.tasks[t as usize].load.set(now, 300);
+        set_load(&mut sim, cpu, 500);
+        // The group cfs_rq was last updated a PELT period ago: decayed.
+        sim.tg.last_update_ns[cpu as usize] = now - 2 * super::pelt::PERIOD_NS;
+        sim.detach_entity_load_avg(t, cpu);
+        assert_eq!(accesses(&sim), (1, writes), "{rel}");
+        assert_eq!(
+            sim.tg.contrib[cpu as usize],
+            sim.cpus[cpu as usize].load.avg(),
+            "{rel}: the last write is without the task"
+        );
+    }
+}
