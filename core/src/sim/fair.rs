@@ -183,7 +183,7 @@ impl Simulator {
         self.update_cpu_pelt_publishing(cpu, changed);
         // dequeue_entity(): update_load_avg(UPDATE_TG), update_cfs_group() (tg_load.rs).
         self.tg_update_load_avg(t, cpu);
-        self.tg_read(t, cpu);
+        self.tg_read_dequeued(t, cpu);
         let avg = self.avg_vruntime(cpu);
         let lim = self.lag_limit();
         let now = self.now;

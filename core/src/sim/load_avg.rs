@@ -111,7 +111,7 @@ impl Simulator {
             if decayed {
                 self.update_tg_load_avg(cpu);
             }
-            self.tg_read(t, cpu);
+            self.tg_read_dequeued(t, cpu);
         }
         let now = self.now.ns();
         let task = &mut self.tasks[t as usize];
@@ -128,7 +128,7 @@ impl Simulator {
             self.update_tg_load_avg(cpu);
         }
         if detach_in_dequeue {
-            self.tg_read(t, cpu);
+            self.tg_read_dequeued(t, cpu);
         }
     }
 

@@ -10,6 +10,8 @@
 //!  enqueue_task_fair() / dequeue_task_fair()     update_cfs_group(group se)
 //!    → calc_group_shares(): atomic_long_read(&tg->load_avg)       READ  (v6.8 3929)
 //!  entity_tick(): update_cfs_group(curr)                          READ  (5550)
+//!    v6.12: no read when the group's cfs_rq there is empty (a dequeue of its
+//!    last task: `!gcfs_rq->load.weight`, v6.12.19 4068-4073)
 //!  update_load_avg(gcfs_rq, se, flags)                                 (4729-4770)
 //!    DO_ATTACH of a migrated task (enqueue on a new CPU)         update_tg_load_avg()
 //!    DO_DETACH (the balancer's detach_task(), v6.1+)             update_tg_load_avg()
@@ -82,6 +84,12 @@ pub(super) struct TgLoad {
     /// (fair.c v5.12.9 4338, 6867-6873, 10940-10949; v6.0.1 4527, 7102-7108,
     /// 11551-11560; v6.1.0 4200-4206, 4691).
     pub(super) detach_in_dequeue: bool,
+    /// v6.12 (66951e4860d3, "sched/fair: Fix update_cfs_group() vs DELAY_DEQUEUE",
+    /// v6.13, in 6.12.y from 6.12.11): `update_cfs_group()` returns before
+    /// `calc_group_shares()` when the group's cfs_rq on that CPU is empty
+    /// (`!gcfs_rq->load.weight`, fair.c v6.12.19 4068-4073): a dequeue that empties it
+    /// does not read the line.
+    empty_group_skips_read: bool,
     /// A capture in progress ([`Simulator::tg_capture`]).
     capture: Option<Capture>,
     /// A balancer's attach time for `dst`'s lock, not taken yet (cpu, ns).
@@ -115,6 +123,7 @@ impl TgLoad {
             removed: vec![false; n_cpus],
             rate_limit: release >= Release::new(6, 7),
             detach_in_dequeue: release >= Release::new(6, 1),
+            empty_group_skips_read: release >= Release::new(6, 12),
             capture: None,
             pending_hold: None,
         }
@@ -204,6 +213,24 @@ impl Simulator {
             }
         }
         self.tg_charge(rq, miss.unwrap_or(0));
+    }
+
+    /// The dequeue's `update_cfs_group()` of the group entity once task `t` has left
+    /// `rq`: from v6.12 no read when no other group task is queued or running there
+    /// (the group's cfs_rq is empty, fair.c v6.12.19 4068-4073); else [`Simulator::tg_read`].
+    pub(super) fn tg_read_dequeued(&mut self, t: u32, rq: u32) {
+        if self.tg.empty_group_skips_read && !self.tg_group_left_on(rq, t) {
+            return;
+        }
+        self.tg_read(t, rq);
+    }
+
+    /// Whether a group task other than `t` is on `rq`'s runqueue (queued or its
+    /// current task): the group cfs_rq there has weight.
+    fn tg_group_left_on(&self, rq: u32, t: u32) -> bool {
+        let c = &self.cpus[rq as usize];
+        let other = |x: u32| x != t && x != u32::MAX && self.in_tg(x);
+        other(c.curr) || c.queue.iter().any(|&x| other(x))
     }
 
     /// `update_cfs_rq_load_avg()` of the group `cfs_rq` on `rq` for task `t`:

@@ -91,6 +91,11 @@ fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update()
 /// A simulator of `n` quiet tasks on `preset` under `patches`, for the line's unit
 /// tests: CPUs' load set by hand, `update_tg_load_avg()` called directly.
 fn bare(preset: &str, patches: &str) -> Simulator {
+    bare_n(preset, patches, 1)
+}
+
+/// [`bare`] with `n_tasks` quiet tasks.
+fn bare_n(preset: &str, patches: &str, n_tasks: usize) -> Simulator {
     let machine = crate::topology::presets::machine(preset).unwrap();
     let n = machine.nr_cpus();
     let task = super::test_support::tiny(None, vec![Op::Run(Dist::Fixed { ns: 1_000 }), Op::Exit]);
@@ -98,7 +103,7 @@ fn bare(preset: &str, patches: &str) -> Simulator {
         machine,
         crate::cpumask::CpuMask::from_cpus(n, [CpuId(0)]),
         patches,
-        crate::workload::Plan::to_completion(vec![task]),
+        crate::workload::Plan::to_completion(vec![task; n_tasks]),
         SimTime::from_ms(10),
     ))
     .unwrap();
@@ -276,5 +281,42 @@ fn before_6_1_the_balancers_detach_writes_twice_when_decayed() {
             sim.cpus[cpu as usize].load.avg(),
             "{rel}: the last write is without the task"
         );
+    }
+}
+
+/// v6.12's `update_cfs_group()` returns before `calc_group_shares()` when the group's
+/// cfs_rq on that CPU is empty (fair.c v6.12.19 4068-4073): the dequeue of the last
+/// group task there (it blocks, or the balancer moves it) reads nothing; with another
+/// group task still queued there, it reads. v6.8 reads either way (3959-3976).
+#[test]
+fn from_6_12_a_dequeue_that_empties_the_group_reads_nothing() {
+    for (rel, other_queued, reads) in [
+        ("6.12", false, 0),
+        ("6.12", true, 1),
+        ("6.8", false, 1),
+        ("6.8", true, 1),
+    ] {
+        let (t, other, cpu) = (0, 1, 1);
+        // The balancer's detach of queued task t.
+        let mut sim = bare_n("flat-16", rel, 2);
+        sim.attached[t as usize] = cpu;
+        sim.tasks[t as usize].loc = Loc::Queued(cpu);
+        if other_queued {
+            sim.cpus[cpu as usize].queue.push(other);
+        }
+        sim.detach_entity_load_avg(t, cpu);
+        let what = format!("{rel}, another group task queued: {other_queued}");
+        assert_eq!(sim.metrics.tg_line_reads, reads, "detach, {what}");
+        // Task t, running, blocks.
+        let mut sim = bare_n("flat-16", rel, 2);
+        sim.attached[t as usize] = cpu;
+        sim.tasks[t as usize].loc = Loc::Running(cpu);
+        sim.cpus[cpu as usize].curr = t;
+        sim.update_rq(cpu, |rq| rq.nr_running += 1);
+        if other_queued {
+            sim.cpus[cpu as usize].queue.push(other);
+        }
+        sim.dequeue_curr(cpu, Loc::Blocked);
+        assert_eq!(sim.metrics.tg_line_reads, reads, "block, {what}");
     }
 }
