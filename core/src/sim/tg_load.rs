@@ -74,7 +74,7 @@ pub(super) struct TgLoad {
     pub(super) last_update_ns: Vec<u64>,
     /// Per CPU: a group task's averages wait in the group `cfs_rq`'s `removed`.
     pub(super) removed: Vec<bool>,
-    /// v6.7 on: the 1-ms rate limit (1528a2a0ac2d, "sched/fair: ratelimit update to
+    /// v6.7 on: the 1-ms rate limit (1528c661c24b, "sched/fair: Ratelimit update to
     /// tg->load_avg").
     rate_limit: bool,
     /// v6.1 on: the balancer's detach is dequeue_entity()'s `DO_DETACH` (e1f078f50478,
