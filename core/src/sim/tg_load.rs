@@ -9,9 +9,9 @@
 //! ```text
 //!  enqueue_task_fair() / dequeue_task_fair()     update_cfs_group(group se)
 //!    → calc_group_shares(): atomic_long_read(&tg->load_avg)       READ  (v6.8 3929)
-//!  entity_tick(): update_cfs_group(curr)                          READ  (5550)
 //!    v6.12: no read when the group's cfs_rq there is empty (a dequeue of its
 //!    last task: `!gcfs_rq->load.weight`, v6.12.19 4068-4073)
+//!  entity_tick(): update_cfs_group(curr)                          READ  (5501-5502)
 //!  update_load_avg(gcfs_rq, se, flags)                                 (4729-4770)
 //!    DO_ATTACH of a migrated task (enqueue on a new CPU)         update_tg_load_avg()
 //!    DO_DETACH (the balancer's detach_task(), v6.1+)             update_tg_load_avg()

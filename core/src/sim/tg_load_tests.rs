@@ -50,7 +50,7 @@ fn a_wake_up_on_its_own_cpu_only_reads_the_line() {
 /// it (DO_ATTACH, fair.c v6.8 4745-4755) and `update_tg_load_avg()` writes (the new
 /// CPU's group contributed nothing); the old CPU's next `update_cfs_rq_load_avg()`
 /// applies `removed` (4586-4610: decayed) and, with UPDATE_TG (the tick's
-/// `entity_tick()`, 5550), writes too. Without the removal it would not have.
+/// `entity_tick()`, 5501), writes too. Without the removal it would not have.
 #[test]
 fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update() {
     let (cpu, old, new) = (2, 3, 5);
