@@ -358,6 +358,13 @@ impl Simulator {
         let (on_src, on_dst) = self.tg_captured();
         self.lb_hold_extend(src, on_src);
         if on_dst > 0 {
+            // One dst per detach loop (detach_tasks(), the stopper's push): the pending
+            // time is never another CPU's.
+            debug_assert!(
+                self.tg.pending_hold.is_none_or(|(c, _)| c == dst),
+                "tg-line time pending for CPU {:?}, a move to {dst}",
+                self.tg.pending_hold
+            );
             let p = &mut self.tg.pending_hold;
             *p = match *p {
                 Some((c, ns)) if c == dst => Some((c, ns + on_dst)),
@@ -376,6 +383,11 @@ impl Simulator {
             }
             _ => 0,
         }
+    }
+
+    /// Whether task-group time waits for a balancer's take of some lock.
+    pub(super) fn tg_hold_pending(&self) -> bool {
+        self.tg.pending_hold.is_some()
     }
 
     /// A balancing pass ends: task-group time left for a lock it did not take.

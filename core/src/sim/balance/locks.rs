@@ -69,6 +69,12 @@ impl Simulator {
     /// A balancing pass starts now; returns the clock it replaces, for
     /// [`Simulator::lb_pass_end`].
     pub(in crate::sim) fn lb_pass_begin(&mut self) -> LbClock {
+        // Passes do not start inside a pass's detach loop: no outer pass's task-group
+        // time is pending, for the inner pass's end to take (tg_load.rs).
+        debug_assert!(
+            !self.tg_hold_pending(),
+            "a balancing pass starts with task-group time pending"
+        );
         let now = LbClock {
             at_ns: self.now.ns(),
             lock_ns: 0,
