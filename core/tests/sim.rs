@@ -232,10 +232,10 @@ fn every_workload_conserves_tasks() {
     }
 }
 
-/// With the task group's `tg->load_avg` line off (`tg-line`): its reads miss after
-/// the other CPU's writes (decayed updates, about one per PELT period per CPU), and
-/// those wake-ups' enqueues pay one line transfer (`sim/tg_load.rs`), a spread
-/// that is not queueing.
+/// Run with the task group's `tg->load_avg` line off (`tg-line`), because with it on
+/// the reads miss after the other CPU's writes (decayed updates, about one per PELT
+/// period per CPU) and those wake-ups' enqueues pay one line transfer
+/// (`sim/tg_load.rs`): a spread that is not queueing.
 #[test]
 fn one_netperf_pair_on_an_idle_machine_never_queues() {
     let r = run(&RunSpec {

@@ -47,7 +47,11 @@
 //! its `decayed` is the group `cfs_rq`'s own (its last update, PELT periods at
 //! absolute multiples of 1024 us, and its `removed` flag); the wake list's
 //! activation pays the line on the target but does not lengthen the own-lock hold
-//! booked when the wakee was queued.
+//! booked when the wakee was queued; once a group task has been on a CPU, the
+//! group's `cfs_rq` there stays on the leaf list for good, where the kernel takes a
+//! fully decayed one off (`cfs_rq_is_decayed()` → `list_del_leaf_cfs_rq()`, fair.c
+//! v6.8 9334-9335), so, its load being the CPU's, background load changes on a CPU
+//! that has had no group task for long still make `__update_blocked_fair()` write.
 
 use crate::cost::{LineTerm, ReadCopies, SharedLines};
 use crate::cpumask::CpuId;
