@@ -395,6 +395,53 @@ mod tests {
         assert_eq!(lock.acquire(&c, owner, 5_020, 0), (30, 0));
     }
 
+    /// `extend_last()` lengthens the latest booking: at the end of the queue, the next
+    /// taker waits that much longer; in the gap before a future booking, the gap
+    /// shrinks, and a hold that now runs past the gap pushes the queue back by the
+    /// overrun. Nothing after a zero hold or with the rq-lock term off.
+    #[test]
+    fn rq_lock_extend_last_lengthens_the_latest_booking() {
+        let c = kunpeng(CostTerms::ALL);
+        let (owner, w1, w2) = (CpuId(0), CpuId(4), CpuId(8));
+        let x3 = 3 * c.c2c_ns(owner, w1);
+        // Queue: the owner holds [100, 150), then 30 more; a waker at 120 waits 60.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 100, 50);
+        lock.extend_last(30);
+        assert_eq!(lock.acquire(&c, w1, 120, 250).0, 60);
+        // Gap: the owner books [10_000, 10_100); a waker at 1_000 fits before it and
+        // holds 500 more: the owner's take at 1_300 waits for it, in the gap.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 10_000, 100);
+        assert_eq!(lock.acquire(&c, w1, 1_000, 250), (0, 250 + x3));
+        lock.extend_last(500);
+        let gap_end = 1_000 + 250 + x3 + 500;
+        assert_eq!(
+            lock.acquire(&c, owner, 1_300, 50),
+            (gap_end - 1_300, 50 + x3)
+        );
+        // Gap overrun: the waker's hold runs 9_000 more, 250 + x3 past the booking's
+        // start; the booking and the queue behind it move back by that much.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 10_000, 100);
+        lock.acquire(&c, w1, 1_000, 250);
+        lock.extend_last(9_000);
+        let free = 10_100 + (250 + x3);
+        assert_eq!(lock.acquire(&c, w2, 10_050, 100).0, free - 10_050);
+        // A zero hold booked nothing: nothing to lengthen.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 100, 50);
+        lock.acquire(&c, owner, 150, 0);
+        lock.extend_last(1_000);
+        assert_eq!(lock.acquire(&c, owner, 150, 10), (0, 10));
+        // Off: no booking, nothing to lengthen.
+        let off = kunpeng(CostTerms::all_but("rq-lock").unwrap());
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&off, owner, 100, 50);
+        lock.extend_last(1_000);
+        assert_eq!(lock, RqLock::new(owner));
+    }
+
     /// Hand-set: 4 tasks of 64 KiB (256 KiB) on a CPU with 64 KiB L1d, 512 KiB L2,
     /// 1 MiB LLC: 3/4 of each task's data left L1 (768 lines from L2 at 14 ns), none
     /// left L2; at MLP 4 that is 768 × 14 / 4 = 2688 ns. Twelve tasks (768 KiB): 11/12
