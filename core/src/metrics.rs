@@ -171,6 +171,12 @@ pub struct Metrics {
     /// sd_llc_shared line reads that missed.
     pub llc_line_misses: u64,
     pub llc_line_reads: u64,
+    /// The workload task group's `tg->load_avg` line (`sim/tg_load.rs`): reads,
+    /// writes, the accesses of either that moved the line, and their summed ns.
+    pub tg_line_reads: u64,
+    pub tg_line_writes: u64,
+    pub tg_line_misses: u64,
+    pub tg_line_ns: u64,
     pub force_idle_ns: u64,
     pub busy_ns: Vec<u64>,
     pub migrations_wakeup: u64,
@@ -219,6 +225,10 @@ impl Metrics {
             lb_lock_wait_ns: 0,
             llc_line_misses: 0,
             llc_line_reads: 0,
+            tg_line_reads: 0,
+            tg_line_writes: 0,
+            tg_line_misses: 0,
+            tg_line_ns: 0,
             force_idle_ns: 0,
             busy_ns: vec![0; n_cpus],
             migrations_wakeup: 0,
@@ -256,6 +266,10 @@ impl Metrics {
             self.wake_remote_lock,
             self.llc_line_misses,
             self.llc_line_reads,
+            self.tg_line_reads,
+            self.tg_line_writes,
+            self.tg_line_misses,
+            self.tg_line_ns,
             self.force_idle_ns,
             self.migrations_wakeup,
             self.migrations_balance,
@@ -312,6 +326,16 @@ pub struct MetricsReport {
     pub lb_lock_wait_ns: u64,
     pub llc_line_reads: u64,
     pub llc_line_misses: u64,
+    /// The task group's `tg->load_avg` line: reads, writes, accesses that moved it,
+    /// their summed ns (`sim/tg_load.rs`).
+    #[serde(default)]
+    pub tg_line_reads: u64,
+    #[serde(default)]
+    pub tg_line_writes: u64,
+    #[serde(default)]
+    pub tg_line_misses: u64,
+    #[serde(default)]
+    pub tg_line_ns: u64,
     pub force_idle_ns: u64,
     /// Per-CPU busy share of the window, in per mille; only CPUs of the run's mask.
     pub utilisation_permille: Vec<(u32, u64)>,
@@ -376,6 +400,10 @@ impl Metrics {
             lb_lock_wait_ns: self.lb_lock_wait_ns,
             llc_line_reads: self.llc_line_reads,
             llc_line_misses: self.llc_line_misses,
+            tg_line_reads: self.tg_line_reads,
+            tg_line_writes: self.tg_line_writes,
+            tg_line_misses: self.tg_line_misses,
+            tg_line_ns: self.tg_line_ns,
             force_idle_ns: self.force_idle_ns,
             utilisation_permille: cpus
                 .iter()

@@ -1,14 +1,14 @@
 //! Contended state the simulator owns and this module prices: runqueue locks
-//! ([`RqLock`]), the `sd_llc_shared` lines ([`SharedLines`]), and the cache footprint
-//! tasks displace from each other on a shared CPU ([`CacheShare`]). Each is one
+//! ([`RqLock`]), the shared cache lines (`SharedLines`, in `lines.rs`), and the cache
+//! footprint tasks displace from each other on a shared CPU ([`CacheShare`]). Each is one
 //! switchable term of [`CostTerms`], so that its contribution can be measured by
 //! turning it off.
 //!
 //! ```text
 //!  RqLock       FIFO holders; each holder first pulls the rq lines (lock word, rq,
 //!               cfs_rq) from the previous holder's cache: rq_lines × c2c(prev, me)
-//!  SharedLines  one line per LLC; a stale read or a non-owner write moves it, one
-//!               transfer at a time (each RFO waits for the one in flight)
+//!  SharedLines  (lines.rs) the sd_llc_shared and tg->load_avg lines; a stale read or
+//!               a non-owner write moves a line, one transfer at a time
 //!  CacheShare   tasks whose last CPU is c share c's caches; a task resuming after
 //!               others ran refills what they displaced, level by level
 //! ```
@@ -35,6 +35,9 @@ pub struct CostTerms {
     pub rq_lock: bool,
     /// Cache refill after other tasks displaced a task's data (`CacheShare`).
     pub cache_refill: bool,
+    /// The workload's task group's `tg->load_avg` line (`SharedLines`, one line;
+    /// `sim/tg_load.rs`).
+    pub tg_line: bool,
 }
 
 impl Default for CostTerms {
@@ -48,9 +51,10 @@ impl CostTerms {
         llc_line: true,
         rq_lock: true,
         cache_refill: true,
+        tg_line: true,
     };
     /// The names `--cost-off` takes.
-    pub const NAMES: [&'static str; 3] = ["llc-line", "rq-lock", "cache-refill"];
+    pub const NAMES: [&'static str; 4] = ["llc-line", "rq-lock", "cache-refill", "tg-line"];
 
     /// Every term on except those named in `off` (comma-separated [`CostTerms::NAMES`];
     /// empty: none off).
@@ -61,6 +65,7 @@ impl CostTerms {
                 "llc-line" => t.llc_line = false,
                 "rq-lock" => t.rq_lock = false,
                 "cache-refill" => t.cache_refill = false,
+                "tg-line" => t.tg_line = false,
                 _ => {
                     return Err(format!(
                         "unknown cost term {name:?}; known: {}",
@@ -114,6 +119,19 @@ pub(crate) struct RqLock {
     gap_to_ns: u64,
     /// The holder whose cache has the rq lines at `gap_from_ns`.
     gap_holder: CpuId,
+    /// Where the latest `acquire()` booked its hold ([`RqLock::extend_last`]).
+    booked: Booked,
+}
+
+/// Where [`RqLock::acquire`] booked the latest hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Booked {
+    /// Nothing (a zero hold, or the `rq_lock` term off).
+    Nothing,
+    /// At the end of the queue: it ends at `free_at_ns`.
+    Queue,
+    /// In the gap before a future booking: it ends at `gap_from_ns`.
+    Gap,
 }
 
 impl RqLock {
@@ -125,6 +143,7 @@ impl RqLock {
             gap_from_ns: 0,
             gap_to_ns: 0,
             gap_holder: owner,
+            booked: Booked::Nothing,
         }
     }
 
@@ -141,6 +160,7 @@ impl RqLock {
         at_ns: u64,
         work_ns: u64,
     ) -> (u64, u64) {
+        self.booked = Booked::Nothing;
         if !cost.params.terms.rq_lock {
             self.last_holder = cpu;
             return (0, work_ns);
@@ -160,6 +180,7 @@ impl RqLock {
                 if hold > 0 {
                     self.gap_holder = cpu;
                     self.gap_from_ns = start + hold;
+                    self.booked = Booked::Gap;
                 }
                 return (start - at_ns, hold);
             }
@@ -178,95 +199,26 @@ impl RqLock {
         self.last_holder = cpu;
         let start = self.free_at_ns.max(at_ns);
         self.free_at_ns = start.saturating_add(hold);
+        self.booked = Booked::Queue;
         (start - at_ns, hold)
     }
-}
 
-/// One contended cache line: its version (bumped by every write), its last writer,
-/// and when the transfers in flight end.
-#[derive(Clone, Copy, Debug)]
-struct ContendedLine {
-    version: u32,
-    last_writer: CpuId,
-    busy_until_ns: u64,
-}
-
-/// Shared cache lines (one `sd_llc_shared` per LLC) and the version of each that
-/// every CPU last saw. Reads and writes differ: a read is free while the CPU's copy
-/// is current (any number of CPUs may share it); a write is free only to the CPU
-/// that wrote last with nobody writing since (it holds the line exclusive), and
-/// every write invalidates the other copies. Whatever is not free moves the line:
-/// one core-to-core transfer from its last writer, queued behind the transfers in
-/// flight (a contended line serialises its owners: k requests within one transfer
-/// time cost the k-th k transfers). With [`CostTerms::llc_line`] off, every access
-/// is free (versions still advance).
-#[derive(Clone, Debug)]
-pub(crate) struct SharedLines {
-    lines: Vec<ContendedLine>,
-    /// Per (cpu, line): the version the CPU last read or wrote.
-    seen: Vec<u32>,
-}
-
-impl SharedLines {
-    /// `n_lines` lines, never written, whose first owner is CPU 0 and whose version 0
-    /// every CPU holds.
-    pub fn new(n_cpus: usize, n_lines: usize) -> SharedLines {
-        let line = ContendedLine {
-            version: 0,
-            last_writer: CpuId(0),
-            busy_until_ns: 0,
-        };
-        SharedLines {
-            lines: vec![line; n_lines],
-            seen: vec![0; n_cpus * n_lines],
+    /// Lengthens the hold the latest [`RqLock::acquire`] booked by `extra_ns`: work
+    /// its taker did under the lock that is priced only once it is done (the task
+    /// group's `load_avg` line of the enqueue, `sim/tg_load.rs`). The takers queued
+    /// after it wait that much longer. A hold in the gap before a future booking that
+    /// now runs past the gap pushes the queue back by the overrun. Nothing after a
+    /// zero hold (none was booked) or with [`CostTerms::rq_lock`] off.
+    pub fn extend_last(&mut self, extra_ns: u64) {
+        match self.booked {
+            Booked::Nothing => {}
+            Booked::Queue => self.free_at_ns = self.free_at_ns.saturating_add(extra_ns),
+            Booked::Gap => {
+                self.gap_from_ns = self.gap_from_ns.saturating_add(extra_ns);
+                let overrun = self.gap_from_ns.saturating_sub(self.gap_to_ns);
+                self.free_at_ns = self.free_at_ns.saturating_add(overrun);
+            }
         }
-    }
-
-    #[inline]
-    fn key(&self, cpu: CpuId, line: usize) -> usize {
-        cpu.idx() * self.lines.len() + line
-    }
-
-    /// A read of `line` by `cpu` at `now_ns`: `None` when the CPU's copy is current
-    /// (a hit, free), else the cost of bringing the line over.
-    #[inline]
-    pub fn read(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> Option<u64> {
-        let key = self.key(cpu, line);
-        if self.seen[key] == self.lines[line].version {
-            return None;
-        }
-        let ns = self.transfer(cost, cpu, line, now_ns);
-        self.seen[key] = self.lines[line].version;
-        Some(ns)
-    }
-
-    /// A write of `line` by `cpu` at `now_ns`; returns the writer's cost.
-    #[inline]
-    pub fn write(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
-        let key = self.key(cpu, line);
-        let l = &self.lines[line];
-        let ns = if l.last_writer == cpu && self.seen[key] == l.version {
-            0
-        } else {
-            self.transfer(cost, cpu, line, now_ns)
-        };
-        let l = &mut self.lines[line];
-        l.version = l.version.wrapping_add(1);
-        l.last_writer = cpu;
-        self.seen[key] = l.version;
-        ns
-    }
-
-    /// Moves `line` to `cpu`: one transfer from its last writer, after those in flight.
-    fn transfer(&mut self, cost: &CostModel, cpu: CpuId, line: usize, now_ns: u64) -> u64 {
-        if !cost.params.terms.llc_line {
-            return 0;
-        }
-        let l = &mut self.lines[line];
-        let xfer = cost.c2c_ns(l.last_writer, cpu);
-        let start = l.busy_until_ns.max(now_ns);
-        l.busy_until_ns = start.saturating_add(xfer);
-        (start - now_ns) + xfer
     }
 }
 
@@ -381,57 +333,6 @@ mod tests {
         c
     }
 
-    /// A current copy reads free; a write is free only to the exclusive owner; what
-    /// is not free moves the line, queued behind the transfer in flight.
-    #[test]
-    fn contended_lines_queue() {
-        let c = kunpeng(CostTerms::ALL);
-        let (a, b) = (CpuId(0), CpuId(4));
-        let x = c.c2c_ns(a, b);
-        let mut l = SharedLines::new(64, 1);
-        assert_eq!(l.read(&c, b, 0, 0), None, "every CPU starts with version 0");
-        assert_eq!(l.write(&c, a, 0, 0), 0, "CPU 0 starts as the owner");
-        assert_eq!(l.write(&c, a, 0, 0), 0);
-        assert_eq!(l.read(&c, b, 0, 0), Some(x));
-        assert_eq!(l.read(&c, b, 0, 0), None);
-        // b holds a shared copy, not the line: its write moves it, behind b's read.
-        assert_eq!(l.write(&c, b, 0, 0), 2 * x);
-        assert_eq!(l.read(&c, a, 0, 10 * x), Some(x));
-    }
-
-    /// Eight writers in the eight clusters of one Kunpeng die (CPUs 0, 4, ..., 28),
-    /// all within one transfer time, the line last written in a ninth place (CPU 31,
-    /// cluster 7): each RFO waits for the one before, so the k-th pays k transfers of
-    /// 36 ns (KP_C2C_DIE) and together they pay 36 transfers; spaced a transfer
-    /// apart, each pays one. Switched off, nothing.
-    #[test]
-    fn eight_writers_within_one_transfer_pay_k_transfers_each() {
-        let c = kunpeng(CostTerms::ALL);
-        let x = c.c2c_ns(CpuId(0), CpuId(4));
-        assert_eq!(x, 36);
-        let writers = (0..8).map(|k| CpuId(4 * k));
-        let at = 10_000;
-        let fresh = |c: &CostModel| {
-            let mut l = SharedLines::new(64, 1);
-            l.write(c, CpuId(31), 0, 0);
-            l
-        };
-        let mut l = fresh(&c);
-        let costs: Vec<u64> = writers.clone().map(|w| l.write(&c, w, 0, at)).collect();
-        assert_eq!(costs, (1..=8).map(|k| k * x).collect::<Vec<_>>());
-        assert_eq!(costs.iter().sum::<u64>(), 36 * x);
-        let mut l = fresh(&c);
-        let spaced: Vec<u64> = writers
-            .clone()
-            .enumerate()
-            .map(|(i, w)| l.write(&c, w, 0, at + 1000 * i as u64))
-            .collect();
-        assert_eq!(spaced, vec![x; 8]);
-        let off = kunpeng(CostTerms::all_but("llc-line").unwrap());
-        let mut l = fresh(&off);
-        assert!(writers.map(|w| l.write(&off, w, 0, at)).all(|ns| ns == 0));
-    }
-
     /// FIFO takers; each pulls the rq lines (3 × c2c) from the last holder, nothing
     /// when it held the lock last. Off: no wait, no lines.
     #[test]
@@ -492,6 +393,53 @@ mod tests {
         assert_eq!(lock.acquire(&c, owner, 5_000, 50), (0, 50));
         // ... and a zero hold behind a holder waits for it.
         assert_eq!(lock.acquire(&c, owner, 5_020, 0), (30, 0));
+    }
+
+    /// `extend_last()` lengthens the latest booking: at the end of the queue, the next
+    /// taker waits that much longer; in the gap before a future booking, the gap
+    /// shrinks, and a hold that now runs past the gap pushes the queue back by the
+    /// overrun. Nothing after a zero hold or with the rq-lock term off.
+    #[test]
+    fn rq_lock_extend_last_lengthens_the_latest_booking() {
+        let c = kunpeng(CostTerms::ALL);
+        let (owner, w1, w2) = (CpuId(0), CpuId(4), CpuId(8));
+        let x3 = 3 * c.c2c_ns(owner, w1);
+        // Queue: the owner holds [100, 150), then 30 more; a waker at 120 waits 60.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 100, 50);
+        lock.extend_last(30);
+        assert_eq!(lock.acquire(&c, w1, 120, 250).0, 60);
+        // Gap: the owner books [10_000, 10_100); a waker at 1_000 fits before it and
+        // holds 500 more: the owner's take at 1_300 waits for it, in the gap.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 10_000, 100);
+        assert_eq!(lock.acquire(&c, w1, 1_000, 250), (0, 250 + x3));
+        lock.extend_last(500);
+        let gap_end = 1_000 + 250 + x3 + 500;
+        assert_eq!(
+            lock.acquire(&c, owner, 1_300, 50),
+            (gap_end - 1_300, 50 + x3)
+        );
+        // Gap overrun: the waker's hold runs 9_000 more, 250 + x3 past the booking's
+        // start; the booking and the queue behind it move back by that much.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 10_000, 100);
+        lock.acquire(&c, w1, 1_000, 250);
+        lock.extend_last(9_000);
+        let free = 10_100 + (250 + x3);
+        assert_eq!(lock.acquire(&c, w2, 10_050, 100).0, free - 10_050);
+        // A zero hold booked nothing: nothing to lengthen.
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&c, owner, 100, 50);
+        lock.acquire(&c, owner, 150, 0);
+        lock.extend_last(1_000);
+        assert_eq!(lock.acquire(&c, owner, 150, 10), (0, 10));
+        // Off: no booking, nothing to lengthen.
+        let off = kunpeng(CostTerms::all_but("rq-lock").unwrap());
+        let mut lock = RqLock::new(owner);
+        lock.acquire(&off, owner, 100, 50);
+        lock.extend_last(1_000);
+        assert_eq!(lock, RqLock::new(owner));
     }
 
     /// Hand-set: 4 tasks of 64 KiB (256 KiB) on a CPU with 64 KiB L1d, 512 KiB L2,

@@ -12,9 +12,10 @@
 //!                                               node, by SLIT) ─ wake_data_ns[class]
 //! ```
 //!
-//! Contended state, owned by the simulator, priced in `contention.rs`: `RqLock` (a
-//! runqueue lock taken FIFO, its lines moving with the holder), `SharedLines` (the
-//! `sd_llc_shared` lines, each moved between CPUs one transfer at a time) and
+//! Contended state, owned by the simulator, priced in `contention.rs` and `lines.rs`:
+//! `RqLock` (a runqueue lock taken FIFO, its lines moving with the holder),
+//! `SharedLines` (the `sd_llc_shared` lines and the task group's `tg->load_avg` line,
+//! each moved between CPUs one transfer at a time) and
 //! `CacheShare` (the cache footprint tasks sharing a CPU displace from each other).
 //! Each is a switchable [`CostTerms`] term.
 //!
@@ -43,10 +44,12 @@ use crate::cpumask::CpuId;
 use crate::fxhash::FxHashMap;
 
 mod contention;
+mod lines;
 
 use crate::topology::{Machine, NodeId};
 pub use contention::CostTerms;
-pub(crate) use contention::{CacheShare, RqLock, SharedLines};
+pub(crate) use contention::{CacheShare, RqLock};
+pub(crate) use lines::{LineTerm, ReadCopies, SharedLines};
 
 /// How far apart two CPUs are, nearest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -304,6 +304,10 @@ const RUN_COLUMNS: &[Column] = &[
     }),
     ("llc_line_reads", |r| r.metrics.llc_line_reads.to_string()),
     ("llc_line_misses", |r| r.metrics.llc_line_misses.to_string()),
+    ("tg_line_reads", |r| r.metrics.tg_line_reads.to_string()),
+    ("tg_line_writes", |r| r.metrics.tg_line_writes.to_string()),
+    ("tg_line_misses", |r| r.metrics.tg_line_misses.to_string()),
+    ("tg_line_ns", |r| r.metrics.tg_line_ns.to_string()),
     ("migrations_wakeup", |r| {
         r.metrics.migrations_wakeup.to_string()
     }),

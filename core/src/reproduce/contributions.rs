@@ -372,6 +372,7 @@ mod tests {
                 "`llc-line` off",
                 "`rq-lock` off",
                 "`cache-refill` off",
+                "`tg-line` off",
                 "`--noise quiet`"
             ]
         );

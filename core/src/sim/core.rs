@@ -355,6 +355,8 @@ impl Simulator {
             rq.polling = false;
         });
         self.update_cpu_pelt(cpu);
+        // set_next_entity(): update_load_avg(UPDATE_TG) (tg_load.rs).
+        self.tg_update_load_avg(t, cpu);
         self.publish_core_cookie(cpu);
         // The time of the switch is spent before the task's own work.
         let mut burst = self.tasks[t as usize].remaining_ns;

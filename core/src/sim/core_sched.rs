@@ -293,8 +293,8 @@ impl Simulator {
     /// finds a queued task of the core's cookie moves it here and ends the walk.
     ///
     /// Each CPU tried costs one remote rq lock line (`double_rq_lock()`), the moved task
-    /// its rq lines; the stolen task pays them before it runs, as a pulled task pays
-    /// newidle's scan. Simplified: the scan is instantaneous (nothing can wake this CPU
+    /// its rq lines and the task group's line (`tg_load.rs`); the stolen task pays them
+    /// before it runs, as a pulled task pays newidle's scan. Simplified: the scan is instantaneous (nothing can wake this CPU
     /// during it, so `need_resched()` never cuts it short), and a sibling's pick still
     /// in flight (`src->core_pick`) is not known, so it is not protected.
     pub(super) fn core_balance(&mut self, cpu: u32) {
@@ -319,7 +319,13 @@ impl Simulator {
                 if let Some(t) = self.steal_candidate(cpu, src, cookie) {
                     let p = &self.cost.params;
                     debt += p.rq_lines * self.cost.c2c_ns(CpuId(cpu), CpuId(src));
+                    // try_steal_cookie() runs on `cpu` under double_rq_lock(): the task
+                    // group's line accesses of the detach and the attach are `cpu`'s,
+                    // paid by the stolen task as the rq lines are (tg_load.rs).
+                    self.tg_capture(cpu, self.now.ns(), src);
                     self.migrate_queued(t, src, cpu, cpu, super::record::MigrateReason::CoreSteal);
+                    let (on_src, on_cpu) = self.tg_captured();
+                    debt += on_src + on_cpu;
                     self.tasks[t as usize].debt_ns += debt;
                     if self.measuring {
                         self.metrics.core_steals += 1;

@@ -130,15 +130,24 @@ impl Simulator {
             let (wait, hold) = self.take_remote_lock(cpu, target);
             q.waker_ns += wait + hold;
             q.delay_ns += wait + hold;
+            q.lock_wait_ns = wait;
             if self.idle_resched_needs_ipi(target, target_mode) {
                 q.waker_ns += self.cost.params.ipi_send_ns;
                 q.need_ipi = true;
             }
         }
-        self.tasks[parent as usize].debt_ns += q.waker_ns;
         // activate_task(rq, p, ENQUEUE_NOCLOCK, from 6.12 | ENQUEUE_INITIAL):
-        // place_entity() of a new task.
+        // place_entity() of a new task; the task group's line under the lock
+        // (tg_load.rs) lengthens its hold.
+        self.tg_capture(cpu, self.now.ns() + q.lock_wait_ns, target);
         self.enqueue(child, target);
+        let (a, b) = self.tg_captured();
+        q.waker_ns += a + b;
+        q.delay_ns += a + b;
+        if target != cpu {
+            self.cpus[target as usize].lock.extend_last(a + b);
+        }
+        self.tasks[parent as usize].debt_ns += q.waker_ns;
         // wakeup_preempt(rq, p, WF_FORK).
         self.kick_target(child, Some(parent), cpu, target, target_mode, q);
     }

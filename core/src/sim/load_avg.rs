@@ -99,6 +99,20 @@ impl Simulator {
     /// task is brought to now (runnable, not running) and its averages come off at once.
     pub(super) fn detach_entity_load_avg(&mut self, t: u32, cpu: u32) {
         debug_assert_eq!(self.attached[t as usize], cpu);
+        // v6.1+: update_load_avg(DO_DETACH) of the group cfs_rq (tg_load.rs): its
+        // update, the detach, update_tg_load_avg(); then dequeue_entity()'s
+        // update_cfs_group(). Before (tg_load.rs): dequeue_entity()'s
+        // update_load_avg(UPDATE_TG) writes if decayed, update_cfs_group() reads, then
+        // set_task_cpu() → migrate_task_rq_fair() → detach_entity_cfs_rq() detaches
+        // and update_tg_load_avg() again.
+        let decayed = self.tg_cfs_rq_update(t, cpu);
+        let detach_in_dequeue = self.tg.detach_in_dequeue;
+        if !detach_in_dequeue {
+            if decayed {
+                self.update_tg_load_avg(cpu);
+            }
+            self.tg_read_dequeued(t, cpu);
+        }
         let now = self.now.ns();
         let task = &mut self.tasks[t as usize];
         debug_assert!(matches!(task.loc, Loc::Queued(_)));
@@ -110,6 +124,12 @@ impl Simulator {
         c.load.sub_positive(load);
         c.util.sub_positive(util);
         self.publish_cpu_pelt(cpu);
+        if self.in_tg(t) {
+            self.update_tg_load_avg(cpu);
+        }
+        if detach_in_dequeue {
+            self.tg_read_dequeued(t, cpu);
+        }
     }
 
     /// `remove_entity_load_avg()` of blocked task `t` (from `migrate_task_rq_fair()`
@@ -128,6 +148,9 @@ impl Simulator {
             return;
         }
         self.attached[t as usize] = u32::MAX;
+        if self.in_tg(t) {
+            self.tg.note_removed(cpu);
+        }
         let c = &mut self.cpus[cpu as usize];
         let at = c.load.last_ns;
         let task = &mut self.tasks[t as usize];

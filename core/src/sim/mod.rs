@@ -156,6 +156,9 @@ mod start_tests;
 mod test_support;
 #[cfg(test)]
 mod tests;
+mod tg_load;
+#[cfg(test)]
+mod tg_load_tests;
 pub mod time;
 mod ttwu;
 #[cfg(test)]
@@ -166,7 +169,7 @@ mod wakelist_tests;
 
 use thiserror::Error;
 
-use crate::cost::{CacheShare, CostModel, CostTerms, RqLock, SharedLines};
+use crate::cost::{CacheShare, CostModel, CostTerms, LineTerm, ReadCopies, RqLock, SharedLines};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::metrics::{Metrics, MAX_SERIES};
 use crate::patch::PatchSet;
@@ -574,6 +577,8 @@ pub struct Simulator {
     llc_lines: SharedLines,
     /// The tasks' footprints in each CPU's caches.
     cache: CacheShare,
+    /// The workload's task group: its `tg->load_avg` line (`tg_load.rs`).
+    tg: tg_load::TgLoad,
     /// Per CPU: its SMT siblings, itself excluded.
     siblings: Vec<Vec<u32>>,
     /// Core scheduling, per task: `p->core_occupation`, the threads of its core that

@@ -186,7 +186,7 @@ fn the_core_wide_pick_prefers_the_wakee_over_the_running_sibling() {
 /// sibling; E (cookie 1) may run on CPU 0 or `x`, and forks onto `x` (CPU 0 has
 /// two tasks already), behind D. At time 0 CPU 0 picks B for the core, then the
 /// sibling's pick prefers A (ties go to the picking CPU) and forces CPU 0 idle.
-fn core_steal_run() -> (Simulator, u32, u32) {
+pub(super) fn core_steal_run() -> (Simulator, u32, u32) {
     let sib = smt8_sibling_of_0();
     let x = (1..8).find(|&c| c != sib).unwrap();
     let run = || vec![Op::Run(Dist::Fixed { ns: 10_000_000 }), Op::Exit];

@@ -38,6 +38,8 @@ pub(super) struct Queued {
     /// activates the wakee and reschedules locally; the waker sends no
     /// `smp_send_reschedule()`.
     pub(super) wakelist: bool,
+    /// The waker's wait for the target's rq lock, before its hold starts.
+    pub(super) lock_wait_ns: u64,
 }
 
 impl Simulator {
@@ -128,7 +130,7 @@ impl Simulator {
             // set_task_cpu() → migrate_task_rq_fair(): the averages leave prev.
             self.remove_entity_load_avg(p);
         }
-        self.ttwu_do_activate(p, src, target, dist, q.wakelist);
+        self.ttwu_do_activate_tg(p, waker, cpu, src, target, &mut q);
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }
 
@@ -358,6 +360,7 @@ impl Simulator {
                 let (wait, hold) = self.take_remote_lock(cpu, target);
                 q.waker_ns += wait + hold;
                 q.delay_ns += wait + hold;
+                q.lock_wait_ns = wait;
                 if counted {
                     self.metrics.wake_remote_lock += 1;
                     self.metrics.lock_wait.record(wait);
@@ -407,7 +410,7 @@ impl Simulator {
     /// The waker's side of the path is its time: a task pays it as debt before its
     /// next block or exit; interrupt context (a timer) steals it from the CPU's
     /// running task.
-    fn charge_waker(&mut self, waker: Option<u32>, cpu: u32, ns: u64) {
+    pub(super) fn charge_waker(&mut self, waker: Option<u32>, cpu: u32, ns: u64) {
         match waker {
             Some(k) => self.tasks[k as usize].debt_ns += ns,
             None => {
@@ -440,7 +443,14 @@ impl Simulator {
     /// `update_load_avg(DO_ATTACH)`, no `rq->nr_running` until the target's
     /// `sched_ttwu_pending()` (3885-3918) runs `ttwu_do_activate()` (3782-3831)
     /// ([`Simulator::sched_ttwu_pending`]).
-    fn ttwu_do_activate(&mut self, p: u32, src: u32, target: u32, dist: Distance, wakelist: bool) {
+    pub(super) fn ttwu_do_activate(
+        &mut self,
+        p: u32,
+        src: u32,
+        target: u32,
+        dist: Distance,
+        wakelist: bool,
+    ) {
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(target), dist);
         let task = &mut self.tasks[p as usize];
         task.debt_ns += data_ns;

@@ -26,7 +26,7 @@ pub(super) fn kp4826_pinned(cpu: u32, program: Vec<Op>) -> TaskSpec {
 /// On kunpeng920-4826's CPUs 0..8 (one LLC) and `cpu` and `target` under 6.8: a hog `curr` pinned to CPU
 /// `target`, a hog `waker` pinned to CPU `cpu`, and `wakee`, pinned to `target`,
 /// blocked in its `Wait` with both hogs running. Returns the simulator at that point.
-pub(super) fn remote_running_target(cpu: u32, target: u32) -> Simulator {
+pub(in crate::sim) fn remote_running_target(cpu: u32, target: u32) -> Simulator {
     remote_running_target_with(cpu, target, None)
 }
 

@@ -52,7 +52,7 @@ pub struct ReproArgs {
     #[arg(long, short, value_enum, default_value = "table")]
     format: ReproFormat,
     /// Cost terms to switch off in every run, comma-separated: llc-line, rq-lock,
-    /// cache-refill (one column of --contributions).
+    /// cache-refill, tg-line (one column of --contributions).
     #[arg(long, default_value = "")]
     cost_off: String,
     /// The machine's background activity in every run: `default` (the osnoise

@@ -69,6 +69,12 @@ impl Simulator {
     /// A balancing pass starts now; returns the clock it replaces, for
     /// [`Simulator::lb_pass_end`].
     pub(in crate::sim) fn lb_pass_begin(&mut self) -> LbClock {
+        // Passes do not start inside a pass's detach loop: no outer pass's task-group
+        // time is pending, for the inner pass's end to take (tg_load.rs).
+        debug_assert!(
+            !self.tg_hold_pending(),
+            "a balancing pass starts with task-group time pending"
+        );
         let now = LbClock {
             at_ns: self.now.ns(),
             lock_ns: 0,
@@ -79,7 +85,8 @@ impl Simulator {
     /// The pass that [`Simulator::lb_pass_begin`] started ends: returns its lock
     /// time, and puts back `outer`.
     pub(in crate::sim) fn lb_pass_end(&mut self, outer: LbClock) -> u64 {
-        std::mem::replace(&mut self.lb_clock, outer).lock_ns
+        let left = self.tg_take_any_pending_hold();
+        std::mem::replace(&mut self.lb_clock, outer).lock_ns + left
     }
 
     /// The pass's lock time `ns`, run on `runs_on` from its tick's softirq or as its
@@ -111,11 +118,16 @@ impl Simulator {
             "an rq lock taken outside a balancing pass (lb_pass_begin())"
         );
         let at = self.lb_clock.at_ns.max(self.now.ns());
+        // The task group's line, accessed by the attach done under this lock
+        // (tg_load.rs).
+        let tg_ns = self.tg_take_pending_hold(cpu);
         let (wait, hold) =
             self.cpus[cpu as usize]
                 .lock
-                .acquire(&self.cost, CpuId(runs_on), at, work_ns);
+                .acquire(&self.cost, CpuId(runs_on), at, work_ns + tg_ns);
         if !self.cost.params.terms.rq_lock {
+            self.lb_clock.at_ns = at + tg_ns;
+            self.lb_clock.lock_ns += tg_ns;
             return;
         }
         self.lb_clock.at_ns = at + wait + hold;
@@ -124,6 +136,19 @@ impl Simulator {
             self.metrics.lb_lock_takes += 1;
             self.metrics.lb_lock_wait_ns += wait;
         }
+    }
+
+    /// Work done under `cpu`'s lock, priced after the pass took it (the task group's
+    /// line, tg_load.rs): the hold and the pass grow by `ns`.
+    pub(in crate::sim) fn lb_hold_extend(&mut self, cpu: u32, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        if self.cost.params.terms.rq_lock {
+            self.cpus[cpu as usize].lock.extend_last(ns);
+        }
+        self.lb_clock.at_ns = self.lb_clock.at_ns.max(self.now.ns()) + ns;
+        self.lb_clock.lock_ns += ns;
     }
 
     /// The work under a balancer's lock: the wake-up's enqueue hold, `n` times.

@@ -141,7 +141,7 @@ impl Simulator {
                 CpuIdle::Idle => MigrateReason::Idle,
                 CpuIdle::NewlyIdle => MigrateReason::NewIdle,
             };
-            self.migrate_queued(t, src, env.dst, env.runs_on, reason);
+            self.tg_migrate_queued(t, src, env.dst, env.runs_on, reason);
             moved.push(t);
             if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
                 break;
@@ -228,7 +228,7 @@ impl Simulator {
         for (t, _) in self.cfs_tasks_from_tail(src) {
             if self.can_migrate_task(&mut env, t, false, true) {
                 // attach_one_task() → wakeup_preempt() on dst, from src.
-                self.migrate_queued(t, src, dst, src, MigrateReason::Active);
+                self.tg_migrate_queued(t, src, dst, src, MigrateReason::Active);
                 self.lb_rq_lock(src, dst, self.lb_hold_ns(1));
                 // Active balancing done, reset the failure counter.
                 self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;

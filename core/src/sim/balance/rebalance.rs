@@ -381,6 +381,7 @@ impl Simulator {
         self.lb_rq_lock(runs_on, cpu, self.lb_hold_ns(1));
         self.balance.last_blocked_load_update_tick[cpu as usize] = self.jiffies();
         self.update_cpu_pelt(cpu);
+        self.tg_update_blocked(runs_on, cpu);
         let c = &self.cpus[cpu as usize];
         if c.load.avg() == 0 && c.util.avg() == 0 {
             self.balance.has_blocked_load[cpu as usize] = false;

@@ -38,7 +38,7 @@ pub struct RunArgs {
     #[arg(long, short, value_enum, default_value = "text")]
     format: RunFormat,
     /// Cost terms to switch off, comma-separated, to measure what each contributes:
-    /// llc-line, rq-lock, cache-refill (docs/fidelity.md)
+    /// llc-line, rq-lock, cache-refill, tg-line (docs/fidelity.md)
     #[arg(long, default_value = "")]
     cost_off: String,
     /// Write the run's events as a Chrome/Perfetto trace (JSON; open it in
@@ -289,6 +289,10 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
     o += &format!(
         "  sd_llc_shared line: {} reads, {} misses\n",
         m.llc_line_reads, m.llc_line_misses
+    );
+    o += &format!(
+        "  tg->load_avg line: {} reads, {} writes, {} moved it, {} ns\n",
+        m.tg_line_reads, m.tg_line_writes, m.tg_line_misses, m.tg_line_ns
     );
     let mut steals = String::new();
     if m.core_steals > 0 {
