@@ -156,11 +156,13 @@ fn random_workload_is_deterministic() {
     // nr_idle_scan writes the LLC's shared line (update_idle_cpu_scan()), which the
     // wakers' next reads of it pay for. Session 34: the load balancer takes runqueue
     // locks (load_balance()'s detach and attach, active balance, update_blocked_averages(),
-    // nohz's update_rq_clock()) in the wakers' FIFO (sim/balance/locks.rs).
+    // nohz's update_rq_clock()) in the wakers' FIFO (sim/balance/locks.rs). Session 35:
+    // the workload's task group's tg->load_avg line (term tg-line, sim/tg_load.rs):
+    // read at every enqueue, dequeue and tick, written by update_tg_load_avg().
     assert_eq!(run(&s).digest, RANDOM_WORKLOAD_DIGEST);
 }
 
-const RANDOM_WORKLOAD_DIGEST: &str = "af7061b5dfff0c07";
+const RANDOM_WORKLOAD_DIGEST: &str = "b3bac42fc80c8dde";
 
 #[test]
 fn every_workload_conserves_tasks() {
@@ -395,7 +397,9 @@ fn hackbench_finishes_and_counts_every_message() {
 /// purpose: each end of a loopback pair runs on for `tcp_tail_ns` after its send
 /// wakes the other, until its next `recv()` sleeps (`e5ae89e1030ed5bf`). Session 34
 /// moved it on purpose: the load balancer takes runqueue locks in the wakers' FIFO
-/// (`d6a7c15b7059129b`).
+/// (`d6a7c15b7059129b`). Session 35 moved it on purpose: the workload's task group's
+/// `tg->load_avg` line is read and written where fair.c does (term tg-line,
+/// `sim/tg_load.rs`; `efd35de4983b5177`).
 #[test]
 fn a_flat_plan_without_noise_is_the_model_before_process_trees() {
     let m = machine("kunpeng920-6426");
@@ -426,7 +430,7 @@ fn a_flat_plan_without_noise_is_the_model_before_process_trees() {
     })
     .unwrap();
     sim.run().unwrap();
-    assert_eq!(format!("{:016x}", sim.digest()), "d6a7c15b7059129b");
+    assert_eq!(format!("{:016x}", sim.digest()), "efd35de4983b5177");
 }
 
 /// Noise is deterministic per seed, and `quiet` and `default` differ.
