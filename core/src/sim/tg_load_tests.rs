@@ -320,3 +320,111 @@ fn from_6_12_a_dequeue_that_empties_the_group_reads_nothing() {
         assert_eq!(sim.metrics.tg_line_reads, reads, "block, {what}");
     }
 }
+
+/// A forking parent (`wake_up_new_task()`, core.c v6.8 4899-4938) takes the target's
+/// rq lock (`__task_rq_lock()`, 4919) and, under it, `activate_task()` (4923) →
+/// `enqueue_task_fair()` attaches the new task (`update_load_avg(DO_ATTACH)` →
+/// `update_tg_load_avg()`, fair.c v6.8 4745-4755) and reads the line
+/// (`calc_group_shares()`, 3929): the hold, and the wait of the next taker of that
+/// lock, grow by the line's time (fork.rs: `lock.extend_last`); the parent pays it.
+/// Off, neither.
+#[test]
+fn a_forks_lock_hold_on_a_remote_target_includes_the_line() {
+    let run = |terms: CostTerms| {
+        let machine = crate::topology::presets::machine("kunpeng920-4826").unwrap();
+        let allowed = crate::cpumask::CpuMask::from_cpus(machine.nr_cpus(), (0..8).map(CpuId));
+        let parent = super::test_support::tiny(
+            None,
+            vec![
+                Op::Run(Dist::Fixed { ns: 1_000_000 }),
+                Op::Fork,
+                Op::Run(Dist::Fixed { ns: 1_000_000 }),
+                Op::Exit,
+            ],
+        );
+        let child = super::test_support::tiny(
+            Some(0),
+            vec![Op::Run(Dist::Fixed { ns: 1_000_000 }), Op::Exit],
+        );
+        let plan = crate::workload::Plan::to_completion(vec![parent, child]);
+        let mut sim = Simulator::new(test_config(
+            machine,
+            allowed,
+            "6.8",
+            plan,
+            SimTime::from_ms(20),
+        ))
+        .unwrap();
+        let cpu = loop {
+            if let Loc::Running(c) = sim.tasks[0].loc {
+                break c;
+            }
+            assert!(sim.step(), "the parent never ran");
+        };
+        // Up to the fork, the same run whatever the term.
+        sim.cost.params.terms = terms;
+        sim.measuring = true;
+        // A CPU of the other socket wrote the line last: the parent's accesses move it.
+        let now = sim.now.ns();
+        sim.tg.line.write(&sim.cost, CpuId(60), 0, now);
+        let (debt, line) = (sim.tasks[0].debt_ns, sim.metrics.tg_line_ns);
+        assert!(sim.fork_next(0, cpu));
+        let Loc::Queued(target) = sim.tasks[1].loc else {
+            panic!("the child is queued: {:?}", sim.tasks[1].loc);
+        };
+        assert_ne!(target, cpu, "the child goes to a remote CPU");
+        let second = (0..8).find(|&c| c != cpu && c != target).unwrap();
+        let (wait, _) = sim.take_remote_lock(second, target);
+        (
+            sim.metrics.tg_line_ns - line,
+            sim.tasks[0].debt_ns - debt,
+            wait,
+        )
+    };
+    let (line_on, paid_on, wait_on) = run(CostTerms::ALL);
+    let (line_off, paid_off, wait_off) = run(CostTerms::all_but("tg-line").unwrap());
+    assert!(line_on > 0);
+    assert_eq!(line_off, 0);
+    assert_eq!(paid_on, paid_off + line_on, "the parent pays it");
+    assert_eq!(wait_on, wait_off + line_on, "the next taker waits for it");
+}
+
+/// The pick's `set_next_entity()` → `update_load_avg(cfs_rq, se, UPDATE_TG)` (fair.c
+/// v6.8 5417) writes the line when the group cfs_rq decayed; `put_prev_entity()` →
+/// `update_load_avg(cfs_rq, prev, 0)` (5485) updates it without `UPDATE_TG`: no
+/// write, and the decay it consumed is not there for the pick that follows at the
+/// same instant (4766-4768: `decayed && (flags & UPDATE_TG)`).
+#[test]
+fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
+    let (cpu, target) = (2, 3);
+    let mut sim = remote_running_target(cpu, target);
+    let t = target as usize;
+    // The group cfs_rq on `target` last updated two PELT periods ago, its load far
+    // from its contribution: an UPDATE_TG update writes.
+    let decay = |sim: &mut Simulator| {
+        sim.tg.last_update_ns[t] = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
+        sim.tg.contrib[t] = 0;
+    };
+    sim.now += 2_000_000; // past any rate limit of earlier writes
+    decay(&mut sim);
+    let w0 = accesses(&sim).1;
+    sim.put_prev(target);
+    assert_eq!(sim.tasks[CURR as usize].loc, Loc::Queued(target));
+    assert_eq!(accesses(&sim).1, w0, "put_prev_entity() does not write");
+    assert_eq!(
+        sim.tg.last_update_ns[t],
+        sim.now.ns(),
+        "it updated the cfs_rq"
+    );
+    sim.schedule(target);
+    assert_eq!(sim.tasks[CURR as usize].loc, Loc::Running(target));
+    assert_eq!(accesses(&sim).1, w0, "the pick finds no decay left");
+    // Decayed again at the pick: set_next_entity() writes.
+    sim.now += 2_000_000;
+    sim.put_prev(target);
+    decay(&mut sim);
+    sim.schedule(target);
+    assert_eq!(sim.tasks[CURR as usize].loc, Loc::Running(target));
+    assert_eq!(accesses(&sim).1, w0 + 1, "set_next_entity() writes");
+    assert_eq!(sim.tg.contrib[t], sim.cpus[t].load.avg());
+}

@@ -13,6 +13,7 @@
 //!  active.rs        active balancing and the stopper
 //!  attach.rs        attach_task() -> wakeup_preempt() -> resched_curr()
 //!  locks.rs         the rq locks the balancer takes, queued with the wakers'
+//!  tg_line.rs       the task group's line under the balancer's locks
 //! ```
 
 // `super::lb::...` in the tests below this module names the balancer's `lb.rs`.
@@ -168,3 +169,4 @@ mod migrate;
 mod newidle;
 mod nohz;
 mod periodic;
+mod tg_line;
