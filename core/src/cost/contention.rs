@@ -322,16 +322,10 @@ fn refill_ns(cache: &[u64; 3], lat: &[u64; 3], mlp: u64, total: u64, bytes: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::presets;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    fn kunpeng(terms: CostTerms) -> CostModel {
-        let m = presets::machine("kunpeng920-6426").unwrap();
-        let mut c = CostModel::new(&m);
-        c.params.terms = terms;
-        c
-    }
+    use crate::cost::test_support::kunpeng;
 
     /// FIFO takers; each pulls the rq lines (3 × c2c) from the last holder, nothing
     /// when it held the lock last. Off: no wait, no lines.

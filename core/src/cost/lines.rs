@@ -237,12 +237,7 @@ mod tests {
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    fn kunpeng(terms: CostTerms) -> CostModel {
-        let m = presets::machine("kunpeng920-6426").unwrap();
-        let mut c = CostModel::new(&m);
-        c.params.terms = terms;
-        c
-    }
+    use crate::cost::test_support::kunpeng;
 
     /// A current copy reads free; a write is free only to the exclusive owner; what
     /// is not free moves the line, queued behind the transfer in flight.

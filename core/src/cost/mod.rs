@@ -676,3 +676,18 @@ impl CostModel {
 
 #[cfg(test)]
 mod tests;
+
+/// Helpers shared by the cost module's test modules.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{CostModel, CostTerms};
+    use crate::topology::presets;
+
+    /// Kunpeng 920-6426's cost model with `terms` switched on.
+    pub(crate) fn kunpeng(terms: CostTerms) -> CostModel {
+        let m = presets::machine("kunpeng920-6426").unwrap();
+        let mut c = CostModel::new(&m);
+        c.params.terms = terms;
+        c
+    }
+}
