@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!   tick ─▶ trigger_load_balance(cpu)            (rebalance.rs)
-//!            ├─ nohz_balancer_kick(): STATS when nohz.has_blocked and
+//!            ├─ nohz_balancer_kick(): STATS when nohz.has_blocked and  (nohz.rs)
 //!            │     next_blocked passed; STATS|BALANCE when next_balance
 //!            │     passed and rq->nr_running >= 2 or nr_busy_cpus > 1;
 //!            │     NEXT while nohz.needs_update ─▶ kick_ilb(flags):
@@ -41,7 +41,9 @@
 //! ```text
 //!  mod.rs        the state: groups, domains, BalanceInfo, jiffies
 //!  domains.rs    BalanceInfo::new(): each run CPU's domains and shared groups, as boot left them
-//!  rebalance.rs  trigger_load_balance(), rebalance_domains(), nohz and newidle balancing
+//!  rebalance.rs  trigger_load_balance(), rebalance_domains(), update_blocked_averages()
+//!  nohz.rs       nohz idle balancing: the kick, nohz_flags, _nohz_idle_balance()
+//!  newidle.rs    newidle_balance()
 //!  lb.rs         load_balance() and its statistics, find_busiest_group() / _queue()
 //!  migrate.rs    detach_tasks(), can_migrate_task(), task_hot(), active balancing
 //!  attach.rs     detach_task() + attach_task() -> wakeup_preempt()
@@ -79,7 +81,7 @@
 //!   per CPU looked at) and the rq locks it takes (locks.rs, session 34). The ilb
 //!   kick, for a balance or only for the stats, is
 //!   an IPI (unless the ilb polls) and the ilb's C-state exit (`Event::NohzKick`,
-//!   rebalance.rs); a newly idle CPU's own stats pass sends none. An active balance
+//!   nohz.rs); a newly idle CPU's own stats pass sends none. An active balance
 //!   queues the busiest CPU's stopper (`rq->active_balance`, `push_cpu`), which runs
 //!   one IPI later (`Event::Stopper`, migrate.rs): it preempts the running task and
 //!   moves one CFS task if any is still there; its own run time is not charged.
@@ -101,6 +103,8 @@ mod fork;
 mod lb;
 pub(super) mod locks;
 mod migrate;
+mod newidle;
+mod nohz;
 mod rebalance;
 mod ring;
 mod sums;
@@ -117,6 +121,7 @@ use crate::wakeup::RqState;
 use super::{SimTime, Simulator};
 
 pub(super) use lb::CpuIdle;
+use nohz::NohzFlags;
 
 /// How long the machine has been up when the run starts, in seconds (at least
 /// `max_load_balance_interval`, the longest a balance interval can be): longer than
@@ -233,57 +238,6 @@ pub(super) struct BalanceInfo {
     has_blocked_load: Vec<bool>,
     /// `rq->last_blocked_load_update_tick` per CPU (jiffies).
     last_blocked_load_update_tick: Vec<u64>,
-}
-
-/// `nohz_flags(cpu)`, sched.h v6.8 2919-2933: what a kick asks of the CPU it goes to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct NohzFlags(u8);
-
-impl NohzFlags {
-    /// `NOHZ_BALANCE_KICK`: `rebalance_domains()` for the idle CPUs whose balance is due.
-    pub(super) const BALANCE: NohzFlags = NohzFlags(1 << 0);
-    /// `NOHZ_STATS_KICK`: decay the idle CPUs' blocked averages (`update_nohz_stats()`).
-    pub(super) const STATS: NohzFlags = NohzFlags(1 << 1);
-    /// `NOHZ_NEWILB_KICK`: a newly idle CPU runs the stats pass itself before it
-    /// enters its idle state (`nohz_run_idle_balance()`), no IPI.
-    pub(super) const NEWILB: NohzFlags = NohzFlags(1 << 2);
-    /// `NOHZ_NEXT_KICK`: collate `nohz.next_balance` (5.16+).
-    pub(super) const NEXT: NohzFlags = NohzFlags(1 << 3);
-    /// `NOHZ_KICK_MASK`: the flags that go with an IPI.
-    pub(super) const KICK_MASK: NohzFlags = NohzFlags(1 << 0 | 1 << 1 | 1 << 3);
-    pub(super) const EMPTY: NohzFlags = NohzFlags(0);
-
-    /// Whether every flag of `other` is set.
-    pub(super) fn contains(self, other: NohzFlags) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// Whether any flag of `other` is set.
-    pub(super) fn intersects(self, other: NohzFlags) -> bool {
-        self.0 & other.0 != 0
-    }
-
-    pub(super) fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// `self & ~other`.
-    pub(super) fn without(self, other: NohzFlags) -> NohzFlags {
-        NohzFlags(self.0 & !other.0)
-    }
-}
-
-impl std::ops::BitOr for NohzFlags {
-    type Output = NohzFlags;
-    fn bitor(self, o: NohzFlags) -> NohzFlags {
-        NohzFlags(self.0 | o.0)
-    }
-}
-
-impl std::ops::BitOrAssign for NohzFlags {
-    fn bitor_assign(&mut self, o: NohzFlags) {
-        self.0 |= o.0;
-    }
 }
 
 impl BalanceInfo {

@@ -1,4 +1,4 @@
-//! Newidle balancing (`rebalance.rs`) and the `rq->avg_idle` that gates it.
+//! Newidle balancing (`newidle.rs`) and the `rq->avg_idle` that gates it.
 
 use super::*;
 #[cfg(target_arch = "wasm32")]
