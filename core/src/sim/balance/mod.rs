@@ -23,7 +23,7 @@
 //!            nothing pulled: nohz_newidle_balance() ─▶ NEWILB ─▶       │
 //!            do_idle()'s nohz_run_idle_balance(): the STATS pass here  │
 //!                                                                      ▼
-//!   load_balance() (lb.rs): should_we_balance() ─▶ find_busiest_group():
+//!   load_balance() (lb/): should_we_balance() ─▶ find_busiest_group():
 //!            update_sd_lb_stats() / update_sg_lb_stats() / group_classify() /
 //!            update_sd_pick_busiest(), the early outs, calculate_imbalance()
 //!            (migrate_task / util / load, NUMA allowance) ─▶ find_busiest_queue()
@@ -44,7 +44,9 @@
 //!  rebalance.rs  trigger_load_balance(), rebalance_domains(), update_blocked_averages()
 //!  nohz.rs       nohz idle balancing: the kick, nohz_flags, _nohz_idle_balance()
 //!  newidle.rs    newidle_balance()
-//!  lb.rs         load_balance() and its statistics, find_busiest_group() / _queue()
+//!  lb/mod.rs     load_balance(), should_we_balance(), struct lb_env / sd_lb_stats
+//!  lb/stats.rs   update_sd_lb_stats(), update_sg_lb_stats(), update_sd_pick_busiest()
+//!  lb/busiest.rs find_busiest_group(), calculate_imbalance(), find_busiest_queue()
 //!  migrate.rs    detach_tasks(), can_migrate_task(), task_hot(), active balancing
 //!  attach.rs     detach_task() + attach_task() -> wakeup_preempt()
 //!  fork.rs       find_idlest_cpu() for fork

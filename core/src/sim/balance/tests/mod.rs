@@ -16,7 +16,7 @@
 //!  tg_line.rs       the task group's line under the balancer's locks
 //! ```
 
-// `super::lb::...` in the tests below this module names the balancer's `lb.rs`.
+// `super::lb::...` in the tests below this module names the balancer's `lb/`.
 use super::lb::{self, CpuIdle};
 use super::NohzFlags;
 use crate::cpumask::{CpuId, CpuMask};
