@@ -8,7 +8,7 @@
 //!  load_balance.rs  should_we_balance(), find_busiest_group() / _queue(), the balanced exit
 //!  migrate.rs       task_hot(), detach_tasks()
 //!  periodic.rs      periodic balancing from the tick, in small runs
-//!  newidle.rs       newidle_balance() and rq->avg_idle
+//!  newidle/         newidle_balance() and rq->avg_idle; a pass's run time, its cuts, what it holds
 //!  nohz.rs          nohz idle balancing: the kick, its flags, the stats passes
 //!  active.rs        active balancing and the stopper
 //!  attach.rs        attach_task() -> wakeup_preempt() -> resched_curr()
