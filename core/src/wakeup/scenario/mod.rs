@@ -145,7 +145,7 @@ pub enum ExitLatency {
 }
 
 impl ExitLatency {
-    /// The rule's value for [`RqState::exit_latency_us`].
+    /// The rule's value for [`RqState::exit_latency_us`](super::RqState::exit_latency_us).
     pub fn of(v: Option<u32>) -> Self {
         match v {
             Some(us) => ExitLatency::Us(u64::from(us)),
@@ -153,7 +153,8 @@ impl ExitLatency {
         }
     }
 
-    /// The value for [`RqState::exit_latency_us`], or why `field` is invalid.
+    /// The value for [`RqState::exit_latency_us`](super::RqState::exit_latency_us), or
+    /// why `field` is invalid.
     fn resolve(&self, field: &str) -> Result<Option<u32>, ScenarioError> {
         match self {
             ExitLatency::Us(v) => u32::try_from(*v).map(Some).map_err(|_| {
