@@ -8,7 +8,7 @@
 //!  wakeup/sis_prop.rs        SIS_PROP (before 6.7)
 //!  wakeup/ttwu.rs            ttwu_queue_cond(), select_fallback_rq()
 //!  wakeup/kernel_ints.rs     the kernel's integer widths where they decide
-//!  wakeup/releases.rs        where a release's code differs from v6.8's
+//!  wakeup/releases/          where a release's code differs from v6.8's
 //!  wakeup/transcript_68.rs   v6.8's placement transcribed again, against the model
 //!  wakeup/transcript_612.rs  v6.12's, with core.c's queueing decision (shared with 5.12)
 //!  wakeup/transcript_512.rs  v5.12.0's placement and queueing
@@ -36,7 +36,7 @@ mod idle_sibling;
 mod idlest;
 #[path = "wakeup/kernel_ints.rs"]
 mod kernel_ints;
-#[path = "wakeup/releases.rs"]
+#[path = "wakeup/releases/mod.rs"]
 mod releases;
 #[path = "wakeup/sis_prop.rs"]
 mod sis_prop;

@@ -1,6 +1,7 @@
 //! Unit tests of the cost model: the presets' calibrated, documented parameters and the pair
 //! costs each distance class gives.
 
+use super::params::lines_per_wake;
 use super::*;
 use crate::topology::presets;
 #[cfg(target_arch = "wasm32")]

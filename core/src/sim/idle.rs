@@ -6,7 +6,7 @@
 //!   enter_idle(): menu_select() (menu.rs) with tick_nohz_get_sleep_length(): the
 //!                 earliest sleeper's hrtimer on this CPU, else the watchdog's
 //!                 first do_idle()'s nohz_run_idle_balance(): NOHZ_NEWILB_KICK's
-//!                 stats pass over the idle CPUs (balance/rebalance.rs)
+//!                 stats pass over the idle CPUs (balance/nohz.rs)
 //!                 stop: tick_nohz_idle_stop_tick() → nohz_balance_enter_idle():
 //!                 blocked load to decay (nohz.has_blocked); the first since a
 //!                 busy tick does nr_busy_cpus-- (a line write)
@@ -16,7 +16,7 @@
 //!   leave_idle_accounting(): menu_update(), avg_idle (newidle, SIS_PROP),
 //!                 restart the tick (tick_nohz_idle_exit())
 //!   first busy tick: nohz_balancer_kick() → nohz_balance_exit_idle():
-//!                 nr_busy_cpus++ (a line write; balance/rebalance.rs)
+//!                 nr_busy_cpus++ (a line write; balance/nohz.rs)
 //! ```
 //!
 //! A machine with one idle state (Kunpeng's WFI) keeps no timers and runs no

@@ -67,6 +67,7 @@ fn mib(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::cli;
 
     #[test]
     fn an_endless_input_stops_at_the_cap() {
@@ -79,5 +80,20 @@ mod tests {
         assert!(read_capped("bin", &[0xff_u8, 0][..], 3)
             .unwrap_err()
             .contains("not UTF-8"));
+    }
+
+    /// Issue 16: whole files were read before any size check (`-m /dev/urandom` ran
+    /// until killed). A file one byte past the cap is refused, naming the cap.
+    #[test]
+    fn files_past_the_input_cap_are_refused_naming_it() {
+        let path = std::env::temp_dir().join(format!("schedlab-cap-{}.txt", std::process::id()));
+        std::fs::write(&path, vec![b' '; (4 << 20) + 1]).unwrap();
+        let p = path.to_str().unwrap();
+        let machine = cli(&["domains", "-m", p]).unwrap_err();
+        let wake = cli(&["wake", "-s", p]).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        for e in [machine, wake] {
+            assert!(e.contains("4 MiB") && e.contains(p), "{e}");
+        }
     }
 }

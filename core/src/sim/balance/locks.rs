@@ -91,7 +91,7 @@ impl Simulator {
 
     /// The pass's lock time `ns`, run on `runs_on` from its tick's softirq or as its
     /// stopper: taken from its task when it runs one (as the `sd_llc_shared` write
-    /// of `update_idle_cpu_scan()` is, lb.rs).
+    /// of `update_idle_cpu_scan()` is, lb/stats.rs).
     pub(in crate::sim) fn lb_charge(&mut self, runs_on: u32, ns: u64) {
         if self.cpus[runs_on as usize].mode == Mode::Running {
             self.lb_charge_cpu(runs_on, ns);

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!   tick ─▶ trigger_load_balance(cpu)            (rebalance.rs)
-//!            ├─ nohz_balancer_kick(): STATS when nohz.has_blocked and
+//!            ├─ nohz_balancer_kick(): STATS when nohz.has_blocked and  (nohz.rs)
 //!            │     next_blocked passed; STATS|BALANCE when next_balance
 //!            │     passed and rq->nr_running >= 2 or nr_busy_cpus > 1;
 //!            │     NEXT while nohz.needs_update ─▶ kick_ilb(flags):
@@ -23,7 +23,7 @@
 //!            nothing pulled: nohz_newidle_balance() ─▶ NEWILB ─▶       │
 //!            do_idle()'s nohz_run_idle_balance(): the STATS pass here  │
 //!                                                                      ▼
-//!   load_balance() (lb.rs): should_we_balance() ─▶ find_busiest_group():
+//!   load_balance() (lb/): should_we_balance() ─▶ find_busiest_group():
 //!            update_sd_lb_stats() / update_sg_lb_stats() / group_classify() /
 //!            update_sd_pick_busiest(), the early outs, calculate_imbalance()
 //!            (migrate_task / util / load, NUMA allowance) ─▶ find_busiest_queue()
@@ -34,6 +34,25 @@
 //!            update_sg_wakeup_stats() / find_idlest_group_cpu(), walking down
 //!            (the walk: wakeup::lb_stats::find_idlest_cpu_walk(), the slow path's)
 //!   forced idle ─▶ core_balance(cpu) (core_sched.rs) walks the spans kept here
+//! ```
+//!
+//! By file (each twin names its kernel function in its doc comment):
+//!
+//! ```text
+//!  mod.rs        the state: groups, domains, BalanceInfo, jiffies
+//!  domains.rs    BalanceInfo::new(): each run CPU's domains and shared groups, as boot left them
+//!  rebalance.rs  trigger_load_balance(), rebalance_domains(), update_blocked_averages()
+//!  nohz.rs       nohz idle balancing: the kick, nohz_flags, _nohz_idle_balance()
+//!  newidle.rs    newidle_balance()
+//!  lb/mod.rs     load_balance(), should_we_balance(), struct lb_env / sd_lb_stats
+//!  lb/stats.rs   update_sd_lb_stats(), update_sg_lb_stats(), update_sd_pick_busiest()
+//!  lb/busiest.rs find_busiest_group(), calculate_imbalance(), find_busiest_queue()
+//!  migrate.rs    detach_tasks(), can_migrate_task(), task_hot(), active balancing
+//!  attach.rs     detach_task() + attach_task() -> wakeup_preempt()
+//!  fork.rs       find_idlest_cpu() for fork
+//!  locks.rs      the rq locks a pass takes, and its clock
+//!  sums.rs       the runqueue sums update_sg_lb_stats() reads
+//!  ring.rs       a domain's groups as a shared ring
 //! ```
 //!
 //! Simplifications (each also listed in docs/fidelity.md, "Load balancing"):
@@ -64,7 +83,7 @@
 //!   per CPU looked at) and the rq locks it takes (locks.rs, session 34). The ilb
 //!   kick, for a balance or only for the stats, is
 //!   an IPI (unless the ilb polls) and the ilb's C-state exit (`Event::NohzKick`,
-//!   rebalance.rs); a newly idle CPU's own stats pass sends none. An active balance
+//!   nohz.rs); a newly idle CPU's own stats pass sends none. An active balance
 //!   queues the busiest CPU's stopper (`rq->active_balance`, `push_cpu`), which runs
 //!   one IPI later (`Event::Stopper`, migrate.rs): it preempts the running task and
 //!   moves one CFS task if any is still there; its own run time is not charged.
@@ -80,10 +99,14 @@
 //! - A migrated task pays the cache-distance refill of its data (`wake_data_ns` from
 //!   the CPU it leaves to the one it joins) on its next run.
 
+mod attach;
+mod domains;
 mod fork;
 mod lb;
 pub(super) mod locks;
 mod migrate;
+mod newidle;
+mod nohz;
 mod rebalance;
 mod ring;
 mod sums;
@@ -92,16 +115,15 @@ mod tests;
 
 use std::sync::Arc;
 
-use crate::cpumask::{CpuId, CpuMask};
-use crate::fxhash::FxHashMap;
+use crate::cpumask::CpuId;
 use crate::release::Release;
-use crate::sched_domain::{SchedGroup, SdFlags};
-use crate::wakeup::{RqState, WakeEnv};
+use crate::sched_domain::SdFlags;
+use crate::wakeup::RqState;
 
-use super::record::{MigrateReason, RecordKind};
-use super::{Loc, Mode, SimTime, Simulator};
+use super::{SimTime, Simulator};
 
 pub(super) use lb::CpuIdle;
+use nohz::NohzFlags;
 
 /// How long the machine has been up when the run starts, in seconds (at least
 /// `max_load_balance_interval`, the longest a balance interval can be): longer than
@@ -169,77 +191,6 @@ pub(super) struct DomainState {
     last_decay_max_lb_cost: u64,
 }
 
-/// One shared CPU list.
-type CpuList = Arc<[u32]>;
-/// Each distinct (span, balance mask) of a group id, with its online CPUs, run CPUs
-/// that balance, and sum cells.
-type GroupLists = Vec<(CpuMask, CpuMask, [CpuList; 3])>;
-/// Each distinct span of a level and first CPU, with its run CPUs.
-type SpanLists = Vec<(CpuMask, CpuList)>;
-
-/// The CPU lists [`BalanceInfo::new`] has made, by domain level and group (or
-/// span), so that the CPUs of one group or span share them.
-#[derive(Default)]
-struct Shared {
-    /// By (level, `sgc` id): each distinct (span, balance mask) seen, with its
-    /// online CPUs, run CPUs that balance, and sum cells. Overlapping NUMA groups of
-    /// one id may differ by CPU, so the masks are compared.
-    groups: FxHashMap<(usize, CpuId), GroupLists>,
-    /// By (level, first CPU of the span): each distinct span, with its run CPUs.
-    spans: FxHashMap<(usize, Option<CpuId>), SpanLists>,
-    /// The lists of each `SchedGroup` of the domains' shared rings, by its address:
-    /// every CPU whose domain walks the same ring finds them here without comparing
-    /// masks. Looked up only (the addresses' order decides nothing).
-    by_group: FxHashMap<usize, [CpuList; 3]>,
-}
-
-impl Shared {
-    /// The lists of group `g` of a level-`tl` domain, made by `make` the first time a
-    /// group of its `sgc` id and masks is met (the first time `g` itself is met,
-    /// compared by id and masks with the groups seen before).
-    fn group(
-        &mut self,
-        tl: usize,
-        g: &SchedGroup,
-        make: impl FnOnce() -> [CpuList; 3],
-    ) -> (CpuList, CpuList, CpuList) {
-        let addr = std::ptr::from_ref(g) as usize;
-        let lists = match self.by_group.get(&addr) {
-            Some(l) => l.clone(),
-            None => {
-                let (span, balance) = (&g.span, &g.balance_mask);
-                let seen = self.groups.entry((tl, g.id)).or_default();
-                let l = match seen.iter().find(|(s, b, _)| s == span && b == balance) {
-                    Some((_, _, l)) => l.clone(),
-                    None => {
-                        let l = make();
-                        seen.push((span.clone(), balance.clone(), l.clone()));
-                        l
-                    }
-                };
-                self.by_group.insert(addr, l.clone());
-                l
-            }
-        };
-        let [cpus, balance, pieces] = lists;
-        (cpus, balance, pieces)
-    }
-
-    /// The run CPUs of a level-`tl` domain spanning `span`, made by `make` the first
-    /// time.
-    fn span(&mut self, tl: usize, span: &CpuMask, make: impl FnOnce() -> Vec<u32>) -> Arc<[u32]> {
-        let seen = self.spans.entry((tl, span.first())).or_default();
-        match seen.iter().find(|(s, _)| s == span) {
-            Some((_, l)) => l.clone(),
-            None => {
-                let l: Arc<[u32]> = make().into();
-                seen.push((span.clone(), l.clone()));
-                l
-            }
-        }
-    }
-}
-
 #[derive(Clone, Debug)]
 pub(super) struct BalanceInfo {
     /// Per CPU (empty for CPUs outside the run), bottom-up.
@@ -291,184 +242,7 @@ pub(super) struct BalanceInfo {
     last_blocked_load_update_tick: Vec<u64>,
 }
 
-/// `nohz_flags(cpu)`, sched.h v6.8 2919-2933: what a kick asks of the CPU it goes to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct NohzFlags(u8);
-
-impl NohzFlags {
-    /// `NOHZ_BALANCE_KICK`: `rebalance_domains()` for the idle CPUs whose balance is due.
-    pub(super) const BALANCE: NohzFlags = NohzFlags(1 << 0);
-    /// `NOHZ_STATS_KICK`: decay the idle CPUs' blocked averages (`update_nohz_stats()`).
-    pub(super) const STATS: NohzFlags = NohzFlags(1 << 1);
-    /// `NOHZ_NEWILB_KICK`: a newly idle CPU runs the stats pass itself before it
-    /// enters its idle state (`nohz_run_idle_balance()`), no IPI.
-    pub(super) const NEWILB: NohzFlags = NohzFlags(1 << 2);
-    /// `NOHZ_NEXT_KICK`: collate `nohz.next_balance` (5.16+).
-    pub(super) const NEXT: NohzFlags = NohzFlags(1 << 3);
-    /// `NOHZ_KICK_MASK`: the flags that go with an IPI.
-    pub(super) const KICK_MASK: NohzFlags = NohzFlags(1 << 0 | 1 << 1 | 1 << 3);
-    pub(super) const EMPTY: NohzFlags = NohzFlags(0);
-
-    /// Whether every flag of `other` is set.
-    pub(super) fn contains(self, other: NohzFlags) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// Whether any flag of `other` is set.
-    pub(super) fn intersects(self, other: NohzFlags) -> bool {
-        self.0 & other.0 != 0
-    }
-
-    pub(super) fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// `self & ~other`.
-    pub(super) fn without(self, other: NohzFlags) -> NohzFlags {
-        NohzFlags(self.0 & !other.0)
-    }
-}
-
-impl std::ops::BitOr for NohzFlags {
-    type Output = NohzFlags;
-    fn bitor(self, o: NohzFlags) -> NohzFlags {
-        NohzFlags(self.0 | o.0)
-    }
-}
-
-impl std::ops::BitOrAssign for NohzFlags {
-    fn bitor_assign(&mut self, o: NohzFlags) {
-        self.0 |= o.0;
-    }
-}
-
 impl BalanceInfo {
-    /// The domains of every run CPU, restricted to the run's CPUs; `rqs` are the
-    /// runqueues as the run starts.
-    pub(super) fn new(env: &WakeEnv, active: &[u32], hz: u64, rqs: &[RqState]) -> BalanceInfo {
-        let n = env.nr_cpus() as usize;
-        let mut act = CpuMask::new(n as u32);
-        for &c in active {
-            act.set_cpu(CpuId(c));
-        }
-        let online = &env.domains.cpu_map;
-        let n_tl = env.domains.levels.len().max(1);
-        let sgc_of = |tl: usize, id: CpuId| tl * n + id.idx();
-        let mut levels = vec![Vec::new(); n];
-        let mut dom = vec![Vec::new(); n];
-        let sums = sums::RqSums::new(rqs);
-        let mut shared = Shared::default();
-        // By (level, the ring's address): the ring's groups (each made once, in the
-        // ring's stored order, shared by every domain walking it), how many of them
-        // come before each ring position, and their online CPUs in all. Looked up only.
-        // A domain's own first group (`Groups::own_first`) makes its ring a ring of its
-        // own here, keyed by where it enters and the flags it has.
-        type Made = (Arc<[Group]>, Vec<usize>, usize);
-        type RingKey = (usize, usize, Option<(usize, SdFlags)>);
-        let mut by_ring: FxHashMap<RingKey, Made> = FxHashMap::default();
-        for &c in active {
-            let Some(cd) = env.domains.try_cpu(CpuId(c)) else {
-                continue;
-            };
-            for (i, sd) in cd.domains.iter().enumerate() {
-                let (ring, first) = sd.groups.ring();
-                let own = sd.groups.own_first().map(|g| (first, g.flags));
-                let (made, before, weight) = by_ring
-                    .entry((sd.tl, ring.as_ptr() as usize, own))
-                    .or_insert_with(|| {
-                        let mut before = Vec::with_capacity(ring.len());
-                        let mut made = Vec::with_capacity(ring.len());
-                        for (j, g) in ring.iter().enumerate() {
-                            let flags = match own {
-                                Some((f, flags)) if f == j => flags,
-                                _ => g.flags,
-                            };
-                            before.push(made.len());
-                            let (cpus, balance, pieces) = shared.group(sd.tl, g, || {
-                                let cpus: Vec<u32> =
-                                    g.span.and(online).iter().map(|x| x.0).collect();
-                                let balance: Vec<u32> =
-                                    g.balance_mask.and(&act).iter().map(|x| x.0).collect();
-                                let pieces = sums.pieces(&cpus);
-                                [cpus, balance, pieces].map(Arc::from)
-                            });
-                            // Groups without a run CPU are kept: their idle CPUs count.
-                            if !cpus.is_empty() {
-                                made.push(Group {
-                                    balance,
-                                    pieces,
-                                    cpus,
-                                    capacity: g.capacity,
-                                    flags,
-                                    cores: g.cores,
-                                    sgc: sgc_of(sd.tl, g.id),
-                                });
-                            }
-                        }
-                        let weight = made.iter().map(|g: &Group| g.cpus.len()).sum();
-                        (made.into(), before, weight)
-                    });
-                let groups = ring::GroupRing::new(made.clone(), before[first]);
-                let weight = *weight;
-                let parent_sgc = cd
-                    .domains
-                    .get(i + 1)
-                    .and_then(|p| p.groups.iter().next().map(|g| sgc_of(p.tl, g.id)));
-                levels[c as usize].push(Level {
-                    groups,
-                    flags: sd.flags,
-                    imbalance_pct: sd.imbalance_pct as u64,
-                    cache_nice_tries: sd.cache_nice_tries,
-                    min_interval: sd.min_interval.max(1) as u64,
-                    max_interval: sd.max_interval.max(1) as u64,
-                    busy_factor: sd.busy_factor.max(1) as u64,
-                    imb_numa_nr: sd.imb_numa_nr,
-                    child_flags: i.checked_sub(1).map(|j| cd.domains[j].flags),
-                    parent_sgc,
-                    is_llc: cd.sd_llc == Some(i),
-                    span_weight: sd.span_weight,
-                    span: shared.span(sd.tl, &sd.span, || {
-                        sd.span.and(&act).iter().map(|x| x.0).collect()
-                    }),
-                    weight: weight as u32,
-                });
-                dom[c as usize].push(DomainState {
-                    balance_interval: sd.min_interval.max(1) as u64,
-                    nr_balance_failed: 0,
-                    last_balance: 0,
-                    // sd_init(): max_newidle_lb_cost = 0, last_decay = jiffies.
-                    max_newidle_lb_cost: 0,
-                    last_decay_max_lb_cost: 0,
-                });
-            }
-        }
-        let online = env.domains.cpu_map.weight() as u64;
-        BalanceInfo {
-            levels,
-            dom,
-            next_balance: vec![0; n],
-            max_idle_balance_cost: vec![super::MIGRATION_COST_NS; n],
-            sgc_imbalance: vec![false; n_tl * n],
-            overload: false,
-            nohz_next_balance: 0,
-            max_lb_interval: (hz * online / 10).max(1),
-            uptime: (UPTIME_S * hz).max(hz * online / 10),
-            release: env.patches.release,
-            sums,
-            push_cpu: vec![None; n],
-            stopper_wakelist: vec![false; n],
-            nohz_flags: vec![NohzFlags::EMPTY; n],
-            nohz_kick_polled: vec![false; n],
-            // init_sched_fair_class(): nohz.next_blocked = jiffies, at boot; the CPUs
-            // idle since have decayed to nothing.
-            nohz_has_blocked: false,
-            nohz_next_blocked: 0,
-            nohz_needs_update: false,
-            has_blocked_load: vec![false; n],
-            last_blocked_load_update_tick: vec![0; n],
-        }
-    }
-
     /// `get_sd_balance_interval()`'s arithmetic (jiffies): `ms`, × `busy_factor` and
     /// less one jiffy when busy (`Some`), clamped to `[1, max_load_balance_interval]`.
     fn interval_jiffies(&self, ms: u64, busy_factor: Option<u64>, tick_ns: u64) -> u64 {
@@ -594,106 +368,5 @@ impl Simulator {
     /// starts (which put every CPU's first busy balance of a level at the same jiffy).
     fn jiffies(&self) -> u64 {
         self.balance.uptime + self.now.ns() / self.cost.params.tick_ns
-    }
-
-    /// `detach_task()` + `attach_task()`: moves queued task `t` from `src` to `dst`,
-    /// the balance running on `runs_on` (`smp_processor_id()`: `dst` itself, the idle
-    /// load balancer on `dst`'s behalf, or `src`'s stopper pushing). The task owes the
-    /// cache-distance refill of its data, left on `src`, on its next run
-    /// (`wake_data_ns`, the cost a wake-up across the same distance pays).
-    pub(super) fn migrate_queued(
-        &mut self,
-        t: u32,
-        src: u32,
-        dst: u32,
-        runs_on: u32,
-        reason: MigrateReason,
-    ) {
-        if self.rec.is_some() {
-            self.record(RecordKind::Migrate {
-                task: t,
-                from: src as u16,
-                to: dst as u16,
-                reason,
-            });
-        }
-        // detach_task() → dequeue_entity(): update_curr() (fair.c v6.8 5361) before
-        // update_entity_lag() (5379).
-        self.update_curr(src);
-        self.update_cpu_pelt(src);
-        let avg = self.avg_vruntime(src);
-        let lim = self.lag_limit();
-        let q = &mut self.cpus[src as usize].queue;
-        let i = q
-            .iter()
-            .position(|&x| x == t)
-            .expect("migrating a queued task");
-        q.swap_remove(i);
-        // util_est_dequeue(); the detach publishes the CPU's averages.
-        self.util_est_dequeue(t, src);
-        self.detach_entity_load_avg(t, src);
-        let v = self.tasks[t as usize].vruntime;
-        self.cpus[src as usize].v_sum -= v;
-        self.update_rq(src, |rq| rq.nr_running -= 1);
-        let refill = self.cost.wake_data_ns(CpuId(src), CpuId(dst));
-        let task = &mut self.tasks[t as usize];
-        task.vlag = (avg - task.vruntime).clamp(-lim, lim);
-        task.loc = Loc::Blocked; // transient, enqueue() relocates it
-        task.debt_ns += refill;
-        self.enqueue(t, dst);
-        if self.measuring {
-            self.metrics.migrations_balance += 1;
-        }
-        self.attach_wakeup_preempt(t, runs_on, dst);
-    }
-
-    /// `attach_task()`'s `wakeup_preempt(rq, p, 0)` with `resched_curr()`, core.c
-    /// v6.8, run on `runs_on` for task `t` just enqueued on `dst`:
-    /// - on `dst` itself (periodic balance from its tick, newidle, core scheduling's
-    ///   steal): a running task is preempted if `t` should run first, at the return
-    ///   from the interrupt (`set_tsk_need_resched()`); an idle CPU, awake to run the
-    ///   balance, schedules when that interrupt returns (its tick's: after its
-    ///   C-state's exit latency); one already in `schedule()` picks for itself.
-    /// - on another CPU (the idle load balancer on a tick-stopped CPU's behalf, the
-    ///   stopper pushing): a running task is preempted only if `t` should run first,
-    ///   by `smp_send_reschedule()`; an idle CPU is sent an IPI unless it polls
-    ///   (`set_nr_and_not_polling()`) and leaves its C-state, as for a wake-up
-    ///   (`kick_target()`). A CPU whose need_resched is set already does nothing.
-    fn attach_wakeup_preempt(&mut self, t: u32, runs_on: u32, dst: u32) {
-        let mode = self.cpus[dst as usize].mode;
-        if runs_on != dst {
-            let q = super::ttwu::Queued {
-                need_ipi: self.idle_resched_needs_ipi(dst, mode),
-                ..Default::default()
-            };
-            self.kick_target(t, None, runs_on, dst, mode, q);
-            return;
-        }
-        let resched = match mode {
-            Mode::Running => self.should_preempt(dst, t),
-            Mode::Idle | Mode::ForceIdle => true,
-            Mode::Waking => false,
-            Mode::NewidlePass => {
-                self.newidle_interrupted(dst, self.now);
-                false
-            }
-        };
-        if resched {
-            let c = &mut self.cpus[dst as usize];
-            let mut at = self.now;
-            if c.mode == Mode::Idle {
-                c.mode = Mode::Waking;
-                // resched_curr() of the idle task sets need_resched; do_idle() sees it
-                // when the interrupt that balanced returns (idle.c v6.8 258,
-                // cpuidle.c 279-302): for the tick, which the model handles at its
-                // expiry, once the CPU is out of its C-state, at the handler's exit
-                // (`idle_entry`, which `on_tick` set). An ilb kick's event already
-                // comes after the exit, and its `idle_entry` is earlier.
-                at = at.max(c.idle_entry);
-            }
-            let g = c.switch_gen;
-            self.queue
-                .push(at, super::Event::Resched { cpu: dst, gen: g });
-        }
     }
 }

@@ -57,7 +57,7 @@ pub struct Common {
     #[arg(long, short)]
     machine: String,
     #[command(flatten)]
-    machine_opts: crate::MachineOpts,
+    machine_opts: crate::machine::MachineOpts,
     /// CPUs the workload may use: a kernel CPU list (0-31,64), nodeN or nodeA-B
     /// (numactl -C / -N). Default: every CPU.
     #[arg(long)]
@@ -207,7 +207,7 @@ fn workload(c: &Common, threads: Option<u32>) -> Result<Workload, String> {
 }
 
 fn spec(c: &Common, threads: Option<u32>, patches: PatchSet) -> Result<RunSpec, String> {
-    let machine = crate::load_machine(&c.machine, &c.machine_opts)?;
+    let machine = crate::machine::load_machine(&c.machine, &c.machine_opts)?;
     let workload = workload(c, threads)?;
     let duration_ms = c.duration_ms.unwrap_or(if workload.runs_to_completion() {
         600_000

@@ -1,4 +1,4 @@
-//! Group statistics as `load_balance()` and fork placement read them (`lb.rs`,
+//! Group statistics as `load_balance()` and fork placement read them (`lb/stats.rs`,
 //! `wakeup::lb_stats`): `group_classify()`, the NUMA allowance in its release forms,
 //! and `imb_numa_nr` as the domains are built.
 

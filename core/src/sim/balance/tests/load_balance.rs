@@ -1,4 +1,4 @@
-//! `load_balance()`'s steps on hand-built runqueues (`lb.rs`): `should_we_balance()`,
+//! `load_balance()`'s steps on hand-built runqueues (`lb/`): `should_we_balance()`,
 //! `find_busiest_group()`, `find_busiest_queue()` and the balanced exit.
 
 use super::*;

@@ -213,7 +213,7 @@ fn a_cut_pass_switches_to_the_wakee_before_its_planned_end() {
 }
 
 /// A newidle pass that pulls charges its time once: to the pulled task's debt
-/// (`rebalance.rs`), not again as schedule()'s wait for the own lock that the pass's
+/// (`newidle.rs`), not again as schedule()'s wait for the own lock that the pass's
 /// `attach_tasks()` and retake held (`busy_until_ns`). The task's first burst is
 /// its 100 ms, the pass and the context switch.
 #[test]

@@ -8,7 +8,7 @@
 //!  load_balance.rs  should_we_balance(), find_busiest_group() / _queue(), the balanced exit
 //!  migrate.rs       task_hot(), detach_tasks()
 //!  periodic.rs      periodic balancing from the tick, in small runs
-//!  newidle.rs       newidle_balance() and rq->avg_idle
+//!  newidle/         newidle_balance() and rq->avg_idle; a pass's run time, its cuts, what it holds
 //!  nohz.rs          nohz idle balancing: the kick, its flags, the stats passes
 //!  active.rs        active balancing and the stopper
 //!  attach.rs        attach_task() -> wakeup_preempt() -> resched_curr()
@@ -16,7 +16,7 @@
 //!  tg_line.rs       the task group's line under the balancer's locks
 //! ```
 
-// `super::lb::...` in the tests below this module names the balancer's `lb.rs`.
+// `super::lb::...` in the tests below this module names the balancer's `lb/`.
 use super::lb::{self, CpuIdle};
 use super::NohzFlags;
 use crate::cpumask::{CpuId, CpuMask};

@@ -1,4 +1,4 @@
-//! Periodic balancing from the tick (`rebalance.rs`, `lb.rs`) in small runs: what
+//! Periodic balancing from the tick (`rebalance.rs`, `lb/`) in small runs: what
 //! moves, what stays, and when each domain is due.
 
 use super::*;

@@ -9,11 +9,20 @@
 //! `cpumask_first`, `for_each_cpu_wrap`, ...). Formatting follows lib/vsprintf.c:
 //! `%*pbl` ([`CpuMask::to_list`]) and `%*pb` ([`CpuMask::to_hex`]), both taking the
 //! width from `nr_cpu_ids` as `cpumask_pr_args()` does.
+//!
+//! By file: this one the mask, its words and the set verbs; wrap.rs
+//! `for_each_cpu_wrap()`'s walk; format.rs the `%*pbl` / `%*pb` formats and the list
+//! parser.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+mod format;
+mod wrap;
+
+pub use wrap::WrapWalk;
 
 /// The largest machine schedlab models (the kernel's default `NR_CPUS` on x86 is 8192;
 /// we keep memory and drawing bounded).
@@ -73,31 +82,6 @@ const INLINE_WORDS: usize = 4;
 enum Words {
     Inline([u64; INLINE_WORDS]),
     Heap(Box<[u64]>),
-}
-
-/// How many CPUs of `m` (a mask of up to 128 CPUs) `for_each_cpu_wrap(.., start)` visits
-/// before CPU `k`: those from `start` up, then, once the walk has wrapped, those below `k`.
-#[inline]
-fn wrap_before128(m: u128, start: u32, k: u32) -> u32 {
-    let upper = m & (!0u128 << start);
-    let below_k = (1u128 << k) - 1;
-    let before = if k >= start {
-        upper & below_k
-    } else {
-        upper | (m & below_k)
-    };
-    before.count_ones()
-}
-
-/// How [`CpuMask::wrap_walk`] ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WrapWalk {
-    /// The walk reached `cpu` of `hit` after visiting `pos` other CPUs.
-    Hit { pos: u64, cpu: CpuId },
-    /// The walk reached position `limit` first.
-    Limit,
-    /// The walk visited all `len` CPUs (`len <= limit`) and none is in `hit`.
-    End { len: u64 },
 }
 
 /// A set of CPUs of one machine (`nr_cpu_ids` bits).
@@ -274,91 +258,6 @@ impl CpuMask {
         n
     }
 
-    /// The position of `cpu` in `for_each_cpu_wrap(.., self, start)` order: how many
-    /// CPUs of the mask that walk visits before it.
-    #[inline]
-    pub fn wrap_position(&self, start: u32, cpu: CpuId) -> u32 {
-        let start = if start >= self.nr_cpu_ids { 0 } else { start };
-        if let Some(m) = self.bits128().filter(|_| cpu.0 < self.nr_cpu_ids) {
-            return wrap_before128(m, start, cpu.0);
-        }
-        if cpu.0 >= start {
-            self.weight_range(start, cpu.0)
-        } else {
-            self.weight_range(start, self.nr_cpu_ids) + self.weight_range(0, cpu.0)
-        }
-    }
-
-    /// The walk `for_each_cpu_wrap(cpu, self, start)` that stops at the first CPU of
-    /// `hit`, or before the CPU at position `limit` (0-based), in one pass over the
-    /// words: what a budgeted scan loop visits, without visiting CPU by CPU.
-    #[inline]
-    pub fn wrap_walk(&self, hit: &CpuMask, start: u32, limit: u64) -> WrapWalk {
-        let start = if start >= self.nr_cpu_ids { 0 } else { start };
-        if let (Some(m), Some(h)) = (self.bits128(), hit.bits128()) {
-            // The walk visits m's bits >= start, low first, then its bits < start.
-            let hits = m & h;
-            let upper_hits = hits & (!0u128 << start);
-            let first = if upper_hits != 0 { upper_hits } else { hits };
-            if first != 0 {
-                let k = first.trailing_zeros();
-                let pos = wrap_before128(m, start, k) as u64;
-                if pos >= limit {
-                    return WrapWalk::Limit;
-                }
-                return WrapWalk::Hit { pos, cpu: CpuId(k) };
-            }
-            let len = m.count_ones() as u64;
-            return if len > limit {
-                WrapWalk::Limit
-            } else {
-                WrapWalk::End { len }
-            };
-        }
-        let (a, b) = (self.words(), hit.words());
-        let n = a.len().min(b.len());
-        let sw = (start / 64) as usize;
-        let high = !0u64 << (start % 64);
-        let mut seen: u64 = 0;
-        // Wrap order: start's word from start up, the words after it, the words
-        // before it, then start's word below start.
-        let mut i = sw;
-        for k in 0..=n {
-            let seg = if k == 0 {
-                high
-            } else if k == n {
-                !high
-            } else {
-                !0u64
-            };
-            let wi = i;
-            i = if i + 1 == n { 0 } else { i + 1 };
-            let w = a[wi] & seg;
-            if w == 0 {
-                continue;
-            }
-            if seen >= limit {
-                return WrapWalk::Limit;
-            }
-            let h = w & b[wi];
-            if h != 0 {
-                let below = w & ((h & h.wrapping_neg()) - 1);
-                let pos = seen + below.count_ones() as u64;
-                if pos >= limit {
-                    return WrapWalk::Limit;
-                }
-                let cpu = CpuId(wi as u32 * 64 + h.trailing_zeros());
-                return WrapWalk::Hit { pos, cpu };
-            }
-            seen += w.count_ones() as u64;
-        }
-        if seen > limit {
-            WrapWalk::Limit
-        } else {
-            WrapWalk::End { len: seen }
-        }
-    }
-
     /// `cpumask_empty()`.
     pub fn is_empty(&self) -> bool {
         self.words().iter().all(|&w| w == 0)
@@ -472,165 +371,6 @@ impl CpuMask {
     /// `for_each_cpu()`.
     pub fn iter(&self) -> Iter<'_> {
         Iter::new(self.words(), 0, self.nr_cpu_ids)
-    }
-
-    /// `for_each_cpu_wrap(cpu, mask, start)`: the CPUs `>= start` in order, then those
-    /// below `start`. The kernel's select_idle_cpu() passes `target + 1`, so `target`
-    /// itself comes last.
-    pub fn iter_wrap(&self, start: u32) -> impl Iterator<Item = CpuId> + '_ {
-        let start = if start >= self.nr_cpu_ids { 0 } else { start };
-        Iter::new(self.words(), start, self.nr_cpu_ids).chain(Iter::new(self.words(), 0, start))
-    }
-
-    /// The kernel's `%*pbl` format: `0-3,8,10-11`; empty mask prints nothing. Run by
-    /// run (`bitmap_list_string()`'s `find_next_bit`/`find_next_zero_bit`), a word at a
-    /// time: a 4096-CPU span is one run, not 4096 steps.
-    pub fn to_list(&self) -> String {
-        use std::fmt::Write as _;
-        let mut out = String::new();
-        let mut from = 0;
-        while let Some(start) = self.next_from(from) {
-            let end = self.next_zero_from(start.0 + 1) - 1;
-            let sep = if out.is_empty() { "" } else { "," };
-            // Writing to a String cannot fail.
-            let _ = if start.0 == end {
-                write!(out, "{sep}{end}")
-            } else {
-                write!(out, "{sep}{}-{end}", start.0)
-            };
-            from = end + 1;
-        }
-        out
-    }
-
-    /// The first CPU `>= from` not in the mask, or `nr_cpu_ids` (`find_next_zero_bit`).
-    fn next_zero_from(&self, from: u32) -> u32 {
-        let words = self.words();
-        let mut wi = (from / 64) as usize;
-        while wi < words.len() {
-            let w = !words[wi]
-                & (!0u64)
-                    .checked_shl(from.saturating_sub(wi as u32 * 64))
-                    .unwrap_or(0);
-            if w != 0 {
-                return (wi as u32 * 64 + w.trailing_zeros()).min(self.nr_cpu_ids);
-            }
-            wi += 1;
-        }
-        self.nr_cpu_ids
-    }
-
-    /// The kernel's `%*pb` format (lib/vsprintf.c bitmap_string()): 32-bit chunks,
-    /// most significant first, comma separated; the top chunk is only as wide as the
-    /// bits it holds (`nr_cpu_ids % 32`).
-    pub fn to_hex(&self) -> String {
-        const CHUNK: u32 = 32;
-        let nr_bits = self.nr_cpu_ids.max(1);
-        let mut chunksz = nr_bits % CHUNK;
-        if chunksz == 0 {
-            chunksz = CHUNK;
-        }
-        let mut out = String::new();
-        let mut i = nr_bits.div_ceil(CHUNK) * CHUNK;
-        while i >= CHUNK {
-            i -= CHUNK;
-            let word = self.words().get((i / 64) as usize).copied().unwrap_or(0);
-            let chunkmask = ((1u64 << chunksz) - 1) as u32;
-            let val = ((word >> (i % 64)) as u32) & chunkmask;
-            if !out.is_empty() {
-                out.push(',');
-            }
-            // `{val:0width$x}` digit by digit: val has at most `width` hex digits.
-            for k in (0..chunksz.div_ceil(4)).rev() {
-                out.push(char::from(
-                    b"0123456789abcdef"[(val >> (4 * k) & 0xf) as usize],
-                ));
-            }
-            chunksz = CHUNK;
-        }
-        out
-    }
-
-    /// Parses the kernel list format (`0-3,8`, also `0-7:2` strides as
-    /// bitmap_parselist() accepts). Whitespace around the list is ignored.
-    pub fn parse_list(nr_cpu_ids: u32, text: &str) -> Result<CpuMask, CpuMaskError> {
-        let mut m = CpuMask::new(nr_cpu_ids);
-        let bad = |why: &str| CpuMaskError::BadList {
-            text: text.to_string(),
-            why: why.to_string(),
-        };
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return Ok(m);
-        }
-        for part in trimmed.split(',') {
-            let part = part.trim();
-            if part.is_empty() {
-                return Err(bad("empty element between commas"));
-            }
-            let (range, stride) = match part.split_once(':') {
-                Some((r, s)) => {
-                    let s: u64 = s
-                        .parse()
-                        .map_err(|_| bad(&format!("stride {s:?} is not a number")))?;
-                    if s == 0 {
-                        return Err(bad("stride 0: a stride must be at least 1"));
-                    }
-                    (r, s)
-                }
-                None => (part, 1),
-            };
-            let (lo, hi) = match range.split_once('-') {
-                Some((a, b)) => (a, b),
-                None => (range, range),
-            };
-            let lo: u64 = lo
-                .trim()
-                .parse()
-                .map_err(|_| bad(&format!("{lo:?} is not a CPU number")))?;
-            let hi: u64 = hi
-                .trim()
-                .parse()
-                .map_err(|_| bad(&format!("{hi:?} is not a CPU number")))?;
-            if hi < lo {
-                return Err(bad(&format!("range {lo}-{hi} runs backwards")));
-            }
-            if hi >= nr_cpu_ids as u64 {
-                return Err(CpuMaskError::OutOfRange {
-                    cpu: hi,
-                    last: nr_cpu_ids.saturating_sub(1),
-                });
-            }
-            // `hi < nr_cpu_ids`, so a step past u64::MAX is simply past the range: a
-            // wrapping add would start again at CPU 0 (issue 16).
-            let mut c = Some(lo);
-            while let Some(cpu) = c.filter(|&cpu| cpu <= hi) {
-                m.set_cpu(CpuId(cpu as u32));
-                c = cpu.checked_add(stride);
-            }
-        }
-        Ok(m)
-    }
-}
-
-/// Serialised in the kernel list format (`"0-3,8"`). There is no `Deserialize`: a mask
-/// only means something with its machine's size, so readers parse lists with
-/// [`CpuMask::parse_list`] once they know `nr_cpu_ids`.
-impl Serialize for CpuMask {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_list())
-    }
-}
-
-impl fmt::Debug for CpuMask {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CpuMask({})", self.to_list())
-    }
-}
-
-impl fmt::Display for CpuMask {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_list())
     }
 }
 
