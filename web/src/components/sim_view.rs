@@ -177,7 +177,15 @@ pub fn sim_panel() -> Html {
             }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}): ") }
-                { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
+                // Each word kept whole: a line breaks at its spaces only, where it broke
+                // after an option's "--" too ("--" over "threads").
+                { for cli.iter().map(|l| html! {
+                    <code>
+                        { for l.split(' ').enumerate().map(|(k, word)| html! {
+                            <>{ if k > 0 { " " } else { "" } }<span>{ word }</span></>
+                        }) }
+                    </code>
+                }) }
             </p>
         </div>
     }
