@@ -4,9 +4,11 @@
 import time
 
 from harness import (
+    BROKEN_WORDS,
     DARK_BG,
     LIGHT_BG,
     MOBILE,
+    OUT_OF_BOX,
     SIMULATE,
     SMALL_TARGETS,
     TEACHING,
@@ -208,6 +210,7 @@ def mobile_layout(page, cfg):
         top = page.js("return document.querySelector('[role=tablist]').getBoundingClientRect().top")
         check(folded and top < MOBILE[1] - 40,
               f"the drawing starts folded and the tab bar is on the first screen (folded {folded}, top {top:.0f} px)")
+        click_hint_seen(page, "390x844, the drawing folded", MOBILE[1])
         page.click("details.machine-fold > summary")
         cpus = page.until(lambda: page.js(
             "return [...document.querySelectorAll('button.cpu')].filter(b => b.checkVisibility()).length"), timeout=5)
@@ -239,6 +242,8 @@ def mobile_layout(page, cfg):
               f"wake-up, A against B: both pickers and decisions fit, no figure overlaps its label (got {fit})")
         small = page.js(SMALL_TARGETS)
         check(small == [], f"wake-up, A against B: no button or select under 40 px (smaller: {small[:4]})")
+        out = page.js(OUT_OF_BOX)
+        check(out == [], f"wake-up, A against B: nothing reaches out of its fieldset or panel (got {out[:4]})")
         page.js("document.querySelector('.decisions').scrollIntoView()")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-wakeup.png"))
         page.open(fragment(SIMULATE))
@@ -249,6 +254,9 @@ def mobile_layout(page, cfg):
               f"Simulate with results: the page and the chart fit the screen (got {fit})")
         small = page.js(SMALL_TARGETS)
         check(small == [], f"Simulate with results: no button or select under 40 px (smaller: {small[:4]})")
+        broken = page.js(BROKEN_WORDS, ".sim-results thead code, .sim-cli code")
+        check(broken == [], f"Simulate with results: the table's heads and the command lines break "
+                            f"between words, not inside one (broken: {broken[:6]})")
         # The chart is drawn narrower on a phone, so its labels are not shrunk to 5 px;
         # the heat map's A/B switch stays one row (it went one button under the other).
         seen = page.js("""
@@ -466,12 +474,41 @@ def drawing_uses_width(page, cfg):
         set_viewport(page, *VIEWPORT)
 
 
+# What a click on a CPU does, wherever the page says it and it is drawn: the hint
+# above the machine drawing, or the folded drawing's summary on a phone, as
+# [[text, top, bottom]] (px from the viewport's top).
+CLICK_HINTS = """
+    return [...document.querySelectorAll('.machine > .hint, .machine-fold > summary .fold-hint')]
+      .filter(e => e.checkVisibility()).map(e => { const r = e.getBoundingClientRect();
+        return [e.textContent, Math.round(r.top), Math.round(r.bottom)]; });"""
+
+
+def click_hint_seen(page, where, height):
+    """Checks that, the page at its top, what a click on a CPU does is said within the
+    first screen (a first-time user sees what to do without scrolling)."""
+    page.js("window.scrollTo(0, 0)")
+    hints = page.until(lambda: page.js(CLICK_HINTS), timeout=5) or []
+    seen = [h for h in hints if "lick a CPU" in h[0] and h[1] >= 0 and h[2] <= height]
+    check(seen, f"{where}: the hint saying what a click on a CPU does is on the first "
+                f"screen (drawn: {hints})")
+
+
 def layout_1280(page, cfg):
     """At 1280x720 and 1366x900 the five tabs fit their bar, each on one line; at
     1280x720 the result comes first: the wake-up decisions and the Simulate tab's
     chart start within the first screen, with the right panel scrolling with the
-    page, and the Domains tab's cards too."""
+    page, and the Domains tab's cards too. At 1280x800 the machine drawing's hint
+    ("Click a CPU to ...") is on the first screen, on the Domains, Wake-up and
+    Simulate tabs; after a run it says the shade is how busy each CPU was, and the
+    command lines break between words."""
     try:
+        set_viewport(page, 1280, 800)
+        for where, scenario, ready in (("Domains", None, ".level-name"),
+                                       ("Wake-up", TEACHING, ".decision"),
+                                       ("Simulate", SIMULATE, ".sim-setup, .sim")):
+            page.open(fragment(scenario) if scenario else None)
+            page.wait_for(ready)
+            click_hint_seen(page, f"1280x800, {where}", 800)
         for w, h in ((1280, 720), (1366, 900)):
             set_viewport(page, w, h)
             page.open()
@@ -493,6 +530,13 @@ def layout_1280(page, cfg):
         page.wait_for(".sim-status.done", timeout=180)
         top = page.js("return document.querySelector('.sim-chart').getBoundingClientRect().top")
         check(top < 720 - 60, f"simulate: the chart's top is in the first screen ({top:.0f} < 660 px)")
+        broken = page.js(BROKEN_WORDS, ".sim-cli code")
+        check(broken == [], f"simulate: the command lines break between words (broken: {broken[:6]})")
+        # After the run the drawing shades how busy each CPU was; the allowed CPUs keep
+        # their outline, and the hint says so (it said they were the shaded ones).
+        hint = page.text(".machine > .hint") or ""
+        check(page.count(".cpu.heat") > 0 and hint.startswith("Outlined: the CPUs the workload may use; shaded: how busy"),
+              f"simulate: the hint says what the outline and the shade mean after a run (got {hint!r})")
         page.screenshot(cfg["shot"].replace(".png", "-1280-simulate.png"))
     finally:
         set_viewport(page, *VIEWPORT)

@@ -339,6 +339,41 @@ SMALL_TARGETS = """
               e.tagName + '.' + e.className + ' ' + e.textContent.trim().slice(0, 20)]; });"""
 
 
+# Words broken across two lines in the elements matching arguments[0] (drawn ones):
+# a word ends at a space or after a '+' (where a patch set may break), as [word].
+BROKEN_WORDS = r"""
+    const out = [];
+    for (const e of document.querySelectorAll(arguments[0])) {
+      if (!e.checkVisibility()) continue;
+      const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        for (const m of n.data.matchAll(/[^\s+]+\+?/g)) {
+          const r = document.createRange();
+          r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+          const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+          if (tops.size > 1) out.push(m[0]);
+        }
+      }
+    }
+    return out;"""
+
+# Drawn controls and text boxes that reach past the left or right edge of the fieldset
+# or panel around them, as [[what, left, right, box, box left, box right]].
+OUT_OF_BOX = """
+    const out = [];
+    for (const e of document.querySelectorAll('button, input, select, label, p, code')) {
+      if (!e.checkVisibility()) continue;
+      const r = e.getBoundingClientRect();
+      const box = e.parentElement && e.parentElement.closest('fieldset, .panel');
+      if (!box || r.width === 0) continue;
+      const b = box.getBoundingClientRect();
+      if (r.right > b.right + 0.5 || r.left < b.left - 0.5)
+        out.push([e.tagName + ' ' + e.textContent.trim().slice(0, 20), Math.round(r.left), Math.round(r.right),
+                  box.tagName + '.' + box.className, Math.round(b.left), Math.round(b.right)]);
+    }
+    return out;"""
+
+
 # Downloads are `<a download>` clicks on blob: URLs (web/src/export.rs). The hook
 # keeps each click's name and Blob instead of saving a file, so the test reads the
 # bytes the user would get (from the Blob itself: the page's CSP, connect-src 'self',

@@ -247,6 +247,17 @@ def wakeup_bad_link(page, cfg):
     a = page.texts('.decision[data-side="a"] .chosen-cpu')
     check(count[:1] == ["0 of 128 busy"] and a,
           f"the page keeps the scenario it had under the banner (got {count}, decision {a})")
+    # A field given twice (two edits of one link): named in words, not serde's
+    # "duplicate field `prev`", and the scenario stays.
+    twice = (b'{"machine":"kunpeng920-6426","patches":"6.6","view":"wakeup",'
+             b'"wake":{"prev":12,"sync":true,"prev":13}}')
+    page.js("location.hash = arguments[0]",
+            "#v1:" + base64.urlsafe_b64encode(twice).decode().rstrip("="))
+    banner = page.wait_for(".banner", pred=lambda t: "wake.prev" in t[0])
+    check(banner and "field `wake.prev` appears twice" in banner[0]
+          and "keeps its current scenario" in banner[0] and "duplicate" not in banner[0]
+          and page.texts(".wakeup .count")[:1] == ["0 of 128 busy"],
+          f"a field given twice in a link is named in words and the scenario stays (got {banner})")
     page.js("window.scrollTo(0, 0)")
     page.screenshot(cfg["shot_epyc"].replace(".png", "-badlink.png"))
     # A syntax error right after a number is placed after it, not in it.

@@ -551,6 +551,14 @@ def export(page, cfg):
     check(root is not None and sorted(lines) == ["line line-a", "line line-b"]
           and name.endswith("-chart.svg") and b"stroke:" in svg,
           f"the chart's SVG parses as XML, has both series and inlined styles (got {name}: {lines})")
+    # The page hides plotters' legend (the list above the chart is the page's); the
+    # file, which has no page around it, keeps it.
+    texts = [" ".join(t.itertext()).strip() for t in root.iter("{http://www.w3.org/2000/svg}text")] \
+        if root is not None else []
+    keys = [t for t in texts if "95% interval" in t]
+    hidden = b"display: none" in svg or b"display:none" in svg
+    check(len(keys) == 2 and not hidden,
+          f"the saved SVG names its lines and bands in its own legend (got {keys}, hidden {hidden})")
     name, png = download(page, '[data-figure="chart"][data-format="png"]')
     check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000 and name.endswith(".png"),
           f"the chart's PNG has the PNG signature and a size ({name}, {len(png)} bytes)")

@@ -417,9 +417,19 @@ def chart_band(page, cfg):
     texts = page.texts(".sim-chart svg text")
     for title in ("simulated time in the measured window (ms)", "throughput (MB/s)"):
         check(title in texts, f"the axis title {title!r} is drawn (got {[t for t in texts if '(' in t]})")
-    legend = [t for t in texts if "95% interval" in t]
-    check(len(legend) == 2 and all("mean of 2 seeds" in t for t in legend),
-          f"the legend names both bands (got {legend})")
+    # The legend once, above the chart: plotters' own inside the SVG is for a saved
+    # file and is not drawn on the page (it was, beside the list above the chart).
+    shown = page.js("""
+        const seen = e => e.checkVisibility() && e.getBoundingClientRect().width > 0;
+        return {svg: [...document.querySelectorAll('.sim-chart svg text')]
+                  .filter(t => seen(t) && t.textContent.includes(' 6.6')).map(t => t.textContent),
+                list: [...document.querySelectorAll('.sim-legend li')].filter(seen).map(li => li.textContent),
+                banded: [...document.querySelectorAll('.sim-legend .swatch.banded')].filter(seen).length};""")
+    names = [t for t in shown["list"] if t in ("A 6.6", "B 6.6+cluster")]
+    check(shown["svg"] == [] and names == ["A 6.6", "B 6.6+cluster"],
+          f"the chart's legend is shown once, above it (list {shown['list']}, legend text drawn in the chart {shown['svg']})")
+    check(shown["banded"] == 2 and any("mean of 2 seeds" in t and "95% interval" in t for t in shown["list"]),
+          f"the legend names the bands: each side's key over its band's shade, and what they are (got {shown})")
     gap = page.js("const c = document.querySelector('.sim-chart').getBoundingClientRect();"
                   " const d = document.querySelector('.chart-data').getBoundingClientRect();"
                   " return d.top - c.bottom")

@@ -209,17 +209,27 @@ pub fn app() -> Html {
         Callback::from(move |cpu| dispatcher.dispatch(Action::ClickCpu(cpu)))
     };
     let wake = state.tab() == View::Wakeup;
-    let hint = if wake {
+    // What a click on a CPU does, said above the drawing (so that it is on the first
+    // screen) and, on a phone, in the folded drawing's summary.
+    let click = if wake {
         match state.click() {
-            crate::state::ClickMode::ToggleBusy => "Click a CPU to make it busy or idle.",
-            crate::state::ClickMode::Waker => "Click a CPU to make it the waker's CPU.",
-            crate::state::ClickMode::Prev => "Click a CPU to make it the wakee's prev CPU.",
+            crate::state::ClickMode::ToggleBusy => "click a CPU to make it busy or idle.",
+            crate::state::ClickMode::Waker => "click a CPU to make it the waker's CPU.",
+            crate::state::ClickMode::Prev => "click a CPU to make it the wakee's prev CPU.",
         }
-    } else if state.tab() == View::Simulate {
-        "Shaded: the CPUs the workload may use. Click a CPU to show its sched domains."
     } else {
-        "Click a CPU to show its sched domains."
+        "click a CPU to show its sched domains."
     };
+    // After a run the shade is how busy each CPU was (the heat map) and the CPUs the
+    // workload may use keep only their outline.
+    let shaded = match (state.tab() == View::Simulate, state.heat().is_some()) {
+        (true, false) => "Shaded: the CPUs the workload may use. ",
+        (true, true) => "Outlined: the CPUs the workload may use; shaded: how busy each was. ",
+        (false, _) => "",
+    };
+    // "click" as the sentence's first word: its 'c' upper-cased (ASCII).
+    let hint = format!("{shaded}C{}", &click[1..]);
+    let fold_hint = format!("Open it, then {click}");
     let machine = html! {
             <MachineView
                 machine={state.machine().clone()}
@@ -327,7 +337,10 @@ pub fn app() -> Html {
                 data-highlight={highlight}>
                 <section class="panel machine-panel" aria-label="machine">
                     <details class="machine-fold" open={*drawing_open} ontoggle={on_drawing_toggle}>
-                        <summary>{ format!("Machine drawing · {} CPUs", state.machine().nr_cpus()) }</summary>
+                        <summary>
+                            { format!("Machine drawing · {} CPUs", state.machine().nr_cpus()) }
+                            <span class="fold-hint">{ fold_hint }</span>
+                        </summary>
                         { machine }
                     </details>
                 </section>

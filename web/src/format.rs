@@ -199,8 +199,22 @@ pub fn pretty_json(compact: &str) -> String {
     out
 }
 
+/// `n` and a count noun, plural unless `n` is 1: "1 wake-up", "0 moves", "2 moves".
+pub fn count(n: u32, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_count_of_one_is_singular() {
+        use super::count;
+        assert_eq!(
+            [count(0, "move"), count(1, "move"), count(2, "wake-up")],
+            ["0 moves", "1 move", "2 wake-ups"]
+        );
+    }
+
     #[test]
     fn pretty_json_is_serde_jsons_pretty_layout() {
         use schedlab_core::topology::import::machine_to_spec;

@@ -98,6 +98,19 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
     if let Some(name) = between(msg, "missing field `", "`") {
         return field(join(&path, name), "is missing (it is required)".to_string());
     }
+    if let Some(name) = between(msg, "duplicate field `", "`") {
+        // Positioned at the second key; or, read from a buffered object (a workload),
+        // after the object's brace.
+        let path = if at.key() == Some(name) {
+            path
+        } else {
+            join(&path, name)
+        };
+        return field(
+            path,
+            "appears twice; a link gives each field once".to_string(),
+        );
+    }
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         let name = rest.split('`').next().unwrap_or(rest);
         let known = rest

@@ -35,7 +35,7 @@ pub struct Props {
     /// In the wake-up tab: busy CPUs, waker, prev, probes and the chosen CPU(s).
     #[prop_or_default]
     pub wake: Option<Rc<WakeMarks>>,
-    /// The line under the drawing saying what a click does.
+    /// The line above the drawing saying what a click does.
     #[prop_or(AttrValue::Static("Click a CPU to show its sched domains."))]
     pub hint: AttrValue,
     pub on_select: Callback<CpuId>,
@@ -350,12 +350,14 @@ pub fn machine_view(props: &Props) -> Html {
                 </span>
             </h2>
             <p class="description">{ m.description.clone() }</p>
+            // Above the drawing, not under it: a tall machine's drawing pushed it below
+            // the first screen (at 1280x800 on kunpeng920-6426, 1066 px down).
+            <p class="hint">{ props.hint.clone() }</p>
             <div class={classes!("packages", tiled)} style={row}
                 role="group" {onkeydown}
                 aria-label="CPUs: Tab reaches the selected one, arrow keys move between them">
                 { for packages.iter().map(package_box) }
             </div>
-            <p class="hint">{ props.hint.clone() }</p>
             <FigureExport selector=".machine" {stem} what="the machine drawing" hook="machine"
                 render={Some(render)} />
         </div>

@@ -38,7 +38,14 @@ fn side_heads(v: &RunView) -> Html {
         { for v.labels.iter().enumerate().map(|(i, label)| html! {
             <th class={format!("side-{}", side_tag(i))}>
                 <span class="side-tag">{ if i == 0 { "A" } else { "B" } }</span>
-                <code>{ format!(" {label}") }</code>
+                // A narrow column breaks a patch set after a '+' ("6.6+" over
+                // "cluster"), not inside a patch's name ("6.6+cluste" over "r").
+                <code>
+                    { " " }
+                    { for label.split_inclusive('+').enumerate().map(|(k, part)| html! {
+                        <>{ if k > 0 { html! { <wbr /> } } else { html! {} } }{ part }</>
+                    }) }
+                </code>
             </th>
         }) }
     }

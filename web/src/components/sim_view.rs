@@ -59,7 +59,7 @@ pub fn sim_panel() -> Html {
             (
                 html! {
                     <>
-                        { legend(&state, v, example.is_some_and(|e| !e.published_values.is_empty())) }
+                        { legend(&state, v, example.is_some_and(|e| !e.published_values.is_empty()), true) }
                         { sweep_chart(v, example, unit, scale, &state.machine().name) }
                         <p class="sim-note">
                             { format!("{unit} by {scale}; change > 0: B is better ({}).", if better { "higher is better" } else { "lower is better" }) }
@@ -82,7 +82,7 @@ pub fn sim_panel() -> Html {
             (
                 html! {
                     <>
-                        { legend(&state, v, false) }
+                        { legend(&state, v, false, !completion) }
                         if completion {
                             <p class="sim-note">{ format!("{} reports the time to finish: there is no throughput to draw, the result comes at the end.", w.name()) }</p>
                         } else {
@@ -177,7 +177,15 @@ pub fn sim_panel() -> Html {
             }
             <p class="sim-cli">
                 { format!("The same on the command line ({machine}): ") }
-                { for cli.iter().map(|l| html! { <code>{ l }</code> }) }
+                // Each word kept whole: a line breaks at its spaces only, where it broke
+                // after an option's "--" too ("--" over "threads").
+                { for cli.iter().map(|l| html! {
+                    <code>
+                        { for l.split(' ').enumerate().map(|(k, word)| html! {
+                            <>{ if k > 0 { " " } else { "" } }<span>{ word }</span></>
+                        }) }
+                    </code>
+                }) }
             </p>
         </div>
     }
@@ -341,14 +349,22 @@ fn sweep_chart(
     }
 }
 
-/// The sides' names, and which side's utilisation the drawing shades.
-fn legend(state: &AppContext, v: &RunView, published: bool) -> Html {
+/// The chart's legend, the only one on the page (the chart's own, drawn by plotters,
+/// shows only in a saved file: chart/tag.rs): the sides' names with their lines' keys,
+/// what the bands are when a chart (`charted`) draws several seeds, the published
+/// numbers; and which side's utilisation the drawing shades.
+fn legend(state: &AppContext, v: &RunView, published: bool, charted: bool) -> Html {
+    let seeds = v.n_seeds();
+    let banded = (charted && seeds > 1).then_some("banded");
     html! {
         <ul class="legend sim-legend">
             { for v.labels.iter().enumerate().map(|(i, label)| html! {
-                <li><span class={format!("swatch line-{}", if i == 0 { "a" } else { "b" })}></span>
+                <li><span class={classes!("swatch", if i == 0 { "line-a" } else { "line-b" }, banded)}></span>
                     { format!("{} {label}", if i == 0 { "A" } else { "B" }) }</li>
             }) }
+            if banded.is_some() {
+                <li>{ format!("each line the mean of {seeds} seeds, shaded its 95% interval") }</li>
+            }
             if published {
                 <li><span class="swatch line-published"></span>{ "published (dotted, squares)" }</li>
             }

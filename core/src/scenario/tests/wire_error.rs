@@ -85,6 +85,46 @@ fn a_missing_required_field_is_named() {
     );
 }
 
+/// A field written twice (a hand-edited link, two links pasted into one) is named by
+/// its path, in words, not serde's "duplicate field `seed`".
+#[test]
+fn a_field_given_twice_is_named_by_its_path() {
+    const HEAD: &str = r#"{"machine":"kunpeng920-6426","patches":"6.6""#;
+    for (json, field) in [
+        // At the top, and twice the same value: still refused, as serde's derive does.
+        (format!(r#"{HEAD},"patches":"6.8"}}"#), "patches"),
+        (format!(r#"{HEAD},"machine":"kunpeng920-6426"}}"#), "machine"),
+        // Nested: serde is at the second key.
+        (
+            format!(r#"{HEAD},"sim":{{"workload":{{"kind":"tbench","clients":4}},"duration_ms":10,"seed":1,"seed":2}}}}"#),
+            "sim.seed",
+        ),
+        (format!(r#"{HEAD},"wake":{{"prev":12,"sync":true,"prev":13}}}}"#), "wake.prev"),
+        // In a list's entry.
+        (
+            format!(r#"{HEAD},"wake":{{"cookies":[{{"cpus":"0","cookie":1,"cpus":"1"}}]}}}}"#),
+            "wake.cookies[0].cpus",
+        ),
+        // Inside a workload, which serde reads whole first: told after its brace.
+        (
+            format!(r#"{HEAD},"sim":{{"workload":{{"kind":"tbench","clients":4,"clients":8}},"duration_ms":10}}}}"#),
+            "sim.workload.clients",
+        ),
+        // Inside a machine spec (read again as a spec to name its field).
+        (
+            r#"{"machine":{"name":"m","name":"n","arch":"x86","packages":1,"cores_per_llc":4},"patches":"6.8"}"#.to_string(),
+            "machine.name",
+        ),
+    ] {
+        let text = message(with_json(&json));
+        assert_eq!(
+            text,
+            format!("this link's field `{field}` appears twice; a link gives each field once"),
+            "{json}"
+        );
+    }
+}
+
 #[test]
 fn an_unknown_enum_value_lists_the_known_ones() {
     let text = message(edited(|j| {

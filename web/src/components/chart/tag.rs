@@ -77,7 +77,24 @@ pub(super) fn tag_svg(out: &str, props: &ChartProps) -> String {
     let out = tag_elements(&out, "<rect", &legend);
     let out = tag_elements(&out, "<circle", &dots);
     let out = tag_elements(&out, "<polygon", &bands);
-    title_dots(&out, props)
+    file_legend(&title_dots(&out, props))
+}
+
+/// plotters' legend, the last thing it draws (from its background box to the SVG's
+/// end), grouped as `<g class="file-legend">`. On the page the style sheet hides it:
+/// the legend above the chart (`sim_view.rs`) names the lines in the page's larger
+/// text, off the data. A saved SVG or PNG has no page around it and no style sheet, so
+/// there the group shows: the file names its own lines.
+fn file_legend(svg: &str) -> String {
+    match (svg.find(r#"<rect class="legend-bg""#), svg.rfind("</svg>")) {
+        (Some(start), Some(end)) if start < end => format!(
+            r#"{}<g class="file-legend">{}</g>{}"#,
+            &svg[..start],
+            &svg[start..end],
+            &svg[end..]
+        ),
+        _ => svg.to_string(),
+    }
 }
 
 /// Text as SVG character data.

@@ -154,6 +154,61 @@ fn the_style_sheet_can_colour_every_line_and_box() {
     assert_eq!(svg.matches("<rect").count(), 5, "{svg}");
 }
 
+/// The page shows the legend once, above the chart (`sim_view.rs`): plotters' legend
+/// inside the SVG is one group the style sheet hides, from its box to its last entry,
+/// and no line, band, axis or hover target is in it (a saved file shows it).
+#[test]
+fn the_drawn_legend_is_one_group_for_the_saved_file() {
+    let side = |side: usize, label: &str| Series {
+        side,
+        label: label.into(),
+        points: vec![(0.0, 1.0), (30.0, 2.0)],
+        published: false,
+        band: vec![(0.0, 0.5, 1.5), (30.0, 1.5, 2.5)],
+    };
+    let svg = svg(
+        &throughput_over_time(vec![side(0, "A 6.6"), side(1, "B 6.6+cluster")]),
+        SIZE,
+    )
+    .expect("draws");
+    assert_eq!(
+        svg.matches(r#"<g class="file-legend">"#).count(),
+        1,
+        "{svg}"
+    );
+    let start = svg.find(r#"<g class="file-legend">"#).unwrap_or(0);
+    let group = &svg[start..start + svg[start..].find("</g>").expect("closed")];
+    for inside in [
+        "legend-bg",
+        "legend-border",
+        "key-a",
+        "key-b",
+        "key-band-a",
+        "A 6.6; shaded: 95% interval",
+        "B 6.6+cluster; shaded: 95% interval",
+    ] {
+        assert!(group.contains(inside), "{inside} is in the group: {group}");
+    }
+    for outside in [
+        "<polyline",
+        "<polygon",
+        "<line",
+        "<circle",
+        "throughput (MB/s)",
+    ] {
+        assert!(!group.contains(outside), "{outside} is not: {group}");
+    }
+    assert!(
+        !svg[..start].contains("6.6"),
+        "no legend text before the group: {svg}"
+    );
+    let css = include_str!("../../../../static/css/07-simulate.css");
+    assert!(
+        css.contains(".sim-chart .file-legend { display: none; }"),
+        "the page hides it"
+    );
+}
+
 /// An attribute's number in an element's opening tag.
 fn attr(tag: &str, name: &str) -> f64 {
     let at = tag.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;

@@ -239,13 +239,13 @@ impl Live {
         let mut s = format!("t = {:.3} ms", self.t_ns as f64 / 1e6);
         for (i, (p, f)) in self.players.iter().zip(&self.feeds.0).enumerate() {
             let side = if i == 0 { "A" } else { "B" };
-            let label = &f.borrow().label;
-            s.push_str(&format!(
-                " · {side} ({label}): {} wake-ups, {} crossed a cluster, {} left the LLC, {} moves",
+            s.push_str(&side_counts(
+                side,
+                &f.borrow().label,
                 p.wakes,
                 p.crossed_cluster(),
                 p.left_llc(),
-                p.moves
+                p.moves,
             ));
         }
         if self.in_start_up() {
@@ -265,5 +265,31 @@ impl Live {
             s.push_str(" · paused");
         }
         s
+    }
+}
+
+/// One side's part of the status line: " · A (6.6): 12 wake-ups, 3 crossed a cluster,
+/// 0 left the LLC, 1 move" (it said "1 moves" and "1 wake-ups").
+fn side_counts(side: &str, label: &str, wakes: u32, crossed: u32, left: u32, moves: u32) -> String {
+    use crate::format::count;
+    format!(
+        " · {side} ({label}): {}, {crossed} crossed a cluster, {left} left the LLC, {}",
+        count(wakes, "wake-up"),
+        count(moves, "move")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_status_counts_one_of_a_thing_in_the_singular() {
+        assert_eq!(
+            super::side_counts("A", "6.6", 1, 1, 0, 1),
+            " · A (6.6): 1 wake-up, 1 crossed a cluster, 0 left the LLC, 1 move"
+        );
+        assert_eq!(
+            super::side_counts("B", "6.6+cluster", 31, 5, 0, 6),
+            " · B (6.6+cluster): 31 wake-ups, 5 crossed a cluster, 0 left the LLC, 6 moves"
+        );
     }
 }
