@@ -53,7 +53,7 @@
 //! v6.8 9334-9335), so, its load being the CPU's, background load changes on a CPU
 //! that has had no group task for long still make `__update_blocked_fair()` write.
 
-use crate::cost::{LineTerm, ReadCopies, SharedLines};
+use crate::cost::{Distance, LineTerm, ReadCopies, SharedLines};
 use crate::cpumask::CpuId;
 use crate::release::Release;
 
@@ -318,6 +318,10 @@ impl Simulator {
     /// rq lock (`ttwu_queue()` → `rq_lock()`, core.c v6.8 4054-4057) they
     /// lengthen the hold, the wakers queued behind it wait longer. The wake list's
     /// activation happens later, on the target (`sched_ttwu_pending()`): nothing here.
+    ///
+    /// `dist` is `distance(src, target)`, as the caller classified it. A wake-list
+    /// queueing (no enqueue here) and a root-group wakee (no access) skip the capture.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn ttwu_do_activate_tg(
         &mut self,
         p: u32,
@@ -325,11 +329,15 @@ impl Simulator {
         cpu: u32,
         src: u32,
         target: u32,
+        dist: Distance,
         q: &mut super::ttwu::Queued,
     ) {
+        if q.wakelist || !self.in_tg(p) {
+            self.ttwu_do_activate(p, src, target, dist, q.wakelist);
+            return;
+        }
         // Neither the wake list nor the waker's own queue: the remote rq lock.
-        let remote = !q.wakelist && target != cpu;
-        let dist = self.cost.distance(CpuId(src), CpuId(target));
+        let remote = target != cpu;
         self.tg_capture(cpu, self.now.ns() + q.lock_wait_ns, target);
         self.ttwu_do_activate(p, src, target, dist, q.wakelist);
         let (on_target, other) = self.tg_captured();

@@ -67,7 +67,8 @@ fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update()
     // try_to_wake_up()'s steps for a wakee placed on `new` by the remote rq lock.
     sim.remove_entity_load_avg(WAKEE);
     let mut q = Queued::default();
-    sim.ttwu_do_activate_tg(WAKEE, Some(WAKER), cpu, cpu, new, &mut q);
+    let dist = sim.cost.distance(CpuId(cpu), CpuId(new));
+    sim.ttwu_do_activate_tg(WAKEE, Some(WAKER), cpu, cpu, new, dist, &mut q);
     assert_eq!(sim.tasks[WAKEE as usize].loc, Loc::Queued(new));
     assert_eq!(
         accesses(&sim),

@@ -130,7 +130,7 @@ impl Simulator {
             // set_task_cpu() → migrate_task_rq_fair(): the averages leave prev.
             self.remove_entity_load_avg(p);
         }
-        self.ttwu_do_activate_tg(p, waker, cpu, src, target, &mut q);
+        self.ttwu_do_activate_tg(p, waker, cpu, src, target, dist, &mut q);
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }
 
