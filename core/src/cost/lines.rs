@@ -173,18 +173,33 @@ impl SharedLines {
         if self.seen[key] == version {
             return None;
         }
+        Some(self.read_stale(cost, cpu, line, now_ns, key, version))
+    }
+
+    /// [`SharedLines::read`] of a stale copy (`seen[key]` is not `version`): out of
+    /// line, so that the hit, the common case, inlines into the caller.
+    #[inline(never)]
+    fn read_stale(
+        &mut self,
+        cost: &CostModel,
+        cpu: CpuId,
+        line: usize,
+        now_ns: u64,
+        key: usize,
+        version: u32,
+    ) -> u64 {
         self.seen[key] = version;
         let n_lines = self.lines.len();
         if let Some(from) = self.copies.forward(cpu, line, n_lines, version) {
-            return Some(if self.on(cost) {
+            return if self.on(cost) {
                 cost.c2c_ns(from, cpu)
             } else {
                 0
-            });
+            };
         }
         let ns = self.transfer(cost, cpu, line, now_ns);
         self.copies.hold(cpu, line, n_lines, version);
-        Some(ns)
+        ns
     }
 
     /// A write of `line` by `cpu` at `now_ns`; returns the writer's cost.
