@@ -149,7 +149,8 @@ impl Simulator {
         }
         self.attached[t as usize] = u32::MAX;
         if self.in_tg(t) {
-            self.tg.note_removed(cpu);
+            // The group cfs_rq's `removed` (tg_load.rs).
+            self.cpus[cpu as usize].tg.removed = true;
         }
         let c = &mut self.cpus[cpu as usize];
         let at = c.load.last_ns;

@@ -65,19 +65,11 @@ const RATE_LIMIT_NS: u64 = 1_000_000;
 /// `last_update_tg_load_avg` before any write: far enough back for any rate limit.
 const NEVER: u64 = u64::MAX;
 
-/// The task group's line and its per-CPU `cfs_rq` fields.
+/// The task group's line; its per-CPU `cfs_rq` fields are each CPU's [`TgCpu`].
 #[derive(Clone, Debug)]
 pub(super) struct TgLoad {
     /// `tg->load_avg`: one line.
     pub(super) line: SharedLines,
-    /// Per CPU: `cfs_rq->tg_load_avg_contrib`.
-    pub(super) contrib: Vec<u64>,
-    /// Per CPU: `cfs_rq->last_update_tg_load_avg` (v6.7+), [`NEVER`] before a write.
-    last_write_ns: Vec<u64>,
-    /// Per CPU: the group `cfs_rq`'s last PELT update, ns.
-    pub(super) last_update_ns: Vec<u64>,
-    /// Per CPU: a group task's averages wait in the group `cfs_rq`'s `removed`.
-    pub(super) removed: Vec<bool>,
     /// v6.7 on: the 1-ms rate limit (1528c661c24b, "sched/fair: Ratelimit update to
     /// tg->load_avg").
     rate_limit: bool,
@@ -98,6 +90,30 @@ pub(super) struct TgLoad {
     capture: Option<Capture>,
     /// A balancer's attach time for `dst`'s lock, not taken yet (cpu, ns).
     pending_hold: Option<(u32, u64)>,
+}
+
+/// The group `cfs_rq` of one CPU: the fields the line's accesses read and write,
+/// kept in the CPU's `Cpu` beside its load average, which the 1/64 test reads.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TgCpu {
+    /// `cfs_rq->tg_load_avg_contrib`.
+    pub(super) contrib: u64,
+    /// `cfs_rq->last_update_tg_load_avg` (v6.7+), [`NEVER`] before a write.
+    last_write_ns: u64,
+    /// The group `cfs_rq`'s last PELT update, ns.
+    pub(super) last_update_ns: u64,
+    /// A group task's averages wait in the group `cfs_rq`'s `removed`.
+    pub(super) removed: bool,
+}
+
+impl TgCpu {
+    /// A CPU no group task has been on.
+    pub(super) const NEW: TgCpu = TgCpu {
+        contrib: 0,
+        last_write_ns: NEVER,
+        last_update_ns: 0,
+        removed: false,
+    };
 }
 
 /// Accesses made for a caller that puts their time in a lock hold.
@@ -121,21 +137,12 @@ impl TgLoad {
         TgLoad {
             // Stale reads served by a current copy in the reader's LLC (cost/lines.rs).
             line: SharedLines::new(n_cpus, 1, LineTerm::TgLine, ReadCopies::per_llc(llc_of, 1)),
-            contrib: vec![0; n_cpus],
-            last_write_ns: vec![NEVER; n_cpus],
-            last_update_ns: vec![0; n_cpus],
-            removed: vec![false; n_cpus],
             rate_limit: release >= Release::new(6, 7),
             detach_in_dequeue: release >= Release::new(6, 1),
             empty_group_skips_read: release >= Release::new(6, 12),
             capture: None,
             pending_hold: None,
         }
-    }
-
-    /// A group task's averages went into `cpu`'s `removed` (`remove_entity_load_avg()`).
-    pub(super) fn note_removed(&mut self, cpu: u32) {
-        self.removed[cpu as usize] = true;
     }
 }
 
@@ -245,9 +252,9 @@ impl Simulator {
             return false;
         }
         let now = self.now.ns();
-        let i = rq as usize;
-        let last = std::mem::replace(&mut self.tg.last_update_ns[i], now);
-        let removed = std::mem::take(&mut self.tg.removed[i]);
+        let g = &mut self.cpus[rq as usize].tg;
+        let last = std::mem::replace(&mut g.last_update_ns, now);
+        let removed = std::mem::take(&mut g.removed);
         removed || now / PERIOD_NS != last / PERIOD_NS
     }
 
@@ -264,19 +271,20 @@ impl Simulator {
     /// 4092-4121): from v6.7 nothing within 1 ms of its last write; a write when
     /// the group's load moved more than 1/64 of what it last contributed.
     pub(super) fn update_tg_load_avg(&mut self, rq: u32) {
-        let i = rq as usize;
         let now = self.now.ns();
-        let last = self.tg.last_write_ns[i];
-        if self.tg.rate_limit && last != NEVER && now.saturating_sub(last) < RATE_LIMIT_NS {
+        let rate_limit = self.tg.rate_limit;
+        let c = &mut self.cpus[rq as usize];
+        let last = c.tg.last_write_ns;
+        if rate_limit && last != NEVER && now.saturating_sub(last) < RATE_LIMIT_NS {
             return;
         }
-        let load = self.cpus[i].load.avg();
-        let contrib = self.tg.contrib[i];
+        let load = c.load.avg();
+        let contrib = c.tg.contrib;
         if load.abs_diff(contrib) <= contrib / 64 {
             return;
         }
-        self.tg.contrib[i] = load;
-        self.tg.last_write_ns[i] = now;
+        c.tg.contrib = load;
+        c.tg.last_write_ns = now;
         let (by, at) = self.tg_who(rq);
         let ns = self.tg.line.write(&self.cost, CpuId(by), 0, at);
         if self.measuring {
@@ -294,15 +302,17 @@ impl Simulator {
     /// update writes the line if it decayed. The time lengthens that hold and the
     /// pass.
     pub(super) fn tg_update_blocked(&mut self, runs_on: u32, cpu: u32) {
-        if self.tg.last_update_ns[cpu as usize] == 0 && self.tg.contrib[cpu as usize] == 0 {
+        let g = &self.cpus[cpu as usize].tg;
+        if g.last_update_ns == 0 && g.contrib == 0 {
             // No group task has ever been here: the group cfs_rq is not on the list.
             return;
         }
         let at = self.lb_clock.at_ns.max(self.now.ns());
         self.tg_capture(runs_on, at, cpu);
         let now = self.now.ns();
-        let last = std::mem::replace(&mut self.tg.last_update_ns[cpu as usize], now);
-        let removed = std::mem::take(&mut self.tg.removed[cpu as usize]);
+        let g = &mut self.cpus[cpu as usize].tg;
+        let last = std::mem::replace(&mut g.last_update_ns, now);
+        let removed = std::mem::take(&mut g.removed);
         if removed || now / PERIOD_NS != last / PERIOD_NS {
             self.update_tg_load_avg(cpu);
         }
