@@ -176,6 +176,13 @@ impl SharedLines {
         Some(self.read_stale(cost, cpu, line, now_ns, key, version))
     }
 
+    /// Whether `cpu`'s copy of `line` is current: a [`SharedLines::read`] by it would
+    /// be a free hit (and change nothing).
+    #[inline]
+    pub fn is_current(&self, cpu: CpuId, line: usize) -> bool {
+        self.seen[self.key(cpu, line)] == self.lines[line].version
+    }
+
     /// [`SharedLines::read`] of a stale copy (`seen[key]` is not `version`): out of
     /// line, so that the hit, the common case, inlines into the caller.
     #[inline(never)]

@@ -211,10 +211,27 @@ impl Simulator {
 
     /// `calc_group_shares()`'s `atomic_long_read(&tg->load_avg)` (fair.c v6.8 3929,
     /// v6.5 3499) for an enqueue, dequeue or tick of task `t` on `rq`.
+    /// The hit (the performing CPU's copy is current: free) inlines into the caller;
+    /// the stale read is [`Simulator::tg_read_stale`].
+    #[inline]
     pub(super) fn tg_read(&mut self, t: u32, rq: u32) {
         if !self.in_tg(t) {
             return;
         }
+        let by = self.tg.capture.map_or(rq, |c| c.by);
+        if self.tg.line.is_current(CpuId(by), 0) {
+            if self.measuring {
+                self.metrics.tg_line_reads += 1;
+            }
+            return;
+        }
+        self.tg_read_stale(rq);
+    }
+
+    /// [`Simulator::tg_read`] when the performing CPU's copy is stale: the line's
+    /// transfer, charged.
+    #[inline(never)]
+    fn tg_read_stale(&mut self, rq: u32) {
         let (by, at) = self.tg_who(rq);
         let miss = self.tg.line.read(&self.cost, CpuId(by), 0, at);
         if self.measuring {
