@@ -284,6 +284,42 @@ impl Simulator {
         }
     }
 
+    /// `enqueue_entity()` of task `t` on `rq`, the group's part: `update_load_avg(UPDATE_TG
+    /// | DO_ATTACH)` of the group `cfs_rq` (its update; `update_tg_load_avg()` if it
+    /// decayed or the task was attached here, `attached`), then `update_cfs_group()`'s
+    /// read. Nothing for a root-group task.
+    pub(super) fn tg_enqueue(&mut self, t: u32, rq: u32, attached: bool) {
+        if !self.in_tg(t) {
+            return;
+        }
+        if self.tg_cfs_rq_update(t, rq) || attached {
+            self.update_tg_load_avg(rq);
+        }
+        self.tg_read(t, rq);
+    }
+
+    /// `dequeue_entity()` of task `t` from `rq`, the group's part:
+    /// `update_load_avg(UPDATE_TG)`, then `update_cfs_group()`'s read
+    /// ([`Simulator::tg_read_dequeued`]). Nothing for a root-group task.
+    pub(super) fn tg_dequeue(&mut self, t: u32, rq: u32) {
+        if !self.in_tg(t) {
+            return;
+        }
+        self.tg_update_load_avg(t, rq);
+        self.tg_read_dequeued(t, rq);
+    }
+
+    /// `entity_tick()` of `rq`'s current task `t`, the group's part:
+    /// `update_load_avg(UPDATE_TG)`, then `update_cfs_group()`'s read. Nothing for a
+    /// root-group task.
+    pub(super) fn tg_tick(&mut self, t: u32, rq: u32) {
+        if !self.in_tg(t) {
+            return;
+        }
+        self.tg_update_load_avg(t, rq);
+        self.tg_read(t, rq);
+    }
+
     /// `update_tg_load_avg()` of `rq`'s group `cfs_rq` (fair.c v6.5 3665-3679, v6.8
     /// 4092-4121): from v6.7 nothing within 1 ms of its last write; a write when
     /// the group's load moved more than 1/64 of what it last contributed.
