@@ -443,6 +443,7 @@ impl Simulator {
     /// `update_load_avg(DO_ATTACH)`, no `rq->nr_running` until the target's
     /// `sched_ttwu_pending()` (3885-3918) runs `ttwu_do_activate()` (3782-3831)
     /// ([`Simulator::sched_ttwu_pending`]).
+    #[inline(always)]
     pub(super) fn ttwu_do_activate(
         &mut self,
         p: u32,
