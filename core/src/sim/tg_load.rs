@@ -210,14 +210,11 @@ impl Simulator {
     }
 
     /// `calc_group_shares()`'s `atomic_long_read(&tg->load_avg)` (fair.c v6.8 3929,
-    /// v6.5 3499) for an enqueue, dequeue or tick of task `t` on `rq`.
-    /// The hit (the performing CPU's copy is current: free) inlines into the caller;
-    /// the stale read is [`Simulator::tg_read_stale`].
+    /// v6.5 3499) for an enqueue, dequeue or tick on `rq` of a task of the group
+    /// (the caller has checked). The hit (the performing CPU's copy is current:
+    /// free) inlines into the caller; the stale read is [`Simulator::tg_read_stale`].
     #[inline]
-    pub(super) fn tg_read(&mut self, t: u32, rq: u32) {
-        if !self.in_tg(t) {
-            return;
-        }
+    fn tg_group_read(&mut self, rq: u32) {
         let by = self.tg.capture.map_or(rq, |c| c.by);
         if self.tg.line.is_current(CpuId(by), 0) {
             if self.measuring {
@@ -228,7 +225,7 @@ impl Simulator {
         self.tg_read_stale(rq);
     }
 
-    /// [`Simulator::tg_read`] when the performing CPU's copy is stale: the line's
+    /// [`Simulator::tg_group_read`] when the performing CPU's copy is stale: the line's
     /// transfer, charged.
     #[inline(never)]
     fn tg_read_stale(&mut self, rq: u32) {
@@ -245,12 +242,20 @@ impl Simulator {
 
     /// The dequeue's `update_cfs_group()` of the group entity once task `t` has left
     /// `rq`: from v6.12 no read when no other group task is queued or running there
-    /// (the group's cfs_rq is empty, fair.c v6.12.19 4068-4073); else [`Simulator::tg_read`].
+    /// (the group's cfs_rq is empty, fair.c v6.12.19 4068-4073); else the read
+    /// ([`Simulator::tg_group_read`]).
     pub(super) fn tg_read_dequeued(&mut self, t: u32, rq: u32) {
+        if self.in_tg(t) {
+            self.tg_group_read_dequeued(t, rq);
+        }
+    }
+
+    /// [`Simulator::tg_read_dequeued`] for a task known to be in the group.
+    fn tg_group_read_dequeued(&mut self, t: u32, rq: u32) {
         if self.tg.empty_group_skips_read && !self.tg_group_left_on(rq, t) {
             return;
         }
-        self.tg_read(t, rq);
+        self.tg_group_read(rq);
     }
 
     /// Whether a group task other than `t` is on `rq`'s runqueue (queued or its
@@ -265,9 +270,12 @@ impl Simulator {
     /// returns `decayed`, a PELT period boundary crossed since its last update or
     /// `removed` load applied (fair.c v6.8 4569-4615). False for a root-group task.
     pub(super) fn tg_cfs_rq_update(&mut self, t: u32, rq: u32) -> bool {
-        if !self.in_tg(t) {
-            return false;
-        }
+        self.in_tg(t) && self.tg_group_cfs_rq_update(rq)
+    }
+
+    /// [`Simulator::tg_cfs_rq_update`] for a task known to be in the group.
+    #[inline]
+    fn tg_group_cfs_rq_update(&mut self, rq: u32) -> bool {
         let now = self.now.ns();
         let g = &mut self.cpus[rq as usize].tg;
         let last = std::mem::replace(&mut g.last_update_ns, now);
@@ -292,10 +300,10 @@ impl Simulator {
         if !self.in_tg(t) {
             return;
         }
-        if self.tg_cfs_rq_update(t, rq) || attached {
+        if self.tg_group_cfs_rq_update(rq) || attached {
             self.update_tg_load_avg(rq);
         }
-        self.tg_read(t, rq);
+        self.tg_group_read(rq);
     }
 
     /// `dequeue_entity()` of task `t` from `rq`, the group's part:
@@ -305,8 +313,10 @@ impl Simulator {
         if !self.in_tg(t) {
             return;
         }
-        self.tg_update_load_avg(t, rq);
-        self.tg_read_dequeued(t, rq);
+        if self.tg_group_cfs_rq_update(rq) {
+            self.update_tg_load_avg(rq);
+        }
+        self.tg_group_read_dequeued(t, rq);
     }
 
     /// `entity_tick()` of `rq`'s current task `t`, the group's part:
@@ -316,8 +326,10 @@ impl Simulator {
         if !self.in_tg(t) {
             return;
         }
-        self.tg_update_load_avg(t, rq);
-        self.tg_read(t, rq);
+        if self.tg_group_cfs_rq_update(rq) {
+            self.update_tg_load_avg(rq);
+        }
+        self.tg_group_read(rq);
     }
 
     /// `update_tg_load_avg()` of `rq`'s group `cfs_rq` (fair.c v6.5 3665-3679, v6.8
@@ -362,11 +374,7 @@ impl Simulator {
         }
         let at = self.lb_clock.at_ns.max(self.now.ns());
         self.tg_capture(runs_on, at, cpu);
-        let now = self.now.ns();
-        let g = &mut self.cpus[cpu as usize].tg;
-        let last = std::mem::replace(&mut g.last_update_ns, now);
-        let removed = std::mem::take(&mut g.removed);
-        if removed || now / PERIOD_NS != last / PERIOD_NS {
+        if self.tg_group_cfs_rq_update(cpu) {
             self.update_tg_load_avg(cpu);
         }
         let (ns, _) = self.tg_captured();
