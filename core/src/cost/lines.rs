@@ -53,8 +53,10 @@ pub(crate) struct SharedLines {
     /// Where a stale read finds the line.
     copies: ReadCopies,
     lines: Vec<ContendedLine>,
-    /// Per (cpu, line): the version the CPU last read or wrote.
+    /// Per (line, cpu), line-major: the version the CPU last read or wrote (line 0's
+    /// are the first `n_cpus`, indexed by the CPU alone).
     seen: Vec<u32>,
+    n_cpus: usize,
 }
 
 /// Which cost term prices a [`SharedLines`].
@@ -154,12 +156,13 @@ impl SharedLines {
             copies,
             lines: vec![line; n_lines],
             seen: vec![0; n_cpus * n_lines],
+            n_cpus,
         }
     }
 
     #[inline]
     fn key(&self, cpu: CpuId, line: usize) -> usize {
-        cpu.idx() * self.lines.len() + line
+        line * self.n_cpus + cpu.idx()
     }
 
     /// A read of `line` by `cpu` at `now_ns`: `None` when the CPU's copy is current
