@@ -53,8 +53,10 @@ pub(crate) struct SharedLines {
     /// Where a stale read finds the line.
     copies: ReadCopies,
     lines: Vec<ContendedLine>,
-    /// Per (cpu, line): the version the CPU last read or wrote.
+    /// Per (line, cpu), line-major: the version the CPU last read or wrote (line 0's
+    /// are the first `n_cpus`, indexed by the CPU alone).
     seen: Vec<u32>,
+    n_cpus: usize,
 }
 
 /// Which cost term prices a [`SharedLines`].
@@ -154,12 +156,13 @@ impl SharedLines {
             copies,
             lines: vec![line; n_lines],
             seen: vec![0; n_cpus * n_lines],
+            n_cpus,
         }
     }
 
     #[inline]
     fn key(&self, cpu: CpuId, line: usize) -> usize {
-        cpu.idx() * self.lines.len() + line
+        line * self.n_cpus + cpu.idx()
     }
 
     /// A read of `line` by `cpu` at `now_ns`: `None` when the CPU's copy is current
@@ -173,18 +176,40 @@ impl SharedLines {
         if self.seen[key] == version {
             return None;
         }
+        Some(self.read_stale(cost, cpu, line, now_ns, key, version))
+    }
+
+    /// Whether `cpu`'s copy of `line` is current: a [`SharedLines::read`] by it would
+    /// be a free hit (and change nothing).
+    #[inline]
+    pub fn is_current(&self, cpu: CpuId, line: usize) -> bool {
+        self.seen[self.key(cpu, line)] == self.lines[line].version
+    }
+
+    /// [`SharedLines::read`] of a stale copy (`seen[key]` is not `version`): out of
+    /// line, so that the hit, the common case, inlines into the caller.
+    #[inline(never)]
+    fn read_stale(
+        &mut self,
+        cost: &CostModel,
+        cpu: CpuId,
+        line: usize,
+        now_ns: u64,
+        key: usize,
+        version: u32,
+    ) -> u64 {
         self.seen[key] = version;
         let n_lines = self.lines.len();
         if let Some(from) = self.copies.forward(cpu, line, n_lines, version) {
-            return Some(if self.on(cost) {
+            return if self.on(cost) {
                 cost.c2c_ns(from, cpu)
             } else {
                 0
-            });
+            };
         }
         let ns = self.transfer(cost, cpu, line, now_ns);
         self.copies.hold(cpu, line, n_lines, version);
-        Some(ns)
+        ns
     }
 
     /// A write of `line` by `cpu` at `now_ns`; returns the writer's cost.

@@ -193,6 +193,7 @@ impl Simulator {
                 idle_stamp: Some(SimTime::ZERO),
                 util: Pelt::default(),
                 load: Pelt::default(),
+                tg: tg_load::TgCpu::NEW,
                 removed_load: 0,
                 removed_util: 0,
                 util_est: 0,

@@ -105,8 +105,6 @@ impl Simulator {
         let changed = self.util_est_enqueue(t, cpu);
         self.update_curr(cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
-        // update_load_avg(UPDATE_TG | DO_ATTACH) of the group cfs_rq (tg_load.rs).
-        let tg_update = self.tg_cfs_rq_update(t, cpu) || self.attached[t as usize] != cpu;
         let avg = self.avg_vruntime(cpu);
         let now = self.now.ns();
         let slice = self.slice_ns;
@@ -155,12 +153,10 @@ impl Simulator {
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.
-        self.attach_entity_load_avg(t, cpu);
-        // ... its update_tg_load_avg(), then update_cfs_group() of the group entity.
-        if tg_update && self.in_tg(t) {
-            self.update_tg_load_avg(cpu);
-        }
-        self.tg_read(t, cpu);
+        let attached = self.attach_entity_load_avg(t, cpu);
+        // The group cfs_rq's update_load_avg(UPDATE_TG | DO_ATTACH), then
+        // update_cfs_group() of the group entity (tg_load.rs).
+        self.tg_enqueue(t, cpu, attached);
         // account_entity_enqueue(): list_add() at the head of rq->cfs_tasks.
         self.mru_seq += 1;
         self.cfs_mru[t as usize] = self.mru_seq;
@@ -182,8 +178,7 @@ impl Simulator {
         self.update_curr(cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
         // dequeue_entity(): update_load_avg(UPDATE_TG), update_cfs_group() (tg_load.rs).
-        self.tg_update_load_avg(t, cpu);
-        self.tg_read_dequeued(t, cpu);
+        self.tg_dequeue(t, cpu);
         let avg = self.avg_vruntime(cpu);
         let lim = self.lag_limit();
         let now = self.now;
@@ -323,8 +318,7 @@ impl Simulator {
         self.update_cpu_pelt(cpu);
         // entity_tick(): update_load_avg(UPDATE_TG), update_cfs_group() (tg_load.rs).
         let curr = self.cpus[cpu as usize].curr;
-        self.tg_update_load_avg(curr, cpu);
-        self.tg_read(curr, cpu);
+        self.tg_tick(curr, cpu);
         let c = &self.cpus[cpu as usize];
         let t = c.curr as usize;
         let mut resched = false;

@@ -79,10 +79,11 @@ impl Simulator {
 
     /// `attach_entity_load_avg()` (after the enqueue's `update_cfs_rq_load_avg()`):
     /// task `t`'s averages, as of now, join `cpu`'s. A no-op for a task already
-    /// attached there (a wake-up on its own CPU).
-    pub(super) fn attach_entity_load_avg(&mut self, t: u32, cpu: u32) {
+    /// attached there (a wake-up on its own CPU). Returns whether it attached
+    /// (`DO_ATTACH` did something: the group's `update_tg_load_avg()` follows).
+    pub(super) fn attach_entity_load_avg(&mut self, t: u32, cpu: u32) -> bool {
         if self.attached[t as usize] == cpu {
-            return;
+            return false;
         }
         debug_assert_eq!(self.attached[t as usize], u32::MAX, "attached twice");
         self.attached[t as usize] = cpu;
@@ -92,6 +93,7 @@ impl Simulator {
         c.load.add(load);
         c.util.add(util);
         self.publish_cpu_pelt(cpu);
+        true
     }
 
     /// `dequeue_entity(DO_DETACH)` → `detach_entity_load_avg()` of queued task `t`
@@ -149,7 +151,8 @@ impl Simulator {
         }
         self.attached[t as usize] = u32::MAX;
         if self.in_tg(t) {
-            self.tg.note_removed(cpu);
+            // The group cfs_rq's `removed` (tg_load.rs).
+            self.cpus[cpu as usize].tg.removed = true;
         }
         let c = &mut self.cpus[cpu as usize];
         let at = c.load.last_ns;

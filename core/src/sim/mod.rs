@@ -431,6 +431,8 @@ struct Cpu {
     idle_stamp: Option<SimTime>,
     util: Pelt,
     load: Pelt,
+    /// The workload's task group's `cfs_rq` here (`tg_load.rs`).
+    tg: tg_load::TgCpu,
     /// `cfs_rq->removed`: the load and util of tasks that left this CPU asleep or
     /// died, taken off at its next PELT update (`update_cfs_rq_load_avg()`).
     removed_load: u64,

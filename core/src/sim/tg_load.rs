@@ -53,7 +53,7 @@
 //! v6.8 9334-9335), so, its load being the CPU's, background load changes on a CPU
 //! that has had no group task for long still make `__update_blocked_fair()` write.
 
-use crate::cost::{LineTerm, ReadCopies, SharedLines};
+use crate::cost::{Distance, LineTerm, ReadCopies, SharedLines};
 use crate::cpumask::CpuId;
 use crate::release::Release;
 
@@ -65,19 +65,11 @@ const RATE_LIMIT_NS: u64 = 1_000_000;
 /// `last_update_tg_load_avg` before any write: far enough back for any rate limit.
 const NEVER: u64 = u64::MAX;
 
-/// The task group's line and its per-CPU `cfs_rq` fields.
+/// The task group's line; its per-CPU `cfs_rq` fields are each CPU's [`TgCpu`].
 #[derive(Clone, Debug)]
 pub(super) struct TgLoad {
     /// `tg->load_avg`: one line.
     pub(super) line: SharedLines,
-    /// Per CPU: `cfs_rq->tg_load_avg_contrib`.
-    pub(super) contrib: Vec<u64>,
-    /// Per CPU: `cfs_rq->last_update_tg_load_avg` (v6.7+), [`NEVER`] before a write.
-    last_write_ns: Vec<u64>,
-    /// Per CPU: the group `cfs_rq`'s last PELT update, ns.
-    pub(super) last_update_ns: Vec<u64>,
-    /// Per CPU: a group task's averages wait in the group `cfs_rq`'s `removed`.
-    pub(super) removed: Vec<bool>,
     /// v6.7 on: the 1-ms rate limit (1528c661c24b, "sched/fair: Ratelimit update to
     /// tg->load_avg").
     rate_limit: bool,
@@ -98,6 +90,30 @@ pub(super) struct TgLoad {
     capture: Option<Capture>,
     /// A balancer's attach time for `dst`'s lock, not taken yet (cpu, ns).
     pending_hold: Option<(u32, u64)>,
+}
+
+/// The group `cfs_rq` of one CPU: the fields the line's accesses read and write,
+/// kept in the CPU's `Cpu` beside its load average, which the 1/64 test reads.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TgCpu {
+    /// `cfs_rq->tg_load_avg_contrib`.
+    pub(super) contrib: u64,
+    /// `cfs_rq->last_update_tg_load_avg` (v6.7+), [`NEVER`] before a write.
+    last_write_ns: u64,
+    /// The group `cfs_rq`'s last PELT update, ns.
+    pub(super) last_update_ns: u64,
+    /// A group task's averages wait in the group `cfs_rq`'s `removed`.
+    pub(super) removed: bool,
+}
+
+impl TgCpu {
+    /// A CPU no group task has been on.
+    pub(super) const NEW: TgCpu = TgCpu {
+        contrib: 0,
+        last_write_ns: NEVER,
+        last_update_ns: 0,
+        removed: false,
+    };
 }
 
 /// Accesses made for a caller that puts their time in a lock hold.
@@ -121,21 +137,12 @@ impl TgLoad {
         TgLoad {
             // Stale reads served by a current copy in the reader's LLC (cost/lines.rs).
             line: SharedLines::new(n_cpus, 1, LineTerm::TgLine, ReadCopies::per_llc(llc_of, 1)),
-            contrib: vec![0; n_cpus],
-            last_write_ns: vec![NEVER; n_cpus],
-            last_update_ns: vec![0; n_cpus],
-            removed: vec![false; n_cpus],
             rate_limit: release >= Release::new(6, 7),
             detach_in_dequeue: release >= Release::new(6, 1),
             empty_group_skips_read: release >= Release::new(6, 12),
             capture: None,
             pending_hold: None,
         }
-    }
-
-    /// A group task's averages went into `cpu`'s `removed` (`remove_entity_load_avg()`).
-    pub(super) fn note_removed(&mut self, cpu: u32) {
-        self.removed[cpu as usize] = true;
     }
 }
 
@@ -203,11 +210,25 @@ impl Simulator {
     }
 
     /// `calc_group_shares()`'s `atomic_long_read(&tg->load_avg)` (fair.c v6.8 3929,
-    /// v6.5 3499) for an enqueue, dequeue or tick of task `t` on `rq`.
-    pub(super) fn tg_read(&mut self, t: u32, rq: u32) {
-        if !self.in_tg(t) {
+    /// v6.5 3499) for an enqueue, dequeue or tick on `rq` of a task of the group
+    /// (the caller has checked). The hit (the performing CPU's copy is current:
+    /// free) inlines into the caller; the stale read is [`Simulator::tg_read_stale`].
+    #[inline]
+    fn tg_group_read(&mut self, rq: u32) {
+        let by = self.tg.capture.map_or(rq, |c| c.by);
+        if self.tg.line.is_current(CpuId(by), 0) {
+            if self.measuring {
+                self.metrics.tg_line_reads += 1;
+            }
             return;
         }
+        self.tg_read_stale(rq);
+    }
+
+    /// [`Simulator::tg_group_read`] when the performing CPU's copy is stale: the line's
+    /// transfer, charged.
+    #[inline(never)]
+    fn tg_read_stale(&mut self, rq: u32) {
         let (by, at) = self.tg_who(rq);
         let miss = self.tg.line.read(&self.cost, CpuId(by), 0, at);
         if self.measuring {
@@ -221,12 +242,20 @@ impl Simulator {
 
     /// The dequeue's `update_cfs_group()` of the group entity once task `t` has left
     /// `rq`: from v6.12 no read when no other group task is queued or running there
-    /// (the group's cfs_rq is empty, fair.c v6.12.19 4068-4073); else [`Simulator::tg_read`].
+    /// (the group's cfs_rq is empty, fair.c v6.12.19 4068-4073); else the read
+    /// ([`Simulator::tg_group_read`]).
     pub(super) fn tg_read_dequeued(&mut self, t: u32, rq: u32) {
+        if self.in_tg(t) {
+            self.tg_group_read_dequeued(t, rq);
+        }
+    }
+
+    /// [`Simulator::tg_read_dequeued`] for a task known to be in the group.
+    fn tg_group_read_dequeued(&mut self, t: u32, rq: u32) {
         if self.tg.empty_group_skips_read && !self.tg_group_left_on(rq, t) {
             return;
         }
-        self.tg_read(t, rq);
+        self.tg_group_read(rq);
     }
 
     /// Whether a group task other than `t` is on `rq`'s runqueue (queued or its
@@ -241,13 +270,16 @@ impl Simulator {
     /// returns `decayed`, a PELT period boundary crossed since its last update or
     /// `removed` load applied (fair.c v6.8 4569-4615). False for a root-group task.
     pub(super) fn tg_cfs_rq_update(&mut self, t: u32, rq: u32) -> bool {
-        if !self.in_tg(t) {
-            return false;
-        }
+        self.in_tg(t) && self.tg_group_cfs_rq_update(rq)
+    }
+
+    /// [`Simulator::tg_cfs_rq_update`] for a task known to be in the group.
+    #[inline]
+    fn tg_group_cfs_rq_update(&mut self, rq: u32) -> bool {
         let now = self.now.ns();
-        let i = rq as usize;
-        let last = std::mem::replace(&mut self.tg.last_update_ns[i], now);
-        let removed = std::mem::take(&mut self.tg.removed[i]);
+        let g = &mut self.cpus[rq as usize].tg;
+        let last = std::mem::replace(&mut g.last_update_ns, now);
+        let removed = std::mem::take(&mut g.removed);
         removed || now / PERIOD_NS != last / PERIOD_NS
     }
 
@@ -260,23 +292,64 @@ impl Simulator {
         }
     }
 
+    /// `enqueue_entity()` of task `t` on `rq`, the group's part: `update_load_avg(UPDATE_TG
+    /// | DO_ATTACH)` of the group `cfs_rq` (its update; `update_tg_load_avg()` if it
+    /// decayed or the task was attached here, `attached`), then `update_cfs_group()`'s
+    /// read. Nothing for a root-group task.
+    pub(super) fn tg_enqueue(&mut self, t: u32, rq: u32, attached: bool) {
+        if !self.in_tg(t) {
+            return;
+        }
+        if self.tg_group_cfs_rq_update(rq) || attached {
+            self.update_tg_load_avg(rq);
+        }
+        self.tg_group_read(rq);
+    }
+
+    /// `dequeue_entity()` of task `t` from `rq`, the group's part:
+    /// `update_load_avg(UPDATE_TG)`, then `update_cfs_group()`'s read
+    /// ([`Simulator::tg_read_dequeued`]). Nothing for a root-group task.
+    pub(super) fn tg_dequeue(&mut self, t: u32, rq: u32) {
+        if !self.in_tg(t) {
+            return;
+        }
+        if self.tg_group_cfs_rq_update(rq) {
+            self.update_tg_load_avg(rq);
+        }
+        self.tg_group_read_dequeued(t, rq);
+    }
+
+    /// `entity_tick()` of `rq`'s current task `t`, the group's part:
+    /// `update_load_avg(UPDATE_TG)`, then `update_cfs_group()`'s read. Nothing for a
+    /// root-group task.
+    pub(super) fn tg_tick(&mut self, t: u32, rq: u32) {
+        if !self.in_tg(t) {
+            return;
+        }
+        if self.tg_group_cfs_rq_update(rq) {
+            self.update_tg_load_avg(rq);
+        }
+        self.tg_group_read(rq);
+    }
+
     /// `update_tg_load_avg()` of `rq`'s group `cfs_rq` (fair.c v6.5 3665-3679, v6.8
     /// 4092-4121): from v6.7 nothing within 1 ms of its last write; a write when
     /// the group's load moved more than 1/64 of what it last contributed.
     pub(super) fn update_tg_load_avg(&mut self, rq: u32) {
-        let i = rq as usize;
         let now = self.now.ns();
-        let last = self.tg.last_write_ns[i];
-        if self.tg.rate_limit && last != NEVER && now.saturating_sub(last) < RATE_LIMIT_NS {
+        let rate_limit = self.tg.rate_limit;
+        let c = &mut self.cpus[rq as usize];
+        let last = c.tg.last_write_ns;
+        if rate_limit && last != NEVER && now.saturating_sub(last) < RATE_LIMIT_NS {
             return;
         }
-        let load = self.cpus[i].load.avg();
-        let contrib = self.tg.contrib[i];
+        let load = c.load.avg();
+        let contrib = c.tg.contrib;
         if load.abs_diff(contrib) <= contrib / 64 {
             return;
         }
-        self.tg.contrib[i] = load;
-        self.tg.last_write_ns[i] = now;
+        c.tg.contrib = load;
+        c.tg.last_write_ns = now;
         let (by, at) = self.tg_who(rq);
         let ns = self.tg.line.write(&self.cost, CpuId(by), 0, at);
         if self.measuring {
@@ -294,16 +367,14 @@ impl Simulator {
     /// update writes the line if it decayed. The time lengthens that hold and the
     /// pass.
     pub(super) fn tg_update_blocked(&mut self, runs_on: u32, cpu: u32) {
-        if self.tg.last_update_ns[cpu as usize] == 0 && self.tg.contrib[cpu as usize] == 0 {
+        let g = &self.cpus[cpu as usize].tg;
+        if g.last_update_ns == 0 && g.contrib == 0 {
             // No group task has ever been here: the group cfs_rq is not on the list.
             return;
         }
         let at = self.lb_clock.at_ns.max(self.now.ns());
         self.tg_capture(runs_on, at, cpu);
-        let now = self.now.ns();
-        let last = std::mem::replace(&mut self.tg.last_update_ns[cpu as usize], now);
-        let removed = std::mem::take(&mut self.tg.removed[cpu as usize]);
-        if removed || now / PERIOD_NS != last / PERIOD_NS {
+        if self.tg_group_cfs_rq_update(cpu) {
             self.update_tg_load_avg(cpu);
         }
         let (ns, _) = self.tg_captured();
@@ -318,6 +389,10 @@ impl Simulator {
     /// rq lock (`ttwu_queue()` → `rq_lock()`, core.c v6.8 4054-4057) they
     /// lengthen the hold, the wakers queued behind it wait longer. The wake list's
     /// activation happens later, on the target (`sched_ttwu_pending()`): nothing here.
+    ///
+    /// `dist` is `distance(src, target)`, as the caller classified it. A wake-list
+    /// queueing (no enqueue here) and a root-group wakee (no access) skip the capture.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn ttwu_do_activate_tg(
         &mut self,
         p: u32,
@@ -325,11 +400,15 @@ impl Simulator {
         cpu: u32,
         src: u32,
         target: u32,
+        dist: Distance,
         q: &mut super::ttwu::Queued,
     ) {
+        if q.wakelist || !self.in_tg(p) {
+            self.ttwu_do_activate(p, src, target, dist, q.wakelist);
+            return;
+        }
         // Neither the wake list nor the waker's own queue: the remote rq lock.
-        let remote = !q.wakelist && target != cpu;
-        let dist = self.cost.distance(CpuId(src), CpuId(target));
+        let remote = target != cpu;
         self.tg_capture(cpu, self.now.ns() + q.lock_wait_ns, target);
         self.ttwu_do_activate(p, src, target, dist, q.wakelist);
         let (on_target, other) = self.tg_captured();

@@ -23,8 +23,8 @@ fn accesses(sim: &Simulator) -> (u64, u64) {
 /// The group cfs_rq on `cpu` was updated just now: no PELT period boundary since, and
 /// nothing in its `removed`; `decayed` is false at an update this instant.
 fn fresh(sim: &mut Simulator, cpu: u32) {
-    sim.tg.last_update_ns[cpu as usize] = sim.now.ns();
-    sim.tg.removed[cpu as usize] = false;
+    sim.cpus[cpu as usize].tg.last_update_ns = sim.now.ns();
+    sim.cpus[cpu as usize].tg.removed = false;
 }
 
 /// A wake-up onto the wakee's own CPU (no migration): `enqueue_entity()` →
@@ -67,7 +67,8 @@ fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update()
     // try_to_wake_up()'s steps for a wakee placed on `new` by the remote rq lock.
     sim.remove_entity_load_avg(WAKEE);
     let mut q = Queued::default();
-    sim.ttwu_do_activate_tg(WAKEE, Some(WAKER), cpu, cpu, new, &mut q);
+    let dist = sim.cost.distance(CpuId(cpu), CpuId(new));
+    sim.ttwu_do_activate_tg(WAKEE, Some(WAKER), cpu, cpu, new, dist, &mut q);
     assert_eq!(sim.tasks[WAKEE as usize].loc, Loc::Queued(new));
     assert_eq!(
         accesses(&sim),
@@ -75,7 +76,7 @@ fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update()
         "the attach writes, the enqueue reads"
     );
     assert_eq!(
-        sim.tg.contrib[new as usize],
+        sim.cpus[new as usize].tg.contrib,
         sim.cpus[new as usize].load.avg()
     );
     // The old CPU's next update (its tick) applies `removed` and writes.
@@ -83,7 +84,7 @@ fn a_migrated_wake_up_writes_on_the_new_cpu_and_the_old_one_at_its_next_update()
     sim.tg_update_load_avg(CURR, old);
     assert_eq!(accesses(&sim).1, w0 + 2);
     assert_eq!(
-        sim.tg.contrib[old as usize],
+        sim.cpus[old as usize].tg.contrib,
         sim.cpus[old as usize].load.avg()
     );
 }
@@ -273,11 +274,11 @@ fn before_6_1_the_balancers_detach_writes_twice_when_decayed() {
         sim.tasks[t as usize].load.set(now, 300);
         set_load(&mut sim, cpu, 500);
         // The group cfs_rq was last updated a PELT period ago: decayed.
-        sim.tg.last_update_ns[cpu as usize] = now - 2 * super::pelt::PERIOD_NS;
+        sim.cpus[cpu as usize].tg.last_update_ns = now - 2 * super::pelt::PERIOD_NS;
         sim.detach_entity_load_avg(t, cpu);
         assert_eq!(accesses(&sim), (1, writes), "{rel}");
         assert_eq!(
-            sim.tg.contrib[cpu as usize],
+            sim.cpus[cpu as usize].tg.contrib,
             sim.cpus[cpu as usize].load.avg(),
             "{rel}: the last write is without the task"
         );
@@ -402,8 +403,8 @@ fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
     // The group cfs_rq on `target` last updated two PELT periods ago, its load far
     // from its contribution: an UPDATE_TG update writes.
     let decay = |sim: &mut Simulator| {
-        sim.tg.last_update_ns[t] = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
-        sim.tg.contrib[t] = 0;
+        sim.cpus[t].tg.last_update_ns = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
+        sim.cpus[t].tg.contrib = 0;
     };
     sim.now += 2_000_000; // past any rate limit of earlier writes
     decay(&mut sim);
@@ -412,7 +413,7 @@ fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
     assert_eq!(sim.tasks[CURR as usize].loc, Loc::Queued(target));
     assert_eq!(accesses(&sim).1, w0, "put_prev_entity() does not write");
     assert_eq!(
-        sim.tg.last_update_ns[t],
+        sim.cpus[t].tg.last_update_ns,
         sim.now.ns(),
         "it updated the cfs_rq"
     );
@@ -426,5 +427,5 @@ fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
     sim.schedule(target);
     assert_eq!(sim.tasks[CURR as usize].loc, Loc::Running(target));
     assert_eq!(accesses(&sim).1, w0 + 1, "set_next_entity() writes");
-    assert_eq!(sim.tg.contrib[t], sim.cpus[t].load.avg());
+    assert_eq!(sim.cpus[t].tg.contrib, sim.cpus[t].load.avg());
 }

@@ -130,7 +130,7 @@ impl Simulator {
             // set_task_cpu() → migrate_task_rq_fair(): the averages leave prev.
             self.remove_entity_load_avg(p);
         }
-        self.ttwu_do_activate_tg(p, waker, cpu, src, target, &mut q);
+        self.ttwu_do_activate_tg(p, waker, cpu, src, target, dist, &mut q);
         self.kick_target(p, waker, cpu, target, target_mode, q);
     }
 
@@ -443,6 +443,7 @@ impl Simulator {
     /// `update_load_avg(DO_ATTACH)`, no `rq->nr_running` until the target's
     /// `sched_ttwu_pending()` (3885-3918) runs `ttwu_do_activate()` (3782-3831)
     /// ([`Simulator::sched_ttwu_pending`]).
+    #[inline(always)]
     pub(super) fn ttwu_do_activate(
         &mut self,
         p: u32,

@@ -35,9 +35,9 @@ fn the_balancers_move_lengthens_src_and_dst_holds_by_the_line() {
         // CPU 1 wrote the line just now: its detach's update_tg_load_avg() is rate
         // limited (fair.c v6.8 4108-4113), CPU 0's read and write move the line. CPU
         // 0's group contributes nothing yet: the attach writes.
-        sim.tg.contrib[1] = 0;
+        sim.cpus[1].tg.contrib = 0;
         sim.update_tg_load_avg(1);
-        sim.tg.contrib[0] = 0;
+        sim.cpus[0].tg.contrib = 0;
         let line = sim.metrics.tg_line_ns;
         let outer = sim.lb_pass_begin();
         sim.lb_rq_lock(0, 1, sim.lb_hold_ns(1));
@@ -86,7 +86,7 @@ fn update_blocked_averages_writes_on_decay_under_the_lock_and_skips_a_cpu_never_
         let mut sim = two_on_cpu1(terms);
         let now = sim.now.ns();
         if !decayed {
-            sim.tg.last_update_ns[cpu as usize] = now;
+            sim.cpus[cpu as usize].tg.last_update_ns = now;
         }
         let c = &mut sim.cpus[cpu as usize];
         c.load.set(now, c.load.avg() + 500);
@@ -119,7 +119,9 @@ fn update_blocked_averages_writes_on_decay_under_the_lock_and_skips_a_cpu_never_
     // A CPU no group task ever ran on.
     let sim = two_on_cpu1(CostTerms::ALL);
     let never = (3..16u32)
-        .find(|&c| sim.tg.last_update_ns[c as usize] == 0 && sim.tg.contrib[c as usize] == 0)
+        .find(|&c| {
+            sim.cpus[c as usize].tg.last_update_ns == 0 && sim.cpus[c as usize].tg.contrib == 0
+        })
         .expect("a CPU the group never used");
     let (w, ns, _) = run(CostTerms::ALL, true, never);
     assert_eq!((w, ns), (0, 0), "CPU {never}: not on the leaf list");
