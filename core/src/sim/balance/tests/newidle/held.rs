@@ -191,13 +191,8 @@ fn a_remote_resched_of_a_cpu_in_its_pass_sends_one_ipi() {
 /// (1052), unlike one of a pass whose `rq->curr` is the task that blocked.
 #[test]
 fn a_pass_of_the_idle_task_sends_no_resched_ipi() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    assert_eq!(sim.cpus[0].mode, Mode::NewidlePass);
+    let mut sim = pass_sim(0);
+    run_to_pass(&mut sim, SimTime::from_ms(1));
     assert!(
         sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
         "the task that blocked is rq->curr"
@@ -230,13 +225,8 @@ fn a_pass_of_the_idle_task_sends_no_resched_ipi() {
 /// in a pass whose `rq->curr` is the task that blocked.
 #[test]
 fn a_pass_after_the_stopper_sends_no_resched_ipi() {
-    let preset = "kunpeng920-4826";
-    let n = presets::machine(preset).unwrap().nr_cpus();
-    let specs = vec![hog(n, 1..2, 100), hog(n, 1..2, 100), hog(n, 0..1, 1)];
-    let mut sim = sim_of(preset, "6.8", 0..8, specs, 100);
-    let mut t = SimTime::from_ms(1);
-    run_task2_to(&mut sim, &mut t, Loc::Exited, "exit");
-    let exit = sim.tasks[2].last_ran;
+    let mut sim = pass_sim(0);
+    let exit = run_to_pass(&mut sim, SimTime::from_ms(1));
     let ends = pass_domain_ends(&sim);
     assert!(
         sim.idle_resched_needs_ipi(0, Mode::NewidlePass),
