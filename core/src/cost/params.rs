@@ -348,37 +348,43 @@ impl CostParams {
             kunpeng(true)
         } else if n.starts_with("kunpeng920") {
             kunpeng(false)
-        } else if n.starts_with("epyc9654") {
-            // Dual EPYC 9654 CAS medians: same CCX 27.1, other CCX 99.3, cross socket 191.6.
-            with_caches(
-                from_c2c("epyc9654", 2400, amd, 27, 99, 192, 32),
-                &ZEN4_CACHES,
-                smt,
-            )
-        } else if n.starts_with("jacobsville") {
-            // No CAS data for Atom: Xeon 8358's same-socket 51.1 ns for cross-L2 (assumption).
-            with_caches(
-                from_c2c("jacobsville", 2200, snr, 51, 51, 111, 21),
-                &ATOM_CACHES,
-                smt,
-            )
-        } else if n.starts_with("spr") {
-            // Dual Xeon 8358 CAS: same socket 51.1, cross socket 110.9 (closest measured Xeon).
-            with_caches(
-                from_c2c("sapphire-rapids", 2000, spr, 51, 51, 111, 21),
-                &ICX_CACHES,
-                smt,
-            )
-        } else if n.starts_with("xeon") {
-            with_caches(
-                from_c2c("xeon", 2600, icx, 51, 51, 111, 21),
-                &ICX_CACHES,
-                smt,
-            )
         } else {
+            // from_c2c()'s arguments and the caches, per x86 family.
+            let (family, mhz, states, c2c_llc, c2c_other_llc, c2c_node, slit_ref, caches) =
+                if n.starts_with("epyc9654") {
+                    // Dual EPYC 9654 CAS medians: same CCX 27.1, other CCX 99.3, cross socket 191.6.
+                    ("epyc9654", 2400, amd, 27, 99, 192, 32, &ZEN4_CACHES)
+                } else if n.starts_with("jacobsville") {
+                    // No CAS data for Atom: Xeon 8358's same-socket 51.1 ns for cross-L2 (assumption).
+                    ("jacobsville", 2200, snr, 51, 51, 111, 21, &ATOM_CACHES)
+                } else if n.starts_with("spr") {
+                    // Dual Xeon 8358 CAS: same socket 51.1, cross socket 110.9 (closest measured Xeon).
+                    ("sapphire-rapids", 2000, spr, 51, 51, 111, 21, &ICX_CACHES)
+                } else if n.starts_with("xeon") {
+                    ("xeon", 2600, icx, 51, 51, 111, 21, &ICX_CACHES)
+                } else {
+                    (
+                        "generic-x86 (assumption)",
+                        2600,
+                        skx,
+                        51,
+                        51,
+                        111,
+                        21,
+                        &ICX_CACHES,
+                    )
+                };
             with_caches(
-                from_c2c("generic-x86 (assumption)", 2600, skx, 51, 51, 111, 21),
-                &ICX_CACHES,
+                from_c2c(
+                    family,
+                    mhz,
+                    states,
+                    c2c_llc,
+                    c2c_other_llc,
+                    c2c_node,
+                    slit_ref,
+                ),
+                caches,
                 smt,
             )
         }
