@@ -273,9 +273,16 @@ impl Simulator {
     /// Switches `cpu` to the task at `queue[i]`. Returns false if the task blocked or
     /// exited at once (its program found nothing to run), in which case the caller
     /// picks again.
-    fn run_task(&mut self, cpu: u32, i: usize) -> bool {
+    pub(super) fn run_task(&mut self, cpu: u32, i: usize) -> bool {
         let now = self.now;
         let t = self.cpus[cpu as usize].queue.swap_remove(i);
+        // pick_next_task_fair(): `prev != p` → put_prev_entity(cfs_rq, pse), then
+        // set_next_entity(); a re-picked `prev` has neither (fair.c v6.5 8126-8145).
+        let put_back = std::mem::replace(&mut self.cpus[cpu as usize].tg.put_back, u32::MAX);
+        let repicked = put_back == t;
+        if put_back != u32::MAX && !repicked {
+            self.tg_cfs_rq_update(put_back, cpu);
+        }
         if self.rec.is_some() {
             self.record_switch(cpu, self.cpus[cpu as usize].last_task, t);
         }
@@ -356,7 +363,9 @@ impl Simulator {
         });
         self.update_cpu_pelt(cpu);
         // set_next_entity(): update_load_avg(UPDATE_TG) (tg_load.rs).
-        self.tg_update_load_avg(t, cpu);
+        if !repicked {
+            self.tg_update_load_avg(t, cpu);
+        }
         self.publish_core_cookie(cpu);
         // The time of the switch is spent before the task's own work.
         let mut burst = self.tasks[t as usize].remaining_ns;
@@ -419,7 +428,7 @@ impl Simulator {
                 if c.need_resched {
                     c.need_resched = false;
                     c.burst_end = self.now + ns;
-                    self.put_prev(cpu);
+                    self.put_prev_for_pick(cpu);
                     if self.measuring {
                         self.metrics.preemptions += 1;
                     }
@@ -460,7 +469,7 @@ impl Simulator {
         match c.mode {
             Mode::Running => {
                 // A preemption request: switch if the pick differs.
-                self.put_prev(cpu);
+                self.put_prev_for_pick(cpu);
                 if self.measuring {
                     self.metrics.preemptions += 1;
                 }

@@ -215,12 +215,44 @@ impl Simulator {
         }
     }
 
-    /// Puts the running task back on its queue (preemption).
+    /// Puts the running task back on its queue (preemption) at once, with its
+    /// `put_prev_entity()`: `put_prev_task_balance()` before a higher class's pick
+    /// (the stopper) or the core-wide pick of core scheduling (core.c v6.5 6027,
+    /// 6127).
     pub(super) fn put_prev(&mut self, cpu: u32) {
+        self.put_prev_task(cpu, true);
+    }
+
+    /// Puts the running task back on its queue for the fair pick that follows at
+    /// once (a preemption's `__schedule()` → `__pick_next_task()` →
+    /// `pick_next_task_fair(rq, prev)`, core.c v6.5 6013): the kernel runs
+    /// `put_prev_entity()` only once it has picked another task, and neither it nor
+    /// `set_next_entity()` when it picks `prev` again (`if (prev != p)`, fair.c v6.5
+    /// 8126-8145, v6.12 8980; v6.12's `put_prev_set_next_task()` likewise, sched.h
+    /// 2463). So the group `cfs_rq`'s update waits for [`Simulator::schedule`]'s pick
+    /// (`TgCpu::put_back`), and a re-picked task leaves a decay to the next update
+    /// that writes (the tick, the dequeue). Under core scheduling the pick puts
+    /// `prev` first ([`Simulator::put_prev`]).
+    pub(super) fn put_prev_for_pick(&mut self, cpu: u32) {
+        if self.core_sched {
+            self.put_prev(cpu);
+            return;
+        }
+        let c = &mut self.cpus[cpu as usize];
+        debug_assert_eq!(c.tg.put_back, u32::MAX, "a put-back task not picked over");
+        c.tg.put_back = c.curr;
+        self.put_prev_task(cpu, false);
+    }
+
+    /// `put_prev_task_fair()`: back on the queue, burst left kept; `put_prev_entity()`'s
+    /// update of the group `cfs_rq` now if `entity`, else at the pick.
+    fn put_prev_task(&mut self, cpu: u32, entity: bool) {
         self.update_curr(cpu);
         self.update_cpu_pelt(cpu);
-        // put_prev_entity(): update_load_avg(cfs_rq, prev, 0), no update_tg_load_avg().
-        self.tg_cfs_rq_update(self.cpus[cpu as usize].curr, cpu);
+        if entity {
+            // put_prev_entity(): update_load_avg(cfs_rq, prev, 0), no update_tg_load_avg().
+            self.tg_cfs_rq_update(self.cpus[cpu as usize].curr, cpu);
+        }
         let now = self.now;
         let c = &mut self.cpus[cpu as usize];
         let t = c.curr;

@@ -104,6 +104,9 @@ pub(super) struct TgCpu {
     pub(super) last_update_ns: u64,
     /// A group task's averages wait in the group `cfs_rq`'s `removed`.
     pub(super) removed: bool,
+    /// The task a preemption put back whose `put_prev_entity()` waits for the pick
+    /// ([`Simulator::put_prev_for_pick`]), `u32::MAX` for none.
+    pub(super) put_back: u32,
 }
 
 impl TgCpu {
@@ -113,6 +116,7 @@ impl TgCpu {
         last_write_ns: NEVER,
         last_update_ns: 0,
         removed: false,
+        put_back: u32::MAX,
     };
 }
 

@@ -394,7 +394,8 @@ fn a_forks_lock_hold_on_a_remote_target_includes_the_line() {
 /// v6.8 5417) writes the line when the group cfs_rq decayed; `put_prev_entity()` →
 /// `update_load_avg(cfs_rq, prev, 0)` (5485) updates it without `UPDATE_TG`: no
 /// write, and the decay it consumed is not there for the pick that follows at the
-/// same instant (4766-4768: `decayed && (flags & UPDATE_TG)`).
+/// same instant (4766-4768: `decayed && (flags & UPDATE_TG)`). This is the eager put
+/// of `put_prev_task_balance()` (the stopper, core scheduling's pick).
 #[test]
 fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
     let (cpu, target) = (2, 3);
@@ -428,4 +429,55 @@ fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
     assert_eq!(sim.tasks[CURR as usize].loc, Loc::Running(target));
     assert_eq!(accesses(&sim).1, w0 + 1, "set_next_entity() writes");
     assert_eq!(sim.cpus[t].tg.contrib, sim.cpus[t].load.avg());
+}
+
+/// A preemption's pick (`pick_next_task_fair(rq, prev)`, fair.c v6.5 8126-8145): when
+/// it picks `prev` again neither `put_prev_entity()` nor `set_next_entity()` runs, so
+/// the group cfs_rq keeps its decay and the next UPDATE_TG update (the tick's
+/// `entity_tick()`) writes; when it picks another task, `put_prev_entity()` consumes
+/// the decay and that task's `set_next_entity()` finds none. Fails if the put-back
+/// task's update is made at the put (session 36's model).
+#[test]
+fn a_preemption_that_picks_prev_again_keeps_the_decay() {
+    let (cpu, target) = (2, 3);
+    let mut sim = remote_running_target(cpu, target);
+    let t = target as usize;
+    let decay = |sim: &mut Simulator| {
+        sim.cpus[t].tg.last_update_ns = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
+        sim.cpus[t].tg.contrib = 0;
+    };
+    sim.now += 2_000_000; // past any rate limit of earlier writes
+    decay(&mut sim);
+    let stamp = sim.cpus[t].tg.last_update_ns;
+    let w0 = accesses(&sim).1;
+    sim.put_prev_for_pick(target);
+    assert_eq!(sim.cpus[t].tg.put_back, CURR);
+    sim.schedule(target);
+    assert_eq!(sim.tasks[CURR as usize].loc, Loc::Running(target));
+    assert_eq!(sim.cpus[t].tg.put_back, u32::MAX);
+    assert_eq!(accesses(&sim).1, w0, "no set_next_entity(): no write");
+    assert_eq!(
+        sim.cpus[t].tg.last_update_ns, stamp,
+        "no update: the decay is kept"
+    );
+    sim.tg_update_load_avg(CURR, target);
+    assert_eq!(accesses(&sim).1, w0 + 1, "the tick's update writes");
+
+    // Another task picked: the put-back task's put_prev_entity() consumes the decay.
+    sim.now += 2_000_000;
+    sim.tasks[WAKEE as usize].tokens += 1;
+    sim.wake(WAKEE, Some(WAKER), cpu, crate::wakeup::WakeFlags::SYNC);
+    assert_eq!(sim.tasks[WAKEE as usize].loc, Loc::Queued(target));
+    decay(&mut sim);
+    let w1 = accesses(&sim).1;
+    sim.put_prev_for_pick(target);
+    let i = sim.cpus[t].queue.iter().position(|&x| x == WAKEE).unwrap();
+    assert!(sim.run_task(target, i));
+    assert_eq!(sim.tasks[WAKEE as usize].loc, Loc::Running(target));
+    assert_eq!(
+        sim.cpus[t].tg.last_update_ns,
+        sim.now.ns(),
+        "put_prev_entity() updated"
+    );
+    assert_eq!(accesses(&sim).1, w1, "and set_next_entity() found no decay");
 }
