@@ -9,6 +9,10 @@
 //!  unknown variant `sparc`, expected `arm64` or `x86`
 //!      ─▶ must be one of `arm64`, `x86`, found "sparc"
 //! ```
+//!
+//! A name not in the list gets the names it may have meant (`crate::near`).
+
+use crate::near::did_you_mean;
 
 /// What serde says of a value it refused (its message, " at line L column C" cut).
 #[derive(Debug, PartialEq, Eq)]
@@ -39,7 +43,11 @@ pub(crate) fn data_error(msg: &str) -> Option<DataError<'_>> {
             .map_or("no fields", |(_, k)| k);
         return Some(DataError::Unknown {
             name,
-            known: one_of(known),
+            known: format!(
+                "{}{}",
+                one_of(known),
+                did_you_mean(name, serde_names(known))
+            ),
         });
     }
     if let Some((found, known)) = msg
@@ -47,9 +55,10 @@ pub(crate) fn data_error(msg: &str) -> Option<DataError<'_>> {
         .and_then(|rest| rest.split_once("`, expected "))
     {
         return Some(DataError::Wrong(format!(
-            "must be {}, found {:?}",
+            "must be {}, found {:?}{}",
             one_of(known.trim_start_matches("one of ")),
-            shorten(found)
+            shorten(found),
+            did_you_mean(found, serde_names(known))
         )));
     }
     if let Some((found, expected)) = wrong_value(msg) {
@@ -82,6 +91,16 @@ pub(crate) fn wrong_value(msg: &str) -> Option<(String, String)> {
 
 pub(crate) fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
     s.strip_prefix(open)?.split(close).next()
+}
+
+/// The names in serde's list (`` one of `a`, `b` `` or `` `a` or `b` ``), for
+/// [`did_you_mean`].
+pub(crate) fn serde_names(known: &str) -> impl Iterator<Item = &str> {
+    known
+        .trim_start_matches("one of ")
+        .split(", ")
+        .flat_map(|s| s.split(" or "))
+        .map(|s| s.trim_matches('`'))
 }
 
 /// serde's list of names (`` `a`, `b` `` or `` `a` or `b` ``) as "one of `a`, `b`".

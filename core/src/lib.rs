@@ -20,6 +20,7 @@ mod fxhash;
 mod json_words;
 pub mod lesson;
 pub mod metrics;
+pub mod near;
 pub mod patch;
 pub mod release;
 pub mod reproduce;

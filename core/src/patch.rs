@@ -177,13 +177,13 @@ pub struct PatchSet {
 pub enum PatchError {
     #[error(transparent)]
     Release(#[from] ReleaseError),
-    #[error("unknown patch {0:?}; known patches: cluster, cluster-scan, no-smt-idle-cores, ttwu-l2c, cookie-fastpath")]
+    #[error("unknown patch {0:?}; known patches: cluster, cluster-scan, no-smt-idle-cores, ttwu-l2c, cookie-fastpath{hint}", hint = crate::near::did_you_mean(.0, Patch::ALL.map(Patch::name)))]
     UnknownPatch(String),
     #[error("cannot read patch set {0:?}: write RELEASE[+PATCH...][-PATCH...], e.g. 6.6+cluster or 6.8-cluster")]
     Syntax(String),
     #[error("`cluster` and `cluster-scan` are two versions of the same series; pick one")]
     ClusterConflict,
-    #[error("unknown sched feature {name:?}; known: {known}")]
+    #[error("unknown sched feature {name:?}; known: {known}{}", crate::near::did_you_mean(name, known.split(", ")))]
     UnknownFeature { name: String, known: String },
     #[error("sched feature {feature} does not exist in {release}: {why}")]
     FeatureAbsent {
@@ -345,6 +345,11 @@ mod tests {
             "6.6+clusters".parse::<PatchSet>(),
             Err(PatchError::UnknownPatch(_))
         ));
+        let e = "6.6+clutser".parse::<PatchSet>().unwrap_err().to_string();
+        assert!(e.ends_with("cookie-fastpath; did you mean cluster?"), "{e}");
+        let e = "6.6+fio".parse::<PatchSet>().unwrap_err().to_string();
+        assert!(e.ends_with("cookie-fastpath"), "{e}");
+
         assert!(matches!(
             "6.6+".parse::<PatchSet>(),
             Err(PatchError::Syntax(_))
@@ -362,5 +367,10 @@ mod tests {
         f.set(Release::new(6, 8), "NO_SIS_UTIL").unwrap();
         assert!(!f.sis_util);
         assert!(f.set(Release::new(6, 8), "FOO").is_err());
+        let e = f
+            .set(Release::new(6, 8), "SIS_UTL")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("; did you mean SIS_UTIL?"), "{e}");
     }
 }

@@ -141,7 +141,7 @@ impl Scale {
 pub enum ReproError {
     #[error("published data is malformed: {0}")]
     Data(String),
-    #[error("unknown experiment {name:?}; known: {known}")]
+    #[error("unknown experiment {name:?}; known: {known}{}", crate::near::did_you_mean(name, known.split(", ")))]
     Unknown { name: String, known: String },
     #[error("{name}: {err}")]
     Sim { name: String, err: SimError },

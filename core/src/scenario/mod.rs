@@ -70,7 +70,7 @@ pub enum ScenarioError {
     /// `path` as `sim.seed`, `wake.cookies[1].cpus` ([`decode`] finds it).
     #[error("this link's field `{path}` {problem}")]
     Field { path: String, problem: String },
-    #[error("this link names machine preset {name:?}, which this page does not know; known presets: {known}")]
+    #[error("this link names machine preset {name:?}, which this page does not know; known presets: {known}{}", crate::near::did_you_mean(name, known.split(", ")))]
     UnknownPreset { name: String, known: String },
     #[error("this link's machine is not valid: {0}")]
     Machine(TopologyError),

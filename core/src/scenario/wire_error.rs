@@ -23,9 +23,10 @@ use serde_json::error::Category;
 
 use super::ScenarioError;
 use crate::json_words::{
-    between, char_before, expected_text, found_text, offset, one_of, shorten, value_not_a_name,
-    VARIANT,
+    between, char_before, expected_text, found_text, offset, one_of, serde_names, shorten,
+    value_not_a_name, VARIANT,
 };
+use crate::near::did_you_mean;
 use crate::topology::MachineSpec;
 
 /// What is wrong with `json` (a link's scenario text) given serde_json's error `e`.
@@ -129,7 +130,11 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
         };
         return field(
             path,
-            format!("is not one this page knows; {whose} has {}", one_of(known)),
+            format!(
+                "is not one this page knows; {whose} has {}{}",
+                one_of(known),
+                did_you_mean(name, serde_names(known))
+            ),
         );
     }
     if let Some(rest) = msg.strip_prefix("unknown variant `") {
@@ -137,9 +142,10 @@ fn describe_in(json: &str, e: &serde_json::Error, prefix: &str) -> ScenarioError
             return field(
                 path,
                 format!(
-                    "must be {}, found {:?}",
+                    "must be {}, found {:?}{}",
                     one_of(known.trim_start_matches("one of ")),
-                    shorten(found)
+                    shorten(found),
+                    did_you_mean(found, serde_names(known))
                 ),
             );
         }

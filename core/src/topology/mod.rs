@@ -257,7 +257,7 @@ pub enum TopologyError {
     Inconsistent { cpu: u32, what: String },
     #[error("firmware {0:?} is a device tree, which schedlab models on arm64 only: x86 reads its topology from CPUID and ACPI (leave firmware out, or write \"acpi\")")]
     DeviceTreeOnX86(&'static str),
-    #[error("unknown machine preset {name:?}; known presets: {known}")]
+    #[error("unknown machine preset {name:?}; known presets: {known}{}", crate::near::did_you_mean(name, known.split(", ")))]
     UnknownPreset { name: String, known: String },
 }
 

@@ -153,6 +153,15 @@ fn json_errors_say_what_the_field_must_hold_in_words() {
             .ends_with(r#"the field `arch` must be one of `arm64`, `x86`, found "sparc""#),
         "{err}"
     );
+    // A typo gets the name it missed.
+    let err = load_json(r#"{"name": "x", "arch": "arm46"}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with(r#"found "arm46"; did you mean arm64?"#),
+        "{err}"
+    );
+    let err = load_json(r#"{"name": "x", "arhc": "x86"}"#).unwrap_err();
+    assert!(err.to_string().ends_with("; did you mean arch?"), "{err}");
 }
 
 /// Issue 16: an inconsistent JSON machine file's error names the CPU and the line of

@@ -73,36 +73,9 @@ fn load_machine_as(arg: &str, arch: Option<Arch>) -> Result<Machine, String> {
     schedlab_core::topology::load_machine(&text, &hint).map_err(|e| format!("{name}: {e}"))
 }
 
-/// The presets `arg` may have meant: those it begins (`epyc9654` for `epyc9654-1p`),
-/// or those within two typed letters of it (`jacobsvile`), case aside.
+/// The presets `arg` may have meant (`schedlab_core::near::near`).
 fn near_presets(arg: &str) -> Vec<&'static str> {
-    let arg = arg.to_ascii_lowercase();
-    if arg.chars().count() < 3 || arg.len() > 64 {
-        return Vec::new();
-    }
-    presets::PRESETS
-        .iter()
-        .map(|p| p.name)
-        .filter(|name| name.starts_with(&arg) || edit_distance(&arg, name) <= 2)
-        .collect()
-}
-
-/// Levenshtein distance: insertions, deletions and substitutions of one character.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diag + usize::from(ca != cb));
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
+    schedlab_core::near::near(arg, presets::PRESETS.iter().map(|p| p.name))
 }
 
 #[cfg(test)]

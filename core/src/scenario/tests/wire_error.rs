@@ -63,6 +63,7 @@ fn a_missing_required_field_is_named() {
     let text = message(edited(|j| j.replace(r#""duration_ms":"#, r#""duration":"#)));
     // Two things are wrong; serde stops at the first, the unknown one.
     assert!(text.starts_with("this link's field `sim.duration` is not one this page knows; `sim` has one of `workload`, `cpus`, `duration_ms`"), "{text}");
+    assert!(text.ends_with("; did you mean duration_ms?"), "{text}");
     let text = message(with_json(
         r#"{"machine":"kunpeng920-6426","patches":"6.6","sim":{"workload":{"kind":"tbench","clients":4}}}"#,
     ));
@@ -134,7 +135,10 @@ fn an_unknown_enum_value_lists_the_known_ones() {
         text.starts_with("this link's field `view` must be one of `domains`, `dmesg`, "),
         "{text}"
     );
-    assert!(text.ends_with(r#"found "wakey""#), "{text}");
+    assert!(
+        text.ends_with(r#"found "wakey"; did you mean wakeup?"#),
+        "{text}"
+    );
     let text = message(edited(|j| {
         j.replace(r#""kind":"tbench""#, r#""kind":"tbench2""#)
     }));
@@ -142,6 +146,12 @@ fn an_unknown_enum_value_lists_the_known_ones() {
         text.starts_with("this link's field `sim.workload.kind` must be one of `tbench`, "),
         "{text}"
     );
+    assert!(text.ends_with("; did you mean tbench?"), "{text}");
+    // Nothing near: the list alone.
+    let text = message(edited(|j| {
+        j.replace(r#""kind":"tbench""#, r#""kind":"fio""#)
+    }));
+    assert!(text.ends_with(r#"found "fio""#), "{text}");
 }
 
 /// An enum's value that is not a string at all: serde's "variant identifier" in the
