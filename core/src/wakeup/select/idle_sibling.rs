@@ -18,7 +18,7 @@ use super::{Ctx, ScanEnd};
 const SIS: &str = "select_idle_sibling";
 
 /// What each fast-path test of one `select_idle_sibling()` call reads, fixed for the
-/// call: whether the cookie test is part of it (seed 05), the capacity words of the
+/// call: whether the cookie test is part of it (seed 04), the capacity words of the
 /// trace, and the cluster switches (`sched_cluster_active`, seed 01's whole patch).
 #[derive(Clone, Copy)]
 struct SisFast {
@@ -93,7 +93,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     }
 
     /// Step 1, target itself (fair.c v6.8, lines 7514-7516): idle (or running only
-    /// SCHED_IDLE tasks), its cookie matching under seed 05, and fitting p's capacity.
+    /// SCHED_IDLE tasks), its cookie matching under seed 04, and fitting p's capacity.
     #[inline]
     fn sis_target(&mut self, target: CpuId, fast: SisFast) -> Option<CpuId> {
         self.costs.fast_path_checks += 1;
