@@ -10,143 +10,199 @@ impl Simulator {
     /// Conservation: every task is in exactly one place (running on one CPU, queued on
     /// one CPU, blocked or exited), every CPU is either running one task or idle, the
     /// wake-up state (and the balance sums) match, and SMT siblings never run different cookies.
+    /// The first broken one is the error: CPU by CPU (`check_cpu_tasks`,
+    /// `check_cpu_sums`, `check_wake_list`, `check_cpu_idle`), then task by task
+    /// (`check_tasks`), the balance sums, the live count and the pipes.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut seen = vec![0u8; self.tasks.len()];
-        for (ci, c) in self.cpus.iter().enumerate() {
-            let rq = &self.state.rqs[ci];
-            let running = c.mode == Mode::Running;
-            if running {
-                let t = c.curr as usize;
-                if t >= self.tasks.len() {
-                    return Err(format!("CPU {ci} runs no valid task"));
-                }
-                if self.tasks[t].loc != Loc::Running(ci as u32) {
-                    return Err(format!(
-                        "CPU {ci} runs task {t} whose location is {:?}",
-                        self.tasks[t].loc
-                    ));
-                }
-                seen[t] += 1;
-            } else if c.curr != u32::MAX {
-                return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
+        for ci in 0..self.cpus.len() {
+            self.check_cpu_tasks(ci, &mut seen)?;
+            self.check_cpu_sums(ci)?;
+            self.check_wake_list(ci)?;
+            self.check_cpu_idle(ci)?;
+        }
+        let live = self.check_tasks(&seen)?;
+        if !self.rq_sums_in_step() {
+            return Err("the balance sums are not the runqueues' (a write missed them)".into());
+        }
+        if live != self.live {
+            return Err(format!(
+                "{live} live tasks but the count says {}",
+                self.live
+            ));
+        }
+        self.check_pipes()
+    }
+
+    /// CPU `ci`'s tasks: its current task valid and located there, no task held
+    /// outside a newidle pass, `curr_is_idle` as its mode says, its queued tasks located
+    /// there. Counts each task found in `seen`.
+    fn check_cpu_tasks(&self, ci: usize, seen: &mut [u8]) -> Result<(), String> {
+        let c = &self.cpus[ci];
+        let rq = &self.state.rqs[ci];
+        let running = c.mode == Mode::Running;
+        if running {
+            let t = c.curr as usize;
+            if t >= self.tasks.len() {
+                return Err(format!("CPU {ci} runs no valid task"));
             }
-            // A newidle pass lasts until the `Resched` on its way (its end, or where a
-            // task queued meanwhile cuts it), and what came in it, with interrupts
-            // off, is taken at that end: nothing is held outside a pass.
-            let in_pass = c.mode == Mode::NewidlePass;
-            if in_pass && c.newidle_resched_at < self.now {
+            if self.tasks[t].loc != Loc::Running(ci as u32) {
                 return Err(format!(
-                    "CPU {ci} is in a newidle pass whose end ({:?}) has passed",
-                    c.newidle_resched_at
+                    "CPU {ci} runs task {t} whose location is {:?}",
+                    self.tasks[t].loc
                 ));
             }
-            if !in_pass && (!c.newidle_held.is_empty() || c.newidle_curr_stopper) {
+            seen[t] += 1;
+        } else if c.curr != u32::MAX {
+            return Err(format!("CPU {ci} is {:?} but has a current task", c.mode));
+        }
+        // A newidle pass lasts until the `Resched` on its way (its end, or where a
+        // task queued meanwhile cuts it), and what came in it, with interrupts
+        // off, is taken at that end: nothing is held outside a pass.
+        let in_pass = c.mode == Mode::NewidlePass;
+        if in_pass && c.newidle_resched_at < self.now {
+            return Err(format!(
+                "CPU {ci} is in a newidle pass whose end ({:?}) has passed",
+                c.newidle_resched_at
+            ));
+        }
+        if !in_pass && (!c.newidle_held.is_empty() || c.newidle_curr_stopper) {
+            return Err(format!(
+                "CPU {ci} is {:?} but holds what came in a newidle pass",
+                c.mode
+            ));
+        }
+        // In a newidle pass's run time `rq->curr` is the task that blocked (or the
+        // idle task, or the stopper).
+        if rq.curr_is_idle == running && !in_pass {
+            return Err(format!(
+                "CPU {ci}: curr_is_idle={} but mode {:?}",
+                rq.curr_is_idle, c.mode
+            ));
+        }
+        for &t in &c.queue {
+            if self.tasks[t as usize].loc != Loc::Queued(ci as u32) {
                 return Err(format!(
-                    "CPU {ci} is {:?} but holds what came in a newidle pass",
-                    c.mode
-                ));
-            }
-            // In a newidle pass's run time `rq->curr` is the task that blocked (or the
-            // idle task, or the stopper).
-            if rq.curr_is_idle == running && !in_pass {
-                return Err(format!(
-                    "CPU {ci}: curr_is_idle={} but mode {:?}",
-                    rq.curr_is_idle, c.mode
-                ));
-            }
-            for &t in &c.queue {
-                if self.tasks[t as usize].loc != Loc::Queued(ci as u32) {
-                    return Err(format!(
-                        "task {t} queued on CPU {ci} but located {:?}",
-                        self.tasks[t as usize].loc
-                    ));
-                }
-                seen[t as usize] += 1;
-            }
-            let nr = c.queue.len() as u32 + running as u32;
-            let est: u64 = c
-                .queue
-                .iter()
-                .copied()
-                .chain(running.then_some(c.curr))
-                .map(|t| self.task_util_est_ewma(t))
-                .sum();
-            if c.util_est != est {
-                return Err(format!(
-                    "CPU {ci}: util_est {} but its tasks' estimates sum to {est}",
-                    c.util_est
-                ));
-            }
-            let members = c.queue.iter().copied().chain(running.then_some(c.curr));
-            let v_sum: i64 = members.map(|t| self.tasks[t as usize].vruntime).sum();
-            if c.v_sum != v_sum {
-                return Err(format!(
-                    "CPU {ci}: vruntime sum {}, but its {nr} tasks sum to {v_sum}",
-                    c.v_sum
-                ));
-            }
-            if let Some(hint) = &self.state.idle_hint {
-                if hint.test_cpu(CpuId(ci as u32)) != self.state.idle_ish(CpuId(ci as u32)) {
-                    return Err(format!("CPU {ci}: the idle hint is stale"));
-                }
-            }
-            if rq.nr_running != nr {
-                return Err(format!(
-                    "CPU {ci}: nr_running {} but {} tasks",
-                    rq.nr_running, nr
-                ));
-            }
-            // The wake list: its wakees are off the rq, `rq->ttwu_pending` is set until
-            // sched_ttwu_pending() empties it, and something empties it: a running
-            // CPU's IPI is in flight (Event::WakelistIpi), as is an idle one's that
-            // went idle with the list pending (an idle one woken for the list is
-            // Waking, its idle loop's flush on the way; a pass takes the IPI at its
-            // end).
-            if let Some(&t) = c
-                .wake_list
-                .iter()
-                .find(|&&t| self.tasks[t as usize].loc != Loc::WakeList(ci as u32))
-            {
-                return Err(format!(
-                    "CPU {ci}: task {t} on its wake list is {:?}",
+                    "task {t} queued on CPU {ci} but located {:?}",
                     self.tasks[t as usize].loc
                 ));
             }
-            if !c.wake_list.is_empty() {
-                if !rq.ttwu_pending {
-                    return Err(format!(
-                        "CPU {ci}: {} wakees on its wake list, ttwu_pending clear",
-                        c.wake_list.len()
-                    ));
-                }
-                let stranded = match c.mode {
-                    Mode::Idle | Mode::Running => c.wakelist_ipi_at < self.now,
-                    Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => false,
-                };
-                if stranded {
-                    return Err(format!(
-                        "CPU {ci} ({:?}): {} wakees on its wake list and no IPI or schedule() on the way",
-                        c.mode,
-                        c.wake_list.len()
-                    ));
-                }
+            seen[t as usize] += 1;
+        }
+        Ok(())
+    }
+
+    /// CPU `ci`'s sums against its tasks: `util_est`, the vruntime sum, the idle hint
+    /// and `nr_running`.
+    fn check_cpu_sums(&self, ci: usize) -> Result<(), String> {
+        let c = &self.cpus[ci];
+        let rq = &self.state.rqs[ci];
+        let running = c.mode == Mode::Running;
+        let nr = c.queue.len() as u32 + running as u32;
+        let est: u64 = c
+            .queue
+            .iter()
+            .copied()
+            .chain(running.then_some(c.curr))
+            .map(|t| self.task_util_est_ewma(t))
+            .sum();
+        if c.util_est != est {
+            return Err(format!(
+                "CPU {ci}: util_est {} but its tasks' estimates sum to {est}",
+                c.util_est
+            ));
+        }
+        let members = c.queue.iter().copied().chain(running.then_some(c.curr));
+        let v_sum: i64 = members.map(|t| self.tasks[t as usize].vruntime).sum();
+        if c.v_sum != v_sum {
+            return Err(format!(
+                "CPU {ci}: vruntime sum {}, but its {nr} tasks sum to {v_sum}",
+                c.v_sum
+            ));
+        }
+        if let Some(hint) = &self.state.idle_hint {
+            if hint.test_cpu(CpuId(ci as u32)) != self.state.idle_ish(CpuId(ci as u32)) {
+                return Err(format!("CPU {ci}: the idle hint is stale"));
             }
-            if c.mode == Mode::Idle && !c.queue.is_empty() {
+        }
+        if rq.nr_running != nr {
+            return Err(format!(
+                "CPU {ci}: nr_running {} but {} tasks",
+                rq.nr_running, nr
+            ));
+        }
+        Ok(())
+    }
+
+    /// CPU `ci`'s wake list: its wakees located there, `ttwu_pending` set, and an IPI
+    /// or a schedule() on the way to empty it.
+    fn check_wake_list(&self, ci: usize) -> Result<(), String> {
+        let c = &self.cpus[ci];
+        let rq = &self.state.rqs[ci];
+        // The wake list: its wakees are off the rq, `rq->ttwu_pending` is set until
+        // sched_ttwu_pending() empties it, and something empties it: a running
+        // CPU's IPI is in flight (Event::WakelistIpi), as is an idle one's that
+        // went idle with the list pending (an idle one woken for the list is
+        // Waking, its idle loop's flush on the way; a pass takes the IPI at its
+        // end).
+        if let Some(&t) = c
+            .wake_list
+            .iter()
+            .find(|&&t| self.tasks[t as usize].loc != Loc::WakeList(ci as u32))
+        {
+            return Err(format!(
+                "CPU {ci}: task {t} on its wake list is {:?}",
+                self.tasks[t as usize].loc
+            ));
+        }
+        if !c.wake_list.is_empty() {
+            if !rq.ttwu_pending {
                 return Err(format!(
-                    "CPU {ci} idle with {} queued tasks and no wake-up pending",
-                    c.queue.len()
+                    "CPU {ci}: {} wakees on its wake list, ttwu_pending clear",
+                    c.wake_list.len()
                 ));
             }
-            if running && self.core_sched {
-                let k = self.cookie(c.curr);
-                for &s in &self.siblings[ci] {
-                    let sc = &self.cpus[s as usize];
-                    if sc.mode == Mode::Running && self.cookie(sc.curr) != k {
-                        return Err(format!("SMT siblings {ci} and {s} run different cookies"));
-                    }
+            let stranded = match c.mode {
+                Mode::Idle | Mode::Running => c.wakelist_ipi_at < self.now,
+                Mode::Waking | Mode::NewidlePass | Mode::ForceIdle => false,
+            };
+            if stranded {
+                return Err(format!(
+                    "CPU {ci} ({:?}): {} wakees on its wake list and no IPI or schedule() on the way",
+                    c.mode,
+                    c.wake_list.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// CPU `ci` not idle with tasks queued, and under core scheduling not running a
+    /// cookie its SMT siblings' running tasks do not share.
+    fn check_cpu_idle(&self, ci: usize) -> Result<(), String> {
+        let c = &self.cpus[ci];
+        let running = c.mode == Mode::Running;
+        if c.mode == Mode::Idle && !c.queue.is_empty() {
+            return Err(format!(
+                "CPU {ci} idle with {} queued tasks and no wake-up pending",
+                c.queue.len()
+            ));
+        }
+        if running && self.core_sched {
+            let k = self.cookie(c.curr);
+            for &s in &self.siblings[ci] {
+                let sc = &self.cpus[s as usize];
+                if sc.mode == Mode::Running && self.cookie(sc.curr) != k {
+                    return Err(format!("SMT siblings {ci} and {s} run different cookies"));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Every task: its averages attached where it is, found on CPUs as often as its
+    /// location says (`seen`, from the CPUs' checks). Returns the live workload tasks.
+    fn check_tasks(&self, seen: &[u8]) -> Result<u32, String> {
         let mut live = 0;
         for (i, t) in self.tasks.iter().enumerate() {
             // Its averages are on the CPU that holds it, or (asleep) where it last ran.
@@ -177,9 +233,9 @@ impl Simulator {
                         .count();
                     if seen[i] != 0 || listed != 1 {
                         return Err(format!(
-                            "task {i} of CPU {c}'s wake list is listed there {listed} times, on CPUs {} times",
-                            seen[i]
-                        ));
+                        "task {i} of CPU {c}'s wake list is listed there {listed} times, on CPUs {} times",
+                        seen[i]
+                    ));
                     }
                     live += !t.background as u32;
                 }
@@ -196,16 +252,7 @@ impl Simulator {
                 }
             }
         }
-        if !self.rq_sums_in_step() {
-            return Err("the balance sums are not the runqueues' (a write missed them)".into());
-        }
-        if live != self.live {
-            return Err(format!(
-                "{live} live tasks but the count says {}",
-                self.live
-            ));
-        }
-        self.check_pipes()
+        Ok(live)
     }
 
     /// A pipe's reader holds a token per readable message, plus at most one for its

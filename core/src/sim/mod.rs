@@ -27,7 +27,7 @@
 //! | `pelt.rs`       | pelt.c                  | load and utilisation averages                  |
 //! | `program.rs`    | (the tasks' own code)   | the workload's ops, compiled and interpreted   |
 //! | `invariants.rs` |                         | conservation checks                            |
-//! | `record.rs`     |                         | the opt-in event record (off: one test a hook) |
+//! | `record/`       |                         | the opt-in event record (off: one test a hook) |
 //! | `perfetto.rs`   |                         | a recording as a Chrome/Perfetto trace         |
 //! | `capture.rs`    |                         | a wake-up's inputs as a wake state file        |
 //! | `event.rs`      |                         | the event queue                                |

@@ -38,7 +38,7 @@ use std::fmt::Write;
 use crate::cpumask::CpuId;
 use crate::topology::Machine;
 
-use super::record::{Record, RecordKind, Recording, NO_TASK};
+use super::record::{Record, RecordKind, Recording, WakeRecord, NO_TASK};
 
 /// What to write besides the records.
 pub struct TraceInput<'a> {
@@ -82,298 +82,298 @@ enum Open {
     Forced(u64),
 }
 
-/// The trace as JSON text.
+/// The trace as JSON text: the tracks' metadata, an event or two per record, then
+/// the slices still open, the counters and the run's summary.
 pub fn chrome_trace_json(input: &TraceInput) -> String {
     let rec = input.recording;
-    let m = input.machine;
-    let n = m.nr_cpus() as usize;
-    let mut out = String::with_capacity(64 + rec.records.len() * 140);
-    out.push_str("{\"traceEvents\":[\n");
-    let mut first = true;
-    let mut ev = |out: &mut String, body: &str| {
-        if !first {
-            out.push_str(",\n");
-        }
-        first = false;
-        out.push('{');
-        out.push_str(body);
-        out.push('}');
+    let n = input.machine.nr_cpus() as usize;
+    let mut w = Writer {
+        rec,
+        out: String::with_capacity(64 + rec.records.len() * 140),
+        first: true,
+        pid_of: vec![0u32; n],
+        open: vec![Open::None; n],
+        pending: Vec::new(),
+        per_ms: Vec::new(),
     };
-
-    // Tracks: a process per LLC (in order of first CPU), a thread per CPU.
-    let mut llcs: Vec<(u32, u32)> = Vec::new(); // (node, llc id)
-    let mut pid_of = vec![0u32; n];
-    for &c in input.cpus {
-        let t = &m.cpus[c.idx()];
-        let key = (t.node.0 as u32, t.llc);
-        let i = match llcs.iter().position(|&k| k == key) {
-            Some(i) => i,
-            None => {
-                llcs.push(key);
-                llcs.len() - 1
-            }
-        };
-        pid_of[c.idx()] = i as u32 + 1;
+    w.out.push_str("{\"traceEvents\":[\n");
+    w.tracks(input);
+    for (i, r) in rec.records.iter().enumerate() {
+        w.record(i >= rec.measured_from, *r);
     }
-    ev(
-        &mut out,
-        &format!(
+    w.finish(input)
+}
+
+/// A trace being written: the JSON text so far and what the records leave open.
+struct Writer<'a> {
+    rec: &'a Recording,
+    out: String,
+    /// No event written yet (the next one needs no comma).
+    first: bool,
+    /// Each CPU's process: its LLC's number, from 1 (0: not one of the run's CPUs).
+    pid_of: Vec<u32>,
+    /// What each CPU's track has open.
+    open: Vec<Open>,
+    /// Per task: the wake-up whose flow ends at its next run, as (task, seq).
+    pending: Vec<(u32, u32)>,
+    /// Wake-ups per millisecond (a counter), in order, as (ms, count).
+    per_ms: Vec<(u64, u64)>,
+}
+
+impl Writer<'_> {
+    /// Writes one event, `body` being its fields.
+    fn ev(&mut self, body: &str) {
+        if !self.first {
+            self.out.push_str(",\n");
+        }
+        self.first = false;
+        self.out.push('{');
+        self.out.push_str(body);
+        self.out.push('}');
+    }
+
+    /// CPU `cpu`'s track: (pid, tid).
+    fn track(&self, cpu: u16) -> (u32, u32) {
+        let c = cpu as usize;
+        (self.pid_of.get(c).copied().unwrap_or(0), cpu as u32 + 1)
+    }
+
+    /// The tracks' metadata: the run's process, then a process per LLC (in order of
+    /// first CPU) and a thread per CPU, with their names and sort order.
+    fn tracks(&mut self, input: &TraceInput) {
+        let m = input.machine;
+        let mut llcs: Vec<(u32, u32)> = Vec::new(); // (node, llc id)
+        for &c in input.cpus {
+            let t = &m.cpus[c.idx()];
+            let key = (t.node.0 as u32, t.llc);
+            let i = match llcs.iter().position(|&k| k == key) {
+                Some(i) => i,
+                None => {
+                    llcs.push(key);
+                    llcs.len() - 1
+                }
+            };
+            self.pid_of[c.idx()] = i as u32 + 1;
+        }
+        self.ev(&format!(
             "\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{{\"name\":{}}}",
             esc(&format!("run: {}", input.title))
-        ),
-    );
-    for (i, &(node, llc)) in llcs.iter().enumerate() {
-        let pid = i as u32 + 1;
-        let span: Vec<CpuId> = input
-            .cpus
-            .iter()
-            .copied()
-            .filter(|c| pid_of[c.idx()] == pid)
-            .collect();
-        let list = crate::cpumask::CpuMask::from_cpus(m.nr_cpus(), span.iter().copied()).to_list();
-        ev(
-            &mut out,
-            &format!(
+        ));
+        for (i, &(node, llc)) in llcs.iter().enumerate() {
+            let pid = i as u32 + 1;
+            let span: Vec<CpuId> = input
+                .cpus
+                .iter()
+                .copied()
+                .filter(|c| self.pid_of[c.idx()] == pid)
+                .collect();
+            let list =
+                crate::cpumask::CpuMask::from_cpus(m.nr_cpus(), span.iter().copied()).to_list();
+            self.ev(&format!(
                 "\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":\"node {node} \u{b7} LLC {llc} (CPUs {list})\"}}"
-            ),
-        );
-        ev(
-            &mut out,
-            &format!(
+            ));
+            self.ev(&format!(
                 "\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{pid}}}"
-            ),
-        );
-    }
-    for &c in input.cpus {
-        let (pid, tid) = (pid_of[c.idx()], c.0 + 1);
-        let cl = m.cpus[c.idx()].cluster;
-        ev(
-            &mut out,
-            &format!(
+            ));
+        }
+        for &c in input.cpus {
+            let (pid, tid) = (self.pid_of[c.idx()], c.0 + 1);
+            let cl = m.cpus[c.idx()].cluster;
+            self.ev(&format!(
                 "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":\"CPU {} \u{b7} cluster {cl}\"}}",
                 c.0
-            ),
-        );
-        ev(
-            &mut out,
-            &format!(
+            ));
+            self.ev(&format!(
                 "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}",
                 c.0
-            ),
-        );
+            ));
+        }
     }
 
-    let track = |cpu: u16| -> (u32, u32) {
-        let c = cpu as usize;
-        (pid_of.get(c).copied().unwrap_or(0), cpu as u32 + 1)
-    };
-    let mut open = vec![Open::None; n];
-    // Per task: the wake-up whose flow ends at its next run.
-    let mut pending: Vec<(u32, u32)> = Vec::new(); // (task, seq)
-    let close = |out: &mut String,
-                 ev: &mut dyn FnMut(&mut String, &str),
-                 cpu: u16,
-                 o: Open,
-                 at: u64| {
-        let (pid, tid) = track(cpu);
+    /// Writes the slice `o` open on `cpu`'s track, ending at `at` (nothing if none).
+    fn close(&mut self, cpu: u16, o: Open, at: u64) {
+        let (pid, tid) = self.track(cpu);
         let (name, start, args) = match o {
             Open::None => return,
-            Open::Task(t, s) => (task_name(rec, t), s, format!("{{\"task\":{t}}}")),
+            Open::Task(t, s) => (task_name(self.rec, t), s, format!("{{\"task\":{t}}}")),
             Open::Idle(cs, s) => (format!("idle C{cs}"), s, "{}".to_string()),
             Open::Forced(s) => ("forced idle".to_string(), s, "{}".to_string()),
         };
-        ev(
-            out,
-            &format!(
-                "\"name\":\"{name}\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{args}",
-                us(start),
-                us(at.saturating_sub(start))
-            ),
-        );
-    };
-    // Wake-ups per millisecond (a counter), in order.
-    let mut per_ms: Vec<(u64, u64)> = Vec::new();
-    for (i, r) in rec.records.iter().enumerate() {
-        let measured = i >= rec.measured_from;
-        let Record { at_ns, kind } = *r;
+        self.ev(&format!(
+            "\"name\":\"{name}\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{args}",
+            us(start),
+            us(at.saturating_sub(start))
+        ));
+    }
+
+    /// Closes `cpu`'s open slice at `at` and opens `o` there (a CPU outside the
+    /// machine is passed over).
+    fn reopen(&mut self, cpu: u16, o: Open, at: u64) {
+        let c = cpu as usize;
+        if c < self.open.len() {
+            self.close(cpu, self.open[c], at);
+            self.open[c] = o;
+        }
+    }
+
+    /// The events of one record; `measured`: made after the warm-up.
+    fn record(&mut self, measured: bool, r: Record) {
+        let Record { at_ns, kind } = r;
         match kind {
             RecordKind::Switch {
                 cpu,
                 switch,
                 prev,
                 next,
-            } => {
-                let c = cpu as usize;
-                if c >= n {
-                    continue;
-                }
-                close(&mut out, &mut ev, cpu, open[c], at_ns);
-                open[c] = Open::Task(next, at_ns);
-                let (pid, tid) = track(cpu);
-                // The switch itself, as an instant-like zero-length slice carrying the
-                // counts' flags (a context switch only when `switch`).
-                ev(
-                    &mut out,
-                    &format!(
-                        "\"name\":\"switch\",\"cat\":\"switch\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"prev\":{},\"next\":{next},\"switch\":{switch},\"measured\":{measured}}}",
-                        us(at_ns),
-                        if prev == NO_TASK { -1 } else { prev as i64 },
-                    ),
-                );
-                if let Some(k) = pending.iter().position(|&(t, _)| t == next) {
-                    let (_, seq) = pending.swap_remove(k);
-                    // The flow's end binds to a slice of its own category at its time
-                    // and track (as DevTools binds flows), enclosed by the run.
-                    ev(
-                        &mut out,
-                        &format!(
-                            "\"name\":\"woken {}\",\"cat\":\"wake\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{seq}}}",
-                            task_name(rec, next),
-                            us(at_ns)
-                        ),
-                    );
-                    ev(
-                        &mut out,
-                        &format!(
-                            "\"name\":\"wake-up\",\"cat\":\"wake\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{seq},\"ts\":{},\"pid\":{pid},\"tid\":{tid}",
-                            us(at_ns)
-                        ),
-                    );
-                }
-            }
-            RecordKind::Wake(w) => {
-                let (pid, tid) = track(w.waker_cpu);
-                let background = rec.background(w.wakee);
-                ev(
-                    &mut out,
-                    &format!(
-                        "\"name\":\"wake {}\",\"cat\":\"wake\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{},\"wakee\":{},\"waker\":{},\"prev_cpu\":{},\"cpu\":{},\"path\":\"{}\",\"distance\":\"{}\",\"queue\":\"{}\",\"probed\":{},\"migrated\":{},\"measured\":{measured},\"background\":{background}}}",
-                        task_name(rec, w.wakee),
-                        us(at_ns),
-                        w.seq,
-                        w.wakee,
-                        if w.waker == NO_TASK { -1 } else { w.waker as i64 },
-                        w.prev_cpu,
-                        w.cpu,
-                        w.path.as_str(),
-                        w.dist.name(),
-                        w.queue.as_str(),
-                        w.probed,
-                        w.cpu != w.prev_cpu,
-                    ),
-                );
-                ev(
-                    &mut out,
-                    &format!(
-                        "\"name\":\"wake-up\",\"cat\":\"wake\",\"ph\":\"s\",\"id\":{},\"ts\":{},\"pid\":{pid},\"tid\":{tid}",
-                        w.seq,
-                        us(at_ns)
-                    ),
-                );
-                match pending.iter_mut().find(|(t, _)| *t == w.wakee) {
-                    Some(p) => p.1 = w.seq,
-                    None => pending.push((w.wakee, w.seq)),
-                }
-                let ms = at_ns / 1_000_000;
-                match per_ms.last_mut() {
-                    Some((k, v)) if *k == ms => *v += 1,
-                    _ => per_ms.push((ms, 1)),
-                }
-            }
+            } => self.switch(at_ns, measured, cpu, switch, prev, next),
+            RecordKind::Wake(w) => self.wake(at_ns, measured, w),
             RecordKind::Migrate {
                 task,
                 from,
                 to,
                 reason,
             } => {
-                let (pid, tid) = track(from);
-                ev(
-                    &mut out,
-                    &format!(
-                        "\"name\":\"migrate {}\",\"cat\":\"migrate\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"task\":{task},\"from\":{from},\"to\":{to},\"reason\":\"{}\",\"measured\":{measured},\"background\":{}}}",
-                        task_name(rec, task),
-                        us(at_ns),
-                        reason.as_str(),
-                        rec.background(task)
-                    ),
-                );
+                let (pid, tid) = self.track(from);
+                self.ev(&format!(
+                    "\"name\":\"migrate {}\",\"cat\":\"migrate\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"task\":{task},\"from\":{from},\"to\":{to},\"reason\":\"{}\",\"measured\":{measured},\"background\":{}}}",
+                    task_name(self.rec, task),
+                    us(at_ns),
+                    reason.as_str(),
+                    self.rec.background(task)
+                ));
             }
             RecordKind::IdleEnter { cpu, cstate } => {
-                let c = cpu as usize;
-                if c < n {
-                    close(&mut out, &mut ev, cpu, open[c], at_ns);
-                    open[c] = Open::Idle(cstate, at_ns);
-                }
+                self.reopen(cpu, Open::Idle(cstate, at_ns), at_ns)
             }
-            RecordKind::ForceIdle { cpu } => {
-                let c = cpu as usize;
-                if c < n {
-                    close(&mut out, &mut ev, cpu, open[c], at_ns);
-                    open[c] = Open::Forced(at_ns);
-                }
-            }
+            RecordKind::ForceIdle { cpu } => self.reopen(cpu, Open::Forced(at_ns), at_ns),
             RecordKind::IdleExit { cpu, .. } => {
                 let c = cpu as usize;
-                if c < n {
-                    if let Open::Idle(..) | Open::Forced(..) = open[c] {
-                        close(&mut out, &mut ev, cpu, open[c], at_ns);
-                        open[c] = Open::None;
+                if c < self.open.len() {
+                    if let Open::Idle(..) | Open::Forced(..) = self.open[c] {
+                        self.reopen(cpu, Open::None, at_ns);
                     }
                 }
             }
             RecordKind::Arrive { cpu, task, seq } => {
-                let (pid, tid) = track(cpu);
-                ev(
-                    &mut out,
-                    &format!(
-                        "\"name\":\"arrive {}\",\"cat\":\"arrive\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{seq}}}",
-                        task_name(rec, task),
-                        us(at_ns)
-                    ),
-                );
+                let (pid, tid) = self.track(cpu);
+                self.ev(&format!(
+                    "\"name\":\"arrive {}\",\"cat\":\"arrive\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{seq}}}",
+                    task_name(self.rec, task),
+                    us(at_ns)
+                ));
             }
         }
     }
-    let end = input.end_ns;
-    for (c, &o) in open.iter().enumerate() {
-        close(&mut out, &mut ev, c as u16, o, end);
+
+    /// A switch on `cpu` from `prev` to `next`: the slice before it closed, `next`'s
+    /// opened, the switch's own zero-length slice, and the end of the flow of the
+    /// wake-up that made `next` runnable, if one is pending.
+    fn switch(&mut self, at_ns: u64, measured: bool, cpu: u16, switch: bool, prev: u32, next: u32) {
+        if cpu as usize >= self.open.len() {
+            return;
+        }
+        self.reopen(cpu, Open::Task(next, at_ns), at_ns);
+        let (pid, tid) = self.track(cpu);
+        // The switch itself, as an instant-like zero-length slice carrying the
+        // counts' flags (a context switch only when `switch`).
+        self.ev(&format!(
+            "\"name\":\"switch\",\"cat\":\"switch\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"prev\":{},\"next\":{next},\"switch\":{switch},\"measured\":{measured}}}",
+            us(at_ns),
+            if prev == NO_TASK { -1 } else { prev as i64 },
+        ));
+        if let Some(k) = self.pending.iter().position(|&(t, _)| t == next) {
+            let (_, seq) = self.pending.swap_remove(k);
+            // The flow's end binds to a slice of its own category at its time
+            // and track (as DevTools binds flows), enclosed by the run.
+            self.ev(&format!(
+                "\"name\":\"woken {}\",\"cat\":\"wake\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{seq}}}",
+                task_name(self.rec, next),
+                us(at_ns)
+            ));
+            self.ev(&format!(
+                "\"name\":\"wake-up\",\"cat\":\"wake\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{seq},\"ts\":{},\"pid\":{pid},\"tid\":{tid}",
+                us(at_ns)
+            ));
+        }
     }
-    for (ms, v) in &per_ms {
-        ev(
-            &mut out,
-            &format!(
+
+    /// A wake-up: its zero-length slice on the waker's CPU with the decision's
+    /// args, the start of its flow (ended at the wakee's next run), and its count.
+    fn wake(&mut self, at_ns: u64, measured: bool, w: WakeRecord) {
+        let (pid, tid) = self.track(w.waker_cpu);
+        let background = self.rec.background(w.wakee);
+        self.ev(&format!(
+            "\"name\":\"wake {}\",\"cat\":\"wake\",\"ph\":\"X\",\"ts\":{},\"dur\":0,\"pid\":{pid},\"tid\":{tid},\"args\":{{\"seq\":{},\"wakee\":{},\"waker\":{},\"prev_cpu\":{},\"cpu\":{},\"path\":\"{}\",\"distance\":\"{}\",\"queue\":\"{}\",\"probed\":{},\"migrated\":{},\"measured\":{measured},\"background\":{background}}}",
+            task_name(self.rec, w.wakee),
+            us(at_ns),
+            w.seq,
+            w.wakee,
+            if w.waker == NO_TASK { -1 } else { w.waker as i64 },
+            w.prev_cpu,
+            w.cpu,
+            w.path.as_str(),
+            w.dist.name(),
+            w.queue.as_str(),
+            w.probed,
+            w.cpu != w.prev_cpu,
+        ));
+        self.ev(&format!(
+            "\"name\":\"wake-up\",\"cat\":\"wake\",\"ph\":\"s\",\"id\":{},\"ts\":{},\"pid\":{pid},\"tid\":{tid}",
+            w.seq,
+            us(at_ns)
+        ));
+        match self.pending.iter_mut().find(|(t, _)| *t == w.wakee) {
+            Some(p) => p.1 = w.seq,
+            None => self.pending.push((w.wakee, w.seq)),
+        }
+        let ms = at_ns / 1_000_000;
+        match self.per_ms.last_mut() {
+            Some((k, v)) if *k == ms => *v += 1,
+            _ => self.per_ms.push((ms, 1)),
+        }
+    }
+
+    /// The end: every slice still open closed at the run's end, the counters
+    /// (wake-ups per ms, the throughput series), and the run's summary.
+    fn finish(mut self, input: &TraceInput) -> String {
+        let end = input.end_ns;
+        for c in 0..self.open.len() {
+            self.close(c as u16, self.open[c], end);
+        }
+        for i in 0..self.per_ms.len() {
+            let (ms, v) = self.per_ms[i];
+            self.ev(&format!(
                 "\"name\":\"wake-ups per ms\",\"ph\":\"C\",\"ts\":{},\"pid\":0,\"tid\":0,\"args\":{{\"wake-ups\":{v}}}",
                 us(ms * 1_000_000)
-            ),
-        );
-    }
-    if let Some((vals, iv, start, unit)) = input.series {
-        for (i, v) in vals.iter().enumerate() {
-            // Finite values only (JSON has no NaN); the series' own numbers.
-            let v = if v.is_finite() { *v } else { 0.0 };
-            ev(
-                &mut out,
-                &format!(
+            ));
+        }
+        if let Some((vals, iv, start, unit)) = input.series {
+            for (i, v) in vals.iter().enumerate() {
+                // Finite values only (JSON has no NaN); the series' own numbers.
+                let v = if v.is_finite() { *v } else { 0.0 };
+                self.ev(&format!(
                     "\"name\":\"throughput\",\"ph\":\"C\",\"ts\":{},\"pid\":0,\"tid\":0,\"args\":{{{}:{v}}}",
                     us(start + i as u64 * iv),
                     esc(unit)
-                ),
-            );
+                ));
+            }
         }
+        let rec = self.rec;
+        let mut out = self.out;
+        let _ = write!(
+            out,
+            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"title\":{},\"records\":{},\"cap\":{},\"truncated\":{},\"dropped\":{},\"wakeups_in_run\":{},\"window_ns\":{}}}}}\n",
+            esc(input.title),
+            rec.records.len(),
+            rec.cap,
+            rec.truncated,
+            rec.dropped,
+            rec.wakeups,
+            match rec.window_ns {
+                Some((a, b)) => format!("[{a},{b}]"),
+                None => "null".into(),
+            }
+        );
+        out
     }
-    let _ = write!(
-        out,
-        "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"title\":{},\"records\":{},\"cap\":{},\"truncated\":{},\"dropped\":{},\"wakeups_in_run\":{},\"window_ns\":{}}}}}\n",
-        esc(input.title),
-        rec.records.len(),
-        rec.cap,
-        rec.truncated,
-        rec.dropped,
-        rec.wakeups,
-        match rec.window_ns {
-            Some((a, b)) => format!("[{a},{b}]"),
-            None => "null".into(),
-        }
-    );
-    out
 }

@@ -2,6 +2,8 @@
 //! instruction array, and the interpreter that runs a task until it has CPU work,
 //! blocks or exits. (No kernel twin: this is the tasks' own code.)
 
+use std::ops::ControlFlow;
+
 use crate::wakeup::{TaskId, WakeFlags};
 use crate::workload::{Dist, Op, MAX_REPEAT};
 
@@ -138,171 +140,13 @@ impl Simulator {
                     }
                 }
                 Ins::Send(to) => {
-                    let waited = self.write_waited[t as usize];
-                    // A pipe's write takes its mutex first (`__pipe_lock()`, fs/pipe.c
-                    // v6.5 line 432; a woken writer at 574 once `wait_event()`'s
-                    // lockless `pipe_writable()` holds, 406-414, 573). A woken writer
-                    // that finds it false waits again without the lock.
-                    let lock = self.pipes[to as usize].as_ref().is_some_and(|p| {
-                        !(waited && !self.in_mutex_lock(t, to) && p.full(View::Lockless))
-                    });
-                    if lock {
-                        if let Some(next) = self.pipe_mutex_lock(t, to, cpu) {
-                            return next;
-                        }
-                    }
-                    // A pipe's write (pipe_write(), fs/pipe.c v6.5 lines 455-560): merge
-                    // into the head page if the message fits (lines 455-477, tried only
-                    // on entry: a writer back from waiting goes straight to the loop),
-                    // else a new page if the ring is not full (line 490), else wait.
-                    // After a wait the writer rechecks `pipe_writable()` (page count)
-                    // in `wait_event_interruptible_exclusive()`'s loop (line 573).
-                    // A writer's check is under the mutex, after any read in progress
-                    // (line 490); a writer back from waiting passed the lockless
-                    // `pipe_writable()` first (lines 406-414, 573), where a read that
-                    // ends the tail page frees it only after its copy (`pipe::View`).
-                    let (full, merge) = match &self.pipes[to as usize] {
-                        Some(p) => {
-                            let merge = !waited && p.can_merge();
-                            let full = p.full(View::Locked) || waited && p.full(View::Lockless);
-                            (!merge && full, merge)
-                        }
-                        None => {
-                            let r = &self.tasks[to as usize];
-                            (r.tokens >= r.cap, false)
-                        }
-                    };
-                    if full {
-                        if self.mutexes[to as usize].owner() == Some(t) {
-                            // The full pipe's unlock before the wait (line 569).
-                            self.pipe_mutex_unlock(t, to, cpu);
-                        }
-                        if self.tasks[to as usize].drop_when_full {
-                            self.tasks[t as usize].pc += 1;
-                            continue;
-                        }
-                        if let Some(ns) = self.take_debt(t) {
-                            return Next::Run(ns);
-                        }
-                        // A pipe's writer that must wait first wakes the reader if the
-                        // pipe was empty (fs/pipe.c v6.5 lines 569-571): a write of one
-                        // page or less waits only on a full pipe, so never here.
-                        // It queues at the tail of `wr_wait`
-                        // (`prepare_to_wait_event()` adds an exclusive waiter there,
-                        // kernel/sched/wait.c v6.5 lines 305-333), again after a futile
-                        // wake-up: `autoremove_wake_function()` took it off the queue.
-                        if waited && self.pipes[to as usize].is_some() {
-                            self.futile_writer_wakeups += 1;
-                        }
-                        self.writers[to as usize].push(t);
-                        self.tasks[t as usize].block = Block::SendFull;
-                        self.write_waited[t as usize] = true;
-                        return Next::Block;
-                    }
-                    self.tasks[t as usize].pc += 1;
-                    if let Some(p) = &mut self.pipes[to as usize] {
-                        // The room is taken (a merge's `buf->len` or a new page's
-                        // `pipe->head`); the copy is the `Run` that follows, and the
-                        // message is readable and the reader woken after it
-                        // (`Simulator::pipe_write_end()`).
-                        let reads = p.reads;
-                        let page = p.write(merge);
-                        let op = PipeOp::Write {
-                            to,
-                            waited,
-                            page,
-                            reads,
-                        };
-                        self.begin_pipe_op(t, op, cpu);
-                        continue;
-                    }
-                    self.tasks[to as usize].tokens += 1;
-                    self.write_waited[t as usize] = false;
-                    let r = &self.tasks[to as usize];
-                    if r.loc == Loc::Blocked && r.block == Block::Wait {
-                        // A socket's reader: `wake_up_interruptible_sync_poll()`
-                        // (sock_def_readable()), WF_SYNC. A futex waiter
-                        // (schbench's fpost(): FUTEX_WAKE_PRIVATE): futex_wake() queues
-                        // it and calls wake_up_q() (kernel/futex/waitwake.c v6.8 lines
-                        // 155-199), whose wake_up_process() is try_to_wake_up(p,
-                        // TASK_NORMAL, 0) (core.c lines 1017-1033, 4507-4510): no WF_SYNC.
-                        let flags = if r.drop_when_full {
-                            WakeFlags::NONE
-                        } else {
-                            WakeFlags::SYNC
-                        };
-                        self.wake(to, Some(t), cpu, flags);
+                    if let ControlFlow::Break(next) = self.op_send(t, to, cpu) {
+                        return next;
                     }
                 }
                 Ins::Wait => {
-                    // A pipe's read takes its mutex first (`__pipe_lock()`, fs/pipe.c
-                    // v6.5 line 244; after a wait, 382): for a message, or to find the
-                    // pipe empty. (A token beyond the pipe's messages is the start
-                    // signal, another fd; an empty check on an idle mutex takes and
-                    // drops it at one instant, with nothing to model.) A task inside
-                    // `mutex_lock()` (asleep `TASK_UNINTERRUPTIBLE`, or handed the
-                    // lock) finishes it whatever its mailbox holds: it is in
-                    // pipe_read(), and a start signal can be taken only after it.
-                    let tokens = task.tokens;
-                    let lock = self.pipes[t as usize].as_ref().is_some_and(|p| {
-                        let message = tokens > 0 && p.len() >= tokens;
-                        message || self.in_mutex_lock(t, t) || tokens == 0 && !self.mutex_idle(t)
-                    });
-                    if lock {
-                        if let Some(next) = self.pipe_mutex_lock(t, t, cpu) {
-                            return next;
-                        }
-                    }
-                    let task = &mut self.tasks[t as usize];
-                    if task.tokens > 0 {
-                        let was_full = task.tokens >= task.cap;
-                        task.tokens -= 1;
-                        task.pc += 1;
-                        // A pipe's reader's mailbox also takes its start signal
-                        // (hackbench's `wakefd`, `Op::SendChildren`), which comes before
-                        // any message: a token beyond the pipe's messages is that.
-                        let pipe = self.pipes[t as usize]
-                            .as_mut()
-                            .filter(|p| p.len() > task.tokens);
-                        if let Some(p) = pipe {
-                            // pipe_read() (fs/pipe.c v6.5 line 254): `was_full` counts
-                            // pages, taken at the read's start; the copy is the `Run`
-                            // that follows, and after it the page is freed if this read
-                            // ended it and a writer woken if `was_full`
-                            // (`Simulator::pipe_read_end()`).
-                            let was_full = p.full(View::Locked);
-                            p.begin_read();
-                            self.begin_pipe_op(t, PipeOp::Read { was_full }, cpu);
-                        } else if self.mutexes[t as usize].owner() == Some(t) {
-                            // The lock taken for no message (the token is the start
-                            // signal): the empty pipe's unlock (line 350), before it.
-                            self.pipe_mutex_unlock(t, t, cpu);
-                        } else if was_full
-                            && self.pipes[t as usize].is_none()
-                            && !self.writers[t as usize].is_empty()
-                        {
-                            // A socket's reader: every sender waiting for room
-                            // (`sock_wait_for_wmem()` waits non-exclusively,
-                            // net/core/sock.c v6.5 line 2745).
-                            let ws = std::mem::take(&mut self.writers[t as usize]);
-                            for w in ws {
-                                if self.tasks[w as usize].loc == Loc::Blocked
-                                    && self.tasks[w as usize].block == Block::SendFull
-                                {
-                                    self.wake(w, Some(t), cpu, WakeFlags::SYNC);
-                                }
-                            }
-                        }
-                    } else {
-                        if self.mutexes[t as usize].owner() == Some(t) {
-                            // The empty pipe's unlock before the wait (line 350).
-                            self.pipe_mutex_unlock(t, t, cpu);
-                        }
-                        if let Some(ns) = self.take_debt(t) {
-                            return Next::Run(ns);
-                        }
-                        self.tasks[t as usize].block = Block::Wait;
-                        return Next::Block;
+                    if let ControlFlow::Break(next) = self.op_wait(t, cpu) {
+                        return next;
                     }
                 }
                 Ins::Sleep(d) => {
@@ -371,6 +215,189 @@ impl Simulator {
         // Unreachable for validated programs (every loop holds a Run, Wait or Sleep);
         // let time advance rather than spin.
         Next::Run(1_000)
+    }
+
+    /// [`Ins::Send`] of `t` to task `to` on `cpu`: a pipe's write (`pipe_write()`,
+    /// fs/pipe.c v6.5 lines 416-607: the mutex, a merge into the head page or a new
+    /// page, or a wait on a full pipe), or a token into a socket's or futex's mailbox
+    /// and the wake-up of its reader. `Break` is what [`Simulator::advance`] returns;
+    /// `Continue`, the next op.
+    #[inline]
+    fn op_send(&mut self, t: u32, to: u32, cpu: u32) -> ControlFlow<Next> {
+        let waited = self.write_waited[t as usize];
+        // A pipe's write takes its mutex first (`__pipe_lock()`, fs/pipe.c
+        // v6.5 line 432; a woken writer at 574 once `wait_event()`'s
+        // lockless `pipe_writable()` holds, 406-414, 573). A woken writer
+        // that finds it false waits again without the lock.
+        let lock = self.pipes[to as usize]
+            .as_ref()
+            .is_some_and(|p| !(waited && !self.in_mutex_lock(t, to) && p.full(View::Lockless)));
+        if lock {
+            if let Some(next) = self.pipe_mutex_lock(t, to, cpu) {
+                return ControlFlow::Break(next);
+            }
+        }
+        // A pipe's write (pipe_write(), fs/pipe.c v6.5 lines 455-560): merge
+        // into the head page if the message fits (lines 455-477, tried only
+        // on entry: a writer back from waiting goes straight to the loop),
+        // else a new page if the ring is not full (line 490), else wait.
+        // After a wait the writer rechecks `pipe_writable()` (page count)
+        // in `wait_event_interruptible_exclusive()`'s loop (line 573).
+        // A writer's check is under the mutex, after any read in progress
+        // (line 490); a writer back from waiting passed the lockless
+        // `pipe_writable()` first (lines 406-414, 573), where a read that
+        // ends the tail page frees it only after its copy (`pipe::View`).
+        let (full, merge) = match &self.pipes[to as usize] {
+            Some(p) => {
+                let merge = !waited && p.can_merge();
+                let full = p.full(View::Locked) || waited && p.full(View::Lockless);
+                (!merge && full, merge)
+            }
+            None => {
+                let r = &self.tasks[to as usize];
+                (r.tokens >= r.cap, false)
+            }
+        };
+        if full {
+            if self.mutexes[to as usize].owner() == Some(t) {
+                // The full pipe's unlock before the wait (line 569).
+                self.pipe_mutex_unlock(t, to, cpu);
+            }
+            if self.tasks[to as usize].drop_when_full {
+                self.tasks[t as usize].pc += 1;
+                return ControlFlow::Continue(());
+            }
+            if let Some(ns) = self.take_debt(t) {
+                return ControlFlow::Break(Next::Run(ns));
+            }
+            // A pipe's writer that must wait first wakes the reader if the
+            // pipe was empty (fs/pipe.c v6.5 lines 569-571): a write of one
+            // page or less waits only on a full pipe, so never here.
+            // It queues at the tail of `wr_wait`
+            // (`prepare_to_wait_event()` adds an exclusive waiter there,
+            // kernel/sched/wait.c v6.5 lines 305-333), again after a futile
+            // wake-up: `autoremove_wake_function()` took it off the queue.
+            if waited && self.pipes[to as usize].is_some() {
+                self.futile_writer_wakeups += 1;
+            }
+            self.writers[to as usize].push(t);
+            self.tasks[t as usize].block = Block::SendFull;
+            self.write_waited[t as usize] = true;
+            return ControlFlow::Break(Next::Block);
+        }
+        self.tasks[t as usize].pc += 1;
+        if let Some(p) = &mut self.pipes[to as usize] {
+            // The room is taken (a merge's `buf->len` or a new page's
+            // `pipe->head`); the copy is the `Run` that follows, and the
+            // message is readable and the reader woken after it
+            // (`Simulator::pipe_write_end()`).
+            let reads = p.reads;
+            let page = p.write(merge);
+            let op = PipeOp::Write {
+                to,
+                waited,
+                page,
+                reads,
+            };
+            self.begin_pipe_op(t, op, cpu);
+            return ControlFlow::Continue(());
+        }
+        self.tasks[to as usize].tokens += 1;
+        self.write_waited[t as usize] = false;
+        let r = &self.tasks[to as usize];
+        if r.loc == Loc::Blocked && r.block == Block::Wait {
+            // A socket's reader: `wake_up_interruptible_sync_poll()`
+            // (sock_def_readable()), WF_SYNC. A futex waiter
+            // (schbench's fpost(): FUTEX_WAKE_PRIVATE): futex_wake() queues
+            // it and calls wake_up_q() (kernel/futex/waitwake.c v6.8 lines
+            // 155-199), whose wake_up_process() is try_to_wake_up(p,
+            // TASK_NORMAL, 0) (core.c lines 1017-1033, 4507-4510): no WF_SYNC.
+            let flags = if r.drop_when_full {
+                WakeFlags::NONE
+            } else {
+                WakeFlags::SYNC
+            };
+            self.wake(to, Some(t), cpu, flags);
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`Ins::Wait`] of `t` on `cpu`: a pipe's read (`pipe_read()`, fs/pipe.c v6.5
+    /// lines 230-398: the mutex, a message taken, or a wait on an empty pipe), or a
+    /// token taken from a socket's or futex's mailbox, waking the senders waiting for
+    /// room. `Break` and `Continue` as [`Simulator::op_send`]'s.
+    #[inline]
+    fn op_wait(&mut self, t: u32, cpu: u32) -> ControlFlow<Next> {
+        // A pipe's read takes its mutex first (`__pipe_lock()`, fs/pipe.c
+        // v6.5 line 244; after a wait, 382): for a message, or to find the
+        // pipe empty. (A token beyond the pipe's messages is the start
+        // signal, another fd; an empty check on an idle mutex takes and
+        // drops it at one instant, with nothing to model.) A task inside
+        // `mutex_lock()` (asleep `TASK_UNINTERRUPTIBLE`, or handed the
+        // lock) finishes it whatever its mailbox holds: it is in
+        // pipe_read(), and a start signal can be taken only after it.
+        let tokens = self.tasks[t as usize].tokens;
+        let lock = self.pipes[t as usize].as_ref().is_some_and(|p| {
+            let message = tokens > 0 && p.len() >= tokens;
+            message || self.in_mutex_lock(t, t) || tokens == 0 && !self.mutex_idle(t)
+        });
+        if lock {
+            if let Some(next) = self.pipe_mutex_lock(t, t, cpu) {
+                return ControlFlow::Break(next);
+            }
+        }
+        let task = &mut self.tasks[t as usize];
+        if task.tokens > 0 {
+            let was_full = task.tokens >= task.cap;
+            task.tokens -= 1;
+            task.pc += 1;
+            // A pipe's reader's mailbox also takes its start signal
+            // (hackbench's `wakefd`, `Op::SendChildren`), which comes before
+            // any message: a token beyond the pipe's messages is that.
+            let pipe = self.pipes[t as usize]
+                .as_mut()
+                .filter(|p| p.len() > task.tokens);
+            if let Some(p) = pipe {
+                // pipe_read() (fs/pipe.c v6.5 line 254): `was_full` counts
+                // pages, taken at the read's start; the copy is the `Run`
+                // that follows, and after it the page is freed if this read
+                // ended it and a writer woken if `was_full`
+                // (`Simulator::pipe_read_end()`).
+                let was_full = p.full(View::Locked);
+                p.begin_read();
+                self.begin_pipe_op(t, PipeOp::Read { was_full }, cpu);
+            } else if self.mutexes[t as usize].owner() == Some(t) {
+                // The lock taken for no message (the token is the start
+                // signal): the empty pipe's unlock (line 350), before it.
+                self.pipe_mutex_unlock(t, t, cpu);
+            } else if was_full
+                && self.pipes[t as usize].is_none()
+                && !self.writers[t as usize].is_empty()
+            {
+                // A socket's reader: every sender waiting for room
+                // (`sock_wait_for_wmem()` waits non-exclusively,
+                // net/core/sock.c v6.5 line 2745).
+                let ws = std::mem::take(&mut self.writers[t as usize]);
+                for w in ws {
+                    if self.tasks[w as usize].loc == Loc::Blocked
+                        && self.tasks[w as usize].block == Block::SendFull
+                    {
+                        self.wake(w, Some(t), cpu, WakeFlags::SYNC);
+                    }
+                }
+            }
+        } else {
+            if self.mutexes[t as usize].owner() == Some(t) {
+                // The empty pipe's unlock before the wait (line 350).
+                self.pipe_mutex_unlock(t, t, cpu);
+            }
+            if let Some(ns) = self.take_debt(t) {
+                return ControlFlow::Break(Next::Run(ns));
+            }
+            self.tasks[t as usize].block = Block::Wait;
+            return ControlFlow::Break(Next::Block);
+        }
+        ControlFlow::Continue(())
     }
 
     /// Blocks `t` in a timed sleep of `dur` (an hrtimer wakes it, `on_timer()`).

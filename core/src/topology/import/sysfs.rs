@@ -223,116 +223,176 @@ struct RowMasks {
     package: Vec<CpuMask>,
 }
 
-pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportError> {
-    let mut columns: Vec<String> = DEFAULT_COLUMNS.iter().map(|s| s.to_string()).collect();
-    let mut topo_rows: Vec<(usize, u32, Vec<&str>)> = Vec::new();
-    let mut llc_lists: Vec<(usize, u32, u32, &str)> = Vec::new(); // (line, cpu, level, list)
-    let mut node_cpus: Vec<(u32, Vec<u32>)> = Vec::new();
-    let mut node_of: HashMap<u32, (u32, usize)> = HashMap::new(); // cpu -> (node, line)
-    let mut dist_rows: Vec<(usize, u32, Vec<u8>)> = Vec::new();
-    for &(n, l) in lines {
-        let t = l.trim();
-        if t.is_empty() {
-            continue;
-        }
-        if let Some(c) = t.strip_prefix('#') {
-            let words: Vec<&str> = c.split_whitespace().collect();
-            if words.first() == Some(&"cpu") && words.len() > 1 {
-                columns = words.iter().map(|s| s.to_string()).collect();
+/// A sysfs dump's rows as read, before any is checked against another.
+struct Dump<'a> {
+    /// The topology rows' columns: the `# cpu ...` comment's, else the defaults.
+    columns: Vec<String>,
+    /// (line, CPU, words) of each topology row.
+    topo_rows: Vec<(usize, u32, Vec<&'a str>)>,
+    /// (line, CPU, level, list) of each data or unified cache row.
+    llc_lists: Vec<(usize, u32, u32, &'a str)>,
+    /// Each node row's CPUs.
+    node_cpus: Vec<(u32, Vec<u32>)>,
+    /// CPU -> (node, line).
+    node_of: HashMap<u32, (u32, usize)>,
+    /// (line, node, distances) of each node row that has them.
+    dist_rows: Vec<(usize, u32, Vec<u8>)>,
+}
+
+impl<'a> Dump<'a> {
+    /// Reads every row. Errors, line by line: a CPU number too large, a bad cache,
+    /// topology or node row, too many CPUs, a line of no known kind.
+    fn read(lines: &[Line<'a>]) -> Result<Dump<'a>, ImportError> {
+        let mut d = Dump {
+            columns: DEFAULT_COLUMNS.iter().map(|s| s.to_string()).collect(),
+            topo_rows: Vec::new(),
+            llc_lists: Vec::new(),
+            node_cpus: Vec::new(),
+            node_of: HashMap::new(),
+            dist_rows: Vec::new(),
+        };
+        for &(n, l) in lines {
+            let t = l.trim();
+            if t.is_empty() {
+                continue;
             }
-            continue;
-        }
-        let words: Vec<&str> = t.split_whitespace().collect();
-        let first = words.first().copied().unwrap_or("");
-        if let Some(num) = cpu_number(first) {
-            let cpu = match num.parse::<u32>() {
-                Ok(c) if c < MAX_CPUS => c,
-                _ => {
-                    return Err(ImportError::CpuNumberTooLarge {
-                        line: n,
-                        cpu: shorten(num),
-                    })
+            if let Some(c) = t.strip_prefix('#') {
+                let words: Vec<&str> = c.split_whitespace().collect();
+                if words.first() == Some(&"cpu") && words.len() > 1 {
+                    d.columns = words.iter().map(|s| s.to_string()).collect();
                 }
-            };
-            if words.get(1).is_some_and(|w| w.starts_with("index")) {
-                let get = |key: &str| {
-                    words
-                        .iter()
-                        .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
-                };
-                if get("type") == Some("Instruction") {
-                    continue;
-                }
-                let level = get("level")
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .ok_or_else(|| bad(n, "a cache row needs level=N"))?;
-                let list = get("shared_cpu_list")
-                    .ok_or_else(|| bad(n, "a cache row needs shared_cpu_list=LIST"))?;
-                llc_lists.push((n, cpu, level, list));
+                continue;
+            }
+            let words: Vec<&str> = t.split_whitespace().collect();
+            let first = words.first().copied().unwrap_or("");
+            if let Some(num) = cpu_number(first) {
+                d.read_cpu_row(n, num, words)?;
+            } else if let Some(id) = first.strip_prefix("node").filter(|n| is_number(n)) {
+                d.read_node_row(n, id, t[first.len()..].trim())?;
             } else {
-                if words.len() != columns.len() {
-                    return Err(ImportError::FieldCount {
-                        line: n,
-                        expected: columns.len(),
-                        found: words.len(),
-                        sep: "whitespace",
-                    });
-                }
-                topo_rows.push((n, cpu, words));
-                if topo_rows.len() > MAX_CPUS as usize {
-                    return Err(ImportError::TooManyCpus {
-                        cpus: topo_rows.len() as u64,
-                    });
-                }
+                return Err(bad(
+                    n,
+                    "expected a `cpuN ...` or `nodeN cpulist=...` row of the sysfs dump",
+                ));
             }
-        } else if let Some(id) = first.strip_prefix("node").filter(|n| is_number(n)) {
-            let id = match id.parse::<u32>() {
-                Ok(id) if (id as usize) < MAX_NODES => id,
-                _ => return Err(bad(n, format!("node {id} is beyond the 1024-node limit"))),
-            };
-            let rest = t[first.len()..].trim();
-            let (list_part, dist_part) = match rest.split_once("distance=") {
-                Some((a, b)) => (a.trim(), Some(b)),
-                None => (rest, None),
-            };
-            let list = list_part
-                .strip_prefix("cpulist=")
-                .ok_or_else(|| bad(n, "a node row reads `nodeN cpulist=LIST distance=D D ...`"))?;
-            let mask = CpuMask::parse_list(MAX_CPUS, list).map_err(|e| bad(n, e.to_string()))?;
-            for c in mask.iter() {
-                if let Some(&(other, l)) = node_of.get(&c.0) {
-                    if other != id {
-                        return Err(bad(
-                            n,
-                            format!("CPU {} is in node {id} but also in node {other} (line {l}); a CPU is on one node", c.0),
-                        ));
-                    }
-                }
-                node_of.insert(c.0, (id, n));
-            }
-            node_cpus.push((id, mask.iter().map(|c| c.0).collect()));
-            if let Some(d) = dist_part {
-                let row = d
-                    .split_whitespace()
-                    .map(|v| {
-                        v.parse::<u8>().map_err(|_| ImportError::BadField {
-                            line: n,
-                            column: format!("node{id} distance"),
-                            value: v.to_string(),
-                            expected: "a number from 10 to 255",
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                dist_rows.push((n, id, row));
-            }
-        } else {
-            return Err(bad(
-                n,
-                "expected a `cpuN ...` or `nodeN cpulist=...` row of the sysfs dump",
-            ));
         }
+        Ok(d)
     }
 
+    /// A `cpuN ...` row on line `n`: a cache row (`cpuN indexK level=L ...`; an
+    /// instruction cache is passed over) or a topology row of one word per column.
+    /// Errors, in order: the CPU number, a cache row without its level or list, a
+    /// topology row of the wrong width, more rows than CPUs the model holds.
+    fn read_cpu_row(
+        &mut self,
+        n: usize,
+        num: &str,
+        words: Vec<&'a str>,
+    ) -> Result<(), ImportError> {
+        let cpu = match num.parse::<u32>() {
+            Ok(c) if c < MAX_CPUS => c,
+            _ => {
+                return Err(ImportError::CpuNumberTooLarge {
+                    line: n,
+                    cpu: shorten(num),
+                })
+            }
+        };
+        if words.get(1).is_some_and(|w| w.starts_with("index")) {
+            let get = |key: &str| {
+                words
+                    .iter()
+                    .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+            };
+            if get("type") == Some("Instruction") {
+                return Ok(());
+            }
+            let level = get("level")
+                .and_then(|v| v.parse::<u32>().ok())
+                .ok_or_else(|| bad(n, "a cache row needs level=N"))?;
+            let list = get("shared_cpu_list")
+                .ok_or_else(|| bad(n, "a cache row needs shared_cpu_list=LIST"))?;
+            self.llc_lists.push((n, cpu, level, list));
+            return Ok(());
+        }
+        if words.len() != self.columns.len() {
+            return Err(ImportError::FieldCount {
+                line: n,
+                expected: self.columns.len(),
+                found: words.len(),
+                sep: "whitespace",
+            });
+        }
+        self.topo_rows.push((n, cpu, words));
+        if self.topo_rows.len() > MAX_CPUS as usize {
+            return Err(ImportError::TooManyCpus {
+                cpus: self.topo_rows.len() as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// A `nodeN cpulist=LIST distance=D D ...` row on line `n` (`rest` after the
+    /// node word). Errors, in order: the node number, no `cpulist=`, a bad list, a
+    /// CPU already in another node, a distance that is no number up to 255.
+    fn read_node_row(&mut self, n: usize, id: &str, rest: &str) -> Result<(), ImportError> {
+        let id = match id.parse::<u32>() {
+            Ok(id) if (id as usize) < MAX_NODES => id,
+            _ => return Err(bad(n, format!("node {id} is beyond the 1024-node limit"))),
+        };
+        let (list_part, dist_part) = match rest.split_once("distance=") {
+            Some((a, b)) => (a.trim(), Some(b)),
+            None => (rest, None),
+        };
+        let list = list_part
+            .strip_prefix("cpulist=")
+            .ok_or_else(|| bad(n, "a node row reads `nodeN cpulist=LIST distance=D D ...`"))?;
+        let mask = CpuMask::parse_list(MAX_CPUS, list).map_err(|e| bad(n, e.to_string()))?;
+        for c in mask.iter() {
+            if let Some(&(other, l)) = self.node_of.get(&c.0) {
+                if other != id {
+                    return Err(bad(
+                        n,
+                        format!("CPU {} is in node {id} but also in node {other} (line {l}); a CPU is on one node", c.0),
+                    ));
+                }
+            }
+            self.node_of.insert(c.0, (id, n));
+        }
+        self.node_cpus
+            .push((id, mask.iter().map(|c| c.0).collect()));
+        if let Some(d) = dist_part {
+            let row = d
+                .split_whitespace()
+                .map(|v| {
+                    v.parse::<u8>().map_err(|_| ImportError::BadField {
+                        line: n,
+                        column: format!("node{id} distance"),
+                        value: v.to_string(),
+                        expected: "a number from 10 to 255",
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.dist_rows.push((n, id, row));
+        }
+        Ok(())
+    }
+}
+
+/// A sysfs dump as a machine's CPUs (see the module docs for how each level is
+/// grouped). Errors, in order: the rows ([`Dump::read`]), the sibling lists
+/// ([`check_sibling_lists`]), the cache lists ([`llc_of_cpus`],
+/// [`llcs_the_kernel_takes`]), a list column's text ([`raw_cpus`]), the node
+/// distances ([`distance_table`]).
+pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportError> {
+    let Dump {
+        columns,
+        topo_rows,
+        llc_lists,
+        node_cpus,
+        node_of,
+        dist_rows,
+    } = Dump::read(lines)?;
     let col = |name: &str| columns.iter().position(|c| c == name);
     let core_col = col("thread_siblings_list").or(col("core_cpus_list"));
     let cluster_col = col("cluster_cpus_list");
@@ -348,11 +408,71 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
         _ => arch_or_default(hint, &mut notes),
     };
     let row_masks = check_sibling_lists(&columns, &topo_rows, [core_col, cluster_col, pkg_col])?;
+    let mut llc_of = llc_of_cpus(&llc_lists)?;
 
-    // LLC per CPU from the highest cache level present.
+    // arm64 with no cache shared between CPUs (QEMU's device tree has no cache nodes,
+    // so cacheinfo knows only each CPU's L1): llc_sibling is the CPU alone, which the
+    // machine carries as `no_shared_cache`; the `llc` ids fall back below.
+    let no_shared_cache = arch == Arch::Arm64
+        && topo_rows.len() > 1
+        && !llc_of.is_empty()
+        && llc_of.iter().all(|(cpu, (key, _))| *key == cpu.to_string());
+    if no_shared_cache {
+        llc_of.clear();
+    }
+    let no_valid_llc = !llcs_the_kernel_takes(arch, &topo_rows, &row_masks, &llc_of)?;
+    if no_valid_llc {
+        llc_of.clear();
+    }
+
+    let (cpus, fallback_llc) = raw_cpus(
+        &columns,
+        &topo_rows,
+        [pkg_col, core_col, cluster_col],
+        &node_of,
+        &llc_of,
+    )?;
+    if fallback_llc {
+        notes.push(if no_shared_cache {
+            "no cache is shared between CPUs (the last cache level is private to each CPU, as with a device tree without cache nodes): arm64's llc_sibling is each CPU alone; the LLC assumed for the simulator is package ∩ node".to_string()
+        } else {
+            if no_valid_llc {
+                super::NOTE_SYSFS_LLC_SPANS_PACKAGES
+            } else if llc_lists.is_empty() {
+                super::NOTE_SYSFS_NO_CACHE_ROWS
+            } else {
+                super::NOTE_SYSFS_CPUS_WITHOUT_CACHE
+            }
+            .to_string()
+        });
+    }
+    let distances = distance_table(dist_rows)?;
+    let numa = (!node_cpus.is_empty()).then_some(NumaInfo {
+        node_cpus,
+        distances,
+    });
+    Ok(Parsed {
+        cpus,
+        offline: Vec::new(),
+        arch,
+        numa,
+        notes,
+        source: "a sysfs topology dump",
+        model: None,
+        node_reclaim_distance: None,
+        no_shared_cache,
+    })
+}
+
+/// Each CPU's LLC from the highest cache level present: CPU -> (its list, the line).
+/// Errors: a list that does not parse or leaves out its own CPU, two lists of that
+/// level that overlap but differ.
+fn llc_of_cpus(
+    llc_lists: &[(usize, u32, u32, &str)],
+) -> Result<HashMap<u32, (String, usize)>, ImportError> {
     let top = llc_lists.iter().map(|&(_, _, l, _)| l).max();
     let mut llc_of: HashMap<u32, (String, usize)> = HashMap::new(); // cpu -> (list, line)
-    for &(n, cpu, level, list) in &llc_lists {
+    for &(n, cpu, level, list) in llc_lists {
         let mask = parse_mask(n, "shared_cpu_list", list)?;
         if !mask.test_cpu(CpuId(cpu)) {
             return Err(leaves_out(n, cpu, "cache index shared_cpu_list", &mask));
@@ -379,23 +499,21 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             }
         }
     }
+    Ok(llc_of)
+}
 
-    // arm64 with no cache shared between CPUs (QEMU's device tree has no cache nodes,
-    // so cacheinfo knows only each CPU's L1): llc_sibling is the CPU alone, which the
-    // machine carries as `no_shared_cache`; the `llc` ids fall back below.
-    let no_shared_cache = arch == Arch::Arm64
-        && topo_rows.len() > 1
-        && !llc_of.is_empty()
-        && llc_of.iter().all(|(cpu, (key, _))| *key == cpu.to_string());
-    if no_shared_cache {
-        llc_of.clear();
-    }
-    // Cache lists the kernel would not take for an LLC. An ACPI PPTT without cache
-    // entries makes every cache claim every CPU, across packages: arm64 then has no
-    // valid LLC (cpu_topology[].llc_id stays -1) and cpu_coregroup_mask() falls back
-    // to the package ∩ node, which is what CPUs without a cache row get below. x86
-    // reads its LLC from CPUID, which never spans packages.
-    let mut no_valid_llc = false;
+/// Whether the kernel would take the cache lists for LLCs. An ACPI PPTT without
+/// cache entries makes every cache claim every CPU, across packages: arm64 then has
+/// no valid LLC (cpu_topology[].llc_id stays -1) and cpu_coregroup_mask() falls back
+/// to the package ∩ node, which is what CPUs without a cache row get (`false` here).
+/// x86 reads its LLC from CPUID, which never spans packages: such a list is an
+/// error there, as is an LLC narrower than its SMT core on any architecture.
+fn llcs_the_kernel_takes(
+    arch: Arch,
+    topo_rows: &[(usize, u32, Vec<&str>)],
+    row_masks: &RowMasks,
+    llc_of: &HashMap<u32, (String, usize)>,
+) -> Result<bool, ImportError> {
     for (i, (_, cpu, _)) in topo_rows.iter().enumerate() {
         let Some((key, line)) = llc_of.get(cpu) else {
             continue;
@@ -412,8 +530,7 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
                     ),
                 ));
             }
-            no_valid_llc = true;
-            break;
+            return Ok(false);
         }
         let core = &row_masks.core[i];
         if llc.is_subset(core) && llc != *core {
@@ -428,17 +545,27 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             ));
         }
     }
-    if no_valid_llc {
-        llc_of.clear();
-    }
+    Ok(true)
+}
 
+/// The CPUs of the topology rows: package, core and cluster from the columns
+/// `[package, core, cluster]` (a list column by its list, an id column by its id),
+/// the node from the node rows, the LLC from `llc_of`, else package ∩ node (then the
+/// second value is true). Errors: a list column whose text does not parse.
+fn raw_cpus(
+    columns: &[String],
+    topo_rows: &[(usize, u32, Vec<&str>)],
+    [pkg_col, core_col, cluster_col]: [Option<usize>; 3],
+    node_of: &HashMap<u32, (u32, usize)>,
+    llc_of: &HashMap<u32, (String, usize)>,
+) -> Result<(Vec<RawCpu>, bool), ImportError> {
     let mut packages = Interner::new();
     let mut cores = Interner::new();
     let mut clusters = Interner::new();
     let mut llcs = Interner::new();
     let mut fallback_llc = false;
     let mut cpus = Vec::with_capacity(topo_rows.len());
-    for (n, cpu, words) in &topo_rows {
+    for (n, cpu, words) in topo_rows {
         let (n, cpu) = (*n, *cpu);
         let key = |c: Option<usize>| -> Result<Option<String>, ImportError> {
             match c {
@@ -473,57 +600,36 @@ pub(crate) fn parse(lines: &[Line], hint: &ImportHint) -> Result<Parsed, ImportE
             core,
         });
     }
-    if fallback_llc {
-        notes.push(if no_shared_cache {
-            "no cache is shared between CPUs (the last cache level is private to each CPU, as with a device tree without cache nodes): arm64's llc_sibling is each CPU alone; the LLC assumed for the simulator is package ∩ node".to_string()
-        } else {
-            if no_valid_llc {
-                super::NOTE_SYSFS_LLC_SPANS_PACKAGES
-            } else if llc_lists.is_empty() {
-                super::NOTE_SYSFS_NO_CACHE_ROWS
-            } else {
-                super::NOTE_SYSFS_CPUS_WITHOUT_CACHE
-            }
-            .to_string()
-        });
-    }
-    // Each node's distance file lists nodes in ascending id order.
+    Ok((cpus, fallback_llc))
+}
+
+/// The node distance table, nodes in ascending id order as each node's distance
+/// file lists them; `None` without distance rows. Error: a row whose length is not
+/// the number of rows.
+#[allow(clippy::type_complexity)]
+fn distance_table(
+    mut dist_rows: Vec<(usize, u32, Vec<u8>)>,
+) -> Result<Option<(Vec<u32>, Vec<Vec<u8>>)>, ImportError> {
     dist_rows.sort_by_key(|&(_, id, _)| id);
-    let distances = if dist_rows.is_empty() {
-        None
-    } else {
-        let ids: Vec<u32> = dist_rows.iter().map(|&(_, id, _)| id).collect();
-        let mut table = Vec::with_capacity(ids.len());
-        for (n, id, row) in &dist_rows {
-            if row.len() != ids.len() {
-                return Err(bad(
-                    *n,
-                    format!(
-                        "node{id} has {} distances but {} nodes have distance rows",
-                        row.len(),
-                        ids.len()
-                    ),
-                ));
-            }
-            table.push(row.clone());
+    if dist_rows.is_empty() {
+        return Ok(None);
+    }
+    let ids: Vec<u32> = dist_rows.iter().map(|&(_, id, _)| id).collect();
+    let mut table = Vec::with_capacity(ids.len());
+    for (n, id, row) in &dist_rows {
+        if row.len() != ids.len() {
+            return Err(bad(
+                *n,
+                format!(
+                    "node{id} has {} distances but {} nodes have distance rows",
+                    row.len(),
+                    ids.len()
+                ),
+            ));
         }
-        Some((ids, table))
-    };
-    let numa = (!node_cpus.is_empty()).then_some(NumaInfo {
-        node_cpus,
-        distances,
-    });
-    Ok(Parsed {
-        cpus,
-        offline: Vec::new(),
-        arch,
-        numa,
-        notes,
-        source: "a sysfs topology dump",
-        model: None,
-        node_reclaim_distance: None,
-        no_shared_cache,
-    })
+        table.push(row.clone());
+    }
+    Ok(Some((ids, table)))
 }
 
 /// The architecture a dump's own files show, when `--arch` does not say, and why.

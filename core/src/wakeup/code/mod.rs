@@ -26,6 +26,8 @@ use crate::patch::Patch;
 mod hits;
 mod listing;
 mod listing_idlest;
+mod listing_scan;
+mod listing_sis;
 
 pub use hits::{hits, line_site};
 pub use listing::listing;

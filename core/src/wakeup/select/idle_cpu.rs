@@ -3,6 +3,8 @@
 //! idle hint), `__select_idle_cpu()`, `select_idle_core()`, SIS_PROP's budget (before
 //! 6.7) and SIS_UTIL's `update_idle_cpu_scan()`, which sets the budget's other source.
 
+use std::ops::ControlFlow;
+
 use crate::cpumask::{CpuId, CpuMask, WrapWalk};
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
@@ -11,6 +13,9 @@ use crate::wakeup::trace::{Reject, Step, Tracer};
 use crate::wakeup::WakeEnv;
 
 use super::{Ctx, ScanEnd};
+
+/// The name `select_idle_cpu()`'s steps report under.
+const SIC: &str = "select_idle_cpu";
 
 /// `update_idle_cpu_scan()` (kernel/sched/fair.c v6.8, lines 10480-10549): the new
 /// `nr_idle_scan` of the LLC whose first CPU is `llc_id`, given the sum of its CPUs'
@@ -109,9 +114,12 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         None
     }
 
-    /// `select_idle_cpu(p, sd_llc, has_idle_core, target)`.
+    /// `select_idle_cpu(p, sd_llc, has_idle_core, target)` (kernel/sched/fair.c v6.8,
+    /// lines 7356-7418): the budget ([`Ctx::scan_budget`]), seed 01's cluster first
+    /// ([`Ctx::scan_cluster`]), the rest of the LLC ([`Ctx::scan_llc`]), and what the
+    /// end of the function writes ([`Ctx::scan_done`]). Each part that can return is
+    /// a helper of its own; `Break` is the function's answer.
     pub(super) fn select_idle_cpu(&mut self, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
-        const F: &str = "select_idle_cpu";
         let env = self.env;
         let llc = env.sd_llc(target).expect("checked by caller");
         // this_sd = rcu_dereference(*this_cpu_ptr(&sd_llc)): the waker CPU's LLC.
@@ -120,39 +128,80 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         let this_has_llc = env.sd_llc(self.this).is_some();
         if !this_has_llc && self.release < Release::new(6, 1) {
             self.set_scan_end(ScanEnd::NoThisLlc);
-            return self.ret_none(F, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
+            return self.ret_none(SIC, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
         }
-        let mut cpus = llc.span.and(&self.p.allowed);
-        let mut idle_cpu: Option<CpuId> = None;
-        // `int nr = INT_MAX` (fair.c v6.8 line 7359). An `int` throughout, and the
-        // kernel builds with -fno-strict-overflow: `--nr` wraps INT_MIN to INT_MAX.
-        let mut nr: i32 = i32::MAX;
+        let cpus = llc.span.and(&self.p.allowed);
         self.t.step(Site::ScanEnter, || Step::Enter {
-            func: F,
+            func: SIC,
             detail: format!(
                 "LLC {} ∩ allowed = {}, has_idle_core={}",
                 llc.span, cpus, has_idle_core
             ),
         });
-        let f = env.patches.features;
         // SIS_PROP (removed in 6.7): budget from this CPU's recent idle time. Its scan
         // accounting runs only where the kernel's does: after the loop (see the end).
-        let sis_prop = f.sis_prop && self.release < Release::new(6, 7) && !has_idle_core;
+        let sis_prop =
+            env.patches.features.sis_prop && self.release < Release::new(6, 7) && !has_idle_core;
+        let nr = match self.scan_budget(llc.span_weight, target, this_has_llc, sis_prop) {
+            ControlFlow::Break(r) => return r,
+            ControlFlow::Continue(nr) => nr,
+        };
+        let mut scan = LlcScan {
+            cpus,
+            idle_cpu: None,
+            nr,
+            // Wrap start: target + 1 since 56498cfb045d (v5.15; fair.c v5.14 still has
+            // "for_each_cpu_wrap(cpu, cpus, target)"), target before.
+            start: if self.release >= Release::new(5, 15) {
+                target.0 + 1
+            } else {
+                target.0
+            },
+            has_idle_core,
+            // The budget's stop test: "if (--nr <= 0) return -1;" from seed 01 2/3
+            // (v6.7), "if (!--nr) return -1;" before (fair.c v5.12-v6.6): a budget
+            // that starts at 0 or below (an int SIS_PROP quotient or nr_idle_scan + 1
+            // that wrapped) then never stops the scan.
+            stop_at_zero_only: !env.patches.has_cluster_topology(),
+        };
+        if let ControlFlow::Break(r) = self.scan_cluster(target, &mut scan) {
+            return r;
+        }
+        if let ControlFlow::Break(r) = self.scan_llc(&mut scan, sis_prop) {
+            return r;
+        }
+        self.scan_done(target, has_idle_core, sis_prop, scan.idle_cpu)
+    }
+
+    /// The scan's budget `nr` (fair.c v6.8, lines 7359 and 7364-7373): `INT_MAX`,
+    /// SIS_PROP's quotient when `sis_prop` (v6.6 and before, [`Ctx::sis_prop_budget`]),
+    /// then under SIS_UTIL the LLC's `nr_idle_scan + 1`. `Break(None)` where the
+    /// function returns -1: no `this_sd` for SIS_PROP (6.1-6.6), or `nr_idle_scan` 0.
+    #[inline]
+    fn scan_budget(
+        &mut self,
+        span_weight: u32,
+        target: CpuId,
+        this_has_llc: bool,
+        sis_prop: bool,
+    ) -> ControlFlow<Option<CpuId>, i32> {
+        // `int nr = INT_MAX` (fair.c v6.8 line 7359). An `int` throughout, and the
+        // kernel builds with -fno-strict-overflow: `--nr` wraps INT_MIN to INT_MAX.
+        let mut nr: i32 = i32::MAX;
         if sis_prop {
             if !this_has_llc {
                 // 6.1-6.6: "this_sd = ...; if (!this_sd) return -1;" in the block.
                 self.set_scan_end(ScanEnd::NoThisLlc);
-                return self.ret_none(F, Site::ScanEnter, "this CPU has no sd_llc (this_sd)");
+                return ControlFlow::Break(self.ret_none(
+                    SIC,
+                    Site::ScanEnter,
+                    "this CPU has no sd_llc (this_sd)",
+                ));
             }
-            nr = self.sis_prop_budget(llc.span_weight);
+            nr = self.sis_prop_budget(span_weight);
         }
-        // The budget's stop test: "if (--nr <= 0) return -1;" from seed 01 2/3 (v6.7),
-        // "if (!--nr) return -1;" before (fair.c v5.12-v6.6): a budget that starts at 0
-        // or below (an int SIS_PROP quotient or nr_idle_scan + 1 that wrapped) then
-        // never stops the scan.
-        let stop_at_zero_only = !env.patches.has_cluster_topology();
-        if f.sis_util {
-            if let Some(id) = env.llc_shared_of(target) {
+        if self.env.patches.features.sis_util {
+            if let Some(id) = self.env.llc_shared_of(target) {
                 self.costs.llc_shared_reads += 1;
                 // fair.c v6.8 line 7368: "nr = READ_ONCE(sd_share->nr_idle_scan) + 1;",
                 // `int` (as nr_idle_scan is) plus one, wrapping under
@@ -161,114 +210,135 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 nr = scan.wrapping_add(1);
                 let scan = scan as i64;
                 self.t.step(Site::ScanUtilBudget, || Step::Budget {
-                    func: F,
+                    func: SIC,
                     nr: scan,
                     why: "SIS_UTIL: sd_llc_shared->nr_idle_scan".into(),
                 });
                 if nr == 1 {
                     self.set_scan_end(ScanEnd::UtilZero);
-                    return self.ret_none(
-                        F,
+                    return ControlFlow::Break(self.ret_none(
+                        SIC,
                         Site::ScanUtilZero,
                         "nr_idle_scan is 0: the LLC is overloaded, no scan",
-                    );
+                    ));
                 }
             }
         }
-        // Wrap start: target + 1 since 56498cfb045d (v5.15; fair.c v5.14 still has
-        // "for_each_cpu_wrap(cpu, cpus, target)"), target before.
-        let start = if self.release >= Release::new(5, 15) {
-            target.0 + 1
-        } else {
-            target.0
-        };
+        ControlFlow::Continue(nr)
+    }
 
-        // Seed 01 2/3: the cluster first.
-        // `sg = sd->groups; if (sg->flags & SD_CLUSTER)`
-        let cluster = env
+    /// Seed 01 2/3, target's cluster first (fair.c v6.8, lines 7375-7397): when the
+    /// LLC's first group is a cluster ("sg = sd->groups; if (sg->flags &
+    /// SD_CLUSTER)"), its CPUs are scanned as the LLC's are, then dropped from
+    /// `scan.cpus`. `Break` is the function's answer: an idle core or CPU in the
+    /// cluster, or -1 when the budget runs out there.
+    #[inline]
+    fn scan_cluster(&mut self, target: CpuId, scan: &mut LlcScan) -> ControlFlow<Option<CpuId>> {
+        let env = self.env;
+        let Some(sg) = env
             .sd_llc_first_group(target)
-            .filter(|sg| env.sched_cluster_active() && sg.flags.contains(SdFlags::CLUSTER));
-        if let Some(sg) = cluster {
-            let sg_span = &sg.span;
-            self.t.step(Site::ClusterEnter, || Step::Enter {
-                func: "select_idle_cpu/cluster",
-                detail: format!("target's cluster {sg_span} first"),
-            });
-            // The hint answers the budgeted !has_idle_core loop only; the idle-core
-            // search below spends no budget and probes whole cores.
-            let hint = self.fast_scan_hint().filter(|_| !has_idle_core);
-            if let Some(hint) = hint {
-                let m = sg_span.and(&cpus);
-                match self.scan_with_hint(hint, &m, start, &mut nr, stop_at_zero_only) {
-                    Scan::Found(i) => return Some(i),
-                    Scan::Spent => {
-                        self.set_scan_end(ScanEnd::Budget);
-                        return None;
-                    }
-                    Scan::Exhausted => {}
+            .filter(|sg| env.sched_cluster_active() && sg.flags.contains(SdFlags::CLUSTER))
+        else {
+            return ControlFlow::Continue(());
+        };
+        let sg_span = &sg.span;
+        self.t.step(Site::ClusterEnter, || Step::Enter {
+            func: "select_idle_cpu/cluster",
+            detail: format!("target's cluster {sg_span} first"),
+        });
+        // The hint answers the budgeted !has_idle_core loop only; the idle-core
+        // search below spends no budget and probes whole cores.
+        let hint = self.fast_scan_hint().filter(|_| !scan.has_idle_core);
+        if let Some(hint) = hint {
+            let m = sg_span.and(&scan.cpus);
+            match self.scan_with_hint(hint, &m, scan.start, &mut scan.nr, scan.stop_at_zero_only) {
+                Scan::Found(i) => return ControlFlow::Break(Some(i)),
+                Scan::Spent => {
+                    self.set_scan_end(ScanEnd::Budget);
+                    return ControlFlow::Break(None);
                 }
-            } else {
-                // sg_span is the group's own span, which nothing writes here: a plain
-                // for_each_cpu_wrap().
-                for c in sg_span.iter_wrap(start) {
-                    if !cpus.test_cpu(c) {
-                        continue;
-                    }
-                    if has_idle_core {
-                        if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
-                            return self.ret_some(
-                                F,
-                                Site::ClusterCoreReturn,
-                                i,
-                                "idle core in the cluster",
-                            );
-                        }
-                    } else {
-                        nr = nr.wrapping_sub(1);
-                        if nr <= 0 {
-                            self.probe(F, Site::ClusterBudget, c, Some(Reject::BudgetSpent));
-                            self.set_scan_end(ScanEnd::Budget);
-                            return self.ret_none(
-                                F,
-                                Site::ClusterBudget,
-                                "scan budget spent in the cluster",
-                            );
-                        }
-                        if let Some(i) = self.select_idle_cpu_one(F, Site::ClusterProbe, c) {
-                            return self.ret_some(
-                                F,
-                                Site::ClusterProbeReturn,
-                                i,
-                                "idle CPU in the cluster",
-                            );
-                        }
-                    }
-                }
-                self.t.step(Site::ClusterDone, || Step::Return {
-                    func: "select_idle_cpu/cluster",
-                    cpu: None,
-                    why: "nothing idle in the cluster; scan the rest of the LLC".into(),
-                });
+                Scan::Exhausted => {}
             }
-            cpus.andnot_assign(sg_span);
+        } else {
+            // sg_span is the group's own span, which nothing writes here: a plain
+            // for_each_cpu_wrap().
+            for c in sg_span.iter_wrap(scan.start) {
+                if !scan.cpus.test_cpu(c) {
+                    continue;
+                }
+                if scan.has_idle_core {
+                    if let Some(i) = self.select_idle_core(c, &mut scan.cpus, &mut scan.idle_cpu) {
+                        return ControlFlow::Break(self.ret_some(
+                            SIC,
+                            Site::ClusterCoreReturn,
+                            i,
+                            "idle core in the cluster",
+                        ));
+                    }
+                } else {
+                    scan.nr = scan.nr.wrapping_sub(1);
+                    if scan.nr <= 0 {
+                        self.probe(SIC, Site::ClusterBudget, c, Some(Reject::BudgetSpent));
+                        self.set_scan_end(ScanEnd::Budget);
+                        return ControlFlow::Break(self.ret_none(
+                            SIC,
+                            Site::ClusterBudget,
+                            "scan budget spent in the cluster",
+                        ));
+                    }
+                    if let Some(i) = self.select_idle_cpu_one(SIC, Site::ClusterProbe, c) {
+                        return ControlFlow::Break(self.ret_some(
+                            SIC,
+                            Site::ClusterProbeReturn,
+                            i,
+                            "idle CPU in the cluster",
+                        ));
+                    }
+                }
+            }
+            self.t.step(Site::ClusterDone, || Step::Return {
+                func: "select_idle_cpu/cluster",
+                cpu: None,
+                why: "nothing idle in the cluster; scan the rest of the LLC".into(),
+            });
         }
+        scan.cpus.andnot_assign(sg_span);
+        ControlFlow::Continue(())
+    }
 
-        if has_idle_core {
+    /// The LLC's loop (fair.c v6.8, lines 7399-7412): whole cores with
+    /// `has_idle_core`, else CPU by CPU under the budget, from the idle hint when
+    /// nothing is traced. `Break` is the function's answer (an idle core, the hint's
+    /// outcome, or -1 when the budget runs out); `Continue` leaves what the loop found
+    /// in `scan.idle_cpu` for [`Ctx::scan_done`].
+    #[inline]
+    fn scan_llc(&mut self, scan: &mut LlcScan, sis_prop: bool) -> ControlFlow<Option<CpuId>> {
+        if scan.has_idle_core {
             // select_idle_core() drops a core's siblings from cpus as it goes: each
             // step reads the live mask.
-            let mut cur = WrapCursor::new(start, cpus.nr_cpu_ids());
-            while let Some(c) = cur.next(&cpus) {
-                if let Some(i) = self.select_idle_core(c, &mut cpus, &mut idle_cpu) {
-                    return self.ret_some(F, Site::ScanCoreReturn, i, "idle core");
+            let mut cur = WrapCursor::new(scan.start, scan.cpus.nr_cpu_ids());
+            while let Some(c) = cur.next(&scan.cpus) {
+                if let Some(i) = self.select_idle_core(c, &mut scan.cpus, &mut scan.idle_cpu) {
+                    return ControlFlow::Break(self.ret_some(
+                        SIC,
+                        Site::ScanCoreReturn,
+                        i,
+                        "idle core",
+                    ));
                 }
             }
         } else if let Some(hint) = self.fast_scan_hint() {
-            let (out, accounted) =
-                match self.scan_with_hint(hint, &cpus, start, &mut nr, stop_at_zero_only) {
-                    Scan::Found(i) => (Some(i), true),
-                    Scan::Exhausted => (None, true),
-                    Scan::Spent => (None, false),
-                };
+            let (out, accounted) = match self.scan_with_hint(
+                hint,
+                &scan.cpus,
+                scan.start,
+                &mut scan.nr,
+                scan.stop_at_zero_only,
+            ) {
+                Scan::Found(i) => (Some(i), true),
+                Scan::Exhausted => (None, true),
+                Scan::Spent => (None, false),
+            };
             let end = if accounted {
                 ScanEnd::Exhausted
             } else {
@@ -278,22 +348,41 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             // As the traced loop below: accounted after a break or the end, not after
             // `return -1`.
             self.effects.sis_prop_scan = sis_prop && accounted;
-            return out;
+            return ControlFlow::Break(out);
         } else {
             // Nothing writes cpus on this branch: a plain for_each_cpu_wrap().
-            for c in cpus.iter_wrap(start) {
-                nr = nr.wrapping_sub(1);
-                if nr == 0 || (nr < 0 && !stop_at_zero_only) {
-                    self.probe(F, Site::ScanBudget, c, Some(Reject::BudgetSpent));
+            for c in scan.cpus.iter_wrap(scan.start) {
+                scan.nr = scan.nr.wrapping_sub(1);
+                if scan.nr == 0 || (scan.nr < 0 && !scan.stop_at_zero_only) {
+                    self.probe(SIC, Site::ScanBudget, c, Some(Reject::BudgetSpent));
                     self.set_scan_end(ScanEnd::Budget);
-                    return self.ret_none(F, Site::ScanBudget, "scan budget spent");
+                    return ControlFlow::Break(self.ret_none(
+                        SIC,
+                        Site::ScanBudget,
+                        "scan budget spent",
+                    ));
                 }
-                idle_cpu = self.select_idle_cpu_one(F, Site::ScanProbe, c);
-                if idle_cpu.is_some() {
+                scan.idle_cpu = self.select_idle_cpu_one(SIC, Site::ScanProbe, c);
+                if scan.idle_cpu.is_some() {
                     break;
                 }
             }
         }
+        ControlFlow::Continue(())
+    }
+
+    /// The end of `select_idle_cpu()` after its loop (fair.c v6.8, lines 7414-7417):
+    /// clears the LLC's idle-core hint when an idle core was sought and none found,
+    /// accounts SIS_PROP's scan, and returns `idle_cpu` (an idle thread, an idle CPU,
+    /// or -1).
+    #[inline]
+    fn scan_done(
+        &mut self,
+        target: CpuId,
+        has_idle_core: bool,
+        sis_prop: bool,
+        idle_cpu: Option<CpuId>,
+    ) -> Option<CpuId> {
         if has_idle_core {
             // "looked for an idle core and found none": "set_idle_cores(target,
             // false);" (fair.c v6.8 line 7415) since 02dbb7246c5b (v5.13-rc2); v5.12
@@ -303,7 +392,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             } else {
                 self.this
             };
-            self.effects.clear_idle_cores = env.llc_shared_of(llc_of);
+            self.effects.clear_idle_cores = self.env.llc_shared_of(llc_of);
         }
         // "if (sched_feat(SIS_PROP) && !has_idle_core) { time = cpu_clock(this) - time;
         // ... update_avg(&this_sd->avg_scan_cost, time); }" (fair.c v5.12 and on; from
@@ -312,7 +401,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         self.effects.sis_prop_scan = sis_prop;
         match idle_cpu {
             Some(c) => self.ret_some(
-                F,
+                SIC,
                 Site::ScanReturn,
                 c,
                 if has_idle_core {
@@ -323,7 +412,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
             ),
             None => {
                 self.set_scan_end(ScanEnd::Exhausted);
-                self.ret_none(F, Site::ScanReturn, "no idle CPU in the LLC")
+                self.ret_none(SIC, Site::ScanReturn, "no idle CPU in the LLC")
             }
         }
     }
@@ -443,6 +532,21 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         });
         nr
     }
+}
+
+/// One `select_idle_cpu()` scan's moving parts: the CPUs still to scan (`cpus`, the
+/// kernel's per-CPU `select_rq_mask`), the idle thread `select_idle_core()` remembers
+/// or the CPU the loop found (`idle_cpu`), the budget (`nr`), where the walk starts,
+/// and the two switches fixed for the call.
+struct LlcScan {
+    cpus: CpuMask,
+    idle_cpu: Option<CpuId>,
+    nr: i32,
+    start: u32,
+    has_idle_core: bool,
+    /// The `!--nr` stop test (before seed 01 2/3), under which a budget that starts at
+    /// 0 or below never stops the scan.
+    stop_at_zero_only: bool,
 }
 
 /// How a budgeted scan ended.

@@ -238,6 +238,59 @@ impl<'a, T: Tracer> Ctx<'a, T> {
         this: CpuId,
         sd_flag: SdFlags,
     ) -> Option<&'a SchedGroup> {
+        let (idlest, local) = self.idlest_and_local_group(sd, this, sd_flag);
+        let Some((idlest, idlest_sgs)) = idlest else {
+            return self.no_group(Site::IdlestGroupNone, sd, "no remote group to push to");
+        };
+        let Some((local, local_sgs)) = local else {
+            return self.push_to_group(
+                Site::IdlestGroupNoLocal,
+                sd,
+                idlest,
+                "the local group is not allowed",
+            );
+        };
+        if local_sgs.group_type < idlest_sgs.group_type {
+            return self.no_group(
+                Site::IdlestGroupLessBusy,
+                sd,
+                "the local group is of a less busy type",
+            );
+        }
+        if local_sgs.group_type > idlest_sgs.group_type {
+            return self.push_to_group(
+                Site::IdlestGroupBusier,
+                sd,
+                idlest,
+                "the local group is of a busier type",
+            );
+        }
+        if self.local_group_stays(sd, local, &local_sgs, &idlest_sgs) {
+            return None;
+        }
+        self.push_to_group(
+            Site::IdlestGroupPush,
+            sd,
+            idlest,
+            "the idlest group beats the local one",
+        )
+    }
+
+    /// `find_idlest_group()`'s loop over `sd`'s groups (fair.c v6.8 10326-10355):
+    /// groups with no allowed CPU or whose cookie does not match are skipped; returns
+    /// the idlest remote group by `update_pick_idlest()` and the local group (the one
+    /// holding `this`), each with its `update_sg_wakeup_stats()`.
+    #[allow(clippy::type_complexity)]
+    #[inline]
+    fn idlest_and_local_group(
+        &mut self,
+        sd: &'a SchedDomain,
+        this: CpuId,
+        sd_flag: SdFlags,
+    ) -> (
+        Option<(&'a SchedGroup, SgStats)>,
+        Option<(&'a SchedGroup, SgStats)>,
+    ) {
         // idlest_sgs starts as { .avg_load = UINT_MAX, .group_type = group_overloaded }.
         let mut idlest_sgs = SgStats {
             avg_load: u64::from(u32::MAX),
@@ -281,32 +334,21 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 idlest_sgs = s;
             }
         }
-        let Some(idlest) = idlest else {
-            return self.no_group(Site::IdlestGroupNone, sd, "no remote group to push to");
-        };
-        let Some((_, local_sgs)) = local else {
-            return self.push_to_group(
-                Site::IdlestGroupNoLocal,
-                sd,
-                idlest,
-                "the local group is not allowed",
-            );
-        };
-        if local_sgs.group_type < idlest_sgs.group_type {
-            return self.no_group(
-                Site::IdlestGroupLessBusy,
-                sd,
-                "the local group is of a less busy type",
-            );
-        }
-        if local_sgs.group_type > idlest_sgs.group_type {
-            return self.push_to_group(
-                Site::IdlestGroupBusier,
-                sd,
-                idlest,
-                "the local group is of a busier type",
-            );
-        }
+        (idlest.map(|g| (g, idlest_sgs)), local)
+    }
+
+    /// `find_idlest_group()`'s `switch (local_sgs.group_type)` (fair.c v6.8
+    /// 10380-10474) for a local and an idlest group of the same type: whether the
+    /// local group stays (`return NULL`, its step written) or the idlest one wins
+    /// (`break`, then `return idlest`).
+    #[inline]
+    fn local_group_stays(
+        &mut self,
+        sd: &'a SchedDomain,
+        local: &'a SchedGroup,
+        local_sgs: &SgStats,
+        idlest_sgs: &SgStats,
+    ) -> bool {
         let pct = u64::from(sd.imbalance_pct);
         match local_sgs.group_type {
             GroupType::Overloaded | GroupType::FullyBusy => {
@@ -314,89 +356,58 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 let imbalance = SCALE * pct.saturating_sub(100) / 100;
                 let (l, i) = (local_sgs.avg_load, idlest_sgs.avg_load);
                 if sd.flags.contains(SdFlags::NUMA) && i + imbalance >= l {
-                    return self.no_group(
+                    self.no_group(
                         Site::IdlestGroupNumaLoad,
                         sd,
                         &format!("NUMA: idlest avg_load {i} + imbalance {imbalance} >= local {l}"),
                     );
+                    return true;
                 }
                 if i >= l + imbalance {
-                    return self.no_group(
+                    self.no_group(
                         Site::IdlestGroupLoad,
                         sd,
                         &format!("idlest avg_load {i} >= local {l} + imbalance {imbalance}"),
                     );
+                    return true;
                 }
                 if 100 * l <= pct * i {
-                    return self.no_group(
+                    self.no_group(
                         Site::IdlestGroupPct,
                         sd,
                         &format!("100 * local avg_load {l} <= imbalance_pct {pct} * idlest {i}"),
                     );
+                    return true;
                 }
             }
             GroupType::MisfitTask => {
                 // "Select group with the highest max capacity".
                 let (l, i) = (local_sgs.max_capacity, idlest_sgs.max_capacity);
                 if l >= i {
-                    return self.no_group(
+                    self.no_group(
                         Site::IdlestGroupMisfit,
                         sd,
                         &format!("misfit: local max capacity {l} >= idlest's {i}"),
                     );
+                    return true;
                 }
             }
             GroupType::Imbalanced | GroupType::SmtBalance => {
-                return self.no_group(
+                self.no_group(
                     Site::IdlestGroupUnused,
                     sd,
                     "type not used in the slow wake-up path",
                 );
+                return true;
             }
             GroupType::HasSpare => {
-                if sd.flags.contains(SdFlags::NUMA) {
-                    let rel = self.release;
-                    let running = local_sgs.sum_nr_running;
-                    if rel >= Release::new(5, 18) {
-                        let (keep, imb_numa_nr) = if rel >= Release::new(6, 0) {
-                            let local_allowed =
-                                local.map_or(0, |(g, _)| g.span.and(&self.p.allowed).weight());
-                            let imb_numa_nr = local_allowed.min(sd.imb_numa_nr);
-                            let imbalance = (i64::from(local_sgs.idle_cpus)
-                                - i64::from(idlest_sgs.idle_cpus))
-                            .abs();
-                            let keep =
-                                adjust_numa_imbalance(rel, imbalance, running + 1, imb_numa_nr)
-                                    == 0;
-                            (keep, imb_numa_nr)
-                        } else {
-                            // v5.18-5.19: sd->imb_numa_nr itself, no minimum.
-                            let keep = allow_numa_imbalance(rel, running + 1, sd.imb_numa_nr);
-                            (keep, sd.imb_numa_nr)
-                        };
-                        if keep {
-                            return self.no_group(
-                                Site::IdlestGroupNuma,
-                                sd,
-                                &format!(
-                                    "NUMA: {} running locally (+1) within imb_numa_nr {imb_numa_nr}: stay on the node",
-                                    running
-                                ),
-                            );
-                        }
-                    } else if allow_numa_imbalance(rel, running, sd.span_weight) {
-                        return self.no_group(
-                            Site::IdlestGroupNuma,
-                            sd,
-                            &format!(
-                                "NUMA: {running} running locally, under a quarter of the domain's {} CPUs",
-                                sd.span_weight
-                            ),
-                        );
-                    }
+                if sd.flags.contains(SdFlags::NUMA)
+                    && self.numa_keeps_local(sd, local, local_sgs, idlest_sgs)
+                {
+                    return true;
                 }
                 if local_sgs.idle_cpus >= idlest_sgs.idle_cpus {
-                    return self.no_group(
+                    self.no_group(
                         Site::IdlestGroupIdle,
                         sd,
                         &format!(
@@ -404,15 +415,62 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                             local_sgs.idle_cpus, idlest_sgs.idle_cpus
                         ),
                     );
+                    return true;
                 }
             }
         }
-        self.push_to_group(
-            Site::IdlestGroupPush,
-            sd,
-            idlest,
-            "the idlest group beats the local one",
-        )
+        false
+    }
+
+    /// The NUMA allowance of `group_has_spare` (fair.c v6.8 10425-10464, per release
+    /// as [`Ctx::find_idlest_group`] says): whether the wakee stays on the local node
+    /// (its step written).
+    #[inline]
+    fn numa_keeps_local(
+        &mut self,
+        sd: &'a SchedDomain,
+        local: &'a SchedGroup,
+        local_sgs: &SgStats,
+        idlest_sgs: &SgStats,
+    ) -> bool {
+        let rel = self.release;
+        let running = local_sgs.sum_nr_running;
+        if rel >= Release::new(5, 18) {
+            let (keep, imb_numa_nr) = if rel >= Release::new(6, 0) {
+                let local_allowed = local.span.and(&self.p.allowed).weight();
+                let imb_numa_nr = local_allowed.min(sd.imb_numa_nr);
+                let imbalance =
+                    (i64::from(local_sgs.idle_cpus) - i64::from(idlest_sgs.idle_cpus)).abs();
+                let keep = adjust_numa_imbalance(rel, imbalance, running + 1, imb_numa_nr) == 0;
+                (keep, imb_numa_nr)
+            } else {
+                // v5.18-5.19: sd->imb_numa_nr itself, no minimum.
+                let keep = allow_numa_imbalance(rel, running + 1, sd.imb_numa_nr);
+                (keep, sd.imb_numa_nr)
+            };
+            if keep {
+                self.no_group(
+                    Site::IdlestGroupNuma,
+                    sd,
+                    &format!(
+                        "NUMA: {} running locally (+1) within imb_numa_nr {imb_numa_nr}: stay on the node",
+                        running
+                    ),
+                );
+                return true;
+            }
+        } else if allow_numa_imbalance(rel, running, sd.span_weight) {
+            self.no_group(
+                Site::IdlestGroupNuma,
+                sd,
+                &format!(
+                    "NUMA: {running} running locally, under a quarter of the domain's {} CPUs",
+                    sd.span_weight
+                ),
+            );
+            return true;
+        }
+        false
     }
 
     /// `find_idlest_group()` returns NULL: stay in the local group at this level.
