@@ -245,6 +245,7 @@ impl Simulator {
             idle_views: (0..n).map(|c| idle_task_view(c, n, all)).collect(),
             writers: vec![Vec::new(); tasks.len()],
             pipes: specs.iter().map(|s| s.pipe.map(pipe::Pipe::new)).collect(),
+            any_pipe: specs.iter().any(|s| s.pipe.is_some()),
             futile_writer_wakeups: 0,
             write_waited: vec![false; tasks.len()],
             pipe_ops: vec![pipe::PipeOp::None; tasks.len()],

@@ -113,12 +113,15 @@ impl Simulator {
         // The wakee's data was last written by the waker, or by itself on prev.
         let src = if waker.is_some() { cpu } else { prev };
         // The refill prices the lines the waker left, a pipe's lock among them
-        // (`pipe_mutex.rs`); a timer's wake-up, the task's own data only.
-        self.mutex_wait[p as usize].woken_from = if waker.is_some() {
-            cpu
-        } else {
-            super::pipe_mutex::NONE
-        };
+        // (`pipe_mutex.rs`); a timer's wake-up, the task's own data only. (Read only
+        // by a pipe mutex's acquisition: a run without pipes has none.)
+        if self.any_pipe {
+            self.mutex_wait[p as usize].woken_from = if waker.is_some() {
+                cpu
+            } else {
+                super::pipe_mutex::NONE
+            };
+        }
         let dist = self.cost.distance(CpuId(src), CpuId(target));
         if counted {
             self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
