@@ -138,6 +138,7 @@ mod newidle;
 #[cfg(test)]
 mod on_cpu_tests;
 mod pelt;
+mod per_cpu;
 pub mod perfetto;
 mod pipe;
 mod pipe_mutex;
@@ -573,7 +574,7 @@ pub struct Simulator {
     softirq_ns: u64,
     noise_rng: Rng,
     code: Code,
-    cpus: Vec<Cpu>,
+    cpus: per_cpu::PerCpu<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
     llc_of: Vec<u16>,
     /// Per CPU: sd_llc_id.
