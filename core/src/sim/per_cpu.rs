@@ -10,7 +10,7 @@ use crate::cpumask::MAX_CPUS;
 
 const SLOTS: usize = MAX_CPUS as usize;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct PerCpu<T> {
     slots: Box<[T; SLOTS]>,
     n: usize,
@@ -29,6 +29,11 @@ impl<T: Clone> PerCpu<T> {
             .ok()
             .expect("resized to the slots");
         PerCpu { slots, n }
+    }
+
+    /// `n` CPUs' copies of `value`.
+    pub(super) fn filled(n: usize, value: T) -> Self {
+        PerCpu::new(vec![value.clone(); n], value)
     }
 }
 
