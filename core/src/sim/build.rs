@@ -51,7 +51,11 @@ impl Simulator {
         state.enable_idle_hint();
         let active_cpus: Vec<u32> = active_mask.iter().map(|c| c.0).collect();
         let (menu, cstate0) = menu_at_start(&cost.params.idle_states, tick_ns);
-        let cpus = (0..n).map(|c| idle_at_start(c, &menu, cstate0)).collect();
+        let cpus = (0..n)
+            .map(|c| idle_at_start(c, &menu, cstate0))
+            .collect::<Vec<_>>();
+        let spare = cpus[0].clone();
+        let cpus = super::per_cpu::PerCpu::new(cpus, spare);
         let release = cfg.patches.release;
         let eevdf = release >= Release::new(6, 6);
         // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).
@@ -79,6 +83,7 @@ impl Simulator {
             idle_views: (0..n).map(|c| idle_task_view(c, n, all)).collect(),
             writers: vec![Vec::new(); tasks.len()],
             pipes: specs.iter().map(|s| s.pipe.map(pipe::Pipe::new)).collect(),
+            any_pipe: specs.iter().any(|s| s.pipe.is_some()),
             futile_writer_wakeups: 0,
             write_waited: vec![false; tasks.len()],
             pipe_ops: vec![pipe::PipeOp::None; tasks.len()],

@@ -289,12 +289,14 @@ impl Simulator {
         let p = &self.cost.params;
         let (ctx_ns, mm_ns, hold) = (p.ctx_switch_ns, p.ctx_switch_mm_ns, p.sched_lock_hold_ns);
         let c = &mut self.cpus[cpu as usize];
+        // One look-up of the task for the whole switch (the other fields it borrows
+        // beside it are the simulator's own).
+        let task = &mut self.tasks[t as usize];
         let mut switch_ns = 0;
         // Until finish_task_switch(): the time the blocked task stays `on_cpu`.
         let mut to_finish_ns = 0;
         if c.last_task != t {
             switch_ns = ctx_ns;
-            let task = &self.tasks[t as usize];
             if task.own_mm && c.last_mm != t {
                 switch_ns += mm_ns;
             }
@@ -322,7 +324,7 @@ impl Simulator {
             c.descheduling.1 = now + to_finish_ns;
         }
         c.last_task = t;
-        if self.tasks[t as usize].own_mm {
+        if task.own_mm {
             c.last_mm = t;
         }
         c.mode = Mode::Running;
@@ -333,8 +335,10 @@ impl Simulator {
         c.slice_start = now;
         c.need_resched = false;
         c.resched_ipi = false;
+        // What is left of the burst it was preempted in, if any (0 from here on, as a
+        // burst runs until its end event).
+        let mut burst = std::mem::take(&mut task.remaining_ns);
         {
-            let task = &mut self.tasks[t as usize];
             task.loc = Loc::Running(cpu);
             task.util.update(now.ns(), 0);
             task.last_cpu = cpu;
@@ -368,7 +372,6 @@ impl Simulator {
         }
         self.publish_core_cookie(cpu);
         // The time of the switch is spent before the task's own work.
-        let mut burst = self.tasks[t as usize].remaining_ns;
         if burst == 0 {
             match self.advance(t, cpu) {
                 Next::Run(ns) => burst = ns,
@@ -384,7 +387,6 @@ impl Simulator {
                 }
             }
         }
-        self.tasks[t as usize].remaining_ns = 0;
         let c = &mut self.cpus[cpu as usize];
         // Saturating, as `SimTime + ns` is: `burst` comes from a user-given `Dist`
         // (bounded by Dist::MAX_NS, so in practice far from u64::MAX); a saturated end

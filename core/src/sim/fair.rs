@@ -73,8 +73,14 @@ impl Simulator {
     /// `avg_vruntime()`: the mean vruntime of the queued tasks and the current one.
     #[inline]
     pub(super) fn avg_vruntime(&self, cpu: u32) -> i64 {
+        self.avg_vruntime_of(cpu, self.state.rqs[cpu as usize].nr_running)
+    }
+
+    /// [`Simulator::avg_vruntime`] given the runqueue's `nr_running`.
+    #[inline]
+    fn avg_vruntime_of(&self, cpu: u32, nr_running: u32) -> i64 {
         let c = &self.cpus[cpu as usize];
-        match self.state.rqs[cpu as usize].nr_running {
+        match nr_running {
             0 => c.base_v,
             n => c.v_sum.div_euclid(n as i64),
         }
@@ -105,7 +111,8 @@ impl Simulator {
         let changed = self.util_est_enqueue(t, cpu);
         self.update_curr(cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
-        let avg = self.avg_vruntime(cpu);
+        let nr = self.state.rqs[cpu as usize].nr_running;
+        let avg = self.avg_vruntime_of(cpu, nr);
         let now = self.now.ns();
         let slice = self.slice_ns;
         let eevdf = self.eevdf;
@@ -115,7 +122,6 @@ impl Simulator {
         // 12654) but activate it without (core.c v6.8 4923: ENQUEUE_NOCLOCK), and that
         // enqueue_entity() → place_entity() places it again, with a whole slice.
         let initial_half = self.env.patches.release >= Release::new(6, 12);
-        let nr = self.state.rqs[cpu as usize].nr_running;
         let task = &mut self.tasks[t as usize];
         if eevdf {
             task.vruntime = avg - task.vlag;
@@ -152,11 +158,13 @@ impl Simulator {
         }
         task.loc = Loc::Queued(cpu);
         let v = task.vruntime;
+        let averages = (task.load.avg(), task.util.avg());
+        let in_tg = !task.background;
         // update_load_avg(DO_ATTACH): a task new here brings its averages along.
-        let attached = self.attach_entity_load_avg(t, cpu);
+        let attached = self.attach_entity_load_avg(t, cpu, averages);
         // The group cfs_rq's update_load_avg(UPDATE_TG | DO_ATTACH), then
         // update_cfs_group() of the group entity (tg_load.rs).
-        self.tg_enqueue(t, cpu, attached);
+        self.tg_enqueue(in_tg, cpu, attached);
         // account_entity_enqueue(): list_add() at the head of rq->cfs_tasks.
         self.mru_seq += 1;
         self.cfs_mru[t as usize] = self.mru_seq;
@@ -164,7 +172,7 @@ impl Simulator {
         c.queue.push(t);
         c.v_sum += v;
         self.update_rq(cpu, |rq| rq.nr_running += 1);
-        let nr = self.state.rqs[cpu as usize].nr_running;
+        let nr = nr + 1;
         self.balance.note_nr_running(nr);
         if nr == 1 {
             self.cpus[cpu as usize].base_v = avg;
@@ -186,14 +194,14 @@ impl Simulator {
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.load.update(now.ns(), 1024);
         task.util.update(now.ns(), 1024);
-        // util_est_update(task_sleep): blocking and exiting both dequeue with
-        // DEQUEUE_SLEEP.
-        self.util_est_update(t, cpu);
-        let task = &mut self.tasks[t as usize];
         task.loc = loc;
         task.last_ran = now;
         task.remaining_ns = 0;
-        let v = task.vruntime;
+        let (v, background) = (task.vruntime, task.background);
+        let (util, load) = (task.util.avg(), task.load.avg());
+        // util_est_update(task_sleep): blocking and exiting both dequeue with
+        // DEQUEUE_SLEEP.
+        self.util_est_update_to(t, cpu, util, load);
         let c = &mut self.cpus[cpu as usize];
         c.v_sum -= v;
         c.curr = u32::MAX;
@@ -209,7 +217,7 @@ impl Simulator {
         if loc == Loc::Exited {
             // task_dead_fair(): its averages leave the CPU at its next update.
             self.remove_entity_load_avg(t);
-            if !self.tasks[t as usize].background {
+            if !background {
                 self.live -= 1;
             }
         }

@@ -81,14 +81,19 @@ impl Simulator {
     /// task `t`'s averages, as of now, join `cpu`'s. A no-op for a task already
     /// attached there (a wake-up on its own CPU). Returns whether it attached
     /// (`DO_ATTACH` did something: the group's `update_tg_load_avg()` follows).
-    pub(super) fn attach_entity_load_avg(&mut self, t: u32, cpu: u32) -> bool {
-        if self.attached[t as usize] == cpu {
+    /// `(load, util)` are the task's averages (the caller holds the task).
+    pub(super) fn attach_entity_load_avg(
+        &mut self,
+        t: u32,
+        cpu: u32,
+        (load, util): (u64, u64),
+    ) -> bool {
+        let at = &mut self.attached[t as usize];
+        if *at == cpu {
             return false;
         }
-        debug_assert_eq!(self.attached[t as usize], u32::MAX, "attached twice");
-        self.attached[t as usize] = cpu;
-        let task = &self.tasks[t as usize];
-        let (load, util) = (task.load.avg(), task.util.avg());
+        debug_assert_eq!(*at, u32::MAX, "attached twice");
+        *at = cpu;
         let c = &mut self.cpus[cpu as usize];
         c.load.add(load);
         c.util.add(util);
@@ -196,14 +201,22 @@ impl Simulator {
         e != 0
     }
 
+    /// [`Simulator::util_est_update_to`] with the task's own averages (tests).
+    #[cfg(test)]
+    pub(super) fn util_est_update(&mut self, t: u32, cpu: u32) {
+        let task = &self.tasks[t as usize];
+        self.util_est_update_to(t, cpu, task.util.avg(), task.load.avg());
+    }
+
     /// `util_est_update(cfs_rq, p, task_sleep = true)`, fair.c v6.8, as task `t`
     /// (its util brought to now) goes to sleep on `cpu`: skipped while
     /// `UTIL_AVG_UNCHANGED` holds; the EWMA jumps up to the util at dequeue, stays
     /// within `UTIL_EST_MARGIN`, is left alone when the util exceeds the capacity (no
     /// idle time to trust) or when the task did not get the CPU time it wanted
     /// (`dequeued + margin < task_runnable(p)`), else moves a quarter of the way
-    /// down; then the flag is set.
-    pub(super) fn util_est_update(&mut self, t: u32, cpu: u32) {
+    /// down; then the flag is set. `util` and `runnable` are the task's util and
+    /// load averages (the caller holds the task).
+    pub(super) fn util_est_update_to(&mut self, t: u32, cpu: u32, util: u64, runnable: u64) {
         let period = (self.now.ns() / super::pelt::PERIOD_NS) as u32;
         let (mut ewma, at) = self.util_est[t as usize];
         if ewma & UTIL_AVG_UNCHANGED != 0 {
@@ -213,9 +226,7 @@ impl Simulator {
             // The task's util_avg was recomputed since (cfs_se_util_change()).
             ewma &= !UTIL_AVG_UNCHANGED;
         }
-        let task = &self.tasks[t as usize];
-        let dequeued = task.util.avg().min(u32::MAX as u64 >> 1) as u32;
-        let runnable = task.load.avg();
+        let dequeued = util.min(u32::MAX as u64 >> 1) as u32;
         if ewma > dequeued {
             let diff = ewma - dequeued;
             if diff >= UTIL_EST_MARGIN {

@@ -138,6 +138,7 @@ mod newidle;
 #[cfg(test)]
 mod on_cpu_tests;
 mod pelt;
+mod per_cpu;
 pub mod perfetto;
 mod pipe;
 mod pipe_mutex;
@@ -530,6 +531,9 @@ pub struct Simulator {
     /// Per task: its mailbox's pages if it is a pipe
     /// ([`crate::workload::TaskSpec::pipe`]), whose writers wait exclusively.
     pipes: Vec<Option<pipe::Pipe>>,
+    /// Some task's mailbox is a pipe. Without one no pipe op or pipe mutex ever
+    /// happens, and the interpreter and the wake-up skip the per-task pipe tables.
+    any_pipe: bool,
     /// Writers woken from a full pipe that found it still full and waited again
     /// (`wait_event_interruptible_exclusive()`'s loop, fs/pipe.c v6.5 line 573).
     futile_writer_wakeups: u64,
@@ -570,7 +574,7 @@ pub struct Simulator {
     softirq_ns: u64,
     noise_rng: Rng,
     code: Code,
-    cpus: Vec<Cpu>,
+    cpus: per_cpu::PerCpu<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
     llc_of: Vec<u16>,
     /// Per CPU: sd_llc_id.

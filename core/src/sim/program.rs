@@ -110,7 +110,7 @@ impl Simulator {
         // then the cost of the wake-ups it made. pipe_read() and pipe_write() wake
         // before they return (fs/pipe.c v6.5 lines 390-391, 596-599), so the waker
         // pays for them before its next syscall's check, not inside that syscall.
-        if self.pipe_ops[t as usize] != PipeOp::None {
+        if self.any_pipe && self.pipe_ops[t as usize] != PipeOp::None {
             self.end_pipe_op(t, cpu);
             if let Some(ns) = self.take_debt(t) {
                 return Next::Run(ns);
@@ -127,8 +127,8 @@ impl Simulator {
                     // so long a burst means in a run of at most 4 hours.
                     let ns = self.code.dists[d as usize]
                         .sample(&mut self.rng)
-                        .saturating_add(std::mem::take(&mut self.tasks[t as usize].debt_ns));
-                    self.tasks[t as usize].pc += 1;
+                        .saturating_add(std::mem::take(&mut task.debt_ns));
+                    task.pc += 1;
                     if ns > 0 {
                         return Next::Run(ns);
                     }
@@ -229,8 +229,8 @@ impl Simulator {
         // v6.5 line 432; a woken writer at 574 once `wait_event()`'s
         // lockless `pipe_writable()` holds, 406-414, 573). A woken writer
         // that finds it false waits again without the lock.
-        let lock = self.pipes[to as usize]
-            .as_ref()
+        let lock = self
+            .pipe(to)
             .is_some_and(|p| !(waited && !self.in_mutex_lock(t, to) && p.full(View::Lockless)));
         if lock {
             if let Some(next) = self.pipe_mutex_lock(t, to, cpu) {
@@ -247,7 +247,7 @@ impl Simulator {
         // (line 490); a writer back from waiting passed the lockless
         // `pipe_writable()` first (lines 406-414, 573), where a read that
         // ends the tail page frees it only after its copy (`pipe::View`).
-        let (full, merge) = match &self.pipes[to as usize] {
+        let (full, merge) = match self.pipe(to) {
             Some(p) => {
                 let merge = !waited && p.can_merge();
                 let full = p.full(View::Locked) || waited && p.full(View::Lockless);
@@ -259,7 +259,7 @@ impl Simulator {
             }
         };
         if full {
-            if self.mutexes[to as usize].owner() == Some(t) {
+            if self.any_pipe && self.mutexes[to as usize].owner() == Some(t) {
                 // The full pipe's unlock before the wait (line 569).
                 self.pipe_mutex_unlock(t, to, cpu);
             }
@@ -277,7 +277,7 @@ impl Simulator {
             // (`prepare_to_wait_event()` adds an exclusive waiter there,
             // kernel/sched/wait.c v6.5 lines 305-333), again after a futile
             // wake-up: `autoremove_wake_function()` took it off the queue.
-            if waited && self.pipes[to as usize].is_some() {
+            if waited && self.pipe(to).is_some() {
                 self.futile_writer_wakeups += 1;
             }
             self.writers[to as usize].push(t);
@@ -286,7 +286,7 @@ impl Simulator {
             return ControlFlow::Break(Next::Block);
         }
         self.tasks[t as usize].pc += 1;
-        if let Some(p) = &mut self.pipes[to as usize] {
+        if let Some(p) = self.pipe_mut(to) {
             // The room is taken (a merge's `buf->len` or a new page's
             // `pipe->head`); the copy is the `Run` that follows, and the
             // message is readable and the reader woken after it
@@ -337,7 +337,7 @@ impl Simulator {
         // lock) finishes it whatever its mailbox holds: it is in
         // pipe_read(), and a start signal can be taken only after it.
         let tokens = self.tasks[t as usize].tokens;
-        let lock = self.pipes[t as usize].as_ref().is_some_and(|p| {
+        let lock = self.pipe(t).is_some_and(|p| {
             let message = tokens > 0 && p.len() >= tokens;
             message || self.in_mutex_lock(t, t) || tokens == 0 && !self.mutex_idle(t)
         });
@@ -354,9 +354,12 @@ impl Simulator {
             // A pipe's reader's mailbox also takes its start signal
             // (hackbench's `wakefd`, `Op::SendChildren`), which comes before
             // any message: a token beyond the pipe's messages is that.
-            let pipe = self.pipes[t as usize]
-                .as_mut()
-                .filter(|p| p.len() > task.tokens);
+            let pipe = (if self.any_pipe {
+                self.pipes[t as usize].as_mut()
+            } else {
+                None
+            })
+            .filter(|p| p.len() > task.tokens);
             if let Some(p) = pipe {
                 // pipe_read() (fs/pipe.c v6.5 line 254): `was_full` counts
                 // pages, taken at the read's start; the copy is the `Run`
@@ -366,12 +369,12 @@ impl Simulator {
                 let was_full = p.full(View::Locked);
                 p.begin_read();
                 self.begin_pipe_op(t, PipeOp::Read { was_full }, cpu);
-            } else if self.mutexes[t as usize].owner() == Some(t) {
+            } else if self.any_pipe && self.mutexes[t as usize].owner() == Some(t) {
                 // The lock taken for no message (the token is the start
                 // signal): the empty pipe's unlock (line 350), before it.
                 self.pipe_mutex_unlock(t, t, cpu);
             } else if was_full
-                && self.pipes[t as usize].is_none()
+                && self.pipe(t).is_none()
                 && !self.writers[t as usize].is_empty()
             {
                 // A socket's reader: every sender waiting for room
@@ -387,7 +390,7 @@ impl Simulator {
                 }
             }
         } else {
-            if self.mutexes[t as usize].owner() == Some(t) {
+            if self.any_pipe && self.mutexes[t as usize].owner() == Some(t) {
                 // The empty pipe's unlock before the wait (line 350).
                 self.pipe_mutex_unlock(t, t, cpu);
             }
@@ -398,6 +401,27 @@ impl Simulator {
             return ControlFlow::Break(Next::Block);
         }
         ControlFlow::Continue(())
+    }
+
+    /// Task `t`'s mailbox's pipe, if it is one. A run without pipes (sockets, futexes)
+    /// reads no per-task pipe table: `any_pipe` says so once.
+    #[inline]
+    pub(super) fn pipe(&self, t: u32) -> Option<&super::pipe::Pipe> {
+        if self.any_pipe {
+            self.pipes[t as usize].as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// [`Simulator::pipe`], to change it.
+    #[inline]
+    fn pipe_mut(&mut self, t: u32) -> Option<&mut super::pipe::Pipe> {
+        if self.any_pipe {
+            self.pipes[t as usize].as_mut()
+        } else {
+            None
+        }
     }
 
     /// Blocks `t` in a timed sleep of `dur` (an hrtimer wakes it, `on_timer()`).

@@ -300,8 +300,9 @@ impl Simulator {
     /// | DO_ATTACH)` of the group `cfs_rq` (its update; `update_tg_load_avg()` if it
     /// decayed or the task was attached here, `attached`), then `update_cfs_group()`'s
     /// read. Nothing for a root-group task.
-    pub(super) fn tg_enqueue(&mut self, t: u32, rq: u32, attached: bool) {
-        if !self.in_tg(t) {
+    /// `in_tg`: the task is in the group ([`Simulator::in_tg`]; the caller holds it).
+    pub(super) fn tg_enqueue(&mut self, in_tg: bool, rq: u32, attached: bool) {
+        if !in_tg {
             return;
         }
         if self.tg_group_cfs_rq_update(rq) || attached {

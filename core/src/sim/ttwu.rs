@@ -55,10 +55,7 @@ impl Simulator {
         if let Some(log) = self.wake_log.as_mut() {
             log.push((p, waker, wake_flags));
         }
-        debug_assert_eq!(self.tasks[p as usize].loc, Loc::Blocked);
-        self.tasks[p as usize].block = Block::None;
-        let prev = self.tasks[p as usize].last_cpu;
-        self.sync_wake_view(p, waker, cpu);
+        let (prev, background) = self.sync_wake_view(p, waker, cpu);
         // Recording, the decision also says which path chose the CPU (`PathOnly`: the
         // same decision, no steps).
         let d = if self.rec.is_some() {
@@ -87,7 +84,7 @@ impl Simulator {
         };
         // The path counters count what `wakeups` counts: the workload's wake-ups, not
         // the background noise's (`record_wake_metrics()`).
-        let counted = self.measuring && !self.tasks[p as usize].background;
+        let counted = self.measuring && !background;
         if on_cpu && counted {
             if shortcut {
                 self.metrics.wake_on_cpu += 1;
@@ -113,12 +110,15 @@ impl Simulator {
         // The wakee's data was last written by the waker, or by itself on prev.
         let src = if waker.is_some() { cpu } else { prev };
         // The refill prices the lines the waker left, a pipe's lock among them
-        // (`pipe_mutex.rs`); a timer's wake-up, the task's own data only.
-        self.mutex_wait[p as usize].woken_from = if waker.is_some() {
-            cpu
-        } else {
-            super::pipe_mutex::NONE
-        };
+        // (`pipe_mutex.rs`); a timer's wake-up, the task's own data only. (Read only
+        // by a pipe mutex's acquisition: a run without pipes has none.)
+        if self.any_pipe {
+            self.mutex_wait[p as usize].woken_from = if waker.is_some() {
+                cpu
+            } else {
+                super::pipe_mutex::NONE
+            };
+        }
         let dist = self.cost.distance(CpuId(src), CpuId(target));
         if counted {
             self.record_wake_metrics(prev, target, dist, d.costs.cpus_probed);
@@ -155,16 +155,17 @@ impl Simulator {
 
     /// Brings the wake-up path's view of `p` (load, util, prev CPU) and of the waker
     /// (its CPU, context, load) up to now, as the kernel reads them in
-    /// `select_task_rq_fair()`, and `jiffies`.
-    fn sync_wake_view(&mut self, p: u32, waker: Option<u32>, cpu: u32) {
+    /// `select_task_rq_fair()`, and `jiffies`. `p`, blocked, is no longer (its
+    /// `Block` cleared). Returns `p`'s last CPU and whether it is background.
+    fn sync_wake_view(&mut self, p: u32, waker: Option<u32>, cpu: u32) -> (u32, bool) {
         let now = self.now;
         let pi = p as usize;
-        let prev = self.tasks[pi].last_cpu;
+        let t = &mut self.tasks[pi];
+        debug_assert_eq!(t.loc, Loc::Blocked);
+        t.block = Block::None;
+        let (prev, background) = (t.last_cpu, t.background);
         {
-            let (load, util) = {
-                let t = &self.tasks[pi];
-                (t.load.peek(now.ns(), 0), t.util.peek(now.ns(), 0))
-            };
+            let (load, util) = (t.load.peek(now.ns(), 0), t.util.peek(now.ns(), 0));
             // `p->on_cpu`: its CPU is still in the schedule() that took it off
             // (`Cpu::descheduling`).
             let (d, until) = self.cpus[prev as usize].descheduling;
@@ -177,18 +178,22 @@ impl Simulator {
         }
         // From interrupt context the interrupted task is `current`, outside task
         // context; its next wake-up as a task sets `in_task` back.
-        let current = waker
-            .map(|k| (k, self.tasks[k as usize].wakes_in_task))
-            .or_else(|| self.irq_current(cpu).map(|k| (k, false)));
-        if let Some((k, in_task)) = current {
+        let current = match waker {
+            Some(k) => Some((k, true)),
+            None => self.irq_current(cpu).map(|k| (k, false)),
+        };
+        if let Some((k, waker_task)) = current {
             let ki = k as usize;
-            let load = self.tasks[ki].load.peek(now.ns(), 1024);
+            let kt = &self.tasks[ki];
+            let in_task = waker_task && kt.wakes_in_task;
+            let load = kt.load.peek(now.ns(), 1024);
             let w = &mut self.views[ki];
             w.cpu = CpuId(cpu);
             w.in_task = in_task;
             w.task.as_mut().expect("views hold tasks").load = load;
         }
         self.state.jiffies = now.ns() / self.cost.params.tick_ns;
+        (prev, background)
     }
 
     /// `select_task_rq()` and the queue path, decided by [`wakeup::wake_up`] on the

@@ -11,6 +11,7 @@ use crate::fxhash::FxHashMap;
 use crate::sched_domain::{SchedGroup, SdFlags};
 use crate::wakeup::{RqState, WakeEnv};
 
+use super::super::per_cpu::PerCpu;
 use super::{ring, sums, BalanceInfo, DomainState, Group, Level, NohzFlags, UPTIME_S};
 
 /// One shared CPU list.
@@ -191,10 +192,10 @@ impl BalanceInfo {
         }
         let online = env.domains.cpu_map.weight() as u64;
         BalanceInfo {
-            levels,
-            dom,
-            next_balance: vec![0; n],
-            max_idle_balance_cost: vec![super::super::MIGRATION_COST_NS; n],
+            levels: PerCpu::new(levels, Vec::new()),
+            dom: PerCpu::new(dom, Vec::new()),
+            next_balance: PerCpu::filled(n, 0),
+            max_idle_balance_cost: PerCpu::filled(n, super::super::MIGRATION_COST_NS),
             sgc_imbalance: vec![false; n_tl * n],
             overload: false,
             nohz_next_balance: 0,
@@ -202,17 +203,17 @@ impl BalanceInfo {
             uptime: (UPTIME_S * hz).max(hz * online / 10),
             release: env.patches.release,
             sums,
-            push_cpu: vec![None; n],
-            stopper_wakelist: vec![false; n],
-            nohz_flags: vec![NohzFlags::EMPTY; n],
-            nohz_kick_polled: vec![false; n],
+            push_cpu: PerCpu::filled(n, None),
+            stopper_wakelist: PerCpu::filled(n, false),
+            nohz_flags: PerCpu::filled(n, NohzFlags::EMPTY),
+            nohz_kick_polled: PerCpu::filled(n, false),
             // init_sched_fair_class(): nohz.next_blocked = jiffies, at boot; the CPUs
             // idle since have decayed to nothing.
             nohz_has_blocked: false,
             nohz_next_blocked: 0,
             nohz_needs_update: false,
-            has_blocked_load: vec![false; n],
-            last_blocked_load_update_tick: vec![0; n],
+            has_blocked_load: PerCpu::filled(n, false),
+            last_blocked_load_update_tick: PerCpu::filled(n, 0),
         }
     }
 }

@@ -120,6 +120,7 @@ use crate::release::Release;
 use crate::sched_domain::SdFlags;
 use crate::wakeup::RqState;
 
+use super::per_cpu::PerCpu;
 use super::{SimTime, Simulator};
 
 pub(super) use lb::CpuIdle;
@@ -191,15 +192,16 @@ pub(super) struct DomainState {
     last_decay_max_lb_cost: u64,
 }
 
+/// Its per-CPU tables are [`PerCpu`]: indexed by CPU number without a bounds check.
 #[derive(Clone, Debug)]
 pub(super) struct BalanceInfo {
     /// Per CPU (empty for CPUs outside the run), bottom-up.
-    levels: Vec<Vec<Level>>,
-    dom: Vec<Vec<DomainState>>,
+    levels: PerCpu<Vec<Level>>,
+    dom: PerCpu<Vec<DomainState>>,
     /// `rq->next_balance` per CPU (jiffies).
-    next_balance: Vec<u64>,
+    next_balance: PerCpu<u64>,
     /// `rq->max_idle_balance_cost` per CPU (ns).
-    max_idle_balance_cost: Vec<u64>,
+    max_idle_balance_cost: PerCpu<u64>,
     /// `sgc->imbalance`, one per (level, sgc id).
     pub(in crate::sim) sgc_imbalance: Vec<bool>,
     /// `rd->overload` (`rd->overloaded` in 6.9+).
@@ -216,18 +218,18 @@ pub(super) struct BalanceInfo {
     sums: sums::RqSums,
     /// `rq->active_balance` with `rq->push_cpu` per CPU: the CPU an active balance
     /// queued this CPU's stopper for, until the stopper has run.
-    push_cpu: Vec<Option<u32>>,
+    push_cpu: PerCpu<Option<u32>>,
     /// Per CPU: the stopper an active balance woke here went on this CPU's wake
     /// list (`ttwu_queue_cond()`: the balancing CPU in another LLC), not on its
     /// runqueue with `resched_curr()`'s IPI (`active_load_balance_cpu_stop()`).
-    stopper_wakelist: Vec<bool>,
+    stopper_wakelist: PerCpu<bool>,
     /// `nohz_flags(cpu)` per CPU: the kicks asked of it. While one of
     /// [`NohzFlags::KICK_MASK`] is set a kick is on its way to it, which owns its
     /// `nohz_csd` until `nohz_csd_func()` runs.
-    nohz_flags: Vec<NohzFlags>,
+    nohz_flags: PerCpu<NohzFlags>,
     /// Per CPU: the kick on its way found it polling, so `set_nr_if_polling()` set
     /// its need-resched flag instead of sending an IPI.
-    nohz_kick_polled: Vec<bool>,
+    nohz_kick_polled: PerCpu<bool>,
     /// `nohz.has_blocked`: a tick-stopped idle CPU may have blocked averages left to
     /// decay (set at each nohz idle entry, cleared by a stats pass that finds none).
     nohz_has_blocked: bool,
@@ -237,9 +239,9 @@ pub(super) struct BalanceInfo {
     /// was last collated.
     nohz_needs_update: bool,
     /// `rq->has_blocked_load` per CPU.
-    has_blocked_load: Vec<bool>,
+    has_blocked_load: PerCpu<bool>,
     /// `rq->last_blocked_load_update_tick` per CPU (jiffies).
-    last_blocked_load_update_tick: Vec<u64>,
+    last_blocked_load_update_tick: PerCpu<u64>,
 }
 
 impl BalanceInfo {
