@@ -373,10 +373,7 @@ impl Simulator {
                 // The lock taken for no message (the token is the start
                 // signal): the empty pipe's unlock (line 350), before it.
                 self.pipe_mutex_unlock(t, t, cpu);
-            } else if was_full
-                && self.pipe(t).is_none()
-                && !self.writers[t as usize].is_empty()
-            {
+            } else if was_full && self.pipe(t).is_none() && !self.writers[t as usize].is_empty() {
                 // A socket's reader: every sender waiting for room
                 // (`sock_wait_for_wmem()` waits non-exclusively,
                 // net/core/sock.c v6.5 line 2745).
