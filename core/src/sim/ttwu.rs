@@ -55,6 +55,12 @@ impl Simulator {
         if let Some(log) = self.wake_log.as_mut() {
             log.push((p, waker, wake_flags));
         }
+        if matches!(self.tasks[p as usize].loc, Loc::Delayed(_)) {
+            // Still queued (v6.12's delayed dequeue): ttwu_runnable() (core.c
+            // v6.12.19 4197, 3737-3761), before any CPU selection.
+            self.wake_delayed(p, waker, cpu);
+            return;
+        }
         debug_assert_eq!(self.tasks[p as usize].loc, Loc::Blocked);
         self.tasks[p as usize].block = Block::None;
         let prev = self.tasks[p as usize].last_cpu;
