@@ -236,6 +236,14 @@ impl Simulator {
                         // differ from the core's: task_hot() only delays that).
                         continue;
                     }
+                    if matches!(self.tasks[t as usize].loc, Loc::Delayed(_)) {
+                        // It pulled a delayed task (v6.12): `goto again`, whose pick
+                        // dequeues it, and with nothing left a pass again
+                        // (pick_next_task_fair()'s `idle:`, fair.c v6.12.19
+                        // 8957-8960, 9011-9026).
+                        newidle_done = false;
+                        continue;
+                    }
                     let i = self.cpus[cpu as usize]
                         .queue
                         .iter()

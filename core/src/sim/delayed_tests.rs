@@ -22,6 +22,11 @@ const B: u32 = 1;
 /// first and B keeps the CPU for about 10 ms. A blocks at vruntime 1 ms beside B at
 /// 0: not eligible. CPUs 1-7 stay idle.
 fn a_blocks_beside_hog(patches: &str, sleep_us: u64, a_free: bool) -> Simulator {
+    a_blocks_beside_hog_with(patches, sleep_us, a_free, 0)
+}
+
+/// [`a_blocks_beside_hog`] with both tasks of core-scheduling `cookie` (0: none).
+fn a_blocks_beside_hog_with(patches: &str, sleep_us: u64, a_free: bool, cookie: u64) -> Simulator {
     let n = presets::machine(PRESET).unwrap().nr_cpus();
     let ms = |x: u64| Dist::Fixed { ns: x * 1_000_000 };
     let sleep = Dist::Fixed {
@@ -30,7 +35,7 @@ fn a_blocks_beside_hog(patches: &str, sleep_us: u64, a_free: bool) -> Simulator 
     let a = vec![Op::Run(ms(1)), Op::Sleep(sleep), Op::Run(ms(1)), Op::Exit];
     let b = vec![Op::Run(ms(100)), Op::Exit];
     let cpus: Vec<u32> = if a_free { (0..8).collect() } else { vec![0] };
-    let tasks = vec![task_on(n, &cpus, 0, a), task_on(n, &[0], 0, b)];
+    let tasks = vec![task_on(n, &cpus, cookie, a), task_on(n, &[0], cookie, b)];
     let mut sim = quiet_sim(PRESET, patches, CpuMask::full(n), 200, tasks);
     for t in [A, B] {
         if let Loc::Queued(src) = sim.tasks[t as usize].loc {
@@ -204,4 +209,45 @@ fn v6_8_dequeues_at_once_and_selects_at_wake_up() {
         sim.tasks[A as usize].loc
     );
     assert_eq!(sim.metrics.delayed_dequeues + sim.metrics.wake_delayed, 0);
+}
+
+/// The balancer may move a delayed task (`can_migrate_task()` has no
+/// `sched_delayed` test in v6.12.19): it arrives delayed, its CPU is the new one,
+/// its util_est joins neither CPU, and the new CPU's pick finishes its dequeue.
+#[test]
+fn a_delayed_task_moves_delayed_and_its_new_cpu_dequeues_it() {
+    let mut sim = a_blocks_beside_hog("6.12", 50_000, true);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    let est0 = sim.cpus[0].util_est;
+    sim.migrate_queued(A, 0, 2, 2, MigrateReason::NewIdle);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(2));
+    assert_eq!(sim.tasks[A as usize].last_cpu, 2, "set_task_cpu()");
+    assert_eq!(sim.cpus[0].util_est, est0);
+    assert_eq!(sim.cpus[2].util_est, 0);
+    assert_eq!(sim.state.rqs[2].nr_running, 1);
+    sim.check_invariants().unwrap();
+    step_until(&mut sim, SimTime::from_ms(4), |s| {
+        s.tasks[A as usize].loc == Loc::Blocked
+    });
+    assert!(sim.cpus[2].queue.is_empty());
+    assert_eq!(sim.state.rqs[2].nr_running, 0);
+    assert_eq!(sim.tasks[A as usize].vlag, 0, "eligible alone: no lag");
+}
+
+/// Core scheduling's core-wide pick dequeues a delayed task as `schedule()`'s does:
+/// the same run with both tasks of one cookie.
+#[test]
+fn the_core_wide_pick_finishes_a_delayed_dequeue() {
+    let mut sim = a_blocks_beside_hog_with("6.12", 50_000, false, 1);
+    assert!(sim.core_sched);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    step_until(&mut sim, SimTime::from_ms(40), |s| {
+        s.tasks[A as usize].loc == Loc::Blocked
+    });
+    assert!(sim.now > SimTime::from_ms(5), "at B's deadline's pick");
+    assert!(!sim.cpus[0].queue.contains(&A));
+    assert_eq!(sim.tasks[B as usize].loc, Loc::Running(0));
+    assert_eq!(sim.tasks[A as usize].vlag, 0);
 }
