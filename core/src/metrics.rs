@@ -201,6 +201,11 @@ pub struct Metrics {
     /// spun until the switch ended (`smp_cond_load_acquire()`), and the total spin.
     pub wake_on_cpu_spin: u64,
     pub wake_on_cpu_spin_ns: u64,
+    /// v6.12's delayed dequeue (`sim/delayed.rs`): blocks that left the task queued
+    /// (`set_delayed()`), and wake-ups that requeued such a task on its CPU
+    /// (`ttwu_runnable()`, no CPU selection; counted in `wakeups` too).
+    pub delayed_dequeues: u64,
+    pub wake_delayed: u64,
     /// Start of the measured window.
     pub window_start_ns: u64,
 }
@@ -243,6 +248,8 @@ impl Metrics {
             wake_on_cpu: 0,
             wake_on_cpu_spin: 0,
             wake_on_cpu_spin_ns: 0,
+            delayed_dequeues: 0,
+            wake_delayed: 0,
             window_start_ns: 0,
         }
     }
@@ -363,6 +370,11 @@ pub struct MetricsReport {
     pub wake_on_cpu_spin: u64,
     #[serde(default)]
     pub wake_on_cpu_spin_ns: u64,
+    /// v6.12's delayed dequeues, and the wake-ups that requeued a delayed task.
+    #[serde(default)]
+    pub delayed_dequeues: u64,
+    #[serde(default)]
+    pub wake_delayed: u64,
 }
 
 impl Metrics {
@@ -421,6 +433,8 @@ impl Metrics {
             wake_on_cpu: self.wake_on_cpu,
             wake_on_cpu_spin: self.wake_on_cpu_spin,
             wake_on_cpu_spin_ns: self.wake_on_cpu_spin_ns,
+            delayed_dequeues: self.delayed_dequeues,
+            wake_delayed: self.wake_delayed,
         }
     }
 }

@@ -184,6 +184,14 @@ impl Release {
         self < Release::new(6, 10)
     }
 
+    /// DELAY_DEQUEUE and DELAY_ZERO, on by default (kernel/sched/features.h v6.12.19
+    /// 58-59): 152e11f6df29 "sched/fair: Implement delayed dequeue" (v6.12-rc1). A
+    /// task that blocks while not eligible stays queued until its pick or its wake-up
+    /// (fair.c v6.12.19 5534-5560, 5676-5690, 6983-7008; core.c 3737-3761).
+    pub fn has_delay_dequeue(self) -> bool {
+        self >= Release::new(6, 12)
+    }
+
     /// The top non-NUMA level's name: DIE until v6.6, PKG from v6.7.
     pub fn name_of_top_level(self) -> &'static str {
         if self.has_sd_cluster() {

@@ -133,6 +133,7 @@ impl Simulator {
             last_units: 0,
             check: cfg.check_invariants,
             eevdf,
+            delay_dequeue: release.has_delay_dequeue(),
             slice_ns,
             smt,
             core_sched,

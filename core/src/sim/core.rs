@@ -236,6 +236,14 @@ impl Simulator {
                         // differ from the core's: task_hot() only delays that).
                         continue;
                     }
+                    if matches!(self.tasks[t as usize].loc, Loc::Delayed(_)) {
+                        // It pulled a delayed task (v6.12): `goto again`, whose pick
+                        // dequeues it, and with nothing left a pass again
+                        // (pick_next_task_fair()'s `idle:`, fair.c v6.12.19
+                        // 8957-8960, 9011-9026).
+                        newidle_done = false;
+                        continue;
+                    }
                     let i = self.cpus[cpu as usize]
                         .queue
                         .iter()
@@ -261,6 +269,13 @@ impl Simulator {
                 self.core_sync(cpu, core);
                 return;
             };
+            let picked = self.cpus[cpu as usize].queue[i];
+            if matches!(self.tasks[picked as usize].loc, Loc::Delayed(_)) {
+                // pick_next_entity() picked a delayed task (v6.12): it is dequeued
+                // and the pick runs again (fair.c v6.12.19 5681-5687, 8938-8940).
+                self.finish_delayed_dequeue(cpu, i);
+                continue;
+            }
             if self.run_task(cpu, i) {
                 self.core_sync(cpu, core);
                 return;
@@ -486,7 +501,7 @@ impl Simulator {
     /// `hrtimer_wakeup()`: a sleeper's timer fires.
     fn on_timer(&mut self, task: u32, gen: u32) {
         let t = &self.tasks[task as usize];
-        if t.timer_gen != gen || t.block != Block::Sleep || t.loc != Loc::Blocked {
+        if t.timer_gen != gen || t.block != Block::Sleep || !t.asleep() {
             return;
         }
         // The hrtimer fires on the CPU the task slept on; the wake-up runs in its

@@ -68,7 +68,7 @@ impl Simulator {
     #[inline(never)]
     pub(super) fn core_pick(&mut self, cpu: u32) -> (Option<usize>, Option<CoreSync>) {
         let fi_before = self.core_in_force_idle(cpu);
-        let local = self.pick_next_with(cpu, None);
+        let local = self.pick_undelayed(cpu);
         let norm = |sim: &Simulator, c: u32, t: u32| {
             sim.tasks[t as usize].vruntime - sim.cpus[c as usize].fi_base
         };
@@ -87,7 +87,7 @@ impl Simulator {
                 // picks for itself there (simplified, above).
                 Mode::Waking | Mode::NewidlePass => None,
                 Mode::Idle | Mode::ForceIdle => self
-                    .pick_next_with(s, None)
+                    .pick_undelayed(s)
                     .map(|i| self.cpus[s as usize].queue[i]),
             };
             if let Some(t) = cand {

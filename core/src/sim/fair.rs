@@ -90,7 +90,7 @@ impl Simulator {
     /// multiplying instead of dividing (for integers, floor(sum / n) >= v exactly when
     /// sum >= v × n).
     #[inline]
-    fn vruntime_eligible(&self, cpu: u32, v: i64) -> bool {
+    pub(super) fn vruntime_eligible(&self, cpu: u32, v: i64) -> bool {
         let c = &self.cpus[cpu as usize];
         match self.state.rqs[cpu as usize].nr_running {
             0 => v <= c.base_v,
@@ -108,7 +108,14 @@ impl Simulator {
     /// 5275; v6.5 the same), so the wakee is placed against `avg_vruntime()` of now
     /// (5300), not of the running task's last update.
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
-        let changed = self.util_est_enqueue(t, cpu);
+        self.enqueue_with(t, cpu, true);
+    }
+
+    /// [`Simulator::enqueue`], with `util_est_enqueue()` only if `util_est`: not for
+    /// a delayed task the balancer moves (`enqueue_task_fair()`, fair.c v6.12.19
+    /// 7032: `sched_delayed && task_on_rq_migrating()`).
+    pub(super) fn enqueue_with(&mut self, t: u32, cpu: u32, util_est: bool) {
+        let changed = util_est && self.util_est_enqueue(t, cpu);
         self.update_curr(cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
         let nr = self.state.rqs[cpu as usize].nr_running;
@@ -179,8 +186,14 @@ impl Simulator {
         }
     }
 
-    /// Removes the running task from its CPU as it blocks or exits (`dequeue_task_fair()`).
+    /// Removes the running task from its CPU as it blocks or exits (`dequeue_task_fair()`);
+    /// from v6.12 a block while not eligible leaves it queued instead
+    /// ([`Simulator::delay_dequeue_curr`], `delayed.rs`).
     pub(super) fn dequeue_curr(&mut self, cpu: u32, loc: Loc) {
+        if self.delays_dequeue(cpu, loc) {
+            self.delay_dequeue_curr(cpu);
+            return;
+        }
         let t = self.cpus[cpu as usize].curr;
         let changed = self.util_est_dequeue(t, cpu);
         self.update_curr(cpu);

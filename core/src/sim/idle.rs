@@ -24,7 +24,7 @@
 //! it computed, and nothing else reads the governor's data.
 
 use super::event::Event;
-use super::{menu, Block, IdleExit, Loc, Mode, SimTime, Simulator};
+use super::{menu, Block, IdleExit, Mode, SimTime, Simulator};
 
 impl Simulator {
     /// Leaving idle or force idle: the force-idle time; the stay in the C-state into
@@ -175,7 +175,7 @@ impl Simulator {
         let timers = &mut self.cpus[cpu as usize].timers;
         while let Some(&std::cmp::Reverse((exp, u, g))) = timers.peek() {
             let k = &tasks[u as usize];
-            if exp >= now && k.timer_gen == g && k.block == Block::Sleep && k.loc == Loc::Blocked {
+            if exp >= now && k.timer_gen == g && k.block == Block::Sleep && k.asleep() {
                 break;
             }
             timers.pop();
@@ -304,10 +304,8 @@ fn tick_nohz_get_sleep_length(
     let mut next = (now / wd + 1) * wd;
     while let Some(&std::cmp::Reverse((at, t, gen))) = timers.peek() {
         let task = &tasks[t as usize];
-        let pending = at >= now
-            && task.timer_gen == gen
-            && task.block == Block::Sleep
-            && task.loc == Loc::Blocked;
+        let pending =
+            at >= now && task.timer_gen == gen && task.block == Block::Sleep && task.asleep();
         if pending {
             next = next.min(at);
             break;

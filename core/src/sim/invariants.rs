@@ -81,7 +81,11 @@ impl Simulator {
             ));
         }
         for &t in &c.queue {
-            if self.tasks[t as usize].loc != Loc::Queued(ci as u32) {
+            let task = &self.tasks[t as usize];
+            // A delayed task (v6.12, delayed.rs) is queued and blocked for its
+            // program: it never has nothing to wait for.
+            let delayed_ok = task.loc == Loc::Delayed(ci as u32) && task.block != Block::None;
+            if task.loc != Loc::Queued(ci as u32) && !delayed_ok {
                 return Err(format!(
                     "task {t} queued on CPU {ci} but located {:?}",
                     self.tasks[t as usize].loc
@@ -103,6 +107,8 @@ impl Simulator {
             .queue
             .iter()
             .copied()
+            // A delayed task's estimate left at its block (util_est_dequeue()).
+            .filter(|&t| !matches!(self.tasks[t as usize].loc, Loc::Delayed(_)))
             .chain(running.then_some(c.curr))
             .map(|t| self.task_util_est_ewma(t))
             .sum();
@@ -208,7 +214,7 @@ impl Simulator {
             // Its averages are on the CPU that holds it, or (asleep) where it last ran.
             let at = self.attached[i];
             let where_ok = match t.loc {
-                Loc::Running(c) | Loc::Queued(c) => at == c,
+                Loc::Running(c) | Loc::Queued(c) | Loc::Delayed(c) => at == c,
                 Loc::Blocked | Loc::WakeList(_) => at == u32::MAX || at == t.last_cpu,
                 Loc::Exited => at == u32::MAX,
             };
@@ -219,7 +225,7 @@ impl Simulator {
                 ));
             }
             match t.loc {
-                Loc::Running(_) | Loc::Queued(_) => {
+                Loc::Running(_) | Loc::Queued(_) | Loc::Delayed(_) => {
                     if seen[i] != 1 {
                         return Err(format!("task {i} found {} times on CPUs", seen[i]));
                     }
@@ -295,8 +301,7 @@ impl Simulator {
             }
             if let Some(o) = mx.owner() {
                 let task = &self.tasks[o as usize];
-                if task.loc == Loc::Exited || task.loc == Loc::Blocked && task.block == Block::Mutex
-                {
+                if task.loc == Loc::Exited || task.asleep() && task.block == Block::Mutex {
                     return Err(format!(
                         "task {o} owns task {m}'s pipe mutex but is {:?} ({:?})",
                         task.loc, task.block
@@ -305,7 +310,7 @@ impl Simulator {
             }
         }
         for (t, task) in self.tasks.iter().enumerate() {
-            if task.loc == Loc::Blocked && task.block == Block::Mutex && listed[t] != 1 {
+            if task.asleep() && task.block == Block::Mutex && listed[t] != 1 {
                 return Err(format!(
                     "task {t} sleeps on a pipe mutex but is on {} wait lists",
                     listed[t]

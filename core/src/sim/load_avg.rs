@@ -122,7 +122,7 @@ impl Simulator {
         }
         let now = self.now.ns();
         let task = &mut self.tasks[t as usize];
-        debug_assert!(matches!(task.loc, Loc::Queued(_)));
+        debug_assert!(matches!(task.loc, Loc::Queued(_) | Loc::Delayed(_)));
         task.load.update(now, NICE_0_LOAD);
         task.util.update(now, 0);
         let (load, util) = (task.load.avg(), task.util.avg());

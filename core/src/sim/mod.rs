@@ -123,6 +123,9 @@ mod build;
 mod capture;
 mod core;
 mod core_sched;
+mod delayed;
+#[cfg(test)]
+mod delayed_tests;
 mod event;
 mod fair;
 mod fork;
@@ -257,8 +260,23 @@ enum Loc {
     /// `rq->cfs_tasks` or the core tree, its vruntime not placed and its load not
     /// attached until `sched_ttwu_pending()` activates it.
     WakeList(u32),
+    /// Blocked for its program (its `block` says on what) but still queued for the
+    /// scheduler: v6.12's delayed dequeue (`se->sched_delayed`, `set_delayed()`, fair.c
+    /// v6.12.19 5483-5502; `delayed.rs`). In the CPU's `queue`, `nr_running`, `v_sum`
+    /// and load, `p->on_rq` still 1, until its pick finishes the dequeue or a wake-up
+    /// requeues it (`ttwu_runnable()`).
+    Delayed(u32),
     Blocked,
     Exited,
+}
+
+impl Task {
+    /// Blocked for its program: what a wake-up's caller tests (`Blocked`, or
+    /// `Delayed`: still queued, woken by `ttwu_runnable()`).
+    #[inline]
+    fn asleep(&self) -> bool {
+        matches!(self.loc, Loc::Blocked | Loc::Delayed(_))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -615,6 +633,8 @@ pub struct Simulator {
     last_units: u64,
     check: bool,
     eevdf: bool,
+    /// DELAY_DEQUEUE and DELAY_ZERO (v6.12 on, [`Release::has_delay_dequeue`]).
+    delay_dequeue: bool,
     slice_ns: i64,
     smt: bool,
     core_sched: bool,

@@ -20,7 +20,7 @@
 use crate::wakeup::WakeFlags;
 
 use super::event::Event;
-use super::{Block, Loc, Mode, NewidleHeld, SimTime, Simulator};
+use super::{Block, Mode, NewidleHeld, SimTime, Simulator};
 
 impl NewidleHeld {
     /// Nothing held (always so outside a pass: the invariants check it).
@@ -180,7 +180,7 @@ impl Simulator {
         }
         for (task, gen) in timers {
             let t = &self.tasks[task as usize];
-            if t.timer_gen == gen && t.block == Block::Sleep && t.loc == Loc::Blocked {
+            if t.timer_gen == gen && t.block == Block::Sleep && t.asleep() {
                 self.wake(task, None, cpu, WakeFlags::NONE);
             }
         }

@@ -28,7 +28,7 @@ use crate::wakeup::WakeFlags;
 use crate::workload::PipeRing;
 
 use super::program::Ins;
-use super::{Block, Loc, Simulator};
+use super::{Block, Simulator};
 
 /// One pipe (a receiver's mailbox).
 #[derive(Clone, Debug)]
@@ -288,7 +288,7 @@ impl Simulator {
         // The unlock (line 581), before the pipe's wake-ups.
         self.pipe_mutex_unlock(t, to, cpu);
         let r = &self.tasks[to as usize];
-        if readable > 0 && r.loc == Loc::Blocked && r.block == Block::Wait {
+        if readable > 0 && r.asleep() && r.block == Block::Wait {
             self.wake(to, Some(t), cpu, WakeFlags::SYNC);
         }
         if pass_on {
@@ -337,7 +337,7 @@ impl Simulator {
         while !self.writers[reader as usize].is_empty() {
             let w = self.writers[reader as usize].remove(0);
             let task = &self.tasks[w as usize];
-            if task.loc == Loc::Blocked && task.block == Block::SendFull {
+            if task.asleep() && task.block == Block::SendFull {
                 self.wake(w, Some(waker), cpu, WakeFlags::SYNC);
                 return;
             }

@@ -327,7 +327,7 @@ impl Simulator {
         }
         if let Some(w) = first {
             let task = &self.tasks[w as usize];
-            if task.loc == Loc::Blocked && task.block == Block::Mutex {
+            if task.asleep() && task.block == Block::Mutex {
                 self.wake(w, Some(t), cpu, WakeFlags::NONE);
             }
         }

@@ -9,7 +9,7 @@ use crate::workload::{Dist, Op, MAX_REPEAT};
 
 use super::event::Event;
 use super::pipe::{PipeOp, View};
-use super::{Block, Loc, SimError, Simulator};
+use super::{Block, SimError, Simulator};
 
 /// Upper bound on ops interpreted for one task without consuming time.
 const MAX_OPS_PER_STEP: u32 = 10_000;
@@ -193,7 +193,7 @@ impl Simulator {
                             continue;
                         }
                         r.tokens += 1;
-                        if r.loc == Loc::Blocked && r.block == Block::Wait {
+                        if r.asleep() && r.block == Block::Wait {
                             self.wake(to, Some(t), cpu, WakeFlags::SYNC);
                         }
                     }
@@ -305,7 +305,7 @@ impl Simulator {
         self.tasks[to as usize].tokens += 1;
         self.write_waited[t as usize] = false;
         let r = &self.tasks[to as usize];
-        if r.loc == Loc::Blocked && r.block == Block::Wait {
+        if r.asleep() && r.block == Block::Wait {
             // A socket's reader: `wake_up_interruptible_sync_poll()`
             // (sock_def_readable()), WF_SYNC. A futex waiter
             // (schbench's fpost(): FUTEX_WAKE_PRIVATE): futex_wake() queues
@@ -379,7 +379,7 @@ impl Simulator {
                 // net/core/sock.c v6.5 line 2745).
                 let ws = std::mem::take(&mut self.writers[t as usize]);
                 for w in ws {
-                    if self.tasks[w as usize].loc == Loc::Blocked
+                    if self.tasks[w as usize].asleep()
                         && self.tasks[w as usize].block == Block::SendFull
                     {
                         self.wake(w, Some(t), cpu, WakeFlags::SYNC);

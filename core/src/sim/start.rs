@@ -24,7 +24,7 @@ use crate::wakeup::WakeFlags;
 use crate::workload::{Op, TaskSpec};
 
 use super::program::{Ins, Next};
-use super::{Block, Loc, SimError, SimTime, Simulator};
+use super::{Block, SimError, SimTime, Simulator};
 
 /// How long a throughput run waits for its benchmark to read its start clock: dbench
 /// 4.0's parent polls its barrier for 30 s before it gives up ("FAILED TO START",
@@ -189,7 +189,7 @@ impl Simulator {
         });
         for c in woken {
             let task = &self.tasks[c as usize];
-            if task.loc == Loc::Blocked && task.block == Block::Barrier {
+            if task.asleep() && task.block == Block::Barrier {
                 self.wake(c, Some(t), cpu, WakeFlags::NONE);
             }
         }

@@ -55,6 +55,12 @@ impl Simulator {
         if let Some(log) = self.wake_log.as_mut() {
             log.push((p, waker, wake_flags));
         }
+        if matches!(self.tasks[p as usize].loc, Loc::Delayed(_)) {
+            // Still queued (v6.12's delayed dequeue): ttwu_runnable() (core.c
+            // v6.12.19 4197, 3737-3761), before any CPU selection.
+            self.wake_delayed(p, waker, cpu);
+            return;
+        }
         let (prev, background) = self.sync_wake_view(p, waker, cpu);
         // Recording, the decision also says which path chose the CPU (`PathOnly`: the
         // same decision, no steps).

@@ -43,8 +43,15 @@ impl Simulator {
             .position(|&x| x == t)
             .expect("migrating a queued task");
         q.swap_remove(i);
+        // A delayed task (v6.12) moves delayed: detach_task()'s dequeue is a full one
+        // (no DEQUEUE_SLEEP) that keeps `sched_delayed`, and its util_est is neither
+        // taken off nor added (dequeue_task_fair() / enqueue_task_fair(), fair.c
+        // v6.12.19 7259, 7032); its pick on `dst` finishes the dequeue (delayed.rs).
+        let delayed = matches!(self.tasks[t as usize].loc, Loc::Delayed(_));
         // util_est_dequeue(); the detach publishes the CPU's averages.
-        self.util_est_dequeue(t, src);
+        if !delayed {
+            self.util_est_dequeue(t, src);
+        }
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
         self.cpus[src as usize].v_sum -= v;
@@ -54,7 +61,14 @@ impl Simulator {
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
         task.loc = Loc::Blocked; // transient, enqueue() relocates it
         task.debt_ns += refill;
-        self.enqueue(t, dst);
+        self.enqueue_with(t, dst, !delayed);
+        if delayed {
+            // set_task_cpu(): its CPU is `dst` now, where its dequeue finishes and
+            // from where its next wake-up starts (`prev_cpu`).
+            let task = &mut self.tasks[t as usize];
+            task.loc = Loc::Delayed(dst);
+            task.last_cpu = dst;
+        }
         if self.measuring {
             self.metrics.migrations_balance += 1;
         }

@@ -320,6 +320,12 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
         m.wake_on_cpu_spin,
         m.wake_on_cpu_spin_ns as f64 / 1e6
     );
+    if m.delayed_dequeues > 0 || m.wake_delayed > 0 {
+        o += &format!(
+            "delayed dequeues (6.12): {} blocks left queued, {} wake-ups requeued such a task on its CPU\n",
+            m.delayed_dequeues, m.wake_delayed
+        );
+    }
     o += &format!("force idle: {:.3} ms\n", m.force_idle_ns as f64 / 1e6);
     let util: Vec<String> = m
         .utilisation_permille

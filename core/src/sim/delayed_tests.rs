@@ -1,0 +1,253 @@
+//! v6.12's delayed dequeue (`delayed.rs`): a task that blocks while not eligible
+//! stays queued until its pick dequeues it (DELAY_ZERO clipping its lag) or a
+//! wake-up requeues it on its CPU without a CPU selection; 6.8 has none of it.
+
+use super::record::MigrateReason;
+use super::tests::{quiet_sim, task_on};
+use super::*;
+use crate::topology::presets;
+use crate::workload::{Dist, Op};
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+const PRESET: &str = "xeon-smt-8";
+const A: u32 = 0;
+const B: u32 = 1;
+
+/// Task A runs 1 ms, sleeps `sleep_us`, runs 1 ms and exits; task B is a 100 ms
+/// hog pinned to CPU 0. A may run on CPUs 0-7 if `a_free`, else only on CPU 0 (an
+/// idle CPU's balancing may pull a delayed task, as `can_migrate_task()` allows);
+/// both start queued on CPU 0. B's first deadline is pushed 10 ms out, so A runs
+/// first and B keeps the CPU for about 10 ms. A blocks at vruntime 1 ms beside B at
+/// 0: not eligible. CPUs 1-7 stay idle.
+fn a_blocks_beside_hog(patches: &str, sleep_us: u64, a_free: bool) -> Simulator {
+    a_blocks_beside_hog_with(patches, sleep_us, a_free, 0)
+}
+
+/// [`a_blocks_beside_hog`] with both tasks of core-scheduling `cookie` (0: none).
+fn a_blocks_beside_hog_with(patches: &str, sleep_us: u64, a_free: bool, cookie: u64) -> Simulator {
+    let n = presets::machine(PRESET).unwrap().nr_cpus();
+    let ms = |x: u64| Dist::Fixed { ns: x * 1_000_000 };
+    let sleep = Dist::Fixed {
+        ns: sleep_us * 1000,
+    };
+    let a = vec![Op::Run(ms(1)), Op::Sleep(sleep), Op::Run(ms(1)), Op::Exit];
+    let b = vec![Op::Run(ms(100)), Op::Exit];
+    let cpus: Vec<u32> = if a_free { (0..8).collect() } else { vec![0] };
+    let tasks = vec![task_on(n, &cpus, cookie, a), task_on(n, &[0], cookie, b)];
+    let mut sim = quiet_sim(PRESET, patches, CpuMask::full(n), 200, tasks);
+    for t in [A, B] {
+        if let Loc::Queued(src) = sim.tasks[t as usize].loc {
+            if src != 0 {
+                sim.migrate_queued(t, src, 0, 0, MigrateReason::Periodic);
+            }
+        }
+    }
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Queued(0));
+    assert_eq!(sim.tasks[B as usize].loc, Loc::Queued(0));
+    sim.tasks[B as usize].deadline += 10_000_000;
+    sim
+}
+
+/// Steps `sim` until `done` holds, failing past `limit`.
+fn step_until(sim: &mut Simulator, limit: SimTime, done: impl Fn(&Simulator) -> bool) {
+    while !done(sim) {
+        assert!(sim.step(), "the run ended: {:?}", sim.error);
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+        assert!(sim.now <= limit, "not by {limit:?}");
+    }
+}
+
+fn blocked_or_delayed(sim: &Simulator) -> bool {
+    sim.tasks[A as usize].asleep()
+}
+
+/// v6.12: A blocks not eligible and stays queued on CPU 0 (in its queue and
+/// `nr_running`, blocked for its program), B runs; at B's deadline the pick takes A,
+/// finishes its dequeue with DELAY_ZERO (its positive lag clipped to 0) and runs B
+/// again, long before A's timer.
+#[test]
+fn an_ineligible_blocker_stays_queued_until_its_pick() {
+    let mut sim = a_blocks_beside_hog("6.12", 50_000, false);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    assert_eq!(sim.tasks[A as usize].block, Block::Sleep);
+    assert!(sim.cpus[0].queue.contains(&A));
+    step_until(&mut sim, SimTime::from_ms(3), |s| {
+        s.tasks[B as usize].loc == Loc::Running(0)
+    });
+    assert_eq!(sim.state.rqs[0].nr_running, 2, "B running, A delayed");
+    assert_eq!(sim.metrics.delayed_dequeues, 1);
+    // Until the pick that dequeues it: its lag then, before DELAY_ZERO.
+    let mut lag_at_pick = None;
+    while sim.tasks[A as usize].loc == Loc::Delayed(0) {
+        let avg = sim.avg_vruntime(0);
+        lag_at_pick = Some(avg - sim.tasks[A as usize].vruntime);
+        assert!(sim.step() && sim.error.is_none(), "{:?}", sim.error);
+        assert!(sim.now < SimTime::from_ms(40), "A never picked");
+    }
+    assert_eq!(
+        sim.tasks[A as usize].loc,
+        Loc::Blocked,
+        "dequeued at a pick"
+    );
+    assert!(
+        sim.now > SimTime::from_ms(5),
+        "B kept the CPU until its deadline"
+    );
+    assert!(!sim.cpus[0].queue.contains(&A));
+    assert_eq!(sim.tasks[B as usize].loc, Loc::Running(0));
+    assert_eq!(sim.state.rqs[0].nr_running, 1);
+    assert!(
+        lag_at_pick.unwrap() > 0,
+        "eligible when picked: {lag_at_pick:?}"
+    );
+    assert_eq!(sim.tasks[A as usize].vlag, 0, "DELAY_ZERO clips the lag");
+    // It sleeps on and its timer wakes it: an ordinary wake-up.
+    step_until(&mut sim, SimTime::from_ms(60), |s| {
+        s.tasks[A as usize].loc != Loc::Blocked
+    });
+    assert_eq!(sim.metrics.wake_delayed, 0);
+}
+
+/// A task that blocks eligible leaves at once: A alone on CPU 0 is always eligible
+/// (its vruntime is the average).
+#[test]
+fn an_eligible_blocker_leaves_at_once() {
+    let n = presets::machine(PRESET).unwrap().nr_cpus();
+    let a = vec![
+        Op::Run(Dist::Fixed { ns: 1_000_000 }),
+        Op::Sleep(Dist::Fixed { ns: 1_000_000 }),
+        Op::Exit,
+    ];
+    let mut sim = quiet_sim(
+        PRESET,
+        "6.12",
+        CpuMask::full(n),
+        20,
+        vec![task_on(n, &[0], 0, a)],
+    );
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Blocked);
+    assert!(sim.cpus[0].queue.is_empty());
+    assert_eq!(sim.state.rqs[0].nr_running, 0);
+    assert_eq!(sim.metrics.delayed_dequeues, 0);
+}
+
+/// A delayed task's wake-up (`ttwu_runnable()`): no CPU selection, it stays on CPU
+/// 0 although CPUs 1-7 are idle; counted as a wake-up, not as a migration. Its lag
+/// then is negative (B has run 0.2 ms of A's 1 ms lead): no new placement.
+#[test]
+fn a_delayed_wakee_stays_on_its_cpu() {
+    let mut sim = a_blocks_beside_hog("6.12", 200, true);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    let v = sim.tasks[A as usize].vruntime;
+    step_until(&mut sim, SimTime::from_ms(3), |s| {
+        !s.tasks[A as usize].asleep()
+    });
+    assert_eq!(
+        sim.tasks[A as usize].loc,
+        Loc::Queued(0),
+        "requeued where it was"
+    );
+    assert_eq!(
+        sim.tasks[A as usize].vruntime, v,
+        "negative lag: not placed again"
+    );
+    assert!(sim.tasks[A as usize].vlag < 0);
+    assert_eq!(sim.metrics.wake_delayed, 1);
+    assert_eq!(sim.metrics.wakeups, 1);
+    assert_eq!(sim.metrics.migrations_wakeup, 0);
+    assert_eq!(
+        sim.tasks[B as usize].loc,
+        Loc::Running(0),
+        "B within its slice"
+    );
+}
+
+/// DELAY_ZERO on a wake-up (`requeue_delayed_entity()`): A, delayed, sleeps until
+/// B's run has made it eligible (positive lag); the wake-up places it again with no
+/// lag, at the average of the others (B's vruntime), a slice to its deadline.
+#[test]
+fn a_delayed_wakee_with_positive_lag_is_placed_at_the_average() {
+    let mut sim = a_blocks_beside_hog("6.12", 5_000, false);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    let v = sim.tasks[A as usize].vruntime;
+    // B's vruntime as last charged: requeue_delayed_entity() runs no update_curr().
+    let mut b_charged = 0;
+    while sim.tasks[A as usize].asleep() {
+        b_charged = sim.tasks[B as usize].vruntime;
+        assert!(sim.step() && sim.error.is_none(), "{:?}", sim.error);
+        assert!(sim.now < SimTime::from_ms(8), "A not woken");
+    }
+    let a = &sim.tasks[A as usize];
+    assert_eq!(a.loc, Loc::Queued(0));
+    assert!(b_charged > v, "B ran past A: A's lag was positive");
+    assert_eq!(a.vlag, 0);
+    assert_eq!(a.vruntime, b_charged, "placed at the others' average");
+    assert_eq!(a.deadline, a.vruntime + sim.slice_ns);
+    assert_eq!(sim.metrics.wake_delayed, 1);
+}
+
+/// 6.8 has no delayed dequeue: A leaves CPU 0 as it blocks, and its wake-up selects
+/// an idle CPU.
+#[test]
+fn v6_8_dequeues_at_once_and_selects_at_wake_up() {
+    let mut sim = a_blocks_beside_hog("6.8", 200, true);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Blocked);
+    assert!(!sim.cpus[0].queue.contains(&A));
+    step_until(&mut sim, SimTime::from_ms(3), |s| {
+        !s.tasks[A as usize].asleep()
+    });
+    assert_eq!(
+        sim.metrics.migrations_wakeup, 1,
+        "{:?}",
+        sim.tasks[A as usize].loc
+    );
+    assert_eq!(sim.metrics.delayed_dequeues + sim.metrics.wake_delayed, 0);
+}
+
+/// The balancer may move a delayed task (`can_migrate_task()` has no
+/// `sched_delayed` test in v6.12.19): it arrives delayed, its CPU is the new one,
+/// its util_est joins neither CPU, and the new CPU's pick finishes its dequeue.
+#[test]
+fn a_delayed_task_moves_delayed_and_its_new_cpu_dequeues_it() {
+    let mut sim = a_blocks_beside_hog("6.12", 50_000, true);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    let est0 = sim.cpus[0].util_est;
+    sim.migrate_queued(A, 0, 2, 2, MigrateReason::NewIdle);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(2));
+    assert_eq!(sim.tasks[A as usize].last_cpu, 2, "set_task_cpu()");
+    assert_eq!(sim.cpus[0].util_est, est0);
+    assert_eq!(sim.cpus[2].util_est, 0);
+    assert_eq!(sim.state.rqs[2].nr_running, 1);
+    sim.check_invariants().unwrap();
+    step_until(&mut sim, SimTime::from_ms(4), |s| {
+        s.tasks[A as usize].loc == Loc::Blocked
+    });
+    assert!(sim.cpus[2].queue.is_empty());
+    assert_eq!(sim.state.rqs[2].nr_running, 0);
+    assert_eq!(sim.tasks[A as usize].vlag, 0, "eligible alone: no lag");
+}
+
+/// Core scheduling's core-wide pick dequeues a delayed task as `schedule()`'s does:
+/// the same run with both tasks of one cookie.
+#[test]
+fn the_core_wide_pick_finishes_a_delayed_dequeue() {
+    let mut sim = a_blocks_beside_hog_with("6.12", 50_000, false, 1);
+    assert!(sim.core_sched);
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    step_until(&mut sim, SimTime::from_ms(40), |s| {
+        s.tasks[A as usize].loc == Loc::Blocked
+    });
+    assert!(sim.now > SimTime::from_ms(5), "at B's deadline's pick");
+    assert!(!sim.cpus[0].queue.contains(&A));
+    assert_eq!(sim.tasks[B as usize].loc, Loc::Running(0));
+    assert_eq!(sim.tasks[A as usize].vlag, 0);
+}
