@@ -48,6 +48,7 @@ from links import (  # noqa: E402
     wakeup_shared_link,
 )
 from designer_firmware import designer_firmware  # noqa: E402
+from phone import phone_views  # noqa: E402
 from designer_numa import designer_numa  # noqa: E402
 from live import live, live_glide, live_layout  # noqa: E402
 from embed import embed, embed_bad_link  # noqa: E402
@@ -121,6 +122,7 @@ JOURNEYS = [
     glossary,
     examples,
     layout_1280,
+    phone_views,
     controls_drawn,
     export,
     domain_diff,

@@ -7,12 +7,16 @@ from harness import (
     BROKEN_WORDS,
     DARK_BG,
     LIGHT_BG,
+    MISALIGNED_FIELDS,
     MOBILE,
     OUT_OF_BOX,
     SIMULATE,
     SMALL_TARGETS,
+    SMALLEST_SVG_TEXT,
+    SVG_TEXT_CUT,
     TEACHING,
     VIEWPORT,
+    WRAPPED_TEXT,
     axe_violations,
     check,
     emulated_scheme,
@@ -257,16 +261,16 @@ def mobile_layout(page, cfg):
         broken = page.js(BROKEN_WORDS, ".sim-results thead code, .sim-cli code")
         check(broken == [], f"Simulate with results: the table's heads and the command lines break "
                             f"between words, not inside one (broken: {broken[:6]})")
-        # The chart is drawn narrower on a phone, so its labels are not shrunk to 5 px;
-        # the heat map's A/B switch stays one row (it went one button under the other).
-        seen = page.js("""
-            const px = [...document.querySelectorAll('.sim-chart svg text')]
-              .map(t => t.getBoundingClientRect().height).filter(h => h > 0);
-            const ab = [...document.querySelectorAll('.heat-focus .seg')].map(b => b.getBoundingClientRect().top);
-            return [Math.min(...px), ab];""")
-        check(seen[0] >= 9 and len(seen[1]) == 2 and seen[1][0] == seen[1][1],
-              f"Simulate on a phone: the chart's text is at least 9 px tall and A/B for the "
-              f"shading sit side by side (smallest text {seen[0]:.1f} px, switch tops {seen[1]})")
+        # The chart is drawn about as wide as its panel on a phone, so its labels keep
+        # their 11 px (at 440 units they were 8 px, at 640 5 px); the heat map's A/B
+        # switch stays one row (it went one button under the other).
+        least = page.js(SMALLEST_SVG_TEXT, ".sim-chart svg")
+        ab = page.js("return [...document.querySelectorAll('.heat-focus .seg')].map(b => b.getBoundingClientRect().top)")
+        check(11 <= least[0] < 1000 and len(ab) == 2 and ab[0] == ab[1],
+              f"Simulate on a phone: the chart's text is drawn at least 11 px and A/B for the "
+              f"shading sit side by side (smallest text {least}, switch tops {ab})")
+        cut = page.js(SVG_TEXT_CUT, ".sim-chart svg")
+        check(cut == [], f"Simulate on a phone: no text of the chart is cut at its edges (cut: {cut})")
         page.js("document.querySelector('.sim-chart').scrollIntoView()")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-simulate.png"))
         # Seed 01's tbench table (3 seeds, intervals, the published column): a number
@@ -276,6 +280,10 @@ def mobile_layout(page, cfg):
         broken = page.js(BROKEN_NUMBERS)
         check(page.count(".sweep-table td.published") == 7 and broken == [],
               f"390 px, seed 01's sweep table: no number breaks across lines (broken: {broken[:6]})")
+        least = page.js(SMALLEST_SVG_TEXT, ".sim-chart svg")
+        check(11 <= least[0] < 1000,
+              f"390 px, seed 01's sweep chart (7 scales, published points): its text is drawn "
+              f"at least 11 px (smallest {least})")
         caps = page.texts(".live-side figcaption")
         check(caps == ["A: 6.6 (128 clients, seed 1)", "B: 6.6+cluster (128 clients, seed 1)"],
               f"the live view says which of the sweep's runs it plays (got {caps})")
@@ -500,7 +508,9 @@ def layout_1280(page, cfg):
     page, and the Domains tab's cards too. At 1280x800 the machine drawing's hint
     ("Click a CPU to ...") is on the first screen, on the Domains, Wake-up and
     Simulate tabs; after a run it says the shade is how busy each CPU was, and the
-    command lines break between words."""
+    command lines break between words; the fields of a row in the workload form, the
+    wake-up form and the designer share a top edge, and the timeline's field labels
+    take a line each."""
     try:
         set_viewport(page, 1280, 800)
         for where, scenario, ready in (("Domains", None, ".level-name"),
@@ -525,6 +535,8 @@ def layout_1280(page, cfg):
         own = page.js("const p = document.querySelector('.domain-panel');"
                       "return getComputedStyle(p).overflowY + ' ' + (p.scrollHeight > p.clientHeight + 1)")
         check(own.startswith("visible"), f"wake-up: the right panel does not scroll on its own (got {own})")
+        found = page.js(MISALIGNED_FIELDS)
+        check(found == [], f"wake-up: the fields of one row share a top edge (not: {found})")
         page.screenshot(cfg["shot"].replace(".png", "-1280-wakeup.png"))
         page.open(fragment(SIMULATE))
         page.wait_for(".sim-status.done", timeout=180)
@@ -532,12 +544,27 @@ def layout_1280(page, cfg):
         check(top < 720 - 60, f"simulate: the chart's top is in the first screen ({top:.0f} < 660 px)")
         broken = page.js(BROKEN_WORDS, ".sim-cli code")
         check(broken == [], f"simulate: the command lines break between words (broken: {broken[:6]})")
+        cut = page.js(SVG_TEXT_CUT, ".sim-chart svg")
+        check(cut == [], f"simulate: no text of the chart is cut at its edges (cut: {cut})")
+        # Uneven labels ("CPUs (all, nodeN, list)" on two lines) moved the select 2 px
+        # off its row; the timeline's "from (ms)" and "length (ms)" took two lines each.
+        found = page.js(MISALIGNED_FIELDS)
+        check(found == [], f"simulate: the workload's fields of one row share a top edge (not: {found})")
+        wrapped = page.js(WRAPPED_TEXT, ".timeline-controls label")
+        check(page.count(".timeline-controls label") >= 2 and wrapped == [],
+              f"simulate: the timeline's field labels take one line each (wrapped: {wrapped})")
         # After the run the drawing shades how busy each CPU was; the allowed CPUs keep
         # their outline, and the hint says so (it said they were the shaded ones).
         hint = page.text(".machine > .hint") or ""
         check(page.count(".cpu.heat") > 0 and hint.startswith("Outlined: the CPUs the workload may use; shaded: how busy"),
               f"simulate: the hint says what the outline and the shade mean after a run (got {hint!r})")
         page.screenshot(cfg["shot"].replace(".png", "-1280-simulate.png"))
+        page.open()
+        page.wait_for(".level-name")
+        page.click("#open-designer")
+        page.wait_for("#designer-title")
+        found = page.js(MISALIGNED_FIELDS)
+        check(found == [], f"the designer: the fields of one row share a top edge (not: {found})")
     finally:
         set_viewport(page, *VIEWPORT)
 

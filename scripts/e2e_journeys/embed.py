@@ -26,7 +26,8 @@ def embed(page, cfg):
     """The embed view in an iframe of each size the Share menu offers: the chosen view
     under a one-line header with an "open in schedlab" link, no pickers or tab bar, and
     the frame's page itself never scrolls; a simulation's at the default size shows its
-    chart and both live drawings whole, and its Run again reruns it."""
+    chart and both live drawings whole, and its Run again reruns it; in a phone's
+    frame the title is whole, nothing is wider than the frame and controls are 44 px."""
     # The host page comes from a second server on another port: another origin, as a
     # slide or a doc would be, but local (Chromium refuses a public page, data: or
     # about:blank, a frame on 127.0.0.1).
@@ -100,6 +101,56 @@ def embed_in(page, cfg, hostdir, host_url):
                 page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png" if w == 800 else f"-embed-{w}.png"))
     for machine in ("kunpeng920-6426", "epyc9654-1p"):
         embed_simulation(page, cfg, hostdir, host_url, machine)
+    embed_phone(page, cfg, hostdir, host_url)
+
+
+# The embed on a phone: its title cut or not, the page's width, the results' and the
+# decisions' right edges, and the controls under 44 px (CPUs and glossary terms: 40 px,
+# as on the page).
+PHONE_MEASURE = """
+  const t = document.querySelector('.embed-title'), d = document.documentElement;
+  const small = (sel, px) => [...document.querySelectorAll(sel)].filter(e => {
+    const r = e.getBoundingClientRect();
+    return e.checkVisibility() && r.width > 0 && Math.min(r.width, r.height) < px; })
+    .map(e => e.tagName + ' ' + e.textContent.trim().slice(0, 16) + ' ' + Math.round(e.getBoundingClientRect().height));
+  return {cut: t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > innerWidth,
+    title: t.textContent, sw: d.scrollWidth, iw: innerWidth,
+    right: Math.max(...[...document.querySelectorAll('.decision, .sim-chart, .live-canvas, .domain')]
+      .filter(e => e.checkVisibility()).map(e => e.getBoundingClientRect().right), 0),
+    small: small('button:not(.cpu, .gloss-btn), select, summary, .embed-header a', 44)
+      .concat(small('button.cpu, button.gloss-btn', 40))};"""
+
+
+def embed_phone(page, cfg, hostdir, host_url):
+    """The embed in a phone's frame, 390x760 (a doc read on a phone): the title whole
+    (it was cut to "kunpeng920-64..."), nothing wider than the frame (the decisions and
+    the trace were cut side by side with the drawing), every control 44 px to tap
+    (CPUs and glossary terms 40 px; they were 15-33 px), and axe finds no violation."""
+    w, h = 390, 760
+    for name, scenario, ready in (("wake-up", TEACHING, '.decision[data-side="b"] .chosen-cpu'),
+                                  ("simulation", SIMULATE, ".sim-status.done"),
+                                  ("domains", {"machine": "kunpeng920-6426", "patches": "6.8"}, ".level-name")):
+        src = page.url + "?embed#" + fragment(scenario)
+        with open(os.path.join(hostdir, f"phone-{name}.html"), "w") as f:
+            f.write(f'<!doctype html><title>host</title><body style="margin:8px"><iframe src="{src}"'
+                    f' width="{w}" height="{h}" title="schedlab" style="border:0"></iframe></body>')
+        page.driver.get(f"{host_url}phone-{name}.html")
+        page.driver.switch_to.frame(page.driver.find_element(By.TAG_NAME, "iframe"))
+        try:
+            page.wait_for(ready, timeout=180)
+            time.sleep(0.5)
+            m = page.js(PHONE_MEASURE)
+            found = axe_violations(page)
+            page.screenshot(cfg["shot_epyc"].replace(".png", f"-embed-phone-{name}.png"))
+        finally:
+            page.driver.switch_to.default_content()
+        check(not m["cut"] and m["sw"] <= m["iw"] and m["right"] <= m["iw"],
+              f"{name} embed at {w}x{h}: the title is whole and nothing is wider than the frame "
+              f"(title {m['title']!r} cut {m['cut']}; page {m['sw']} px, widest part's right "
+              f"{m['right']:.0f} of {m['iw']})")
+        check(m["small"] == [], f"{name} embed at {w}x{h}: every control is 44 px to tap, "
+                                f"CPUs and terms 40 (smaller: {m['small'][:5]})")
+        check(found == [], f"{name} embed at {w}x{h}: axe finds no violation ({found})")
 
 
 # The embed's measures: the panel's visible box, its scroll, the chart's and the live

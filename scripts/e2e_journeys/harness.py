@@ -327,13 +327,15 @@ def set_viewport(page, width, height):
 
 MOBILE = (390, 844)
 
-# Every button and select drawn, smaller than 40 px in width or height, as
-# [[width, height, description]]; the skip link (off screen until focused) is not drawn.
+# Every button and select drawn, smaller than 40 px (or arguments[0] px) in width or
+# height, as [[width, height, description]]; the skip link (off screen until focused) is
+# not drawn. arguments[1], if given, says what to measure instead of every button,
+# select and summary.
 SMALL_TARGETS = """
-    return [...document.querySelectorAll('button, select, summary')].filter(e => {
+    return [...document.querySelectorAll(arguments[1] || 'button, select, summary')].filter(e => {
       const r = e.getBoundingClientRect();
       return r.width > 0 && r.height > 0 && r.bottom + scrollY > 0 && e.checkVisibility()
-        && Math.min(r.width, r.height) < 40;
+        && Math.min(r.width, r.height) < (arguments[0] || 40);
     }).map(e => { const r = e.getBoundingClientRect();
       return [Math.round(r.width), Math.round(r.height),
               e.tagName + '.' + e.className + ' ' + e.textContent.trim().slice(0, 20)]; });"""
@@ -354,6 +356,70 @@ BROKEN_WORDS = r"""
           if (tops.size > 1) out.push(m[0]);
         }
       }
+    }
+    return out;"""
+
+# The smallest text drawn in the SVGs matching arguments[0], as the reader sees it: its
+# font size times the SVG's scale on the page (a rotated axis title's too), as
+# [px, text]; [1000, ''] when none is drawn (a hidden group's text has an empty box).
+SMALLEST_SVG_TEXT = """
+    let least = [1000, ''];
+    for (const t of document.querySelectorAll(arguments[0] + ' text')) {
+      const box = t.getBoundingClientRect();
+      if (!t.checkVisibility() || !t.textContent.trim() || box.width + box.height === 0) continue;
+      const m = t.getScreenCTM();
+      const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      if (px < least[0]) least = [Math.round(px * 10) / 10, t.textContent.trim()];
+    }
+    return least;"""
+
+# Text drawn in the SVGs matching arguments[0] that reaches past the SVG's edges (cut
+# there), as [[text, left, top, right, bottom]] relative to the SVG's box.
+SVG_TEXT_CUT = """
+    const out = [];
+    for (const svg of document.querySelectorAll(arguments[0])) {
+      const b = svg.getBoundingClientRect();
+      for (const t of svg.querySelectorAll('text')) {
+        const r = t.getBoundingClientRect();
+        if (!t.checkVisibility() || !t.textContent.trim() || r.width + r.height === 0) continue;
+        if (r.left < b.left - 0.5 || r.top < b.top - 0.5 || r.right > b.right + 0.5 || r.bottom > b.bottom + 0.5)
+          out.push([t.textContent.trim(), ...[r.left - b.left, r.top - b.top, r.right - b.left, r.bottom - b.top].map(Math.round)]);
+      }
+    }
+    return out;"""
+
+# Text fields and selects of one fieldset whose boxes share a row (overlap vertically)
+# but not a top edge, as [[id, top, id, top, fieldset]]: a label of two lines over one
+# of them pushed it below its neighbours. Checkboxes, radios and sliders are not
+# fields here, nor a table's cells.
+MISALIGNED_FIELDS = """
+    const out = [], name = e => e.id || e.name || e.tagName;
+    for (const box of document.querySelectorAll('fieldset')) {
+      if (!box.checkVisibility()) continue;
+      const rs = [...box.querySelectorAll('input, select, textarea')].filter(e =>
+        e.checkVisibility() && !['checkbox', 'radio', 'range', 'hidden'].includes(e.type)
+        && e.closest('fieldset') === box && !e.closest('table')).map(e => [e, e.getBoundingClientRect()]);
+      for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {
+        const [a, ra] = rs[i], [b, rb] = rs[j];
+        if (ra.top < rb.bottom && rb.top < ra.bottom && Math.abs(ra.top - rb.top) > 1)
+          out.push([name(a), Math.round(ra.top), name(b), Math.round(rb.top), box.className]);
+      }
+    }
+    return out;"""
+
+# The drawn elements matching arguments[0] whose own words (their text, not their
+# controls') take more than one line, as [text].
+WRAPPED_TEXT = """
+    const out = [];
+    for (const e of document.querySelectorAll(arguments[0])) {
+      if (!e.checkVisibility()) continue;
+      const tops = new Set();
+      for (const n of e.childNodes) {
+        if (n.nodeType === Node.ELEMENT_NODE && n.matches('input, select, textarea, button')) continue;
+        const r = document.createRange(); r.selectNodeContents(n);
+        for (const x of r.getClientRects()) if (x.width > 0) tops.add(Math.round(x.top));
+      }
+      if (tops.size > 1) out.push(e.textContent.trim());
     }
     return out;"""
 

@@ -281,8 +281,25 @@ def live_glide(page, cfg):
         page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
+# Per live canvas, its CPU numbers' size as drawn on the page (0: none drawn; null:
+# the canvas does not say).
+LIVE_NUMBERS = """
+    return [...document.querySelectorAll('.live-canvas')].filter(c => c.checkVisibility()).map(c => {
+      const own = c.dataset.numberPx;
+      return own === undefined ? null
+        : Math.round(parseFloat(own) * c.getBoundingClientRect().width / c.width * 10) / 10; });"""
+
+# The live key's headings: [text, its left, the key's left] (px).
+LEGEND_HEADS = """
+    const key = document.querySelector('.live-legend').getBoundingClientRect().left;
+    return [...document.querySelectorAll('.live-legend-title')].map(t =>
+      [t.textContent, Math.round(t.getBoundingClientRect().left), Math.round(key)]);"""
+
+
 def live_layout(page, cfg):
-    """A and B's live canvases side by side at 1280x720, stacked on a 390 px phone."""
+    """A and B's live canvases side by side at 1280x720, stacked on a 390 px phone; the
+    CPU numbers drawn at 11 px or more (on the phone, in a taller layout whose CPUs
+    hold them), or at 1280 px not drawn; each heading of the key starts its line."""
     try:
         for (w, h), side_by_side in (((1280, 720), True), ((390, 844), False)):
             set_viewport(page, w, h)
@@ -298,11 +315,26 @@ def live_layout(page, cfg):
                 ok = abs(t0 - t1) < 2 and l1 >= l0 + w0 and w0 >= 250 and abs(w0 - w1) < 2
                 what = "side by side"
             else:
-                ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 300
+                # The phone's layout is taller than wide (its CPUs numbered): the
+                # canvas is as tall as allowed, 250 px wide and more.
+                ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 250
                 what = "stacked"
             check(ok, f"at {w}x{h} A and B are {what} (A {[round(v) for v in r[0]]}, B {[round(v) for v in r[1]]})")
             wide = page.js("return document.documentElement.scrollWidth")
             check(wide <= w, f"at {w} px the page fits the width ({wide} px)")
+            # CPU numbers as drawn on the page: the canvas' own size for them times
+            # its scale there. At 390 px they were 9 px in boxes 20 px wide; the phone's
+            # layout is taller, its CPUs 24 px, numbered at 11 px.
+            px = page.js(LIVE_NUMBERS)
+            ok = all(p is not None and (p >= 11 or (p == 0 and side_by_side)) for p in px)
+            check(ok and (side_by_side or min(px) >= 11),
+                  f"at {w}x{h} the CPU numbers are drawn at least 11 px"
+                  f"{' or not at all' if side_by_side else ''} (px per canvas {px})")
+            # The key: a heading ("CPUs:") starts a line, never left at the end of the
+            # line of the keys before it.
+            heads = page.js(LEGEND_HEADS)
+            check(len(heads) == 2 and all(abs(x - left) <= 1 for _, x, left in heads),
+                  f"at {w} px each heading of the key starts a line ([heading, left, key's left]: {heads})")
             page.js("document.querySelector('.live-view').scrollIntoView()")
             time.sleep(0.5)
             page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{w}.png"))

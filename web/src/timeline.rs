@@ -342,9 +342,27 @@ pub fn fmt_time(t_ns: f64, span_ns: f64) -> String {
     }
 }
 
-/// Tick step for a span (1, 2 or 5 × a power of ten ns), about 8 ticks across.
-pub fn tick_step(span_ns: f64) -> f64 {
-    let raw = span_ns / 8.0;
+/// A tick's label: its time in ms with as many decimals as the step needs ("113 ms"
+/// a ms apart, "112.5 ms" half a ms apart, "112.25 ms" a quarter), short enough that a
+/// phone's narrow axis holds two.
+pub fn fmt_tick(t_ns: f64, step_ns: f64) -> String {
+    let step_ms = step_ns / 1e6;
+    let decimals = (0..6usize).find(|&d| {
+        let k = step_ms * 10f64.powi(d as i32);
+        (k - k.round()).abs() < 1e-6
+    });
+    format!("{:.*} ms", decimals.unwrap_or(6), t_ns / 1e6)
+}
+
+/// The fewest CSS px between two ticks of the time axis: a label ("112.5 ms" is about
+/// 48 px at 11 px, `fmt_tick`) and a gap.
+pub const TICK_PX: f64 = 60.0;
+
+/// Tick step for a span drawn `plot_px` wide (1, 2 or 5 × a power of ten ns): about 8
+/// ticks across, fewer where they would come closer than [`TICK_PX`] (on a phone's
+/// 140 px of plot, 8 labels ran into one another).
+pub fn tick_step(span_ns: f64, plot_px: f64) -> f64 {
+    let raw = (span_ns / 8.0).max(span_ns * TICK_PX / plot_px.max(1.0));
     let p = 10f64.powf(raw.max(1.0).log10().floor());
     [1.0, 2.0, 5.0, 10.0]
         .into_iter()
@@ -554,7 +572,15 @@ mod tests {
         assert_eq!((out.t0, out.t1), (0.0, 1e6));
         let tight = (0..40).fold(v, |v, _| v.zoom(0.5, 3e5, 0.0, 1e6));
         assert!((tight.span() - MIN_SPAN_NS).abs() < 1e-6);
-        assert_eq!(tick_step(1e6), 2e5);
-        assert_eq!(tick_step(7e3), 1e3);
+        assert_eq!(tick_step(1e6, 1000.0), 2e5);
+        assert_eq!(tick_step(7e3, 1000.0), 1e3);
+        // A 2 ms window in a phone's 140 px: a tick a ms (was 8 ticks, 0.25 ms apart).
+        assert_eq!(tick_step(2e6, 140.0), 1e6);
+        assert_eq!(tick_step(2e6, 421.0), 5e5);
+        assert_eq!(fmt_tick(113e6, 1e6), "113 ms");
+        assert_eq!(fmt_tick(112.5e6, 5e5), "112.5 ms");
+        assert_eq!(fmt_tick(112.4e6, 2e5), "112.4 ms");
+        assert_eq!(fmt_tick(112.25e6, 5e4), "112.25 ms");
+        assert_eq!(fmt_tick(2000.0, 1e3), "0.002 ms");
     }
 }

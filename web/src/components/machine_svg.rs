@@ -310,6 +310,112 @@ pub fn layout_fit(m: &Machine, aspect: f64) -> Layout {
     layout_with(m, Some(best))
 }
 
+/// The layout whose drawing, scaled to fit `w` × `h` px, has the biggest CPUs, of the
+/// flowed ones: each group's children (but a group of CPUs alone, which keeps its
+/// rows of about √n) side by side while they fit a width, then on the next row, as
+/// CSS's flex-wrap; the width tried in 10-unit steps up to the square layout's.
+/// With its scale (px per unit). The live view's on a phone, whose canvas is tall
+/// and narrow: Kunpeng 920's 128 CPUs in 331 × 590 px are 24 px wide this way, 20
+/// in [`layout_fit`]'s, too narrow to number.
+pub fn layout_flow_fit(m: &Machine, w: f64, h: f64) -> (Layout, f64) {
+    let root = root(m);
+    let widest = root.size().0.max(CPU_W + 2.0 * PAD);
+    let scale = |(lw, lh): (f64, f64)| (w / lw.max(1.0)).min(h / lh.max(1.0));
+    let mut best = (widest, scale(flow_size(&root, widest)));
+    let mut max_w = CPU_W + 2.0 * PAD;
+    while max_w < widest {
+        let s = scale(flow_size(&root, max_w));
+        if s > best.1 {
+            best = (max_w, s);
+        }
+        max_w += 10.0;
+    }
+    let (lw, lh) = flow_size(&root, best.0);
+    let mut out = Layout {
+        w: lw,
+        h: lh,
+        groups: Vec::new(),
+        cpus: vec![[0.0; 4]; m.nr_cpus() as usize],
+    };
+    flow_place(&root, 0.0, 0.0, best.0, &mut out);
+    (out, best.1)
+}
+
+/// Whether `n`'s children are CPUs only (a core, or a cluster without SMT).
+fn of_cpus(children: &[Node]) -> bool {
+    children.iter().all(|c| matches!(c, Node::Cpu(_)))
+}
+
+/// The rows `children` take in `inner` units of width, flowed: per row, its
+/// children's index range, width and height (children laid out in `inner` too).
+fn flow_rows(children: &[Node], inner: f64) -> Vec<(std::ops::Range<usize>, f64, f64)> {
+    let mut rows = Vec::new();
+    let (mut start, mut w, mut h) = (0, 0.0f64, 0.0f64);
+    for (i, c) in children.iter().enumerate() {
+        let (cw, ch) = flow_size(c, inner);
+        if i > start && w + GAP + cw > inner {
+            rows.push((start..i, w, h));
+            (start, w, h) = (i, cw, ch);
+        } else {
+            w = if i == start { cw } else { w + GAP + cw };
+            h = h.max(ch);
+        }
+    }
+    if start < children.len() {
+        rows.push((start..children.len(), w, h));
+    }
+    rows
+}
+
+/// `n`'s size flowed in `max_w` units (a group of CPUs alone: its own size).
+fn flow_size(n: &Node, max_w: f64) -> (f64, f64) {
+    match n {
+        Node::Group {
+            children, label, ..
+        } if !of_cpus(children) => {
+            let rows = flow_rows(children, max_w - 2.0 * PAD);
+            let w = rows.iter().map(|r| r.1).fold(0.0, f64::max);
+            let h =
+                rows.iter().map(|r| r.2).sum::<f64>() + GAP * rows.len().saturating_sub(1) as f64;
+            let lh = if label.is_empty() { 0.0 } else { LABEL_H };
+            ((w + 2.0 * PAD).max(n.label_w()), h + 2.0 * PAD + lh)
+        }
+        _ => n.size(),
+    }
+}
+
+/// [`place`] for the flowed layout of [`flow_size`].
+fn flow_place(n: &Node, x: f64, y: f64, max_w: f64, out: &mut Layout) {
+    match n {
+        Node::Group {
+            children,
+            label,
+            class,
+        } if !of_cpus(children) => {
+            let (w, h) = flow_size(n, max_w);
+            out.groups.push(LaidBox {
+                x,
+                y,
+                w,
+                h,
+                class,
+                label: label.clone(),
+            });
+            let inner = max_w - 2.0 * PAD;
+            let mut cy = y + PAD + if label.is_empty() { 0.0 } else { LABEL_H };
+            for (range, _, rh) in flow_rows(children, inner) {
+                let mut cx = x + PAD;
+                for c in &children[range] {
+                    flow_place(c, cx, cy, inner, out);
+                    cx += flow_size(c, inner).0 + GAP;
+                }
+                cy += rh + GAP;
+            }
+        }
+        _ => place(n, x, y, None, out),
+    }
+}
+
 fn root(m: &Machine) -> Node {
     Node::Group {
         label: String::new(),
@@ -491,5 +597,57 @@ mod tests {
         let r = fit.w / fit.h;
         assert!((0.8..2.0).contains(&r), "{} x {}", fit.w, fit.h);
         assert_eq!(layout_fit(&m, 100.0), wide);
+    }
+
+    /// The flowed layout places each CPU once, inside the drawing and its groups' boxes,
+    /// no two overlapping, with the SVG's groups; in a phone's tall canvas Kunpeng
+    /// 920's CPUs come out bigger than in the square layout (24 px wide against 20,
+    /// enough for an 11 px number).
+    #[test]
+    fn the_flowed_layout_fits_a_tall_canvas_with_bigger_cpus() {
+        for name in ["flat-16", "kunpeng920-6426", "epyc9654-2p"] {
+            let m = presets::machine(name).unwrap();
+            let (l, s) = layout_flow_fit(&m, 331.0, 590.0);
+            assert!(l.w * s <= 331.0 + 1e-9 && l.h * s <= 590.0 + 1e-9, "{name}");
+            assert_eq!(l.cpus.len(), m.nr_cpus() as usize);
+            let svg = machine_svg(&m, "6.8", None, CpuId(0));
+            for class in ["cluster", "llc", "node", "package"] {
+                assert_eq!(
+                    l.groups.iter().filter(|g| g.class == class).count(),
+                    svg.matches(&format!("<g class=\"{class}\"")).count(),
+                    "{name} {class}"
+                );
+            }
+            for (i, a) in l.cpus.iter().enumerate() {
+                assert!(
+                    a[2] > 0.0 && a[0] + a[2] <= l.w && a[1] + a[3] <= l.h,
+                    "{name}"
+                );
+                for b in &l.cpus[i + 1..] {
+                    let apart = a[0] + a[2] <= b[0]
+                        || b[0] + b[2] <= a[0]
+                        || a[1] + a[3] <= b[1]
+                        || b[1] + b[3] <= a[1];
+                    assert!(apart, "{name}: {a:?} overlaps {b:?}");
+                }
+                let inside = l.groups.iter().filter(|g| {
+                    g.x <= a[0]
+                        && a[0] + a[2] <= g.x + g.w
+                        && g.y <= a[1]
+                        && a[1] + a[3] <= g.y + g.h
+                });
+                assert!(inside.count() >= 1, "{name}: CPU {i} in no box");
+            }
+        }
+        let m = presets::machine("kunpeng920-6426").unwrap();
+        let square = layout_fit(&m, 1.3);
+        let s0 = (331.0 / square.w).min(590.0 / square.h);
+        let (_, s1) = layout_flow_fit(&m, 331.0, 590.0);
+        assert!(
+            CPU_W * s0 < 21.0 && CPU_W * s1 > 23.0,
+            "{} -> {}",
+            CPU_W * s0,
+            CPU_W * s1
+        );
     }
 }

@@ -347,7 +347,8 @@ pub fn timeline_panel(p: &Props) -> Html {
                         </select>
                     </label>
                 }
-                <span class="sim-note">{ format!("seed {seed}; warm-up included, as run --trace-window") }</span>
+                // The option in code, kept whole: on a phone it broke at its hyphen.
+                <span class="sim-note">{ format!("seed {seed}; warm-up included, as ") }<code>{ "run --trace-window" }</code></span>
                 <button id="timeline-show" onclick={show} disabled={from_known.is_none()}>{ "Show the timeline" }</button>
                 if from_known.is_none() {
                     <span class="sim-note timeline-waits">{ "The window starts after the warm-up, which counts from the benchmark's start: known once the run has started its clients (or give a start)." }</span>

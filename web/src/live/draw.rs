@@ -42,6 +42,21 @@ pub const DIST_COLOURS: [&str; 6] = [
     "#d55e00", // other node
 ];
 
+/// The CPU numbers' size, CSS px: drawn only where a CPU's box holds one that size
+/// ([`numbers_fit`]); 9 px until session 37, too small to read on a phone.
+pub const NUMBER_PX: f64 = 11.0;
+
+/// Whether CPU numbers of [`NUMBER_PX`] fit the boxes of `layout` drawn at `scale` CSS
+/// px per unit: the widest number (its digits at 0.6 em each, a margin of 3 px) and a
+/// line (3 px over the size). Digits are 0.55-0.64 em in the usual sans-serif faces;
+/// a wider face's number is squeezed into the box, not drawn past it.
+pub fn numbers_fit(layout: &Layout, scale: f64) -> bool {
+    let digits = layout.cpus.len().saturating_sub(1).max(1).ilog10() + 1;
+    layout.cpus.first().is_some_and(|b| {
+        b[2] * scale >= f64::from(digits) * 0.6 * NUMBER_PX + 3.0 && b[3] * scale >= NUMBER_PX + 3.0
+    })
+}
+
 /// Per distance, what the legend says.
 pub fn dist_label(d: Distance) -> &'static str {
     match d {
@@ -146,6 +161,9 @@ pub struct Painter {
     /// The canvas size in CSS pixels.
     pub css_w: f64,
     pub css_h: f64,
+    /// The canvas size (CSS px) a phone's layout was chosen for; `None`: the square
+    /// layout, as on a wide screen (components/live_view/frame.rs).
+    pub fitted_for: Option<(u32, u32)>,
     stat: Option<HtmlCanvasElement>,
     palette: Option<Palette>,
     task_colours: Vec<String>,
@@ -216,6 +234,7 @@ impl Painter {
             dpr: 1.0,
             css_w: 0.0,
             css_h: 0.0,
+            fitted_for: None,
             stat: None,
             palette: None,
             task_colours: Vec::new(),
@@ -228,6 +247,17 @@ impl Painter {
             glides_begun: 0,
             cpu_glides: 0,
             glide_draws: 0,
+        }
+    }
+
+    /// Takes another layout of the same machine (a phone's taller one, or back): the
+    /// boxes are redrawn at the next fit and the markers jump to their places in it.
+    pub fn set_layout(&mut self, layout: Layout) {
+        if layout != self.layout {
+            self.layout = layout;
+            self.stat = None;
+            self.css_w = 0.0;
+            self.glides.clear();
         }
     }
 
@@ -299,6 +329,14 @@ impl Painter {
         canvas.set_width((w * dpr) as u32);
         canvas.set_height((h * dpr) as u32);
         let _ = canvas.set_attribute("style", &format!("width:{w}px;height:{h}px"));
+        // The CPU numbers' size in the canvas' own pixels (0: not drawn), for the
+        // browser tests to measure as drawn on the page.
+        let number = if self.numbers_fit() {
+            NUMBER_PX * dpr
+        } else {
+            0.0
+        };
+        let _ = canvas.set_attribute("data-number-px", &number.to_string());
         self.stat = None;
         true
     }
@@ -367,10 +405,7 @@ impl Painter {
 
     /// Whether CPU numbers fit in the CPU boxes on screen.
     fn numbers_fit(&self) -> bool {
-        self.layout
-            .cpus
-            .first()
-            .is_some_and(|b| b[2] * self.scale >= 18.0 && b[3] * self.scale >= 12.0)
+        numbers_fit(&self.layout, self.scale)
     }
 
     /// Draws `player`'s state in `frame` on `ctx`; `tick` (the animation frame, which
@@ -400,8 +435,11 @@ impl Painter {
         }
         // CPU states.
         let numbers = self.numbers_fit();
+        // A number's left margin and its baseline, in layout units: 1.5 px in, and its
+        // digits' height (0.75 em) and 1.5 px down from the box's top.
+        let (nx, ny) = (1.5 / self.scale, (0.75 * NUMBER_PX + 1.5) / self.scale);
         if numbers {
-            ctx.set_font(&format!("{}px sans-serif", 9.0 / self.scale));
+            ctx.set_font(&format!("{}px sans-serif", NUMBER_PX / self.scale));
         }
         for (c, (b, s)) in self.layout.cpus.iter().zip(&player.cpus).enumerate() {
             let fill = match s {
@@ -422,7 +460,12 @@ impl Painter {
             }
             if numbers {
                 ctx.set_fill_style_str(&p.muted);
-                let _ = ctx.fill_text(&c.to_string(), b[0] + 2.0, b[1] + 9.0);
+                let _ = ctx.fill_text_with_max_width(
+                    &c.to_string(),
+                    b[0] + nx,
+                    b[1] + ny,
+                    b[2] - 2.0 * nx,
+                );
             }
         }
         // Markers: the running task big in the middle, the others small along the

@@ -58,7 +58,10 @@ pub(super) fn svg(props: &ChartProps, size: (u32, u32)) -> Result<String, String
         // family by value, not by name, which plotters would look up lower-cased
         // (225 bytes brotli of the page; its legend's default font still does).
         let font = |px: f64| (FontFamily::SansSerif, px / 0.8).into_font().color(&TICK);
+        // 4 units on the left: plotters sets the y axis' title, turned, at x = 0, where
+        // the first 1-2 px of its letters were cut by the SVG's edge.
         let mut chart = ChartBuilder::on(&root)
+            .margin_left(4)
             .margin_top(10)
             .margin_right(16)
             .x_label_area_size(36)

@@ -58,9 +58,15 @@ use table::data_table;
 
 /// The SVG's size in user units; the style sheet scales it to the panel's width.
 const SIZE: (u32, u32) = (640, 250);
-/// On a phone (a window under 640 px): at 640 units in a 330 px panel the labels
-/// shrank to 5-6 px; at 440 they are 8-9.
-const NARROW_SIZE: (u32, u32) = (440, 250);
+/// On a phone (a window under 640 px) the SVG is drawn about as wide as its panel,
+/// so that a unit is a pixel and the labels are their own size (11 px and up): at 640
+/// units in a 330 px panel they shrank to 5-6 px, at 440 (sessions 30-36) to 8.
+/// The panel is the window less `NARROW_MARGIN` px (08-phone.css's paddings of the
+/// page and the panel, and the borders: 61 px); the width is held within
+/// `NARROW_WIDTH`, and the height stays the wide chart's.
+const NARROW_MARGIN: f64 = 64.0;
+const NARROW_WIDTH: (f64, f64) = (280.0, 440.0);
+const NARROW_HEIGHT: u32 = 250;
 /// Stroke colours, one per series kind and side; the style sheet has the final say
 /// (by class), these keep the legend's swatches and the tagging apart.
 const SIDE_COLOUR: [RGBColor; 2] = [RGBColor(0x1f, 0x5f, 0xbf), RGBColor(0x8a, 0x3f, 0xfc)];
@@ -220,11 +226,10 @@ pub fn chart(props: &ChartProps) -> Html {
     };
     let published = props.series.iter().filter(|s| s.published).count();
     let bands = props.series.iter().filter(|s| !s.band.is_empty()).count();
-    let narrow = web_sys::window()
+    let window = web_sys::window()
         .and_then(|w| w.inner_width().ok())
-        .and_then(|w| w.as_f64())
-        .is_some_and(|w| w < 640.0);
-    let body = match svg(props, if narrow { NARROW_SIZE } else { SIZE }) {
+        .and_then(|w| w.as_f64());
+    let body = match svg(props, size_for(window)) {
         Ok(svg) => Html::from_html_unchecked(svg.into()),
         Err(e) => html! { <p class="error">{ format!("The chart could not be drawn: {e}") }</p> },
     };
@@ -246,6 +251,17 @@ pub fn chart(props: &ChartProps) -> Html {
             <FigureExport selector=".sim-chart svg" stem={props.stem.clone()}
                 what="the chart" hook="chart" />
         </>
+    }
+}
+
+/// The SVG's size in a window `window` px wide (unknown: the wide chart's).
+fn size_for(window: Option<f64>) -> (u32, u32) {
+    match window {
+        Some(w) if w < 640.0 => {
+            let (lo, hi) = NARROW_WIDTH;
+            ((w - NARROW_MARGIN).clamp(lo, hi) as u32, NARROW_HEIGHT)
+        }
+        _ => SIZE,
     }
 }
 

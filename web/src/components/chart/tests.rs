@@ -395,3 +395,34 @@ fn font_names_match_in_any_ascii_case() {
     assert_eq!(FontStyle::from("Bold").as_str(), "bold");
     assert_eq!(FontStyle::from("İtalic").as_str(), "normal");
 }
+
+/// On a phone the SVG is about as wide as its panel (a unit a pixel, so its 11 px
+/// labels stay 11 px), within bounds; on a wide window and an unknown one, the wide
+/// chart; and a chart drawn that narrow still draws every series and its labels.
+#[test]
+fn a_phone_gets_a_chart_as_wide_as_its_panel() {
+    assert_eq!(size_for(Some(390.0)), (326, 250));
+    assert_eq!(size_for(Some(360.0)), (296, 250));
+    assert_eq!(size_for(Some(200.0)), (280, 250));
+    assert_eq!(size_for(Some(639.0)), (440, 250));
+    assert_eq!(size_for(Some(640.0)), SIZE);
+    assert_eq!(size_for(None), SIZE);
+    let series = |side| Series {
+        side,
+        label: format!("side {side}"),
+        points: vec![(0.0, 1100.0), (15.0, 1200.0), (30.0, 1150.0)],
+        published: false,
+        band: Vec::new(),
+    };
+    let svg = svg(
+        &throughput_over_time(vec![series(0), series(1)]),
+        (326, 250),
+    )
+    .expect("draws");
+    assert!(svg.contains(r#"viewBox="0 0 326 250""#), "{svg}");
+    assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+    assert!(
+        svg.contains(">\n1000\n<") || svg.contains(">1000<"),
+        "{svg}"
+    );
+}

@@ -10,10 +10,34 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
-use super::{Live, MAX_H, MAX_H_SHARE, SPEEDS, STATUS_MS};
-use crate::live::draw::{context, Palette};
+use schedlab_core::topology::Machine;
+
+use super::{Live, LAYOUT_ASPECT, MAX_H, MAX_H_SHARE, SPEEDS, STATUS_MS};
+use crate::components::machine_svg::{layout_fit, layout_flow_fit, Layout};
+use crate::live::draw::{context, numbers_fit, Palette};
 use crate::live::play::{clock_after, ARROW_FRAMES};
 use crate::worker::now_ms;
+
+/// A window narrower than this is a phone's (as `app.rs`'s NARROW_QUERY and the
+/// style sheet's 640 px).
+const NARROW_PX: f64 = 640.0;
+
+/// A phone's layout for a canvas `width` × `max_h` CSS px: the square one
+/// (`layout_fit`) where its CPUs hold their numbers; else the flowed one whose CPUs are
+/// biggest (`layout_flow_fit`), where its do (Kunpeng 920 in 331 × 590 px: 24 px CPUs
+/// against 20); else the square one, unnumbered.
+fn phone_layout(m: &Machine, width: f64, max_h: f64) -> Layout {
+    let square = layout_fit(m, LAYOUT_ASPECT);
+    if numbers_fit(&square, (width / square.w).min(max_h / square.h)) {
+        return square;
+    }
+    let (tall, scale) = layout_flow_fit(m, width, max_h);
+    if numbers_fit(&tall, scale) {
+        tall
+    } else {
+        square
+    }
+}
 
 /// One animation frame: the clock, the players, the drawing, the measurements.
 /// Returns whether the status line is due.
@@ -63,6 +87,11 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
             .map_or(1.0, |w| w.device_pixel_ratio())
             .max(1.0);
         let shown: Vec<bool> = (0..live.painters.len()).map(|i| live.shows(i)).collect();
+        let window = web_sys::window()
+            .and_then(|w| w.inner_width().ok())
+            .and_then(|w| w.as_f64());
+        let narrow = window.is_some_and(|w| w < NARROW_PX);
+        let machine = live.machine.clone();
         for ((painter, c), shown) in live.painters.iter_mut().zip(canvases).zip(shown) {
             let Some(canvas) = c.cast::<HtmlCanvasElement>().filter(|_| shown) else {
                 continue;
@@ -75,6 +104,19 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
                 .and_then(|w| w.inner_height().ok())
                 .and_then(|h| h.as_f64())
                 .map_or(MAX_H, |h| (h * MAX_H_SHARE).clamp(160.0, MAX_H));
+            // On a phone the layout follows the canvas' size (a taller one where the
+            // square one's CPUs are too small to number); elsewhere it is the square one.
+            let want = narrow.then(|| (width.round() as u32, max_h.round() as u32));
+            if want != painter.fitted_for {
+                if let Some(m) = &machine {
+                    painter.set_layout(if narrow {
+                        phone_layout(m, width, max_h)
+                    } else {
+                        layout_fit(m, LAYOUT_ASPECT)
+                    });
+                }
+                painter.fitted_for = want;
+            }
             if painter.fit(&canvas, width, max_h, dpr) {
                 live.dirty = true;
             }

@@ -277,21 +277,27 @@ pub fn live_view(props: &Props) -> Html {
                 </p>
             }
             <div class="live-sides">{ for sides }</div>
+            // A group per heading, each starting its own line: a heading is never left
+            // at the end of a line with its keys on the next.
             <div class="live-legend" role="group" aria-label="Legend">
-                <span class="live-legend-title">{ "Wake-up arrows, waker's CPU to chosen CPU:" }</span>
-                { for Distance::ALL.iter().map(|d| html! {
-                    <span class="live-key">
-                        <span class="live-swatch" style={format!("background:{}", DIST_COLOURS[*d as usize])} aria-hidden="true"></span>
-                        { dist_label(*d) }
-                    </span>
-                }) }
-                <span class="live-legend-title">{ "CPUs:" }</span>
-                <span class="live-key"><span class="live-swatch live-running" aria-hidden="true"></span>{ "running (the big dot: its task, one colour per task)" }</span>
-                { for cstates.iter().enumerate().take(3).map(|(i, name)| html! {
-                    <span class="live-key"><span class={format!("live-swatch live-idle-{i}")} aria-hidden="true"></span>{ format!("idle in {name}") }</span>
-                }) }
-                <span class="live-key"><span class="live-swatch live-force" aria-hidden="true"></span>{ "forced idle (core scheduling, struck through)" }</span>
-                <span class="live-key">{ "small dots: tasks queued or asleep on that CPU" }</span>
+                <div class="live-legend-group">
+                    <span class="live-legend-title">{ "Wake-up arrows, waker's CPU to chosen CPU:" }</span>
+                    { for Distance::ALL.iter().map(|d| html! {
+                        <span class="live-key">
+                            <span class="live-swatch" style={format!("background:{}", DIST_COLOURS[*d as usize])} aria-hidden="true"></span>
+                            { dist_label(*d) }
+                        </span>
+                    }) }
+                </div>
+                <div class="live-legend-group">
+                    <span class="live-legend-title">{ "CPUs:" }</span>
+                    <span class="live-key"><span class="live-swatch live-running" aria-hidden="true"></span>{ "running (the big dot: its task, one colour per task)" }</span>
+                    { for cstates.iter().enumerate().take(3).map(|(i, name)| html! {
+                        <span class="live-key"><span class={format!("live-swatch live-idle-{i}")} aria-hidden="true"></span>{ format!("idle in {name}") }</span>
+                    }) }
+                    <span class="live-key"><span class="live-swatch live-force" aria-hidden="true"></span>{ "forced idle (core scheduling, struck through)" }</span>
+                    <span class="live-key">{ "small dots: tasks queued or asleep on that CPU" }</span>
+                </div>
             </div>
         </section>
     }

@@ -12,7 +12,7 @@ use super::hit::Hit;
 use super::layout::{cpu_y, Line, AXIS_H, GUTTER};
 use super::{Props, Ui};
 use crate::state::sim_wake::side_name;
-use crate::timeline::{fmt_time, task_colour, tick_step, Row, Span};
+use crate::timeline::{fmt_tick, task_colour, tick_step, Row, Span};
 
 /// Colours by distance, as the live drawing uses them.
 pub fn distance_colour(d: Distance) -> &'static str {
@@ -68,18 +68,31 @@ pub(super) fn draw(
     let plot_w = w - GUTTER;
     let v = ui.view;
     // Axis and grid.
-    let step = tick_step(v.span());
+    let step = tick_step(v.span(), plot_w);
     let mut t = (v.t0 / step).ceil() * step;
     cx.set_font("11px sans-serif");
     cx.set_text_baseline("middle");
+    // A label centred on its tick, moved in to stay over the plot (the last one was cut
+    // at the canvas' edge), and left out where it would meet the one before; each drawn
+    // as "left-right" in CSS px, for the browser tests.
+    let mut ticks = Vec::new();
+    let mut last_right = f64::NEG_INFINITY;
     while t <= v.t1 {
         let x = GUTTER + v.x_of(t, plot_w);
         cx.set_fill_style_str(grid);
         cx.fill_rect(x, AXIS_H, 1.0, h - AXIS_H);
-        cx.set_fill_style_str(fg);
-        let _ = cx.fill_text(&fmt_time(t, v.span()), x + 2.0, AXIS_H / 2.0);
+        let label = fmt_tick(t, step);
+        let width = cx.measure_text(&label).map_or(0.0, |m| m.width());
+        let left = (x - width / 2.0).clamp(GUTTER, (w - width - 2.0).max(GUTTER));
+        if left >= last_right + 6.0 {
+            cx.set_fill_style_str(fg);
+            let _ = cx.fill_text(&label, left, AXIS_H / 2.0);
+            ticks.push(format!("{left:.0}-{:.0}", left + width));
+            last_right = left + width;
+        }
         t += step;
     }
+    let _ = canvas.set_attribute("data-ticks", &ticks.join(" "));
     let x_of = |t: u64| GUTTER + v.x_of(t as f64, plot_w);
     for (l, y, hgt) in lines {
         match l {

@@ -154,7 +154,10 @@ pub fn timeline(p: &Props) -> Html {
                 let w = c
                     .parent_element()
                     .map_or(1000.0, |e| f64::from(e.client_width()));
-                ui.borrow_mut().width = w.max(GUTTER + 200.0);
+                // As wide as its box, so that its 11 px text is drawn 11 px, with at
+                // least 120 px of plot (the minimum was 200, 390 px in all: wider than
+                // a phone's 329 px box, which shrank the canvas and its text to 9 px).
+                ui.borrow_mut().width = w.max(GUTTER + 120.0);
                 draw(&c, &props, &ui.borrow(), &lines);
             }
         });
