@@ -1,8 +1,8 @@
 //! What the simulator's unit tests share: the run configuration they start from,
-//! the smallest task, and the pure slow path set up on a simulator's state (the
-//! differential tests of fork placement).
+//! the smallest task, the pure slow path set up on a simulator's state (the
+//! differential tests of fork placement), and stepping while a task stays put.
 
-use super::{SimConfig, SimTime, Simulator};
+use super::{Loc, SimConfig, SimTime, Simulator};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::topology::Machine;
 use crate::wakeup::{
@@ -87,4 +87,15 @@ pub(in crate::sim) fn slow_path_fork(
     let mut t = Trace::default();
     let d = select_task_rq_new(&sim.env, s, &p, &waker, WakeFlags::FORK, &mut t);
     (d, t)
+}
+
+/// Steps `sim` while task `t` is at `loc` (on a wake list, running somewhere),
+/// failing the test on a simulator error or a run that ends first; returns the
+/// instant it left.
+pub(in crate::sim) fn step_while_at(sim: &mut Simulator, t: u32, loc: Loc) -> SimTime {
+    while sim.tasks[t as usize].loc == loc {
+        assert!(sim.step(), "task {t} never left {loc:?}");
+        assert!(sim.error.is_none(), "{:?}", sim.error);
+    }
+    sim.now
 }

@@ -2,6 +2,7 @@
 //! lock and its resched IPI, and the wake list (`ttwu_queue_wakelist()`, 4026-4035),
 //! whose wakees stay off the target's rq until `sched_ttwu_pending()` (3885-3918).
 
+use super::test_support::step_while_at;
 use super::tests::{quiet_sim, task_on};
 use super::*;
 use crate::wakeup::{QueuePath, WakeFlags};
@@ -207,10 +208,7 @@ fn a_wake_up_that_joins_a_pending_wake_list_sends_nothing() {
         !sim.cpus[target as usize].resched_ipi,
         "no smp_send_reschedule()"
     );
-    while sim.tasks[curr as usize].loc == Loc::Running(target) {
-        assert!(sim.step());
-        assert!(sim.error.is_none(), "{:?}", sim.error);
-    }
+    step_while_at(&mut sim, curr, Loc::Running(target));
     assert_eq!(
         sim.now.since(t0),
         sim.cost.params.ipi_ns(),
@@ -243,10 +241,7 @@ fn a_wake_list_wakee_is_enqueued_and_placed_when_its_ipi_lands() {
     assert_eq!(sim.state.rqs[target as usize].nr_running, 1, "curr only");
     assert!(!sim.cpus[target as usize].queue.contains(&wakee));
     let placed_before = sim.tasks[wakee as usize].vruntime;
-    while sim.tasks[wakee as usize].loc == Loc::WakeList(target) {
-        assert!(sim.step());
-        assert!(sim.error.is_none(), "{:?}", sim.error);
-    }
+    step_while_at(&mut sim, wakee, Loc::WakeList(target));
     assert_eq!(
         sim.now.since(t0),
         sim.cost.params.ipi_ns(),

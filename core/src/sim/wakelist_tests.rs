@@ -4,6 +4,7 @@
 //! `do_idle()`'s `flush_smp_call_function_queue()` (idle.c v6.8 339-340).
 
 use super::record::{QueueKind, RecordConfig, RecordKind};
+use super::test_support::step_while_at;
 use super::ttwu_queue_tests::{
     curr_keeps_its_slice, remote_running_target, remote_running_target_with,
 };
@@ -28,11 +29,7 @@ fn wake_onto_the_list(sim: &mut Simulator, cpu: u32, target: u32) -> SimTime {
 
 /// Steps until task `t` is off `cpu`'s wake list; returns the instant.
 fn run_until_activated(sim: &mut Simulator, t: u32, cpu: u32) -> SimTime {
-    while sim.tasks[t as usize].loc == Loc::WakeList(cpu) {
-        assert!(sim.step(), "the wakee was never activated");
-        assert!(sim.error.is_none(), "{:?}", sim.error);
-    }
-    sim.now
+    step_while_at(sim, t, Loc::WakeList(cpu))
 }
 
 /// A `schedule()` of a running CPU (here a preemption of its task) picks from the rq

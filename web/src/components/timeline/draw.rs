@@ -4,9 +4,13 @@
 //! (coloured by distance; the hovered or selected one thicker), in the page's theme
 //! colours.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use schedlab_core::cost::Distance;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+use yew::prelude::*;
 
 use super::hit::Hit;
 use super::layout::{cpu_y, Line, AXIS_H, GUTTER};
@@ -31,12 +35,30 @@ fn idle_fill(cstate: u8) -> String {
     format!("rgba(110, 120, 140, {a:.2})")
 }
 
-pub(super) fn draw(
-    canvas: &HtmlCanvasElement,
-    p: &Props,
-    ui: &Ui,
-    lines: &[(Line, f64, f64)],
-) -> Option<()> {
+/// Draws the canvas after every render, at the canvas' width on the page (kept in
+/// `ui.width`, at least the gutter and 200 px).
+#[hook]
+pub(super) fn use_draw_each_render(
+    canvas: NodeRef,
+    ui: Rc<RefCell<Ui>>,
+    lines: Rc<Vec<(Line, f64, f64)>>,
+    props: Props,
+) {
+    use_effect(move || {
+        if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
+            let w = c
+                .parent_element()
+                .map_or(1000.0, |e| f64::from(e.client_width()));
+            // As wide as its box, so that its 11 px text is drawn 11 px, with at
+            // least 120 px of plot (the minimum was 200, 390 px in all: wider than
+            // a phone's 329 px box, which shrank the canvas and its text to 9 px).
+            ui.borrow_mut().width = w.max(GUTTER + 120.0);
+            draw(&c, &props, &ui.borrow(), &lines);
+        }
+    });
+}
+
+fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64)]) -> Option<()> {
     let dpr = web_sys::window()
         .map_or(1.0, |w| w.device_pixel_ratio())
         .max(1.0);

@@ -113,3 +113,46 @@ pub(super) fn hit_text(p: &Props, h: &Hit) -> String {
         Hit::Group(_) => "click to collapse or expand this group".to_string(),
     }
 }
+
+/// The tip for what is under the pointer: its style (beside the pointer, kept on
+/// the canvas) and its text; both empty with nothing under it.
+pub(super) fn tip(p: &Props, u: &Ui) -> (String, String) {
+    match u.hover.as_ref() {
+        Some((x, y, h)) => (
+            format!(
+                "left: {}px; top: {}px",
+                (x + 14.0).min(u.width - 320.0).max(0.0),
+                y + 14.0
+            ),
+            hit_text(p, h),
+        ),
+        None => (String::new(), String::new()),
+    }
+}
+
+/// The text of the wake-up the keyboard selected, if any.
+pub(super) fn selected_text(p: &Props, u: &Ui) -> Option<String> {
+    u.selected.and_then(|(i, k)| {
+        let s = p.sides.get(i)?;
+        let (at, w) = s.built.arrows.get(k)?;
+        Some(hit_text(p, &Hit::Wake(i, *at, *w)))
+    })
+}
+
+/// Where the selected arrow is drawn (`x,y` in CSS px in the canvas) and what it
+/// chose: its wake-up number, the chosen CPU and its side. The browser tests click
+/// there.
+pub(super) fn selected_at(
+    p: &Props,
+    u: &Ui,
+    lines: &[(Line, f64, f64)],
+) -> Option<(String, u32, u16, usize)> {
+    u.selected.and_then(|(i, k)| {
+        let (at, w) = p.sides.get(i)?.built.arrows.get(k)?;
+        let ys = cpu_y(lines, i, p.machine.cpus.len());
+        let ya = (*ys.get(usize::from(w.waker_cpu))?)?;
+        let yb = (*ys.get(usize::from(w.cpu))?)?;
+        let x = GUTTER + u.view.x_of(*at as f64, u.width - GUTTER) + 1.5;
+        Some((format!("{x:.1},{:.1}", (ya + yb) / 2.0), w.seq, w.cpu, i))
+    })
+}

@@ -20,15 +20,16 @@
 //! shows the whole window, `]`/`[` select the next/previous wake-up in view (the first
 //! press, the one nearest the middle) and `Enter` opens it. The model (rows, slices, the axis) is `crate::timeline`.
 //!
-//! This file holds the component: its state, the mouse and keyboard, the page around
-//! the canvas. `layout.rs` places the rows, `draw.rs` paints the canvas and `hit.rs`
-//! finds (and words) what is under the pointer.
+//! This file holds the component: its state and the page around the canvas.
+//! `input.rs` says what the wheel, the pointer and the keys do, `layout.rs` places
+//! the rows, `draw.rs` paints the canvas and `hit.rs` finds (and words) what is under
+//! the pointer.
 
 mod draw;
 mod hit;
+mod input;
 mod layout;
 
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -36,17 +37,15 @@ use std::sync::Arc;
 use schedlab_core::cost::Distance;
 use schedlab_core::sim::record::WakeRecord;
 use schedlab_core::topology::Machine;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
-use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
 use crate::state::sim_wake::side_name;
 use crate::state::{Action, AppContext, Side, SimWakeRef};
 use crate::timeline::{fmt_time, Built, GroupKey, View};
-use draw::{distance_colour, draw};
-use hit::{hit_test, hit_text, Hit};
-use layout::{cpu_y, layout, GUTTER};
+use draw::{distance_colour, use_draw_each_render};
+use hit::{selected_at, selected_text, tip, Hit};
+use input::{on_click, on_key, on_move, use_wheel_zoom, Ask};
+use layout::layout;
 
 /// One side's recorded window, ready to draw.
 #[derive(Debug)]
@@ -108,7 +107,6 @@ struct Ui {
     /// The window the view stays inside (ns).
     bounds: (f64, f64),
 }
-type WheelListener = Closure<dyn FnMut(web_sys::WheelEvent)>;
 
 #[function_component(Timeline)]
 pub fn timeline(p: &Props) -> Html {
@@ -141,75 +139,17 @@ pub fn timeline(p: &Props) -> Html {
         &ui.borrow().collapsed,
     ));
     let state = use_context::<AppContext>();
-    // Draw after every render, at the canvas' width on the page.
-    {
-        let (canvas, ui, lines) = (canvas.clone(), ui.clone(), lines.clone());
-        let props = Props {
+    use_draw_each_render(
+        canvas.clone(),
+        ui.clone(),
+        lines.clone(),
+        Props {
             sides: p.sides.clone(),
             machine: p.machine.clone(),
             cpus: p.cpus.clone(),
-        };
-        use_effect(move || {
-            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                let w = c
-                    .parent_element()
-                    .map_or(1000.0, |e| f64::from(e.client_width()));
-                // As wide as its box, so that its 11 px text is drawn 11 px, with at
-                // least 120 px of plot (the minimum was 200, 390 px in all: wider than
-                // a phone's 329 px box, which shrank the canvas and its text to 9 px).
-                ui.borrow_mut().width = w.max(GUTTER + 120.0);
-                draw(&c, &props, &ui.borrow(), &lines);
-            }
-        });
-    }
-    // The wheel, registered by hand: Yew's own wheel listener is passive, and zooming
-    // must keep the page from scrolling.
-    {
-        let (canvas, ui, redraw) = (canvas.clone(), ui.clone(), redraw.clone());
-        use_effect_with((), move |_| {
-            let held: Rc<RefCell<Option<WheelListener>>> = Rc::default();
-            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                let f = Closure::<dyn FnMut(web_sys::WheelEvent)>::new(
-                    move |e: web_sys::WheelEvent| {
-                        e.prevent_default();
-                        let mut u = ui.borrow_mut();
-                        let x = f64::from(e.offset_x()) - GUTTER;
-                        let plot_w = u.width - GUTTER;
-                        let (lo, hi) = u.bounds;
-                        if e.shift_key() || e.delta_x().abs() > e.delta_y().abs() {
-                            let d = if e.delta_x().abs() > e.delta_y().abs() {
-                                e.delta_x()
-                            } else {
-                                e.delta_y()
-                            };
-                            u.view = u.view.pan(d / plot_w * u.view.span(), lo, hi);
-                        } else {
-                            let at = u.view.time_at(x.max(0.0), plot_w);
-                            u.view = u.view.zoom((e.delta_y() * 0.002).exp(), at, lo, hi);
-                        }
-                        drop(u);
-                        redraw.force_update();
-                    },
-                );
-                let opts = web_sys::AddEventListenerOptions::new();
-                opts.set_passive(false);
-                let _ = c.add_event_listener_with_callback_and_add_event_listener_options(
-                    "wheel",
-                    f.as_ref().unchecked_ref(),
-                    &opts,
-                );
-                *held.borrow_mut() = Some(f);
-            }
-            move || {
-                if let (Some(c), Some(f)) =
-                    (canvas.cast::<HtmlCanvasElement>(), held.borrow_mut().take())
-                {
-                    let _ =
-                        c.remove_event_listener_with_callback("wheel", f.as_ref().unchecked_ref());
-                }
-            }
-        });
-    }
+        },
+    );
+    use_wheel_zoom(canvas.clone(), ui.clone(), redraw.clone());
     ui.borrow_mut().bounds = (lo, hi);
 
     let open_wake = {
@@ -242,29 +182,9 @@ pub fn timeline(p: &Props) -> Html {
         let (ui, redraw, lines, pn) =
             (ui.clone(), redraw.clone(), lines.clone(), props_now.clone());
         Callback::from(move |e: MouseEvent| {
-            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            let mut u = ui.borrow_mut();
-            if let Some((x0, v0, moved)) = u.drag {
-                if e.buttons() & 1 == 1 {
-                    let dx = x - x0;
-                    if moved || dx.abs() > 3.0 {
-                        let (lo, hi) = u.bounds;
-                        let plot_w = u.width - GUTTER;
-                        u.view = v0.pan(-dx / plot_w * v0.span(), lo, hi);
-                        u.drag = Some((x0, v0, true));
-                        u.hover = None;
-                        drop(u);
-                        redraw.force_update();
-                        return;
-                    }
-                } else {
-                    u.drag = None;
-                }
-            }
-            let h = hit_test(&pn, &u, &lines, x, y).map(|h| (x, y, h));
-            if h != u.hover {
-                u.hover = h;
-                drop(u);
+            let at = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            let redraw_now = on_move(&mut ui.borrow_mut(), &pn, &lines, at, e.buttons() & 1 == 1);
+            if redraw_now {
                 redraw.force_update();
             }
         })
@@ -278,25 +198,12 @@ pub fn timeline(p: &Props) -> Html {
             open_wake.clone(),
         );
         Callback::from(move |e: MouseEvent| {
-            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            let mut u = ui.borrow_mut();
-            let dragged = u.drag.take().is_some_and(|d| d.2);
-            if dragged {
-                return;
-            }
-            match hit_test(&pn, &u, &lines, x, y) {
-                Some(Hit::Wake(i, _, w)) => {
-                    drop(u);
-                    open_wake(i, &w);
-                }
-                Some(Hit::Group(k)) => {
-                    if !u.collapsed.remove(&k) {
-                        u.collapsed.insert(k);
-                    }
-                    drop(u);
-                    redraw.force_update();
-                }
-                _ => {}
+            let at = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            let ask = on_click(&mut ui.borrow_mut(), &pn, &lines, at);
+            match ask {
+                Ask::Open(i, w) => open_wake(i, &w),
+                Ask::Redraw => redraw.force_update(),
+                Ask::Nothing => {}
             }
         })
     };
@@ -319,99 +226,24 @@ pub fn timeline(p: &Props) -> Html {
             open_wake.clone(),
         );
         Callback::from(move |e: KeyboardEvent| {
-            let mut u = ui.borrow_mut();
-            let (lo, hi) = u.bounds;
-            let mid = (u.view.t0 + u.view.t1) / 2.0;
-            let span = u.view.span();
-            // Wake-ups in view, A's then B's.
-            let in_view = |u: &Ui| -> Vec<(usize, usize)> {
-                pn.sides
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(i, s)| {
-                        s.built
-                            .arrows
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, (at, _))| {
-                                (*at as f64) >= u.view.t0 && (*at as f64) <= u.view.t1
-                            })
-                            .map(move |(k, _)| (i, k))
-                    })
-                    .collect()
-            };
-            match e.key().as_str() {
-                "+" | "=" => u.view = u.view.zoom(0.5, mid, lo, hi),
-                "-" | "_" => u.view = u.view.zoom(2.0, mid, lo, hi),
-                "ArrowLeft" => u.view = u.view.pan(-0.2 * span, lo, hi),
-                "ArrowRight" => u.view = u.view.pan(0.2 * span, lo, hi),
-                "0" | "Home" => u.view = View { t0: lo, t1: hi },
-                "]" | "[" => {
-                    let all = in_view(&u);
-                    let at = u.selected.and_then(|s| all.iter().position(|x| *x == s));
-                    // Nothing selected in view yet: the wake-up nearest the middle.
-                    let near_mid = || {
-                        (0..all.len()).min_by_key(|&j| {
-                            let (i, k) = all[j];
-                            let at = pn.sides[i].built.arrows[k].0 as f64;
-                            (at - mid).abs() as u64
-                        })
-                    };
-                    let next = match (e.key().as_str(), at) {
-                        ("]", Some(k)) => (k + 1).min(all.len().saturating_sub(1)),
-                        ("[", Some(k)) => k.saturating_sub(1),
-                        _ => near_mid().unwrap_or(0),
-                    };
-                    u.selected = all.get(next).copied();
+            let ask = on_key(&mut ui.borrow_mut(), e.key().as_str(), &pn.sides);
+            match ask {
+                Ask::Open(i, w) => open_wake(i, &w),
+                Ask::Redraw => {
+                    e.prevent_default();
+                    redraw.force_update();
                 }
-                "Enter" => {
-                    if let Some((i, k)) = u.selected {
-                        if let Some((_, w)) = pn.sides.get(i).and_then(|s| s.built.arrows.get(k)) {
-                            let w = *w;
-                            drop(u);
-                            open_wake(i, &w);
-                            return;
-                        }
-                    }
-                    return;
-                }
-                _ => return,
+                Ask::Nothing => {}
             }
-            e.prevent_default();
-            drop(u);
-            redraw.force_update();
         })
     };
     let u = ui.borrow();
     // Always in the DOM (hidden when nothing is under the pointer): Yew matches
     // unkeyed children from the end, so a tip appearing after the canvas would make
     // it a new canvas.
-    let (tip_style, tip_text) = match u.hover.as_ref() {
-        Some((x, y, h)) => (
-            format!(
-                "left: {}px; top: {}px",
-                (x + 14.0).min(u.width - 320.0).max(0.0),
-                y + 14.0
-            ),
-            hit_text(p, h),
-        ),
-        None => (String::new(), String::new()),
-    };
-    let selected = u.selected.and_then(|(i, k)| {
-        let s = p.sides.get(i)?;
-        let (at, w) = s.built.arrows.get(k)?;
-        Some(hit_text(p, &Hit::Wake(i, *at, *w)))
-    });
-    // Where the selected arrow is drawn (CSS px in the canvas) and what it chose: the
-    // browser tests click there.
-    let selected_at = u.selected.and_then(|(i, k)| {
-        let (at, w) = p.sides.get(i)?.built.arrows.get(k)?;
-        let ys = cpu_y(&lines, i, p.machine.cpus.len());
-        let ya = (*ys.get(usize::from(w.waker_cpu))?)?;
-        let yb = (*ys.get(usize::from(w.cpu))?)?;
-        let x = GUTTER + u.view.x_of(*at as f64, u.width - GUTTER) + 1.5;
-        Some((format!("{x:.1},{:.1}", (ya + yb) / 2.0), w.seq, w.cpu, i))
-    });
+    let (tip_style, tip_text) = tip(p, &u);
+    let selected = selected_text(p, &u);
+    let selected_at = selected_at(p, &u, &lines);
     let span = u.view.span();
     let shown = format!(
         "{} to {} shown",
