@@ -6,12 +6,12 @@
 
 use std::ops::{Deref, DerefMut, Index, IndexMut};
 
-use crate::cpumask::MAX_CPUS;
+use super::MAX_CPUS;
 
 const SLOTS: usize = MAX_CPUS as usize;
 
 #[derive(Clone, Debug)]
-pub(super) struct PerCpu<T> {
+pub(crate) struct PerCpu<T> {
     slots: Box<[T; SLOTS]>,
     n: usize,
 }
@@ -19,7 +19,7 @@ pub(super) struct PerCpu<T> {
 impl<T: Clone> PerCpu<T> {
     /// The machine's CPUs' `items` (at most [`MAX_CPUS`]); the slots past them hold
     /// clones of `spare`, never read.
-    pub(super) fn new(mut items: Vec<T>, spare: T) -> Self {
+    pub(crate) fn new(mut items: Vec<T>, spare: T) -> Self {
         let n = items.len();
         assert!(n <= SLOTS, "{n} CPUs: at most {SLOTS}");
         items.resize(SLOTS, spare);
@@ -32,7 +32,7 @@ impl<T: Clone> PerCpu<T> {
     }
 
     /// `n` CPUs' copies of `value`.
-    pub(super) fn filled(n: usize, value: T) -> Self {
+    pub(crate) fn filled(n: usize, value: T) -> Self {
         PerCpu::new(vec![value.clone(); n], value)
     }
 }
