@@ -23,7 +23,7 @@ mod format;
 mod per_cpu;
 mod wrap;
 
-pub(crate) use per_cpu::PerCpu;
+pub use per_cpu::PerCpu;
 pub use wrap::WrapWalk;
 
 /// The largest machine schedlab models (the kernel's default `NR_CPUS` on x86 is 8192;
