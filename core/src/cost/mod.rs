@@ -30,7 +30,7 @@
 
 use serde::Serialize;
 
-use crate::cpumask::CpuId;
+use crate::cpumask::{CpuId, PerCpu};
 use crate::fxhash::FxHashMap;
 
 mod contention;
@@ -175,13 +175,13 @@ pub struct CostParams {
 pub struct CostModel {
     pub params: CostParams,
     /// Per CPU: core, node, LLC and cluster ids.
-    ids: Vec<CpuIds>,
+    ids: PerCpu<CpuIds>,
     n_nodes: usize,
     /// Row-major node × node: wake-up data cost and line latency across nodes, ns.
     node_wake_ns: Vec<u64>,
     node_c2c_ns: Vec<u64>,
     /// Per CPU: mean c2c to the other CPUs of its LLC (cost of one remote rq read).
-    probe_ns: Vec<u32>,
+    probe_ns: PerCpu<u32>,
 }
 
 /// The topology ids a CPU pair's [`Distance`] depends on.
@@ -210,6 +210,8 @@ impl CostModel {
         let params = CostParams::for_machine(m);
         let n = m.nr_cpus() as usize;
         let ids: Vec<CpuIds> = (0..n).map(|c| CpuIds::of(m, CpuId(c as u32))).collect();
+        let spare = CpuIds::of(m, CpuId(0));
+        let ids = PerCpu::new(ids, spare);
         let n_nodes = ids.iter().map(|i| i.node as usize + 1).max().unwrap_or(1);
         let mut node_wake_ns = vec![0; n_nodes * n_nodes];
         let mut node_c2c_ns = vec![0; n_nodes * n_nodes];
@@ -231,7 +233,7 @@ impl CostModel {
             n_nodes,
             node_wake_ns,
             node_c2c_ns,
-            probe_ns: Vec::new(),
+            probe_ns: PerCpu::filled(0, 0),
         };
         // The CPUs of each LLC, in CPU order, found once: a walk over every CPU for
         // each CPU is 16.8 M steps on a 4096-CPU machine.
@@ -239,7 +241,7 @@ impl CostModel {
         for (c, i) in cm.ids.iter().enumerate() {
             llc_cpus.entry(i.llc).or_default().push(c);
         }
-        cm.probe_ns = (0..n)
+        let probe_ns = (0..n)
             .map(|a| {
                 let (sum, cnt) = llc_cpus[&cm.ids[a].llc]
                     .iter()
@@ -251,6 +253,7 @@ impl CostModel {
                 sum.checked_div(cnt).unwrap_or(0) as u32
             })
             .collect();
+        cm.probe_ns = PerCpu::new(probe_ns, 0);
         cm
     }
 

@@ -20,8 +20,10 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 mod format;
+mod per_cpu;
 mod wrap;
 
+pub use per_cpu::PerCpu;
 pub use wrap::WrapWalk;
 
 /// The largest machine schedlab models (the kernel's default `NR_CPUS` on x86 is 8192;

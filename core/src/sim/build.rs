@@ -55,7 +55,7 @@ impl Simulator {
             .map(|c| idle_at_start(c, &menu, cstate0))
             .collect::<Vec<_>>();
         let spare = cpus[0].clone();
-        let cpus = super::per_cpu::PerCpu::new(cpus, spare);
+        let cpus = crate::cpumask::PerCpu::new(cpus, spare);
         let release = cfg.patches.release;
         let eevdf = release >= Release::new(6, 6);
         // sysctl_sched_base_slice 0.75 ms × (1 + ilog2(min(ncpus, 8))).

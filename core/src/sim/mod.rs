@@ -141,7 +141,6 @@ mod newidle;
 #[cfg(test)]
 mod on_cpu_tests;
 mod pelt;
-mod per_cpu;
 pub mod perfetto;
 mod pipe;
 mod pipe_mutex;
@@ -174,7 +173,7 @@ mod wakelist_tests;
 use thiserror::Error;
 
 use crate::cost::{CacheShare, CostModel, CostTerms, LineTerm, ReadCopies, RqLock, SharedLines};
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::{CpuId, CpuMask, PerCpu};
 use crate::metrics::{Metrics, MAX_SERIES};
 use crate::patch::PatchSet;
 use crate::release::Release;
@@ -592,7 +591,7 @@ pub struct Simulator {
     softirq_ns: u64,
     noise_rng: Rng,
     code: Code,
-    cpus: per_cpu::PerCpu<Cpu>,
+    cpus: PerCpu<Cpu>,
     /// Per CPU: its LLC's index into `llc_lines`.
     llc_of: Vec<u16>,
     /// Per CPU: sd_llc_id.

@@ -35,7 +35,7 @@ pub use trace::{NoTrace, PathOnly, Reject, Step, Trace, Tracer};
 use serde::{Deserialize, Serialize};
 
 use crate::byte_enum::byte_enum;
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::{CpuId, CpuMask, PerCpu};
 use crate::patch::PatchSet;
 use crate::sched_domain::{BuildConfig, DomainError, SchedDomains, SdFlags};
 use crate::topology::Machine;
@@ -59,7 +59,7 @@ pub struct WakeEnv {
     cpu_node: Vec<u16>,
     node_masks: Vec<CpuMask>,
     /// Per CPU (offline ones too).
-    top: Vec<TopCache>,
+    top: PerCpu<TopCache>,
     /// Every online CPU's `rq->sd` chain bottom-up, then its LLC's first group; a
     /// CPU's entries are contiguous (see [`TopCache::sd`]).
     sd_hot: Vec<SdHot>,
@@ -232,7 +232,7 @@ impl WakeEnv {
 }
 
 /// Packs the per-CPU variables and the hot part of each CPU's domains.
-fn pack_hot(domains: &SchedDomains) -> (Vec<TopCache>, Vec<SdHot>) {
+fn pack_hot(domains: &SchedDomains) -> (PerCpu<TopCache>, Vec<SdHot>) {
     let n = domains.cpu_map.nr_cpu_ids() as usize;
     let mut top = Vec::with_capacity(n);
     let mut hot = Vec::new();
@@ -280,7 +280,18 @@ fn pack_hot(domains: &SchedDomains) -> (Vec<TopCache>, Vec<SdHot>) {
             llc_shared: cd.sd_llc_shared.map_or(NONE, |s| s.cpu.0),
         });
     }
-    (top, hot)
+    // The spare slots past the machine's CPUs (never read): CPUs without domains.
+    let spare = TopCache {
+        sd: 0,
+        nr_sd: 0,
+        sd_llc: u16::MAX,
+        sd_llc_id: CpuId(0),
+        sd_llc_size: 1,
+        sd_share_id: CpuId(0),
+        sd_l2c_id: CpuId(0),
+        llc_shared: NONE,
+    };
+    (PerCpu::new(top, spare), hot)
 }
 
 /// How the woken task reaches its CPU's runqueue (`ttwu_queue()`).

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::{CpuId, CpuMask, PerCpu};
 
 /// A task id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -88,6 +88,13 @@ fn default_capacity() -> u64 {
 
 fn yes() -> bool {
     true
+}
+
+/// An idle CPU ([`RqState::idle`]).
+impl Default for RqState {
+    fn default() -> Self {
+        RqState::idle()
+    }
 }
 
 impl RqState {
@@ -176,7 +183,8 @@ pub struct SisPropState {
 /// Everything the wake-up path reads that is not topology.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SchedState {
-    pub rqs: Vec<RqState>,
+    /// Per CPU ([`PerCpu`]: indexed by CPU number without a bounds check).
+    pub rqs: PerCpu<RqState>,
     /// Indexed by `sd_llc_id` (a CPU number); entries for non-first CPUs are unused.
     pub llc_shared: Vec<LlcShared>,
     pub jiffies: u64,
@@ -206,7 +214,7 @@ impl SchedState {
     pub fn all_idle(nr_cpus: u32, llc_size_of: impl Fn(CpuId) -> u32) -> Self {
         let n = nr_cpus as usize;
         SchedState {
-            rqs: vec![RqState::idle(); n],
+            rqs: PerCpu::filled(n, RqState::idle()),
             llc_shared: (0..nr_cpus)
                 .map(|c| LlcShared {
                     has_idle_cores: false,

@@ -6,12 +6,11 @@
 
 use std::sync::Arc;
 
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::{CpuId, CpuMask, PerCpu};
 use crate::fxhash::FxHashMap;
 use crate::sched_domain::{SchedGroup, SdFlags};
 use crate::wakeup::{RqState, WakeEnv};
 
-use super::super::per_cpu::PerCpu;
 use super::{ring, sums, BalanceInfo, DomainState, Group, Level, NohzFlags, UPTIME_S};
 
 /// One shared CPU list.

@@ -115,12 +115,11 @@ mod tests;
 
 use std::sync::Arc;
 
-use crate::cpumask::CpuId;
+use crate::cpumask::{CpuId, PerCpu};
 use crate::release::Release;
 use crate::sched_domain::SdFlags;
 use crate::wakeup::RqState;
 
-use super::per_cpu::PerCpu;
 use super::{SimTime, Simulator};
 
 pub(super) use lb::CpuIdle;
