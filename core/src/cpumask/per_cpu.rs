@@ -46,7 +46,7 @@ impl<T: Clone> PerCpu<T> {
 /// the stack first (2.3 MB for the simulator's CPUs), past wasm32's 1 MB stack.
 impl<T: Clone> Clone for PerCpu<T> {
     fn clone(&self) -> Self {
-        let items: Vec<T> = self.slots.iter().cloned().collect();
+        let items: Vec<T> = self.slots.to_vec();
         let slots = items
             .into_boxed_slice()
             .try_into()
@@ -148,13 +148,26 @@ mod tests {
         assert_eq!(back, p);
     }
 
-    /// 4096 slots of 1 KiB: a clone that built them on the stack (a derived `Clone` of
-    /// the boxed array) overflows a test thread's 2 MiB stack and wasm32's 1 MiB.
+    /// 4096 slots of 1 KiB that are not `Copy` (as the simulator's `Cpu` is not): a
+    /// clone that built them on the stack (a derived `Clone` of the boxed array)
+    /// overflows a test thread's 2 MiB stack and wasm32's 1 MiB.
     #[test]
     fn a_clone_of_large_slots_stays_off_the_stack() {
-        let p = PerCpu::filled(2, [7u8; 1024]);
+        #[derive(Clone)]
+        struct Big {
+            bytes: [u8; 1024],
+            name: String,
+        }
+        let big = Big {
+            bytes: [7; 1024],
+            name: "cpu".into(),
+        };
+        let p = PerCpu::filled(2, big);
         let q = p.clone();
-        assert_eq!((q.len(), q[1][1023]), (2, 7));
+        assert_eq!(
+            (q.len(), q[1].bytes[1023], q[1].name.as_str()),
+            (2, 7, "cpu")
+        );
     }
 
     #[test]
