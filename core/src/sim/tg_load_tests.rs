@@ -390,6 +390,13 @@ fn a_forks_lock_hold_on_a_remote_target_includes_the_line() {
     assert_eq!(wait_on, wait_off + line_on, "the next taker waits for it");
 }
 
+/// The group cfs_rq on CPU `t` last updated two PELT periods ago, its load far from
+/// its contribution: an UPDATE_TG update there writes.
+fn decayed(sim: &mut Simulator, t: usize) {
+    sim.cpus[t].tg.last_update_ns = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
+    sim.cpus[t].tg.contrib = 0;
+}
+
 /// The pick's `set_next_entity()` → `update_load_avg(cfs_rq, se, UPDATE_TG)` (fair.c
 /// v6.8 5417) writes the line when the group cfs_rq decayed; `put_prev_entity()` →
 /// `update_load_avg(cfs_rq, prev, 0)` (5485) updates it without `UPDATE_TG`: no
@@ -401,12 +408,7 @@ fn the_pick_writes_on_decay_and_put_prev_only_consumes_it() {
     let (cpu, target) = (2, 3);
     let mut sim = remote_running_target(cpu, target);
     let t = target as usize;
-    // The group cfs_rq on `target` last updated two PELT periods ago, its load far
-    // from its contribution: an UPDATE_TG update writes.
-    let decay = |sim: &mut Simulator| {
-        sim.cpus[t].tg.last_update_ns = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
-        sim.cpus[t].tg.contrib = 0;
-    };
+    let decay = |sim: &mut Simulator| decayed(sim, t);
     sim.now += 2_000_000; // past any rate limit of earlier writes
     decay(&mut sim);
     let w0 = accesses(&sim).1;
@@ -442,10 +444,7 @@ fn a_preemption_that_picks_prev_again_keeps_the_decay() {
     let (cpu, target) = (2, 3);
     let mut sim = remote_running_target(cpu, target);
     let t = target as usize;
-    let decay = |sim: &mut Simulator| {
-        sim.cpus[t].tg.last_update_ns = sim.now.ns() - 2 * super::pelt::PERIOD_NS;
-        sim.cpus[t].tg.contrib = 0;
-    };
+    let decay = |sim: &mut Simulator| decayed(sim, t);
     sim.now += 2_000_000; // past any rate limit of earlier writes
     decay(&mut sim);
     let stamp = sim.cpus[t].tg.last_update_ns;
