@@ -93,6 +93,48 @@ impl Estimate {
     }
 }
 
+/// Fieller's 95% interval of the ratio of two means, `mean(num) / mean(den)`, from
+/// paired samples (`num[i]` and `den[i]` from the same seed): the values of ρ for which
+/// `mean(num) − ρ·mean(den)` is within Student's t of 0, that is the roots of
+///
+/// ```text
+///  ρ²(D̄² − t²·v_dd) − 2ρ(D̄·N̄ − t²·v_nd) + (N̄² − t²·v_nn) = 0
+/// ```
+///
+/// with `v` the variances and covariance of the two means (sample ones ÷ n), `t` =
+/// [`t_975`]`(n − 1)` (Fieller 1954, "Some problems in interval estimation", JRSS B
+/// 16(2)). `None` for fewer than two pairs, unequal lengths, a sample that is not
+/// finite, or a denominator whose mean is not significantly away from 0 (then the
+/// set is unbounded: no interval can be said).
+pub fn ratio_interval(num: &[f64], den: &[f64]) -> Option<(f64, f64)> {
+    if num.len() != den.len() || num.iter().chain(den).any(|x| !x.is_finite()) {
+        return None;
+    }
+    let n = u32::try_from(num.len()).ok()?;
+    let t = t_975(n.checked_sub(1)?)?;
+    let nf = f64::from(n);
+    let (mn, md) = (num.iter().sum::<f64>() / nf, den.iter().sum::<f64>() / nf);
+    let (mut snn, mut sdd, mut snd) = (0.0, 0.0, 0.0);
+    for (x, y) in num.iter().zip(den) {
+        snn += (x - mn) * (x - mn);
+        sdd += (y - md) * (y - md);
+        snd += (x - mn) * (y - md);
+    }
+    let scale = t * t / (nf * (nf - 1.0));
+    let qa = md * md - scale * sdd;
+    let qb = md * mn - scale * snd;
+    let qc = mn * mn - scale * snn;
+    // qa <= 0: the denominator's interval reaches 0, and the set of ratios is unbounded.
+    if qa <= 0.0 {
+        return None;
+    }
+    let disc = qb * qb - qa * qc;
+    // With qa > 0 the discriminant is >= 0 by Cauchy-Schwarz; rounding may make it a
+    // hair negative when both samples have no spread.
+    let root = disc.max(0.0).sqrt();
+    Some(((qb - root) / qa, (qb + root) / qa))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +200,32 @@ mod tests {
         for df in 1..31 {
             assert!(t_975(df) > t_975(df + 1), "{df}");
         }
+    }
+
+    /// By hand (python): den 1..5 (mean 3), num 0.3, 0.5, 1.1, 1.0, 1.6 (mean 0.9),
+    /// ratio 0.3; t(4) = 2.776 gives Fieller's [0.205668, 0.379360]. The interval is
+    /// not symmetric about the ratio, as a ratio's is not.
+    #[test]
+    fn fiellers_interval_of_a_ratio_is_the_hand_computed_one() {
+        let den = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let num = [0.3, 0.5, 1.1, 1.0, 1.6];
+        let (lo, hi) = ratio_interval(&num, &den).unwrap();
+        assert!(
+            (lo - 0.205_668).abs() < 1e-6 && (hi - 0.379_360).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        assert!(lo < 0.3 && 0.3 < hi && (0.3 - lo - (hi - 0.3)).abs() > 1e-3);
+        // No spread: the interval is the ratio itself.
+        let (lo, hi) = ratio_interval(&[2.0, 2.0, 2.0], &[4.0, 4.0, 4.0]).unwrap();
+        assert!(close(lo, 0.5) && close(hi, 0.5), "{lo} {hi}");
+    }
+
+    #[test]
+    fn a_ratio_over_a_mean_near_zero_or_too_few_pairs_has_no_interval() {
+        // The denominator's own interval straddles 0: every ratio is possible.
+        assert_eq!(ratio_interval(&[1.0, 1.2, 0.9], &[-1.0, 1.5, 0.2]), None);
+        assert_eq!(ratio_interval(&[1.0], &[2.0]), None);
+        assert_eq!(ratio_interval(&[1.0, 2.0], &[2.0]), None);
+        assert_eq!(ratio_interval(&[1.0, f64::NAN], &[2.0, 2.0]), None);
     }
 }

@@ -85,7 +85,8 @@ impl Switch {
 pub const BOLD_MARGIN_PP: f64 = 0.05;
 
 /// The bold rule: `mean` lies outside the all-on row's 95% interval by more than
-/// [`BOLD_MARGIN_PP`]. A row without an interval (seed 04's derived cut) is never bold.
+/// [`BOLD_MARGIN_PP`]. A row without an interval (one seed, or a derived row whose
+/// seeds are not paired) is never bold.
 pub fn outside_all_on(all_on: Option<(f64, f64)>, mean: f64) -> bool {
     all_on.is_some_and(|(lo, hi)| mean < lo - BOLD_MARGIN_PP || mean > hi + BOLD_MARGIN_PP)
 }
@@ -264,7 +265,7 @@ impl Contributions {
              on, then once per switch with the switch in every run ({}). Rows: {}. Each cell is \
              the model's change with its 95% interval over its seeds; **bold** marks a mean \
              outside the all-on row's interval by more than {BOLD_MARGIN_PP} pp (a row \
-             without an interval, seed 04's derived cut, is never bold).\n\n",
+             without an interval is never bold).\n\n",
             self.scale.name(),
             flags.join(", "),
             self.rows_shown

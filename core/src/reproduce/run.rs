@@ -3,6 +3,7 @@
 //! reports ([`assemble`]), or all of it serially ([`reproduce`]).
 
 use crate::experiment::{self, change_pct, AbStats, RunReport, RunSpec};
+use crate::stats::{ratio_interval, Estimate};
 
 use super::checks::{magnitude_check, settled, sign_check, sign_check_of_means, size_check};
 use super::points::{points, Point};
@@ -161,6 +162,7 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             .zip(pub_over_p)
             .map(|(a, b)| change_pct(a, b, false));
         let model_cut = change_pct(model_over, model_over_p, false);
+        let cut_interval = cut_interval(&without.per_seed, &with.per_seed);
         rows.push(ReproRow {
             key: "overhead cut by the patch".into(),
             published_baseline: pub_over,
@@ -169,14 +171,26 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             model_baseline: model_over,
             model_patched: model_over_p,
             model_change_pct: model_cut,
-            // Derived from the means: a per-seed cut divides by a per-seed overhead
-            // that can be near 0, so this row has no interval: its sign is checked on
+            // Derived from the means (a per-seed cut divides by a per-seed overhead
+            // that can be near 0), with Fieller's interval of the ratio of the two
+            // overheads over the shared seeds; without one, the sign is checked on
             // the means (`sign_check_of_means`).
-            model_change_lo: None,
-            model_change_hi: None,
+            model_change_lo: cut_interval.map(|(lo, _)| lo),
+            model_change_hi: cut_interval.map(|(_, hi)| hi),
             seeds: without.seeds,
             per_seed: Vec::new(),
-            sign_ok: sign_check_of_means(pub_cut, model_cut),
+            sign_ok: match cut_interval {
+                Some((lo, hi)) => sign_check(
+                    pub_cut,
+                    &Estimate {
+                        n: without.seeds,
+                        mean: model_cut,
+                        lo: Some(lo),
+                        hi: Some(hi),
+                    },
+                ),
+                None => sign_check_of_means(pub_cut, model_cut),
+            },
             size_ok: size_check(pub_cut, model_cut),
             magnitude_ok: None,
             events: 0,
@@ -240,6 +254,28 @@ pub fn reproduce(name: &str, scale: Scale) -> Result<ReproTable, ReproError> {
         }
     }
     assemble(name, scale, &reports)
+}
+
+/// The 95% interval of seed 04's derived cut, `100 × (1 − B̄/Ā)` with `A = cookies −
+/// none` and `B = cookies with the patch − none` per seed: Fieller's interval of
+/// `B̄/Ā` ([`ratio_interval`]), the seeds paired. `None` unless both rows ran the same
+/// seeds against the same baseline runs (equal digests), or when the overhead's own
+/// interval reaches 0.
+fn cut_interval(
+    without: &[experiment::SeedPair],
+    with: &[experiment::SeedPair],
+) -> Option<(f64, f64)> {
+    let paired = without.len() == with.len()
+        && without
+            .iter()
+            .zip(with)
+            .all(|(a, b)| a.seed == b.seed && a.baseline_digest == b.baseline_digest);
+    if !paired {
+        return None;
+    }
+    let over: Vec<f64> = without.iter().map(|s| s.patched - s.baseline).collect();
+    let over_p: Vec<f64> = with.iter().map(|s| s.patched - s.baseline).collect();
+    ratio_interval(&over_p, &over).map(|(lo, hi)| (100.0 * (1.0 - hi), 100.0 * (1.0 - lo)))
 }
 
 #[cfg(test)]
@@ -467,5 +503,44 @@ mod tests {
         extra.push(a[0].clone());
         assert!(assemble("seed03-hackbench", Scale::Full, &extra).is_err());
         assert!(assemble("seed03-hackbench", Scale::Full, &a[..a.len() - 1]).is_err());
+    }
+
+    fn pair(seed: u64, baseline: f64, patched: f64, digest: &str) -> experiment::SeedPair {
+        experiment::SeedPair {
+            seed,
+            baseline,
+            patched,
+            change_pct: change_pct(baseline, patched, false),
+            baseline_digest: digest.into(),
+            patched_digest: format!("{seed}-{patched}"),
+        }
+    }
+
+    /// Seed 04's cut: overheads (cookies − none) 1.0, 1.4, 1.2, 0.9, 1.5 and with the
+    /// patch 0.3, 0.5, 0.4, 0.2, 0.6 (same seeds and baseline runs): means 1.2 and 0.4,
+    /// a cut of 100 × (1 − 0.4/1.2) = 66.7%, with Fieller's interval of 0.4/1.2 mapped
+    /// to [100(1 − hi), 100(1 − lo)] around it. Unpaired rows have none.
+    #[test]
+    fn seed04s_cut_has_the_interval_of_its_ratio_when_the_seeds_are_paired() {
+        let base = [24.0, 25.0, 24.5, 24.2, 25.1];
+        let over = [1.0, 1.4, 1.2, 0.9, 1.5];
+        let over_p = [0.3, 0.5, 0.4, 0.2, 0.6];
+        let d = |i: usize| format!("d{i}");
+        let without: Vec<_> = (0..5)
+            .map(|i| pair(i as u64, base[i], base[i] + over[i], &d(i)))
+            .collect();
+        let with: Vec<_> = (0..5)
+            .map(|i| pair(i as u64, base[i], base[i] + over_p[i], &d(i)))
+            .collect();
+        let (lo, hi) = cut_interval(&without, &with).unwrap();
+        let (rlo, rhi) = ratio_interval(&over_p, &over).unwrap();
+        assert!((lo - 100.0 * (1.0 - rhi)).abs() < 1e-9 && (hi - 100.0 * (1.0 - rlo)).abs() < 1e-9);
+        let cut = 100.0 * (1.0 - 0.4 / 1.2);
+        assert!(lo < cut && cut < hi && hi - lo < 30.0, "{lo} {cut} {hi}");
+        // Another baseline run for one seed, or another seed: not paired, no interval.
+        let mut other = with.clone();
+        other[2].baseline_digest = "elsewhere".into();
+        assert_eq!(cut_interval(&without, &other), None);
+        assert_eq!(cut_interval(&without, &with[..4]), None);
     }
 }
