@@ -134,6 +134,7 @@ impl Simulator {
             check: cfg.check_invariants,
             eevdf,
             delay_dequeue: release.has_delay_dequeue(),
+            rel_deadline: release.has_rel_deadline(),
             slice_ns,
             smt,
             core_sched,

@@ -634,6 +634,8 @@ pub struct Simulator {
     eevdf: bool,
     /// DELAY_DEQUEUE and DELAY_ZERO (v6.12 on, [`Release::has_delay_dequeue`]).
     delay_dequeue: bool,
+    /// PLACE_REL_DEADLINE (v6.12 on, [`Release::has_rel_deadline`]).
+    rel_deadline: bool,
     slice_ns: i64,
     smt: bool,
     core_sched: bool,
