@@ -368,6 +368,8 @@ fn idle_at_start(c: usize, menu: &super::menu::MenuDevice, cstate: u8) -> Cpu {
         idle_stamp: Some(SimTime::ZERO),
         util: Pelt::default(),
         load: Pelt::default(),
+        delayed: Pelt::default(),
+        nr_delayed: 0,
         tg: tg_load::TgCpu::NEW,
         removed_load: 0,
         removed_util: 0,

@@ -67,6 +67,11 @@ impl Simulator {
         let running = if c.mode == Mode::Running { 1024 } else { 0 };
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
         Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
+        if self.delay_dequeue {
+            // __update_load_avg_cfs_rq()'s runnable level, h_nr_running -
+            // h_nr_delayed (pelt.c v6.12.19 320-324), kept as its difference.
+            c.delayed.update(now, 1024 * c.nr_delayed as u64);
+        }
         self.publish_cpu_pelt(cpu);
     }
 

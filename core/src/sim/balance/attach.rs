@@ -51,6 +51,10 @@ impl Simulator {
         // util_est_dequeue(); the detach publishes the CPU's averages.
         if !delayed {
             self.util_est_dequeue(t, src);
+        } else {
+            // dequeue_entities() / enqueue_task_fair(): h_nr_delayed moves with
+            // h_nr_running (fair.c v6.12.19 7169, 7187; 7049, 7073).
+            self.cpus[src as usize].nr_delayed -= 1;
         }
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
@@ -72,6 +76,7 @@ impl Simulator {
             let task = &mut self.tasks[t as usize];
             task.loc = Loc::Delayed(dst);
             task.last_cpu = dst;
+            self.cpus[dst as usize].nr_delayed += 1;
         }
         if self.measuring {
             self.metrics.migrations_balance += 1;
