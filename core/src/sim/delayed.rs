@@ -46,8 +46,9 @@
 //! task that attaches, detaches or is removed moves its load average in both CPU
 //! signals, and `util_est_update()`'s `task_runnable()` is its load; the throttling
 //! paths' `h_nr_delayed` (6008-6153) have no twin (no CFS bandwidth). The recorder
-//! shows a delayed task as queued and its requeueing wake-up as no `Wake` record (it
-//! decides nothing); `Metrics::wakeups` counts it, as `ttwu_stat()` does.
+//! shows a delayed task as queued and its requeueing wake-up as a `Wake` record of
+//! path `WakePath::Requeue` (numbered as every wake-up; nothing to capture);
+//! `Metrics::wakeups` counts it, as `ttwu_stat()` does.
 
 use crate::cpumask::CpuId;
 
@@ -198,6 +199,9 @@ impl Simulator {
         // ttwu_do_wakeup(): the waker's data, as ttwu_do_activate() charges it.
         let src = if waker.is_some() { cpu } else { rq };
         let dist = self.cost.distance(CpuId(src), CpuId(rq));
+        if self.rec.is_some() {
+            self.record_requeue(p, waker, cpu, rq, dist);
+        }
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(rq), dist);
         self.tasks[p as usize].debt_ns += data_ns;
         self.mutex_wait[p as usize].woken_from = if waker.is_some() {

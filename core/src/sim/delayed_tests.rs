@@ -286,3 +286,50 @@ fn the_core_wide_pick_finishes_a_delayed_dequeue() {
     assert_eq!(sim.tasks[B as usize].loc, Loc::Running(0));
     assert_eq!(sim.tasks[A as usize].vlag, 0);
 }
+
+/// A delayed task's wake-up is recorded (`record_requeue()`): a `Wake` record of path
+/// `WakePath::Requeue` on its own CPU, nothing probed, numbered as every wake-up; a
+/// capture asked for it has nothing to capture and says so. A's wake-up is its
+/// timer's, from interrupt context on CPU 0. 6.8 wakes A through the selection: an
+/// ordinary record, captured.
+#[test]
+fn a_delayed_wakees_requeue_is_recorded() {
+    use super::record::{RecordConfig, RecordKind, Recorder, NO_TASK};
+    use crate::wakeup::WakePath;
+    for patches in ["6.8", "6.12"] {
+        let mut sim = a_blocks_beside_hog(patches, 200, true);
+        let rc = RecordConfig {
+            capture_wake: vec![1],
+            ..RecordConfig::default()
+        };
+        sim.rec = Some(Box::new(Recorder::new(&rc, 2)));
+        step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+        step_until(&mut sim, SimTime::from_ms(3), |s| {
+            !s.tasks[A as usize].asleep()
+        });
+        let wakes: Vec<_> = sim
+            .recording()
+            .unwrap()
+            .records
+            .iter()
+            .filter_map(|r| match r.kind {
+                RecordKind::Wake(w) => Some(w),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(wakes.len(), 1, "{patches}: {wakes:?}");
+        let w = wakes[0];
+        assert_eq!((w.seq, w.wakee, w.waker), (1, A, NO_TASK), "{patches}");
+        if patches == "6.12" {
+            assert_eq!(w.path, WakePath::Requeue);
+            assert_eq!((w.waker_cpu, w.prev_cpu, w.cpu, w.probed), (0, 0, 0, 0));
+            assert_eq!(w.queue, super::record::QueueKind::Local);
+            assert!(sim.captured_wakes().is_empty());
+            assert_eq!(sim.requeued_captures(), &[1]);
+        } else {
+            assert_ne!(w.path, WakePath::Requeue);
+            assert_eq!(sim.captured_wakes().len(), 1);
+            assert!(sim.requeued_captures().is_empty());
+        }
+    }
+}
