@@ -192,6 +192,16 @@ impl Release {
         self >= Release::new(6, 12)
     }
 
+    /// PLACE_REL_DEADLINE, on by default (kernel/sched/features.h v6.12.19 15):
+    /// 82e9d0456e06 "sched/fair: Avoid re-setting virtual deadline on 'migrations'"
+    /// (v6.12-rc1). A dequeue that is not a sleep (the balancer's `detach_task()`,
+    /// core scheduling's steal) keeps the deadline relative to the vruntime, and the
+    /// next `place_entity()` restores it instead of starting a fresh slice (fair.c
+    /// v6.12.19 5581-5584, 5368-5372).
+    pub fn has_rel_deadline(self) -> bool {
+        self >= Release::new(6, 12)
+    }
+
     /// The top non-NUMA level's name: DIE until v6.6, PKG from v6.7.
     pub fn name_of_top_level(self) -> &'static str {
         if self.has_sd_cluster() {

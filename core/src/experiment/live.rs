@@ -202,6 +202,12 @@ impl LiveRun {
         self.sim.captured_wakes()
     }
 
+    /// The wake-ups `RecordConfig::capture_wake` named that requeued a delayed task
+    /// in place (v6.12): nothing to capture.
+    pub fn requeued_captures(&self) -> &[u32] {
+        self.sim.requeued_captures()
+    }
+
     /// The recording as a Chrome/Perfetto trace (`sim::perfetto`), with the run's
     /// throughput series as a counter; `None` without a recorder.
     pub fn chrome_trace(&self) -> Option<String> {

@@ -125,6 +125,13 @@ impl Simulator {
         self.rec.as_ref().map_or(&[], |r| &r.captured)
     }
 
+    /// The wake-ups `RecordConfig::capture_wake` asked for that have happened as a
+    /// delayed task's requeue in place (v6.12, `WakePath::Requeue`): no CPU
+    /// selection, so no capture.
+    pub fn requeued_captures(&self) -> &[u32] {
+        self.rec.as_ref().map_or(&[], |r| &r.requeued)
+    }
+
     /// A digest of the run's outcome: time, event count, metrics and the RNG state.
     pub fn digest(&self) -> u64 {
         let mut h = fnv(FNV_OFFSET, self.now.ns());

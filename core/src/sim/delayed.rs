@@ -34,14 +34,21 @@
 //! (8761-8777) has no twin: a task exits only while running, with `TASK_DEAD`, a
 //! special state (`DEQUEUE_SPECIAL`, core.c 6533-6534), so never delayed.
 //!
-//! Simplified: all tasks are nice 0 and the CPU's `load_avg` and `runnable_avg` are
-//! one signal (`load_avg.rs`), so `h_nr_delayed` (the backported runnable count,
-//! `se_runnable()`, sched.h v6.12.19 905-933: `h_nr_running - h_nr_delayed`) is left
-//! out: a delayed task counts in the CPU's load signal, as it does in the kernel's
-//! `load_avg`, and also in what stands for its `runnable_avg`, which in the kernel it
-//! does not. The recorder shows a delayed task as queued and its requeueing wake-up
-//! as no `Wake` record (it decides nothing); `Metrics::wakeups` counts it, as
-//! `ttwu_stat()` does.
+//! `h_nr_delayed` (fair.c v6.12.19 5498, 5520, 7049-7097, 7160-7226): the CPU's
+//! `load_avg` counts a delayed task (level `load.weight`), its `runnable_avg` does not
+//! (level `h_nr_running - h_nr_delayed`, pelt.c 320-324), so the balancer's and fork
+//! placement's `group_runnable` (`cpu_runnable()`, 7341-7344) leaves it out:
+//! `Cpu::nr_delayed` counts the delayed tasks queued, and `Cpu::delayed`, the PELT
+//! average of `1024 × nr_delayed`, is what `cpu_runnable()` lacks of `cpu_load()`.
+//!
+//! Simplified: all tasks are nice 0, and a task's own runnable average is its load
+//! average (the kernel's `se_runnable()`, sched.h 914-924, is 0 while delayed), so a
+//! task that attaches, detaches or is removed moves its load average in both CPU
+//! signals, and `util_est_update()`'s `task_runnable()` is its load; the throttling
+//! paths' `h_nr_delayed` (6008-6153) have no twin (no CFS bandwidth). The recorder
+//! shows a delayed task as queued and its requeueing wake-up as a `Wake` record of
+//! path `WakePath::Requeue` (numbered as every wake-up; nothing to capture);
+//! `Metrics::wakeups` counts it, as `ttwu_stat()` does.
 
 use crate::cpumask::CpuId;
 
@@ -92,6 +99,8 @@ impl Simulator {
         c.descheduling = (t, super::SimTime::MAX);
         c.burst_gen = c.burst_gen.wrapping_add(1);
         c.queue.push(t);
+        // set_delayed(): h_nr_delayed++ (fair.c v6.12.19 5498), after the update.
+        c.nr_delayed += 1;
         if self.measuring && !self.tasks[t as usize].background {
             self.metrics.delayed_dequeues += 1;
         }
@@ -124,6 +133,9 @@ impl Simulator {
         let c = &mut self.cpus[cpu as usize];
         c.queue.swap_remove(i);
         c.v_sum -= v;
+        // dequeue_entities(): h_nr_delayed-- with h_nr_running-- (7187): the
+        // runnable level stays.
+        c.nr_delayed -= 1;
         self.update_rq(cpu, |rq| rq.nr_running -= 1);
         if self.state.rqs[cpu as usize].nr_running == 0 {
             self.cpus[cpu as usize].base_v = avg;
@@ -175,6 +187,8 @@ impl Simulator {
             task.deadline = placed + slice;
         }
         self.tg_cfs_rq_update(p, rq);
+        // clear_delayed(): h_nr_delayed-- (fair.c 5520), after the update.
+        self.cpus[rq as usize].nr_delayed -= 1;
         let task = &mut self.tasks[p as usize];
         task.load.update(now.ns(), 1024);
         task.util.update(now.ns(), 0);
@@ -185,6 +199,9 @@ impl Simulator {
         // ttwu_do_wakeup(): the waker's data, as ttwu_do_activate() charges it.
         let src = if waker.is_some() { cpu } else { rq };
         let dist = self.cost.distance(CpuId(src), CpuId(rq));
+        if self.rec.is_some() {
+            self.record_requeue(p, waker, cpu, rq, dist);
+        }
         let data_ns = self.cost.wake_data_ns_at(CpuId(src), CpuId(rq), dist);
         self.tasks[p as usize].debt_ns += data_ns;
         self.mutex_wait[p as usize].woken_from = if waker.is_some() {

@@ -111,6 +111,41 @@ fn an_ineligible_blocker_stays_queued_until_its_pick() {
     assert_eq!(sim.metrics.wake_delayed, 0);
 }
 
+/// `h_nr_delayed` (fair.c v6.12.19 5498, 5520; pelt.c 320-324): while A is delayed
+/// on CPU 0 beside B running, the CPU's load_avg counts both (level `load.weight`,
+/// 2048) and its runnable_avg only B (`h_nr_running - h_nr_delayed`, 1024), so
+/// `cpu_runnable()`, the balancer's `group_runnable`, falls behind `cpu_load()`; the
+/// pick that dequeues A lowers both levels alike. 6.11 has no delayed task: the two
+/// stay one signal.
+#[test]
+fn a_delayed_task_is_not_runnable_for_the_cpus_runnable_avg() {
+    for patches in ["6.11", "6.12"] {
+        let mut sim = a_blocks_beside_hog(patches, 50_000, false);
+        step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+        let delayed = patches == "6.12";
+        assert_eq!(sim.tasks[A as usize].loc == Loc::Delayed(0), delayed);
+        assert_eq!(sim.cpus[0].nr_delayed, delayed as u32, "{patches}");
+        // Some ms on (B keeps the CPU until about 11 ms), CPU 0's averages brought
+        // to now.
+        step_until(&mut sim, SimTime::from_ms(10), |s| {
+            s.now >= SimTime::from_ms(5)
+        });
+        sim.update_cpu_pelt(0);
+        let (load, runnable) = (sim.cpu_load(0), sim.cpu_runnable(0));
+        if delayed {
+            assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0), "not picked yet");
+            assert!(runnable + 50 < load, "runnable {runnable}, load {load}");
+            assert_eq!(runnable, load - sim.cpus[0].delayed.avg());
+        } else {
+            assert_eq!(runnable, load, "{patches}");
+        }
+        step_until(&mut sim, SimTime::from_ms(40), |s| {
+            s.tasks[A as usize].loc == Loc::Blocked
+        });
+        assert_eq!(sim.cpus[0].nr_delayed, 0, "{patches}");
+    }
+}
+
 /// A task that blocks eligible leaves at once: A alone on CPU 0 is always eligible
 /// (its vruntime is the average).
 #[test]
@@ -250,4 +285,51 @@ fn the_core_wide_pick_finishes_a_delayed_dequeue() {
     assert!(!sim.cpus[0].queue.contains(&A));
     assert_eq!(sim.tasks[B as usize].loc, Loc::Running(0));
     assert_eq!(sim.tasks[A as usize].vlag, 0);
+}
+
+/// A delayed task's wake-up is recorded (`record_requeue()`): a `Wake` record of path
+/// `WakePath::Requeue` on its own CPU, nothing probed, numbered as every wake-up; a
+/// capture asked for it has nothing to capture and says so. A's wake-up is its
+/// timer's, from interrupt context on CPU 0. 6.8 wakes A through the selection: an
+/// ordinary record, captured.
+#[test]
+fn a_delayed_wakees_requeue_is_recorded() {
+    use super::record::{RecordConfig, RecordKind, Recorder, NO_TASK};
+    use crate::wakeup::WakePath;
+    for patches in ["6.8", "6.12"] {
+        let mut sim = a_blocks_beside_hog(patches, 200, true);
+        let rc = RecordConfig {
+            capture_wake: vec![1],
+            ..RecordConfig::default()
+        };
+        sim.rec = Some(Box::new(Recorder::new(&rc, 2)));
+        step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+        step_until(&mut sim, SimTime::from_ms(3), |s| {
+            !s.tasks[A as usize].asleep()
+        });
+        let wakes: Vec<_> = sim
+            .recording()
+            .unwrap()
+            .records
+            .iter()
+            .filter_map(|r| match r.kind {
+                RecordKind::Wake(w) => Some(w),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(wakes.len(), 1, "{patches}: {wakes:?}");
+        let w = wakes[0];
+        assert_eq!((w.seq, w.wakee, w.waker), (1, A, NO_TASK), "{patches}");
+        if patches == "6.12" {
+            assert_eq!(w.path, WakePath::Requeue);
+            assert_eq!((w.waker_cpu, w.prev_cpu, w.cpu, w.probed), (0, 0, 0, 0));
+            assert_eq!(w.queue, super::record::QueueKind::Local);
+            assert!(sim.captured_wakes().is_empty());
+            assert_eq!(sim.requeued_captures(), &[1]);
+        } else {
+            assert_ne!(w.path, WakePath::Requeue);
+            assert_eq!(sim.captured_wakes().len(), 1);
+            assert!(sim.requeued_captures().is_empty());
+        }
+    }
 }

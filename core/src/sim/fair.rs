@@ -67,6 +67,11 @@ impl Simulator {
         let running = if c.mode == Mode::Running { 1024 } else { 0 };
         let nr = self.state.rqs[cpu as usize].nr_running as u64;
         Pelt::update_pair(&mut c.util, &mut c.load, now, running, 1024 * nr);
+        if self.delay_dequeue {
+            // __update_load_avg_cfs_rq()'s runnable level, h_nr_running -
+            // h_nr_delayed (pelt.c v6.12.19 320-324), kept as its difference.
+            c.delayed.update(now, 1024 * c.nr_delayed as u64);
+        }
         self.publish_cpu_pelt(cpu);
     }
 
@@ -108,13 +113,22 @@ impl Simulator {
     /// 5275; v6.5 the same), so the wakee is placed against `avg_vruntime()` of now
     /// (5300), not of the running task's last update.
     pub(super) fn enqueue(&mut self, t: u32, cpu: u32) {
-        self.enqueue_with(t, cpu, true);
+        self.enqueue_with(t, cpu, true, None);
     }
 
     /// [`Simulator::enqueue`], with `util_est_enqueue()` only if `util_est`: not for
     /// a delayed task the balancer moves (`enqueue_task_fair()`, fair.c v6.12.19
-    /// 7032: `sched_delayed && task_on_rq_migrating()`).
-    pub(super) fn enqueue_with(&mut self, t: u32, cpu: u32, util_est: bool) {
+    /// 7032: `sched_delayed && task_on_rq_migrating()`). `rel_deadline`: the deadline
+    /// relative to the vruntime that a dequeue other than a sleep kept
+    /// (PLACE_REL_DEADLINE, `se->rel_deadline`), which `place_entity()` restores
+    /// instead of a fresh slice (fair.c v6.12.19 5368-5372).
+    pub(super) fn enqueue_with(
+        &mut self,
+        t: u32,
+        cpu: u32,
+        util_est: bool,
+        rel_deadline: Option<i64>,
+    ) {
         let changed = util_est && self.util_est_enqueue(t, cpu);
         self.update_curr(cpu);
         self.update_cpu_pelt_publishing(cpu, changed);
@@ -132,10 +146,10 @@ impl Simulator {
         let task = &mut self.tasks[t as usize];
         if eevdf {
             task.vruntime = avg - task.vlag;
-            let s = if task.new_task && initial_half {
-                slice / 2
-            } else {
-                slice
+            let s = match rel_deadline {
+                Some(rel) => rel,
+                None if task.new_task && initial_half => slice / 2,
+                None => slice,
             };
             task.deadline = task.vruntime + s;
         } else {

@@ -108,12 +108,20 @@ impl Simulator {
         let rq = &self.state.rqs[ci];
         let running = c.mode == Mode::Running;
         let nr = c.queue.len() as u32 + running as u32;
+        let is_delayed = |t: u32| matches!(self.tasks[t as usize].loc, Loc::Delayed(_));
+        let delayed = c.queue.iter().filter(|&&t| is_delayed(t)).count() as u32;
+        if c.nr_delayed != delayed {
+            return Err(format!(
+                "CPU {ci}: nr_delayed {} but {delayed} delayed tasks queued",
+                c.nr_delayed
+            ));
+        }
         let est: u64 = c
             .queue
             .iter()
             .copied()
             // A delayed task's estimate left at its block (util_est_dequeue()).
-            .filter(|&t| !matches!(self.tasks[t as usize].loc, Loc::Delayed(_)))
+            .filter(|&t| !is_delayed(t))
             .chain(running.then_some(c.curr))
             .map(|t| self.task_util_est_ewma(t))
             .sum();

@@ -57,9 +57,11 @@ impl Simulator {
     pub(super) fn publish_cpu_pelt(&mut self, cpu: u32) {
         let c = &self.cpus[cpu as usize];
         let (util, load) = (c.util.avg().max(c.util_est), c.load.avg());
+        let runnable = load.saturating_sub(c.delayed.avg());
         let rq = &mut self.state.rqs[cpu as usize];
         rq.util_avg = util.min(rq.capacity);
         rq.load_avg = load;
+        rq.runnable_avg = runnable;
         self.mark_rq_sums(cpu);
     }
 

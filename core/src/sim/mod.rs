@@ -449,6 +449,14 @@ struct Cpu {
     idle_stamp: Option<SimTime>,
     util: Pelt,
     load: Pelt,
+    /// v6.12: the PELT average of `1024 × nr_delayed`, what the CPU's runnable_avg
+    /// (level `h_nr_running - h_nr_delayed`, pelt.c v6.12.19 320-324) lacks of its
+    /// load_avg (level `load.weight`, delayed tasks included): `cpu_runnable()` is
+    /// `load - delayed` (`sim/delayed.rs`). Stays 0 before 6.12.
+    delayed: Pelt,
+    /// `cfs_rq->h_nr_delayed` (fair.c v6.12.19 5498, 5520): the delayed tasks in
+    /// `queue`.
+    nr_delayed: u32,
     /// The workload's task group's `cfs_rq` here (`tg_load.rs`).
     tg: tg_load::TgCpu,
     /// `cfs_rq->removed`: the load and util of tasks that left this CPU asleep or
@@ -634,6 +642,8 @@ pub struct Simulator {
     eevdf: bool,
     /// DELAY_DEQUEUE and DELAY_ZERO (v6.12 on, [`Release::has_delay_dequeue`]).
     delay_dequeue: bool,
+    /// PLACE_REL_DEADLINE (v6.12 on, [`Release::has_rel_deadline`]).
+    rel_deadline: bool,
     slice_ns: i64,
     smt: bool,
     core_sched: bool,

@@ -428,6 +428,10 @@ byte_enum! {
         RecentOutsideCluster = 15 => "scan failed: recent outside cluster",
         /// Nothing idle: stay on target.
         NothingIdle = 16 => "nothing idle: target",
+        /// `try_to_wake_up()` → `ttwu_runnable()` (v6.12, core.c v6.12.19 3737-3761):
+        /// p is still queued, delayed (`sim/delayed.rs`), and requeued on its rq in
+        /// place, unselected. Only the simulator's record has it.
+        Requeue = 17 => "requeued in place (delayed)",
     }
 }
 

@@ -44,6 +44,13 @@ pub struct RqState {
     /// `cpu_load(rq)`: the CFS runqueue's PELT load_avg.
     #[serde(default)]
     pub load_avg: u64,
+    /// `cpu_runnable(rq)`: the CFS runqueue's PELT runnable_avg as the simulator
+    /// publishes it (the load balancer's and fork placement's `group_runnable`): its
+    /// `load_avg` until 6.11, without v6.12's delayed tasks from 6.12 (`sim/delayed.rs`).
+    /// Not part of a scenario: the wake-up module's `find_idlest_group()` reads
+    /// `load_avg` for it.
+    #[serde(skip)]
+    pub runnable_avg: u64,
     /// `cpu_util_cfs(cpu)`: PELT util_avg, 0..=capacity.
     #[serde(default)]
     pub util_avg: u64,
@@ -124,6 +131,7 @@ impl RqState {
             idle_h_nr_running: 0,
             ttwu_pending: false,
             load_avg: 0,
+            runnable_avg: 0,
             util_avg: 0,
             capacity: 1024,
             core_cookie: 0,
@@ -141,6 +149,7 @@ impl RqState {
             curr_is_idle: false,
             nr_running: nr.max(1),
             load_avg: 1024 * nr.max(1) as u64,
+            runnable_avg: 1024 * nr.max(1) as u64,
             util_avg: 1024,
             ..RqState::idle()
         }

@@ -25,6 +25,7 @@
 
 use schedlab_core::cost::Distance;
 use schedlab_core::sim::record::WakeRecord;
+use schedlab_core::wakeup::WakePath;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
@@ -41,6 +42,19 @@ pub const DIST_COLOURS: [&str; 6] = [
     "#e69f00", // other LLC
     "#d55e00", // other node
 ];
+
+/// A delayed task's requeue in place (v6.12, `WakePath::Requeue`): no distance's
+/// colour, the palette's reddish purple.
+pub const REQUEUE_COLOUR: &str = "#cc79a7";
+
+/// A wake-up arrow's colour: its distance's, or [`REQUEUE_COLOUR`].
+pub fn wake_colour(w: &WakeRecord) -> &'static str {
+    if w.path == WakePath::Requeue {
+        REQUEUE_COLOUR
+    } else {
+        DIST_COLOURS[w.dist as usize]
+    }
+}
 
 /// The CPU numbers' size, CSS px: drawn only where a CPU's box holds one that size
 /// ([`numbers_fit`]); 9 px until session 37, too small to read on a phone.
@@ -513,7 +527,7 @@ impl Painter {
         let cpus = &self.layout.cpus;
         for (a, age) in player.live_arrows(frame) {
             arrows += 1;
-            let colour = DIST_COLOURS[a.wake.dist as usize];
+            let colour = wake_colour(&a.wake);
             ctx.set_global_alpha(1.0 - age as f64 / ARROW_FRAMES as f64 * 0.85);
             ctx.set_stroke_style_str(colour);
             ctx.set_fill_style_str(colour);

@@ -30,7 +30,10 @@ impl RecordJob {
         if run.done() || self.trace {
             return run.done();
         }
-        let captured = self.capture_wake.is_none() || !run.captured_wakes().is_empty();
+        // A delayed task's requeue (v6.12) is numbered but has nothing to capture.
+        let captured = self.capture_wake.is_none()
+            || !run.captured_wakes().is_empty()
+            || !run.requeued_captures().is_empty();
         let recorded = self.cap == 0
             || run.recording().is_some_and(|r| {
                 r.truncated || self.window_ns.is_some_and(|(_, end)| run.now_ns() >= end)
@@ -52,10 +55,17 @@ pub fn recorded(
     let captured = job.capture_wake.and_then(|n| {
         let Some(c) = run.captured_wakes().first() else {
             error.get_or_insert_with(|| {
-                format!(
-                    "wake-up {n}: the run had only {} wake-ups",
-                    rec.map_or(0, |r| r.wakeups)
-                )
+                if run.requeued_captures().contains(&n) {
+                    format!(
+                        "wake-up {n} requeued a delayed task in place (v6.12's \
+                         ttwu_runnable()): no CPU selection to capture"
+                    )
+                } else {
+                    format!(
+                        "wake-up {n}: the run had only {} wake-ups",
+                        rec.map_or(0, |r| r.wakeups)
+                    )
+                }
             });
             return None;
         };

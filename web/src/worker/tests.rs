@@ -166,6 +166,46 @@ fn a_captured_wake_up_decides_as_the_record_says() {
     assert!(e.contains("only"), "{e}");
 }
 
+/// v6.12: a click on a delayed task's requeue (`WakePath::Requeue`, no selection)
+/// asks to capture what has nothing to capture: the worker stops right after it
+/// with an error that says so, not at the run's end with "only N wake-ups".
+#[test]
+fn a_requeue_capture_stops_at_once_with_its_reason() {
+    use schedlab_core::sim::record::{RecordKind, Recording};
+    use schedlab_core::wakeup::WakePath;
+    let machine = MachineChoice::Preset("kunpeng920-6426".to_string());
+    // 64 clients on 24 CPUs: blocks while not eligible are common.
+    let sim = SimSetupV1 {
+        workload: Workload::Tbench { clients: 64 },
+        ..tbench_setup(5, 1)
+    };
+    let job = |capture_wake: Option<u32>| RecordJob {
+        cap: if capture_wake.is_some() { 0 } else { 1 << 20 },
+        window_ns: None,
+        capture_wake,
+        trace: false,
+    };
+    let all = record_now(&machine, "6.12", &sim, &job(None));
+    assert_eq!(all.error, None);
+    let records = Recording::records_from_bytes(&all.records.0).unwrap();
+    let (at_ns, w) = records
+        .iter()
+        .find_map(|r| match r.kind {
+            RecordKind::Wake(w) if w.path == WakePath::Requeue => Some((r.at_ns, w)),
+            _ => None,
+        })
+        .expect("a requeue in a 6.12 tbench of 64 clients");
+    assert_eq!((w.cpu, w.probed), (w.prev_cpu, 0));
+    let got = record_now(&machine, "6.12", &sim, &job(Some(w.seq)));
+    assert_eq!(got.captured, None);
+    let e = got.error.unwrap();
+    assert!(e.contains("requeued a delayed task"), "{e}");
+    assert!(
+        got.end_ns <= (at_ns / SLICE_NS + 1) * SLICE_NS,
+        "stopped after it"
+    );
+}
+
 /// The page's trace download is `schedlab run --trace`'s bytes: the CLI builds
 /// the run with `RunSpec::on_preset` and records it with `LiveRun::with_recorder`
 /// to the end (`core/src/bin/schedlab/sim.rs`, `run_recorded`).

@@ -51,6 +51,10 @@ impl Simulator {
         // util_est_dequeue(); the detach publishes the CPU's averages.
         if !delayed {
             self.util_est_dequeue(t, src);
+        } else {
+            // dequeue_entities() / enqueue_task_fair(): h_nr_delayed moves with
+            // h_nr_running (fair.c v6.12.19 7169, 7187; 7049, 7073).
+            self.cpus[src as usize].nr_delayed -= 1;
         }
         self.detach_entity_load_avg(t, src);
         let v = self.tasks[t as usize].vruntime;
@@ -59,15 +63,20 @@ impl Simulator {
         let refill = self.cost.wake_data_ns(CpuId(src), CpuId(dst));
         let task = &mut self.tasks[t as usize];
         task.vlag = (avg - task.vruntime).clamp(-lim, lim);
+        // PLACE_REL_DEADLINE (v6.12): dequeue_entity() without DEQUEUE_SLEEP keeps
+        // the deadline relative to the vruntime (fair.c v6.12.19 5581-5584), which
+        // the destination's place_entity() restores (5368-5372).
+        let rel = self.rel_deadline.then_some(task.deadline - task.vruntime);
         task.loc = Loc::Blocked; // transient, enqueue() relocates it
         task.debt_ns += refill;
-        self.enqueue_with(t, dst, !delayed);
+        self.enqueue_with(t, dst, !delayed, rel);
         if delayed {
             // set_task_cpu(): its CPU is `dst` now, where its dequeue finishes and
             // from where its next wake-up starts (`prev_cpu`).
             let task = &mut self.tasks[t as usize];
             task.loc = Loc::Delayed(dst);
             task.last_cpu = dst;
+            self.cpus[dst as usize].nr_delayed += 1;
         }
         if self.measuring {
             self.metrics.migrations_balance += 1;

@@ -71,9 +71,9 @@ impl Simulator {
     pub(in crate::sim) fn update_sg_wakeup_stats(&self, lv: &Level, g: &Group) -> SgStats {
         let mut s = SgStats::default();
         for &c in g.cpus.iter() {
-            let load = self.cpu_load(c);
-            s.group_load += load;
-            s.group_runnable += load;
+            s.group_load += self.cpu_load(c);
+            // cpu_runnable_without(): a new task, nothing to subtract.
+            s.group_runnable += self.cpu_runnable(c);
             s.group_util += self.cpu_util(c);
             // rq->nr_running (fair.c v6.8 10223): not the wakees still on its wake
             // list.

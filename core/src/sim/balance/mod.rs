@@ -62,7 +62,8 @@
 //!   CPUs picks directly. The statistics cover every online CPU of the groups (an
 //!   outside CPU counts as idle).
 //! - `cpu_load()` and `cpu_runnable()` are both the CPU's `cfs_rq->avg.load_avg`
-//!   (all tasks are nice 0), blocked load included (`load_avg.rs`: a sleeping task's
+//!   (all tasks are nice 0; from 6.12 `cpu_runnable()` leaves out the delayed tasks,
+//!   `delayed.rs`), blocked load included (`load_avg.rs`: a sleeping task's
 //!   averages stay on its CPU until it wakes elsewhere), as last updated;
 //!   `cpu_util_cfs()` is the larger of its `util_avg` and `util_est`, as last updated
 //!   (a CPU's averages are brought up to date at its events, and a tick-stopped idle

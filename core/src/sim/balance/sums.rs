@@ -27,8 +27,10 @@ const FANOUT_LOG2: u32 = 3;
 /// One CPU's part in the group sums, or the sum of a block's parts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(in crate::sim) struct Part {
-    /// `cpu_load()` (also `cpu_runnable()`).
+    /// `cpu_load()`.
     pub load: u64,
+    /// `cpu_runnable()`: `load` before 6.12.
+    pub runnable: u64,
     /// `cpu_util_cfs()`.
     pub util: u64,
     /// `rq->nr_running` (a wakee on the wake list is not on the rq yet: `Loc::WakeList`).
@@ -45,6 +47,7 @@ impl Part {
         let nr_running = rq.nr_running;
         Part {
             load: rq.load_avg,
+            runnable: rq.runnable_avg,
             util: rq.util_avg,
             nr_running,
             overloaded: (nr_running > 1) as u32,
@@ -55,6 +58,7 @@ impl Part {
     #[inline]
     fn add(&mut self, o: &Part) {
         self.load = self.load.wrapping_add(o.load);
+        self.runnable = self.runnable.wrapping_add(o.runnable);
         self.util = self.util.wrapping_add(o.util);
         self.nr_running = self.nr_running.wrapping_add(o.nr_running);
         self.overloaded = self.overloaded.wrapping_add(o.overloaded);
@@ -65,6 +69,7 @@ impl Part {
     fn minus(&self, o: &Part) -> Part {
         Part {
             load: self.load.wrapping_sub(o.load),
+            runnable: self.runnable.wrapping_sub(o.runnable),
             util: self.util.wrapping_sub(o.util),
             nr_running: self.nr_running.wrapping_sub(o.nr_running),
             overloaded: self.overloaded.wrapping_sub(o.overloaded),

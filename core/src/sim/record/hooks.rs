@@ -68,6 +68,45 @@ impl Simulator {
         }
     }
 
+    /// The requeue in place of delayed task `p` on `rq` (`ttwu_runnable()`, v6.12):
+    /// numbered as every wake-up is, recorded with [`WakePath::Requeue`], nothing
+    /// probed, queued under `rq`'s lock (the waker's own on `cpu == rq`), `dist`
+    /// from the wakee's data. A capture asked for it has nothing to capture.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn record_requeue(
+        &mut self,
+        p: u32,
+        waker: Option<u32>,
+        cpu: u32,
+        rq: u32,
+        dist: Distance,
+    ) {
+        let Some(r) = self.rec.as_deref_mut() else {
+            return;
+        };
+        let seq = r.next_wake();
+        if r.captures(seq) {
+            r.requeued.push(seq);
+        }
+        self.record(RecordKind::Wake(WakeRecord {
+            seq,
+            wakee: p,
+            waker: waker.unwrap_or(NO_TASK),
+            waker_cpu: cpu16(cpu),
+            prev_cpu: cpu16(rq),
+            cpu: cpu16(rq),
+            probed: 0,
+            path: WakePath::Requeue,
+            dist,
+            queue: if rq == cpu {
+                QueueKind::Local
+            } else {
+                QueueKind::RemoteLock
+            },
+        }));
+    }
+
     /// `sched_ttwu_pending()` on `cpu` activated `p`, queued on its wake list.
     #[cold]
     #[inline(never)]

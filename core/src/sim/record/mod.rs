@@ -9,6 +9,8 @@
 //!        │    Switch      cpu, prev task, next task, a context switch or not   schedule()
 //!        │    Wake        waker CPU/task, wakee, prev CPU, chosen CPU, path,
 //!        │                distance, queue path, CPUs probed, its number       try_to_wake_up()
+//!        │                (v6.12: a delayed task's requeue in place, path     ttwu_runnable()
+//!        │                `Requeue`, nothing probed)
 //!        │    Arrive      cpu, task, its wake-up's number: a wake list's      sched_ttwu_pending()
 //!        │                wakee on its rq (the kernel's sched_wakeup)
 //!        │    Migrate     task, from, to, reason                              load_balance(), …
@@ -299,6 +301,9 @@ pub(super) struct Recorder {
     /// The wakees now on a wake list and their wake-ups' numbers, for their
     /// [`RecordKind::Arrive`] (a task is on one list at most: bounded by the tasks).
     wakelist: Vec<(u32, u32)>,
+    /// The wake-ups to capture that requeued a delayed task ([`WakePath::Requeue`]):
+    /// no selection, nothing to capture (at most [`MAX_CAPTURES`]).
+    pub(super) requeued: Vec<u32>,
 }
 
 impl Recorder {
@@ -312,6 +317,7 @@ impl Recorder {
             capture,
             captured: Vec::new(),
             wakelist: Vec::new(),
+            requeued: Vec::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use super::frame::start_loop;
 use super::{Live, Props, DEFAULT_SPEED, FASTEST, SPEEDS};
-use crate::live::draw::{dist_label, DIST_COLOURS};
+use crate::live::draw::{dist_label, wake_colour, DIST_COLOURS, REQUEUE_COLOUR};
 use crate::live::SimWakeRef;
 
 /// A wake-up in words.
@@ -224,12 +224,11 @@ pub fn live_view(props: &Props) -> Html {
                 <ul class="live-recent" aria-label={format!("Side {side}: the latest wake-ups")}>
                     { for recent.into_iter().map(|w| {
                         let pick = pick.clone();
-                        let dist = w.dist as usize;
                         html! {
                             <li>
                                 <button class="live-wake" data-wake={w.seq.to_string()} data-cpu={w.cpu.to_string()}
                                     onclick={Callback::from(move |_: MouseEvent| pick(i, w))}>
-                                    <span class="live-swatch" style={format!("background:{}", DIST_COLOURS[dist])} aria-hidden="true"></span>
+                                    <span class="live-swatch" style={format!("background:{}", wake_colour(&w))} aria-hidden="true"></span>
                                     { format!("#{}: task {}, CPU {} → {}", w.seq, w.wakee, w.waker_cpu, w.cpu) }
                                 </button>
                             </li>
@@ -288,6 +287,10 @@ pub fn live_view(props: &Props) -> Html {
                             { dist_label(*d) }
                         </span>
                     }) }
+                    <span class="live-key">
+                        <span class="live-swatch" style={format!("background:{REQUEUE_COLOUR}")} aria-hidden="true"></span>
+                        { "requeued in place (6.12's delayed task)" }
+                    </span>
                 </div>
                 <div class="live-legend-group">
                     <span class="live-legend-title">{ "CPUs:" }</span>

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use schedlab_core::cost::Distance;
+use schedlab_core::wakeup::WakePath;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
@@ -15,6 +16,7 @@ use yew::prelude::*;
 use super::hit::Hit;
 use super::layout::{cpu_y, Line, AXIS_H, GUTTER};
 use super::{Props, Ui};
+use crate::live::draw::REQUEUE_COLOUR;
 use crate::state::sim_wake::side_name;
 use crate::timeline::{fmt_tick, task_colour, tick_step, Row, Span};
 
@@ -218,7 +220,12 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
             let x_end = x_of(s.built.arrivals.get(k).copied().unwrap_or(*at)) + 3.0;
             let sel = ui.selected == Some((i, k))
                 || matches!(&ui.hover, Some((_, _, Hit::Wake(hi, hat, hw))) if *hi == i && *hat == *at && hw.seq == wr.seq);
-            cx.set_stroke_style_str(distance_colour(wr.dist));
+            let colour = if wr.path == WakePath::Requeue {
+                REQUEUE_COLOUR
+            } else {
+                distance_colour(wr.dist)
+            };
+            cx.set_stroke_style_str(colour);
             cx.set_line_width(if sel { 3.0 } else { 1.0 });
             cx.begin_path();
             cx.move_to(x, *ya);
@@ -232,7 +239,7 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
             cx.line_to(x_end - 2.5, tip - 4.0 * dir);
             cx.line_to(x_end + 2.5, tip - 4.0 * dir);
             cx.close_path();
-            cx.set_fill_style_str(distance_colour(wr.dist));
+            cx.set_fill_style_str(colour);
             cx.fill();
         }
     }

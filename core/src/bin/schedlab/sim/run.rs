@@ -195,10 +195,17 @@ fn run_recorded(a: &RunArgs, spec: &RunSpec) -> Result<RunReport, String> {
     }
     if let Some(n) = a.capture_wake {
         let c = live.captured_wakes().first().ok_or_else(|| {
-            format!(
-                "--capture-wake {n}: the run had only {} wake-ups",
-                live.recording().map_or(0, |r| r.wakeups)
-            )
+            if live.requeued_captures().contains(&n) {
+                format!(
+                    "--capture-wake {n}: that wake-up requeued a delayed task in place \
+                     (v6.12's ttwu_runnable()): no CPU selection to capture"
+                )
+            } else {
+                format!(
+                    "--capture-wake {n}: the run had only {} wake-ups",
+                    live.recording().map_or(0, |r| r.wakeups)
+                )
+            }
         })?;
         let path = a
             .capture_file

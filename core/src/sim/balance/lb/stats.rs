@@ -13,12 +13,19 @@ use crate::wakeup;
 use super::{group_classify, CpuIdle, GroupType, LbEnv, SdStats, SgStats, SCALE};
 
 impl Simulator {
-    /// `cpu_load(rq)` (also `cpu_runnable()`): the CFS runqueue's PELT average as
-    /// last updated (the kernel reads `cfs_rq->avg`; idle CPUs' are brought up to date
-    /// by `update_blocked_averages()` when balancing visits them, see rebalance.rs).
+    /// `cpu_load(rq)`: the CFS runqueue's PELT average as last updated (the kernel
+    /// reads `cfs_rq->avg`; idle CPUs' are brought up to date by
+    /// `update_blocked_averages()` when balancing visits them, see rebalance.rs).
     #[inline]
     pub(in crate::sim) fn cpu_load(&self, c: u32) -> u64 {
         self.state.rqs[c as usize].load_avg
+    }
+
+    /// `cpu_runnable(rq)` (fair.c v6.12.19 7341-7344): the CFS runqueue's
+    /// runnable_avg as last updated, its load_avg but for v6.12's delayed tasks.
+    #[inline]
+    pub(in crate::sim) fn cpu_runnable(&self, c: u32) -> u64 {
+        self.state.rqs[c as usize].runnable_avg
     }
 
     /// `cpu_util_cfs()`: the running PELT average as last updated, at most the capacity.
@@ -38,7 +45,7 @@ impl Simulator {
             // Every CPU of the group: the same sums, kept per block (sums.rs).
             let p = self.balance.sums.sum(&g.pieces);
             s.group_load = p.load;
-            s.group_runnable = p.load;
+            s.group_runnable = p.runnable;
             s.group_util = p.util;
             s.sum_nr_running = p.nr_running;
             overload = p.overloaded > 0;
@@ -52,7 +59,7 @@ impl Simulator {
                 // one runqueue read.
                 let rq = &self.state.rqs[c as usize];
                 s.group_load += rq.load_avg;
-                s.group_runnable += rq.load_avg;
+                s.group_runnable += rq.runnable_avg;
                 s.group_util += rq.util_avg;
                 // rq->nr_running (fair.c v6.8 9897): not the wakees still on its
                 // wake list.

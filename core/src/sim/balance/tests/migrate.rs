@@ -116,3 +116,29 @@ fn migrate_util_relaxes_with_failures_only_from_6_8() {
         );
     }
 }
+
+/// PLACE_REL_DEADLINE (features.h v6.12.19 15, 82e9d0456e06, v6.12-rc1): the
+/// balancer's `detach_task()` dequeues without `DEQUEUE_SLEEP`, so `dequeue_entity()`
+/// keeps the deadline relative to the vruntime (fair.c v6.12.19 5581-5584) and the
+/// destination's `place_entity()` restores it (5368-5372); 6.8 has no such feature
+/// and `place_entity()` gives a whole fresh slice. flat-16: two hogs queued on CPU 1,
+/// task 0 with 0.3 ms of its slice left, moved to CPU 2; its vruntime there is
+/// placed by its lag either way.
+#[test]
+fn a_migrated_task_keeps_its_relative_deadline_only_from_6_12() {
+    for release in ["6.8", "6.11", "6.12"] {
+        let mut sim = hogs("flat-16", release, 0..16, 2, 100);
+        place(&mut sim, |_| 1);
+        let t = &mut sim.tasks[0];
+        t.deadline = t.vruntime + 300_000;
+        sim.migrate_queued(0, 1, 2, 2, crate::sim::record::MigrateReason::Periodic);
+        assert_eq!(sim.tasks[0].loc, Loc::Queued(2), "{release}");
+        let want = if release == "6.12" {
+            300_000
+        } else {
+            sim.slice_ns
+        };
+        let t = &sim.tasks[0];
+        assert_eq!(t.deadline - t.vruntime, want, "{release}");
+    }
+}
