@@ -147,9 +147,20 @@ impl Simulator {
             sum_util += s.group_util;
         }
         let lv = self.lv(env);
-        sds.prefer_sibling = lv
-            .child_flags
-            .is_some_and(|f| f.contains(SdFlags::PREFER_SIBLING));
+        sds.prefer_sibling = if self.balance.release >= Release::new(6, 5) {
+            // "if (sds->busiest) sds->prefer_sibling = !!(sds->busiest->flags &
+            // SD_PREFER_SIBLING);" (fair.c v6.8 10604-10605, v6.5 10188-10189;
+            // 43726bdedd29): the busiest group's child domain decides. A NUMA domain's
+            // remote group, built from another node's child before degeneration, can
+            // have the flag when the local child does not (Kunpeng 920's nodes).
+            sds.busiest
+                .is_some_and(|b| lv.groups[b].flags.contains(SdFlags::PREFER_SIBLING))
+        } else {
+            // "sds->prefer_sibling = child && child->flags & SD_PREFER_SIBLING;"
+            // (fair.c 5.5-6.4, from 0b0695f2b34a): the local domain's child.
+            lv.child_flags
+                .is_some_and(|f| f.contains(SdFlags::PREFER_SIBLING))
+        };
         let (is_llc, top) = (lv.is_llc, lv.parent_sgc.is_none());
         if top {
             self.balance.overload = overload;

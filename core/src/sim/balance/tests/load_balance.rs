@@ -171,3 +171,37 @@ fn a_queue_without_load_is_not_the_busiest() {
         sim.state.rqs[1].util_avg = 0;
     }
 }
+
+/// `prefer_sibling` is the busiest group's flag from 6.5 ("if (sds->busiest)
+/// sds->prefer_sibling = !!(sds->busiest->flags & SD_PREFER_SIBLING);", fair.c v6.8
+/// 10604-10605, v6.5 10188-10189), the local domain's child's before. Kunpeng
+/// 920-4826, CPU 20's level 3 (NUMA, CPUs 0-71): its child, the 48-CPU NUMA level, has
+/// no SD_PREFER_SIBLING, but the remote group (node 2, CPUs 48-71, built from that
+/// node's package domain) has it. Six tasks in the local group, two in node 2, CPU 20
+/// idle: with prefer_sibling calculate_imbalance() takes sibling_imbalance() (v6.8
+/// 10722-10728: (48 × 2 − 24 × 6 → 0, rounded up to 1), the NUMA allowance keeps it
+/// (7 tasks > imb_numa_nr 3) and `>> 1` makes 0: balanced; without it, half the idle
+/// CPUs' difference (42 − 22) / 2 = 10 tasks.
+#[test]
+fn prefer_sibling_is_the_busiest_groups_flag_from_6_5() {
+    let (dst, level) = (20, 3);
+    for (release, want) in [("6.8", None), ("6.5", None), ("6.4", Some(10))] {
+        let mut sim = hogs("kunpeng920-4826", release, 0..96, 1, 10);
+        idle_rqs(&mut sim, 0..96);
+        for c in [0, 1, 2, 3, 4, 5, 48, 49] {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (1, 100, 100, false);
+        }
+        sim.resync_rq_sums();
+        let lv = &sim.balance.levels[dst as usize][level];
+        assert_eq!(lv.span.len(), 72);
+        assert!(!lv
+            .child_flags
+            .unwrap()
+            .contains(crate::sched_domain::SdFlags::PREFER_SIBLING));
+        assert_eq!(lv.groups[1].cpus[0], 48);
+        let mut e = super::lb::LbEnv::new(dst, dst, level, CpuIdle::Idle);
+        let got = sim.find_busiest_group(&mut e);
+        assert_eq!(got.map(|_| e.imbalance), want, "{release}");
+    }
+}
