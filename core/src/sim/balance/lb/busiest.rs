@@ -216,7 +216,15 @@ impl Simulator {
                     if nr <= 1 {
                         continue;
                     }
-                    let u = self.cpu_util(c);
+                    // From 6.5 cpu_util_cfs_boost() (fair.c v6.8 11080, v6.5 10650;
+                    // 7d0583cf9ec7, 'runnable boosting'): cpu_util() with boost, the
+                    // larger of util_avg and runnable_avg (here the load, nice 0),
+                    // at most the CPU's capacity (7659-7717). Before, cpu_util_cfs().
+                    let u = if self.balance.release >= Release::new(6, 5) {
+                        self.cpu_util(c).max(self.cpu_load(c)).min(cap)
+                    } else {
+                        self.cpu_util(c)
+                    };
                     if b_util < u {
                         (b_util, busiest) = (u, Some(c));
                     }

@@ -205,3 +205,35 @@ fn prefer_sibling_is_the_busiest_groups_flag_from_6_5() {
         assert_eq!(got.map(|_| e.imbalance), want, "{release}");
     }
 }
+
+/// `find_busiest_queue()` for `migrate_util` reads `cpu_util_cfs_boost()` from 6.5
+/// ("util = cpu_util_cfs_boost(i);", fair.c v6.8 11080, v6.5 10650): cpu_util() with
+/// boost takes the larger of util_avg and runnable_avg (7659-7717; runnable is the load
+/// here), capped at the CPU's capacity; before 6.5 util alone. Kunpeng 920-4826's MC
+/// level seen from CPU 4, cluster 0: CPU 1 runs two tasks at util 300 but runnable
+/// 900, CPU 2 two at 500 and 500.
+#[test]
+fn the_util_busiest_queue_is_boosted_by_runnable_from_6_5() {
+    for (release, want) in [("6.8", 1), ("6.5", 1), ("6.4", 2)] {
+        let mut sim = hogs("kunpeng920-4826", release, 0..24, 1, 10);
+        idle_rqs(&mut sim, 0..24);
+        for (c, util, load) in [(1, 300, 900), (2, 500, 500)] {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (2, load, util, false);
+        }
+        let gi = |c: u32| {
+            sim.balance.levels[4][1]
+                .groups
+                .iter()
+                .position(|g| g.cpus.contains(&c))
+                .unwrap()
+        };
+        assert_eq!(gi(1), gi(2), "one group");
+        let env = super::lb::LbEnv {
+            imbalance: 1024,
+            migration_type: super::lb::MigrationType::Util,
+            ..super::lb::LbEnv::new(4, 4, 1, CpuIdle::Idle)
+        };
+        assert_eq!(sim.find_busiest_queue(&env, gi(1)), Some(want), "{release}");
+    }
+}
