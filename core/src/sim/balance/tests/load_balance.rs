@@ -237,3 +237,29 @@ fn the_util_busiest_queue_is_boosted_by_runnable_from_6_5() {
         assert_eq!(sim.find_busiest_queue(&env, gi(1)), Some(want), "{release}");
     }
 }
+
+/// `calculate_imbalance()`'s `migrate_load` is computed in `unsigned long` (fair.c
+/// v6.8 10800-10803): when the domain's average load is above the busiest group's,
+/// `busiest->avg_load - sds->avg_load` wraps and `min()` takes the local side, so the
+/// local group pulls up to the average. Jacobsville's CLS level from CPU 1 (groups
+/// are CPUs 0-3), busy: CPU 1 fully busy at load 8, CPU 2 overloaded (4 tasks) at load
+/// 32, CPU 3 fully busy at load 1000 (not overloaded, so no avg_load, but in the
+/// total): the domain's average is 1040 × 1024 / 4096 = 260, and the imbalance
+/// (260 − 8) × 1024 / 1024 = 252, from CPU 2.
+#[test]
+fn a_domain_average_above_the_busiest_groups_still_moves_load() {
+    let mut sim = hogs("jacobsville", "6.8", 0..24, 1, 10);
+    idle_rqs(&mut sim, 0..24);
+    for (c, nr, load, util) in [(1, 1, 8, 978), (2, 4, 32, 901), (3, 1, 1000, 1000)] {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (nr, load, util, false);
+    }
+    sim.resync_rq_sums();
+    let mut e = super::lb::LbEnv::new(1, 1, 0, CpuIdle::NotIdle);
+    assert_eq!(sim.balance.levels[1][0].groups.len(), 4);
+    let gi = sim.find_busiest_group(&mut e).expect("unbalanced");
+    assert_eq!(*sim.balance.levels[1][0].groups[gi].cpus, [2]);
+    assert_eq!(e.migration_type, super::lb::MigrationType::Load);
+    assert_eq!(e.imbalance, 252);
+    assert_eq!(sim.find_busiest_queue(&e, gi), Some(2));
+}
