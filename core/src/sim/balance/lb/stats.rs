@@ -87,9 +87,9 @@ impl Simulator {
     }
 
     /// `update_sd_pick_busiest()`, fair.c v6.8 (the misfit, asym and capacity tests
-    /// do not apply): a group without a task is never the busiest
+    /// do not apply) for group `gi`: a group without a task is never the busiest
     /// (`if (!sgs->sum_h_nr_running) return false;`, fair.c v6.8 line 9980).
-    fn update_sd_pick_busiest(&self, env: &LbEnv, sds: &SdStats, s: &SgStats) -> bool {
+    fn update_sd_pick_busiest(&self, env: &LbEnv, sds: &SdStats, gi: usize, s: &SgStats) -> bool {
         // "Make sure that there is at least one task to pull".
         if s.sum_nr_running == 0 {
             return false;
@@ -120,7 +120,18 @@ impl Simulator {
                         .flags
                         .contains(SdFlags::SHARE_CPUCAPACITY))
             }
-            GroupType::HasSpare => has_spare(s, b),
+            GroupType::HasSpare => {
+                // "Do not pick sg with SMT CPUs over sg with pure CPUs" (6.6+, fair.c
+                // v6.8 10072-10083; not in v6.5): between an SMT group and one
+                // without SMT, the candidate wins unless it is the SMT one with at
+                // most one task.
+                let lv = self.lv(env);
+                let smt = |g: usize| lv.groups[g].flags.contains(SdFlags::SHARE_CPUCAPACITY);
+                if self.balance.release >= Release::new(6, 6) && smt(bi) != smt(gi) {
+                    return !(smt(gi) && s.sum_nr_running <= 1);
+                }
+                has_spare(s, b)
+            }
         }
     }
 
@@ -138,7 +149,7 @@ impl Simulator {
             overload |= o;
             if gi == 0 {
                 sds.local = s;
-            } else if self.update_sd_pick_busiest(env, &sds, &s) {
+            } else if self.update_sd_pick_busiest(env, &sds, gi, &s) {
                 sds.busiest = Some(gi);
                 sds.busiest_stat = s;
             }

@@ -263,3 +263,35 @@ fn a_domain_average_above_the_busiest_groups_still_moves_load() {
     assert_eq!(e.imbalance, 252);
     assert_eq!(sim.find_busiest_queue(&e, gi), Some(2));
 }
+
+/// `update_sd_pick_busiest()` between an SMT group and one without SMT, both with
+/// spare capacity, picks the candidate from 6.6 unless it is the SMT one with at most
+/// one task ("Do not pick sg with SMT CPUs over sg with pure CPUs", fair.c v6.8
+/// 10072-10083; not in v6.5, which compares idle CPUs, then tasks). Alder Lake's MC
+/// level from P-core CPU 0, balancing while busy (so no group_smt_balance): core
+/// {2, 3} runs two tasks, one per CPU; E-core 16 one, in cluster {16-19} from 6.6 (a
+/// group of its own in 6.5). 6.6 and 6.8 pick the cluster; 6.5 keeps the core (no
+/// idle CPU either side, fewer tasks on CPU 16).
+#[test]
+fn a_group_without_smt_is_picked_over_an_smt_one_from_6_6() {
+    for (release, want) in [("6.8", 16), ("6.6", 16), ("6.5", 2)] {
+        let mut sim = hogs("alderlake-8p8e", release, 0..24, 1, 10);
+        idle_rqs(&mut sim, 0..24);
+        for c in [2, 3, 16] {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (1, 100, 100, false);
+        }
+        sim.resync_rq_sums();
+        let lv = &sim.balance.levels[0][1];
+        let smt = crate::sched_domain::SdFlags::SHARE_CPUCAPACITY;
+        let at = |c: u32| lv.groups.iter().position(|g| g.cpus[0] == c).unwrap();
+        assert!(lv.groups[at(2)].flags.contains(smt) && !lv.groups[at(16)].flags.contains(smt));
+        assert!(at(2) < at(16), "the core comes first");
+        let e = super::lb::LbEnv::new(0, 0, 1, CpuIdle::NotIdle);
+        let b = sim.update_sd_lb_stats(&e).busiest.expect("a busiest group");
+        assert_eq!(
+            sim.balance.levels[0][1].groups[b].cpus[0], want,
+            "{release}"
+        );
+    }
+}
