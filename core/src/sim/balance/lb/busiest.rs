@@ -178,8 +178,20 @@ impl Simulator {
             }
         }
         env.migration_type = MigrationType::Load;
-        let a = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
-        let b = sds.avg_load.saturating_sub(local.avg_load) * local.group_capacity;
+        // "min((busiest->avg_load - sds->avg_load) * busiest->group_capacity,
+        // (sds->avg_load - local->avg_load) * local->group_capacity) / SCALE" (fair.c
+        // v6.8 10800-10803) in unsigned long: the domain's average can be above the
+        // busiest group's (a group that is not overloaded has no avg_load but counts in
+        // total_load), and then the first difference wraps and min() takes the second.
+        // The second is positive here (local->avg_load < sds->avg_load was checked).
+        let a = busiest
+            .avg_load
+            .wrapping_sub(sds.avg_load)
+            .wrapping_mul(busiest.group_capacity);
+        let b = sds
+            .avg_load
+            .wrapping_sub(local.avg_load)
+            .wrapping_mul(local.group_capacity);
         env.imbalance = (a.min(b) / SCALE) as i64;
     }
 
@@ -216,7 +228,16 @@ impl Simulator {
                     if nr <= 1 {
                         continue;
                     }
-                    let u = self.cpu_util(c);
+                    // From 6.5 cpu_util_cfs_boost() (fair.c v6.8 11080, v6.5 10650;
+                    // 7d0583cf9ec7, 'runnable boosting'): cpu_util() with boost, the
+                    // larger of util_avg and runnable_avg (the load, nice 0, less
+                    // v6.12's delayed tasks: `cpu_runnable()`), at most the CPU's
+                    // capacity (7659-7717). Before, cpu_util_cfs().
+                    let u = if self.balance.release >= Release::new(6, 5) {
+                        self.cpu_util(c).max(self.cpu_runnable(c)).min(cap)
+                    } else {
+                        self.cpu_util(c)
+                    };
                     if b_util < u {
                         (b_util, busiest) = (u, Some(c));
                     }

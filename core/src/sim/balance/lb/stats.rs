@@ -94,9 +94,9 @@ impl Simulator {
     }
 
     /// `update_sd_pick_busiest()`, fair.c v6.8 (the misfit, asym and capacity tests
-    /// do not apply): a group without a task is never the busiest
+    /// do not apply) for group `gi`: a group without a task is never the busiest
     /// (`if (!sgs->sum_h_nr_running) return false;`, fair.c v6.8 line 9980).
-    fn update_sd_pick_busiest(&self, env: &LbEnv, sds: &SdStats, s: &SgStats) -> bool {
+    fn update_sd_pick_busiest(&self, env: &LbEnv, sds: &SdStats, gi: usize, s: &SgStats) -> bool {
         // "Make sure that there is at least one task to pull".
         if s.sum_nr_running == 0 {
             return false;
@@ -127,7 +127,18 @@ impl Simulator {
                         .flags
                         .contains(SdFlags::SHARE_CPUCAPACITY))
             }
-            GroupType::HasSpare => has_spare(s, b),
+            GroupType::HasSpare => {
+                // "Do not pick sg with SMT CPUs over sg with pure CPUs" (6.6+, fair.c
+                // v6.8 10072-10083; not in v6.5): between an SMT group and one
+                // without SMT, the candidate wins unless it is the SMT one with at
+                // most one task.
+                let lv = self.lv(env);
+                let smt = |g: usize| lv.groups[g].flags.contains(SdFlags::SHARE_CPUCAPACITY);
+                if self.balance.release >= Release::new(6, 6) && smt(bi) != smt(gi) {
+                    return !(smt(gi) && s.sum_nr_running <= 1);
+                }
+                has_spare(s, b)
+            }
         }
     }
 
@@ -145,7 +156,7 @@ impl Simulator {
             overload |= o;
             if gi == 0 {
                 sds.local = s;
-            } else if self.update_sd_pick_busiest(env, &sds, &s) {
+            } else if self.update_sd_pick_busiest(env, &sds, gi, &s) {
                 sds.busiest = Some(gi);
                 sds.busiest_stat = s;
             }
@@ -154,9 +165,20 @@ impl Simulator {
             sum_util += s.group_util;
         }
         let lv = self.lv(env);
-        sds.prefer_sibling = lv
-            .child_flags
-            .is_some_and(|f| f.contains(SdFlags::PREFER_SIBLING));
+        sds.prefer_sibling = if self.balance.release >= Release::new(6, 5) {
+            // "if (sds->busiest) sds->prefer_sibling = !!(sds->busiest->flags &
+            // SD_PREFER_SIBLING);" (fair.c v6.8 10604-10605, v6.5 10188-10189;
+            // 43726bdedd29): the busiest group's child domain decides. A NUMA domain's
+            // remote group, built from another node's child before degeneration, can
+            // have the flag when the local child does not (Kunpeng 920's nodes).
+            sds.busiest
+                .is_some_and(|b| lv.groups[b].flags.contains(SdFlags::PREFER_SIBLING))
+        } else {
+            // "sds->prefer_sibling = child && child->flags & SD_PREFER_SIBLING;"
+            // (fair.c 5.5-6.4, from 0b0695f2b34a): the local domain's child.
+            lv.child_flags
+                .is_some_and(|f| f.contains(SdFlags::PREFER_SIBLING))
+        };
         let (is_llc, top) = (lv.is_llc, lv.parent_sgc.is_none());
         if top {
             self.balance.overload = overload;

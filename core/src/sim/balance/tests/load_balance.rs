@@ -171,3 +171,128 @@ fn a_queue_without_load_is_not_the_busiest() {
         sim.state.rqs[1].util_avg = 0;
     }
 }
+
+/// `prefer_sibling` is the busiest group's flag from 6.5 ("if (sds->busiest)
+/// sds->prefer_sibling = !!(sds->busiest->flags & SD_PREFER_SIBLING);", fair.c v6.8
+/// 10604-10605, v6.5 10188-10189), the local domain's child's before. Kunpeng
+/// 920-4826, CPU 20's level 3 (NUMA, CPUs 0-71): its child, the 48-CPU NUMA level, has
+/// no SD_PREFER_SIBLING, but the remote group (node 2, CPUs 48-71, built from that
+/// node's package domain) has it. Six tasks in the local group, two in node 2, CPU 20
+/// idle: with prefer_sibling calculate_imbalance() takes sibling_imbalance() (v6.8
+/// 10722-10728: (48 × 2 − 24 × 6 → 0, rounded up to 1), the NUMA allowance keeps it
+/// (7 tasks > imb_numa_nr 3) and `>> 1` makes 0: balanced; without it, half the idle
+/// CPUs' difference (42 − 22) / 2 = 10 tasks.
+#[test]
+fn prefer_sibling_is_the_busiest_groups_flag_from_6_5() {
+    let (dst, level) = (20, 3);
+    for (release, want) in [("6.8", None), ("6.5", None), ("6.4", Some(10))] {
+        let mut sim = hogs("kunpeng920-4826", release, 0..96, 1, 10);
+        idle_rqs(&mut sim, 0..96);
+        for c in [0, 1, 2, 3, 4, 5, 48, 49] {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (1, 100, 100, false);
+        }
+        sim.resync_rq_sums();
+        let lv = &sim.balance.levels[dst as usize][level];
+        assert_eq!(lv.span.len(), 72);
+        assert!(!lv
+            .child_flags
+            .unwrap()
+            .contains(crate::sched_domain::SdFlags::PREFER_SIBLING));
+        assert_eq!(lv.groups[1].cpus[0], 48);
+        let mut e = super::lb::LbEnv::new(dst, dst, level, CpuIdle::Idle);
+        let got = sim.find_busiest_group(&mut e);
+        assert_eq!(got.map(|_| e.imbalance), want, "{release}");
+    }
+}
+
+/// `find_busiest_queue()` for `migrate_util` reads `cpu_util_cfs_boost()` from 6.5
+/// ("util = cpu_util_cfs_boost(i);", fair.c v6.8 11080, v6.5 10650): cpu_util() with
+/// boost takes the larger of util_avg and runnable_avg (7659-7717; runnable is the load
+/// here), capped at the CPU's capacity; before 6.5 util alone. Kunpeng 920-4826's MC
+/// level seen from CPU 4, cluster 0: CPU 1 runs two tasks at util 300 but runnable
+/// 900, CPU 2 two at 500 and 500.
+#[test]
+fn the_util_busiest_queue_is_boosted_by_runnable_from_6_5() {
+    for (release, want) in [("6.8", 1), ("6.5", 1), ("6.4", 2)] {
+        let mut sim = hogs("kunpeng920-4826", release, 0..24, 1, 10);
+        idle_rqs(&mut sim, 0..24);
+        for (c, util, load) in [(1, 300, 900), (2, 500, 500)] {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (2, load, util, false);
+            rq.runnable_avg = load;
+        }
+        let gi = |c: u32| {
+            sim.balance.levels[4][1]
+                .groups
+                .iter()
+                .position(|g| g.cpus.contains(&c))
+                .unwrap()
+        };
+        assert_eq!(gi(1), gi(2), "one group");
+        let env = super::lb::LbEnv {
+            imbalance: 1024,
+            migration_type: super::lb::MigrationType::Util,
+            ..super::lb::LbEnv::new(4, 4, 1, CpuIdle::Idle)
+        };
+        assert_eq!(sim.find_busiest_queue(&env, gi(1)), Some(want), "{release}");
+    }
+}
+
+/// `calculate_imbalance()`'s `migrate_load` is computed in `unsigned long` (fair.c
+/// v6.8 10800-10803): when the domain's average load is above the busiest group's,
+/// `busiest->avg_load - sds->avg_load` wraps and `min()` takes the local side, so the
+/// local group pulls up to the average. Jacobsville's CLS level from CPU 1 (groups
+/// are CPUs 0-3), busy: CPU 1 fully busy at load 8, CPU 2 overloaded (4 tasks) at load
+/// 32, CPU 3 fully busy at load 1000 (not overloaded, so no avg_load, but in the
+/// total): the domain's average is 1040 × 1024 / 4096 = 260, and the imbalance
+/// (260 − 8) × 1024 / 1024 = 252, from CPU 2.
+#[test]
+fn a_domain_average_above_the_busiest_groups_still_moves_load() {
+    let mut sim = hogs("jacobsville", "6.8", 0..24, 1, 10);
+    idle_rqs(&mut sim, 0..24);
+    for (c, nr, load, util) in [(1, 1, 8, 978), (2, 4, 32, 901), (3, 1, 1000, 1000)] {
+        let rq = &mut sim.state.rqs[c];
+        (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (nr, load, util, false);
+    }
+    sim.resync_rq_sums();
+    let mut e = super::lb::LbEnv::new(1, 1, 0, CpuIdle::NotIdle);
+    assert_eq!(sim.balance.levels[1][0].groups.len(), 4);
+    let gi = sim.find_busiest_group(&mut e).expect("unbalanced");
+    assert_eq!(*sim.balance.levels[1][0].groups[gi].cpus, [2]);
+    assert_eq!(e.migration_type, super::lb::MigrationType::Load);
+    assert_eq!(e.imbalance, 252);
+    assert_eq!(sim.find_busiest_queue(&e, gi), Some(2));
+}
+
+/// `update_sd_pick_busiest()` between an SMT group and one without SMT, both with
+/// spare capacity, picks the candidate from 6.6 unless it is the SMT one with at most
+/// one task ("Do not pick sg with SMT CPUs over sg with pure CPUs", fair.c v6.8
+/// 10072-10083; not in v6.5, which compares idle CPUs, then tasks). Alder Lake's MC
+/// level from P-core CPU 0, balancing while busy (so no group_smt_balance): core
+/// {2, 3} runs two tasks, one per CPU; E-core 16 one, in cluster {16-19} from 6.6 (a
+/// group of its own in 6.5). 6.6 and 6.8 pick the cluster; 6.5 keeps the core (no
+/// idle CPU either side, fewer tasks on CPU 16).
+#[test]
+fn a_group_without_smt_is_picked_over_an_smt_one_from_6_6() {
+    for (release, want) in [("6.8", 16), ("6.6", 16), ("6.5", 2)] {
+        let mut sim = hogs("alderlake-8p8e", release, 0..24, 1, 10);
+        idle_rqs(&mut sim, 0..24);
+        for c in [2, 3, 16] {
+            let rq = &mut sim.state.rqs[c];
+            (rq.nr_running, rq.load_avg, rq.util_avg, rq.curr_is_idle) = (1, 100, 100, false);
+        }
+        sim.resync_rq_sums();
+        let lv = &sim.balance.levels[0][1];
+        let smt = crate::sched_domain::SdFlags::SHARE_CPUCAPACITY;
+        let at = |c: u32| lv.groups.iter().position(|g| g.cpus[0] == c).unwrap();
+        assert!(lv.groups[at(2)].flags.contains(smt) && !lv.groups[at(16)].flags.contains(smt));
+        assert!(at(2) < at(16), "the core comes first");
+        let e = super::lb::LbEnv::new(0, 0, 1, CpuIdle::NotIdle);
+        let b = sim.update_sd_lb_stats(&e).busiest.expect("a busiest group");
+        assert_eq!(
+            sim.balance.levels[0][1].groups[b].cpus[0], want,
+            "{release}"
+        );
+    }
+}

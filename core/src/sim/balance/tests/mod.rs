@@ -14,6 +14,7 @@
 //!  attach.rs        attach_task() -> wakeup_preempt() -> resched_curr()
 //!  locks.rs         the rq locks the balancer takes, queued with the wakers'
 //!  tg_line.rs       the task group's line under the balancer's locks
+//!  transcript/      find_busiest_group() / _queue() against a transcription of fair.c
 //! ```
 
 // `super::lb::...` in the tests below this module names the balancer's `lb/`.
@@ -170,3 +171,4 @@ mod newidle;
 mod nohz;
 mod periodic;
 mod tg_line;
+mod transcript;
