@@ -388,6 +388,20 @@ SVG_TEXT_CUT = """
     }
     return out;"""
 
+# Drawn elements matching arguments[0] that reach past the viewport's left or right
+# edge, as [[what, left, right]], and the page's width against the viewport's:
+# [out, scrollWidth, innerWidth].
+OUT_OF_VIEWPORT = """
+    const out = [];
+    for (const e of document.querySelectorAll(arguments[0])) {
+      if (!e.checkVisibility()) continue;
+      const r = e.getBoundingClientRect();
+      if (r.left < -0.5 || r.right > innerWidth + 0.5)
+        out.push([e.tagName + '.' + e.className, Math.round(r.left), Math.round(r.right)]);
+    }
+    return [out, document.documentElement.scrollWidth, innerWidth];"""
+
+
 # Drawn canvases with a label column beside their plot (data-gutter: its width, CSS
 # px; data-label-right: where its labels end), as [[canvas width, column, labels'
 # right end]].

@@ -714,4 +714,15 @@ mod tests {
             "forgotten: placed"
         );
     }
+
+    #[test]
+    fn a_label_is_drawn_only_where_its_box_holds_it_whole_at_11_px() {
+        // "cluster 0" at 11 px is about 50 px: a cluster box of 74 units holds it at
+        // 0.9 px a unit, not at 0.6 (1280 px's square layout, where it was squeezed).
+        assert!(label_fits(50.0, 74.0, 0.9));
+        assert!(!label_fits(50.0, 74.0, 0.6));
+        // A wide box, but the room over its children (20 units) under 12 px.
+        assert!(!label_fits(50.0, 400.0, 0.55));
+        assert!(label_fits(50.0, 400.0, 0.6));
+    }
 }

@@ -86,3 +86,16 @@ pub(super) fn cpu_y(lines: &[(Line, f64, f64)], i: usize, n: usize) -> Vec<Optio
     }
     ys
 }
+
+#[cfg(test)]
+mod tests {
+    use super::gutter;
+
+    #[test]
+    fn the_label_column_is_a_third_of_the_canvas_within_its_bounds() {
+        // A 390 px phone's canvas, 314 px: 104 px of labels (it was 190).
+        assert_eq!(gutter(314.4), 104.0);
+        assert_eq!(gutter(596.0), 190.0);
+        assert_eq!(gutter(220.0), 100.0);
+    }
+}
