@@ -167,20 +167,7 @@ pub fn live_view(props: &Props) -> Html {
     };
 
     let l = live.borrow();
-    // A record that stopped is said over the playback's events: it changes once.
-    let said = props
-        .feeds
-        .0
-        .iter()
-        .zip(["A", "B"])
-        .find_map(|(f, side)| {
-            let f = f.borrow();
-            f.error
-                .as_ref()
-                .map(|e| format!("Side {side}'s record stopped: {e}"))
-        })
-        .unwrap_or_else(|| l.said.clone());
-    let speed_text = speed_words(SPEEDS[l.speed]);
+    let said = announcement(&props.feeds, &l.said);
     let sides = props.feeds.0.iter().enumerate().map(|(i, f)| {
         let f = f.borrow();
         let side = if i == 0 { "A" } else { "B" };
@@ -191,11 +178,10 @@ pub fn live_view(props: &Props) -> Html {
             .get(i)
             .map(|p| p.recent(4).map(|a| a.wake).collect())
             .unwrap_or_default();
-        let pick = pick.clone();
-        let seed = f.seed;
+        let caption = format!("{side}: {} ({}seed {})", f.label, f.scale, f.seed);
         html! {
             <figure class="live-side" data-side={i.to_string()} hidden={!l.shows(i)}>
-                <figcaption>{ format!("{side}: {} ({}seed {seed})", f.label, f.scale) }</figcaption>
+                <figcaption>{ caption }</figcaption>
                 <div class="live-canvas-box">
                     <canvas ref={canvas} class="live-canvas" id={format!("live-canvas-{i}")}
                         role="img"
@@ -205,7 +191,7 @@ pub fn live_view(props: &Props) -> Html {
                 if !note.is_empty() {
                     <p class="sim-note live-note">{ note }</p>
                 }
-                { recent_list(i, side, recent, pick) }
+                { recent_list(i, side, recent, pick.clone()) }
             </figure>
         }
     });
@@ -222,20 +208,7 @@ pub fn live_view(props: &Props) -> Html {
                     { show_picker(l.show, on_show) }
                 }
             </div>
-            <div class="row live-controls" role="group" aria-label="Playback">
-                <button id="live-play" aria-pressed={l.playing.to_string()} onclick={play}>
-                    { if l.playing { "Pause" } else { "Play" } }
-                </button>
-                <button id="live-step" onclick={step}>{ "Next wake-up" }</button>
-                <button id="live-restart" onclick={restart}>{ "Restart" }</button>
-                // Each label wraps with its control, never apart from it.
-                <span class="live-pair">
-                    <label for="live-speed">{ "Speed" }</label>
-                    <input id="live-speed" type="range" min="0" max={FASTEST.to_string()} step="1"
-                        value={l.speed.to_string()} aria-valuetext={speed_text.clone()} oninput={on_speed} />
-                    <span class="live-speed-text">{ speed_text }</span>
-                </span>
-            </div>
+            { playback(l.playing, l.speed, [play, step, restart], on_speed) }
             <p id="live-status" class="live-status">{ l.status() }</p>
             <p id="live-announce" class="visually-hidden" role="status">{ said }</p>
             if let Some((side, w)) = l.selected {
@@ -246,6 +219,50 @@ pub fn live_view(props: &Props) -> Html {
             <div class="live-sides">{ for sides }</div>
             { legend(&cstates) }
         </section>
+    }
+}
+
+/// What the live region says: a record that stopped, over the playback's events
+/// (`said`): it changes once.
+fn announcement(feeds: &crate::live::Feeds, said: &str) -> String {
+    feeds
+        .0
+        .iter()
+        .zip(["A", "B"])
+        .find_map(|(f, side)| {
+            let f = f.borrow();
+            f.error
+                .as_ref()
+                .map(|e| format!("Side {side}'s record stopped: {e}"))
+        })
+        .unwrap_or_else(|| said.to_string())
+}
+
+/// The playback row: Play/Pause, Next wake-up and Restart (`buttons`' clicks, in
+/// that order), and the speed scale at step `speed`.
+fn playback(
+    playing: bool,
+    speed: usize,
+    buttons: [Callback<MouseEvent>; 3],
+    on_speed: Callback<InputEvent>,
+) -> Html {
+    let [play, step, restart] = buttons;
+    let speed_text = speed_words(SPEEDS[speed]);
+    html! {
+        <div class="row live-controls" role="group" aria-label="Playback">
+            <button id="live-play" aria-pressed={playing.to_string()} onclick={play}>
+                { if playing { "Pause" } else { "Play" } }
+            </button>
+            <button id="live-step" onclick={step}>{ "Next wake-up" }</button>
+            <button id="live-restart" onclick={restart}>{ "Restart" }</button>
+            // Each label wraps with its control, never apart from it.
+            <span class="live-pair">
+                <label for="live-speed">{ "Speed" }</label>
+                <input id="live-speed" type="range" min="0" max={FASTEST.to_string()} step="1"
+                    value={speed.to_string()} aria-valuetext={speed_text.clone()} oninput={on_speed} />
+                <span class="live-speed-text">{ speed_text }</span>
+            </span>
+        </div>
     }
 }
 
