@@ -337,8 +337,8 @@ def live_layout(page, cfg):
             # CPU numbers as drawn on the page: the canvas' own size for them times
             # its scale there. At 390 px they were 9 px in boxes 20 px wide (session
             # 37 numbered them in a 590 px canvas; since session 38 the canvas fits the
-            # screen under the controls, 552 px, where Kunpeng 920's CPUs are 21 px,
-            # too narrow for "127" at 11 px). At 1280x800 the taller layout numbers them.
+            # screen under the controls, 552 px, where Kunpeng 920's CPUs are too small
+            # for "127" at 11 px). At 1280x800 the taller layout numbers them.
             px = page.js(LIVE_NUMBERS)
             ok = all(p is not None and (p >= 11 or (p == 0 and not side_by_side)) for p in px)
             check(ok and px,
