@@ -41,6 +41,52 @@ fn fitted_layout(m: &Machine, width: f64, max_h: f64) -> Layout {
 /// Room kept under a canvas that fills the rest of the window (CSS px).
 const FIT_MARGIN: f64 = 8.0;
 
+/// In an embed's fixed frame (every frame but a phone's, which scrolls as a page) the
+/// view does not start at the top of the screen: a canvas there is at most the room
+/// from the first shown one's top (as if the results panel were not scrolled) down to
+/// the panel's padding, less the clicked wake-up's line. `None`: not in such a frame.
+fn frame_room(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> Option<f64> {
+    let root = root.cast::<web_sys::Element>()?;
+    root.closest(".embed").ok()??;
+    let window = web_sys::window()?;
+    let phone = window
+        .match_media("(max-width: 640px) and (orientation: portrait)")
+        .ok()
+        .flatten()
+        .is_some_and(|q| q.matches());
+    if phone {
+        return None;
+    }
+    let panel: web_sys::HtmlElement = root.closest(".domain-panel").ok()??.dyn_into().ok()?;
+    let pad = window
+        .get_computed_style(&panel)
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_property_value("padding-bottom").ok())
+        .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let border = f64::from(panel.offset_height() - panel.client_height() - panel.client_top());
+    let bottom = panel.get_bounding_client_rect().bottom() - border - pad;
+    let top = canvases
+        .iter()
+        .flatten()
+        .map(|c| c.get_bounding_client_rect().top())
+        .fold(f64::INFINITY, f64::min)
+        + f64::from(panel.scroll_top())
+        + selected_height(&root);
+    // The canvas' border (1 px a side) and a pixel to spare.
+    Some(bottom - top - 3.0)
+}
+
+/// The height of the clicked wake-up's line, if shown (it comes and goes: the
+/// canvases are not resized for it).
+fn selected_height(root: &web_sys::Element) -> f64 {
+    root.query_selector("#live-selected")
+        .ok()
+        .flatten()
+        .map_or(0.0, |e| e.get_bounding_client_rect().height())
+}
+
 /// How far below the view's top its first shown canvas starts (its heading, controls,
 /// status line and caption), less the clicked wake-up's line (which comes and goes):
 /// a canvas is at most the window's height less this, so that the view's controls and
@@ -50,11 +96,7 @@ fn room_above(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> f64 {
     let Some(root) = root.cast::<web_sys::Element>() else {
         return 0.0;
     };
-    let selected = root
-        .query_selector("#live-selected")
-        .ok()
-        .flatten()
-        .map_or(0.0, |e| e.get_bounding_client_rect().height());
+    let selected = selected_height(&root);
     canvases
         .iter()
         .flatten()
@@ -116,11 +158,14 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
             .enumerate()
             .map(|(i, c)| c.cast::<HtmlCanvasElement>().filter(|_| live.shows(i)))
             .collect();
-        let above = room_above(root, &shown);
-        let max_h = web_sys::window()
-            .and_then(|w| w.inner_height().ok())
-            .and_then(|h| h.as_f64())
-            .map_or(MAX_H, |h| (h - above - FIT_MARGIN).clamp(MIN_H, MAX_H));
+        let room = frame_room(root, &shown).or_else(|| {
+            let above = room_above(root, &shown);
+            web_sys::window()
+                .and_then(|w| w.inner_height().ok())
+                .and_then(|h| h.as_f64())
+                .map(|h| h - above - FIT_MARGIN)
+        });
+        let max_h = room.map_or(MAX_H, |h| h.clamp(MIN_H, MAX_H));
         let machine = live.machine.clone();
         for (painter, canvas) in live.painters.iter_mut().zip(shown) {
             let Some(canvas) = canvas else {
