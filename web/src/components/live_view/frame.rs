@@ -58,13 +58,18 @@ fn frame_room(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> Option<
         return None;
     }
     let panel: web_sys::HtmlElement = root.closest(".domain-panel").ok()??.dyn_into().ok()?;
+    // Its whole pixels and one more for a fraction ("9.6px": 10): parsing a decimal
+    // would bring the float parser into the page's module (about 14 KB brotli).
     let pad = window
         .get_computed_style(&panel)
         .ok()
         .flatten()
         .and_then(|s| s.get_property_value("padding-bottom").ok())
-        .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
-        .unwrap_or(0.0);
+        .and_then(|v| {
+            let whole: String = v.chars().take_while(char::is_ascii_digit).collect();
+            whole.parse::<u32>().ok()
+        })
+        .map_or(0.0, |px| f64::from(px) + 1.0);
     let border = f64::from(panel.offset_height() - panel.client_height() - panel.client_top());
     let bottom = panel.get_bounding_client_rect().bottom() - border - pad;
     let top = canvases
