@@ -10,6 +10,7 @@ from harness import (
     MISALIGNED_FIELDS,
     MOBILE,
     OUT_OF_BOX,
+    OUT_OF_VIEWPORT,
     SIMULATE,
     SMALL_TARGETS,
     SMALLEST_SVG_TEXT,
@@ -191,6 +192,29 @@ def dark_mode(page, cfg):
     page.js("localStorage.removeItem('schedlab-theme')")
 
 
+# The digests shown in the results table broken other than at their middle, as [[digest,
+# characters per line]]: a 16-digit one takes one line or two of 8.
+DIGESTS_SPLIT = """
+    const out = [];
+    for (const c of document.querySelectorAll('.sim-results code.digest')) {
+      if (!c.checkVisibility()) continue;
+      const tops = [];
+      const walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+      for (let n = walk.nextNode(); n; n = walk.nextNode())
+        for (let i = 0; i < n.data.length; i++) {
+          const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+          const x = [...r.getClientRects()].find(x => x.width > 0);
+          if (x) tops.push(Math.round(x.top));
+        }
+      const lines = [];
+      tops.forEach((t, i) => { if (i === 0 || t !== tops[i - 1]) lines.push(0); lines[lines.length - 1] += 1; });
+      const n = tops.length;
+      if (!(lines.length === 1 || (lines.length === 2 && lines[0] === Math.floor(n / 2))))
+        out.push([c.textContent, lines]);
+    }
+    return out;"""
+
+
 # The text of every visible results-table cell holding a number (not a change with its
 # interval, which may wrap at its spaces, nor a digest) whose text takes more than one line.
 BROKEN_NUMBERS = """
@@ -261,6 +285,12 @@ def mobile_layout(page, cfg):
         broken = page.js(BROKEN_WORDS, ".sim-results thead code, .sim-cli code")
         check(broken == [], f"Simulate with results: the table's heads and the command lines break "
                             f"between words, not inside one (broken: {broken[:6]})")
+        # A digest took 13 characters then 3 ("1c3e190923198" over "a8a").
+        split = page.js(DIGESTS_SPLIT)
+        digests = page.count(".sim-results code.digest")
+        check(digests >= 2 and split == [],
+              f"Simulate with results: each digest is whole or broken at its middle "
+              f"({digests} digests; broken elsewhere: {split})")
         # The chart is drawn about as wide as its panel on a phone, so its labels keep
         # their 11 px (at 440 units they were 8 px, at 640 5 px); the heat map's A/B
         # switch stays one row (it went one button under the other).
@@ -510,8 +540,20 @@ def layout_1280(page, cfg):
     Simulate tabs; after a run it says the shade is how busy each CPU was, and the
     command lines break between words; the fields of a row in the workload form, the
     wake-up form and the designer share a top edge, and the timeline's field labels
-    take a line each."""
+    take a line each. The lessons menu is within the screen at 1280, 1100 and 800 px."""
     try:
+        # The lessons menu: left-aligned to its button, it reached 21 px past the right
+        # edge at 1280 px, cutting "Why the cluster patch wins at low load".
+        for w in (1280, 1100, 800):
+            set_viewport(page, w, 800)
+            page.open()
+            page.wait_for(".level-name")
+            page.click("#lessons-button")
+            page.wait_for(".lesson-pick")
+            out, sw, iw = page.js(OUT_OF_VIEWPORT, ".lessons-list")
+            check(out == [] and sw <= iw,
+                  f"{w}x800: the lessons menu is within the screen (out: {out}; page {sw} of {iw} px)")
+            page.click("#lessons-button")
         set_viewport(page, 1280, 800)
         for where, scenario, ready in (("Domains", None, ".level-name"),
                                        ("Wake-up", TEACHING, ".decision"),

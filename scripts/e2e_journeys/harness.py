@@ -388,6 +388,45 @@ SVG_TEXT_CUT = """
     }
     return out;"""
 
+# Drawn elements matching arguments[0] that reach past the viewport's left or right
+# edge, as [[what, left, right]], and the page's width against the viewport's:
+# [out, scrollWidth, innerWidth].
+OUT_OF_VIEWPORT = """
+    const out = [];
+    for (const e of document.querySelectorAll(arguments[0])) {
+      if (!e.checkVisibility()) continue;
+      const r = e.getBoundingClientRect();
+      if (r.left < -0.5 || r.right > innerWidth + 0.5)
+        out.push([e.tagName + '.' + e.className, Math.round(r.left), Math.round(r.right)]);
+    }
+    return [out, document.documentElement.scrollWidth, innerWidth];"""
+
+
+# Drawn canvases with a label column beside their plot (data-gutter: its width, CSS
+# px; data-label-right: where its labels end), as [[canvas width, column, labels'
+# right end]].
+LABEL_COLUMNS = """
+    return [...document.querySelectorAll('canvas[data-gutter]')].filter(c => c.checkVisibility()).map(c =>
+      [Math.round(c.getBoundingClientRect().width), +c.dataset.gutter, +c.dataset.labelRight]);"""
+
+
+def label_columns_fit(cols):
+    """Whether each label column (LABEL_COLUMNS) leaves at least 60% of its canvas to
+    the plot and holds its labels whole (4 px to spare); false with none drawn."""
+    return cols != [] and all(g <= 0.4 * w and right <= g - 4 + 0.5 for w, g, right in cols)
+
+
+# The top of the element matching arguments[0] and the bottom of the one matching
+# arguments[1], relative to the viewport's top once the first is scrolled to it, and
+# the viewport's height: [top, bottom, height] (CSS px). A view and its controls fit
+# one screen when bottom <= height.
+SPAN_ON_SCREEN = """
+    const a = document.querySelector(arguments[0]), b = document.querySelector(arguments[1]);
+    if (!a || !b) return null;
+    const t = a.getBoundingClientRect().top;
+    return [0, Math.round(b.getBoundingClientRect().bottom - t), innerHeight];"""
+
+
 # Text fields and selects of one fieldset whose boxes share a row (overlap vertically)
 # but not a top edge, as [[id, top, id, top, fieldset]]: a label of two lines over one
 # of them pushed it below its neighbours. Checkboxes, radios and sliders are not

@@ -5,6 +5,7 @@ import time
 
 from harness import (
     SIMULATE,
+    SPAN_ON_SCREEN,
     VIEWPORT,
     busy_factor,
     check,
@@ -289,6 +290,15 @@ LIVE_NUMBERS = """
       return own === undefined ? null
         : Math.round(parseFloat(own) * c.getBoundingClientRect().width / c.width * 10) / 10; });"""
 
+# Per live canvas, its group labels' size as drawn on the page (null: the canvas does
+# not say) and how many it left out (too big for their box).
+LIVE_LABELS = """
+    return [...document.querySelectorAll('.live-canvas')].filter(c => c.checkVisibility()).map(c => {
+      const own = c.dataset.labelPx;
+      return [own === undefined ? null
+        : Math.round(parseFloat(own) * c.getBoundingClientRect().width / c.width * 10) / 10,
+        c.dataset.labelsLeftOut === undefined ? null : +c.dataset.labelsLeftOut]; });"""
+
 # The live key's headings: [text, its left, the key's left] (px).
 LEGEND_HEADS = """
     const key = document.querySelector('.live-legend').getBoundingClientRect().left;
@@ -297,11 +307,13 @@ LEGEND_HEADS = """
 
 
 def live_layout(page, cfg):
-    """A and B's live canvases side by side at 1280x720, stacked on a 390 px phone; the
-    CPU numbers drawn at 11 px or more (on the phone, in a taller layout whose CPUs
-    hold them), or at 1280 px not drawn; each heading of the key starts its line."""
+    """A and B's live canvases side by side at 1280x800, stacked on a 390 px phone; the
+    view's heading, controls and first canvas on one screen; the CPU numbers drawn at
+    11 px or more (at 1280 px, in a taller layout whose CPUs hold them; on the phone,
+    where a canvas that fits the screen holds them), the group labels at 11 px, none
+    left out; each heading of the key starts its line."""
     try:
-        for (w, h), side_by_side in (((1280, 720), True), ((390, 844), False)):
+        for (w, h), side_by_side in (((1280, 800), True), ((390, 844), False)):
             set_viewport(page, w, h)
             page.open(fragment(LIVE))
             page.wait_for("#live-status", timeout=120)
@@ -315,21 +327,36 @@ def live_layout(page, cfg):
                 ok = abs(t0 - t1) < 2 and l1 >= l0 + w0 and w0 >= 250 and abs(w0 - w1) < 2
                 what = "side by side"
             else:
-                # The phone's layout is taller than wide (its CPUs numbered): the
-                # canvas is as tall as allowed, 250 px wide and more.
+                # The phone's layout is taller than wide: the canvas is as tall as
+                # allowed, 250 px wide and more.
                 ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 250
                 what = "stacked"
             check(ok, f"at {w}x{h} A and B are {what} (A {[round(v) for v in r[0]]}, B {[round(v) for v in r[1]]})")
             wide = page.js("return document.documentElement.scrollWidth")
             check(wide <= w, f"at {w} px the page fits the width ({wide} px)")
             # CPU numbers as drawn on the page: the canvas' own size for them times
-            # its scale there. At 390 px they were 9 px in boxes 20 px wide; the phone's
-            # layout is taller, its CPUs 24 px, numbered at 11 px.
+            # its scale there. At 390 px they were 9 px in boxes 20 px wide (session
+            # 37 numbered them in a 590 px canvas; since session 38 the canvas fits the
+            # screen under the controls, 552 px, where Kunpeng 920's CPUs are too small
+            # for "127" at 11 px). At 1280x800 the taller layout numbers them.
             px = page.js(LIVE_NUMBERS)
-            ok = all(p is not None and (p >= 11 or (p == 0 and side_by_side)) for p in px)
-            check(ok and (side_by_side or min(px) >= 11),
+            ok = all(p is not None and (p >= 11 or (p == 0 and not side_by_side)) for p in px)
+            check(ok and px,
                   f"at {w}x{h} the CPU numbers are drawn at least 11 px"
-                  f"{' or not at all' if side_by_side else ''} (px per canvas {px})")
+                  f"{' or not at all' if not side_by_side else ''} (px per canvas {px})")
+            # The group labels ("cluster 0"): 10 px until session 38, squeezed into boxes
+            # narrower than them at 1280 px.
+            labels = page.js(LIVE_LABELS)
+            check(labels and all(p is not None and p >= 11 and out == 0 for p, out in labels),
+                  f"at {w}x{h} the group labels are drawn at least 11 px, none left out "
+                  f"([px, left out] per canvas: {labels})")
+            # The view's heading, controls and first canvas on one screen: on the phone
+            # the canvas was 590 px tall under 379 px of controls (969 px).
+            page.js("document.querySelector('.live-view').scrollIntoView()")
+            span = page.js(SPAN_ON_SCREEN, ".live-view", "#live-canvas-0")
+            check(span and span[1] <= span[2],
+                  f"at {w}x{h} the live view's heading, controls and first canvas fit one screen "
+                  f"([top, canvas bottom, screen] px: {span})")
             # The key: a heading ("CPUs:") starts a line, never left at the end of the
             # line of the keys before it.
             heads = page.js(LEGEND_HEADS)

@@ -5,6 +5,7 @@ at 1280 px."""
 import time
 
 from harness import (
+    LABEL_COLUMNS,
     MISALIGNED_FIELDS,
     MOBILE,
     SIMULATE,
@@ -13,6 +14,7 @@ from harness import (
     VIEWPORT,
     check,
     fragment,
+    label_columns_fit,
     set_viewport,
 )
 
@@ -51,6 +53,12 @@ def axis_checks(page, where):
     check(abs(a["drawn"] - a["own"]) <= 1 and len(ticks) >= 2 and apart and inside,
           f"{where}: the timeline is drawn at its own width (its text not shrunk) and its time "
           f"labels neither meet nor leave it (drawn {a['drawn']:.0f} px of {a['own']:.0f}; labels {ticks})")
+    # Its label column: 190 px at every width until session 38, which left a phone's
+    # 314 px canvas 124 px of plot.
+    cols = page.js(LABEL_COLUMNS)
+    check(label_columns_fit(cols),
+          f"{where}: the timeline's label column leaves the plot 60% of the canvas and holds its "
+          f"labels whole ([canvas, column, labels' right end] px: {cols})")
 
 
 def phone_views(page, cfg):

@@ -140,50 +140,29 @@ fn narrow_query() -> Option<web_sys::MediaQueryList> {
     web_sys::window()?.match_media(NARROW_QUERY).ok().flatten()
 }
 
-#[function_component(App)]
-pub fn app() -> Html {
-    let state = use_reducer(|| AppState::from_fragment(&current_hash()));
-    let presenting = use_state(present::asked);
-    let set_presenting = {
-        let presenting = presenting.clone();
-        Callback::from(move |on: bool| presenting.set(on))
-    };
-
-    // Someone edits the address bar or follows another link to this page. The
-    // listener is removed when the effect's destructor drops it (the app unmounts).
-    {
-        let dispatcher = state.dispatcher();
-        use_effect_with((), move |_| {
-            let listener = web_sys::window().map(|w| {
-                EventListener::new(&w, "hashchange", move |_| {
-                    // Back, Forward or a typed link: the next change starts a new entry
-                    // rather than coalescing into (and overwriting) this one.
-                    LAST_PUSH.set(f64::NEG_INFINITY);
-                    dispatcher.dispatch(Action::LoadFragment(current_hash()));
-                })
-            });
-            move || drop(listener)
+/// On `hashchange` (someone edits the address bar or follows another link to this
+/// page) the fragment is loaded. The listener is removed when the effect's destructor
+/// drops it (the app unmounts).
+#[hook]
+fn use_hashchange(state: &AppContext) {
+    let dispatcher = state.dispatcher();
+    use_effect_with((), move |_| {
+        let listener = web_sys::window().map(|w| {
+            EventListener::new(&w, "hashchange", move |_| {
+                // Back, Forward or a typed link: the next change starts a new entry
+                // rather than coalescing into (and overwriting) this one.
+                LAST_PUSH.set(f64::NEG_INFINITY);
+                dispatcher.dispatch(Action::LoadFragment(current_hash()));
+            })
         });
-    }
-
-    // Written when the scenario changes, not when a link fails: a damaged link stays in
-    // the address bar (a bad link after a good one changes nothing here; on a first
-    // visit the page's first write, under the banner, is skipped) until the user
-    // changes the scenario.
-    let fragment = state.fragment();
-    let first_write = use_mut_ref(|| true);
-    let opened_bad = state.banner.is_some();
-    use_effect_with(fragment, move |f| {
-        write_hash(f, first_write.replace(false) && opened_bad)
+        move || drop(listener)
     });
+}
 
-    // The machine drawing is a <details>: open on wide screens (its summary is not
-    // drawn there), folded on a phone's, where 128 CPUs of 40 px buttons would push the
-    // tabs several screens down. It follows the width live: the query list's `change`
-    // fires only when a resize crosses 640 px (not on every resize event, and not
-    // while a phone's toolbar or keyboard comes and goes), so narrowing the window
-    // folds the drawing and widening it opens it (the summary that would open it is
-    // not drawn there), while a drawing opened by hand on a phone stays open.
+/// Whether the machine drawing's `<details>` is open, following the window across
+/// 640 px, and its toggle's callback.
+#[hook]
+fn use_drawing_open() -> (UseStateHandle<bool>, Callback<Event>) {
     let drawing_open = use_state(|| !narrow_query().is_some_and(|q| q.matches()));
     {
         let drawing_open = drawing_open.clone();
@@ -203,15 +182,13 @@ pub fn app() -> Html {
             }
         })
     };
+    (drawing_open, on_drawing_toggle)
+}
 
-    let on_select = {
-        let dispatcher = state.dispatcher();
-        Callback::from(move |cpu| dispatcher.dispatch(Action::ClickCpu(cpu)))
-    };
-    let wake = state.tab() == View::Wakeup;
-    // What a click on a CPU does, said above the drawing (so that it is on the first
-    // screen) and, on a phone, in the folded drawing's summary.
-    let click = if wake {
+/// What a click on a CPU does, said above the drawing (so that it is on the first
+/// screen) and, on a phone, in the folded drawing's summary: (the hint, the summary's).
+fn click_hints(state: &AppContext) -> (String, String) {
+    let click = if state.tab() == View::Wakeup {
         match state.click() {
             crate::state::ClickMode::ToggleBusy => "click a CPU to make it busy or idle.",
             crate::state::ClickMode::Waker => "click a CPU to make it the waker's CPU.",
@@ -228,8 +205,116 @@ pub fn app() -> Html {
         (false, _) => "",
     };
     // "click" as the sentence's first word: its 'c' upper-cased (ASCII).
-    let hint = format!("{shaded}C{}", &click[1..]);
-    let fold_hint = format!("Open it, then {click}");
+    (
+        format!("{shaded}C{}", &click[1..]),
+        format!("Open it, then {click}"),
+    )
+}
+
+/// The banner of a link that could not be read, with its dismiss button.
+fn link_banner(state: &AppContext, embed: bool) -> Option<Html> {
+    state.banner.clone().map(|b| {
+        let b = if embed {
+            crate::state::embedded_banner(&b)
+        } else {
+            b
+        };
+        let dispatcher = state.dispatcher();
+        let onclick =
+            Callback::from(move |_: MouseEvent| dispatcher.dispatch(Action::DismissBanner));
+        html! {
+            <div class="error banner" role="alert">
+                <span>{ b }</span>
+                <button class="dismiss" {onclick} aria-label="dismiss">{ "×" }</button>
+            </div>
+        }
+    })
+}
+
+/// The embed view: one view, no pickers; a wake-up keeps the drawing beside its
+/// decisions.
+fn embed_view(
+    state: &AppContext,
+    machine: Html,
+    banner: Option<Html>,
+    highlight: Option<&'static str>,
+) -> Html {
+    let wake = state.tab() == View::Wakeup;
+    let open = format!(
+        "{}#{}",
+        web_sys::window()
+            .and_then(|w| w.location().pathname().ok())
+            .unwrap_or_default(),
+        state.fragment()
+    );
+    html! {
+        <ContextProvider<AppContext> context={state.clone()}>
+            <div class={classes!("embed", wake.then_some("embed-wake"))}>
+                <header class="embed-header">
+                    // The frame's one heading (axe: a page has a level-one heading).
+                    <h1>
+                        <strong>{ "schedlab" }</strong>
+                        <span class="embed-title">
+                            { format!(
+                                "{} · {}",
+                                state.machine().name,
+                                crate::components::share::kernels(state.tab(), &state.sides())
+                            ) }
+                        </span>
+                    </h1>
+                    <a href={open} target="_blank" rel="noopener">{ "open in schedlab ↗" }</a>
+                </header>
+                { for banner }
+                <LessonPanel />
+                <main class="embed-main" data-highlight={highlight}>
+                    if wake {
+                        <section class="panel machine-panel" aria-label="machine">{ machine }</section>
+                    }
+                    <section class="panel domain-panel" aria-label="results">
+                        <TabPanel embed=true />
+                    </section>
+                </main>
+            </div>
+        </ContextProvider<AppContext>>
+    }
+}
+
+#[function_component(App)]
+pub fn app() -> Html {
+    let state = use_reducer(|| AppState::from_fragment(&current_hash()));
+    let presenting = use_state(present::asked);
+    let set_presenting = {
+        let presenting = presenting.clone();
+        Callback::from(move |on: bool| presenting.set(on))
+    };
+
+    use_hashchange(&state);
+
+    // Written when the scenario changes, not when a link fails: a damaged link stays in
+    // the address bar (a bad link after a good one changes nothing here; on a first
+    // visit the page's first write, under the banner, is skipped) until the user
+    // changes the scenario.
+    let fragment = state.fragment();
+    let first_write = use_mut_ref(|| true);
+    let opened_bad = state.banner.is_some();
+    use_effect_with(fragment, move |f| {
+        write_hash(f, first_write.replace(false) && opened_bad)
+    });
+
+    // The machine drawing is a <details>: open on wide screens (its summary is not
+    // drawn there), folded on a phone's, where 128 CPUs of 40 px buttons would push the
+    // tabs several screens down. It follows the width live: the query list's `change`
+    // fires only when a resize crosses 640 px (not on every resize event, and not
+    // while a phone's toolbar or keyboard comes and goes), so narrowing the window
+    // folds the drawing and widening it opens it (the summary that would open it is
+    // not drawn there), while a drawing opened by hand on a phone stays open.
+    let (drawing_open, on_drawing_toggle) = use_drawing_open();
+
+    let on_select = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |cpu| dispatcher.dispatch(Action::ClickCpu(cpu)))
+    };
+    let (hint, fold_hint) = click_hints(&state);
     let machine = html! {
             <MachineView
                 machine={state.machine().clone()}
@@ -251,61 +336,9 @@ pub fn app() -> Html {
         })
         .map(|h| h.name());
     let embed = embedded();
-    let banner = state.banner.clone().map(|b| {
-        let b = if embed {
-            crate::state::embedded_banner(&b)
-        } else {
-            b
-        };
-        let dispatcher = state.dispatcher();
-        let onclick =
-            Callback::from(move |_: MouseEvent| dispatcher.dispatch(Action::DismissBanner));
-        html! {
-            <div class="error banner" role="alert">
-                <span>{ b }</span>
-                <button class="dismiss" {onclick} aria-label="dismiss">{ "×" }</button>
-            </div>
-        }
-    });
+    let banner = link_banner(&state, embed);
     if embed {
-        // One view, no pickers: a wake-up keeps the drawing beside its decisions.
-        let open = format!(
-            "{}#{}",
-            web_sys::window()
-                .and_then(|w| w.location().pathname().ok())
-                .unwrap_or_default(),
-            state.fragment()
-        );
-        return html! {
-            <ContextProvider<AppContext> context={state.clone()}>
-                <div class={classes!("embed", wake.then_some("embed-wake"))}>
-                    <header class="embed-header">
-                        // The frame's one heading (axe: a page has a level-one heading).
-                        <h1>
-                            <strong>{ "schedlab" }</strong>
-                            <span class="embed-title">
-                                { format!(
-                                    "{} · {}",
-                                    state.machine().name,
-                                    crate::components::share::kernels(state.tab(), &state.sides())
-                                ) }
-                            </span>
-                        </h1>
-                        <a href={open} target="_blank" rel="noopener">{ "open in schedlab ↗" }</a>
-                    </header>
-                    { for banner }
-                    <LessonPanel />
-                    <main class="embed-main" data-highlight={highlight}>
-                        if wake {
-                            <section class="panel machine-panel" aria-label="machine">{ machine }</section>
-                        }
-                        <section class="panel domain-panel" aria-label="results">
-                            <TabPanel embed=true />
-                        </section>
-                    </main>
-                </div>
-            </ContextProvider<AppContext>>
-        };
+        return embed_view(&state, machine, banner, highlight);
     }
     html! {
         <ContextProvider<AppContext> context={state.clone()}>

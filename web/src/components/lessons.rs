@@ -43,6 +43,26 @@ pub fn lessons_menu() -> Html {
             }
         })
     };
+    // Opened, the list hangs from the button's left edge, or from its right where the
+    // left would take it past the screen's edge (the button sits at the header's
+    // right on a wide screen: at 1280 px the list reached 21 px past it).
+    use_effect_with(*open, |open| {
+        let list = open
+            .then(|| {
+                web_sys::window()?
+                    .document()?
+                    .get_element_by_id("lessons-list")
+            })
+            .flatten();
+        let width = web_sys::window()
+            .and_then(|w| w.inner_width().ok())
+            .and_then(|w| w.as_f64());
+        if let (Some(list), Some(width)) = (list, width) {
+            if list.get_bounding_client_rect().right() > width {
+                let _ = list.class_list().add_1("from-right");
+            }
+        }
+    });
     let items = LESSONS.iter().map(|l| {
         let (d, open) = (state.dispatcher(), open.clone());
         let n = l.number;

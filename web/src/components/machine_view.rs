@@ -41,6 +41,82 @@ pub struct Props {
     pub on_select: Callback<CpuId>,
 }
 
+/// Per CPU, its busy share (per mille), when there is one to show.
+fn heat_by_cpu(heat: Option<&Vec<(u32, u64)>>, nr: u32) -> Option<Vec<Option<u64>>> {
+    heat.map(|h| {
+        let mut v = vec![None; nr as usize];
+        for &(c, permille) in h.iter() {
+            if let Some(slot) = v.get_mut(c as usize) {
+                *slot = Some(permille);
+            }
+        }
+        v
+    })
+}
+
+/// A CPU's classes and title outside the wake-up tab: selected, in the shaded span,
+/// its busy share (`permille`) after a run; with the heat's style.
+fn domain_marks(
+    props: &Props,
+    permille: Option<u64>,
+    cpu: CpuId,
+    class: &mut Classes,
+    title: &mut String,
+) -> Option<String> {
+    if cpu == props.selected {
+        class.push("selected");
+    }
+    if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
+        class.push("in-span");
+    }
+    let permille = permille?;
+    class.push("heat");
+    if permille > 550 {
+        class.push("hot");
+    }
+    title.push_str(&format!(
+        " · busy {:.1}% of the window",
+        permille as f64 / 10.0
+    ));
+    Some(format!("--heat: {:.3}", permille as f64 / 1000.0))
+}
+
+/// A CPU's classes and title in the wake-up tab: busy or idle, waker, prev, chosen,
+/// probed (with its probe number's badge).
+fn wake_marks(w: &WakeMarks, cpu: CpuId, class: &mut Classes, title: &mut String) -> Option<Html> {
+    class.push(if w.busy.test_cpu(cpu) { "busy" } else { "idle" });
+    title.push_str(if w.busy.test_cpu(cpu) {
+        " · busy"
+    } else {
+        " · idle"
+    });
+    if cpu == w.waker {
+        class.push("waker");
+        title.push_str(" · waker");
+    }
+    if cpu == w.prev {
+        class.push("prev");
+        title.push_str(" · wakee's prev");
+    }
+    if w.chosen_a == Some(cpu) {
+        class.push("chosen-a");
+        title.push_str(" · chosen (A)");
+    }
+    if w.chosen_b == Some(cpu) {
+        class.push("chosen-b");
+        title.push_str(" · chosen (B)");
+    }
+    let (order, verdict) = w.probes.get(&cpu.0)?;
+    class.push(reject_class(*verdict));
+    let nums: Vec<String> = order.iter().map(u32::to_string).collect();
+    title.push_str(&format!(
+        " · probe {}: {}",
+        nums.join(", "),
+        verdict.map_or("idle, taken", Reject::as_str)
+    ));
+    Some(html! { <sup class="probe-no">{ order[0] }</sup> })
+}
+
 /// The CSS class of a probe verdict (the legend in the wake-up panel uses the same).
 pub fn reject_class(r: Option<Reject>) -> &'static str {
     match r {
@@ -152,16 +228,7 @@ pub fn machine_view(props: &Props) -> Html {
     let row = machine_cluster_row(&packages);
     let tiled = row.is_some().then_some("tiled");
 
-    // Per CPU, its busy share, when there is one to show.
-    let heat: Option<Vec<Option<u64>>> = props.heat.as_ref().map(|h| {
-        let mut v = vec![None; nr as usize];
-        for &(c, permille) in h.iter() {
-            if let Some(slot) = v.get_mut(c as usize) {
-                *slot = Some(permille);
-            }
-        }
-        v
-    });
+    let heat = heat_by_cpu(props.heat.as_deref(), nr);
     let cpu_button = |cpu: CpuId| -> Html {
         let t = m.topo(cpu);
         let mut class = classes!("cpu");
@@ -173,58 +240,10 @@ pub fn machine_view(props: &Props) -> Html {
         let mut style = None;
         match props.wake.as_deref() {
             None => {
-                if cpu == props.selected {
-                    class.push("selected");
-                }
-                if props.highlight.as_ref().is_some_and(|h| h.test_cpu(cpu)) {
-                    class.push("in-span");
-                }
-                if let Some(permille) = heat.as_ref().and_then(|h| h[cpu.0 as usize]) {
-                    class.push("heat");
-                    if permille > 550 {
-                        class.push("hot");
-                    }
-                    style = Some(format!("--heat: {:.3}", permille as f64 / 1000.0));
-                    title.push_str(&format!(
-                        " · busy {:.1}% of the window",
-                        permille as f64 / 10.0
-                    ));
-                }
+                let permille = heat.as_ref().and_then(|h| h[cpu.0 as usize]);
+                style = domain_marks(props, permille, cpu, &mut class, &mut title);
             }
-            Some(w) => {
-                class.push(if w.busy.test_cpu(cpu) { "busy" } else { "idle" });
-                title.push_str(if w.busy.test_cpu(cpu) {
-                    " · busy"
-                } else {
-                    " · idle"
-                });
-                if cpu == w.waker {
-                    class.push("waker");
-                    title.push_str(" · waker");
-                }
-                if cpu == w.prev {
-                    class.push("prev");
-                    title.push_str(" · wakee's prev");
-                }
-                if w.chosen_a == Some(cpu) {
-                    class.push("chosen-a");
-                    title.push_str(" · chosen (A)");
-                }
-                if w.chosen_b == Some(cpu) {
-                    class.push("chosen-b");
-                    title.push_str(" · chosen (B)");
-                }
-                if let Some((order, verdict)) = w.probes.get(&cpu.0) {
-                    class.push(reject_class(*verdict));
-                    let nums: Vec<String> = order.iter().map(u32::to_string).collect();
-                    title.push_str(&format!(
-                        " · probe {}: {}",
-                        nums.join(", "),
-                        verdict.map_or("idle, taken", Reject::as_str)
-                    ));
-                    badge = Some(html! { <sup class="probe-no">{ order[0] }</sup> });
-                }
-            }
+            Some(w) => badge = wake_marks(w, cpu, &mut class, &mut title),
         }
         let on_select = props.on_select.clone();
         let onclick = Callback::from(move |_: MouseEvent| on_select.emit(cpu));

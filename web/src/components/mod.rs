@@ -24,4 +24,5 @@ pub mod tabs;
 pub mod theme_switch;
 pub mod timeline;
 pub mod timeline_panel;
+pub mod wake_setup;
 pub mod wakeup_view;

@@ -166,7 +166,7 @@ pub fn results(v: &RunView) -> Html {
                         <th scope="row">{ if v.n_seeds() > 1 { format!("digest, seed {seed}") } else { "digest".to_string() } }</th>
                         { for per_side.iter().enumerate().map(|(i, r)| html! {
                             <td><code class="digest" data-side={side_tag(i)} data-seed={seed.to_string()}>
-                                { r.map_or_else(String::new, |r| r.digest.clone()) }
+                                { r.map_or_else(Html::default, |r| digest_halves(&r.digest)) }
                             </code></td>
                         }) }
                     </tr>
@@ -219,5 +219,15 @@ pub fn sweep_table(v: &RunView, scale: &str, published: Option<&Example>) -> Htm
                 }) }
             </tbody>
         </table>
+    }
+}
+
+/// A digest with a line break allowed at its middle only (`<wbr>`): on a phone it
+/// took two lines broken anywhere, "1c3e190923198" over "a8a"; now two halves of 8.
+fn digest_halves(d: &str) -> Html {
+    let mid = d.len() / 2;
+    match (d.get(..mid), d.get(mid..)) {
+        (Some(a), Some(b)) if d.len() >= 12 => html! { <>{ a }<wbr />{ b }</> },
+        _ => html! { { d } },
     }
 }

@@ -21,6 +21,7 @@
 //! on a wake-up opens it in the Wake-up tab at the point it was drawn at (its
 //! `SimWakeRef` names the point: `use_run::scale_ref`).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use schedlab_core::sim::record::Recording;
@@ -36,7 +37,7 @@ use crate::live::Feeds;
 use crate::state::sim_wake::side_name;
 use crate::state::{AppContext, Side};
 use crate::timeline::build;
-use crate::worker::{now_ms, RecordJob};
+use crate::worker::{now_ms, RecordJob, Recorded};
 
 /// Records the timeline keeps per side: 400 000 (12.8 MB in the worker).
 pub const TIMELINE_CAP: u32 = 400_000;
@@ -128,89 +129,21 @@ pub fn timeline_panel(p: &Props) -> Html {
         .map(|&s| request(s, timeline_job.clone()))
         .collect();
 
-    let show = {
-        let (held, redraw, wanted) = (held.clone(), redraw.clone(), wanted.clone());
-        let machine = state.machine().clone();
-        let sides = sides.clone();
-        let feeds = p.feeds.clone();
-        Callback::from(move |_: MouseEvent| {
-            let generation = {
-                let mut h = held.borrow_mut();
-                h.generation += 1;
-                h.asked = wanted.iter().cloned().map(Some).collect();
-                h.sides = vec![None; wanted.len()];
-                h.sources = vec![Source::Rerun; wanted.len()];
-                h.asked_ms = now_ms();
-                h.took_ms = None;
-                h.generation
-            };
-            for (i, req) in wanted.iter().enumerate() {
-                let side = sides[i];
-                let label = req.patches.clone();
-                let (a, b) = window_ns;
-                // The live view's record of this side, if it is this run and holds
-                // the window.
-                let streamed = feeds.0.get(i).and_then(|f| {
-                    let f = f.borrow();
-                    let same = f.label == label && f.seed == seed && f.threads == scale;
-                    same.then(|| {
-                        f.window(a, b).map(|(records, end)| SideWindow {
-                            side,
-                            seed,
-                            label: label.clone(),
-                            built: build(records, machine.cpus.len(), end),
-                            window_ns: (a, end.max(a + 1)),
-                            workload_tasks: f.workload_tasks,
-                            truncated: false,
-                            scale: scale_at,
-                        })
-                    })?
-                });
-                if let Some(w) = streamed {
-                    let mut h = held.borrow_mut();
-                    h.sources[i] = Source::Stream;
-                    h.sides[i] = Some(Ok(Rc::new(w)));
-                    h.settle();
-                    continue;
-                }
-                let (held, redraw, machine) = (held.clone(), redraw.clone(), machine.clone());
-                record(req.clone(), move |r| {
-                    let mut h = held.borrow_mut();
-                    if h.generation != generation {
-                        return;
-                    }
-                    let got = match r.error {
-                        Some(e) => Err(e),
-                        None => Recording::records_from_bytes(&r.records.0)
-                            .map_err(|e| e.to_string())
-                            .map(|records| {
-                                let (a, b) = r.window_ns.unwrap_or((0, r.end_ns));
-                                let end = b.min(r.end_ns);
-                                Rc::new(SideWindow {
-                                    side,
-                                    seed,
-                                    label,
-                                    built: build(&records, machine.cpus.len(), end),
-                                    window_ns: (a, end.max(a + 1)),
-                                    workload_tasks: r.workload_tasks,
-                                    truncated: r.truncated,
-                                    scale: scale_at,
-                                })
-                            }),
-                    };
-                    if let Some(slot) = h.sides.get_mut(i) {
-                        *slot = Some(got);
-                    }
-                    h.settle();
-                    drop(h);
-                    redraw.force_update();
-                });
-            }
-            redraw.force_update();
-        })
-    };
+    let show = show_timeline(
+        held.clone(),
+        redraw.clone(),
+        state.machine().clone(),
+        p.feeds.clone(),
+        Wanted {
+            requests: wanted.clone(),
+            sides: sides.clone(),
+            window_ns,
+            seed,
+            scale,
+            scale_at,
+        },
+    );
     let trace = |side: Side| {
-        let (held, redraw) = (held.clone(), redraw.clone());
         let req = request(
             side,
             RecordJob {
@@ -231,26 +164,7 @@ pub fn timeline_panel(p: &Props) -> Html {
             ),
             "json",
         );
-        Callback::from(move |_: MouseEvent| {
-            {
-                let mut h = held.borrow_mut();
-                h.tracing = Some(side);
-                h.trace_error = None;
-            }
-            redraw.force_update();
-            let (held, redraw, name) = (held.clone(), redraw.clone(), name.clone());
-            record(req.clone(), move |r| {
-                let mut h = held.borrow_mut();
-                h.tracing = None;
-                h.trace_error = match (r.error, r.trace) {
-                    (Some(e), _) => Some(e),
-                    (None, None) => Some("the run kept no recording".into()),
-                    (None, Some(t)) => download_text(&name, "application/json", &t).err(),
-                };
-                drop(h);
-                redraw.force_update();
-            });
-        })
+        trace_callback(held.clone(), redraw.clone(), side, req, name)
     };
     let on_from = {
         let from_set = from_set.clone();
@@ -316,15 +230,7 @@ pub fn timeline_panel(p: &Props) -> Html {
         }
         _ => html! {},
     };
-    let source_attr = h
-        .sources
-        .iter()
-        .map(|s| match s {
-            Source::Stream => "stream",
-            Source::Rerun => "rerun",
-        })
-        .collect::<Vec<_>>()
-        .join(",");
+    let source_attr = source_attr(&h.sources);
     let took = h.took_ms.map(|ms| format!("{ms:.1}"));
     html! {
         <section class="timeline-panel" aria-label="timeline" data-source={source_attr} data-ms={took}>
@@ -372,6 +278,166 @@ pub fn timeline_panel(p: &Props) -> Html {
     }
 }
 
+/// What "Show the timeline" asks for: a request per side, the sides, the window (ns),
+/// the seed, the scale, and the point as a `SimWakeRef` names it.
+struct Wanted {
+    requests: Vec<RecordRequest>,
+    sides: Vec<Side>,
+    window_ns: (u64, u64),
+    seed: u64,
+    scale: u32,
+    scale_at: Option<u32>,
+}
+
+/// "Show the timeline": per side, its window from the live view's record when that
+/// holds it, else from a re-run recording it; kept in `held` (a newer click's
+/// results replace an older one's).
+fn show_timeline(
+    held: Rc<RefCell<Held>>,
+    redraw: UseForceUpdateHandle,
+    machine: std::sync::Arc<schedlab_core::topology::Machine>,
+    feeds: Feeds,
+    wanted: Wanted,
+) -> Callback<MouseEvent> {
+    let Wanted {
+        requests: wanted,
+        sides,
+        window_ns,
+        seed,
+        scale,
+        scale_at,
+    } = wanted;
+    Callback::from(move |_: MouseEvent| {
+        let generation = {
+            let mut h = held.borrow_mut();
+            h.generation += 1;
+            h.asked = wanted.iter().cloned().map(Some).collect();
+            h.sides = vec![None; wanted.len()];
+            h.sources = vec![Source::Rerun; wanted.len()];
+            h.asked_ms = now_ms();
+            h.took_ms = None;
+            h.generation
+        };
+        for (i, req) in wanted.iter().enumerate() {
+            let side = sides[i];
+            let label = req.patches.clone();
+            let (a, b) = window_ns;
+            // The live view's record of this side, if it is this run and holds
+            // the window.
+            let streamed = feeds.0.get(i).and_then(|f| {
+                let f = f.borrow();
+                let same = f.label == label && f.seed == seed && f.threads == scale;
+                let at = (side, seed, scale_at);
+                same.then(|| streamed_window(&f, at, &label, (a, b), machine.cpus.len()))?
+            });
+            if let Some(w) = streamed {
+                let mut h = held.borrow_mut();
+                h.sources[i] = Source::Stream;
+                h.sides[i] = Some(Ok(Rc::new(w)));
+                h.settle();
+                continue;
+            }
+            let (held, redraw, machine) = (held.clone(), redraw.clone(), machine.clone());
+            record(req.clone(), move |r| {
+                let mut h = held.borrow_mut();
+                if h.generation != generation {
+                    return;
+                }
+                let got = recorded_window(r, (side, seed, scale_at), label, machine.cpus.len());
+                if let Some(slot) = h.sides.get_mut(i) {
+                    *slot = Some(got);
+                }
+                h.settle();
+                drop(h);
+                redraw.force_update();
+            });
+        }
+        redraw.force_update();
+    })
+}
+
+/// Side `at.0`'s window `(a, b)` (ns) out of the live view's record `f` of the same
+/// run, if it holds it; `at` is (side, seed, sweep point as `SimWakeRef` names it).
+fn streamed_window(
+    f: &crate::live::Feed,
+    at: (Side, u64, Option<u32>),
+    label: &str,
+    (a, b): (u64, u64),
+    n_cpus: usize,
+) -> Option<SideWindow> {
+    let (side, seed, scale) = at;
+    f.window(a, b).map(|(records, end)| SideWindow {
+        side,
+        seed,
+        label: label.to_string(),
+        built: build(records, n_cpus, end),
+        window_ns: (a, end.max(a + 1)),
+        workload_tasks: f.workload_tasks,
+        truncated: false,
+        scale,
+    })
+}
+
+/// A re-run's recorded window (or why not); `at` as for [`streamed_window`].
+fn recorded_window(
+    r: Recorded,
+    at: (Side, u64, Option<u32>),
+    label: String,
+    n_cpus: usize,
+) -> Result<Rc<SideWindow>, String> {
+    let (side, seed, scale) = at;
+    match r.error {
+        Some(e) => Err(e),
+        None => Recording::records_from_bytes(&r.records.0)
+            .map_err(|e| e.to_string())
+            .map(|records| {
+                let (a, b) = r.window_ns.unwrap_or((0, r.end_ns));
+                let end = b.min(r.end_ns);
+                Rc::new(SideWindow {
+                    side,
+                    seed,
+                    label,
+                    built: build(&records, n_cpus, end),
+                    window_ns: (a, end.max(a + 1)),
+                    workload_tasks: r.workload_tasks,
+                    truncated: r.truncated,
+                    scale,
+                })
+            }),
+    }
+}
+
+/// The trace button's click: re-runs the side with its trace on, then downloads it
+/// as `name` (or keeps why not in `held`).
+fn trace_callback(
+    held: Rc<RefCell<Held>>,
+    redraw: UseForceUpdateHandle,
+    side: Side,
+    req: RecordRequest,
+    name: String,
+) -> Callback<MouseEvent> {
+    Callback::from(move |_: MouseEvent| {
+        {
+            let mut h = held.borrow_mut();
+            h.tracing = Some(side);
+            h.trace_error = None;
+        }
+        redraw.force_update();
+        let (held, redraw, name) = (held.clone(), redraw.clone(), name.clone());
+        record(req.clone(), move |r| {
+            let mut h = held.borrow_mut();
+            h.tracing = None;
+            h.trace_error = match (r.error, r.trace) {
+                (Some(e), _) => Some(e),
+                (None, None) => Some("the run kept no recording".into()),
+                (None, Some(t)) => download_text(&name, "application/json", &t).err(),
+            };
+            drop(h);
+            redraw.force_update();
+        });
+    })
+}
+
 impl Held {
     /// Notes when every side is in (the time to the timeline).
     fn settle(&mut self) {
@@ -382,6 +448,18 @@ impl Held {
             self.took_ms = Some(now_ms() - self.asked_ms);
         }
     }
+}
+
+/// Where each side's window came from, for the e2e journey: "stream,rerun".
+fn source_attr(sources: &[Source]) -> String {
+    sources
+        .iter()
+        .map(|s| match s {
+            Source::Stream => "stream",
+            Source::Rerun => "rerun",
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Where each side's window came from, in words.

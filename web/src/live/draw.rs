@@ -60,6 +60,22 @@ pub fn wake_colour(w: &WakeRecord) -> &'static str {
 /// ([`numbers_fit`]); 9 px until session 37, too small to read on a phone.
 pub const NUMBER_PX: f64 = 11.0;
 
+/// The group labels' size, CSS px ("cluster 0", "node 0 · LLC 0"): drawn only where
+/// the box holds one whole at that size ([`label_fits`]). They were 10 px, squeezed
+/// into boxes too narrow for them, until session 38.
+pub const LABEL_PX: f64 = 11.0;
+
+/// The room a group's label has above its children, layout units: its line and the
+/// padding under it (`machine_svg`'s LABEL_H and PAD).
+const LABEL_ROOM: f64 = 20.0;
+
+/// Whether a label `text_w` CSS px wide fits a box `box_w` units wide drawn at `scale`
+/// CSS px per unit: 5 units in, 3 px spare at its right, and a line of [`LABEL_PX`]
+/// in the room above the children.
+pub fn label_fits(text_w: f64, box_w: f64, scale: f64) -> bool {
+    5.0 * scale + text_w + 3.0 <= box_w * scale && LABEL_ROOM * scale >= LABEL_PX + 1.0
+}
+
 /// Whether CPU numbers of [`NUMBER_PX`] fit the boxes of `layout` drawn at `scale` CSS
 /// px per unit: the widest number (its digits at 0.6 em each, a margin of 3 px) and a
 /// line (3 px over the size). Digits are 0.55-0.64 em in the usual sans-serif faces;
@@ -175,6 +191,9 @@ pub struct Painter {
     /// The canvas size in CSS pixels.
     pub css_w: f64,
     pub css_h: f64,
+    /// Of the labelled groups, those the last drawing of the boxes left unlabelled
+    /// (their box too small for [`LABEL_PX`]).
+    pub labels_left_out: usize,
     /// The canvas size (CSS px) a phone's layout was chosen for; `None`: the square
     /// layout, as on a wide screen (components/live_view/frame.rs).
     pub fitted_for: Option<(u32, u32)>,
@@ -249,6 +268,7 @@ impl Painter {
             css_w: 0.0,
             css_h: 0.0,
             fitted_for: None,
+            labels_left_out: 0,
             stat: None,
             palette: None,
             task_colours: Vec::new(),
@@ -386,8 +406,12 @@ impl Painter {
         ctx.fill_rect(0.0, 0.0, self.css_w * self.dpr, self.css_h * self.dpr);
         let _ = ctx.set_transform(k, 0.0, 0.0, k, 0.0, 0.0);
         ctx.set_line_width(1.0 / k);
-        let label_px = 10.0;
-        ctx.set_font(&format!("{}px sans-serif", label_px / self.scale));
+        ctx.set_font(&format!("{}px sans-serif", LABEL_PX / self.scale));
+        // A label's baseline: its line's middle in the room above the children, less
+        // half its capitals' height (0.72 em); in layout units.
+        let base =
+            ((LABEL_ROOM * self.scale).min(2.0 * LABEL_PX) / 2.0 + 0.36 * LABEL_PX) / self.scale;
+        self.labels_left_out = 0;
         for g in &self.layout.groups {
             let fill = match g.class {
                 "package" => &p.boxes[0],
@@ -403,10 +427,18 @@ impl Painter {
                 ctx.set_stroke_style_str(&p.line);
                 ctx.stroke_rect(g.x, g.y, g.w, g.h);
             }
-            // A label where it fits on screen.
-            if !g.label.is_empty() && self.scale * 15.0 >= 7.0 {
-                ctx.set_fill_style_str(&p.muted);
-                let _ = ctx.fill_text_with_max_width(&g.label, g.x + 5.0, g.y + 13.0, g.w - 8.0);
+            // A label where it fits whole at its size.
+            if !g.label.is_empty() {
+                let w = ctx
+                    .measure_text(&g.label)
+                    .map_or(f64::INFINITY, |m| m.width())
+                    * self.scale;
+                if label_fits(w, g.w, self.scale) {
+                    ctx.set_fill_style_str(&p.muted);
+                    let _ = ctx.fill_text(&g.label, g.x + 5.0, g.y + base);
+                } else {
+                    self.labels_left_out += 1;
+                }
             }
         }
         ctx.set_stroke_style_str(&p.cpu_line);
@@ -431,9 +463,18 @@ impl Painter {
         frame: u64,
         tick: u64,
     ) {
+        let fresh = self.stat.is_none();
         let Some(stat) = self.static_layer() else {
             return;
         };
+        if fresh {
+            // The labels' size in the canvas' own pixels and how many were left out,
+            // for the browser tests to measure as drawn on the page.
+            if let Some(c) = ctx.canvas() {
+                let _ = c.set_attribute("data-label-px", &(LABEL_PX * self.dpr).to_string());
+                let _ = c.set_attribute("data-labels-left-out", &self.labels_left_out.to_string());
+            }
+        }
         let Some(p) = self.palette.clone() else {
             return;
         };
@@ -686,5 +727,16 @@ mod tests {
             (9.0, 9.0),
             "forgotten: placed"
         );
+    }
+
+    #[test]
+    fn a_label_is_drawn_only_where_its_box_holds_it_whole_at_11_px() {
+        // "cluster 0" at 11 px is about 50 px: a cluster box of 74 units holds it at
+        // 0.9 px a unit, not at 0.6 (1280 px's square layout, where it was squeezed).
+        assert!(label_fits(50.0, 74.0, 0.9));
+        assert!(!label_fits(50.0, 74.0, 0.6));
+        // A wide box, but the room over its children (20 units) under 12 px.
+        assert!(!label_fits(50.0, 400.0, 0.55));
+        assert!(label_fits(50.0, 400.0, 0.6));
     }
 }

@@ -12,31 +12,102 @@ use yew::prelude::*;
 
 use schedlab_core::topology::Machine;
 
-use super::{Live, LAYOUT_ASPECT, MAX_H, MAX_H_SHARE, SPEEDS, STATUS_MS};
+use super::{Live, LAYOUT_ASPECT, MAX_H, MIN_H, SPEEDS, STATUS_MS};
 use crate::components::machine_svg::{layout_fit, layout_flow_fit, Layout};
 use crate::live::draw::{context, numbers_fit, Palette};
 use crate::live::play::{clock_after, ARROW_FRAMES};
 use crate::worker::now_ms;
 
-/// A window narrower than this is a phone's (as `app.rs`'s NARROW_QUERY and the
-/// style sheet's 640 px).
-const NARROW_PX: f64 = 640.0;
-
-/// A phone's layout for a canvas `width` × `max_h` CSS px: the square one
-/// (`layout_fit`) where its CPUs hold their numbers; else the flowed one whose CPUs are
-/// biggest (`layout_flow_fit`), where its do (Kunpeng 920 in 331 × 590 px: 24 px CPUs
-/// against 20); else the square one, unnumbered.
-fn phone_layout(m: &Machine, width: f64, max_h: f64) -> Layout {
+/// The layout for a canvas `width` × `max_h` CSS px: the square one (`layout_fit`)
+/// where its CPUs hold their numbers; else the flowed one whose CPUs are biggest
+/// (`layout_flow_fit`), where its do (Kunpeng 920 in 331 × 503 px on a phone, or
+/// 267 × 584 at 1280 × 800); else the one whose CPUs are bigger, unnumbered. Until
+/// session 38 wide screens kept the square one, whose boxes were too small for 11 px
+/// labels.
+fn fitted_layout(m: &Machine, width: f64, max_h: f64) -> Layout {
     let square = layout_fit(m, LAYOUT_ASPECT);
-    if numbers_fit(&square, (width / square.w).min(max_h / square.h)) {
+    let square_scale = (width / square.w).min(max_h / square.h);
+    if numbers_fit(&square, square_scale) {
         return square;
     }
     let (tall, scale) = layout_flow_fit(m, width, max_h);
-    if numbers_fit(&tall, scale) {
+    if numbers_fit(&tall, scale) || scale > square_scale {
         tall
     } else {
         square
     }
+}
+
+/// Room kept under a canvas that fills the rest of the window (CSS px).
+const FIT_MARGIN: f64 = 8.0;
+
+/// In an embed's fixed frame (every frame but a phone's, which scrolls as a page) the
+/// view does not start at the top of the screen: a canvas there is at most the room
+/// from the first shown one's top (as if the results panel were not scrolled) down to
+/// the panel's padding, less the clicked wake-up's line. `None`: not in such a frame.
+fn frame_room(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> Option<f64> {
+    let root = root.cast::<web_sys::Element>()?;
+    root.closest(".embed").ok()??;
+    let window = web_sys::window()?;
+    let phone = window
+        .match_media("(max-width: 640px) and (orientation: portrait)")
+        .ok()
+        .flatten()
+        .is_some_and(|q| q.matches());
+    if phone {
+        return None;
+    }
+    let panel: web_sys::HtmlElement = root.closest(".domain-panel").ok()??.dyn_into().ok()?;
+    // Its whole pixels and one more for a fraction ("9.6px": 10): parsing a decimal
+    // would bring the float parser into the page's module (about 14 KB brotli).
+    let pad = window
+        .get_computed_style(&panel)
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_property_value("padding-bottom").ok())
+        .and_then(|v| {
+            let whole: String = v.chars().take_while(char::is_ascii_digit).collect();
+            whole.parse::<u32>().ok()
+        })
+        .map_or(0.0, |px| f64::from(px) + 1.0);
+    let border = f64::from(panel.offset_height() - panel.client_height() - panel.client_top());
+    let bottom = panel.get_bounding_client_rect().bottom() - border - pad;
+    let top = canvases
+        .iter()
+        .flatten()
+        .map(|c| c.get_bounding_client_rect().top())
+        .fold(f64::INFINITY, f64::min)
+        + f64::from(panel.scroll_top())
+        + selected_height(&root);
+    // The canvas' border (1 px a side) and a pixel to spare.
+    Some(bottom - top - 3.0)
+}
+
+/// The height of the clicked wake-up's line, if shown (it comes and goes: the
+/// canvases are not resized for it).
+fn selected_height(root: &web_sys::Element) -> f64 {
+    root.query_selector("#live-selected")
+        .ok()
+        .flatten()
+        .map_or(0.0, |e| e.get_bounding_client_rect().height())
+}
+
+/// How far below the view's top its first shown canvas starts (its heading, controls,
+/// status line and caption), less the clicked wake-up's line (which comes and goes):
+/// a canvas is at most the window's height less this, so that the view's controls and
+/// one canvas fit one screen.
+fn room_above(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> f64 {
+    let top = |e: &web_sys::Element| e.get_bounding_client_rect().top();
+    let Some(root) = root.cast::<web_sys::Element>() else {
+        return 0.0;
+    };
+    let selected = selected_height(&root);
+    canvases
+        .iter()
+        .flatten()
+        .map(|c| top(c) - top(&root) - selected)
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0)
 }
 
 /// One animation frame: the clock, the players, the drawing, the measurements.
@@ -86,34 +157,35 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
         let dpr = web_sys::window()
             .map_or(1.0, |w| w.device_pixel_ratio())
             .max(1.0);
-        let shown: Vec<bool> = (0..live.painters.len()).map(|i| live.shows(i)).collect();
-        let window = web_sys::window()
-            .and_then(|w| w.inner_width().ok())
-            .and_then(|w| w.as_f64());
-        let narrow = window.is_some_and(|w| w < NARROW_PX);
+        // The shown sides' canvases.
+        let shown: Vec<Option<HtmlCanvasElement>> = canvases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.cast::<HtmlCanvasElement>().filter(|_| live.shows(i)))
+            .collect();
+        let room = frame_room(root, &shown).or_else(|| {
+            let above = room_above(root, &shown);
+            web_sys::window()
+                .and_then(|w| w.inner_height().ok())
+                .and_then(|h| h.as_f64())
+                .map(|h| h - above - FIT_MARGIN)
+        });
+        let max_h = room.map_or(MAX_H, |h| h.clamp(MIN_H, MAX_H));
         let machine = live.machine.clone();
-        for ((painter, c), shown) in live.painters.iter_mut().zip(canvases).zip(shown) {
-            let Some(canvas) = c.cast::<HtmlCanvasElement>().filter(|_| shown) else {
+        for (painter, canvas) in live.painters.iter_mut().zip(shown) {
+            let Some(canvas) = canvas else {
                 continue;
             };
             let width = canvas
                 .parent_element()
                 .map_or(300.0, |p| f64::from(p.client_width()))
                 .max(100.0);
-            let max_h = web_sys::window()
-                .and_then(|w| w.inner_height().ok())
-                .and_then(|h| h.as_f64())
-                .map_or(MAX_H, |h| (h * MAX_H_SHARE).clamp(160.0, MAX_H));
-            // On a phone the layout follows the canvas' size (a taller one where the
-            // square one's CPUs are too small to number); elsewhere it is the square one.
-            let want = narrow.then(|| (width.round() as u32, max_h.round() as u32));
+            // The layout follows the canvas' size: a taller one where the square one's
+            // CPUs are too small to number.
+            let want = Some((width.round() as u32, max_h.round() as u32));
             if want != painter.fitted_for {
                 if let Some(m) = &machine {
-                    painter.set_layout(if narrow {
-                        phone_layout(m, width, max_h)
-                    } else {
-                        layout_fit(m, LAYOUT_ASPECT)
-                    });
+                    painter.set_layout(fitted_layout(m, width, max_h));
                 }
                 painter.fitted_for = want;
             }

@@ -9,7 +9,7 @@
 //!     │           before the benchmark starts its clients, idle stretches skipped
 //!     ▼    Player::play_to(feed, t) ─▶ Painter::draw (canvas; only when something moved)
 //!  canvas ─ click ─▶ Painter::hit ─▶ SimWakeRef ─▶ Props::on_wake (and the details line)
-//!  buttons  Play/Pause · Step to the next wake-up · Restart · Speed
+//!  buttons  Play/Pause · Next wake-up (a step) · Restart · Speed
 //!  status   "t = 1.234 ms · A: 12 wake-ups, 3 crossed a cluster · …" (seen, not live)
 //!  said     role=status, hidden: set by events only (pause, the end, a step, a restart,
 //!           a record that stopped), never by the clock
@@ -60,9 +60,11 @@ const DEFAULT_SPEED: usize = 5;
 const FASTEST: usize = SPEEDS.len() - 1;
 /// The status line's refresh while playing.
 const STATUS_MS: f64 = 500.0;
-/// The tallest a side's canvas gets, CSS px, and at most this share of the window.
+/// The tallest a side's canvas gets, CSS px, and the least it is given: else the
+/// window's height less the view's controls above it (`frame::room_above`; it was 70%
+/// of the window until session 38: 590 px on a 844 px phone, under 379 px of controls).
 const MAX_H: f64 = 640.0;
-const MAX_H_SHARE: f64 = 0.7;
+const MIN_H: f64 = 200.0;
 /// The width over height the layout aims at (`machine_svg::layout_fit`).
 const LAYOUT_ASPECT: f64 = 1.3;
 
@@ -249,14 +251,18 @@ impl Live {
             ));
         }
         if self.in_start_up() {
-            match self.feeds.0.iter().filter_map(|f| f.borrow().start_ns).min() {
+            match self
+                .feeds
+                .0
+                .iter()
+                .filter_map(|f| f.borrow().start_ns)
+                .min()
+            {
                 Some(t) => s.push_str(&format!(
-                    " · start-up: the clients connect and wait at the benchmark's start barrier until t = {:.3} ms; idle stretches skipped",
+                    " · start-up: idle stretches skipped to the clients' start at t = {:.3} ms",
                     t as f64 / 1e6
                 )),
-                None => s.push_str(
-                    " · start-up: the clients connect and wait at the benchmark's start barrier; idle stretches skipped",
-                ),
+                None => s.push_str(" · start-up: idle stretches skipped to the clients' start"),
             }
         }
         if self.finished() {

@@ -167,51 +167,21 @@ pub fn live_view(props: &Props) -> Html {
     };
 
     let l = live.borrow();
-    // A record that stopped is said over the playback's events: it changes once.
-    let said = props
-        .feeds
-        .0
-        .iter()
-        .zip(["A", "B"])
-        .find_map(|(f, side)| {
-            let f = f.borrow();
-            f.error
-                .as_ref()
-                .map(|e| format!("Side {side}'s record stopped: {e}"))
-        })
-        .unwrap_or_else(|| l.said.clone());
-    let speed_text = match SPEEDS[l.speed] {
-        0 => "as fast as it goes".to_string(),
-        ns if ns < 1_000 => format!("{ns} ns of simulated time per frame"),
-        ns if ns < 1_000_000 => format!("{} µs of simulated time per frame", ns / 1_000),
-        ns => format!("{} ms of simulated time per frame", ns / 1_000_000),
-    };
+    let said = announcement(&props.feeds, &l.said);
     let sides = props.feeds.0.iter().enumerate().map(|(i, f)| {
         let f = f.borrow();
         let side = if i == 0 { "A" } else { "B" };
         let canvas = canvases[i].clone();
-        let note = if let Some(e) = &f.error {
-            format!("The record stopped: {e}")
-        } else if f.left_out > 0 {
-            format!(
-                "The record holds the run's first {} events (up to {:.3} ms); {} more were left out.",
-                f.records.len(),
-                f.records.last().map_or(0, |r| r.at_ns) as f64 / 1e6,
-                f.left_out
-            )
-        } else {
-            String::new()
-        };
+        let note = feed_note(&f);
         let recent: Vec<WakeRecord> = l
             .players
             .get(i)
             .map(|p| p.recent(4).map(|a| a.wake).collect())
             .unwrap_or_default();
-        let pick = pick.clone();
-        let seed = f.seed;
+        let caption = format!("{side}: {} ({}seed {})", f.label, f.scale, f.seed);
         html! {
             <figure class="live-side" data-side={i.to_string()} hidden={!l.shows(i)}>
-                <figcaption>{ format!("{side}: {} ({}seed {seed})", f.label, f.scale) }</figcaption>
+                <figcaption>{ caption }</figcaption>
                 <div class="live-canvas-box">
                     <canvas ref={canvas} class="live-canvas" id={format!("live-canvas-{i}")}
                         role="img"
@@ -221,20 +191,7 @@ pub fn live_view(props: &Props) -> Html {
                 if !note.is_empty() {
                     <p class="sim-note live-note">{ note }</p>
                 }
-                <ul class="live-recent" aria-label={format!("Side {side}: the latest wake-ups")}>
-                    { for recent.into_iter().map(|w| {
-                        let pick = pick.clone();
-                        html! {
-                            <li>
-                                <button class="live-wake" data-wake={w.seq.to_string()} data-cpu={w.cpu.to_string()}
-                                    onclick={Callback::from(move |_: MouseEvent| pick(i, w))}>
-                                    <span class="live-swatch" style={format!("background:{}", wake_colour(&w))} aria-hidden="true"></span>
-                                    { format!("#{}: task {}, CPU {} → {}", w.seq, w.wakee, w.waker_cpu, w.cpu) }
-                                </button>
-                            </li>
-                        }
-                    }) }
-                </ul>
+                { recent_list(i, side, recent, pick.clone()) }
             </figure>
         }
     });
@@ -243,31 +200,15 @@ pub fn live_view(props: &Props) -> Html {
         <section class="live-view" ref={root} aria-labelledby="live-title"
             data-report-wakeups-a={report_attrs.first().copied().flatten().map(|v| v.to_string())}
             data-report-wakeups-b={report_attrs.get(1).copied().flatten().map(|v| v.to_string())}>
-            <h3 id="live-title">{ "The machine, live" }</h3>
-            <div class="row live-controls" role="group" aria-label="Playback">
-                <button id="live-play" aria-pressed={l.playing.to_string()} onclick={play}>
-                    { if l.playing { "Pause" } else { "Play" } }
-                </button>
-                <button id="live-step" onclick={step}>{ "Step to the next wake-up" }</button>
-                <button id="live-restart" onclick={restart}>{ "Restart" }</button>
-                // Each label wraps with its control, never apart from it.
-                <span class="live-pair">
-                    <label for="live-speed">{ "Speed" }</label>
-                    <input id="live-speed" type="range" min="0" max={FASTEST.to_string()} step="1"
-                        value={l.speed.to_string()} aria-valuetext={speed_text.clone()} oninput={on_speed} />
-                    <span class="live-speed-text">{ speed_text }</span>
-                </span>
+            // The side picker on the heading's line: on a phone a row of its own took
+            // 46 px from the canvas under the controls.
+            <div class="live-head">
+                <h3 id="live-title">{ "The machine, live" }</h3>
                 if props.feeds.0.len() > 1 {
-                    <span class="live-pair">
-                        <label for="live-show">{ "Show" }</label>
-                        <select id="live-show" onchange={on_show}>
-                            { for [(0, "A and B"), (1, "A only"), (2, "B only")].iter().map(|(v, t)| html! {
-                                <option value={v.to_string()} selected={l.show == *v}>{ *t }</option>
-                            }) }
-                        </select>
-                    </span>
+                    { show_picker(l.show, on_show) }
                 }
             </div>
+            { playback(l.playing, l.speed, [play, step, restart], on_speed) }
             <p id="live-status" class="live-status">{ l.status() }</p>
             <p id="live-announce" class="visually-hidden" role="status">{ said }</p>
             if let Some((side, w)) = l.selected {
@@ -276,32 +217,149 @@ pub fn live_view(props: &Props) -> Html {
                 </p>
             }
             <div class="live-sides">{ for sides }</div>
-            // A group per heading, each starting its own line: a heading is never left
-            // at the end of a line with its keys on the next.
-            <div class="live-legend" role="group" aria-label="Legend">
-                <div class="live-legend-group">
-                    <span class="live-legend-title">{ "Wake-up arrows, waker's CPU to chosen CPU:" }</span>
-                    { for Distance::ALL.iter().map(|d| html! {
-                        <span class="live-key">
-                            <span class="live-swatch" style={format!("background:{}", DIST_COLOURS[*d as usize])} aria-hidden="true"></span>
-                            { dist_label(*d) }
-                        </span>
-                    }) }
-                    <span class="live-key">
-                        <span class="live-swatch" style={format!("background:{REQUEUE_COLOUR}")} aria-hidden="true"></span>
-                        { "requeued in place (6.12's delayed task)" }
-                    </span>
-                </div>
-                <div class="live-legend-group">
-                    <span class="live-legend-title">{ "CPUs:" }</span>
-                    <span class="live-key"><span class="live-swatch live-running" aria-hidden="true"></span>{ "running (the big dot: its task, one colour per task)" }</span>
-                    { for cstates.iter().enumerate().take(3).map(|(i, name)| html! {
-                        <span class="live-key"><span class={format!("live-swatch live-idle-{i}")} aria-hidden="true"></span>{ format!("idle in {name}") }</span>
-                    }) }
-                    <span class="live-key"><span class="live-swatch live-force" aria-hidden="true"></span>{ "forced idle (core scheduling, struck through)" }</span>
-                    <span class="live-key">{ "small dots: tasks queued or asleep on that CPU" }</span>
-                </div>
-            </div>
+            { legend(&cstates) }
         </section>
+    }
+}
+
+/// What the live region says: a record that stopped, over the playback's events
+/// (`said`): it changes once.
+fn announcement(feeds: &crate::live::Feeds, said: &str) -> String {
+    feeds
+        .0
+        .iter()
+        .zip(["A", "B"])
+        .find_map(|(f, side)| {
+            let f = f.borrow();
+            f.error
+                .as_ref()
+                .map(|e| format!("Side {side}'s record stopped: {e}"))
+        })
+        .unwrap_or_else(|| said.to_string())
+}
+
+/// The playback row: Play/Pause, Next wake-up and Restart (`buttons`' clicks, in
+/// that order), and the speed scale at step `speed`.
+fn playback(
+    playing: bool,
+    speed: usize,
+    buttons: [Callback<MouseEvent>; 3],
+    on_speed: Callback<InputEvent>,
+) -> Html {
+    let [play, step, restart] = buttons;
+    let speed_text = speed_words(SPEEDS[speed]);
+    html! {
+        <div class="row live-controls" role="group" aria-label="Playback">
+            <button id="live-play" aria-pressed={playing.to_string()} onclick={play}>
+                { if playing { "Pause" } else { "Play" } }
+            </button>
+            <button id="live-step" onclick={step}>{ "Next wake-up" }</button>
+            <button id="live-restart" onclick={restart}>{ "Restart" }</button>
+            // Each label wraps with its control, never apart from it.
+            <span class="live-pair">
+                <label for="live-speed">{ "Speed" }</label>
+                <input id="live-speed" type="range" min="0" max={FASTEST.to_string()} step="1"
+                    value={speed.to_string()} aria-valuetext={speed_text.clone()} oninput={on_speed} />
+                <span class="live-speed-text">{ speed_text }</span>
+            </span>
+        </div>
+    }
+}
+
+/// The speed scale's step in words.
+fn speed_words(ns: u64) -> String {
+    match ns {
+        0 => "as fast as it goes".to_string(),
+        ns if ns < 1_000 => format!("{ns} ns of simulated time per frame"),
+        ns if ns < 1_000_000 => format!("{} µs of simulated time per frame", ns / 1_000),
+        ns => format!("{} ms of simulated time per frame", ns / 1_000_000),
+    }
+}
+
+/// What a side's record left out or why it stopped (empty: nothing to say).
+fn feed_note(f: &crate::live::Feed) -> String {
+    if let Some(e) = &f.error {
+        format!("The record stopped: {e}")
+    } else if f.left_out > 0 {
+        format!(
+            "The record holds the run's first {} events (up to {:.3} ms); {} more were left out.",
+            f.records.len(),
+            f.records.last().map_or(0, |r| r.at_ns) as f64 / 1e6,
+            f.left_out
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// Side `i`'s latest wake-ups as buttons (a click picks one).
+fn recent_list(
+    i: usize,
+    side: &str,
+    recent: Vec<WakeRecord>,
+    pick: impl Fn(usize, WakeRecord) + Clone + 'static,
+) -> Html {
+    html! {
+        <ul class="live-recent" aria-label={format!("Side {side}: the latest wake-ups")}>
+            { for recent.into_iter().map(|w| {
+                let pick = pick.clone();
+                html! {
+                    <li>
+                        <button class="live-wake" data-wake={w.seq.to_string()} data-cpu={w.cpu.to_string()}
+                            onclick={Callback::from(move |_: MouseEvent| pick(i, w))}>
+                            <span class="live-swatch" style={format!("background:{}", wake_colour(&w))} aria-hidden="true"></span>
+                            { format!("#{}: task {}, CPU {} → {}", w.seq, w.wakee, w.waker_cpu, w.cpu) }
+                        </button>
+                    </li>
+                }
+            }) }
+        </ul>
+    }
+}
+
+/// The side picker: A and B, or one of them.
+fn show_picker(show: usize, on_show: Callback<Event>) -> Html {
+    html! {
+        <span class="live-pair">
+            <label for="live-show">{ "Show" }</label>
+            <select id="live-show" onchange={on_show}>
+                { for [(0, "A and B"), (1, "A only"), (2, "B only")].iter().map(|(v, t)| html! {
+                    <option value={v.to_string()} selected={show == *v}>{ *t }</option>
+                }) }
+            </select>
+        </span>
+    }
+}
+
+/// The key: the arrows' colours by distance (and 6.12's requeue in place), the
+/// CPUs' states (`cstates`: the machine's C-state names).
+fn legend(cstates: &[&'static str]) -> Html {
+    html! {
+    // A group per heading, each starting its own line: a heading is never left
+    // at the end of a line with its keys on the next.
+    <div class="live-legend" role="group" aria-label="Legend">
+        <div class="live-legend-group">
+            <span class="live-legend-title">{ "Wake-up arrows, waker's CPU to chosen CPU:" }</span>
+            { for Distance::ALL.iter().map(|d| html! {
+                <span class="live-key">
+                    <span class="live-swatch" style={format!("background:{}", DIST_COLOURS[*d as usize])} aria-hidden="true"></span>
+                    { dist_label(*d) }
+                </span>
+            }) }
+            <span class="live-key">
+                <span class="live-swatch" style={format!("background:{REQUEUE_COLOUR}")} aria-hidden="true"></span>
+                { "requeued in place (6.12's delayed task)" }
+            </span>
+        </div>
+        <div class="live-legend-group">
+            <span class="live-legend-title">{ "CPUs:" }</span>
+            <span class="live-key"><span class="live-swatch live-running" aria-hidden="true"></span>{ "running (the big dot: its task, one colour per task)" }</span>
+            { for cstates.iter().enumerate().take(3).map(|(i, name)| html! {
+                <span class="live-key"><span class={format!("live-swatch live-idle-{i}")} aria-hidden="true"></span>{ format!("idle in {name}") }</span>
+            }) }
+            <span class="live-key"><span class="live-swatch live-force" aria-hidden="true"></span>{ "forced idle (core scheduling, struck through)" }</span>
+            <span class="live-key">{ "small dots: tasks queued or asleep on that CPU" }</span>
+        </div>
+    </div>
     }
 }

@@ -14,7 +14,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use yew::prelude::*;
 
 use super::hit::Hit;
-use super::layout::{cpu_y, Line, AXIS_H, GUTTER};
+use super::layout::{cpu_y, gutter, Line, AXIS_H, GUTTER_MIN};
 use super::{Props, Ui};
 use crate::live::draw::REQUEUE_COLOUR;
 use crate::state::sim_wake::side_name;
@@ -54,10 +54,37 @@ pub(super) fn use_draw_each_render(
             // As wide as its box, so that its 11 px text is drawn 11 px, with at
             // least 120 px of plot (the minimum was 200, 390 px in all: wider than
             // a phone's 329 px box, which shrank the canvas and its text to 9 px).
-            ui.borrow_mut().width = w.max(GUTTER + 120.0);
+            let mut u = ui.borrow_mut();
+            u.width = w.max(GUTTER_MIN + 120.0);
+            u.gutter = gutter(u.width);
+            drop(u);
             draw(&c, &props, &ui.borrow(), &lines);
         }
     });
+}
+
+/// `label` as it fits `room` px in the canvas' font: whole, or without its CPU list
+/// ("▾ node 0 · LLC 0 (CPUs 0-31)" to "▾ node 0 · LLC 0"), or cut with an ellipsis.
+/// With its width.
+fn fit_label(cx: &CanvasRenderingContext2d, label: String, room: f64) -> (String, f64) {
+    let width = |s: &str| cx.measure_text(s).map_or(0.0, |m| m.width());
+    let w = width(&label);
+    if w <= room {
+        return (label, w);
+    }
+    let mut short = match label.find(" (CPUs") {
+        Some(at) => label[..at].to_string(),
+        None => label,
+    };
+    let mut w = width(&short);
+    if w <= room {
+        return (short, w);
+    }
+    while w > room && short.pop().is_some() {
+        w = width(&format!("{short}\u{2026}"));
+    }
+    short.push('\u{2026}');
+    (short, w)
 }
 
 fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64)]) -> Option<()> {
@@ -89,7 +116,8 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
     let (fg, bg, grid) = (fg.as_str(), bg.as_str(), grid.as_str());
     cx.set_fill_style_str(bg);
     cx.fill_rect(0.0, 0.0, w, h);
-    let plot_w = w - GUTTER;
+    let gutter = ui.gutter;
+    let plot_w = w - gutter;
     let v = ui.view;
     // Axis and grid.
     let step = tick_step(v.span(), plot_w);
@@ -102,12 +130,12 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
     let mut ticks = Vec::new();
     let mut last_right = f64::NEG_INFINITY;
     while t <= v.t1 {
-        let x = GUTTER + v.x_of(t, plot_w);
+        let x = gutter + v.x_of(t, plot_w);
         cx.set_fill_style_str(grid);
         cx.fill_rect(x, AXIS_H, 1.0, h - AXIS_H);
         let label = fmt_tick(t, step);
         let width = cx.measure_text(&label).map_or(0.0, |m| m.width());
-        let left = (x - width / 2.0).clamp(GUTTER, (w - width - 2.0).max(GUTTER));
+        let left = (x - width / 2.0).clamp(gutter, (w - width - 2.0).max(gutter));
         if left >= last_right + 6.0 {
             cx.set_fill_style_str(fg);
             let _ = cx.fill_text(&label, left, AXIS_H / 2.0);
@@ -117,7 +145,9 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
         t += step;
     }
     let _ = canvas.set_attribute("data-ticks", &ticks.join(" "));
-    let x_of = |t: u64| GUTTER + v.x_of(t as f64, plot_w);
+    let x_of = |t: u64| gutter + v.x_of(t as f64, plot_w);
+    // The labels' rightmost end, for the browser tests (inside the column: whole).
+    let mut label_right = 0.0f64;
     for (l, y, hgt) in lines {
         match l {
             Line::Side(i) => {
@@ -157,12 +187,10 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
                     Row::Cpu { cpu, depth } => (format!("CPU {cpu}"), *depth, vec![*cpu]),
                 };
                 cx.set_fill_style_str(fg);
-                cx.save();
-                cx.begin_path();
-                cx.rect(0.0, *y, GUTTER - 4.0, *hgt);
-                cx.clip();
-                let _ = cx.fill_text(&label, 6.0 + 10.0 * f64::from(depth), y + hgt / 2.0);
-                cx.restore();
+                let x = 6.0 + 10.0 * f64::from(depth);
+                let (label, width) = fit_label(&cx, label, gutter - 4.0 - x);
+                let _ = cx.fill_text(&label, x, y + hgt / 2.0);
+                label_right = label_right.max(x + width);
                 let alpha = if members.len() > 1 {
                     (1.5 / members.len() as f64).clamp(0.08, 1.0)
                 } else {
@@ -179,7 +207,7 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
                         if sl.start_ns as f64 > v.t1 {
                             break;
                         }
-                        let (x0, x1) = (x_of(sl.start_ns).max(GUTTER), x_of(sl.end_ns).min(w));
+                        let (x0, x1) = (x_of(sl.start_ns).max(gutter), x_of(sl.end_ns).min(w));
                         if x1 < last_px + 0.5 && (x1 - x0) < 0.5 {
                             continue;
                         }
@@ -197,6 +225,8 @@ fn draw(canvas: &HtmlCanvasElement, p: &Props, ui: &Ui, lines: &[(Line, f64, f64
             }
         }
     }
+    let _ = canvas.set_attribute("data-gutter", &format!("{gutter:.0}"));
+    let _ = canvas.set_attribute("data-label-right", &format!("{label_right:.0}"));
     // Wake-up arrows over the tracks.
     for (i, s) in p.sides.iter().enumerate() {
         let ys = cpu_y(lines, i, p.machine.cpus.len());

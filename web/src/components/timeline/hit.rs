@@ -4,7 +4,7 @@
 
 use schedlab_core::sim::record::WakeRecord;
 
-use super::layout::{cpu_y, Line, GUTTER};
+use super::layout::{cpu_y, Line};
 use super::{Props, Ui};
 use crate::state::sim_wake::side_name;
 use crate::timeline::{fmt_time, slice_at, GroupKey, Row, Slice, Span};
@@ -14,7 +14,8 @@ use crate::timeline::{fmt_time, slice_at, GroupKey, Row, Slice, Span};
 pub(super) enum Hit {
     Wake(usize, u64, WakeRecord),
     Slice(usize, u32, Slice),
-    Group(GroupKey),
+    /// A group's name (whole, as the gutter may shorten it).
+    Group(GroupKey, String),
 }
 
 pub(super) fn hit_test(
@@ -24,11 +25,12 @@ pub(super) fn hit_test(
     x: f64,
     y: f64,
 ) -> Option<Hit> {
-    let plot_w = ui.width - GUTTER;
+    let gutter = ui.gutter;
+    let plot_w = ui.width - gutter;
     let (l, ly, _) = lines.iter().find(|(_, ly, h)| y >= *ly && y < ly + h)?;
-    if x < GUTTER {
+    if x < gutter {
         return match l {
-            Line::Row(_, Row::Group { key, .. }) => Some(Hit::Group(*key)),
+            Line::Row(_, Row::Group { key, label, .. }) => Some(Hit::Group(*key, label.clone())),
             _ => None,
         };
     }
@@ -36,7 +38,7 @@ pub(super) fn hit_test(
         Line::Side(i) | Line::Row(i, _) => *i,
     };
     let s = p.sides.get(i)?;
-    let t = ui.view.time_at(x - GUTTER, plot_w);
+    let t = ui.view.time_at(x - gutter, plot_w);
     // A wake-up arrow within 4 px whose span covers y.
     let ys = cpu_y(lines, i, p.machine.cpus.len());
     let tol = 4.0 / plot_w * ui.view.span();
@@ -55,7 +57,7 @@ pub(super) fn hit_test(
             continue;
         };
         let (top, bot) = (a.min(*b) - 4.0, a.max(*b) + 4.0);
-        let dx = (ui.view.x_of(*at as f64, plot_w) + GUTTER - x).abs();
+        let dx = (ui.view.x_of(*at as f64, plot_w) + gutter - x).abs();
         if y >= top && y <= bot && best.is_none_or(|(d, _)| dx < d) {
             best = Some((dx, k));
         }
@@ -110,7 +112,7 @@ pub(super) fn hit_text(p: &Props, h: &Hit) -> String {
                 dur as f64 / 1e3
             )
         }
-        Hit::Group(_) => "click to collapse or expand this group".to_string(),
+        Hit::Group(_, label) => format!("{label}: click to collapse or expand this group"),
     }
 }
 
@@ -152,7 +154,7 @@ pub(super) fn selected_at(
         let ys = cpu_y(lines, i, p.machine.cpus.len());
         let ya = (*ys.get(usize::from(w.waker_cpu))?)?;
         let yb = (*ys.get(usize::from(w.cpu))?)?;
-        let x = GUTTER + u.view.x_of(*at as f64, u.width - GUTTER) + 1.5;
+        let x = u.gutter + u.view.x_of(*at as f64, u.width - u.gutter) + 1.5;
         Some((format!("{x:.1},{:.1}", (ya + yb) / 2.0), w.seq, w.cpu, i))
     })
 }

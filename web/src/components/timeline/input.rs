@@ -12,7 +12,7 @@ use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
 use super::hit::{hit_test, Hit};
-use super::layout::{Line, GUTTER};
+use super::layout::Line;
 use super::{Props, SideWindow, Ui};
 use crate::timeline::{GroupKey, View};
 
@@ -30,8 +30,8 @@ pub(super) fn use_wheel_zoom(canvas: NodeRef, ui: Rc<RefCell<Ui>>, redraw: UseFo
                 Closure::<dyn FnMut(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
                     e.prevent_default();
                     let mut u = ui.borrow_mut();
-                    let x = f64::from(e.offset_x()) - GUTTER;
-                    let plot_w = u.width - GUTTER;
+                    let x = f64::from(e.offset_x()) - u.gutter;
+                    let plot_w = u.width - u.gutter;
                     let (lo, hi) = u.bounds;
                     if e.shift_key() || e.delta_x().abs() > e.delta_y().abs() {
                         let d = if e.delta_x().abs() > e.delta_y().abs() {
@@ -81,7 +81,7 @@ pub(super) fn on_move(
             let dx = x - x0;
             if moved || dx.abs() > 3.0 {
                 let (lo, hi) = u.bounds;
-                let plot_w = u.width - GUTTER;
+                let plot_w = u.width - u.gutter;
                 u.view = v0.pan(-dx / plot_w * v0.span(), lo, hi);
                 u.drag = Some((x0, v0, true));
                 u.hover = None;
@@ -121,7 +121,7 @@ pub(super) fn on_click(
     }
     match hit_test(p, u, lines, x, y) {
         Some(Hit::Wake(i, _, w)) => Ask::Open(i, w),
-        Some(Hit::Group(k)) => {
+        Some(Hit::Group(k, _)) => {
             toggle(&mut u.collapsed, k);
             Ask::Redraw
         }

@@ -11,7 +11,17 @@ use schedlab_core::topology::Machine;
 use super::SideWindow;
 use crate::timeline::{rows, GroupKey, Row};
 
-pub(super) const GUTTER: f64 = 190.0;
+/// The label column's widest, and its narrowest.
+const GUTTER_MAX: f64 = 190.0;
+pub(super) const GUTTER_MIN: f64 = 100.0;
+
+/// The label column's width for a canvas `w` CSS px wide: a third of it, from
+/// [`GUTTER_MIN`] to [`GUTTER_MAX`] px. It was 190 px at every width: on a phone (a
+/// 314 px canvas) that left 124 px of plot; now 104, leaving 210. The labels that do
+/// not fit are shortened (`draw.rs`).
+pub(super) fn gutter(w: f64) -> f64 {
+    (w / 3.0).clamp(GUTTER_MIN, GUTTER_MAX).floor()
+}
 pub(super) const AXIS_H: f64 = 22.0;
 const SIDE_H: f64 = 20.0;
 const GROUP_H: f64 = 15.0;
@@ -75,4 +85,17 @@ pub(super) fn cpu_y(lines: &[(Line, f64, f64)], i: usize, n: usize) -> Vec<Optio
         }
     }
     ys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gutter;
+
+    #[test]
+    fn the_label_column_is_a_third_of_the_canvas_within_its_bounds() {
+        // A 390 px phone's canvas, 314 px: 104 px of labels (it was 190).
+        assert_eq!(gutter(314.4), 104.0);
+        assert_eq!(gutter(596.0), 190.0);
+        assert_eq!(gutter(220.0), 100.0);
+    }
 }

@@ -104,6 +104,8 @@ struct Ui {
     /// The wake-up selected by keyboard: (side, index into its arrows).
     selected: Option<(usize, usize)>,
     width: f64,
+    /// The label column's width (`layout::gutter` of `width`).
+    gutter: f64,
     /// The window the view stays inside (ns).
     bounds: (f64, f64),
 }
@@ -120,6 +122,7 @@ pub fn timeline(p: &Props) -> Html {
         hover: None,
         selected: None,
         width: 1000.0,
+        gutter: layout::gutter(1000.0),
         bounds: (lo, hi),
     });
     // New windows: show all of them.
