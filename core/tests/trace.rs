@@ -169,14 +169,7 @@ fn check_counts(live: &LiveRun) {
     assert_eq!(switches, m.context_switches, "context switches");
     assert_eq!(migr_lb, m.migrations_balance, "migrations by load balance");
     // Wake-ups are numbered 1, 2, … in order.
-    let seqs: Vec<u32> = rec
-        .records
-        .iter()
-        .filter_map(|r| match r.kind {
-            RecordKind::Wake(w) => Some(w.seq),
-            _ => None,
-        })
-        .collect();
+    let seqs: Vec<u32> = rec.wakes().map(|w| w.seq).collect();
     assert_eq!(seqs.len() as u32, rec.wakeups);
     assert!(seqs.iter().enumerate().all(|(i, &s)| s == i as u32 + 1));
     // Time never goes backwards.

@@ -294,7 +294,7 @@ fn the_core_wide_pick_finishes_a_delayed_dequeue() {
 /// ordinary record, captured.
 #[test]
 fn a_delayed_wakees_requeue_is_recorded() {
-    use super::record::{RecordConfig, RecordKind, Recorder, NO_TASK};
+    use super::record::{RecordConfig, Recorder, NO_TASK};
     use crate::wakeup::WakePath;
     for patches in ["6.8", "6.12"] {
         let mut sim = a_blocks_beside_hog(patches, 200, true);
@@ -307,16 +307,7 @@ fn a_delayed_wakees_requeue_is_recorded() {
         step_until(&mut sim, SimTime::from_ms(3), |s| {
             !s.tasks[A as usize].asleep()
         });
-        let wakes: Vec<_> = sim
-            .recording()
-            .unwrap()
-            .records
-            .iter()
-            .filter_map(|r| match r.kind {
-                RecordKind::Wake(w) => Some(w),
-                _ => None,
-            })
-            .collect();
+        let wakes: Vec<_> = sim.recording().unwrap().wakes().copied().collect();
         assert_eq!(wakes.len(), 1, "{patches}: {wakes:?}");
         let w = wakes[0];
         assert_eq!((w.seq, w.wakee, w.waker), (1, A, NO_TASK), "{patches}");

@@ -8,7 +8,7 @@
 //! fs/pipe.c lines 576-599).
 
 use super::pipe::PipeOp;
-use super::record::{RecordConfig, RecordKind};
+use super::record::RecordConfig;
 use super::tests::quiet_sim;
 use super::tests::task_on;
 use super::*;
@@ -61,13 +61,7 @@ fn slow_reader_of_three_writers(exclusive: bool, cap: u32, burst: u16) -> Vec<(u
     assert_eq!(sim.live_tasks(), 0, "every task finished");
     let rec = sim.recording().unwrap();
     assert!(!rec.truncated);
-    rec.records
-        .iter()
-        .filter_map(|r| match r.kind {
-            RecordKind::Wake(w) => Some((w.waker, w.wakee)),
-            _ => None,
-        })
-        .collect()
+    rec.wakes().map(|w| (w.waker, w.wakee)).collect()
 }
 
 /// Wake-ups of a writer (tasks 1-3) by `waker` in `wakes`.

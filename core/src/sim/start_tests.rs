@@ -3,7 +3,7 @@
 //! without `WF_SYNC`, and a throughput workload's warm-up starts at the release.
 
 use super::program::Ins;
-use super::record::{RecordKind, WakeRecord};
+use super::record::WakeRecord;
 use super::start::START_CLOCK_WAIT;
 use super::test_support::{test_config, tiny};
 use super::*;
@@ -124,16 +124,7 @@ fn the_release_wakes_every_client_in_queue_order_without_wf_sync() {
     let mut sim = Simulator::with_recorder(tbench_config(10, 2), rc.clone()).unwrap();
     let starts = loop_starts(&sim);
     let (_, queue) = run_to_release(&mut sim, &starts);
-    let wakes: Vec<WakeRecord> = sim
-        .recording()
-        .unwrap()
-        .records
-        .iter()
-        .filter_map(|r| match r.kind {
-            RecordKind::Wake(w) => Some(w),
-            _ => None,
-        })
-        .collect();
+    let wakes: Vec<WakeRecord> = sim.recording().unwrap().wakes().copied().collect();
     let release: Vec<&WakeRecord> = wakes.iter().filter(|w| w.waker == parent()).collect();
     let order: Vec<u32> = release.iter().map(|w| w.wakee).collect();
     assert_eq!(order, queue, "woken in queue order");

@@ -269,7 +269,6 @@ fn a_single_idle_state_stops_the_tick_at_every_idle_entry() {
 /// start barrier's test shows for tbench.
 #[test]
 fn schbench_workers_are_woken_by_futex_without_wf_sync() {
-    use super::record::RecordKind;
     let machine = presets::machine("kunpeng920-6426").unwrap();
     let n = machine.nr_cpus();
     let w = Workload::Schbench {
@@ -297,14 +296,9 @@ fn schbench_workers_are_woken_by_futex_without_wf_sync() {
     let seqs: Vec<u32> = sim
         .recording()
         .unwrap()
-        .records
-        .iter()
-        .filter_map(|r| match r.kind {
-            RecordKind::Wake(w) if workers.contains(&w.wakee) && messages.contains(&w.waker) => {
-                Some(w.seq)
-            }
-            _ => None,
-        })
+        .wakes()
+        .filter(|w| workers.contains(&w.wakee) && messages.contains(&w.waker))
+        .map(|w| w.seq)
         .take(20)
         .collect();
     assert!(

@@ -285,6 +285,14 @@ impl Recording {
         &self.records[self.measured_from.min(self.records.len())..]
     }
 
+    /// The wake-ups among the records, in the order they were made.
+    pub fn wakes(&self) -> impl Iterator<Item = &WakeRecord> {
+        self.records.iter().filter_map(|r| match &r.kind {
+            RecordKind::Wake(w) => Some(w),
+            _ => None,
+        })
+    }
+
     /// Whether task `t` is a background task (outside the workload's metrics).
     pub fn background(&self, t: u32) -> bool {
         t != NO_TASK && t >= self.workload_tasks
