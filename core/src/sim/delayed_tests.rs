@@ -2,7 +2,7 @@
 //! stays queued until its pick dequeues it (DELAY_ZERO clipping its lag) or a
 //! wake-up requeues it on its CPU without a CPU selection; 6.8 has none of it.
 
-use super::record::MigrateReason;
+use super::record::{MigrateReason, RecordConfig, RecordKind, Recorder};
 use super::tests::{quiet_sim, task_on};
 use super::*;
 use crate::topology::presets;
@@ -294,7 +294,7 @@ fn the_core_wide_pick_finishes_a_delayed_dequeue() {
 /// ordinary record, captured.
 #[test]
 fn a_delayed_wakees_requeue_is_recorded() {
-    use super::record::{RecordConfig, Recorder, NO_TASK};
+    use super::record::NO_TASK;
     use crate::wakeup::WakePath;
     for patches in ["6.8", "6.12"] {
         let mut sim = a_blocks_beside_hog(patches, 200, true);
@@ -323,4 +323,77 @@ fn a_delayed_wakees_requeue_is_recorded() {
             assert!(sim.requeued_captures().is_empty());
         }
     }
+}
+
+/// A newidle pass that pulls a delayed task picks again (`pick_next_task_fair()`'s
+/// `goto again` after `sched_balance_newidle()` returns > 0, fair.c v6.12.19
+/// 9011-9026): the pick dequeues the delayed task on its new CPU (A ends blocked,
+/// its CPU the puller's) and, with nothing left, the CPU goes idle. The run is
+/// [`a_blocks_beside_hog`]'s with a third task C pinned to CPU 2 that runs 1.8 ms
+/// and exits: CPU 2's `schedule()` after C's exit runs the newidle pass, 0.2 ms
+/// after A delayed on CPU 0 (not `task_hot()`: A last ran 0.2 ms ago < 0.5 ms... so
+/// the pass skips it unless it has failed before; the test asserts only on a pull
+/// by the newidle pass, whichever pass it is).
+#[test]
+fn a_newidle_pass_that_pulls_a_delayed_task_picks_again() {
+    let n = presets::machine(PRESET).unwrap().nr_cpus();
+    let ms = |x: u64| Dist::Fixed { ns: x * 1_000_000 };
+    let a = vec![Op::Run(ms(1)), Op::Sleep(ms(50)), Op::Run(ms(1)), Op::Exit];
+    let b = vec![Op::Run(ms(100)), Op::Exit];
+    let c = vec![Op::Run(Dist::Fixed { ns: 1_800_000 }), Op::Exit];
+    let all: Vec<u32> = (0..8).collect();
+    let tasks = vec![
+        task_on(n, &all, 0, a),
+        task_on(n, &[0], 0, b),
+        task_on(n, &[2], 0, c),
+    ];
+    let mut sim = quiet_sim(PRESET, "6.12", CpuMask::full(n), 200, tasks);
+    for t in [A, B] {
+        if let Loc::Queued(src) = sim.tasks[t as usize].loc {
+            if src != 0 {
+                sim.migrate_queued(t, src, 0, 0, MigrateReason::Periodic);
+            }
+        }
+    }
+    sim.tasks[B as usize].deadline += 10_000_000;
+    sim.rec = Some(Box::new(Recorder::new(&RecordConfig::default(), 3)));
+    step_until(&mut sim, SimTime::from_ms(3), blocked_or_delayed);
+    assert_eq!(sim.tasks[A as usize].loc, Loc::Delayed(0));
+    step_until(&mut sim, SimTime::from_ms(30), |s| {
+        s.tasks[A as usize].loc != Loc::Delayed(0)
+    });
+    let pulls: Vec<_> = sim
+        .recording()
+        .unwrap()
+        .records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordKind::Migrate { task: A, .. }))
+        .map(|r| r.kind)
+        .collect();
+    assert!(
+        matches!(
+            pulls[..],
+            [RecordKind::Migrate {
+                from: 0,
+                to: 2,
+                reason: MigrateReason::NewIdle,
+                ..
+            }]
+        ),
+        "{pulls:?}"
+    );
+    assert_eq!(
+        sim.tasks[A as usize].loc,
+        Loc::Blocked,
+        "dequeued by the pick"
+    );
+    assert_eq!(sim.tasks[A as usize].last_cpu, 2);
+    assert!(sim.cpus[2].queue.is_empty());
+    assert_eq!(sim.state.rqs[2].nr_running, 0);
+    assert!(
+        !matches!(sim.cpus[2].mode, Mode::Running),
+        "not running A: {:?}",
+        sim.cpus[2].mode
+    );
+    sim.check_invariants().unwrap();
 }
