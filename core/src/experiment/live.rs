@@ -31,6 +31,11 @@ pub struct RunReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ns: Option<u64>,
     pub events: u64,
+    /// How much of the measured window, simulated ns, comes before every LLC's first
+    /// busy balance round ([`crate::sim::Simulator::unsettled_time`]); 0 with
+    /// `--warmup settled` (absent from JSON when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsettled_ns: u64,
     pub digest: String,
     pub cost_family: String,
     pub metrics: MetricsReport,
@@ -258,11 +263,16 @@ impl LiveRun {
             sim_ns: now,
             start_ns: self.start_ns(),
             events: self.sim.events(),
+            unsettled_ns: self.sim.unsettled_time().ns(),
             digest: format!("{:016x}", self.sim.digest()),
             cost_family: self.sim.cost_model().params.family.to_string(),
             metrics: report,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn headline(metric: MetricKind, r: &MetricsReport) -> f64 {

@@ -91,6 +91,15 @@ impl Simulator {
         }
     }
 
+    /// How much of a throughput run's measured window comes before every LLC has had
+    /// its first busy balance round from the benchmark's start (zero with a settled
+    /// warm-up, or for a completion workload): until then the SIS_UTIL scan depth the
+    /// wake-ups read is the one the LLC had when it was idle, so that part measures the
+    /// benchmark's start-up rather than its steady state.
+    pub fn unsettled_time(&self) -> SimTime {
+        self.unsettled
+    }
+
     /// When the benchmark read its start clock ([`crate::workload::Op::StartClock`]:
     /// dbench's `tv_start`, just before it releases its clients); `None` before that,
     /// or for a workload that reads none.

@@ -63,13 +63,21 @@ impl Simulator {
         let slice_ns = 750_000 * factor;
         let balance = balance::BalanceInfo::new(&env, &active_cpus, state.hz, &state.rqs);
         let (mut warmup, mut duration) = (cfg.warmup, cfg.duration);
-        if cfg.settle && !plan.until_exit {
-            let settle = balance.settle_time(tick_ns);
-            if settle > warmup {
-                duration += settle.ns() - warmup.ns();
-                warmup = settle;
-            }
+        let settle = balance.settle_time(tick_ns);
+        if cfg.settle && !plan.until_exit && settle > warmup {
+            duration += settle.ns() - warmup.ns();
+            warmup = settle;
         }
+        let unsettled = if plan.until_exit {
+            SimTime::ZERO
+        } else {
+            SimTime(
+                settle
+                    .ns()
+                    .saturating_sub(warmup.ns())
+                    .min(duration.ns().saturating_sub(warmup.ns())),
+            )
+        };
         let series_interval = (duration.ns() / MAX_SERIES as u64).max(10_000_000);
         let (softirq_ppm, softirq_ns) = cfg.noise.softirq(tick_ns);
         let start = start::Start::new(&specs, plan.until_exit, duration);
@@ -128,6 +136,7 @@ impl Simulator {
             } else {
                 warmup
             },
+            unsettled,
             until_exit: plan.until_exit,
             measuring: false,
             last_units: 0,

@@ -635,6 +635,10 @@ pub struct Simulator {
     live: u32,
     end: SimTime,
     warmup: SimTime,
+    /// How much of the measured window comes before every LLC's first busy balance
+    /// round from the benchmark's start (`BalanceInfo::settle_time` less the warm-up,
+    /// at most the window): zero for a settled warm-up or a completion workload.
+    unsettled: SimTime,
     until_exit: bool,
     measuring: bool,
     last_units: u64,

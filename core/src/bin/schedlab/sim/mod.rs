@@ -262,6 +262,24 @@ fn headline_meaning(r: &RunReport) -> String {
 /// A headline number at a precision that tells runs apart: a completion time in
 /// seconds to the microsecond (hackbench's own 3 decimals round a 6 ms run to 0.006),
 /// anything else to 3 decimals.
+/// A line saying that part of the measured window (the most any of `reports` had)
+/// ran before every LLC's first busy balance round, where SIS_UTIL's scan depth is
+/// still the idle machine's: a measurement of the benchmark's start-up. `None` when
+/// every report's window is past it (`--warmup settled`, or a long enough warm-up).
+fn unsettled_note(reports: &[RunReport]) -> Option<String> {
+    let ns = reports
+        .iter()
+        .map(|r| r.unsettled_ns)
+        .max()
+        .filter(|&n| n > 0)?;
+    Some(format!(
+        "note: the first {:.0} ms of the measured window ran before every LLC's first busy \
+         balance round, with SIS_UTIL's scan depth still the idle machine's (the benchmark's \
+         start-up); --warmup settled measures past it\n",
+        ns as f64 / 1e6
+    ))
+}
+
 fn headline_value(r: &RunReport, v: f64) -> String {
     if r.unit == "s" {
         format!("{v:.6}")

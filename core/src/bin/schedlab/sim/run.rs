@@ -9,7 +9,7 @@ use schedlab_core::stats::Estimate;
 
 use super::{
     cost_terms, headline_meaning, headline_value, patchset, run_all, seeds_flag, sim_error, spec,
-    Common,
+    unsettled_note, Common,
 };
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -152,6 +152,7 @@ pub fn run(a: RunArgs) -> Result<String, String> {
                     wall.as_secs_f64()
                 );
             }
+            o += &unsettled_note(&reports).unwrap_or_default();
             o
         }
     })
@@ -369,6 +370,55 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A throughput run whose measured window starts before the LLC's first busy
+    /// balance round says so (a fifth of 40 ms is 8 ms of warm-up; Jacobsville's LLC
+    /// round is 24 × 2 ms × 16 = 768 ms), and one with `--warmup settled` does not.
+    #[test]
+    fn a_run_measured_in_the_start_up_says_so() {
+        let args = |warmup: &'static str| {
+            vec![
+                "run",
+                "-m",
+                "jacobsville",
+                "-w",
+                "netperf-tcp-rr",
+                "-t",
+                "2",
+                "--duration-ms",
+                "40",
+                "--warmup",
+                warmup,
+            ]
+        };
+        let fifth = crate::tests::cli(&args("fifth")).unwrap();
+        let note = fifth
+            .lines()
+            .find(|l| l.starts_with("note: "))
+            .unwrap_or_else(|| panic!("no note in\n{fifth}"));
+        assert!(
+            note.starts_with("note: the first 40 ms of the measured window ran before")
+                && note.ends_with("--warmup settled measures past it"),
+            "{note}"
+        );
+        let settled = crate::tests::cli(&args("settled")).unwrap();
+        assert!(!settled.contains("note: "), "{settled}");
+        let json = crate::tests::cli(&[
+            "run",
+            "-m",
+            "jacobsville",
+            "-w",
+            "netperf-tcp-rr",
+            "-t",
+            "2",
+            "--duration-ms",
+            "40",
+            "-f",
+            "json",
+        ])
+        .unwrap();
+        assert!(json.contains("\"unsettled_ns\": 40000000"), "{json}");
+    }
+
     /// The text report says what its numbers are: the headline with its unit and which
     /// way is better (a completion time to the microsecond), and the throughput series
     /// in the headline's unit, as the page charts it.

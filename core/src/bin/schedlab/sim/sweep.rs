@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 
 use schedlab_core::experiment::{export, SweepSpec};
 
-use super::{headline_meaning, patchset, run_all, seeds_flag, spec, Common};
+use super::{headline_meaning, patchset, run_all, seeds_flag, spec, unsettled_note, Common};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SweepFormat {
@@ -113,6 +113,7 @@ pub fn sweep(a: SweepArgs) -> Result<String, String> {
                 wall.as_secs_f64(),
                 events as f64 / wall.as_secs_f64().max(1e-9) / 1e6
             );
+            o += &unsettled_note(&reports).unwrap_or_default();
             o
         }
     })
