@@ -86,6 +86,12 @@ def simulate_inputs(page, cfg):
     after = page.hash
     check(after.startswith("#v2:") and after != before, "the URL fragment follows the simulation")
 
+    # A fifth's warm-up measures the start-up (the LLC not yet balanced at its busy
+    # interval): the page says so, as the CLI's note does.
+    start_up = page.texts(".start-up-note")
+    check(len(start_up) == 1 and "settled warm-up" in start_up[0],
+          f"a run measured in the start-up says so and names the fix (got {start_up})")
+
     # The settled warm-up (past the LLC's first busy balance round): the run is the
     # CLI's `--warmup settled`, and the link carries it.
     page.click("#sim-warmup")
@@ -96,6 +102,7 @@ def simulate_inputs(page, cfg):
     check(a3 == [native(cfg, settled, "6.6")],
           f"a settled warm-up reruns and matches `run --warmup settled` (got {a3})")
     check(page.hash not in (after, before), "the link follows the warm-up")
+    check(page.count(".start-up-note") == 0, "a settled run has no start-up note")
     cmd = page.wait_for(".sim-cli code")
     check(cmd and all("--warmup settled" in c for c in cmd),
           f"the command lines carry --warmup settled (got {cmd})")

@@ -105,6 +105,27 @@ pub fn change(v: &RunView, published: Option<&Example>) -> Html {
     }
 }
 
+/// Says that the runs measured the benchmark's start-up when part of a measured window
+/// ran before every LLC's first busy balance round (the CLI's note): the SIS_UTIL scan
+/// depth was still the idle machine's. Nothing with a settled warm-up.
+pub fn start_up_note(v: &RunView) -> Html {
+    let ns = v.unsettled_ns();
+    if ns == 0 {
+        return html! {};
+    }
+    html! {
+        <p class="sim-note start-up-note">
+            { format!(
+                "Measured in the start-up: the first {:.0} ms of the measured window ran before every \
+                 LLC's first busy balance round, while SIS_UTIL's scan depth was still the idle \
+                 machine's. Tick \"settled warm-up\" to measure the steady state, as the published \
+                 runs (minutes long) do.",
+                ns as f64 / 1e6
+            ) }
+        </p>
+    }
+}
+
 /// The numbers of a finished run, side by side.
 pub fn results(v: &RunView) -> Html {
     let (Some(reports), Some(first)) = (v.reports(), v.first()) else {

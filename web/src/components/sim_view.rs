@@ -20,7 +20,7 @@ use crate::components::chart::{Chart, Series, XAxis};
 use crate::components::export_bar::{sim_files, ExportBar};
 use crate::components::live_view::LiveView;
 use crate::components::side_switch::side_switch;
-use crate::components::sim_results::{change, results, sweep_table};
+use crate::components::sim_results::{change, results, start_up_note, sweep_table};
 use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::timeline_panel::TimelinePanel;
 use crate::components::wakeup_view::kernel_pickers;
@@ -68,6 +68,7 @@ pub fn sim_panel() -> Html {
                             }
                         </p>
                         { sweep_table(v, scale, example) }
+                        { start_up_note(v) }
                         if let Some(e) = example {
                             <p class="sim-note">{ format!("Published: {} ({}). The model's run lengths are shorter than the benchmark's; docs/fidelity.md explains each row the model misses.", e.title, e.source) }</p>
                         }
@@ -90,6 +91,7 @@ pub fn sim_panel() -> Html {
                             <p class="sim-note">{ format!("{unit} per sampling interval over the measured window (after the warm-up).") }</p>
                         }
                         { change(v, example) }
+                        { start_up_note(v) }
                     </>
                 },
                 results(v),

@@ -166,6 +166,17 @@ impl RunView {
             .collect()
     }
 
+    /// The most of a measured window, over every finished report, that ran before
+    /// every LLC's first busy balance round (`RunReport::unsettled_ns`), ns.
+    pub fn unsettled_ns(&self) -> u64 {
+        self.results
+            .iter()
+            .filter_map(|p| p.as_ref()?.report.as_ref())
+            .map(|r| r.unsettled_ns)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Side `side`'s reports at scale `threads`, in seed order, once every seed is in.
     pub fn side_reports(&self, threads: u32, side: usize) -> Option<Vec<&Report>> {
         let mut v: Vec<(u32, &Report)> = self

@@ -308,3 +308,28 @@ fn the_live_feed_learns_where_the_clients_start() {
         "B's feed is B's"
     );
 }
+
+/// The start-up note reads the most any finished report measured before every LLC's
+/// first busy balance round, and nothing when every window is past it.
+#[test]
+fn the_start_up_is_the_most_any_report_measured_before_the_balance() {
+    let mut state = AppState::default();
+    let mut sim = state.sim().clone();
+    (sim.seeds, sim.sweep) = (1, Vec::new());
+    state.scenario.sim = Some(sim);
+    state.scenario.wake.compare = Some("6.6+cluster".parse().unwrap());
+    let run = |unsettled: [u64; 2]| {
+        let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
+        assert_eq!(v.n_points(), 2);
+        for slot in 0..2 {
+            let mut p = progress(1, 100.0, format!("{slot}"));
+            p.report.as_mut().unwrap().unsettled_ns = unsettled[slot];
+            v.assigned[0] = Some(slot);
+            v.take(0, p, &[]);
+        }
+        v.unsettled_ns()
+    };
+    assert_eq!(run([0, 0]), 0);
+    assert_eq!(run([0, 7_000_000]), 7_000_000);
+    assert_eq!(run([9_000_000, 7_000_000]), 9_000_000);
+}
