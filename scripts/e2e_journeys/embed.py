@@ -11,6 +11,7 @@ import time
 from selenium.webdriver.common.by import By
 
 from harness import (
+    BROKEN_JOINS,
     SIMULATE,
     TEACHING,
     VIEWPORT,
@@ -74,6 +75,7 @@ def embed_in(page, cfg, hostdir, host_url):
                     "   (r => [r.left, r.top, r.right, r.bottom])(e.getBoundingClientRect())),"
                     " cpu: document.querySelector('button.cpu')?.getBoundingClientRect().width}")
                 found["axe"] = axe_violations(page) if w == 800 else []
+                broken = page.js(BROKEN_JOINS, ".trace") if view == "wake-up" else []
             finally:
                 page.driver.switch_to.default_content()
             # A slide shows the scenario shared, not a menu of others above it.
@@ -97,6 +99,10 @@ def embed_in(page, cfg, hostdir, host_url):
                 check(len(found["chosen"]) == 2 and len(seen) == 2 and found["cpu"] < 40,
                       f"wake-up at {w}x{h}: both decisions are in view without scrolling, "
                       f"CPUs under 40 px ({found['chosen']} in {found['panel']}, CPU {found['cpu']} px)")
+            # "sd_llc_shared-" over ">nr_idle_scan", "cluster 0-" over "3" at 1280x720
+            # (session 39).
+            check(broken == [], f"{view} at {w}x{h}: no arrow or CPU range of the trace "
+                                f"is broken across lines (broken: {broken})")
             if view == "wake-up" and w in (640, 800):
                 page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png" if w == 800 else f"-embed-{w}.png"))
     for machine in ("kunpeng920-6426", "epyc9654-1p"):

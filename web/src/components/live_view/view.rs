@@ -168,6 +168,13 @@ pub fn live_view(props: &Props) -> Html {
 
     let l = live.borrow();
     let said = announcement(&props.feeds, &l.said);
+    // A canvas whose clusters' names gave their line to the CPU numbers.
+    let unnamed_clusters = l.painters.iter().any(|p| {
+        p.layout
+            .groups
+            .iter()
+            .any(|g| g.class == "cluster" && g.label.is_empty())
+    });
     let sides = props.feeds.0.iter().enumerate().map(|(i, f)| {
         let f = f.borrow();
         let side = if i == 0 { "A" } else { "B" };
@@ -217,7 +224,7 @@ pub fn live_view(props: &Props) -> Html {
                 </p>
             }
             <div class="live-sides">{ for sides }</div>
-            { legend(&cstates) }
+            { legend(&cstates, unnamed_clusters) }
         </section>
     }
 }
@@ -332,8 +339,9 @@ fn show_picker(show: usize, on_show: Callback<Event>) -> Html {
 }
 
 /// The key: the arrows' colours by distance (and 6.12's requeue in place), the
-/// CPUs' states (`cstates`: the machine's C-state names).
-fn legend(cstates: &[&'static str]) -> Html {
+/// CPUs' states (`cstates`: the machine's C-state names), and what the boxes without
+/// a name are where a canvas left the clusters' names out (`unnamed_clusters`).
+fn legend(cstates: &[&'static str], unnamed_clusters: bool) -> Html {
     html! {
     // A group per heading, each starting its own line: a heading is never left
     // at the end of a line with its keys on the next.
@@ -359,6 +367,9 @@ fn legend(cstates: &[&'static str]) -> Html {
             }) }
             <span class="live-key"><span class="live-swatch live-force" aria-hidden="true"></span>{ "forced idle (core scheduling, struck through)" }</span>
             <span class="live-key">{ "small dots: tasks queued or asleep on that CPU" }</span>
+            if unnamed_clusters {
+                <span class="live-key">{ "a box of CPUs without a name: a cluster" }</span>
+            }
         </div>
     </div>
     }
