@@ -447,26 +447,31 @@ SPAN_ON_SCREEN = """
     return [0, Math.round(b.getBoundingClientRect().bottom - t), innerHeight];"""
 
 
-# Keys (arguments[0]) with a line holding one key (an item with a swatch) alone while
-# its group has more: a key's groups are its `.legend-group`s, or the key itself
+# Keys (arguments[0]) with a line holding one key (an item with a swatch) alone after
+# a line of three or more whose last key would fit beside it (so the lines could be
+# balanced):
+# a key's groups are its `.legend-group`s / `.live-legend-group`s, or the key itself
 # without them; its items without a swatch (the Simulate key's "The drawing shades
 # ... under A | B") are not keys. As [[the group's words, keys per line]]. The
-# wake-up's key left "prev" alone on its second line at 1280 px (and at 390).
+# wake-up's key left "prev" alone on its second line at 1280 px (and at 390), the live
+# view's "requeued in place (6.12's delayed task)" on its third (session 39).
 LONE_KEYS = """
     const out = [];
     for (const key of document.querySelectorAll(arguments[0])) {
       if (!key.checkVisibility()) continue;
-      const groups = key.querySelectorAll('.legend-group');
+      const groups = key.querySelectorAll('.legend-group, .live-legend-group');
       for (const g of groups.length ? groups : [key]) {
-        const lines = new Map();
-        for (const li of g.querySelectorAll('li')) {
-          if (!li.checkVisibility() || !li.querySelector('.swatch')) continue;
-          const top = Math.round(li.getBoundingClientRect().top / 3);
-          lines.set(top, (lines.get(top) || 0) + 1);
+        const lines = [];
+        for (const k of g.querySelectorAll('li, .live-key')) {
+          if (!k.checkVisibility() || !k.querySelector('.swatch, .live-swatch')) continue;
+          const r = k.getBoundingClientRect();
+          const last = lines[lines.length - 1];
+          if (last && Math.abs(last.top - r.top) < 3) last.keys.push(r); else lines.push({top: r.top, keys: [r]});
         }
-        const counts = [...lines.values()];
-        if (counts.length > 1 && counts.includes(1))
-          out.push([g.textContent.trim().replace(/\\s+/g, ' '), counts]);
+        const room = g.getBoundingClientRect().width;
+        const lone = lines.some((l, i) => i > 0 && l.keys.length === 1 && lines[i - 1].keys.length >= 3
+          && lines[i - 1].keys[lines[i - 1].keys.length - 1].width + 12 + l.keys[0].width <= room);
+        if (lone) out.push([g.textContent.trim().replace(/\\s+/g, ' '), lines.map(l => l.keys.length)]);
       }
     }
     return out;"""
