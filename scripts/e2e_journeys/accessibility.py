@@ -4,9 +4,11 @@
 import time
 
 from harness import (
+    BROKEN_JOINS,
     BROKEN_WORDS,
     DARK_BG,
     LIGHT_BG,
+    LONE_KEYS,
     MISALIGNED_FIELDS,
     MOBILE,
     OUT_OF_BOX,
@@ -14,6 +16,7 @@ from harness import (
     SIMULATE,
     SMALL_TARGETS,
     SMALLEST_SVG_TEXT,
+    SUBTITLE_WRAP,
     SVG_TEXT_CUT,
     TEACHING,
     VIEWPORT,
@@ -272,10 +275,21 @@ def mobile_layout(page, cfg):
         check(small == [], f"wake-up, A against B: no button or select under 40 px (smaller: {small[:4]})")
         out = page.js(OUT_OF_BOX)
         check(out == [], f"wake-up, A against B: nothing reaches out of its fieldset or panel (got {out[:4]})")
+        # Session 39: the key left "prev" alone on its third line; the heading's "·"
+        # ended its first line, "select_task_rq_fair() step by step" on the second.
+        lone = page.js(LONE_KEYS, ".legend")
+        check(lone == [], f"390 px, wake-up: no line of the key holds one key alone (lone: {lone})")
+        wrap = page.js(SUBTITLE_WRAP)
+        check(wrap == [], f"390 px, wake-up: the heading's subtitle wraps whole, no dot ends a line (got {wrap})")
+        broken = page.js(BROKEN_JOINS, ".trace")
+        check(broken == [], f"390 px, wake-up: no arrow or CPU range of the traces is broken across lines (broken: {broken})")
         page.js("document.querySelector('.decisions').scrollIntoView()")
         page.screenshot(cfg["shot_epyc"].replace(".png", "-mobile-wakeup.png"))
         page.open(fragment(SIMULATE))
         page.wait_for(".sim-status.done", timeout=180)
+        # "the simulator, A against" over "B" (session 39).
+        wrap = page.js(SUBTITLE_WRAP)
+        check(wrap == [], f"390 px, Simulate: the heading's subtitle wraps whole, no dot ends a line (got {wrap})")
         fit = page.js("return [document.documentElement.scrollWidth,"
                       " document.querySelector('.sim-chart svg').getBoundingClientRect().right]")
         check(fit[0] <= MOBILE[0] and fit[1] <= MOBILE[0],
@@ -561,6 +575,9 @@ def layout_1280(page, cfg):
             page.open(fragment(scenario) if scenario else None)
             page.wait_for(ready)
             click_hint_seen(page, f"1280x800, {where}", 800)
+            # The wake-up's key of seven left "prev" alone on its second line (session 39).
+            lone = page.js(LONE_KEYS, ".legend")
+            check(lone == [], f"1280x800, {where}: no line of a key holds one key alone (lone: {lone})")
         for w, h in ((1280, 720), (1366, 900)):
             set_viewport(page, w, h)
             page.open()
@@ -584,6 +601,9 @@ def layout_1280(page, cfg):
         page.wait_for(".sim-status.done", timeout=180)
         top = page.js("return document.querySelector('.sim-chart').getBoundingClientRect().top")
         check(top < 720 - 60, f"simulate: the chart's top is in the first screen ({top:.0f} < 660 px)")
+        # "the simulator, A" over "against B" (session 39).
+        wrap = page.js(SUBTITLE_WRAP)
+        check(wrap == [], f"1280x720, simulate: the heading's subtitle wraps whole (got {wrap})")
         broken = page.js(BROKEN_WORDS, ".sim-cli code")
         check(broken == [], f"simulate: the command lines break between words (broken: {broken[:6]})")
         cut = page.js(SVG_TEXT_CUT, ".sim-chart svg")

@@ -11,6 +11,7 @@ import time
 from selenium.webdriver.common.by import By
 
 from harness import (
+    BROKEN_JOINS,
     SIMULATE,
     TEACHING,
     VIEWPORT,
@@ -72,8 +73,11 @@ def embed_in(page, cfg, hostdir, host_url):
                     "   '.embed-main > .domain-panel').getBoundingClientRect()),"
                     " chosen: [...document.querySelectorAll('.decision .chosen-cpu')].map(e =>"
                     "   (r => [r.left, r.top, r.right, r.bottom])(e.getBoundingClientRect())),"
-                    " cpu: document.querySelector('button.cpu')?.getBoundingClientRect().width}")
+                    " cpu: document.querySelector('button.cpu')?.getBoundingClientRect().width,"
+                    " hints: [...document.querySelectorAll('.hint')].filter(e => e.checkVisibility())"
+                    "   .map(e => e.textContent)}")
                 found["axe"] = axe_violations(page) if w == 800 else []
+                broken = page.js(BROKEN_JOINS, ".trace") if view == "wake-up" else []
             finally:
                 page.driver.switch_to.default_content()
             # A slide shows the scenario shared, not a menu of others above it.
@@ -82,9 +86,15 @@ def embed_in(page, cfg, hostdir, host_url):
             check(found["open"] and found["tabs"] == 0 and found["pickers"] == 0,
                   f"{view} at {w}x{h}: the embed header and view only ({found})")
             check(found["axe"] == [], f"{view} at {w}x{h}: axe finds no violation ({found['axe']})")
+            # "Click a level to shade its span in the machine drawing." under a domains
+            # embed, which has no drawing (session 39).
+            check(not any("machine drawing" in t for t in found["hints"]),
+                  f"{view} at {w}x{h}: no hint points at a drawing the embed does not show ({found['hints']})")
             check(found["sw"] <= found["iw"] and found["sh"] <= found["ih"],
                   f"{view} at {w}x{h}: the frame's page does not scroll ({found})")
-            want = "v6.6 against v6.6+cluster" if view == "wake-up" else "· v6.8"
+            # A domains embed names its CPU: the view's heading is read, not drawn, and
+            # the header said "kunpeng920-6426 · v6.8" (session 39).
+            want = "v6.6 against v6.6+cluster" if view == "wake-up" else "· CPU 0 · v6.8"
             check(found["title"] and found["title"].endswith(want),
                   f"{view} at {w}x{h}: the header names the kernels shown, {want!r} "
                   f"(got {found['title']!r})")
@@ -97,6 +107,10 @@ def embed_in(page, cfg, hostdir, host_url):
                 check(len(found["chosen"]) == 2 and len(seen) == 2 and found["cpu"] < 40,
                       f"wake-up at {w}x{h}: both decisions are in view without scrolling, "
                       f"CPUs under 40 px ({found['chosen']} in {found['panel']}, CPU {found['cpu']} px)")
+            # "sd_llc_shared-" over ">nr_idle_scan", "cluster 0-" over "3" at 1280x720
+            # (session 39).
+            check(broken == [], f"{view} at {w}x{h}: no arrow or CPU range of the trace "
+                                f"is broken across lines (broken: {broken})")
             if view == "wake-up" and w in (640, 800):
                 page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png" if w == 800 else f"-embed-{w}.png"))
     for machine in ("kunpeng920-6426", "epyc9654-1p"):

@@ -359,6 +359,26 @@ BROKEN_WORDS = r"""
     }
     return out;"""
 
+# A C arrow ("sd_llc_shared->nr_idle_scan") or a number range ("0-3") broken inside,
+# its hyphen on one line and the ">" or digit after it on the next, in the elements
+# matching arguments[0] (drawn ones), as [text]: the wake-up trace broke "->" in a
+# 1280x720 embed, "0-3" after its hyphen (session 39).
+BROKEN_JOINS = r"""
+    const out = [];
+    for (const e of document.querySelectorAll(arguments[0])) {
+      if (!e.checkVisibility()) continue;
+      const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        for (const m of n.data.matchAll(/(?:[\w.]+|\d)-\u2060?[>\d]/g)) {
+          const top = k => { const r = document.createRange(); r.setStart(n, k); r.setEnd(n, k + 1);
+            return Math.round(r.getBoundingClientRect().top); };
+          const dash = m.index + m[0].lastIndexOf('-');
+          if (top(dash) !== top(m.index + m[0].length - 1)) out.push(m[0]);
+        }
+      }
+    }
+    return out;"""
+
 # The smallest text drawn in the SVGs matching arguments[0], as the reader sees it: its
 # font size times the SVG's scale on the page (a rotated axis title's too), as
 # [px, text]; [1000, ''] when none is drawn (a hidden group's text has an empty box).
@@ -426,6 +446,65 @@ SPAN_ON_SCREEN = """
     const t = a.getBoundingClientRect().top;
     return [0, Math.round(b.getBoundingClientRect().bottom - t), innerHeight];"""
 
+
+# Keys (arguments[0]) with a line holding one key (an item with a swatch) alone after
+# a line of three or more whose last key would fit beside it (so the lines could be
+# balanced):
+# a key's groups are its `.legend-group`s / `.live-legend-group`s, or the key itself
+# without them; its items without a swatch (the Simulate key's "The drawing shades
+# ... under A | B") are not keys. As [[the group's words, keys per line]]. The
+# wake-up's key left "prev" alone on its second line at 1280 px (and at 390), the live
+# view's "requeued in place (6.12's delayed task)" on its third (session 39).
+LONE_KEYS = """
+    const out = [];
+    for (const key of document.querySelectorAll(arguments[0])) {
+      if (!key.checkVisibility()) continue;
+      const groups = key.querySelectorAll('.legend-group, .live-legend-group');
+      for (const g of groups.length ? groups : [key]) {
+        const lines = [];
+        for (const k of g.querySelectorAll('li, .live-key')) {
+          if (!k.checkVisibility() || !k.querySelector('.swatch, .live-swatch')) continue;
+          const r = k.getBoundingClientRect();
+          const last = lines[lines.length - 1];
+          if (last && Math.abs(last.top - r.top) < 3) last.keys.push(r); else lines.push({top: r.top, keys: [r]});
+        }
+        const room = g.getBoundingClientRect().width;
+        const lone = lines.some((l, i) => i > 0 && l.keys.length === 1 && lines[i - 1].keys.length >= 3
+          && lines[i - 1].keys[lines[i - 1].keys.length - 1].width + 12 + l.keys[0].width <= room);
+        if (lone) out.push([g.textContent.trim().replace(/\\s+/g, ' '), lines.map(l => l.keys.length)]);
+      }
+    }
+    return out;"""
+
+# Headings (h2) with a subtitle (.sub) that wraps badly, as [[heading, what]]: a "·"
+# in their text on another line than the word after it (left at a line's end), or a
+# subtitle on two lines or more though its words are narrower than the heading (on a
+# phone "the simulator, A against" over "B").
+SUBTITLE_WRAP = """
+    const out = [];
+    const lines = n => { const r = document.createRange(); r.selectNodeContents(n);
+      return [...r.getClientRects()].filter(x => x.width > 0); };
+    for (const h of document.querySelectorAll('h2')) {
+      const sub = h.querySelector('.sub');
+      if (!sub || !h.checkVisibility()) continue;
+      const walk = document.createTreeWalker(h, NodeFilter.SHOW_TEXT);
+      for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+        const s = t.textContent;
+        for (let i = s.indexOf('·'); i >= 0; i = s.indexOf('·', i + 1)) {
+          let j = i + 1;
+          while (j < s.length && /\\s/.test(s[j])) j++;
+          if (j >= s.length) continue;
+          const at = k => { const r = document.createRange(); r.setStart(t, k); r.setEnd(t, k + 1);
+            return r.getBoundingClientRect().top; };
+          if (Math.abs(at(i) - at(j)) > 2) out.push([h.textContent.trim(), 'a dot ends a line']);
+        }
+      }
+      const rs = lines(sub), tops = new Set(rs.map(r => Math.round(r.top)));
+      const words = rs.reduce((a, r) => a + r.width, 0);
+      if (tops.size > 1 && words <= h.clientWidth - 20)
+        out.push([h.textContent.trim(), `its subtitle takes ${tops.size} lines for ${Math.round(words)} of ${h.clientWidth} px`]);
+    }
+    return out;"""
 
 # Text fields and selects of one fieldset whose boxes share a row (overlap vertically)
 # but not a top edge, as [[id, top, id, top, fieldset]]: a label of two lines over one

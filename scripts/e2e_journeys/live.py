@@ -4,6 +4,7 @@ counted against the run's wake-ups, playback controls, fps on epyc9654-2p."""
 import time
 
 from harness import (
+    LONE_KEYS,
     SIMULATE,
     SPAN_ON_SCREEN,
     VIEWPORT,
@@ -306,14 +307,22 @@ LEGEND_HEADS = """
       [t.textContent, Math.round(t.getBoundingClientRect().left), Math.round(key)]);"""
 
 
+# Per live canvas, the empty width left and right of it in its box (CSS px).
+LIVE_MARGINS = """
+    return [...document.querySelectorAll('.live-canvas')].filter(c => c.checkVisibility()).map(c => {
+      const b = c.parentElement.getBoundingClientRect(), r = c.getBoundingClientRect();
+      return [Math.round(r.left - b.left), Math.round(b.right - r.right)]; });"""
+
+
 def live_layout(page, cfg):
-    """A and B's live canvases side by side at 1280x800, stacked on a 390 px phone; the
-    view's heading, controls and first canvas on one screen; the CPU numbers drawn at
-    11 px or more (at 1280 px, in a taller layout whose CPUs hold them; on the phone,
-    where a canvas that fits the screen holds them), the group labels at 11 px, none
-    left out; each heading of the key starts its line."""
+    """A and B's live canvases side by side at 1280x800 and 1280x720, stacked on a 390
+    px phone, each centred in its box; the view's heading, controls and first canvas
+    on one screen; the CPU numbers drawn at 11 px or more at every size (at 1280x800
+    in a taller layout whose CPUs hold them, on the phone and at 1280x720 in one
+    whose clusters gave their names' line to the CPUs, which the key says), the
+    group labels at 11 px, none left out; each heading of the key starts its line."""
     try:
-        for (w, h), side_by_side in (((1280, 800), True), ((390, 844), False)):
+        for (w, h), side_by_side in (((1280, 800), True), ((1280, 720), True), ((390, 844), False)):
             set_viewport(page, w, h)
             page.open(fragment(LIVE))
             page.wait_for("#live-status", timeout=120)
@@ -336,14 +345,29 @@ def live_layout(page, cfg):
             check(wide <= w, f"at {w} px the page fits the width ({wide} px)")
             # CPU numbers as drawn on the page: the canvas' own size for them times
             # its scale there. At 390 px they were 9 px in boxes 20 px wide (session
-            # 37 numbered them in a 590 px canvas; since session 38 the canvas fits the
-            # screen under the controls, 552 px, where Kunpeng 920's CPUs are too small
-            # for "127" at 11 px). At 1280x800 the taller layout numbers them.
+            # 37 numbered them in a 590 px canvas; in session 38's 552 px canvas that
+            # fits the screen under the controls, and at 1280x720, Kunpeng 920's CPUs
+            # were too small for "127" at 11 px, and not numbered). At 1280x800 the
+            # taller layout numbers them; on the phone and at 1280x720 the one without
+            # the clusters' names (session 39).
             px = page.js(LIVE_NUMBERS)
-            ok = all(p is not None and (p >= 11 or (p == 0 and not side_by_side)) for p in px)
-            check(ok and px,
-                  f"at {w}x{h} the CPU numbers are drawn at least 11 px"
-                  f"{' or not at all' if not side_by_side else ''} (px per canvas {px})")
+            ok = all(p is not None and p >= 11 for p in px)
+            check(ok and px, f"at {w}x{h} the CPU numbers are drawn at least 11 px (px per canvas {px})")
+            key = page.text(".live-legend") or ""
+            unnamed = "without a name: a cluster" in key
+            # "requeued in place (6.12's delayed task)" was alone on the key's third
+            # line at 1280 px, where it fit beside "other node" (session 39).
+            lone = page.js(LONE_KEYS, ".live-legend")
+            check(lone == [], f"at {w}x{h} no line of the key holds one key alone that would fit "
+                              f"the line before (lone: {lone})")
+            check(unnamed == ((w, h) != (1280, 800)),
+                  f"at {w}x{h} the key says what a box without a name is exactly where the "
+                  f"clusters' names were left out (says it: {unnamed})")
+            # Centred: on the phone the canvas (252 px) sat at its box's left, 79 px
+            # of the box empty at its right (session 39).
+            margins = page.js(LIVE_MARGINS)
+            check(margins and all(abs(a - b) <= 2 for a, b in margins),
+                  f"at {w}x{h} each canvas is centred in its box ([left, right] empty px: {margins})")
             # The group labels ("cluster 0"): 10 px until session 38, squeezed into boxes
             # narrower than them at 1280 px.
             labels = page.js(LIVE_LABELS)
@@ -364,6 +388,6 @@ def live_layout(page, cfg):
                   f"at {w} px each heading of the key starts a line ([heading, left, key's left]: {heads})")
             page.js("document.querySelector('.live-view').scrollIntoView()")
             time.sleep(0.5)
-            page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{w}.png"))
+            page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{w}.png" if h != 720 else f"-live-ab-{w}x{h}.png"))
     finally:
         set_viewport(page, *VIEWPORT)

@@ -254,10 +254,17 @@ fn embed_view(
                     // The frame's one heading (axe: a page has a level-one heading).
                     <h1>
                         <strong>{ "schedlab" }</strong>
+                        // A domains view names its CPU here: the view's own heading
+                        // ("Sched domains of CPU 0") is read, not drawn, in an embed.
                         <span class="embed-title">
                             { format!(
-                                "{} · {}",
+                                "{} · {}{}",
                                 state.machine().name,
+                                if wake || state.tab() == View::Simulate {
+                                    String::new()
+                                } else {
+                                    format!("CPU {} · ", state.cpu().0)
+                                },
                                 crate::components::share::kernels(state.tab(), &state.sides())
                             ) }
                         </span>

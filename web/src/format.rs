@@ -204,8 +204,49 @@ pub fn count(n: u32, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
+/// `s` with a word joiner (U+2060, invisible) after each hyphen that a line must not
+/// break at: the one of a C arrow ("sd_llc_shared->nr_idle_scan") and the one of a
+/// CPU range ("0-3"); and a zero-width space after the arrow, where a column too
+/// narrow for the whole name may break it. A narrow column broke them into
+/// "sd_llc_shared-" over ">nr_idle_scan" and "cluster 0-" over "3".
+pub fn unbroken(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    let mut before = ' ';
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '-' && before != ' ' {
+            match chars.peek() {
+                Some('>') => {
+                    chars.next();
+                    out.push_str("\u{2060}>\u{200b}");
+                }
+                Some(d) if d.is_ascii_digit() && before.is_ascii_digit() => out.push('\u{2060}'),
+                _ => {}
+            }
+        }
+        before = c;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn arrows_and_ranges_are_joined_other_hyphens_not() {
+        use super::unbroken;
+        assert_eq!(
+            unbroken("SIS_UTIL: sd_llc_shared->nr_idle_scan"),
+            "SIS_UTIL: sd_llc_shared-\u{2060}>\u{200b}nr_idle_scan"
+        );
+        assert_eq!(
+            unbroken("cluster 0-3 first, CPUs 12-15"),
+            "cluster 0-\u{2060}3 first, CPUs 12-\u{2060}15"
+        );
+        assert_eq!(unbroken("prev_cpu=-1 a-b -> x"), "prev_cpu=-1 a-b -> x");
+        assert_eq!(unbroken(""), "");
+    }
+
     #[test]
     fn a_count_of_one_is_singular() {
         use super::count;

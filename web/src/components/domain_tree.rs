@@ -218,7 +218,7 @@ fn tree(
             { messages }
             { facts }
             <ol class="levels">{ for levels }</ol>
-            <p class="hint">{ "Click a level to shade its span in the machine drawing." }</p>
+            <p class="hint levels-hint">{ "Click a level to shade its span in the machine drawing." }</p>
         </>
     }
 }

@@ -316,9 +316,15 @@ pub fn layout_fit(m: &Machine, aspect: f64) -> Layout {
 /// CSS's flex-wrap; the width tried in 10-unit steps up to the square layout's.
 /// With its scale (px per unit). The live view's on a phone, whose canvas is tall
 /// and narrow: Kunpeng 920's 128 CPUs in 331 × 590 px are 24 px wide this way, 20
-/// in [`layout_fit`]'s, too narrow to number.
-pub fn layout_flow_fit(m: &Machine, w: f64, h: f64) -> (Layout, f64) {
-    let root = root(m);
+/// in [`layout_fit`]'s, too narrow to number. `named_clusters` false: the clusters'
+/// boxes without their names ("cluster 0") and the line each takes over its CPUs
+/// (15 units a row of clusters), for a canvas where that line is what keeps the CPUs
+/// too small to number.
+pub fn layout_flow_fit(m: &Machine, w: f64, h: f64, named_clusters: bool) -> (Layout, f64) {
+    let mut root = root(m);
+    if !named_clusters {
+        unname(&mut root, "cluster");
+    }
     let widest = root.size().0.max(CPU_W + 2.0 * PAD);
     let scale = |(lw, lh): (f64, f64)| (w / lw.max(1.0)).min(h / lh.max(1.0));
     let mut best = (widest, scale(flow_size(&root, widest)));
@@ -339,6 +345,21 @@ pub fn layout_flow_fit(m: &Machine, w: f64, h: f64) -> (Layout, f64) {
     };
     flow_place(&root, 0.0, 0.0, best.0, &mut out);
     (out, best.1)
+}
+
+/// Clears the labels of `n`'s groups of `class` (their boxes stay).
+fn unname(n: &mut Node, which: &str) {
+    if let Node::Group {
+        label,
+        class,
+        children,
+    } = n
+    {
+        if *class == which {
+            label.clear();
+        }
+        children.iter_mut().for_each(|c| unname(c, which));
+    }
 }
 
 /// Whether `n`'s children are CPUs only (a core, or a cluster without SMT).
@@ -523,131 +544,5 @@ fn place(n: &Node, x: f64, y: f64, cols: Option<usize>, out: &mut Layout) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use schedlab_core::topology::presets;
-
-    #[test]
-    fn every_cpu_is_drawn_once_and_kunpeng_has_its_clusters() {
-        for p in presets::PRESETS {
-            let m = presets::machine(p.name).expect("preset builds");
-            let svg = machine_svg(&m, "6.8", None, CpuId(0));
-            assert_eq!(
-                svg.matches("<g class=\"cpu\"").count(),
-                m.nr_cpus() as usize,
-                "{}",
-                p.name
-            );
-            for c in [0, m.nr_cpus() - 1] {
-                assert!(svg.contains(&format!("data-cpu=\"{c}\"")), "{}", p.name);
-            }
-        }
-        let m = presets::machine("kunpeng920-6426").unwrap();
-        let span = CpuMask::from_cpus(m.nr_cpus(), (0..4).map(CpuId));
-        let svg = machine_svg(&m, "6.6+cluster", Some(&span), CpuId(2));
-        assert_eq!(
-            svg.matches("<g class=\"cluster\"").count(),
-            32,
-            "32 clusters of 4"
-        );
-        assert_eq!(
-            svg.matches("fill=\"#cfe0fa\"").count(),
-            3,
-            "3 shaded + the selected"
-        );
-        assert!(svg.contains("kunpeng920-6426 · Linux 6.6+cluster · 128 CPUs"));
-        assert!(svg.starts_with("<?xml") && svg.ends_with("</svg>\n"));
-    }
-
-    /// The layout puts every CPU inside the machine, no two overlapping, and the
-    /// groups are the SVG's.
-    #[test]
-    fn the_layout_places_each_cpu_once_inside_its_groups() {
-        for (name, fit) in [
-            ("flat-16", None),
-            ("kunpeng920-6426", None),
-            ("epyc9654-2p", None),
-            ("epyc9654-2p", Some(1.3)),
-            ("kunpeng920-6426", Some(1.3)),
-        ] {
-            let m = presets::machine(name).unwrap();
-            let l = fit.map_or_else(|| layout(&m), |a| layout_fit(&m, a));
-            let svg = machine_svg(&m, "6.8", None, CpuId(0));
-            assert_eq!(l.cpus.len(), m.nr_cpus() as usize);
-            for class in ["cluster", "llc", "node", "package"] {
-                assert_eq!(
-                    l.groups.iter().filter(|g| g.class == class).count(),
-                    svg.matches(&format!("<g class=\"{class}\"")).count(),
-                    "{name} {class}"
-                );
-            }
-            let mut seen = std::collections::BTreeSet::new();
-            for [x, y, w, h] in &l.cpus {
-                assert!(*w > 0.0 && x + w <= l.w && y + h <= l.h, "{name}");
-                assert!(
-                    seen.insert(((*x * 8.0) as i64, (*y * 8.0) as i64)),
-                    "{name}"
-                );
-            }
-        }
-        // Two sockets side by side are 5 to 1; fitted, the packages stack.
-        let m = presets::machine("epyc9654-2p").unwrap();
-        let (wide, fit) = (layout(&m), layout_fit(&m, 1.3));
-        assert!(wide.w / wide.h > 3.0, "{} x {}", wide.w, wide.h);
-        let r = fit.w / fit.h;
-        assert!((0.8..2.0).contains(&r), "{} x {}", fit.w, fit.h);
-        assert_eq!(layout_fit(&m, 100.0), wide);
-    }
-
-    /// The flowed layout places each CPU once, inside the drawing and its groups' boxes,
-    /// no two overlapping, with the SVG's groups; in a phone's tall canvas Kunpeng
-    /// 920's CPUs come out bigger than in the square layout (24 px wide against 20,
-    /// enough for an 11 px number).
-    #[test]
-    fn the_flowed_layout_fits_a_tall_canvas_with_bigger_cpus() {
-        for name in ["flat-16", "kunpeng920-6426", "epyc9654-2p"] {
-            let m = presets::machine(name).unwrap();
-            let (l, s) = layout_flow_fit(&m, 331.0, 590.0);
-            assert!(l.w * s <= 331.0 + 1e-9 && l.h * s <= 590.0 + 1e-9, "{name}");
-            assert_eq!(l.cpus.len(), m.nr_cpus() as usize);
-            let svg = machine_svg(&m, "6.8", None, CpuId(0));
-            for class in ["cluster", "llc", "node", "package"] {
-                assert_eq!(
-                    l.groups.iter().filter(|g| g.class == class).count(),
-                    svg.matches(&format!("<g class=\"{class}\"")).count(),
-                    "{name} {class}"
-                );
-            }
-            for (i, a) in l.cpus.iter().enumerate() {
-                assert!(
-                    a[2] > 0.0 && a[0] + a[2] <= l.w && a[1] + a[3] <= l.h,
-                    "{name}"
-                );
-                for b in &l.cpus[i + 1..] {
-                    let apart = a[0] + a[2] <= b[0]
-                        || b[0] + b[2] <= a[0]
-                        || a[1] + a[3] <= b[1]
-                        || b[1] + b[3] <= a[1];
-                    assert!(apart, "{name}: {a:?} overlaps {b:?}");
-                }
-                let inside = l.groups.iter().filter(|g| {
-                    g.x <= a[0]
-                        && a[0] + a[2] <= g.x + g.w
-                        && g.y <= a[1]
-                        && a[1] + a[3] <= g.y + g.h
-                });
-                assert!(inside.count() >= 1, "{name}: CPU {i} in no box");
-            }
-        }
-        let m = presets::machine("kunpeng920-6426").unwrap();
-        let square = layout_fit(&m, 1.3);
-        let s0 = (331.0 / square.w).min(590.0 / square.h);
-        let (_, s1) = layout_flow_fit(&m, 331.0, 590.0);
-        assert!(
-            CPU_W * s0 < 21.0 && CPU_W * s1 > 23.0,
-            "{} -> {}",
-            CPU_W * s0,
-            CPU_W * s1
-        );
-    }
-}
+#[path = "machine_svg_tests.rs"]
+mod tests;

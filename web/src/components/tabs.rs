@@ -72,23 +72,27 @@ pub fn tab_panel(props: &Props) -> Html {
     let (title, sub, body) = match state.tab() {
         View::Wakeup => (
             "Where does the wakee go?".to_string(),
-            " · select_task_rq_fair() step by step".to_string(),
+            "select_task_rq_fair() step by step".to_string(),
             html! { <WakeupPanel /> },
         ),
         View::Simulate => (
             "What does the patch do to the benchmark?".to_string(),
-            " · the simulator, A against B".to_string(),
+            "the simulator, A against B".to_string(),
             html! { <SimPanel /> },
         ),
         View::Domains | View::Dmesg | View::Debugfs => (
             format!("Sched domains of CPU {}", state.cpu().0),
-            format!(" · Linux v{}", state.patches()),
+            format!("Linux v{}", state.patches()),
             html! { <DomainTree /> },
         ),
     };
     html! {
         <div class="domains">
-            <h2>{ title }<span class="sub">{ sub }</span></h2>
+            // The subtitle wraps whole, its "·" (drawn by the style sheet) before it on
+            // the title's line and out of sight at the start of a line of its own: on
+            // a phone the dot was left at the end of the title's line and "B" of "the
+            // simulator, A against B" alone on a third.
+            <h2 class="titled"><span class="title">{ title }</span><span class="sub">{ sub }</span></h2>
             if props.embed {
                 { body }
             } else {

@@ -30,6 +30,7 @@ use crate::components::machine_view::reject_class;
 use crate::components::side_switch::side_switch;
 use crate::components::wake_setup::wake_setup;
 use crate::dom::{checked, select_value};
+use crate::format::unbroken;
 use crate::state::sim_wake::side_name;
 use crate::state::{Action, AppContext, Side, SimWakeStatus, WakeOutcome};
 
@@ -104,11 +105,11 @@ fn trace_list(o: &WakeOutcome) -> Html {
         let (class, body): (Classes, Html) = match s {
             Step::Enter { func, detail } => {
                 stack.push(func);
-                (classes!("st-enter"), html! { <><code class="fn">{ *func }</code>{ format!("({detail})") }</> })
+                (classes!("st-enter"), html! { <><code class="fn">{ *func }</code>{ unbroken(&format!("({detail})")) }</> })
             }
             Step::Check { condition, outcome, .. } => (
                 classes!("st-check", if *outcome { "yes" } else { "no" }),
-                html! { <>{ condition.clone() }{ ": " }<b>{ if *outcome { "yes" } else { "no" } }</b></> },
+                html! { <>{ unbroken(condition) }{ ": " }<b>{ if *outcome { "yes" } else { "no" } }</b></> },
             ),
             Step::Probe { cpu, reject, .. } => {
                 probe_no += 1;
@@ -122,7 +123,7 @@ fn trace_list(o: &WakeOutcome) -> Html {
             }
             Step::Budget { nr, why, .. } => (
                 classes!("st-budget"),
-                html! { <>{ format!("scan budget nr = {nr}") }<span class="why">{ format!(" ({why})") }</span></> },
+                html! { <>{ format!("scan budget nr = {nr}") }<span class="why">{ unbroken(&format!(" ({why})")) }</span></> },
             ),
             Step::Return { func, cpu, why } => {
                 if stack.last() == Some(func) {
@@ -132,12 +133,12 @@ fn trace_list(o: &WakeOutcome) -> Html {
                 let c = cpu.map_or("-1".to_string(), |c| format!("CPU {}", c.0));
                 (
                     classes!("st-return"),
-                    html! { <><code class="fn">{ *func }</code>{ " returns " }<b>{ c }</b><span class="why">{ format!(" ({why})") }</span></> },
+                    html! { <><code class="fn">{ *func }</code>{ " returns " }<b>{ c }</b><span class="why">{ unbroken(&format!(" ({why})")) }</span></> },
                 )
             }
             Step::Queue { path, why } => (
                 classes!("st-queue"),
-                html! { <>{ "ttwu_queue: " }<b>{ queue_text(*path) }</b><span class="why">{ format!(" ({why})") }</span></> },
+                html! { <>{ "ttwu_queue: " }<b>{ queue_text(*path) }</b><span class="why">{ unbroken(&format!(" ({why})")) }</span></> },
             ),
         };
         let style = format!("padding-left: {}em", 0.2 + 1.1 * depth as f32);
@@ -387,13 +388,19 @@ pub fn wakeup_panel() -> Html {
             // Results first (issue 17: the decision in the first screen at 1280×720),
             // the inputs that change them below.
             { results }
-            <ul class="legend">
-                { for legend.iter().map(|(r, label)| html! {
-                    <li><span class={classes!("swatch", reject_class(*r))}></span>{ *label }</li>
-                }) }
-                <li><span class="swatch waker"></span>{ "waker" }</li>
-                <li><span class="swatch prev"></span>{ "prev" }</li>
-            </ul>
+            // Two groups, each wrapping whole: the probes' outcomes, then the CPUs'
+            // roles (one list of seven left "prev" alone on a line at 1280 px).
+            <div class="legend wake-legend">
+                <ul class="legend-group" aria-label="Probed CPUs">
+                    { for legend.iter().map(|(r, label)| html! {
+                        <li><span class={classes!("swatch", reject_class(*r))}></span>{ *label }</li>
+                    }) }
+                </ul>
+                <ul class="legend-group" aria-label="The wake-up's CPUs">
+                    <li><span class="swatch waker"></span>{ "waker" }</li>
+                    <li><span class="swatch prev"></span>{ "prev" }</li>
+                </ul>
+            </div>
             if hand_set {
                 { wake_setup(&state) }
             }

@@ -20,18 +20,27 @@ use crate::worker::now_ms;
 
 /// The layout for a canvas `width` × `max_h` CSS px: the square one (`layout_fit`)
 /// where its CPUs hold their numbers; else the flowed one whose CPUs are biggest
-/// (`layout_flow_fit`), where its do (Kunpeng 920 in 331 × 503 px on a phone, or
-/// 267 × 584 at 1280 × 800); else the one whose CPUs are bigger, unnumbered. Until
-/// session 38 wide screens kept the square one, whose boxes were too small for 11 px
-/// labels.
+/// (`layout_flow_fit`), where its do (Kunpeng 920 in 269 × 589 px at 1280 × 800);
+/// else the flowed one without the clusters' names, where its do (Kunpeng 920 on a
+/// 390 × 844 phone, 331 × 552 px, and at 1280 × 720: the cluster boxes stay, the
+/// CPU numbers tell them apart); else the one whose CPUs are bigger, unnumbered.
+/// Until session 38 wide screens kept the square one, whose boxes were too small for
+/// 11 px labels; until session 39 the named flowed one left Kunpeng 920's CPUs
+/// unnumbered on a phone and at 1280 × 720.
 fn fitted_layout(m: &Machine, width: f64, max_h: f64) -> Layout {
     let square = layout_fit(m, LAYOUT_ASPECT);
     let square_scale = (width / square.w).min(max_h / square.h);
     if numbers_fit(&square, square_scale) {
         return square;
     }
-    let (tall, scale) = layout_flow_fit(m, width, max_h);
-    if numbers_fit(&tall, scale) || scale > square_scale {
+    let (tall, scale) = layout_flow_fit(m, width, max_h, true);
+    if numbers_fit(&tall, scale) {
+        return tall;
+    }
+    let (bare, bare_scale) = layout_flow_fit(m, width, max_h, false);
+    if numbers_fit(&bare, bare_scale) {
+        bare
+    } else if scale > square_scale {
         tall
     } else {
         square

@@ -168,6 +168,13 @@ pub fn live_view(props: &Props) -> Html {
 
     let l = live.borrow();
     let said = announcement(&props.feeds, &l.said);
+    // A canvas whose clusters' names gave their line to the CPU numbers.
+    let unnamed_clusters = l.painters.iter().any(|p| {
+        p.layout
+            .groups
+            .iter()
+            .any(|g| g.class == "cluster" && g.label.is_empty())
+    });
     let sides = props.feeds.0.iter().enumerate().map(|(i, f)| {
         let f = f.borrow();
         let side = if i == 0 { "A" } else { "B" };
@@ -217,7 +224,7 @@ pub fn live_view(props: &Props) -> Html {
                 </p>
             }
             <div class="live-sides">{ for sides }</div>
-            { legend(&cstates) }
+            { legend(&cstates, unnamed_clusters) }
         </section>
     }
 }
@@ -332,11 +339,14 @@ fn show_picker(show: usize, on_show: Callback<Event>) -> Html {
 }
 
 /// The key: the arrows' colours by distance (and 6.12's requeue in place), the
-/// CPUs' states (`cstates`: the machine's C-state names).
-fn legend(cstates: &[&'static str]) -> Html {
+/// CPUs' states (`cstates`: the machine's C-state names), and what the boxes without
+/// a name are where a canvas left the clusters' names out (`unnamed_clusters`).
+fn legend(cstates: &[&'static str], unnamed_clusters: bool) -> Html {
     html! {
-    // A group per heading, each starting its own line: a heading is never left
-    // at the end of a line with its keys on the next.
+    // A group per heading, the heading a line of its own and its keys flowing under
+    // it: a heading is never left at the end of a line with its keys on the next,
+    // and a key not alone on the last line where it would fit the line before
+    // ("requeued in place" was, at 1280 px).
     <div class="live-legend" role="group" aria-label="Legend">
         <div class="live-legend-group">
             <span class="live-legend-title">{ "Wake-up arrows, waker's CPU to chosen CPU:" }</span>
@@ -358,8 +368,14 @@ fn legend(cstates: &[&'static str]) -> Html {
                 <span class="live-key"><span class={format!("live-swatch live-idle-{i}")} aria-hidden="true"></span>{ format!("idle in {name}") }</span>
             }) }
             <span class="live-key"><span class="live-swatch live-force" aria-hidden="true"></span>{ "forced idle (core scheduling, struck through)" }</span>
-            <span class="live-key">{ "small dots: tasks queued or asleep on that CPU" }</span>
         </div>
+        // Notes, not keys: they have no swatch to pair with.
+        <p class="live-legend-note">
+            { "Small dots: tasks queued or asleep on that CPU." }
+            if unnamed_clusters {
+                { " A box of CPUs without a name: a cluster." }
+            }
+        </p>
     </div>
     }
 }
