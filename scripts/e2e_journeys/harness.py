@@ -367,15 +367,24 @@ BROKEN_JOINS = r"""
     const out = [];
     for (const e of document.querySelectorAll(arguments[0])) {
       if (!e.checkVisibility()) continue;
+      // The element's text nodes joined, so that a join split over nodes (a name, then
+      // its "->" in a span of its own) is still found; each with its start.
+      const nodes = []; let text = '';
       const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
-      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
-        for (const m of n.data.matchAll(/(?:[\w.]+|\d)-\u2060?[>\d]/g)) {
-          const top = k => { const r = document.createRange(); r.setStart(n, k); r.setEnd(n, k + 1);
-            return Math.round(r.getBoundingClientRect().top); };
-          const dash = m.index + m[0].lastIndexOf('-');
-          if (top(dash) !== top(m.index + m[0].length - 1)) out.push(m[0]);
-        }
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) { nodes.push([n, text.length]); text += n.data; }
+      const top = k => {
+        let i = nodes.length - 1;
+        while (i > 0 && (nodes[i][1] > k || nodes[i][1] + nodes[i][0].data.length <= k)) i--;
+        const [n, start] = nodes[i];
+        const r = document.createRange(); r.setStart(n, k - start); r.setEnd(n, k - start + 1);
+        return Math.round(r.getBoundingClientRect().top);
+      };
+      for (const m of text.matchAll(/(?:[\w.]+|\d)-[>\d]/g)) {
+        const dash = m.index + m[0].lastIndexOf('-');
+        if (top(dash) !== top(m.index + m[0].length - 1)) out.push(m[0]);
       }
+      // Copied text is the text: no invisible joiner or zero-width space in it.
+      if (/[\u2060\u200b]/.test(text)) out.push('an invisible character in ' + text.slice(0, 40));
     }
     return out;"""
 

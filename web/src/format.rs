@@ -6,6 +6,7 @@ use schedlab_core::patch::PatchSet;
 use schedlab_core::scenario::SimSetup;
 use schedlab_core::workload::Workload;
 use schedlab_core::CpuSelection;
+use yew::{html, Html};
 
 /// A result or axis value: four significant digits below 10, then fewer decimals,
 /// millions as `M`.
@@ -204,47 +205,110 @@ pub fn count(n: u32, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
-/// `s` with a word joiner (U+2060, invisible) after each hyphen that a line must not
-/// break at: the one of a C arrow ("sd_llc_shared->nr_idle_scan") and the one of a
-/// CPU range ("0-3"); and a zero-width space after the arrow, where a column too
-/// narrow for the whole name may break it. A narrow column broke them into
-/// "sd_llc_shared-" over ">nr_idle_scan" and "cluster 0-" over "3".
-pub fn unbroken(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    let mut chars = s.chars().peekable();
-    let mut before = ' ';
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '-' && before != ' ' {
-            match chars.peek() {
-                Some('>') => {
-                    chars.next();
-                    out.push_str("\u{2060}>\u{200b}");
-                }
-                Some(d) if d.is_ascii_digit() && before.is_ascii_digit() => out.push('\u{2060}'),
-                _ => {}
+/// A piece of text laid out by [`unbroken`]: plain, kept on one line, or a place where
+/// a line may break.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Whole(String),
+    Break,
+}
+
+/// `s` cut where a line must not break: each C arrow after a name ("->" of
+/// "sd_llc_shared->nr_idle_scan") and each range of numbers ("0-3") is kept whole, and
+/// a line may break after an arrow, where a column too narrow for the whole name
+/// needs it. A narrow column broke them into "sd_llc_shared-" over ">nr_idle_scan"
+/// and "cluster 0-" over "3". No character is added: copied text is the text.
+pub fn unbroken_pieces(s: &str) -> Vec<Piece> {
+    let c: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let flush = |text: &mut String, out: &mut Vec<Piece>| {
+        if !text.is_empty() {
+            out.push(Piece::Text(std::mem::take(text)));
+        }
+    };
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '-' && c.get(i + 1) == Some(&'>') && i > 0 && c[i - 1] != ' ' {
+            flush(&mut text, &mut out);
+            out.push(Piece::Whole("->".into()));
+            out.push(Piece::Break);
+            i += 2;
+            continue;
+        }
+        if c[i].is_ascii_digit() && (i == 0 || !c[i - 1].is_ascii_digit()) {
+            let digits = |from: usize| {
+                (from..c.len())
+                    .find(|&k| !c[k].is_ascii_digit())
+                    .unwrap_or(c.len())
+            };
+            let j = digits(i);
+            if c.get(j) == Some(&'-') && c.get(j + 1).is_some_and(char::is_ascii_digit) {
+                let k = digits(j + 1);
+                flush(&mut text, &mut out);
+                out.push(Piece::Whole(c[i..k].iter().collect()));
+                i = k;
+                continue;
             }
         }
-        before = c;
+        text.push(c[i]);
+        i += 1;
     }
+    flush(&mut text, &mut out);
     out
+}
+
+/// [`unbroken_pieces`] as the page draws them: a whole piece in a `nobr` span
+/// (`white-space: nowrap`), a break as `<wbr>`.
+pub fn unbroken(s: &str) -> Html {
+    html! {
+        <>{ for unbroken_pieces(s).into_iter().map(|p| match p {
+            Piece::Text(t) => html! { { t } },
+            Piece::Whole(t) => html! { <span class="nobr">{ t }</span> },
+            Piece::Break => html! { <wbr /> },
+        }) }</>
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn arrows_and_ranges_are_joined_other_hyphens_not() {
-        use super::unbroken;
+    fn arrows_and_ranges_are_whole_other_hyphens_not() {
+        use super::unbroken_pieces;
+        use super::Piece::{Break, Text, Whole};
+        let t = |s: &str| Text(s.into());
+        let w = |s: &str| Whole(s.into());
         assert_eq!(
-            unbroken("SIS_UTIL: sd_llc_shared->nr_idle_scan"),
-            "SIS_UTIL: sd_llc_shared-\u{2060}>\u{200b}nr_idle_scan"
+            unbroken_pieces("SIS_UTIL: sd_llc_shared->nr_idle_scan"),
+            [
+                t("SIS_UTIL: sd_llc_shared"),
+                w("->"),
+                Break,
+                t("nr_idle_scan")
+            ]
         );
         assert_eq!(
-            unbroken("cluster 0-3 first, CPUs 12-15"),
-            "cluster 0-\u{2060}3 first, CPUs 12-\u{2060}15"
+            unbroken_pieces("cluster 0-3 first, CPUs 12-15"),
+            [t("cluster "), w("0-3"), t(" first, CPUs "), w("12-15")]
         );
-        assert_eq!(unbroken("prev_cpu=-1 a-b -> x"), "prev_cpu=-1 a-b -> x");
-        assert_eq!(unbroken(""), "");
+        assert_eq!(
+            unbroken_pieces("prev_cpu=-1 a-b -> x"),
+            [t("prev_cpu=-1 a-b -> x")]
+        );
+        assert_eq!(unbroken_pieces("7-"), [t("7-")]);
+        assert_eq!(unbroken_pieces(""), []);
+        // Nothing is added: the pieces put back together are the text.
+        for s in ["a->b->c 1-2-3", "x->", "->y", "0-3"] {
+            let joined: String = unbroken_pieces(s)
+                .into_iter()
+                .map(|p| match p {
+                    Text(x) | Whole(x) => x,
+                    Break => String::new(),
+                })
+                .collect();
+            assert_eq!(joined, s);
+        }
     }
 
     #[test]
