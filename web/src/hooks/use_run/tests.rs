@@ -321,9 +321,9 @@ fn the_start_up_is_the_most_any_report_measured_before_the_balance() {
     let run = |unsettled: [u64; 2]| {
         let mut v = RunView::new(&state, 1, RunKey::of(&state), 1);
         assert_eq!(v.n_points(), 2);
-        for slot in 0..2 {
+        for (slot, &ns) in unsettled.iter().enumerate() {
             let mut p = progress(1, 100.0, format!("{slot}"));
-            p.report.as_mut().unwrap().unsettled_ns = unsettled[slot];
+            p.report.as_mut().unwrap().unsettled_ns = ns;
             v.assigned[0] = Some(slot);
             v.take(0, p, &[]);
         }
