@@ -101,6 +101,7 @@
 //!   the CPU it leaves to the one it joins) on its next run.
 
 mod attach;
+mod detach;
 mod domains;
 mod fork;
 mod lb;

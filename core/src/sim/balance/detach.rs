@@ -1,0 +1,178 @@
+//! `detach_tasks()`'s walk and `can_migrate_task()`'s test, fair.c v6.8, over what
+//! they read of the busiest runqueue's tasks and what they do to them
+//! ([`DetachSrc`]): the simulator's tasks (migrate.rs), or a test's
+//! (tests/transcript/detach.rs, which holds them against a transcription of the
+//! kernel text).
+
+use crate::release::Release;
+
+use super::super::MIGRATION_COST_NS;
+
+use super::lb::{CpuIdle, LbEnv, MigrationType};
+
+/// `sysctl_sched_nr_migrate` (32; also `SCHED_NR_MIGRATE_BREAK`, never reached with
+/// the simulator's task counts per CPU).
+pub(super) const NR_MIGRATE: u32 = 32;
+
+/// What `detach_tasks()` and `can_migrate_task()` read of the source runqueue and its
+/// tasks, and what they do to them.
+pub(super) trait DetachSrc {
+    /// `env->src_rq->nr_running` now.
+    fn nr_running(&self) -> u32;
+    /// `cpumask_test_cpu(env->dst_cpu, p->cpus_ptr)`.
+    fn allowed(&self, t: u32) -> bool;
+    /// `task_hot(p, env)`.
+    fn hot(&self, t: u32) -> bool;
+    /// `task_h_load(p)`.
+    fn load(&self, t: u32) -> u64;
+    /// `task_util_est(p)`.
+    fn util(&self, t: u32) -> u64;
+    /// `goto next`: `list_move(&p->se.group_node, tasks)`.
+    fn skip(&mut self, t: u32);
+    /// `detach_task()`, and (the simulator's) `attach_task()` on the destination.
+    fn detach(&mut self, t: u32);
+}
+
+/// The domain's fields the walk reads: `sd->nr_balance_failed`,
+/// `sd->cache_nice_tries`, and which release's `migrate_util` case.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DetachSd {
+    pub failed: u32,
+    pub cache_nice_tries: u32,
+    pub release: Release,
+}
+
+/// `can_migrate_task()`, fair.c v6.8 8905-8991 (no `LBF_DST_PINNED` retry, no NUMA
+/// balancing, no throttled pairs): task `t`, `running` on the source, in an active
+/// balance (`LBF_ACTIVE_LB`) or not.
+pub(super) fn can_migrate_task<S: DetachSrc>(
+    s: &S,
+    env: &mut LbEnv,
+    sd: DetachSd,
+    t: u32,
+    running: bool,
+    active: bool,
+) -> bool {
+    if !s.allowed(t) {
+        env.some_pinned = true;
+        return false;
+    }
+    env.all_pinned = false;
+    if running {
+        return false;
+    }
+    if active {
+        return true;
+    }
+    !s.hot(t) || sd.failed > sd.cache_nice_tries
+}
+
+/// `detach_one_task()`, fair.c v6.8 9010-9033, for `active_load_balance_cpu_stop()`
+/// (`LBF_ACTIVE_LB`): the first task from `cfs_tasks`' tail that
+/// `can_migrate_task()` allows, moved.
+pub(super) fn detach_one_task<S: DetachSrc>(
+    s: &mut S,
+    env: &mut LbEnv,
+    sd: DetachSd,
+    tasks: Vec<(u32, bool)>,
+) -> Option<u32> {
+    for (t, running) in tasks {
+        if can_migrate_task(s, env, sd, t, running, true) {
+            s.detach(t);
+            return Some(t);
+        }
+    }
+    None
+}
+
+/// `task_hot()`, fair.c v6.8 8800-8839, given what it reads (a fair task of normal
+/// policy, no CACHE_HOT_BUDDY, `sysctl_sched_migration_cost` 0.5 ms): `smt`, the
+/// domain shares CPU capacity; `cookie_match`, `sched_core_cookie_match()` on the
+/// destination; `since_ran`, `rq_clock_task(src) - p->se.exec_start` in ns, `None`
+/// when `exec_start` is 0 (new, or migrated and not run since: the whole uptime).
+pub(super) fn task_hot(smt: bool, cookie_match: bool, since_ran: Option<u64>) -> bool {
+    if smt {
+        return false;
+    }
+    if !cookie_match {
+        return true;
+    }
+    since_ran.is_some_and(|d| d < MIGRATION_COST_NS)
+}
+
+/// `detach_tasks()`, fair.c v6.8 9041-9175: walk the source's `tasks` (from
+/// `cfs_tasks`' tail, with whether each runs), at most `loop_max`, moving those
+/// `can_migrate_task()` allows while the imbalance lasts (decremented per migration
+/// type); newidle stops after one (CONFIG_PREEMPTION, an assumption: distribution
+/// kernels build PREEMPT_DYNAMIC). Returns the tasks moved.
+pub(super) fn detach_tasks<S: DetachSrc>(
+    s: &mut S,
+    env: &mut LbEnv,
+    sd: DetachSd,
+    tasks: Vec<(u32, bool)>,
+) -> Vec<u32> {
+    let mut moved = Vec::new();
+    if s.nr_running() <= 1 {
+        env.all_pinned = false;
+        return moved;
+    }
+    if env.imbalance <= 0 {
+        return moved;
+    }
+    let loop_max = NR_MIGRATE.min(s.nr_running());
+    let failed = sd.failed;
+    let mut lp = 0u32;
+    for (t, running) in tasks {
+        if env.idle != CpuIdle::NotIdle && s.nr_running() <= 1 {
+            break;
+        }
+        lp += 1;
+        if lp > loop_max && !env.all_pinned {
+            break;
+        }
+        if !can_migrate_task(s, env, sd, t, running, false) {
+            s.skip(t);
+            continue;
+        }
+        match env.migration_type {
+            MigrationType::Load => {
+                let load = s.load(t).max(1);
+                // LB_MIN: skip tiny loads unless balancing failed before.
+                if load < 16 && failed == 0 {
+                    s.skip(t);
+                    continue;
+                }
+                if (load >> failed.min(63)) as i64 > env.imbalance {
+                    s.skip(t);
+                    continue;
+                }
+                env.imbalance -= load as i64;
+            }
+            MigrationType::Util => {
+                let util = s.util(t);
+                // 6.8 on (3af7524b1419, "Use all little CPUs for CPU-bound
+                // workloads", fair.c v6.8 9121): `shr_bound(util,
+                // nr_balance_failed)`, as migrate_load has; before, the whole
+                // util (fair.c v6.5 8801, v6.6.9 8998: `if (util >
+                // env->imbalance)`).
+                let shift = if sd.release >= Release::new(6, 8) {
+                    failed.min(63)
+                } else {
+                    0
+                };
+                if (util >> shift) as i64 > env.imbalance {
+                    s.skip(t);
+                    continue;
+                }
+                env.imbalance -= util as i64;
+            }
+            MigrationType::Task => env.imbalance -= 1,
+        }
+        s.detach(t);
+        moved.push(t);
+        if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
+            break;
+        }
+    }
+    moved
+}
