@@ -19,6 +19,8 @@ pub(super) const NR_MIGRATE: u32 = 32;
 pub(super) trait DetachSrc {
     /// `env->src_rq->nr_running` now.
     fn nr_running(&self) -> u32;
+    /// `kthread_is_per_cpu(p)`.
+    fn per_cpu_kthread(&self, t: u32) -> bool;
     /// `cpumask_test_cpu(env->dst_cpu, p->cpus_ptr)`.
     fn allowed(&self, t: u32) -> bool;
     /// `task_hot(p, env)`.
@@ -44,7 +46,11 @@ pub(super) struct DetachSd {
 
 /// `can_migrate_task()`, fair.c v6.8 8905-8991 (no `LBF_DST_PINNED` retry, no NUMA
 /// balancing, no throttled pairs): task `t`, `running` on the source, in an active
-/// balance (`LBF_ACTIVE_LB`) or not.
+/// balance (`LBF_ACTIVE_LB`) or not. A per-CPU kthread is passed over first, before
+/// the affinity test, so it neither sets `LBF_SOME_PINNED` nor clears
+/// `LBF_ALL_PINNED` (8921-8923, "Disregard pcpu kthreads; they are where they need
+/// to be."; 9bcb959d05ee, "sched/fair: Ignore percpu threads for imbalance pulls",
+/// posted April 2021 after v5.12: from v5.13).
 pub(super) fn can_migrate_task<S: DetachSrc>(
     s: &S,
     env: &mut LbEnv,
@@ -53,6 +59,9 @@ pub(super) fn can_migrate_task<S: DetachSrc>(
     running: bool,
     active: bool,
 ) -> bool {
+    if sd.release >= Release::new(5, 13) && s.per_cpu_kthread(t) {
+        return false;
+    }
     if !s.allowed(t) {
         env.some_pinned = true;
         return false;

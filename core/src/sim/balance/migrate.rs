@@ -30,6 +30,13 @@ impl DetachSrc for SimSrc<'_> {
         self.sim.state.rqs[self.src as usize].nr_running
     }
 
+    fn per_cpu_kthread(&self, t: u32) -> bool {
+        self.sim.views[t as usize]
+            .task
+            .as_ref()
+            .is_some_and(|v| v.per_cpu_kthread)
+    }
+
     fn allowed(&self, t: u32) -> bool {
         self.sim.allowed_on(t, self.dst)
     }
