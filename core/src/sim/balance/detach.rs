@@ -4,14 +4,15 @@
 //! (tests/transcript/detach.rs, which holds them against a transcription of the
 //! kernel text).
 
+use std::collections::VecDeque;
+
 use crate::release::Release;
 
 use super::super::MIGRATION_COST_NS;
 
 use super::lb::{CpuIdle, LbEnv, MigrationType};
 
-/// `sysctl_sched_nr_migrate` (32; also `SCHED_NR_MIGRATE_BREAK`, never reached with
-/// the simulator's task counts per CPU).
+/// `sysctl_sched_nr_migrate` and `SCHED_NR_MIGRATE_BREAK` (32, sched.h v6.8 2565).
 pub(super) const NR_MIGRATE: u32 = 32;
 
 /// What `detach_tasks()` and `can_migrate_task()` read of the source runqueue and its
@@ -109,11 +110,24 @@ pub(super) fn task_hot(smt: bool, cookie_match: bool, since_ran: Option<u64>) ->
     since_ran.is_some_and(|d| d < MIGRATION_COST_NS)
 }
 
-/// `detach_tasks()`, fair.c v6.8 9041-9175: walk the source's `tasks` (from
-/// `cfs_tasks`' tail, with whether each runs), at most `loop_max`, moving those
-/// `can_migrate_task()` allows while the imbalance lasts (decremented per migration
-/// type); newidle stops after one (CONFIG_PREEMPTION, an assumption: distribution
-/// kernels build PREEMPT_DYNAMIC). Returns the tasks moved.
+/// `detach_tasks()`, fair.c v6.8 9041-9175, with `load_balance()`'s `more_balance`
+/// loop around it (11327-11359): walk the source's `tasks` (from `cfs_tasks`' tail,
+/// with whether each runs), at most `loop_max`, moving those `can_migrate_task()`
+/// allows while the imbalance lasts (decremented per migration type); newidle stops
+/// after one (CONFIG_PREEMPTION, an assumption: distribution kernels build
+/// PREEMPT_DYNAMIC). A task passed over goes to the list's head (`list_move()`), so
+/// a walk longer than the list meets it again. Returns the tasks moved.
+///
+/// 6.1 to 6.9 (b0defa7ae03e, "sched/fair: Make sure to try to detach at least one
+/// movable task"; reverted by 2feab2492deb, in 6.10 and 6.9.10): `loop_max` stops
+/// the walk only once a task could run on the destination (`!LBF_ALL_PINNED`), so
+/// a list whose tasks are all pinned away (or per-CPU kthreads) is walked round to
+/// `loop_break` (`LBF_NEED_BREAK`, 9079-9084), and again from `more_balance` while
+/// `env.loop < busiest->nr_running` (11354-11359; busiest's lock dropped and taken
+/// again in between, which takes no time here): each pass over a task moves it to
+/// the head, so the list ends rotated. Before 6.1 and from 6.10 `loop_max` stops it
+/// whatever the flags (v6.12.19 9615-9617), and `loop_break` (= `loop_max` at most)
+/// is never passed.
 pub(super) fn detach_tasks<S: DetachSrc>(
     s: &mut S,
     env: &mut LbEnv,
@@ -129,18 +143,32 @@ pub(super) fn detach_tasks<S: DetachSrc>(
         return moved;
     }
     let loop_max = NR_MIGRATE.min(s.nr_running());
+    let wraps = sd.release >= Release::new(6, 1) && sd.release < Release::new(6, 10);
+    let mut loop_break = NR_MIGRATE;
     let failed = sd.failed;
     let mut lp = 0u32;
-    for (t, running) in tasks {
+    // `cfs_tasks` from its tail: the front is `list_last_entry()`, a task passed
+    // over goes to the back (the list's head).
+    let mut ring: VecDeque<(u32, bool)> = tasks.into();
+    while let Some(&(t, running)) = ring.front() {
         if env.idle != CpuIdle::NotIdle && s.nr_running() <= 1 {
             break;
         }
         lp += 1;
-        if lp > loop_max && !env.all_pinned {
+        if lp > loop_max && !(wraps && env.all_pinned) {
+            break;
+        }
+        if lp > loop_break {
+            // LBF_NEED_BREAK: back from more_balance, the same task first.
+            loop_break += NR_MIGRATE;
+            if lp < s.nr_running() {
+                continue;
+            }
             break;
         }
         if !can_migrate_task(s, env, sd, t, running, false) {
             s.skip(t);
+            ring.rotate_left(1);
             continue;
         }
         match env.migration_type {
@@ -149,10 +177,12 @@ pub(super) fn detach_tasks<S: DetachSrc>(
                 // LB_MIN: skip tiny loads unless balancing failed before.
                 if load < 16 && failed == 0 {
                     s.skip(t);
+                    ring.rotate_left(1);
                     continue;
                 }
                 if (load >> failed.min(63)) as i64 > env.imbalance {
                     s.skip(t);
+                    ring.rotate_left(1);
                     continue;
                 }
                 env.imbalance -= load as i64;
@@ -171,12 +201,14 @@ pub(super) fn detach_tasks<S: DetachSrc>(
                 };
                 if (util >> shift) as i64 > env.imbalance {
                     s.skip(t);
+                    ring.rotate_left(1);
                     continue;
                 }
                 env.imbalance -= util as i64;
             }
             MigrationType::Task => env.imbalance -= 1,
         }
+        ring.pop_front();
         s.detach(t);
         moved.push(t);
         if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
