@@ -1,6 +1,7 @@
-//! Moving tasks, fair.c v6.8: `detach_tasks()` with `can_migrate_task()` and
-//! `task_hot()`, and active balancing (`need_active_balance()`,
-//! `active_load_balance_cpu_stop()` with `detach_one_task()`).
+//! Moving tasks, fair.c v6.8: the simulator's side of `detach_tasks()` with
+//! `can_migrate_task()` and `task_hot()` (detach.rs), and active balancing's stopper
+//! (`active_load_balance_cpu_stop()` with `detach_one_task()`;
+//! `need_active_balance()` is in lb/exit.rs).
 
 use crate::sched_domain::SdFlags;
 
@@ -8,7 +9,7 @@ use super::super::event::Event;
 use super::super::record::MigrateReason;
 use super::super::{IdleExit, Mode};
 use super::detach::{self, DetachSd, DetachSrc};
-use super::lb::{CpuIdle, LbEnv, MigrationType};
+use super::lb::{CpuIdle, LbEnv};
 use super::Simulator;
 
 /// `SCHED_CAPACITY_SCALE` (a nice-0 task's full load).
@@ -132,13 +133,6 @@ impl Simulator {
             reason,
         };
         detach::detach_tasks(&mut s, env, sd, tasks)
-    }
-
-    /// `need_active_balance()`, fair.c v6.8: only `imbalanced_active_balance()` can
-    /// hold here (no asym packing, no misfit, capacity never reduced).
-    pub(super) fn need_active_balance(&self, env: &LbEnv) -> bool {
-        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
-        env.migration_type == MigrationType::Task && failed > self.lv(env).cache_nice_tries + 2
     }
 
     /// `active_load_balance_cpu_stop()`, fair.c v6.8: `src`'s stopper, woken by an

@@ -47,7 +47,9 @@
 //!  lb/mod.rs     load_balance(), should_we_balance(), struct lb_env / sd_lb_stats
 //!  lb/stats.rs   update_sd_lb_stats(), update_sg_lb_stats(), update_sd_pick_busiest()
 //!  lb/busiest.rs find_busiest_group(), calculate_imbalance(), find_busiest_queue()
-//!  migrate.rs    detach_tasks(), can_migrate_task(), task_hot(), active balancing
+//!  lb/exit.rs    load_balance()'s exits: redo, need_active_balance(), the interval
+//!  detach.rs     detach_tasks(), can_migrate_task(), task_hot(), detach_one_task()
+//!  migrate.rs    the simulator's side of detach.rs, active balancing's stopper
 //!  attach.rs     detach_task() + attach_task() -> wakeup_preempt()
 //!  fork.rs       find_idlest_cpu() for fork
 //!  locks.rs      the rq locks a pass takes, and its clock
