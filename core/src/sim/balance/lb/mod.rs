@@ -145,6 +145,15 @@ impl Simulator {
         local.balance.first().or(local.cpus.first()) == Some(&env.dst)
     }
 
+    /// `load_balance()`'s redo after `LBF_ALL_PINNED`, fair.c v6.8 11419: "if
+    /// (!cpumask_subset(cpus, env.dst_grpmask))", `env.dst_grpmask` being
+    /// `group_balance_mask(sd->groups)` (11278), the local group's balance mask,
+    /// which on overlapping NUMA groups is smaller than the group.
+    pub(in crate::sim) fn all_pinned_redo(&self, env: &LbEnv) -> bool {
+        let lv = self.lv(env);
+        exit::all_pinned_redo(&lv.span, &env.excluded, &lv.groups[0].balance)
+    }
+
     /// `load_balance()` (`sched_balance_rq()` from 6.10), fair.c v6.8, of `dst`'s
     /// domain `li`, run on `runs_on` (`dst`, or the idle load balancer on its behalf).
     /// Returns the tasks pulled and whether to keep balancing higher domains
@@ -191,8 +200,7 @@ impl Simulator {
                 }
                 if env.all_pinned {
                     env.excluded.push(src);
-                    let lv = self.lv(&env);
-                    if exit::all_pinned_redo(&lv.span, &env.excluded, &lv.groups[0].cpus) {
+                    if self.all_pinned_redo(&env) {
                         // LBF_ALL_PINNED stays set across the redo.
                         continue 'redo;
                     }

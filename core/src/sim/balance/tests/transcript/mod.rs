@@ -9,7 +9,8 @@
 //! Session 39 added what acts on that decision and what decides when a balance runs,
 //! each file with its own header: detach_kernel.rs / detach.rs (`detach_tasks()`,
 //! `can_migrate_task()`, `task_hot()`, `detach_one_task()`, `load_balance()`'s
-//! `more_balance` loop).
+//! `more_balance` loop); exit.rs (`load_balance()` after `find_busiest_queue()`:
+//! the redo, the failure path, `need_active_balance()`, the interval).
 //!
 //! - should_we_balance() (11194-11258) with is_core_idle() (1308-1323);
 //! - update_sd_lb_stats() (10557-10628) from init_sd_lb_stats() (9470-9489), with
@@ -74,6 +75,7 @@
 
 mod detach;
 mod detach_kernel;
+mod exit;
 mod kernel;
 mod queue;
 
