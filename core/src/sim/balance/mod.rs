@@ -251,13 +251,7 @@ impl BalanceInfo {
     /// `get_sd_balance_interval()`'s arithmetic (jiffies): `ms`, × `busy_factor` and
     /// less one jiffy when busy (`Some`), clamped to `[1, max_load_balance_interval]`.
     fn interval_jiffies(&self, ms: u64, busy_factor: Option<u64>, tick_ns: u64) -> u64 {
-        let ms = ms * busy_factor.unwrap_or(1);
-        // msecs_to_jiffies() rounds up.
-        let mut j = (ms * 1_000_000).div_ceil(tick_ns);
-        if busy_factor.is_some() {
-            j = j.saturating_sub(1);
-        }
-        j.clamp(1, self.max_lb_interval)
+        interval_jiffies(ms, busy_factor, tick_ns, self.max_lb_interval)
     }
 
     /// The longest time a busy run CPU can go between two periodic balances of its LLC
@@ -374,4 +368,22 @@ impl Simulator {
     fn jiffies(&self) -> u64 {
         self.balance.uptime + self.now.ns() / self.cost.params.tick_ns
     }
+}
+
+/// `get_sd_balance_interval()`'s arithmetic, fair.c v6.8 11533-11554 (jiffies of
+/// `tick_ns`): `ms`, × `busy_factor` and less one jiffy when busy (`Some`), clamped
+/// to `[1, max_lb_interval]` (`max_load_balance_interval`).
+pub(super) fn interval_jiffies(
+    ms: u64,
+    busy_factor: Option<u64>,
+    tick_ns: u64,
+    max_lb_interval: u64,
+) -> u64 {
+    let ms = ms * busy_factor.unwrap_or(1);
+    // msecs_to_jiffies() rounds up.
+    let mut j = (ms * 1_000_000).div_ceil(tick_ns);
+    if busy_factor.is_some() {
+        j = j.saturating_sub(1);
+    }
+    j.clamp(1, max_lb_interval)
 }

@@ -41,24 +41,14 @@ impl Simulator {
         let j = self.jiffies();
         let mut next_balance = j + self.state.hz;
         let avg_idle = self.cpus[cpu as usize].avg_idle_ns;
-        // 5.16 (Vincent Guittot's "sched/fair: Remove sysctl_sched_migration_cost
-        // condition"): the lowest domain's max_newidle_lb_cost alone; 5.13-5.15 (Tim
-        // Chen's limit on newidle balancing) either; 5.12 the migration cost alone.
         let lowest = self.balance.dom[cpu as usize][0].max_newidle_lb_cost;
         let rel = self.balance.release;
-        let gate = if rel >= Release::new(5, 16) {
-            lowest
-        } else if rel >= Release::new(5, 13) {
-            lowest.max(MIGRATION_COST_NS)
-        } else {
-            MIGRATION_COST_NS
-        };
         let mut pulled = None;
         let mut curr_cost = 0u64;
         // The pass's run time: its domains' costs, and any lock time outside them.
         let mut pass_ns = 0u64;
         self.cpus[cpu as usize].newidle_ends.clear();
-        if !self.balance.overload || avg_idle < gate {
+        if newidle_skips(rel, self.balance.overload, avg_idle, lowest) {
             next_balance = next_balance.min(
                 self.balance.dom[cpu as usize][0].last_balance
                     + self.sd_balance_interval(cpu, 0, false),
@@ -182,4 +172,21 @@ impl Simulator {
             *f = f.without(NohzFlags::NEWILB);
         }
     }
+}
+
+/// `newidle_balance()`'s gate, fair.c v6.8 12335-12336: no balance when
+/// `!READ_ONCE(this_rq->rd->overload)` or `this_rq->avg_idle <
+/// sd->max_newidle_lb_cost` of the lowest domain (`lowest`, ns). 5.16 (Vincent
+/// Guittot's "sched/fair: Remove sysctl_sched_migration_cost condition"): that
+/// alone; 5.13-5.15 (Tim Chen's limit on newidle balancing) also `avg_idle <
+/// sysctl_sched_migration_cost`; 5.12 the migration cost alone.
+pub(super) fn newidle_skips(rel: Release, overload: bool, avg_idle: u64, lowest: u64) -> bool {
+    let gate = if rel >= Release::new(5, 16) {
+        lowest
+    } else if rel >= Release::new(5, 13) {
+        lowest.max(MIGRATION_COST_NS)
+    } else {
+        MIGRATION_COST_NS
+    };
+    !overload || avg_idle < gate
 }
