@@ -12,7 +12,8 @@
 //! `more_balance` loop); exit.rs (`load_balance()` after `find_busiest_queue()`:
 //! the redo, the failure path, `need_active_balance()`, the interval); when.rs
 //! (`rebalance_domains()`, `get_sd_balance_interval()`, `update_newidle_cost()`,
-//! `nohz_balancer_kick()`'s flags, `newidle_balance()`'s gate).
+//! `nohz_balancer_kick()`'s flags, `newidle_balance()`'s gate); newidle.rs
+//! (`newidle_balance()`'s walk over the domains).
 //!
 //! - should_we_balance() (11194-11258) with is_core_idle() (1308-1323);
 //! - update_sd_lb_stats() (10557-10628) from init_sd_lb_stats() (9470-9489), with
@@ -79,6 +80,7 @@ mod detach;
 mod detach_kernel;
 mod exit;
 mod kernel;
+mod newidle;
 mod queue;
 mod when;
 
