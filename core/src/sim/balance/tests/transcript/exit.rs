@@ -31,6 +31,8 @@ use super::detach_kernel::{LBF_ALL_PINNED, LBF_SOME_PINNED};
 use super::kernel::{IdleType, MIGRATE_LOAD, MIGRATE_TASK, MIGRATE_UTIL};
 use super::*;
 use crate::cpumask::CpuMask;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 /// `MAX_PINNED_INTERVAL`, fair.c v6.8 11261.
 const MAX_PINNED_INTERVAL: u32 = 512;

@@ -35,6 +35,8 @@ struct KSd {
     last_decay_max_lb_cost: u64,
     balance_newidle: bool,
 }
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 #[derive(Clone, Debug)]
 struct Cpu {

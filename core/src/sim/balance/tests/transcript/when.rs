@@ -38,6 +38,8 @@ use super::kernel::IdleType;
 use super::*;
 use crate::release::Release;
 use crate::sim::MIGRATION_COST_NS;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 /// One `struct sched_domain`, the fields `rebalance_domains()` reads and writes.
 #[derive(Clone, Debug, PartialEq)]
