@@ -65,7 +65,7 @@ impl Simulator {
                 t0,
                 probe,
             };
-            let (p, curr_cost, nb) = newidle_walk(&mut w, avg_idle, next_balance);
+            let (p, curr_cost, nb) = newidle_walk(&mut w, rel, avg_idle, next_balance);
             (pulled, next_balance) = (p, nb);
             // raw_spin_rq_lock(this_rq): back from the last holder, if a waker.
             self.lb_rq_lock(cpu, cpu, 0);
@@ -169,9 +169,10 @@ pub(super) trait NewidleWalk {
     fn max_newidle_lb_cost(&self, li: usize) -> u64;
     /// `sd->flags & SD_BALANCE_NEWIDLE`.
     fn balances_newidle(&self, li: usize) -> bool;
-    /// `load_balance(CPU_NEWLY_IDLE)` of the domain: the task pulled, and the
-    /// domain's cost (`t1 - t0`, ns).
-    fn balance(&mut self, li: usize) -> (Option<u32>, u64);
+    /// `load_balance(CPU_NEWLY_IDLE)` of the domain: the task pulled, the domain's
+    /// cost (`t1 - t0`, ns) and `continue_balancing` (cleared when
+    /// `should_we_balance()` found work already there).
+    fn balance(&mut self, li: usize) -> (Option<u32>, u64, bool);
     /// `update_newidle_cost(sd, domain_cost)`.
     fn update_newidle_cost(&mut self, li: usize, cost: u64);
     /// `this_rq->nr_running > 0 || this_rq->ttwu_pending` (the latter from 5.13).
@@ -182,28 +183,36 @@ pub(super) trait NewidleWalk {
 /// `next_balance` on, stops once `avg_idle` is below the cost so far plus the
 /// domain's `max_newidle_lb_cost`, balances if the domain has SD_BALANCE_NEWIDLE
 /// (its cost feeding `update_newidle_cost()` and `curr_cost`), and stops once a task
-/// was pulled or work arrived. Returns the task pulled, `curr_cost` and
-/// `next_balance`.
+/// was pulled or work arrived. From 6.10 (c829d6818b60, "sched/fair: Simplify the
+/// continue_balancing logic in sched_balance_newidle()"; v6.12.19 12886-12887) the
+/// stop is `pulled_task || !continue_balancing`: work that arrived during a domain's
+/// balance is seen by the next domain's `should_we_balance()`, one domain later.
+/// Returns the task pulled, `curr_cost` and `next_balance`.
 pub(super) fn newidle_walk<W: NewidleWalk>(
     w: &mut W,
+    release: Release,
     avg_idle: u64,
     mut next_balance: u64,
 ) -> (Option<u32>, u64, u64) {
     let mut pulled = None;
     let mut curr_cost = 0u64;
+    let mut cont = true;
+    let v6_10 = release >= Release::new(6, 10);
     for li in 0..w.n_levels() {
         next_balance = next_balance.min(w.next_at(li));
         if avg_idle < curr_cost + w.max_newidle_lb_cost(li) {
             break;
         }
         if w.balances_newidle(li) {
-            let (p, cost) = w.balance(li);
+            let (p, cost, c) = w.balance(li);
             w.update_newidle_cost(li, cost);
             curr_cost += cost;
             pulled = p;
+            cont &= c;
         }
         // fair.c v6.8 12378-12380; v5.12 10699-10700 without ttwu_pending.
-        if pulled.is_some() || w.has_work() {
+        let stop = if v6_10 { !cont } else { w.has_work() };
+        if pulled.is_some() || stop {
             break;
         }
     }
@@ -236,7 +245,7 @@ impl NewidleWalk for SimNewidle<'_> {
             .flags
             .contains(SdFlags::BALANCE_NEWIDLE)
     }
-    fn balance(&mut self, li: usize) -> (Option<u32>, u64) {
+    fn balance(&mut self, li: usize) -> (Option<u32>, u64, bool) {
         let (sim, cpu) = (&mut *self.sim, self.cpu);
         if sim.balance.release < Release::new(5, 16) {
             // 5.12-5.15: t0 = sched_clock_cpu() per domain, just before
@@ -248,13 +257,13 @@ impl NewidleWalk for SimNewidle<'_> {
         // The scan (update_sd_lb_stats()) comes before the locks.
         let lv = &sim.balance.levels[cpu as usize][li];
         sim.lb_clock.at_ns += (lv.weight as u64).saturating_sub(1) * self.probe;
-        let (moved, _) = sim.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
+        let (moved, cont) = sim.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
         let t1 = sim.lb_clock.at_ns;
         let cost = t1 - self.t0;
         self.t0 = t1;
         let end = t1 - sim.now.ns();
         sim.cpus[cpu as usize].newidle_ends.push(end);
-        (moved.first().copied(), cost)
+        (moved.first().copied(), cost, cont)
     }
     fn update_newidle_cost(&mut self, li: usize, cost: u64) {
         self.sim.update_newidle_cost(self.cpu, li, cost);

@@ -10,15 +10,15 @@
 //! Releases: v6.5 (11863-11915) is the same text. v6.12.19
 //! (`sched_balance_newidle()` 12853-12887) stops on `pulled_task ||
 //! !continue_balancing` instead of `this_rq->nr_running > 0 ||
-//! this_rq->ttwu_pending`: work that arrives during a domain's balance is seen by
-//! the next domain's `should_we_balance()` (which sets `continue_balancing = 0` and
-//! returns, 11712-11716 there), so the walk stops one domain later, after that
-//! domain's `update_next_balance()`, its `avg_idle` test and an
-//! `update_newidle_cost()` of the short call's cost. The model's walk runs at the
-//! pass's start, where no work arrives but a pull (then both stop at once); work
-//! arriving during the pass cuts its run time at the end of the domain in progress
-//! (sim/newidle.rs), as 6.8 does. So for 6.12 arrivals are not drawn, and the
-//! difference is left out (docs/fidelity.md, session 39).
+//! this_rq->ttwu_pending` (c829d6818b60, v6.10, "No change in functionality
+//! intended"): work that arrives during a domain's balance is seen by the next
+//! domain's `should_we_balance()` (which clears `continue_balancing` and returns),
+//! so the walk stops one domain later, after that domain's `update_next_balance()`,
+//! its `avg_idle` test and an `update_newidle_cost()` of the short call's cost. The
+//! model's walk has both forms (by release); in the simulator the walk runs at the
+//! pass's start, where only a pull stops it, and work arriving during the pass cuts
+//! its run time at the end of the domain in progress (sim/newidle.rs) in every
+//! release (docs/fidelity.md, session 39).
 
 use super::super::super::interval_jiffies;
 use super::super::super::newidle::{newidle_walk, NewidleWalk};
@@ -26,6 +26,7 @@ use super::super::super::rebalance as rb;
 use super::super::super::DomainState;
 use super::kernel::Fair;
 use super::*;
+use crate::release::Release;
 
 #[derive(Clone, Debug, PartialEq)]
 struct KSd {
@@ -174,13 +175,15 @@ impl NewidleWalk for Mock {
     fn balances_newidle(&self, li: usize) -> bool {
         self.c.sds[li].balance_newidle
     }
-    fn balance(&mut self, li: usize) -> (Option<u32>, u64) {
+    fn balance(&mut self, li: usize) -> (Option<u32>, u64, bool) {
         self.balanced.push(li);
         let (moved, cost) = self.c.script[li];
-        // should_we_balance(): no pull once work is there.
-        let pulled = (moved != 0 && !self.work && !self.arrived_before(li)).then_some(li as u32);
+        // should_we_balance(): no pull, and continue_balancing cleared, once work
+        // is there.
+        let cont = !self.work && !self.arrived_before(li);
+        let pulled = (moved != 0 && cont).then_some(li as u32);
         self.work |= pulled.is_some();
-        (pulled, cost)
+        (pulled, cost, cont)
     }
     fn update_newidle_cost(&mut self, li: usize, cost: u64) {
         rb::update_newidle_cost(&mut self.doms[li], cost, self.c.jiffies, self.c.hz);
@@ -190,7 +193,7 @@ impl NewidleWalk for Mock {
     }
 }
 
-fn model_walk(c: &Cpu) -> Walk {
+fn model_walk(release: Release, c: &Cpu) -> Walk {
     let doms = c
         .sds
         .iter()
@@ -209,7 +212,8 @@ fn model_walk(c: &Cpu) -> Walk {
         work: false,
         cur: std::cell::Cell::new(0),
     };
-    let (pulled, curr_cost, next_balance) = newidle_walk(&mut m, c.avg_idle, c.jiffies + c.hz);
+    let (pulled, curr_cost, next_balance) =
+        newidle_walk(&mut m, release, c.avg_idle, c.jiffies + c.hz);
     let sds = c
         .sds
         .iter()
@@ -229,7 +233,7 @@ fn model_walk(c: &Cpu) -> Walk {
     }
 }
 
-fn draw_cpu(r: &mut Rng, arrivals: bool) -> Cpu {
+fn draw_cpu(r: &mut Rng) -> Cpu {
     let mut d = |m: u64| r.below(m);
     let hz = [100, 250, 1000][d(3) as usize];
     let jiffies = 600 * hz + d(100_000);
@@ -249,7 +253,7 @@ fn draw_cpu(r: &mut Rng, arrivals: bool) -> Cpu {
     let script: Vec<(i32, u64)> = (0..n)
         .map(|_| (i32::from(d(4) == 0), [500, 5_000, 60_000][d(3) as usize]))
         .collect();
-    let arrives = (arrivals && d(3) == 0).then(|| d(n as u64) as usize);
+    let arrives = (d(3) == 0).then(|| d(n as u64) as usize);
     // Ties with the first domain's cost, and with the second's after the first.
     let tie = sds[0].max_newidle_lb_cost;
     let tie2 = match (sds.get(1), sds[0].balance_newidle) {
@@ -270,8 +274,7 @@ fn draw_cpu(r: &mut Rng, arrivals: bool) -> Cpu {
 }
 
 /// `newidle_walk()` agrees with the transcription of `newidle_balance()`'s walk on
-/// drawn CPUs, per release (6.12 without arrivals: the module's header); every
-/// branch is reached.
+/// drawn CPUs, per release; every branch is reached.
 #[test]
 fn newidle_balances_walk_agrees_with_a_transcription_of_fair_c() {
     let mut bad = Vec::new();
@@ -281,9 +284,9 @@ fn newidle_balances_walk_agrees_with_a_transcription_of_fair_c() {
     for (ri, &(rel, fair)) in RELEASES.iter().enumerate() {
         for case in 0..10_000u64 {
             let mut r = Rng::new(0x5eed_1d1e ^ (case << 8) ^ ri as u64);
-            let c = draw_cpu(&mut r, fair != Fair::V6_12);
+            let c = draw_cpu(&mut r);
             let want = kernel_walk(fair, &c);
-            let got = model_walk(&c);
+            let got = model_walk(rel.parse().unwrap(), &c);
             if want != got && bad.len() < 5 {
                 bad.push(format!(
                     "{rel} case {case}: {c:?}\n kernel {want:?}\n model  {got:?}"
