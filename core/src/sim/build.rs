@@ -315,6 +315,7 @@ impl TaskTables {
             let mut ts = TaskState::new(TaskId(i as u32), first, mask);
             ts.load = 0;
             ts.cookie = spec.cookie;
+            ts.per_cpu_kthread = crate::workload::is_per_cpu_kthread(spec);
             views.push(Waker {
                 cpu: first,
                 task: Some(ts),

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::cost::CostParams;
 use crate::cpumask::CpuMask;
 pub use dist::Dist;
-pub use noise::Noise;
+pub use noise::{is_per_cpu_kthread, Noise};
 pub use programs::{build, task_count, TASK_FOOTPRINT_BYTES};
 #[cfg(test)]
 pub(crate) use tree::DBENCH_BARRIER_POLL_NS;

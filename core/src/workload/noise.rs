@@ -29,6 +29,16 @@ use serde::{Deserialize, Serialize};
 use super::{Dist, Op, TaskSpec};
 use crate::cpumask::{CpuId, CpuMask};
 
+/// The role of the kthread bound to each CPU of the run.
+pub const KWORKER: &str = "kworker";
+
+/// Whether `spec` is one of the bound kthreads [`Noise::tasks`] adds: a per-CPU
+/// kthread (`kthread_is_per_cpu()`: workqueue.c v6.8 2115 `kthread_set_per_cpu()`
+/// for a per-CPU pool's kworker, smpboot.c 190 for ksoftirqd, migration, rcuc).
+pub fn is_per_cpu_kthread(spec: &TaskSpec) -> bool {
+    spec.background && spec.role == KWORKER
+}
+
 /// How much background activity a run has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -138,7 +148,7 @@ impl Noise {
             .iter()
             .map(|c: CpuId| {
                 bg(
-                    "kworker",
+                    KWORKER,
                     kthread_sleep,
                     KTHREAD_RUN_NS,
                     false,

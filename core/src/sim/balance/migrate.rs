@@ -1,52 +1,97 @@
-//! Moving tasks, fair.c v6.8: `detach_tasks()` with `can_migrate_task()` and
-//! `task_hot()`, and active balancing (`need_active_balance()`,
-//! `active_load_balance_cpu_stop()` with `detach_one_task()`).
+//! Moving tasks, fair.c v6.8: the simulator's side of `detach_tasks()` with
+//! `can_migrate_task()` and `task_hot()` (detach.rs), and active balancing's stopper
+//! (`active_load_balance_cpu_stop()` with `detach_one_task()`;
+//! `need_active_balance()` is in lb/exit.rs).
 
-use crate::release::Release;
 use crate::sched_domain::SdFlags;
 
 use super::super::event::Event;
 use super::super::record::MigrateReason;
-use super::super::{IdleExit, Mode, MIGRATION_COST_NS};
-use super::lb::{CpuIdle, LbEnv, MigrationType};
+use super::super::{IdleExit, Mode};
+use super::detach::{self, DetachSd, DetachSrc};
+use super::lb::{CpuIdle, LbEnv};
 use super::Simulator;
 
-/// `sysctl_sched_nr_migrate` (32; also `SCHED_NR_MIGRATE_BREAK`, never reached with
-/// the simulator's task counts per CPU).
-const NR_MIGRATE: u32 = 32;
 /// `SCHED_CAPACITY_SCALE` (a nice-0 task's full load).
 const SCALE: u64 = 1024;
 
-impl Simulator {
-    /// `task_hot()`, fair.c v6.8 (no CACHE_HOT_BUDDY: no next buddy is kept); a task
-    /// whose `exec_start` is 0 (new, or migrated and not run since) is cold: `delta =
-    /// rq_clock_task(env->src_rq) - p->se.exec_start` is then the whole uptime.
-    pub(super) fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
-        if self.lv(env).flags.contains(SdFlags::SHARE_CPUCAPACITY) {
-            return false;
-        }
-        if !self.cookie_match(env.dst, t) {
-            return true;
-        }
-        let task = &self.tasks[t as usize];
-        !task.exec_start_zero && self.now.since(task.last_ran) < MIGRATION_COST_NS
+/// The simulator's side of `detach_tasks()` (detach.rs): `src`'s tasks, moved to
+/// `dst` (domain `li`) by `runs_on`.
+struct SimSrc<'a> {
+    sim: &'a mut Simulator,
+    src: u32,
+    dst: u32,
+    li: usize,
+    runs_on: u32,
+    reason: MigrateReason,
+}
+
+impl DetachSrc for SimSrc<'_> {
+    fn nr_running(&self) -> u32 {
+        self.sim.state.rqs[self.src as usize].nr_running
     }
 
-    /// `can_migrate_task()`, fair.c v6.8 (no `LBF_DST_PINNED` retry).
-    fn can_migrate_task(&self, env: &mut LbEnv, t: u32, running: bool, active: bool) -> bool {
-        if !self.allowed_on(t, env.dst) {
-            env.some_pinned = true;
-            return false;
+    fn per_cpu_kthread(&self, t: u32) -> bool {
+        self.sim.views[t as usize]
+            .task
+            .as_ref()
+            .is_some_and(|v| v.per_cpu_kthread)
+    }
+
+    fn allowed(&self, t: u32) -> bool {
+        self.sim.allowed_on(t, self.dst)
+    }
+
+    fn hot(&self, t: u32) -> bool {
+        self.sim.task_hot_at(self.dst, self.li, t)
+    }
+
+    fn load(&self, t: u32) -> u64 {
+        self.sim.tasks[t as usize]
+            .load
+            .peek(self.sim.now.ns(), SCALE)
+    }
+
+    fn util(&self, t: u32) -> u64 {
+        self.sim.task_util_est(t)
+    }
+
+    fn skip(&mut self, t: u32) {
+        self.sim.cfs_tasks_skip(t);
+    }
+
+    fn detach(&mut self, t: u32) {
+        let (src, dst, on) = (self.src, self.dst, self.runs_on);
+        self.sim.tg_migrate_queued(t, src, dst, on, self.reason);
+    }
+}
+
+impl Simulator {
+    /// `task_hot()`, fair.c v6.8 8800-8839 (no CACHE_HOT_BUDDY: no next buddy is
+    /// kept); a task whose `exec_start` is 0 (new, or migrated and not run since) is
+    /// cold: `delta = rq_clock_task(env->src_rq) - p->se.exec_start` is then the whole
+    /// uptime.
+    #[cfg(test)]
+    pub(super) fn task_hot(&self, env: &LbEnv, t: u32) -> bool {
+        self.task_hot_at(env.dst, env.li, t)
+    }
+
+    /// [`Simulator::task_hot`] for a move to `dst` in its domain `li`.
+    fn task_hot_at(&self, dst: u32, li: usize, t: u32) -> bool {
+        let lv = &self.balance.levels[dst as usize][li];
+        let smt = lv.flags.contains(SdFlags::SHARE_CPUCAPACITY);
+        let task = &self.tasks[t as usize];
+        let since_ran = (!task.exec_start_zero).then(|| self.now.since(task.last_ran));
+        detach::task_hot(smt, smt || self.cookie_match(dst, t), since_ran)
+    }
+
+    /// `sd->nr_balance_failed` and `sd->cache_nice_tries` of `env`'s domain.
+    fn detach_sd(&self, env: &LbEnv) -> DetachSd {
+        DetachSd {
+            failed: self.balance.dom[env.dst as usize][env.li].nr_balance_failed,
+            cache_nice_tries: self.lv(env).cache_nice_tries,
+            release: self.balance.release,
         }
-        env.all_pinned = false;
-        if running {
-            return false;
-        }
-        if active {
-            return true;
-        }
-        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
-        !self.task_hot(env, t) || failed > self.lv(env).cache_nice_tries
     }
 
     /// `src`'s tasks in `cfs_tasks` order from the tail: the queued ones least
@@ -69,92 +114,25 @@ impl Simulator {
         self.cfs_mru[t as usize] = self.mru_seq;
     }
 
-    /// `detach_tasks()` + `attach_tasks()`, fair.c v6.8: walk `src`'s tasks from the
-    /// tail, at most `loop_max`, moving those `can_migrate_task()` allows while the
-    /// imbalance lasts (decremented per migration type); newidle stops after one
-    /// (CONFIG_PREEMPTION, an assumption: distribution kernels build PREEMPT_DYNAMIC).
-    /// Returns the tasks moved.
+    /// `detach_tasks()` + `attach_tasks()`, fair.c v6.8 (detach.rs): `env.src`'s
+    /// tasks from `cfs_tasks`' tail, moved to `env.dst`. Returns the tasks moved.
     pub(super) fn detach_tasks(&mut self, env: &mut LbEnv) -> Vec<u32> {
-        let src = env.src;
-        let mut moved = Vec::new();
-        if self.state.rqs[src as usize].nr_running <= 1 {
-            env.all_pinned = false;
-            return moved;
-        }
-        if env.imbalance <= 0 {
-            return moved;
-        }
-        let loop_max = NR_MIGRATE.min(self.state.rqs[src as usize].nr_running);
-        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
-        let mut lp = 0u32;
-        for (t, running) in self.cfs_tasks_from_tail(src) {
-            if env.idle != CpuIdle::NotIdle && self.state.rqs[src as usize].nr_running <= 1 {
-                break;
-            }
-            lp += 1;
-            if lp > loop_max && !env.all_pinned {
-                break;
-            }
-            if !self.can_migrate_task(env, t, running, false) {
-                self.cfs_tasks_skip(t);
-                continue;
-            }
-            match env.migration_type {
-                MigrationType::Load => {
-                    let load = self.tasks[t as usize]
-                        .load
-                        .peek(self.now.ns(), SCALE)
-                        .max(1);
-                    // LB_MIN: skip tiny loads unless balancing failed before.
-                    if load < 16 && failed == 0 {
-                        self.cfs_tasks_skip(t);
-                        continue;
-                    }
-                    if (load >> failed.min(63)) as i64 > env.imbalance {
-                        self.cfs_tasks_skip(t);
-                        continue;
-                    }
-                    env.imbalance -= load as i64;
-                }
-                MigrationType::Util => {
-                    let util = self.task_util_est(t);
-                    // 6.8 on (3af7524b1419, "Use all little CPUs for CPU-bound
-                    // workloads", fair.c v6.8 9121): `shr_bound(util,
-                    // nr_balance_failed)`, as migrate_load has; before, the whole
-                    // util (fair.c v6.5 8801, v6.6.9 8998: `if (util >
-                    // env->imbalance)`).
-                    let shift = if self.balance.release >= Release::new(6, 8) {
-                        failed.min(63)
-                    } else {
-                        0
-                    };
-                    if (util >> shift) as i64 > env.imbalance {
-                        self.cfs_tasks_skip(t);
-                        continue;
-                    }
-                    env.imbalance -= util as i64;
-                }
-                MigrationType::Task => env.imbalance -= 1,
-            }
-            let reason = match env.idle {
-                CpuIdle::NotIdle => MigrateReason::Periodic,
-                CpuIdle::Idle => MigrateReason::Idle,
-                CpuIdle::NewlyIdle => MigrateReason::NewIdle,
-            };
-            self.tg_migrate_queued(t, src, env.dst, env.runs_on, reason);
-            moved.push(t);
-            if env.idle == CpuIdle::NewlyIdle || env.imbalance <= 0 {
-                break;
-            }
-        }
-        moved
-    }
-
-    /// `need_active_balance()`, fair.c v6.8: only `imbalanced_active_balance()` can
-    /// hold here (no asym packing, no misfit, capacity never reduced).
-    pub(super) fn need_active_balance(&self, env: &LbEnv) -> bool {
-        let failed = self.balance.dom[env.dst as usize][env.li].nr_balance_failed;
-        env.migration_type == MigrationType::Task && failed > self.lv(env).cache_nice_tries + 2
+        let sd = self.detach_sd(env);
+        let tasks = self.cfs_tasks_from_tail(env.src);
+        let reason = match env.idle {
+            CpuIdle::NotIdle => MigrateReason::Periodic,
+            CpuIdle::Idle => MigrateReason::Idle,
+            CpuIdle::NewlyIdle => MigrateReason::NewIdle,
+        };
+        let mut s = SimSrc {
+            sim: self,
+            src: env.src,
+            dst: env.dst,
+            li: env.li,
+            runs_on: env.runs_on,
+            reason,
+        };
+        detach::detach_tasks(&mut s, env, sd, tasks)
     }
 
     /// `active_load_balance_cpu_stop()`, fair.c v6.8: `src`'s stopper, woken by an
@@ -225,17 +203,30 @@ impl Simulator {
         env.li = (0..self.balance.levels[dst as usize].len())
             .find(|&l| self.balance.levels[dst as usize][l].span.contains(&src))
             .unwrap_or(0);
-        for (t, _) in self.cfs_tasks_from_tail(src) {
-            if self.can_migrate_task(&mut env, t, false, true) {
-                // attach_one_task() → wakeup_preempt() on dst, from src.
-                self.tg_migrate_queued(t, src, dst, src, MigrateReason::Active);
-                self.lb_rq_lock(src, dst, self.lb_hold_ns(1));
-                // Active balancing done, reset the failure counter.
-                self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
-                if self.measuring {
-                    self.metrics.active_balances += 1;
-                }
-                break;
+        // LBF_ACTIVE_LB: can_migrate_task() returns before it reads the domain's
+        // failures (and dst may be a CPU with no domain here, in tests).
+        let sd = DetachSd {
+            failed: 0,
+            cache_nice_tries: 0,
+            release: self.balance.release,
+        };
+        let tasks = self.cfs_tasks_from_tail(src);
+        let mut s = SimSrc {
+            sim: self,
+            src,
+            dst,
+            li: env.li,
+            runs_on: src,
+            reason: MigrateReason::Active,
+        };
+        // detach_one_task(), then attach_one_task() → wakeup_preempt() on dst, from
+        // src (SimSrc::detach).
+        if detach::detach_one_task(&mut s, &mut env, sd, tasks).is_some() {
+            self.lb_rq_lock(src, dst, self.lb_hold_ns(1));
+            // Active balancing done, reset the failure counter.
+            self.balance.dom[dst as usize][env.li].nr_balance_failed = 0;
+            if self.measuring {
+                self.metrics.active_balances += 1;
             }
         }
         // The stopper finishes and src schedules: a busy or force-idled src (core

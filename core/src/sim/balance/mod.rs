@@ -47,7 +47,9 @@
 //!  lb/mod.rs     load_balance(), should_we_balance(), struct lb_env / sd_lb_stats
 //!  lb/stats.rs   update_sd_lb_stats(), update_sg_lb_stats(), update_sd_pick_busiest()
 //!  lb/busiest.rs find_busiest_group(), calculate_imbalance(), find_busiest_queue()
-//!  migrate.rs    detach_tasks(), can_migrate_task(), task_hot(), active balancing
+//!  lb/exit.rs    load_balance()'s exits: redo, need_active_balance(), the interval
+//!  detach.rs     detach_tasks(), can_migrate_task(), task_hot(), detach_one_task()
+//!  migrate.rs    the simulator's side of detach.rs, active balancing's stopper
 //!  attach.rs     detach_task() + attach_task() -> wakeup_preempt()
 //!  fork.rs       find_idlest_cpu() for fork
 //!  locks.rs      the rq locks a pass takes, and its clock
@@ -101,6 +103,7 @@
 //!   the CPU it leaves to the one it joins) on its next run.
 
 mod attach;
+mod detach;
 mod domains;
 mod fork;
 mod lb;
@@ -248,13 +251,7 @@ impl BalanceInfo {
     /// `get_sd_balance_interval()`'s arithmetic (jiffies): `ms`, × `busy_factor` and
     /// less one jiffy when busy (`Some`), clamped to `[1, max_load_balance_interval]`.
     fn interval_jiffies(&self, ms: u64, busy_factor: Option<u64>, tick_ns: u64) -> u64 {
-        let ms = ms * busy_factor.unwrap_or(1);
-        // msecs_to_jiffies() rounds up.
-        let mut j = (ms * 1_000_000).div_ceil(tick_ns);
-        if busy_factor.is_some() {
-            j = j.saturating_sub(1);
-        }
-        j.clamp(1, self.max_lb_interval)
+        interval_jiffies(ms, busy_factor, tick_ns, self.max_lb_interval)
     }
 
     /// The longest time a busy run CPU can go between two periodic balances of its LLC
@@ -371,4 +368,22 @@ impl Simulator {
     fn jiffies(&self) -> u64 {
         self.balance.uptime + self.now.ns() / self.cost.params.tick_ns
     }
+}
+
+/// `get_sd_balance_interval()`'s arithmetic, fair.c v6.8 11533-11554 (jiffies of
+/// `tick_ns`): `ms`, × `busy_factor` and less one jiffy when busy (`Some`), clamped
+/// to `[1, max_lb_interval]` (`max_load_balance_interval`).
+pub(super) fn interval_jiffies(
+    ms: u64,
+    busy_factor: Option<u64>,
+    tick_ns: u64,
+    max_lb_interval: u64,
+) -> u64 {
+    let ms = ms * busy_factor.unwrap_or(1);
+    // msecs_to_jiffies() rounds up.
+    let mut j = (ms * 1_000_000).div_ceil(tick_ns);
+    if busy_factor.is_some() {
+        j = j.saturating_sub(1);
+    }
+    j.clamp(1, max_lb_interval)
 }

@@ -41,24 +41,13 @@ impl Simulator {
         let j = self.jiffies();
         let mut next_balance = j + self.state.hz;
         let avg_idle = self.cpus[cpu as usize].avg_idle_ns;
-        // 5.16 (Vincent Guittot's "sched/fair: Remove sysctl_sched_migration_cost
-        // condition"): the lowest domain's max_newidle_lb_cost alone; 5.13-5.15 (Tim
-        // Chen's limit on newidle balancing) either; 5.12 the migration cost alone.
         let lowest = self.balance.dom[cpu as usize][0].max_newidle_lb_cost;
         let rel = self.balance.release;
-        let gate = if rel >= Release::new(5, 16) {
-            lowest
-        } else if rel >= Release::new(5, 13) {
-            lowest.max(MIGRATION_COST_NS)
-        } else {
-            MIGRATION_COST_NS
-        };
         let mut pulled = None;
-        let mut curr_cost = 0u64;
         // The pass's run time: its domains' costs, and any lock time outside them.
         let mut pass_ns = 0u64;
         self.cpus[cpu as usize].newidle_ends.clear();
-        if !self.balance.overload || avg_idle < gate {
+        if newidle_skips(rel, self.balance.overload, avg_idle, lowest) {
             next_balance = next_balance.min(
                 self.balance.dom[cpu as usize][0].last_balance
                     + self.sd_balance_interval(cpu, 0, false),
@@ -67,46 +56,17 @@ impl Simulator {
             // raw_spin_rq_unlock(this_rq); t0 = sched_clock_cpu(): the domains'
             // costs are the pass's clock (locks.rs), the scans and the locks.
             let outer = self.lb_pass_begin();
-            let mut t0 = self.now.ns();
+            let t0 = self.now.ns();
             self.update_blocked_averages(cpu, cpu);
             let probe = self.cost.probe_ns(CpuId(cpu));
-            for li in 0..n {
-                let at = self.balance.dom[cpu as usize][li].last_balance
-                    + self.sd_balance_interval(cpu, li, false);
-                next_balance = next_balance.min(at);
-                if avg_idle < curr_cost + self.balance.dom[cpu as usize][li].max_newidle_lb_cost {
-                    break;
-                }
-                if self.balance.levels[cpu as usize][li]
-                    .flags
-                    .contains(SdFlags::BALANCE_NEWIDLE)
-                {
-                    if rel < Release::new(5, 16) {
-                        // 5.12-5.15: t0 = sched_clock_cpu() per domain, just before
-                        // load_balance() (fair.c v5.15 10825, v5.12 10680):
-                        // update_blocked_averages() is in no domain's cost (8ea9183db4ad,
-                        // v5.16, moved t0 before it: v6.8 12348-12349).
-                        t0 = self.lb_clock.at_ns;
-                    }
-                    // The scan (update_sd_lb_stats()) comes before the locks.
-                    let lv = &self.balance.levels[cpu as usize][li];
-                    self.lb_clock.at_ns += (lv.weight as u64).saturating_sub(1) * probe;
-                    let (moved, _) = self.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
-                    let t1 = self.lb_clock.at_ns;
-                    let cost = t1 - t0;
-                    t0 = t1;
-                    self.update_newidle_cost(cpu, li, cost);
-                    curr_cost += cost;
-                    let end = t1 - self.now.ns();
-                    self.cpus[cpu as usize].newidle_ends.push(end);
-                    pulled = moved.first().copied();
-                }
-                // fair.c v6.8 12378-12380; v5.12 10699-10700 without ttwu_pending.
-                let rq = &self.state.rqs[cpu as usize];
-                if pulled.is_some() || rq.nr_running > 0 || (v5_13 && rq.ttwu_pending) {
-                    break;
-                }
-            }
+            let mut w = SimNewidle {
+                sim: self,
+                cpu,
+                t0,
+                probe,
+            };
+            let (p, curr_cost, nb) = newidle_walk(&mut w, rel, avg_idle, next_balance);
+            (pulled, next_balance) = (p, nb);
             // raw_spin_rq_lock(this_rq): back from the last holder, if a waker.
             self.lb_rq_lock(cpu, cpu, 0);
             let run = self.lb_clock.at_ns - self.now.ns();
@@ -181,5 +141,136 @@ impl Simulator {
             let f = &mut self.balance.nohz_flags[cpu as usize];
             *f = f.without(NohzFlags::NEWILB);
         }
+    }
+}
+
+/// `newidle_balance()`'s gate, fair.c v6.8 12335-12336: no balance when
+/// `!READ_ONCE(this_rq->rd->overload)` or `this_rq->avg_idle <
+/// sd->max_newidle_lb_cost` of the lowest domain (`lowest`, ns). 5.16 (Vincent
+/// Guittot's "sched/fair: Remove sysctl_sched_migration_cost condition"): that
+/// alone; 5.13-5.15 (Tim Chen's limit on newidle balancing) also `avg_idle <
+/// sysctl_sched_migration_cost`; 5.12 the migration cost alone.
+pub(super) fn newidle_skips(rel: Release, overload: bool, avg_idle: u64, lowest: u64) -> bool {
+    let gate = if rel >= Release::new(5, 16) {
+        lowest
+    } else if rel >= Release::new(5, 13) {
+        lowest.max(MIGRATION_COST_NS)
+    } else {
+        MIGRATION_COST_NS
+    };
+    !overload || avg_idle < gate
+}
+
+/// What `newidle_balance()`'s walk over a CPU's domains reads and does.
+pub(super) trait NewidleWalk {
+    fn n_levels(&self) -> usize;
+    /// `sd->last_balance + get_sd_balance_interval(sd, 0)` (`update_next_balance()`).
+    fn next_at(&self, li: usize) -> u64;
+    fn max_newidle_lb_cost(&self, li: usize) -> u64;
+    /// `sd->flags & SD_BALANCE_NEWIDLE`.
+    fn balances_newidle(&self, li: usize) -> bool;
+    /// `load_balance(CPU_NEWLY_IDLE)` of the domain: the task pulled, the domain's
+    /// cost (`t1 - t0`, ns) and `continue_balancing` (cleared when
+    /// `should_we_balance()` found work already there).
+    fn balance(&mut self, li: usize) -> (Option<u32>, u64, bool);
+    /// `update_newidle_cost(sd, domain_cost)`.
+    fn update_newidle_cost(&mut self, li: usize, cost: u64);
+    /// `this_rq->nr_running > 0 || this_rq->ttwu_pending` (the latter from 5.13).
+    fn has_work(&self) -> bool;
+}
+
+/// `newidle_balance()`'s walk, fair.c v6.8 12352-12382: each domain bottom-up moves
+/// `next_balance` on, stops once `avg_idle` is below the cost so far plus the
+/// domain's `max_newidle_lb_cost`, balances if the domain has SD_BALANCE_NEWIDLE
+/// (its cost feeding `update_newidle_cost()` and `curr_cost`), and stops once a task
+/// was pulled or work arrived. From 6.10 (c829d6818b60, "sched/fair: Simplify the
+/// continue_balancing logic in sched_balance_newidle()"; v6.12.19 12886-12887) the
+/// stop is `pulled_task || !continue_balancing`: work that arrived during a domain's
+/// balance is seen by the next domain's `should_we_balance()`, one domain later.
+/// Returns the task pulled, `curr_cost` and `next_balance`.
+pub(super) fn newidle_walk<W: NewidleWalk>(
+    w: &mut W,
+    release: Release,
+    avg_idle: u64,
+    mut next_balance: u64,
+) -> (Option<u32>, u64, u64) {
+    let mut pulled = None;
+    let mut curr_cost = 0u64;
+    let mut cont = true;
+    let v6_10 = release >= Release::new(6, 10);
+    for li in 0..w.n_levels() {
+        next_balance = next_balance.min(w.next_at(li));
+        if avg_idle < curr_cost + w.max_newidle_lb_cost(li) {
+            break;
+        }
+        if w.balances_newidle(li) {
+            let (p, cost, c) = w.balance(li);
+            w.update_newidle_cost(li, cost);
+            curr_cost += cost;
+            pulled = p;
+            cont &= c;
+        }
+        // fair.c v6.8 12378-12380; v5.12 10699-10700 without ttwu_pending.
+        let stop = if v6_10 { !cont } else { w.has_work() };
+        if pulled.is_some() || stop {
+            break;
+        }
+    }
+    (pulled, curr_cost, next_balance)
+}
+
+/// The simulator's side of [`newidle_walk`]: `cpu`'s domains; each domain's cost is
+/// the pass's clock (locks.rs) from `t0`, the scan of its runqueues (`probe` ns
+/// each) and the locks `load_balance()` takes.
+struct SimNewidle<'a> {
+    sim: &'a mut Simulator,
+    cpu: u32,
+    t0: u64,
+    probe: u64,
+}
+
+impl NewidleWalk for SimNewidle<'_> {
+    fn n_levels(&self) -> usize {
+        self.sim.balance.n_levels(self.cpu)
+    }
+    fn next_at(&self, li: usize) -> u64 {
+        self.sim.balance.dom[self.cpu as usize][li].last_balance
+            + self.sim.sd_balance_interval(self.cpu, li, false)
+    }
+    fn max_newidle_lb_cost(&self, li: usize) -> u64 {
+        self.sim.balance.dom[self.cpu as usize][li].max_newidle_lb_cost
+    }
+    fn balances_newidle(&self, li: usize) -> bool {
+        self.sim.balance.levels[self.cpu as usize][li]
+            .flags
+            .contains(SdFlags::BALANCE_NEWIDLE)
+    }
+    fn balance(&mut self, li: usize) -> (Option<u32>, u64, bool) {
+        let (sim, cpu) = (&mut *self.sim, self.cpu);
+        if sim.balance.release < Release::new(5, 16) {
+            // 5.12-5.15: t0 = sched_clock_cpu() per domain, just before
+            // load_balance() (fair.c v5.15 10825, v5.12 10680):
+            // update_blocked_averages() is in no domain's cost (8ea9183db4ad, v5.16,
+            // moved t0 before it: v6.8 12348-12349).
+            self.t0 = sim.lb_clock.at_ns;
+        }
+        // The scan (update_sd_lb_stats()) comes before the locks.
+        let lv = &sim.balance.levels[cpu as usize][li];
+        sim.lb_clock.at_ns += (lv.weight as u64).saturating_sub(1) * self.probe;
+        let (moved, cont) = sim.load_balance(cpu, li, CpuIdle::NewlyIdle, cpu);
+        let t1 = sim.lb_clock.at_ns;
+        let cost = t1 - self.t0;
+        self.t0 = t1;
+        let end = t1 - sim.now.ns();
+        sim.cpus[cpu as usize].newidle_ends.push(end);
+        (moved.first().copied(), cost, cont)
+    }
+    fn update_newidle_cost(&mut self, li: usize, cost: u64) {
+        self.sim.update_newidle_cost(self.cpu, li, cost);
+    }
+    fn has_work(&self) -> bool {
+        let rq = &self.sim.state.rqs[self.cpu as usize];
+        let v5_13 = self.sim.balance.release >= Release::new(5, 13);
+        rq.nr_running > 0 || (v5_13 && rq.ttwu_pending)
     }
 }

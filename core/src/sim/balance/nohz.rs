@@ -135,21 +135,15 @@ impl Simulator {
         if !self.active_cpus.iter().any(|&c| self.nohz_idle(c)) {
             return;
         }
-        let j = self.jiffies();
         let b = &self.balance;
-        let mut flags = NohzFlags::EMPTY;
-        // time_after(now, nohz.next_blocked), before the next_balance exit: the
-        // blocked averages are refreshed every LOAD_AVG_PERIOD even when no
-        // balance is due.
-        if b.nohz_has_blocked && j > b.nohz_next_blocked {
-            flags = NohzFlags::STATS;
-        }
-        if j >= b.nohz_next_balance && self.nohz_balance_wanted(cpu) {
-            flags = NohzFlags::STATS | NohzFlags::BALANCE;
-        }
-        if self.balance.nohz_needs_update {
-            flags |= NohzFlags::NEXT;
-        }
+        let k = KickIn {
+            j: self.jiffies(),
+            has_blocked: b.nohz_has_blocked,
+            next_blocked: b.nohz_next_blocked,
+            next_balance: b.nohz_next_balance,
+            needs_update: b.nohz_needs_update,
+        };
+        let flags = nohz_kick_flags(k, || self.nohz_balance_wanted(cpu));
         if !flags.is_empty() {
             self.kick_ilb(cpu, flags);
         }
@@ -157,7 +151,7 @@ impl Simulator {
 
     /// `nohz_balancer_kick()`'s reasons for a balance kick that the modelled machines
     /// can have: `cpu` runs two tasks, or its LLC has more than one busy CPU.
-    fn nohz_balance_wanted(&self, cpu: u32) -> bool {
+    pub(super) fn nohz_balance_wanted(&self, cpu: u32) -> bool {
         // "if (rq->nr_running >= 2)" (fair.c v6.8 11883): not the wakees still on
         // its wake list.
         if self.state.rqs[cpu as usize].nr_running >= 2 {
@@ -437,4 +431,38 @@ impl Simulator {
             self.nohz_idle_balance(cpu, NohzFlags::STATS);
         }
     }
+}
+
+/// What `nohz_balancer_kick()` reads of the nohz state (jiffy `j`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct KickIn {
+    pub j: u64,
+    /// `nohz.has_blocked`, `nohz.next_blocked`, `nohz.next_balance`,
+    /// `nohz.needs_update`.
+    pub has_blocked: bool,
+    pub next_blocked: u64,
+    pub next_balance: u64,
+    pub needs_update: bool,
+}
+
+/// `nohz_balancer_kick()`'s flags, fair.c v6.8 11876-11963, once some CPU is
+/// tick-stopped (`nohz.nr_cpus`): a stats kick when `nohz.has_blocked` and
+/// `nohz.next_blocked` has passed (whether or not a balance is due), a balance kick
+/// (stats too) when `nohz.next_balance` has come and `wanted()` (the CPU's reasons,
+/// [`Simulator::nohz_balance_wanted`]), `NOHZ_NEXT_KICK` while `nohz.needs_update`.
+pub(super) fn nohz_kick_flags(k: KickIn, wanted: impl FnOnce() -> bool) -> NohzFlags {
+    let mut flags = NohzFlags::EMPTY;
+    // time_after(now, nohz.next_blocked), before the next_balance exit: the
+    // blocked averages are refreshed every LOAD_AVG_PERIOD even when no balance
+    // is due.
+    if k.has_blocked && k.j > k.next_blocked {
+        flags = NohzFlags::STATS;
+    }
+    if k.j >= k.next_balance && wanted() {
+        flags = NohzFlags::STATS | NohzFlags::BALANCE;
+    }
+    if k.needs_update {
+        flags |= NohzFlags::NEXT;
+    }
+    flags
 }

@@ -15,6 +15,7 @@
 //! `calculate_imbalance()` halving the difference before the allowance sees it.
 
 mod busiest;
+pub(in crate::sim) mod exit;
 mod stats;
 
 use crate::release::Release;
@@ -22,6 +23,7 @@ use crate::sched_domain::SdFlags;
 
 use super::super::{Mode, SimTime};
 use super::{Level, Simulator};
+use exit::Found;
 
 /// `SCHED_CAPACITY_SCALE`.
 const SCALE: u64 = 1024;
@@ -143,6 +145,15 @@ impl Simulator {
         local.balance.first().or(local.cpus.first()) == Some(&env.dst)
     }
 
+    /// `load_balance()`'s redo after `LBF_ALL_PINNED`, fair.c v6.8 11419: "if
+    /// (!cpumask_subset(cpus, env.dst_grpmask))", `env.dst_grpmask` being
+    /// `group_balance_mask(sd->groups)` (11278), the local group's balance mask,
+    /// which on overlapping NUMA groups is smaller than the group.
+    pub(in crate::sim) fn all_pinned_redo(&self, env: &LbEnv) -> bool {
+        let lv = self.lv(env);
+        exit::all_pinned_redo(&lv.span, &env.excluded, &lv.groups[0].balance)
+    }
+
     /// `load_balance()` (`sched_balance_rq()` from 6.10), fair.c v6.8, of `dst`'s
     /// domain `li`, run on `runs_on` (`dst`, or the idle load balancer on its behalf).
     /// Returns the tasks pulled and whether to keep balancing higher domains
@@ -160,17 +171,17 @@ impl Simulator {
         let parent_sgc = self.lv(&env).parent_sgc;
         let mut moved = Vec::new();
         let mut continue_balancing = true;
-        let outcome = 'redo: loop {
+        let found = 'redo: loop {
             if !self.should_we_balance(&env) {
                 // "*continue_balancing = 0; goto out_balanced;"
                 continue_balancing = false;
-                break 'redo Outcome::Balanced;
+                break 'redo Found::Balanced;
             }
             let Some(gi) = self.find_busiest_group(&mut env) else {
-                break 'redo Outcome::Balanced;
+                break 'redo Found::Balanced;
             };
             let Some(src) = self.find_busiest_queue(&env, gi) else {
-                break 'redo Outcome::Balanced;
+                break 'redo Found::Balanced;
             };
             env.src = src;
             env.all_pinned = true;
@@ -183,122 +194,83 @@ impl Simulator {
                     self.lb_rq_lock(env.runs_on, env.dst, self.lb_hold_ns(moved.len()));
                 }
                 if let Some(p) = parent_sgc {
-                    if env.some_pinned && env.imbalance > 0 {
+                    if exit::marks_parent_imbalance(env.some_pinned, env.imbalance) {
                         self.balance.sgc_imbalance[p] = true;
                     }
                 }
                 if env.all_pinned {
                     env.excluded.push(src);
-                    let local = &self.lv(&env).groups[0].cpus;
-                    let rest_local = self
-                        .lv(&env)
-                        .span
-                        .iter()
-                        .all(|c| env.excluded.contains(c) || local.contains(c));
-                    if !rest_local {
+                    if self.all_pinned_redo(&env) {
                         // LBF_ALL_PINNED stays set across the redo.
                         continue 'redo;
                     }
-                    break 'redo Outcome::AllPinned;
+                    break 'redo Found::AllPinned;
                 }
             }
-            break 'redo Outcome::Unbalanced;
+            break 'redo Found::Busiest {
+                moved: !moved.is_empty(),
+            };
         };
-        match outcome {
-            Outcome::Unbalanced => {
-                if moved.is_empty() {
-                    if idle != CpuIdle::NewlyIdle {
-                        self.balance.dom[dst as usize][li].nr_balance_failed += 1;
-                    }
-                    if self.need_active_balance(&env) {
-                        let src = env.src;
-                        // raw_spin_rq_lock_irqsave(busiest) for the checks below.
-                        self.lb_rq_lock(env.runs_on, src, 0);
-                        let curr = self.cpus[src as usize].curr;
-                        let running = self.cpus[src as usize].mode == Mode::Running;
-                        if !running || !self.allowed_on(curr, dst) {
-                            // goto out_one_pinned: the interval is tuned up as below.
-                            self.tune_up_balance_interval(dst, li, idle, env.all_pinned);
-                            return (moved, true);
-                        }
-                        // if (!busiest->active_balance): push_cpu = this_cpu, and
-                        // after raw_spin_rq_unlock_irqrestore(busiest),
-                        // stop_one_cpu_nowait() wakes busiest's stopper (wake_up_q()
-                        // → try_to_wake_up(), stop_machine.c v6.8 109): by its rq
-                        // lock and resched_curr()'s IPI, or across LLCs by the
-                        // wakelist's IPI; one IPI either way, so the stopper runs one
-                        // IPI after the wake-up, where the pass has got to
-                        // (Event::Stopper). ld_moved stays 0.
-                        if self.balance.push_cpu[src as usize].is_none() {
-                            self.balance.push_cpu[src as usize] = Some(dst);
-                            // ttwu_queue_cond() (core.c v6.8 3986-4024, v6.5
-                            // 3956-3994) for the stopper, woken from runs_on: the
-                            // wake list across LLCs; in the LLC src runs a task
-                            // (nr_running; before 6.0 the stopper is not on a CPU,
-                            // no WF_ON_CPU: v5.15 3713-3739, v5.12 3125-3151), so
-                            // ttwu_queue() takes busiest's lock for
-                            // ttwu_do_activate() (core.c v6.8 4054-4057), the
-                            // wake-up's enqueue hold (locks.rs), then
-                            // resched_curr().
-                            let (a, b) = (
-                                self.llc_id_of[env.runs_on as usize],
-                                self.llc_id_of[src as usize],
-                            );
-                            let wakelist = a != b;
-                            self.balance.stopper_wakelist[src as usize] = wakelist;
-                            if !wakelist {
-                                self.lb_rq_lock(env.runs_on, src, self.lb_hold_ns(1));
-                            }
-                            let woken = self.lb_clock.at_ns.max(self.now.ns());
-                            let at = SimTime(woken) + self.cost.params.ipi_ns();
-                            self.queue
-                                .push(at, super::super::Event::Stopper { cpu: src });
-                        }
-                    }
-                } else {
-                    self.balance.dom[dst as usize][li].nr_balance_failed = 0;
-                }
-                // We were unbalanced: reset the balancing interval. (The kernel tests
-                // `!active_balance || need_active_balance()`: true either way, as
-                // nr_balance_failed is still above the mark until the stopper runs.)
-                let min = self.balance.levels[dst as usize][li].min_interval;
-                self.balance.dom[dst as usize][li].balance_interval = min;
+        let lv = &self.balance.levels[dst as usize][li];
+        let sd = exit::ExitSd {
+            cache_nice_tries: lv.cache_nice_tries,
+            min_interval: lv.min_interval,
+            max_interval: lv.max_interval,
+            has_parent: parent_sgc.is_some(),
+        };
+        let mut d = self.balance.dom[dst as usize][li].clone();
+        let src = env.src;
+        let out = exit::lb_exit(
+            &mut d,
+            sd,
+            found,
+            idle,
+            env.migration_type,
+            env.all_pinned,
+            || {
+                // raw_spin_rq_lock_irqsave(busiest) for the checks.
+                self.lb_rq_lock(env.runs_on, src, 0);
+                let curr = self.cpus[src as usize].curr;
+                let running = self.cpus[src as usize].mode == Mode::Running;
+                let curr_movable = running && self.allowed_on(curr, dst);
+                (curr_movable, self.balance.push_cpu[src as usize].is_some())
+            },
+        );
+        self.balance.dom[dst as usize][li] = d;
+        if out.clear_parent_imbalance {
+            if let Some(p) = parent_sgc {
+                self.balance.sgc_imbalance[p] = false;
             }
-            Outcome::Balanced | Outcome::AllPinned => {
-                // out_balanced: clear the parent's imbalance flag unless LBF_ALL_PINNED
-                // (set on the first busiest queue found, kept across a redo).
-                if outcome == Outcome::Balanced && !env.all_pinned {
-                    if let Some(p) = parent_sgc {
-                        self.balance.sgc_imbalance[p] = false;
-                    }
-                }
-                // out_all_pinned:
-                self.balance.dom[dst as usize][li].nr_balance_failed = 0;
-                // out_one_pinned:
-                self.tune_up_balance_interval(dst, li, idle, env.all_pinned);
+        }
+        if out.active == exit::Active::Start {
+            // busiest->active_balance = 1, push_cpu = this_cpu, and after
+            // raw_spin_rq_unlock_irqrestore(busiest), stop_one_cpu_nowait() wakes
+            // busiest's stopper (wake_up_q() → try_to_wake_up(), stop_machine.c v6.8
+            // 109): by its rq lock and resched_curr()'s IPI, or across LLCs by the
+            // wakelist's IPI; one IPI either way, so the stopper runs one IPI after
+            // the wake-up, where the pass has got to (Event::Stopper). ld_moved
+            // stays 0.
+            self.balance.push_cpu[src as usize] = Some(dst);
+            // ttwu_queue_cond() (core.c v6.8 3986-4024, v6.5 3956-3994) for the
+            // stopper, woken from runs_on: the wake list across LLCs; in the LLC src
+            // runs a task (nr_running; before 6.0 the stopper is not on a CPU, no
+            // WF_ON_CPU: v5.15 3713-3739, v5.12 3125-3151), so ttwu_queue() takes
+            // busiest's lock for ttwu_do_activate() (core.c v6.8 4054-4057), the
+            // wake-up's enqueue hold (locks.rs), then resched_curr().
+            let (a, b) = (
+                self.llc_id_of[env.runs_on as usize],
+                self.llc_id_of[src as usize],
+            );
+            let wakelist = a != b;
+            self.balance.stopper_wakelist[src as usize] = wakelist;
+            if !wakelist {
+                self.lb_rq_lock(env.runs_on, src, self.lb_hold_ns(1));
             }
+            let woken = self.lb_clock.at_ns.max(self.now.ns());
+            let at = SimTime(woken) + self.cost.params.ipi_ns();
+            self.queue
+                .push(at, super::super::Event::Stopper { cpu: src });
         }
         (moved, continue_balancing)
     }
-
-    /// `load_balance()`'s `out_one_pinned` tail, fair.c v6.8: except for newidle
-    /// balancing, double `sd->balance_interval` while it is below `max_interval`
-    /// (or, with `LBF_ALL_PINNED`, below `MAX_PINNED_INTERVAL`, 512 ms).
-    fn tune_up_balance_interval(&mut self, dst: u32, li: usize, idle: CpuIdle, all_pinned: bool) {
-        if idle == CpuIdle::NewlyIdle {
-            return;
-        }
-        let max = self.balance.levels[dst as usize][li].max_interval;
-        let dom = &mut self.balance.dom[dst as usize][li];
-        if (all_pinned && dom.balance_interval < 512) || dom.balance_interval < max {
-            dom.balance_interval *= 2;
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
-    Balanced,
-    AllPinned,
-    Unbalanced,
 }

@@ -142,3 +142,30 @@ fn a_migrated_task_keeps_its_relative_deadline_only_from_6_12() {
         assert_eq!(t.deadline - t.vruntime, want, "{release}");
     }
 }
+
+/// The kthread bound to each CPU of the run (`Noise::Default`'s "kworker") is a
+/// per-CPU kthread to the balancer (`kthread_is_per_cpu()`, fair.c v6.8 8922) and to
+/// the wake-up path (`is_per_cpu_kthread()`); the unbound daemons are not.
+#[test]
+fn the_noise_kworkers_are_per_cpu_kthreads() {
+    let machine = presets::machine("flat-16").unwrap();
+    let mut cfg = test_config(
+        machine,
+        CpuMask::from_cpus(16, (0..8).map(CpuId)),
+        "6.8",
+        Plan::to_completion(vec![hog(16, 0..8, 1)]),
+        SimTime::from_ms(10),
+    );
+    cfg.noise = crate::workload::Noise::Default;
+    let sim = Simulator::new(cfg).unwrap();
+    let kthread: Vec<bool> = sim
+        .views
+        .iter()
+        .map(|v| v.task.as_ref().unwrap().per_cpu_kthread)
+        .collect();
+    // The hog, a kworker per run CPU, then one daemon.
+    let mut want = vec![false];
+    want.extend([true; 8]);
+    want.push(false);
+    assert_eq!(kthread, want);
+}

@@ -5,6 +5,16 @@
 //! sides give the local and picked groups' statistics and types, prefer_sibling,
 //! rd->overload (top level), the busiest group with its migration type and
 //! imbalance, the busiest runqueue, and should_we_balance()'s answer.
+//!
+//! Session 39 added what acts on that decision and what decides when a balance runs,
+//! each file with its own header: detach_kernel.rs / detach.rs (`detach_tasks()`,
+//! `can_migrate_task()`, `task_hot()`, `detach_one_task()`, `load_balance()`'s
+//! `more_balance` loop); exit.rs (`load_balance()` after `find_busiest_queue()`:
+//! the redo, the failure path, `need_active_balance()`, the interval); when.rs
+//! (`rebalance_domains()`, `get_sd_balance_interval()`, `update_newidle_cost()`,
+//! `nohz_balancer_kick()`'s flags, `newidle_balance()`'s gate); newidle.rs
+//! (`newidle_balance()`'s walk over the domains).
+//!
 //! - should_we_balance() (11194-11258) with is_core_idle() (1308-1323);
 //! - update_sd_lb_stats() (10557-10628) from init_sd_lb_stats() (9470-9489), with
 //!   update_sg_lb_stats() (9876-9957), group_classify() (9704-9728) with
@@ -66,8 +76,13 @@
 //! (`env->cpus` cuts them) do not occur in these presets. The model's misfit-free
 //! group types are mapped one to one (its enum has no `group_asym_packing`).
 
+mod detach;
+mod detach_kernel;
+mod exit;
 mod kernel;
+mod newidle;
 mod queue;
+mod when;
 
 use kernel::{Env, Fair, IdleType, Rq, Sgs};
 
