@@ -375,8 +375,8 @@ mod tests {
     /// round is 24 × 2 ms × 16 = 768 ms), and one with `--warmup settled` does not.
     #[test]
     fn a_run_measured_in_the_start_up_says_so() {
-        let args = |warmup: &'static str| {
-            vec![
+        let run = |more: &[&str]| {
+            let mut args = vec![
                 "run",
                 "-m",
                 "jacobsville",
@@ -386,11 +386,11 @@ mod tests {
                 "2",
                 "--duration-ms",
                 "40",
-                "--warmup",
-                warmup,
-            ]
+            ];
+            args.extend_from_slice(more);
+            crate::tests::cli(&args).unwrap()
         };
-        let fifth = crate::tests::cli(&args("fifth")).unwrap();
+        let fifth = run(&["--warmup", "fifth"]);
         let note = fifth
             .lines()
             .find(|l| l.starts_with("note: "))
@@ -400,22 +400,9 @@ mod tests {
                 && note.ends_with("--warmup settled measures past it"),
             "{note}"
         );
-        let settled = crate::tests::cli(&args("settled")).unwrap();
+        let settled = run(&["--warmup", "settled"]);
         assert!(!settled.contains("note: "), "{settled}");
-        let json = crate::tests::cli(&[
-            "run",
-            "-m",
-            "jacobsville",
-            "-w",
-            "netperf-tcp-rr",
-            "-t",
-            "2",
-            "--duration-ms",
-            "40",
-            "-f",
-            "json",
-        ])
-        .unwrap();
+        let json = run(&["-f", "json"]);
         assert!(json.contains("\"unsettled_ns\": 40000000"), "{json}");
     }
 
