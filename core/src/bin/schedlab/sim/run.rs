@@ -370,26 +370,30 @@ fn text_report(r: &RunReport, wall_s: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// `schedlab run` of 2 netperf TCP_RR instances on Jacobsville for 40 ms, with
+    /// `more` arguments: a short throughput run whose output the tests read.
+    fn jacobsville_netperf(more: &[&str]) -> String {
+        let mut args = vec![
+            "run",
+            "-m",
+            "jacobsville",
+            "-w",
+            "netperf-tcp-rr",
+            "-t",
+            "2",
+            "--duration-ms",
+            "40",
+        ];
+        args.extend_from_slice(more);
+        crate::tests::cli(&args).unwrap()
+    }
+
     /// A throughput run whose measured window starts before the LLC's first busy
     /// balance round says so (a fifth of 40 ms is 8 ms of warm-up; Jacobsville's LLC
     /// round is 24 × 2 ms × 16 = 768 ms), and one with `--warmup settled` does not.
     #[test]
     fn a_run_measured_in_the_start_up_says_so() {
-        let run = |more: &[&str]| {
-            let mut args = vec![
-                "run",
-                "-m",
-                "jacobsville",
-                "-w",
-                "netperf-tcp-rr",
-                "-t",
-                "2",
-                "--duration-ms",
-                "40",
-            ];
-            args.extend_from_slice(more);
-            crate::tests::cli(&args).unwrap()
-        };
+        let run = jacobsville_netperf;
         let fifth = run(&["--warmup", "fifth"]);
         let note = fifth
             .lines()
@@ -411,18 +415,7 @@ mod tests {
     /// in the headline's unit, as the page charts it.
     #[test]
     fn the_text_report_labels_its_numbers() {
-        let netperf = crate::tests::cli(&[
-            "run",
-            "-m",
-            "jacobsville",
-            "-w",
-            "netperf-tcp-rr",
-            "-t",
-            "2",
-            "--duration-ms",
-            "40",
-        ])
-        .unwrap();
+        let netperf = jacobsville_netperf(&[]);
         let line = |text: &str, start: &str| {
             text.lines()
                 .find(|l| l.starts_with(start))

@@ -86,12 +86,30 @@ mod when;
 
 use kernel::{Env, Fair, IdleType, Rq, Sgs};
 
+use super::super::DomainState;
 use super::*;
 use crate::rng::Rng;
 use crate::sched_domain::SdFlags;
 use lb::{GroupType, LbEnv, MigrationType, SgStats};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
+
+/// The model's [`DomainState`] for a kernel `struct sched_domain`'s balance fields, as
+/// the newidle and rebalance walks start it (no balance has failed).
+fn domain_state(
+    balance_interval: u32,
+    last_balance: u64,
+    max_newidle_lb_cost: u64,
+    last_decay_max_lb_cost: u64,
+) -> DomainState {
+    DomainState {
+        balance_interval: u64::from(balance_interval),
+        nr_balance_failed: 0,
+        last_balance,
+        max_newidle_lb_cost,
+        last_decay_max_lb_cost,
+    }
+}
 
 /// Kunpeng 920-4826 (clusters, four nodes of 24), Jacobsville (clusters, no SMT), an SMT
 /// Xeon, two EPYC 9654 (SMT, CCXs, two nodes), Sapphire Rapids with SNC2 (four nodes),

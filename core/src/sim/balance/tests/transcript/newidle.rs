@@ -23,7 +23,6 @@
 use super::super::super::interval_jiffies;
 use super::super::super::newidle::{newidle_walk, NewidleWalk};
 use super::super::super::rebalance as rb;
-use super::super::super::DomainState;
 use super::kernel::Fair;
 use super::*;
 use crate::release::Release;
@@ -197,12 +196,13 @@ fn model_walk(release: Release, c: &Cpu) -> Walk {
     let doms = c
         .sds
         .iter()
-        .map(|s| DomainState {
-            balance_interval: u64::from(s.balance_interval),
-            nr_balance_failed: 0,
-            last_balance: s.last_balance,
-            max_newidle_lb_cost: s.max_newidle_lb_cost,
-            last_decay_max_lb_cost: s.last_decay_max_lb_cost,
+        .map(|s| {
+            domain_state(
+                s.balance_interval,
+                s.last_balance,
+                s.max_newidle_lb_cost,
+                s.last_decay_max_lb_cost,
+            )
         })
         .collect();
     let mut m = Mock {

@@ -33,7 +33,6 @@ use super::super::super::interval_jiffies;
 use super::super::super::newidle::newidle_skips;
 use super::super::super::nohz::{nohz_kick_flags, KickIn, NohzFlags};
 use super::super::super::rebalance::{self as rb, Rebalance};
-use super::super::super::DomainState;
 use super::kernel::IdleType;
 use super::*;
 use crate::release::Release;
@@ -239,12 +238,13 @@ fn model_rebalance(c: &Cpu) -> Walk {
     let doms = c
         .sds
         .iter()
-        .map(|s| DomainState {
-            balance_interval: u64::from(s.balance_interval),
-            nr_balance_failed: 0,
-            last_balance: s.last_balance,
-            max_newidle_lb_cost: s.max_newidle_lb_cost,
-            last_decay_max_lb_cost: s.last_decay_max_lb_cost,
+        .map(|s| {
+            domain_state(
+                s.balance_interval,
+                s.last_balance,
+                s.max_newidle_lb_cost,
+                s.last_decay_max_lb_cost,
+            )
         })
         .collect();
     let mut m = Mock {
