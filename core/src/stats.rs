@@ -120,12 +120,39 @@ pub fn ratio_interval(num: &[f64], den: &[f64]) -> Option<(f64, f64)> {
         sdd += (y - md) * (y - md);
         snd += (x - mn) * (y - md);
     }
-    let scale = t * t / (nf * (nf - 1.0));
-    let qa = md * md - scale * sdd;
-    let qb = md * mn - scale * snd;
-    let qc = mn * mn - scale * snn;
+    // The variances and covariance of the two means: the sample ones ÷ n.
+    let k = 1.0 / (nf * (nf - 1.0));
+    fieller(
+        (mn, md),
+        Moments {
+            nn: snn * k,
+            dd: sdd * k,
+            nd: snd * k,
+        },
+        t,
+    )
+}
+
+/// The variances of two estimates and their covariance (`nn`: the numerator's, `dd`:
+/// the denominator's, `nd`: between them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Moments {
+    pub nn: f64,
+    pub dd: f64,
+    pub nd: f64,
+}
+
+/// Fieller's interval of `num / den` for two estimates `(num, den)` with the variances
+/// and covariance `v` and the quantile `t`: the roots of
+/// `ρ²(den² − t²·v.dd) − 2ρ(den·num − t²·v.nd) + (num² − t²·v.nn) = 0`. `None` when
+/// the denominator is not significantly away from 0 (the set of ratios is unbounded).
+pub fn fieller((num, den): (f64, f64), v: Moments, t: f64) -> Option<(f64, f64)> {
+    let t2 = t * t;
+    let qa = den * den - t2 * v.dd;
+    let qb = den * num - t2 * v.nd;
+    let qc = num * num - t2 * v.nn;
     // qa <= 0: the denominator's interval reaches 0, and the set of ratios is unbounded.
-    if qa <= 0.0 {
+    if qa <= 0.0 || qa.is_nan() {
         return None;
     }
     let disc = qb * qb - qa * qc;
@@ -133,6 +160,71 @@ pub fn ratio_interval(num: &[f64], den: &[f64]) -> Option<(f64, f64)> {
     // hair negative when both samples have no spread.
     let root = disc.max(0.0).sqrt();
     Some(((qb - root) / qa, (qb + root) / qa))
+}
+
+/// Runs of one benchmark under several configurations, as a source lists them (seed
+/// 04's "Test Results": 3 runs of each): the means, and the variance of each mean from
+/// the variance pooled over every configuration, `s² = ΣΣ(x − x̄ᵢ)² / Σ(nᵢ − 1)`, with
+/// its degrees of freedom. Pooling assumes the configurations scatter alike (the same
+/// test on the same machine); with 3 runs each it gives the quantile 6 degrees of
+/// freedom where each configuration alone would have 2 (t = 2.447 against 4.303).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PooledRuns {
+    pub means: Vec<f64>,
+    /// `s² / nᵢ` for each configuration.
+    pub var_of_mean: Vec<f64>,
+    pub df: u32,
+}
+
+impl PooledRuns {
+    /// `None` when a configuration has no run, a run is not finite, or no
+    /// configuration has two runs (no spread to pool).
+    pub fn of(configs: &[&[f64]]) -> Option<PooledRuns> {
+        if configs.iter().any(|c| c.is_empty())
+            || configs
+                .iter()
+                .flat_map(|c| c.iter())
+                .any(|x| !x.is_finite())
+        {
+            return None;
+        }
+        let means: Vec<f64> = configs
+            .iter()
+            .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+            .collect();
+        let ss: f64 = configs
+            .iter()
+            .zip(&means)
+            .map(|(c, m)| c.iter().map(|x| (x - m) * (x - m)).sum::<f64>())
+            .sum();
+        let df: usize = configs.iter().map(|c| c.len() - 1).sum();
+        let df = u32::try_from(df).ok().filter(|&d| d > 0)?;
+        let s2 = ss / f64::from(df);
+        let var_of_mean = configs.iter().map(|c| s2 / c.len() as f64).collect();
+        Some(PooledRuns {
+            means,
+            var_of_mean,
+            df,
+        })
+    }
+
+    /// Fieller's 95% interval of `(x̄[a] − x̄[base]) / (x̄[b] − x̄[base])` with `base`
+    /// `None`, of `x̄[a] / x̄[b]`: the configurations' means are independent, so the
+    /// only covariance is the shared base's variance.
+    pub fn ratio_interval(&self, a: usize, b: usize, base: Option<usize>) -> Option<(f64, f64)> {
+        let (m, v) = (&self.means, &self.var_of_mean);
+        let (mb, vb) = base.map_or((0.0, 0.0), |i| (m[i], v[i]));
+        let t = t_975(self.df)?;
+        fieller(
+            (m[a] - mb, m[b] - mb),
+            Moments {
+                nn: v[a] + vb,
+                dd: v[b] + vb,
+                nd: vb,
+            },
+            t,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -218,6 +310,42 @@ mod tests {
         // No spread: the interval is the ratio itself.
         let (lo, hi) = ratio_interval(&[2.0, 2.0, 2.0], &[4.0, 4.0, 4.0]).unwrap();
         assert!(close(lo, 0.5) && close(hi, 0.5), "{lo} {hi}");
+    }
+
+    /// Seed 04's "Test Results" (3 runs each: no cookie, cookie, cookie + patch), by
+    /// hand (python): pooled s² = (0.020505 + 0.071073 + 0.069521) / 6 = 0.026850, each
+    /// mean's variance s²/3 = 0.0089499, t(6) = 2.447. The cut 1 − (P̄ − N̄)/(C̄ − N̄) =
+    /// 1 − 0.56733/1.47933 = 0.61649 has the ratio's interval [0.179117, 0.575897]
+    /// (N̄ shared: covariance 0.0089499), and C̄/N̄ = 1.060223 has [1.046581, 1.074053].
+    #[test]
+    fn pooled_runs_give_fiellers_interval_of_a_ratio_of_differences() {
+        let no = [24.653, 24.454, 24.586];
+        let ck = [25.896, 26.256, 25.979];
+        let ckp = [25.346, 25.007, 25.042];
+        let p = PooledRuns::of(&[&no, &ck, &ckp]).unwrap();
+        assert_eq!(p.df, 6);
+        assert!((p.var_of_mean[0] - 0.008_949_9).abs() < 1e-7, "{p:?}");
+        let (lo, hi) = p.ratio_interval(2, 1, Some(0)).unwrap();
+        assert!(
+            (lo - 0.179_117).abs() < 1e-6 && (hi - 0.575_897).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = p.ratio_interval(1, 0, None).unwrap();
+        assert!(
+            (lo - 1.046_581).abs() < 1e-6 && (hi - 1.074_053).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        // No spread anywhere: the ratio itself.
+        let p = PooledRuns::of(&[&[2.0, 2.0], &[3.0, 3.0]]).unwrap();
+        let (lo, hi) = p.ratio_interval(1, 0, None).unwrap();
+        assert!(close(lo, 1.5) && close(hi, 1.5), "{lo} {hi}");
+        // One run each: nothing to pool; an empty or non-finite configuration.
+        assert_eq!(PooledRuns::of(&[&[1.0], &[2.0]]), None);
+        assert_eq!(PooledRuns::of(&[&[1.0, 2.0], &[]]), None);
+        assert_eq!(PooledRuns::of(&[&[1.0, f64::NAN], &[2.0, 2.1]]), None);
+        // A difference that is not significantly away from 0: no interval.
+        let p = PooledRuns::of(&[&[10.0, 11.0], &[10.2, 10.9], &[12.0, 12.5]]).unwrap();
+        assert_eq!(p.ratio_interval(2, 1, Some(0)), None);
     }
 
     #[test]

@@ -163,6 +163,8 @@ mod tests {
                 published_baseline: None,
                 published_patched: None,
                 published_change_pct: Some(published),
+                published_change_lo: None,
+                published_change_hi: None,
                 model_baseline: 1.0,
                 model_patched: 1.0,
                 model_change_pct: e.mean,

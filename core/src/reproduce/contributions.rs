@@ -402,6 +402,8 @@ mod tests {
             published_baseline: Some(1000.0),
             published_patched: None,
             published_change_pct: Some(published),
+            published_change_lo: None,
+            published_change_hi: None,
             model_baseline: 2000.0 + mean,
             model_patched: 0.0,
             model_change_pct: mean,

@@ -198,6 +198,13 @@ pub struct ReproRow {
     pub published_patched: Option<f64>,
     /// Positive = the patch helps.
     pub published_change_pct: Option<f64>,
+    /// The published change's 95% interval, where the source lists each run (seed 04:
+    /// 3 runs of each configuration): Fieller's, over the runs with their variance
+    /// pooled ([`crate::stats::PooledRuns`]). The checks do not read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_change_lo: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_change_hi: Option<f64>,
     /// Means over the seeds.
     pub model_baseline: f64,
     pub model_patched: f64,

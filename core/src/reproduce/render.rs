@@ -54,6 +54,13 @@ impl ReproRow {
     pub(super) fn model_change_text(&self) -> String {
         change_text(self.model_change_pct, self.interval())
     }
+
+    /// The published change, with its interval where the source lists each run.
+    fn published_change_text(&self) -> String {
+        self.published_change_pct.map_or("-".into(), |c| {
+            change_text(c, self.published_change_lo.zip(self.published_change_hi))
+        })
+    }
 }
 
 impl ReproTable {
@@ -69,12 +76,24 @@ impl ReproTable {
             self.patched,
             self.unit
         );
+        // The published column widens when a row has an interval (seed 04).
+        let pw = self
+            .rows
+            .iter()
+            .map(|r| r.published_change_text().chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(9);
         out.push_str(&format!(
-            "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} {:>3} | sign size mag\n",
+            "  {:<32} {:>12} {:>12} {:>pw$} | {:>12} {:>12} {:>24} {:>3} | sign size mag\n",
             "row",
             "pub base",
             "pub patch",
-            "pub %",
+            if pw > 9 {
+                "pub % [95% interval]"
+            } else {
+                "pub %"
+            },
             "model base",
             "model patch",
             "model % [95% interval]",
@@ -82,12 +101,11 @@ impl ReproTable {
         ));
         for r in &self.rows {
             out.push_str(&format!(
-                "  {:<32} {:>12} {:>12} {:>9} | {:>12} {:>12} {:>24} {:>3} | {:<4} {:<4} {:<4}\n",
+                "  {:<32} {:>12} {:>12} {:>pw$} | {:>12} {:>12} {:>24} {:>3} | {:<4} {:<4} {:<4}\n",
                 r.key,
                 fmt_opt(r.published_baseline),
                 fmt_opt(r.published_patched),
-                r.published_change_pct
-                    .map_or("-".into(), |c| format!("{c:+.2}")),
+                r.published_change_text(),
                 sig4(r.model_baseline),
                 sig4(r.model_patched),
                 r.model_change_text(),
@@ -103,6 +121,9 @@ impl ReproTable {
         }
         if let Some(n) = &self.note {
             out.push_str(&format!("  note: {n}\n"));
+        }
+        if self.rows.iter().any(|r| r.published_change_lo.is_some()) {
+            out.push_str("  published intervals: 95%, Fieller's over the runs the source lists, their variance pooled over the configurations (the checks read the published mean)\n");
         }
         if let Some(w) = &self.window {
             out.push_str(&format!("  model runs: {w}\n"));

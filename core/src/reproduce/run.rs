@@ -3,11 +3,11 @@
 //! reports ([`assemble`]), or all of it serially ([`reproduce`]).
 
 use crate::experiment::{self, change_pct, AbStats, RunReport, RunSpec};
-use crate::stats::{ratio_interval, Estimate};
+use crate::stats::{ratio_interval, Estimate, PooledRuns};
 
 use super::checks::{magnitude_check, settled, sign_check, sign_check_of_means, size_check};
 use super::points::{points, Point};
-use super::{published, ReproError, ReproRow, ReproTable, Scale, SETTLED_PP};
+use super::{published, PublishedTable, ReproError, ReproRow, ReproTable, Scale, SETTLED_PP};
 
 /// The first round's runs, in order (per row: its baselines, then its patched runs),
 /// so callers can run them in parallel; then [`more`] for the next rounds and
@@ -131,6 +131,8 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
                 published_baseline: p.published_baseline,
                 published_patched: p.published_patched,
                 published_change_pct: p.published_change,
+                published_change_lo: None,
+                published_change_hi: None,
                 model_baseline: bv,
                 model_patched: qv,
                 model_change_pct: model_change,
@@ -168,6 +170,8 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             published_baseline: pub_over,
             published_patched: pub_over_p,
             published_change_pct: pub_cut,
+            published_change_lo: None,
+            published_change_hi: None,
             model_baseline: model_over,
             model_patched: model_over_p,
             model_change_pct: model_cut,
@@ -195,6 +199,9 @@ pub fn assemble(name: &str, scale: Scale, reports: &[RunReport]) -> Result<Repro
             magnitude_ok: None,
             events: 0,
         });
+    }
+    if name == "seed04-cookie" {
+        published_intervals(&t, &mut rows);
     }
     let window = pts
         .first()
@@ -254,6 +261,43 @@ pub fn reproduce(name: &str, scale: Scale) -> Result<ReproTable, ReproError> {
         }
     }
     assemble(name, scale, &reports)
+}
+
+/// Seed 04's published intervals, from the runs its source lists for each
+/// configuration (`runs` in published.json): each cookie row's change `100 × (1 −
+/// C̄/N̄)` and the derived cut `100 × (1 − (P̄ − N̄)/(C̄ − N̄))`, by Fieller's interval
+/// of the ratio with the runs' variance pooled ([`PooledRuns`]). Rows without runs in
+/// the data keep `None`.
+fn published_intervals(t: &PublishedTable, rows: &mut [ReproRow]) {
+    let runs = |config: &str| -> Option<Vec<f64>> {
+        let r = t
+            .rows
+            .iter()
+            .find(|r| r.get("config").and_then(|x| x.as_str()) == Some(config))?;
+        r.get("runs")?
+            .as_array()?
+            .iter()
+            .map(serde_json::Value::as_f64)
+            .collect()
+    };
+    let (Some(no), Some(ck), Some(ckp)) = (runs("no-cookie"), runs("cookie"), runs("cookie+patch"))
+    else {
+        return;
+    };
+    let Some(pooled) = PooledRuns::of(&[&no, &ck, &ckp]) else {
+        return;
+    };
+    // 1 − ρ over ρ's interval, in percent.
+    let cut = |iv: Option<(f64, f64)>| iv.map(|(lo, hi)| (100.0 * (1.0 - hi), 100.0 * (1.0 - lo)));
+    let ivs = [
+        cut(pooled.ratio_interval(1, 0, None)),
+        cut(pooled.ratio_interval(2, 0, None)),
+        cut(pooled.ratio_interval(2, 1, Some(0))),
+    ];
+    for (row, iv) in rows.iter_mut().zip(ivs) {
+        row.published_change_lo = iv.map(|i| i.0);
+        row.published_change_hi = iv.map(|i| i.1);
+    }
 }
 
 /// The 95% interval of seed 04's derived cut, `100 × (1 − B̄/Ā)` with `A = cookies −
@@ -520,6 +564,43 @@ mod tests {
     /// patch 0.3, 0.5, 0.4, 0.2, 0.6 (same seeds and baseline runs): means 1.2 and 0.4,
     /// a cut of 100 × (1 − 0.4/1.2) = 66.7%, with Fieller's interval of 0.4/1.2 mapped
     /// to [100(1 − hi), 100(1 − lo)] around it. Unpaired rows have none.
+    /// Seed 04's source lists its 3 runs of each configuration: each published change
+    /// has its interval (hand-computed in `stats`' test, [−7.41, −4.66] for cookies,
+    /// [−3.67, −0.97] with the patch, [+42.41, +82.09] for the cut); a table whose
+    /// source gives means only (seed 02) has none.
+    #[test]
+    fn seed04s_published_rows_have_the_interval_of_their_runs() {
+        let value = |s: &RunSpec| 100.0 + swing(s.seed, 10.0);
+        let (reports, _) = rounds("seed04-cookie", Scale::Full, value);
+        let t = assemble("seed04-cookie", Scale::Full, &reports).unwrap();
+        let ivs: Vec<_> = t
+            .rows
+            .iter()
+            .map(|r| r.published_change_lo.zip(r.published_change_hi).unwrap())
+            .collect();
+        let want = [
+            (-7.405_27, -4.658_12),
+            (-3.667_00, -0.970_34),
+            (42.410_33, 82.088_29),
+        ];
+        assert_eq!(ivs.len(), 3);
+        for ((lo, hi), (wlo, whi)) in ivs.iter().zip(want) {
+            assert!(
+                (lo - wlo).abs() < 1e-4 && (hi - whi).abs() < 1e-4,
+                "{ivs:?}"
+            );
+        }
+        assert!(
+            t.render().contains("+61.62 [+42.4, +82.1]"),
+            "{}",
+            t.render()
+        );
+        let (reports, _) = rounds("seed02-hackbench", Scale::Ci, value);
+        let t = assemble("seed02-hackbench", Scale::Ci, &reports).unwrap();
+        assert!(t.rows.iter().all(|r| r.published_change_lo.is_none()));
+        assert!(!t.render().contains("pub % [95% interval]"));
+    }
+
     #[test]
     fn seed04s_cut_has_the_interval_of_its_ratio_when_the_seeds_are_paired() {
         let base = [24.0, 25.0, 24.5, 24.2, 25.1];
