@@ -486,6 +486,10 @@ struct Cpu {
     /// Core scheduling: a sibling's core-wide pick has chosen for this CPU, which
     /// re-picks from it instead of picking for the core again (`core_pick_seq`).
     core_forced: bool,
+    /// Core scheduling: `rq->core_pick` (`u32::MAX`: none), this running CPU's own
+    /// pick in a sibling's core-wide pick, then the task that pick chose for it to
+    /// switch to.
+    core_pick: u32,
     /// Core scheduling: `rq->idle->core_occupation`, the threads of the core that ran
     /// a task after the last core-wide pick that left this CPU idle.
     idle_occ: u8,
