@@ -196,7 +196,7 @@ impl Simulator {
     /// the CPU if its slice is protected (RUN_TO_PARITY, 928-929: `curr->vlag ==
     /// curr->deadline`, stashed by `set_next_entity()` at its pick, 5633, and lost
     /// when `update_curr()` → `update_deadline()` gives it a new deadline, 1007-1027,
-    /// 1231, which this pick's charge does once the deadline is reached), and wins
+    /// 1229, which this pick's charge does once the deadline is reached), and wins
     /// over the queue's earliest eligible deadline only with an earlier one
     /// (`entity_before()`, 544-551; 963-964). A delayed task picked from the queue is
     /// dequeued and the pick runs again (`pick_next_entity()` 5681-5687,
