@@ -191,14 +191,14 @@ impl Simulator {
     /// `cfs_rq->curr`, not put back, so the pick weighs it beside the queue (the
     /// caller has charged it, `update_curr()`). Returns the task picked.
     ///
-    /// From 6.6, `pick_eevdf()` (fair.c v6.12.19 907-967): the current task alone
-    /// (`nr_running == 1`, 916-917); else it counts only if eligible (919-920), keeps
+    /// From 6.6, `pick_eevdf()` (fair.c v6.12.19 907-970): the current task alone
+    /// (`nr_running == 1`, 918-919); else it counts only if eligible (921-922), keeps
     /// the CPU if its slice is protected (RUN_TO_PARITY, 928-929: `curr->vlag ==
     /// curr->deadline`, stashed by `set_next_entity()` at its pick, 5633, and lost
     /// when `update_curr()` → `update_deadline()` gives it a new deadline, 1007-1027,
     /// 1229, which this pick's charge does once the deadline is reached), and wins
     /// over the queue's earliest eligible deadline only with an earlier one
-    /// (`entity_before()`, 544-551; 963-964). A delayed task picked from the queue is
+    /// (`entity_before()`, 544-551; 966-967). A delayed task picked from the queue is
     /// dequeued and the pick runs again (`pick_next_entity()` 5681-5687,
     /// `pick_task_fair()` 8938-8940). Before 6.6, `pick_next_entity(cfs_rq, curr)`
     /// (fair.c v6.5 5084-5130, from `pick_task_fair()` 8028-8056): the leftmost of

@@ -410,7 +410,7 @@ fn running_sibling_run(patches: &str) -> (Simulator, u32) {
 
 /// The core-wide pick takes a running sibling's candidate from its own fair pick
 /// over its current task and its queue (`pick_task()` on `rq_i`, core.c v6.12.19
-/// 6165; `pick_eevdf()` with `cfs_rq->curr`, fair.c 907-967; 6.5's
+/// 6165; `pick_eevdf()` with `cfs_rq->curr`, fair.c 907-970; 6.5's
 /// `pick_next_entity(cfs_rq, curr)`), not its current task. X runs on CPU 0's
 /// sibling 2 ms of vruntime ahead of Y queued there, so X is not eligible (6.12) or
 /// not the leftmost (6.5), and Y is that CPU's pick; Z's vruntime, against CPU 0's
