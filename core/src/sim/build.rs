@@ -394,6 +394,7 @@ fn idle_at_start(c: usize, menu: &super::menu::MenuDevice, cstate: u8) -> Cpu {
         min_v: i64::MIN,
         fi_base: 0,
         core_forced: false,
+        core_pick: u32::MAX,
         idle_occ: 0,
         newidle_cost_ns: 0,
         newidle_start: SimTime::ZERO,

@@ -203,6 +203,8 @@ impl Simulator {
             }
             let (pick, core) = if self.core_sched && !forced {
                 self.core_pick(cpu)
+            } else if forced {
+                (self.forced_pick(cpu), None)
             } else {
                 (self.pick_next(cpu), None)
             };

@@ -2,10 +2,13 @@
 //! SMT siblings only run tasks of one cookie.
 //!
 //! ```text
-//!   schedule(cpu) ─▶ core_pick(): each thread's best task, the most important by
-//!                    cfs_prio_less() (vruntime - min_vruntime_fi), its cookie for all
-//!                 ─▶ core_sync(): siblings follow (IPI + preempt, or run a task of
-//!                    the cookie); min_vruntime_fi updated unless still forced idle
+//!   schedule(cpu) ─▶ core_pick(): each thread's best task (a running sibling's by
+//!                    running_pick(): its fair pick over its current task and queue),
+//!                    the most important by cfs_prio_less() (vruntime -
+//!                    min_vruntime_fi), its cookie for all
+//!                 ─▶ core_sync(): siblings follow (IPI + preempt when a running
+//!                    sibling's pick is not its current task, or run a task of the
+//!                    cookie); min_vruntime_fi updated unless still forced idle
 //!   nothing of the cookie here ─▶ enter_force_idle() ─▶ core_balance(): steal one
 //!   tick ─▶ core_tick_hands_over() (task_tick_core())
 //! ```
@@ -16,7 +19,7 @@
 use crate::cpumask::CpuId;
 
 use super::event::Event;
-use super::{Mode, Simulator};
+use super::{Loc, Mode, Simulator};
 
 /// `MIN_NR_TASKS_DURING_FORCEIDLE` (fair.c): a task alone on a CPU whose sibling is
 /// forced idle yields after a slice shared by this many.
@@ -56,12 +59,15 @@ impl Simulator {
     }
 
     /// The core-wide selection of `pick_next_task()` (core.c) with core scheduling:
-    /// each thread's own best task (`pick_task()`: the sibling's running task, or the
-    /// best queued on an idle or forced-idle sibling), the most important of them by
-    /// `cfs_prio_less()` (vruntime less the CPU's `min_vruntime_fi`; a sibling wins
-    /// only when strictly ahead), and for this CPU its best task of that task's cookie.
-    /// Returns the pick and, for [`Simulator::core_sync`], the core's new cookie and
-    /// whether the core was in force idle before.
+    /// each thread's own best task (`rq_i->core_pick = p = pick_task(rq_i)`, core.c
+    /// v6.12.19 6165, v6.5 6195: a running sibling's fair pick over its current task
+    /// and its queue, [`Simulator::running_pick`], kept in `Cpu::core_pick` for
+    /// [`Simulator::core_sync`]; the best queued on an idle or forced-idle sibling),
+    /// the most important of them by `cfs_prio_less()` (vruntime less the CPU's
+    /// `min_vruntime_fi`; a sibling wins only when strictly ahead), and for this CPU
+    /// its best task of that task's cookie. Returns the pick and, for
+    /// [`Simulator::core_sync`], the core's new cookie and whether the core was in
+    /// force idle before.
     ///
     /// Simplified: a sibling still on its way to schedule() (an IPI or C-state exit in
     /// flight) is left out, and picks for itself when it gets there.
@@ -81,7 +87,9 @@ impl Simulator {
             let cand = match self.cpus[s as usize].mode {
                 Mode::Running => {
                     self.update_curr(s);
-                    Some(self.cpus[s as usize].curr)
+                    let t = self.running_pick(s);
+                    self.cpus[s as usize].core_pick = t;
+                    Some(t)
                 }
                 // On its way to schedule(), or in it (a newidle pass): left out, it
                 // picks for itself there (simplified, above).
@@ -107,10 +115,17 @@ impl Simulator {
         (pick, Some(CoreSync { cookie, fi_before }))
     }
 
-    /// After a core-wide pick on `cpu`: each sibling follows it (`resched_curr()` of a
-    /// sibling running another cookie, an IPI; a forced-idle or idle sibling with a
-    /// task of the core's cookie runs it), then `min_vruntime_fi` is brought up to
-    /// date on every thread unless the core was and still is in force idle.
+    /// After a core-wide pick on `cpu`: each sibling follows it, then
+    /// `min_vruntime_fi` is brought up to date on every thread unless the core was
+    /// and still is in force idle. A running sibling is rescheduled (`resched_curr()`,
+    /// an IPI) when its core pick is not its current task (`rq_i->curr ==
+    /// rq_i->core_pick` or not, core.c v6.12.19 6259-6265, v6.5 6285-6290): its own
+    /// pick ([`Simulator::running_pick`]) when that is of the core's cookie (6181-6190),
+    /// and then its `schedule()` takes that task (the `core_pick_seq` fast path,
+    /// 6084-6093: [`Simulator::forced_pick`]); else a task of the cookie, taken to be
+    /// the current task when it has the cookie (`sched_core_find()`'s order, the core
+    /// tree's, is not kept) or the sibling's best of the cookie when it has not. A
+    /// forced-idle or idle sibling with a task of the core's cookie runs it.
     #[inline]
     pub(super) fn core_sync(&mut self, cpu: u32, core: Option<CoreSync>) {
         if let Some(core) = core {
@@ -124,9 +139,20 @@ impl Simulator {
         if let Some(k) = cookie {
             for i in 0..self.siblings[cpu as usize].len() {
                 let s = self.siblings[cpu as usize][i];
+                let own = std::mem::replace(&mut self.cpus[s as usize].core_pick, u32::MAX);
                 let sc = &self.cpus[s as usize];
+                let mut take = u32::MAX;
                 let follow = match sc.mode {
-                    Mode::Running => self.cookie(sc.curr) != k,
+                    Mode::Running => {
+                        // Its own pick, still queued there, of the core's cookie.
+                        let queued = own != u32::MAX
+                            && self.tasks[own as usize].loc == Loc::Queued(s)
+                            && self.cookie(own) == k;
+                        if queued {
+                            take = own;
+                        }
+                        queued || self.cookie(sc.curr) != k
+                    }
                     Mode::Idle | Mode::ForceIdle => sc.queue.iter().any(|&t| self.cookie(t) == k),
                     // It picks for itself at its Resched (a pass's end).
                     Mode::Waking | Mode::NewidlePass => false,
@@ -147,6 +173,7 @@ impl Simulator {
                     }
                 }
                 self.cpus[s as usize].core_forced = true;
+                self.cpus[s as usize].core_pick = take;
                 self.schedule(s);
             }
         }
@@ -157,6 +184,91 @@ impl Simulator {
                 self.update_fi_base(self.siblings[cpu as usize][i]);
             }
         }
+    }
+
+    /// `pick_task()` → `pick_task_fair()` on a sibling running a task, as the
+    /// core-wide pick calls it (core.c v6.12.19 6165, v6.5 6195): its task is still
+    /// `cfs_rq->curr`, not put back, so the pick weighs it beside the queue (the
+    /// caller has charged it, `update_curr()`). Returns the task picked.
+    ///
+    /// From 6.6, `pick_eevdf()` (fair.c v6.12.19 907-970): the current task alone
+    /// (`nr_running == 1`, 918-919); else it counts only if eligible (921-922), keeps
+    /// the CPU if its slice is protected (RUN_TO_PARITY, 928-929: `curr->vlag ==
+    /// curr->deadline`, stashed by `set_next_entity()` at its pick, 5633, and lost
+    /// when `update_curr()` → `update_deadline()` gives it a new deadline, 1007-1027,
+    /// 1229, which this pick's charge does once the deadline is reached), and wins
+    /// over the queue's earliest eligible deadline only with an earlier one
+    /// (`entity_before()`, 544-551; 966-967). A delayed task picked from the queue is
+    /// dequeued and the pick runs again (`pick_next_entity()` 5681-5687,
+    /// `pick_task_fair()` 8938-8940). Before 6.6, `pick_next_entity(cfs_rq, curr)`
+    /// (fair.c v6.5 5084-5130, from `pick_task_fair()` 8028-8056): the leftmost of
+    /// the queue, or the current task when its vruntime is strictly less.
+    ///
+    /// Simplified, as elsewhere in the model: the protection is "eligible and short
+    /// of its deadline" (a deadline renewed at the tick counts as a new pick's), the
+    /// reschedule that `update_deadline()` asks for when the current task stays the
+    /// pick (a re-pick of the same task) is left out, and there are no buddies
+    /// (PICK_BUDDY's `next`, 6.5's `next`, `last` and `skip`).
+    fn running_pick(&mut self, s: u32) -> u32 {
+        let curr = self.cpus[s as usize].curr;
+        if !self.eevdf {
+            let Some(i) = self.pick_next_with(s, None) else {
+                return curr;
+            };
+            let left = self.cpus[s as usize].queue[i];
+            let (cv, lv) = (
+                self.tasks[curr as usize].vruntime,
+                self.tasks[left as usize].vruntime,
+            );
+            return if cv < lv { curr } else { left };
+        }
+        // update_deadline() from update_curr(): a new slice once this one is used up.
+        let task = &mut self.tasks[curr as usize];
+        let renewed = task.vruntime >= task.deadline;
+        if renewed {
+            task.deadline = task.vruntime + self.slice_ns;
+        }
+        loop {
+            let Some(i) = self.pick_next_with(s, None) else {
+                return curr;
+            };
+            let (cv, cd) = {
+                let c = &self.tasks[curr as usize];
+                (c.vruntime, c.deadline)
+            };
+            let curr_eligible = self.vruntime_eligible(s, cv);
+            if curr_eligible && !renewed {
+                return curr;
+            }
+            let t = self.cpus[s as usize].queue[i];
+            let (tv, td) = {
+                let q = &self.tasks[t as usize];
+                (q.vruntime, q.deadline)
+            };
+            // `best` is the queue's earliest eligible deadline; pick_next_with()'s
+            // least-vruntime fallback (none eligible) is no `best`.
+            if curr_eligible && (!self.vruntime_eligible(s, tv) || cd < td) {
+                return curr;
+            }
+            if !matches!(self.tasks[t as usize].loc, Loc::Delayed(_)) {
+                return t;
+            }
+            self.finish_delayed_dequeue(s, i);
+        }
+    }
+
+    /// The pick of a sibling the core-wide pick has rescheduled (`core_forced`): the
+    /// task it chose for it (`rq->core_pick`, the `core_pick_seq` fast path of
+    /// `pick_next_task()`, core.c v6.12.19 6084-6093) if set and still queued here,
+    /// else its best task of the core's cookie.
+    pub(super) fn forced_pick(&mut self, cpu: u32) -> Option<usize> {
+        let t = std::mem::replace(&mut self.cpus[cpu as usize].core_pick, u32::MAX);
+        if t != u32::MAX {
+            if let Some(i) = self.cpus[cpu as usize].queue.iter().position(|&x| x == t) {
+                return Some(i);
+            }
+        }
+        self.pick_next(cpu)
     }
 
     /// `core_occupation` as a core-wide pick sets it (`occ`, the threads given a task

@@ -103,10 +103,13 @@
 //!   the tick's interrupt and softirq time is taken from the running task.
 //! - **Core scheduling.** SMT siblings only run tasks of one cookie. Every schedule()
 //!   picks for the whole core (`pick_next_task()`'s core-wide selection): each
-//!   thread's best task, the most important of them by vruntime less the thread's
-//!   `min_vruntime_fi` (`cfs_prio_less()`), and its cookie for every thread; a
-//!   sibling running another cookie is preempted (an IPI), a thread with nothing of
-//!   that cookie is forced idle (accounted). `min_vruntime_fi` follows
+//!   thread's best task (a running thread's by its own fair pick over its task and
+//!   queue, EEVDF with RUN_TO_PARITY or CFS's leftmost), the most important of them by
+//!   vruntime less the thread's `min_vruntime_fi` (`cfs_prio_less()`), and its cookie
+//!   for every thread; a running sibling whose pick for the core is not its task
+//!   (another cookie, or its own pick a queued task of the core's cookie) is
+//!   preempted (an IPI) and switches to it, a thread with nothing of that cookie is
+//!   forced idle (accounted). `min_vruntime_fi` follows
 //!   `min_vruntime` except while the core stays in force idle, and `min_vruntime` is
 //!   kept lazily (raised at each core-wide pick). At a tick, a task alone on its CPU
 //!   that has used half its slice while a sibling is forced idle reschedules
@@ -115,7 +118,8 @@
 //!   Not modelled: the sibling still on its way to schedule() (IPI or C-state exit in
 //!   flight) is left out of a pick and picks for itself when it gets there; the
 //!   sibling's switch is immediate (its IPI is charged as time); the steal's scan is
-//!   instantaneous.
+//!   instantaneous; `sched_core_find()`'s order is not kept (a running sibling whose
+//!   own pick has another cookie keeps its task when that has the core's cookie).
 
 mod api;
 mod balance;
@@ -486,6 +490,10 @@ struct Cpu {
     /// Core scheduling: a sibling's core-wide pick has chosen for this CPU, which
     /// re-picks from it instead of picking for the core again (`core_pick_seq`).
     core_forced: bool,
+    /// Core scheduling: `rq->core_pick` (`u32::MAX`: none), this running CPU's own
+    /// pick in a sibling's core-wide pick, then the task that pick chose for it to
+    /// switch to.
+    core_pick: u32,
     /// Core scheduling: `rq->idle->core_occupation`, the threads of the core that ran
     /// a task after the last core-wide pick that left this CPU idle.
     idle_occ: u8,

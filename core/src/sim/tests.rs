@@ -380,3 +380,74 @@ fn sis_prop_scan_cost_goes_to_the_waker_cpus_own_domain() {
     let sp = &sim.state.sis_prop;
     assert_eq!((sp.avg_scan_cost_ns[3], sp.avg_scan_cost_ns[0]), (100, 0));
 }
+
+/// Z (cookie 2) pinned to CPU 0, X (cookie 1) and Y (cookie 2) pinned to its
+/// sibling, each running 10 ms, under `patches`: stepped until the core runs X's
+/// cookie (X on the sibling, Y queued behind it, CPU 0 forced idle with Z queued).
+fn running_sibling_run(patches: &str) -> (Simulator, u32) {
+    let sib = smt8_sibling_of_0();
+    let run = || vec![Op::Run(Dist::Fixed { ns: 10_000_000 }), Op::Exit];
+    let tasks = vec![
+        smt8_task(&[0], 2, run()),
+        smt8_task(&[sib], 1, run()),
+        smt8_task(&[sib], 2, run()),
+    ];
+    let mut sim = quiet_sim("xeon-smt-8", patches, CpuMask::full(8), 100, tasks);
+    let s = sib as usize;
+    while !(sim.cpus[s].mode == Mode::Running
+        && sim.cpus[s].curr == 1
+        && sim.cpus[0].mode == Mode::ForceIdle)
+    {
+        assert!(
+            sim.step() && sim.error.is_none(),
+            "{patches}: {:?}",
+            sim.error
+        );
+        assert!(sim.now < SimTime::from_ms(30), "{patches}: X never ran");
+    }
+    (sim, sib)
+}
+
+/// The core-wide pick takes a running sibling's candidate from its own fair pick
+/// over its current task and its queue (`pick_task()` on `rq_i`, core.c v6.12.19
+/// 6165; `pick_eevdf()` with `cfs_rq->curr`, fair.c 907-970; 6.5's
+/// `pick_next_entity(cfs_rq, curr)`), not its current task. X runs on CPU 0's
+/// sibling 2 ms of vruntime ahead of Y queued there, so X is not eligible (6.12) or
+/// not the leftmost (6.5), and Y is that CPU's pick; Z's vruntime, against CPU 0's
+/// `min_vruntime_fi`, is behind X's but not Y's. CPU 0's core-wide pick then gives
+/// the core Y's cookie: CPU 0 runs Z and the sibling switches to Y (`resched_curr()`
+/// as its core pick is not its current task, 6259-6265). Taking X as the sibling's
+/// candidate would have kept X's cookie and left CPU 0 forced idle. With X eligible
+/// and its slice protected (RUN_TO_PARITY, fair.c 928-929) X stays the candidate.
+#[test]
+fn a_running_siblings_candidate_is_its_own_fair_pick() {
+    let (x, y, z) = (1, 2, 0);
+    for (patches, x_ahead) in [("6.12", true), ("6.5", true), ("6.12", false)] {
+        let (mut sim, sib) = running_sibling_run(patches);
+        let s = sib as usize;
+        sim.update_curr(sib);
+        assert_eq!(sim.tasks[y].loc, Loc::Queued(sib));
+        let yv = sim.tasks[y].vruntime;
+        // Ahead of Y by 2 ms (not eligible) or level with it (eligible), and short
+        // of its deadline.
+        let xv = if x_ahead { yv + 2_000_000 } else { yv };
+        sim.cpus[s].v_sum += xv - sim.tasks[x].vruntime;
+        sim.tasks[x].vruntime = xv;
+        sim.tasks[x].deadline = xv + 1_000_000;
+        sim.tasks[y].deadline = yv + 500_000;
+        // Z's normalized vruntime 1 ms behind X's.
+        let nx = xv - sim.cpus[s].fi_base;
+        sim.cpus[0].fi_base = sim.tasks[z].vruntime - nx - 1_000_000;
+        sim.schedule(0);
+        sim.check_invariants().unwrap();
+        let on = |c: usize| (sim.cpus[c].mode, sim.cpus[c].curr);
+        if x_ahead {
+            assert_eq!(on(0), (Mode::Running, z as u32), "{patches}");
+            assert_eq!(on(s), (Mode::Running, y as u32), "{patches}");
+            assert_eq!(sim.tasks[x].loc, Loc::Queued(sib), "{patches}");
+        } else {
+            assert_eq!(on(0).0, Mode::ForceIdle, "{patches}: X protected");
+            assert_eq!(on(s), (Mode::Running, x as u32), "{patches}");
+        }
+    }
+}

@@ -154,6 +154,29 @@ impl Simulator {
         exit::all_pinned_redo(&lv.span, &env.excluded, &lv.groups[0].balance)
     }
 
+    /// `cpumask_test_cpu(this_cpu, busiest->curr->cpus_ptr)` (fair.c v6.8 11449), the
+    /// active balance's test under busiest's lock: whether `src`'s `rq->curr` may run
+    /// on `dst`. A running CPU's is its task. Inside a newidle pass `src` is still in
+    /// `__schedule()`'s pick (`pick_next_task()`, core.c v6.8 6722; `rq->curr = next`
+    /// only at 6735), with its rq lock released (`newidle_balance()`, fair.c
+    /// 12346-12385): its `rq->curr` is the task that blocked or exited there (the last
+    /// task it ran), or the idle task in a pass of the idle task, or the stopper in a
+    /// pass after a stopper's run, both pinned to `src`. An idle, forced-idle or
+    /// waking CPU's is its idle task.
+    pub(in crate::sim) fn busiest_curr_allowed(&self, src: u32, dst: u32) -> bool {
+        let c = &self.cpus[src as usize];
+        let curr = match c.mode {
+            Mode::Running => c.curr,
+            Mode::NewidlePass
+                if !self.state.rqs[src as usize].curr_is_idle && !c.newidle_curr_stopper =>
+            {
+                c.last_task
+            }
+            Mode::NewidlePass | Mode::Idle | Mode::ForceIdle | Mode::Waking => return false,
+        };
+        curr != u32::MAX && self.allowed_on(curr, dst)
+    }
+
     /// `load_balance()` (`sched_balance_rq()` from 6.10), fair.c v6.8, of `dst`'s
     /// domain `li`, run on `runs_on` (`dst`, or the idle load balancer on its behalf).
     /// Returns the tasks pulled and whether to keep balancing higher domains
@@ -230,9 +253,7 @@ impl Simulator {
             || {
                 // raw_spin_rq_lock_irqsave(busiest) for the checks.
                 self.lb_rq_lock(env.runs_on, src, 0);
-                let curr = self.cpus[src as usize].curr;
-                let running = self.cpus[src as usize].mode == Mode::Running;
-                let curr_movable = running && self.allowed_on(curr, dst);
+                let curr_movable = self.busiest_curr_allowed(src, dst);
                 (curr_movable, self.balance.push_cpu[src as usize].is_some())
             },
         );

@@ -269,3 +269,28 @@ fn a_pass_after_the_stopper_lasts_its_own_run_time() {
     assert!(sim.run_until(second_end));
     assert_ne!(sim.cpus[0].mode, Mode::NewidlePass, "over at its own end");
 }
+
+/// `load_balance()`'s active-balance test reads `busiest->curr->cpus_ptr` (fair.c
+/// v6.8 11449) under busiest's lock. A busiest CPU inside its newidle pass is still
+/// in `__schedule()`'s pick, its `rq->curr` the task that blocked (`rq->curr = next`
+/// only after the pick, core.c v6.8 6722-6735): task 2, blocked on CPU 0, may run on
+/// CPUs 0-7, so a balance of CPU 3 may start an active balance from CPU 0 (the model
+/// had taken a CPU in its pass as one whose current task may not move). The stopper
+/// of a pass after its run, the idle task of a pass of the idle task, and a blocked
+/// task pinned to CPU 0 may not move.
+#[test]
+fn a_busiest_cpu_in_its_pass_has_the_blocked_task_current() {
+    let (mut sim, _) = blocked_in_pass(5_000_000);
+    assert_eq!(sim.cpus[0].last_task, 2);
+    assert!(!sim.state.rqs[0].curr_is_idle);
+    assert!(sim.busiest_curr_allowed(0, 3), "task 2 may run on CPU 3");
+    sim.cpus[0].newidle_curr_stopper = true;
+    assert!(!sim.busiest_curr_allowed(0, 3), "the stopper is pinned");
+    sim.cpus[0].newidle_curr_stopper = false;
+    sim.state.rqs[0].curr_is_idle = true;
+    assert!(!sim.busiest_curr_allowed(0, 3), "the idle task is pinned");
+    sim.state.rqs[0].curr_is_idle = false;
+    let n = sim.machine.nr_cpus();
+    sim.views[2].task.as_mut().unwrap().allowed = CpuMask::from_cpus(n, [CpuId(0)]);
+    assert!(!sim.busiest_curr_allowed(0, 3), "task 2 pinned to CPU 0");
+}
