@@ -299,6 +299,9 @@ pub fn domain_diff() -> Html {
         <section class="domain-diff" aria-label="compare two kernels' domains">
             <h3>{ "Compare kernels" }</h3>
             { picker }
+            // An embed shows the link's comparison, not a menu of others (its picker is
+            // hidden there): this line says which it is.
+            <p class="diff-fixed">{ format!("v{a} with v{b}, as {}.", text_label(fmt)) }</p>
             { body }
         </section>
     }
