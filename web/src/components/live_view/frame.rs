@@ -25,13 +25,20 @@ use crate::worker::now_ms;
 /// 390 × 844 phone, 331 × 552 px, and at 1280 × 720: the cluster boxes stay, the
 /// CPU numbers tell them apart); else one as wide as the canvas and up to
 /// [`SCROLL_MAX`] times as tall as its box, which scrolls (`layout_scroll_fit`: EPYC
-/// 9654's 192 CPUs at every size), but in a slide's fixed frame (`may_scroll` false:
-/// there the whole machine is shown); else the one whose CPUs are bigger, unnumbered.
+/// 9654's 192 CPUs at every size; `scroll_w` wide, the box less its scroll bar), but
+/// in a slide's fixed frame (`may_scroll` false: there the whole machine is shown);
+/// else the one whose CPUs are bigger, unnumbered.
 /// With whether it scrolls. Until session 38 wide screens kept the square one, whose
 /// boxes were too small for 11 px labels; until session 39 the named flowed one left
 /// Kunpeng 920's CPUs unnumbered on a phone and at 1280 × 720; until session 40
 /// machines of 192 CPUs and more were unnumbered in every layout.
-fn fitted_layout(m: &Machine, width: f64, max_h: f64, may_scroll: bool) -> (Layout, bool) {
+fn fitted_layout(
+    m: &Machine,
+    width: f64,
+    scroll_w: f64,
+    max_h: f64,
+    may_scroll: bool,
+) -> (Layout, bool) {
     let square = layout_fit(m, LAYOUT_ASPECT);
     let square_scale = (width / square.w).min(max_h / square.h);
     if numbers_fit(&square, square_scale) {
@@ -48,7 +55,7 @@ fn fitted_layout(m: &Machine, width: f64, max_h: f64, may_scroll: bool) -> (Layo
     // A little over the least scale, so that rounding does not undo the fit.
     let least = number_scale(&square) * (1.0 + 1e-9);
     if let Some((long, s)) = may_scroll
-        .then(|| layout_scroll_fit(m, width, least, SCROLL_MAX * max_h))
+        .then(|| layout_scroll_fit(m, scroll_w, least, SCROLL_MAX * max_h))
         .flatten()
     {
         if numbers_fit(&long, s) {
@@ -59,9 +66,10 @@ fn fitted_layout(m: &Machine, width: f64, max_h: f64, may_scroll: bool) -> (Layo
 }
 
 /// How many times its box's height a canvas that scrolls may be: EPYC 9654's 192
-/// CPUs are 1.7-2.0 (913 px in a phone's 552 px box, 1025 in 1280 × 720's 509);
-/// the 2-socket one's 384 would be 3.1-4.0, more scrolling than numbers are worth
-/// (and 4-8 MB of canvas a side at 3 device pixels to the CSS pixel).
+/// CPUs take 1.7-1.9 (973 px in 1280 × 720's 509 px box, 1072 in a phone's 552
+/// beside a 15 px scroll bar, 913 where the bar overlays); the 2-socket one's 384
+/// would take 3.1-4.0, more scrolling than numbers are worth (and 4-8 MB of canvas a
+/// side at 3 device pixels to the CSS pixel).
 const SCROLL_MAX: f64 = 2.5;
 
 /// Room kept under a canvas that fills the rest of the window (CSS px).
@@ -203,6 +211,15 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
         // A slide's fixed frame shows the whole machine: no canvas scrolls there.
         let framed = frame_room(root, &shown);
         let may_scroll = framed.is_none();
+        // The width a scroll bar takes (the page's: 0 where it overlays, as on a
+        // phone), kept in a box that scrolls.
+        let bar = web_sys::window()
+            .and_then(|w| {
+                let inner = w.inner_width().ok()?.as_f64()?;
+                let page = w.document()?.document_element()?.client_width();
+                Some((inner - f64::from(page)).clamp(0.0, 30.0))
+            })
+            .unwrap_or(0.0);
         let room = framed.or_else(|| {
             let above = room_above(root, &shown);
             web_sys::window()
@@ -225,7 +242,11 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
             let want = Some((width.round() as u32, max_h.round() as u32));
             if want != painter.fitted_for {
                 if let Some(m) = &machine {
-                    let (layout, scrolls) = fitted_layout(m, width, max_h, may_scroll);
+                    // The layout that scrolls is chosen for the box less its scroll
+                    // bar (measured without it while the box does not scroll yet), so
+                    // that the bar's coming does not undo the choice.
+                    let net = if painter.scrolls { width } else { width - bar };
+                    let (layout, scrolls) = fitted_layout(m, width, net, max_h, may_scroll);
                     painter.set_layout(layout);
                     painter.scrolls = scrolls;
                     // A canvas taller than the room scrolls in its box; the scroll
