@@ -290,6 +290,8 @@ def mobile_layout(page, cfg):
         # "the simulator, A against" over "B" (session 39).
         wrap = page.js(SUBTITLE_WRAP)
         check(wrap == [], f"390 px, Simulate: the heading's subtitle wraps whole, no dot ends a line (got {wrap})")
+        broken = page.js(BROKEN_JOINS, ".sim-status, .live-status")
+        check(broken == [], f"390 px, Simulate: no number of the status lines is on another line than its unit (broken: {broken})")
         fit = page.js("return [document.documentElement.scrollWidth,"
                       " document.querySelector('.sim-chart svg').getBoundingClientRect().right]")
         check(fit[0] <= MOBILE[0] and fit[1] <= MOBILE[0],
@@ -604,6 +606,8 @@ def layout_1280(page, cfg):
         # "the simulator, A" over "against B" (session 39).
         wrap = page.js(SUBTITLE_WRAP)
         check(wrap == [], f"1280x720, simulate: the heading's subtitle wraps whole (got {wrap})")
+        broken = page.js(BROKEN_JOINS, ".sim-status, .live-status")
+        check(broken == [], f"1280x720, simulate: no number of the status lines is on another line than its unit (broken: {broken})")
         broken = page.js(BROKEN_WORDS, ".sim-cli code")
         check(broken == [], f"simulate: the command lines break between words (broken: {broken[:6]})")
         cut = page.js(SVG_TEXT_CUT, ".sim-chart svg")

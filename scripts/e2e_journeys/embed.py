@@ -46,10 +46,14 @@ def embed(page, cfg):
         shutil.rmtree(hostdir, ignore_errors=True)
 
 
+# A domains embed whose link compares v6.8 with v6.6's dmesg lines.
+DOMAINS_EMBED = {"machine": "kunpeng920-6426", "patches": "6.8",
+                 "ui": {"diff_with": "6.6", "diff_text": "dmesg"}}
+
+
 def embed_in(page, cfg, hostdir, host_url):
     for scenario, view, sizes in ((TEACHING, "wake-up", ((640, 360), (800, 450), (1280, 720))),
-                                  ({"machine": "kunpeng920-6426", "patches": "6.8"}, "domains",
-                                   ((800, 450),))):
+                                  (DOMAINS_EMBED, "domains", ((800, 450), (1280, 720)))):
         for w, h in sizes:
             src = page.url + "?embed#" + fragment(scenario)
             host = (f'<!doctype html><title>host</title><body style="margin:8px"><iframe src="{src}"'
@@ -75,9 +79,15 @@ def embed_in(page, cfg, hostdir, host_url):
                     "   (r => [r.left, r.top, r.right, r.bottom])(e.getBoundingClientRect())),"
                     " cpu: document.querySelector('button.cpu')?.getBoundingClientRect().width,"
                     " hints: [...document.querySelectorAll('.hint')].filter(e => e.checkVisibility())"
-                    "   .map(e => e.textContent)}")
+                    "   .map(e => e.textContent),"
+                    " diff: [...document.querySelectorAll('.domain-diff select')].filter(e => e.checkVisibility()).length,"
+                    " fixed: [...document.querySelectorAll('.diff-fixed')].filter(e => e.checkVisibility())"
+                    "   .map(e => e.textContent),"
+                    " heads: [...document.querySelectorAll('.line-diff th')].map(e => e.textContent)}")
                 found["axe"] = axe_violations(page) if w == 800 else []
-                broken = page.js(BROKEN_JOINS, ".trace") if view == "wake-up" else []
+                # The compared dmesg lines broke "span=20-23" after its hyphen at
+                # 1280x720 (session 40).
+                broken = page.js(BROKEN_JOINS, ".trace" if view == "wake-up" else ".line-diff")
             finally:
                 page.driver.switch_to.default_content()
             # A slide shows the scenario shared, not a menu of others above it.
@@ -98,6 +108,13 @@ def embed_in(page, cfg, hostdir, host_url):
             check(found["title"] and found["title"].endswith(want),
                   f"{view} at {w}x{h}: the header names the kernels shown, {want!r} "
                   f"(got {found['title']!r})")
+            if view == "domains":
+                # It showed its "Compare kernels" pickers, the one input left in an embed
+                # (session 40): the link's comparison stays, named in a line.
+                check(found["diff"] == 0 and found["fixed"] == ["v6.8 with v6.6, as dmesg (sched_domain_debug)."]
+                      and found["heads"][1:] == ["v6.8", "v6.6"],
+                      f"domains at {w}x{h}: the comparison is the link's, named, without its pickers "
+                      f"(pickers shown {found['diff']}, line {found['fixed']}, columns {found['heads']})")
             if view == "wake-up":
                 # A slide's frame, as narrow as a phone's at 640: both decisions (A's and
                 # B's chosen CPU) in the panel without scrolling, CPUs not the phone's
@@ -109,8 +126,8 @@ def embed_in(page, cfg, hostdir, host_url):
                       f"CPUs under 40 px ({found['chosen']} in {found['panel']}, CPU {found['cpu']} px)")
             # "sd_llc_shared-" over ">nr_idle_scan", "cluster 0-" over "3" at 1280x720
             # (session 39).
-            check(broken == [], f"{view} at {w}x{h}: no arrow or CPU range of the trace "
-                                f"is broken across lines (broken: {broken})")
+            check(broken == [], f"{view} at {w}x{h}: no arrow or CPU range of the trace or the "
+                                f"compared text is broken across lines (broken: {broken})")
             if view == "wake-up" and w in (640, 800):
                 page.screenshot(cfg["shot_epyc"].replace(".png", "-embed.png" if w == 800 else f"-embed-{w}.png"))
     for machine in ("kunpeng920-6426", "epyc9654-1p"):
@@ -143,7 +160,7 @@ def embed_phone(page, cfg, hostdir, host_url):
     w, h = 390, 760
     for name, scenario, ready in (("wake-up", TEACHING, '.decision[data-side="b"] .chosen-cpu'),
                                   ("simulation", SIMULATE, ".sim-status.done"),
-                                  ("domains", {"machine": "kunpeng920-6426", "patches": "6.8"}, ".level-name")):
+                                  ("domains", DOMAINS_EMBED, ".level-name")):
         src = page.url + "?embed#" + fragment(scenario)
         with open(os.path.join(hostdir, f"phone-{name}.html"), "w") as f:
             f.write(f'<!doctype html><title>host</title><body style="margin:8px"><iframe src="{src}"'

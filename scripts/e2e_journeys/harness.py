@@ -360,9 +360,11 @@ BROKEN_WORDS = r"""
     return out;"""
 
 # A C arrow ("sd_llc_shared->nr_idle_scan") or a number range ("0-3") broken inside,
-# its hyphen on one line and the ">" or digit after it on the next, in the elements
-# matching arguments[0] (drawn ones), as [text]: the wake-up trace broke "->" in a
-# 1280x720 embed, "0-3" after its hyphen (session 39).
+# its hyphen on one line and the ">" or digit after it on the next, or a number and
+# its unit ("12 ms", "0.61 M events/s") on two lines, in the elements matching
+# arguments[0] (drawn ones), as [text]: the wake-up trace broke "->" in a 1280x720
+# embed, "0-3" after its hyphen (session 39); the Simulate tab's status line "12" over
+# "ms of warm-up" at 1280x720, "0.61" over "M events/s" on a phone (session 40).
 BROKEN_JOINS = r"""
     const out = [];
     for (const e of document.querySelectorAll(arguments[0])) {
@@ -383,6 +385,8 @@ BROKEN_JOINS = r"""
         const dash = m.index + m[0].lastIndexOf('-');
         if (top(dash) !== top(m.index + m[0].length - 1)) out.push(m[0]);
       }
+      for (const m of text.matchAll(/\d[\d.,]* (?:M events\/s|MB\/s|ms|µs|ns|s)(?![\w])/g))
+        if (top(m.index) !== top(m.index + m[0].length - 1)) out.push(m[0]);
       // Copied text is the text: no invisible joiner or zero-width space in it.
       if (/[\u2060\u200b]/.test(text)) out.push('an invisible character in ' + text.slice(0, 40));
     }

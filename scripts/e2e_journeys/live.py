@@ -307,87 +307,122 @@ LEGEND_HEADS = """
       [t.textContent, Math.round(t.getBoundingClientRect().left), Math.round(key)]);"""
 
 
-# Per live canvas, the empty width left and right of it in its box (CSS px).
+# Per live canvas, the empty width left and right of it in its box (CSS px): within
+# the box's content, less a scroll bar's room where the box scrolls.
 LIVE_MARGINS = """
     return [...document.querySelectorAll('.live-canvas')].filter(c => c.checkVisibility()).map(c => {
-      const b = c.parentElement.getBoundingClientRect(), r = c.getBoundingClientRect();
-      return [Math.round(r.left - b.left), Math.round(b.right - r.right)]; });"""
+      const p = c.parentElement, b = p.getBoundingClientRect(), r = c.getBoundingClientRect();
+      const left = b.left + p.clientLeft;
+      return [Math.round(r.left - left), Math.round(left + p.clientWidth - r.right)]; });"""
+
+# Per live canvas, its height and its box's (the room it is shown in) and whether the
+# box scrolls (CSS px).
+LIVE_BOXES = """
+    return [...document.querySelectorAll('.live-canvas')].filter(c => c.checkVisibility()).map(c => {
+      const p = c.parentElement;
+      return [Math.round(c.getBoundingClientRect().height), p.clientHeight, p.scrollHeight > p.clientHeight + 1]; });"""
+
+# EPYC 9654 (one socket, 192 CPUs): the 2-client run on its 96 cores' first node.
+LIVE_EPYC1 = dict(LIVE, machine="epyc9654-1p")
 
 
 def live_layout(page, cfg):
     """A and B's live canvases side by side at 1280x800 and 1280x720, stacked on a 390
     px phone, each centred in its box; the view's heading, controls and first canvas
-    on one screen; the CPU numbers drawn at 11 px or more at every size (at 1280x800
-    in a taller layout whose CPUs hold them, on the phone and at 1280x720 in one
-    whose clusters gave their names' line to the CPUs, which the key says), the
-    group labels at 11 px, none left out; each heading of the key starts its line."""
+    (its box) on one screen; the CPU numbers drawn at 11 px or more at every size, on
+    Kunpeng 920 (at 1280x800 in a taller layout whose CPUs hold them, on the phone and
+    at 1280x720 in one whose clusters gave their names' line to the CPUs, which the key
+    says) and on EPYC 9654's 192 CPUs (unnumbered at every size until session 40: in a
+    canvas as wide as its box and taller, the box scrolling); the group labels at 11
+    px, none left out; each heading of the key starts its line."""
     try:
-        for (w, h), side_by_side in (((1280, 800), True), ((1280, 720), True), ((390, 844), False)):
-            set_viewport(page, w, h)
-            page.open(fragment(LIVE))
-            page.wait_for("#live-status", timeout=120)
-            page.until(lambda: page.js("return document.querySelector('#live-canvas-1').width") > 0, timeout=10)
-            time.sleep(0.6)  # the canvases are fitted a few times a second
-            r = page.js("""return [0, 1].map(i => {
-                const r = document.querySelector('#live-canvas-' + i).getBoundingClientRect();
-                return [r.left, r.top, r.width, r.height]; })""")
-            (l0, t0, w0, h0), (l1, t1, w1, h1) = r
-            if side_by_side:
-                ok = abs(t0 - t1) < 2 and l1 >= l0 + w0 and w0 >= 250 and abs(w0 - w1) < 2
-                what = "side by side"
-            else:
-                # The phone's layout is taller than wide: the canvas is as tall as
-                # allowed, 250 px wide and more.
-                ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 250
-                what = "stacked"
-            check(ok, f"at {w}x{h} A and B are {what} (A {[round(v) for v in r[0]]}, B {[round(v) for v in r[1]]})")
-            wide = page.js("return document.documentElement.scrollWidth")
-            check(wide <= w, f"at {w} px the page fits the width ({wide} px)")
-            # CPU numbers as drawn on the page: the canvas' own size for them times
-            # its scale there. At 390 px they were 9 px in boxes 20 px wide (session
-            # 37 numbered them in a 590 px canvas; in session 38's 552 px canvas that
-            # fits the screen under the controls, and at 1280x720, Kunpeng 920's CPUs
-            # were too small for "127" at 11 px, and not numbered). At 1280x800 the
-            # taller layout numbers them; on the phone and at 1280x720 the one without
-            # the clusters' names (session 39).
-            px = page.js(LIVE_NUMBERS)
-            ok = all(p is not None and p >= 11 for p in px)
-            check(ok and px, f"at {w}x{h} the CPU numbers are drawn at least 11 px (px per canvas {px})")
-            key = page.text(".live-legend") or ""
-            unnamed = "without a name: a cluster" in key
-            # "requeued in place (6.12's delayed task)" was alone on the key's third
-            # line at 1280 px, where it fit beside "other node" (session 39).
-            lone = page.js(LONE_KEYS, ".live-legend")
-            check(lone == [], f"at {w}x{h} no line of the key holds one key alone that would fit "
-                              f"the line before (lone: {lone})")
-            check(unnamed == ((w, h) != (1280, 800)),
-                  f"at {w}x{h} the key says what a box without a name is exactly where the "
-                  f"clusters' names were left out (says it: {unnamed})")
-            # Centred: on the phone the canvas (252 px) sat at its box's left, 79 px
-            # of the box empty at its right (session 39).
-            margins = page.js(LIVE_MARGINS)
-            check(margins and all(abs(a - b) <= 2 for a, b in margins),
-                  f"at {w}x{h} each canvas is centred in its box ([left, right] empty px: {margins})")
-            # The group labels ("cluster 0"): 10 px until session 38, squeezed into boxes
-            # narrower than them at 1280 px.
-            labels = page.js(LIVE_LABELS)
-            check(labels and all(p is not None and p >= 11 and out == 0 for p, out in labels),
-                  f"at {w}x{h} the group labels are drawn at least 11 px, none left out "
-                  f"([px, left out] per canvas: {labels})")
-            # The view's heading, controls and first canvas on one screen: on the phone
-            # the canvas was 590 px tall under 379 px of controls (969 px).
-            page.js("document.querySelector('.live-view').scrollIntoView()")
-            span = page.js(SPAN_ON_SCREEN, ".live-view", "#live-canvas-0")
-            check(span and span[1] <= span[2],
-                  f"at {w}x{h} the live view's heading, controls and first canvas fit one screen "
-                  f"([top, canvas bottom, screen] px: {span})")
-            # The key: a heading ("CPUs:") starts a line, never left at the end of the
-            # line of the keys before it.
-            heads = page.js(LEGEND_HEADS)
-            check(len(heads) == 2 and all(abs(x - left) <= 1 for _, x, left in heads),
-                  f"at {w} px each heading of the key starts a line ([heading, left, key's left]: {heads})")
-            page.js("document.querySelector('.live-view').scrollIntoView()")
-            time.sleep(0.5)
-            page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{w}.png" if h != 720 else f"-live-ab-{w}x{h}.png"))
+        for machine, scenario in (("kunpeng920-6426", LIVE), ("epyc9654-1p", LIVE_EPYC1)):
+            for (w, h), side_by_side in (((1280, 800), True), ((1280, 720), True), ((390, 844), False)):
+                live_layout_at(page, cfg, machine, scenario, w, h, side_by_side)
     finally:
         set_viewport(page, *VIEWPORT)
+
+
+def live_layout_at(page, cfg, machine, scenario, w, h, side_by_side):
+    """live_layout's checks on one machine at one size."""
+    epyc = machine.startswith("epyc")
+    at = f"{machine} at {w}x{h}"
+    set_viewport(page, w, h)
+    page.open(fragment(scenario))
+    page.wait_for("#live-status", timeout=120)
+    page.until(lambda: page.js("return document.querySelector('#live-canvas-1').width") > 0, timeout=10)
+    time.sleep(1.2)  # the canvases are fitted a few times a second (twice for a box that scrolls)
+    # Each canvas' left, top and width, and its box's height (the room it is shown in).
+    r = page.js("""return [0, 1].map(i => {
+        const c = document.querySelector('#live-canvas-' + i), r = c.getBoundingClientRect();
+        return [r.left, r.top, r.width, c.parentElement.getBoundingClientRect().height]; })""")
+    (l0, t0, w0, h0), (l1, t1, w1, h1) = r
+    if side_by_side:
+        ok = abs(t0 - t1) < 2 and l1 >= l0 + w0 and w0 >= 250 and abs(w0 - w1) < 2
+        what = "side by side"
+    else:
+        # The phone's layout is taller than wide: the canvas is as tall as
+        # allowed, 250 px wide and more.
+        ok = t1 >= t0 + h0 and abs(l0 - l1) < 2 and w0 >= 250
+        what = "stacked"
+    check(ok, f"{at} A and B are {what} (A {[round(v) for v in r[0]]}, B {[round(v) for v in r[1]]})")
+    wide = page.js("return document.documentElement.scrollWidth")
+    check(wide <= w, f"{at} the page fits the width ({wide} px)")
+    # CPU numbers as drawn on the page: the canvas' own size for them times
+    # its scale there. At 390 px they were 9 px in boxes 20 px wide (session
+    # 37 numbered them in a 590 px canvas; in session 38's 552 px canvas that
+    # fits the screen under the controls, and at 1280x720, Kunpeng 920's CPUs
+    # were too small for "127" at 11 px, and not numbered). At 1280x800 the
+    # taller layout numbers them; on the phone and at 1280x720 the one without
+    # the clusters' names (session 39). EPYC 9654's were 12-14 px wide at every
+    # size, unnumbered (session 40).
+    px = page.js(LIVE_NUMBERS)
+    ok = all(p is not None and p >= 11 for p in px)
+    check(ok and px, f"{at} the CPU numbers are drawn at least 11 px (px per canvas {px})")
+    boxes = page.js(LIVE_BOXES)
+    if epyc:
+        # As tall as numbers need, the box scrolling, and at most 2.5 times its
+        # box (more is not worth the scrolling).
+        ok = boxes and all(s and bh < c <= 2.5 * bh + 3 for c, bh, s in boxes)
+        check(ok, f"{at} each canvas is taller than its box, at most 2.5 times, and the "
+                  f"box scrolls ([canvas, box px, scrolls] {boxes})")
+    else:
+        check(boxes and not any(s for _, _, s in boxes),
+              f"{at} no box scrolls ([canvas, box px, scrolls] {boxes})")
+    key = page.text(".live-legend") or ""
+    unnamed = "without a name: a cluster" in key
+    # "requeued in place (6.12's delayed task)" was alone on the key's third
+    # line at 1280 px, where it fit beside "other node" (session 39).
+    lone = page.js(LONE_KEYS, ".live-legend")
+    check(lone == [], f"{at} no line of the key holds one key alone that would fit "
+                      f"the line before (lone: {lone})")
+    check(unnamed == (epyc or (w, h) != (1280, 800)),
+          f"{at} the key says what a box without a name is exactly where the "
+          f"clusters' names were left out (says it: {unnamed})")
+    # Centred: on the phone the canvas (252 px) sat at its box's left, 79 px
+    # of the box empty at its right (session 39).
+    margins = page.js(LIVE_MARGINS)
+    check(margins and all(abs(a - b) <= 2 for a, b in margins),
+          f"{at} each canvas is centred in its box ([left, right] empty px: {margins})")
+    # The group labels ("cluster 0"): 10 px until session 38, squeezed into boxes
+    # narrower than them at 1280 px.
+    labels = page.js(LIVE_LABELS)
+    check(labels and all(p is not None and p >= 11 and out == 0 for p, out in labels),
+          f"{at} the group labels are drawn at least 11 px, none left out "
+          f"([px, left out] per canvas: {labels})")
+    # The view's heading, controls and first canvas' box on one screen: on the
+    # phone the canvas was 590 px tall under 379 px of controls (969 px).
+    page.js("document.querySelector('.live-view').scrollIntoView()")
+    span = page.js(SPAN_ON_SCREEN, ".live-view", ".live-canvas-box")
+    check(span and span[1] <= span[2],
+          f"{at} the live view's heading, controls and first canvas fit one screen "
+          f"([top, canvas bottom, screen] px: {span})")
+    # The key: a heading ("CPUs:") starts a line, never left at the end of the
+    # line of the keys before it.
+    heads = page.js(LEGEND_HEADS)
+    check(len(heads) == 2 and all(abs(x - left) <= 1 for _, x, left in heads),
+          f"{at} each heading of the key starts a line ([heading, left, key's left]: {heads})")
+    page.js("document.querySelector('.live-view').scrollIntoView()")
+    time.sleep(0.5)
+    size = f"{w}" if h != 720 else f"{w}x{h}"
+    page.screenshot(cfg["shot"].replace(".png", f"-live-ab-{'epyc-' if epyc else ''}{size}.png"))

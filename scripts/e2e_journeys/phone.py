@@ -39,6 +39,28 @@ TIMELINE_AXIS = """
     const ticks = (c.dataset.ticks || '').split(' ').filter(Boolean).map(t => t.split('-').map(Number));
     return {drawn: c.getBoundingClientRect().width, own: c.width / devicePixelRatio, ticks: ticks};"""
 
+# Buttons alone on a line of their row (arguments[0]) among other controls, as
+# [[button, the row's lines' controls]]: the row's buttons and labels, in lines by
+# their middles. On a phone "Randomise" took a line of its own under busy % and seed
+# (session 40).
+LONE_BUTTONS = """
+    const out = [];
+    for (const row of document.querySelectorAll(arguments[0])) {
+      if (!row.checkVisibility()) continue;
+      const items = [...row.querySelectorAll('button, label')].filter(e => e.checkVisibility()
+        && !e.parentElement.closest('button, label'));
+      const lines = [];
+      for (const e of items) {
+        const r = e.getBoundingClientRect(), mid = (r.top + r.bottom) / 2;
+        const l = lines.find(l => Math.abs(l.mid - mid) < 6);
+        if (l) l.items.push(e); else lines.push({mid, items: [e]});
+      }
+      for (const l of lines)
+        if (items.length > 1 && l.items.length === 1 && l.items[0].tagName === 'BUTTON')
+          out.push([l.items[0].textContent.trim(), lines.map(l => l.items.map(e => e.textContent.trim().slice(0, 10)))]);
+    }
+    return out;"""
+
 
 def axis_checks(page, where):
     """The timeline shown: its canvas drawn at its own size (its 11 px text stays 11 px)
@@ -64,7 +86,8 @@ def axis_checks(page, where):
 def phone_views(page, cfg):
     """At 390x844: the Share menu fits the screen (it hung off its left edge, its buttons
     cut); the fields of the workload form, the wake-up form and the designer each share
-    a top edge with their row's; the timeline is drawn at its box's width (a 390 px
+    a top edge with their row's, and no button of the wake-up form is alone on a line
+    (Randomise was); the timeline is drawn at its box's width (a 390 px
     minimum shrank its text to 9 px) with its time labels apart (they ran together);
     then at 1280x800 its last label is inside the canvas (it was cut)."""
     try:
@@ -82,6 +105,9 @@ def phone_views(page, cfg):
         page.click(".share > summary")
         found = page.js(MISALIGNED_FIELDS)
         check(found == [], f"390 px, wake-up: fields of one row share a top edge (not: {found})")
+        lone = page.js(LONE_BUTTONS, ".wake-setup .row")
+        check(lone == [], f"390 px, wake-up: no button of the form takes a line of its own "
+                          f"(alone: {lone})")
         page.open()
         page.wait_for(".level-name")
         page.click("#open-designer")

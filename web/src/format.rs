@@ -214,11 +214,16 @@ pub enum Piece {
     Break,
 }
 
+/// Units kept on a line with the number before them (longest first).
+const UNITS: [&str; 6] = ["M events/s", "MB/s", "ms", "µs", "ns", "s"];
+
 /// `s` cut where a line must not break: each C arrow after a name ("->" of
-/// "sd_llc_shared->nr_idle_scan") and each range of numbers ("0-3") is kept whole, and
-/// a line may break after an arrow, where a column too narrow for the whole name
-/// needs it. A narrow column broke them into "sd_llc_shared-" over ">nr_idle_scan"
-/// and "cluster 0-" over "3". No character is added: copied text is the text.
+/// "sd_llc_shared->nr_idle_scan"), each range of numbers ("0-3") and each number with
+/// its unit ("12 ms", "0.61 M events/s") is kept whole, and a line may break after an
+/// arrow, where a column too narrow for the whole name needs it. A narrow column broke
+/// them into "sd_llc_shared-" over ">nr_idle_scan", "cluster 0-" over "3", and the
+/// Simulate tab's status line "12" over "ms of warm-up" (1280 × 720) and "0.61" over
+/// "M events/s" (a phone). No character is added: copied text is the text.
 pub fn unbroken_pieces(s: &str) -> Vec<Piece> {
     let c: Vec<char> = s.chars().collect();
     let mut out = Vec::new();
@@ -250,6 +255,27 @@ pub fn unbroken_pieces(s: &str) -> Vec<Piece> {
                 out.push(Piece::Whole(c[i..k].iter().collect()));
                 i = k;
                 continue;
+            }
+            // A number (with its decimals and thousands' commas), a space, a unit.
+            let mut j = j;
+            while matches!(c.get(j), Some('.' | ','))
+                && c.get(j + 1).is_some_and(char::is_ascii_digit)
+            {
+                j = digits(j + 1);
+            }
+            if c.get(j) == Some(&' ') {
+                let rest: String = c[j + 1..].iter().take(12).collect();
+                let unit = UNITS.iter().find(|u| {
+                    rest.starts_with(*u)
+                        && !rest[u.len()..].starts_with(|x: char| x.is_alphanumeric())
+                });
+                if let Some(u) = unit {
+                    let k = j + 1 + u.chars().count();
+                    flush(&mut text, &mut out);
+                    out.push(Piece::Whole(c[i..k].iter().collect()));
+                    i = k;
+                    continue;
+                }
             }
         }
         text.push(c[i]);
@@ -297,9 +323,30 @@ mod tests {
             [t("prev_cpu=-1 a-b -> x")]
         );
         assert_eq!(unbroken_pieces("7-"), [t("7-")]);
+        assert_eq!(
+            unbroken_pieces("at 100 ms and 12.5 ms, 278,055 events, 0.61 M events/s, 4 seeds, 2 s"),
+            [
+                t("at "),
+                w("100 ms"),
+                t(" and "),
+                w("12.5 ms"),
+                t(", 278,055 events, "),
+                w("0.61 M events/s"),
+                t(", 4 seeds, "),
+                w("2 s")
+            ]
+        );
         assert_eq!(unbroken_pieces(""), []);
         // Nothing is added: the pieces put back together are the text.
-        for s in ["a->b->c 1-2-3", "x->", "->y", "0-3"] {
+        for s in [
+            "a->b->c 1-2-3",
+            "x->",
+            "->y",
+            "0-3",
+            "1.5 µs",
+            "3 msx 4 s",
+            "9 M",
+        ] {
             let joined: String = unbroken_pieces(s)
                 .into_iter()
                 .map(|p| match p {

@@ -17,6 +17,7 @@ use schedlab_core::sched_domain::{format, BuildConfig, SchedDomain, SchedDomains
 use yew::prelude::*;
 
 use crate::dom::select_value;
+use crate::format::unbroken;
 use crate::line_diff::{diff, Row};
 use crate::state::{Action, AppContext};
 
@@ -282,8 +283,10 @@ pub fn domain_diff() -> Html {
                                     html! {
                                         <tr class={classes!("diff-row", class)}>
                                             <td class="diff-mark" title={title}>{ mark }</td>
-                                            <td class="diff-left"><code>{ l }</code></td>
-                                            <td class="diff-right"><code>{ rt }</code></td>
+                                            // A range ("span=20-23") is not broken
+                                            // at its hyphen.
+                                            <td class="diff-left"><code>{ unbroken(l) }</code></td>
+                                            <td class="diff-right"><code>{ unbroken(rt) }</code></td>
                                         </tr>
                                     }
                                 }) }
@@ -299,6 +302,9 @@ pub fn domain_diff() -> Html {
         <section class="domain-diff" aria-label="compare two kernels' domains">
             <h3>{ "Compare kernels" }</h3>
             { picker }
+            // An embed shows the link's comparison, not a menu of others (its picker is
+            // hidden there): this line says which it is.
+            <p class="diff-fixed">{ format!("v{a} with v{b}, as {}.", text_label(fmt)) }</p>
             { body }
         </section>
     }

@@ -347,6 +347,70 @@ pub fn layout_flow_fit(m: &Machine, w: f64, h: f64, named_clusters: bool) -> (La
     (out, best.1)
 }
 
+/// The layout for a canvas `w` px wide and up to `max_h` tall, taller than its box
+/// (the box scrolls), at `scale` px per unit or more: flowed, without the clusters'
+/// names, a cluster of one core drawn as one box (EPYC's L2s, a cluster box 5 units
+/// round its core's), at the flowed width whose drawing is least tall for its width;
+/// with its scale (`w` over its width, `scale` or more). `None` where no flowed width
+/// is narrow enough or short enough (at once where the CPUs alone would be too tall:
+/// 4096 of them). The live view's for EPYC 9654 (192 CPUs) on a phone and at
+/// 1280 × 720, whose CPUs were 12-14 px wide in every layout that fits the box.
+pub fn layout_scroll_fit(m: &Machine, w: f64, scale: f64, max_h: f64) -> Option<(Layout, f64)> {
+    let cpus = (CPU_W + GAP) * (CPU_H + GAP) * f64::from(m.nr_cpus());
+    if cpus * scale * scale > w * max_h {
+        return None;
+    }
+    let mut root = root(m);
+    unname(&mut root, "cluster");
+    merge_lone_cores(&mut root);
+    let widest = (w / scale).min(root.size().0.max(CPU_W + 2.0 * PAD));
+    let mut best: Option<(f64, f64, f64)> = None;
+    let mut max_w = CPU_W + 2.0 * PAD;
+    while max_w <= widest {
+        let (lw, lh) = flow_size(&root, max_w);
+        let tall = lh / lw.max(1.0);
+        if lw * scale <= w && best.is_none_or(|b| tall < b.1) {
+            best = Some((max_w, tall, lw));
+        }
+        max_w += 10.0;
+    }
+    let (max_w, _, lw) = best?;
+    let lh = flow_size(&root, max_w).1;
+    if lh * w / lw > max_h {
+        return None;
+    }
+    let mut out = Layout {
+        w: lw,
+        h: lh,
+        groups: Vec::new(),
+        cpus: vec![[0.0; 4]; m.nr_cpus() as usize],
+    };
+    flow_place(&root, 0.0, 0.0, max_w, &mut out);
+    Some((out, w / lw))
+}
+
+/// A cluster whose only child is a core (SMT threads) takes the core's CPUs: one
+/// box for both.
+fn merge_lone_cores(n: &mut Node) {
+    if let Node::Group {
+        class, children, ..
+    } = n
+    {
+        if *class == "cluster" {
+            if let [Node::Group {
+                class: "core",
+                children: threads,
+                ..
+            }] = &mut children[..]
+            {
+                *children = std::mem::take(threads);
+                return;
+            }
+        }
+        children.iter_mut().for_each(merge_lone_cores);
+    }
+}
+
 /// Clears the labels of `n`'s groups of `class` (their boxes stay).
 fn unname(n: &mut Node, which: &str) {
     if let Node::Group {

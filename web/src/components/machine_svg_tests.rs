@@ -95,23 +95,7 @@ fn the_flowed_layout_fits_a_tall_canvas_with_bigger_cpus() {
                 "{name} {class}"
             );
         }
-        for (i, a) in l.cpus.iter().enumerate() {
-            assert!(
-                a[2] > 0.0 && a[0] + a[2] <= l.w && a[1] + a[3] <= l.h,
-                "{name}"
-            );
-            for b in &l.cpus[i + 1..] {
-                let apart = a[0] + a[2] <= b[0]
-                    || b[0] + b[2] <= a[0]
-                    || a[1] + a[3] <= b[1]
-                    || b[1] + b[3] <= a[1];
-                assert!(apart, "{name}: {a:?} overlaps {b:?}");
-            }
-            let inside = l.groups.iter().filter(|g| {
-                g.x <= a[0] && a[0] + a[2] <= g.x + g.w && g.y <= a[1] && a[1] + a[3] <= g.y + g.h
-            });
-            assert!(inside.count() >= 1, "{name}: CPU {i} in no box");
-        }
+        assert_placed(name, &l);
     }
     let m = presets::machine("kunpeng920-6426").unwrap();
     let square = layout_fit(&m, 1.3);
@@ -145,4 +129,68 @@ fn unnamed_clusters_give_their_line_to_the_cpus() {
         assert_eq!(clusters(&bare), (32, 0));
         assert!(bare.groups.iter().any(|g| g.label == "node 0 · LLC 0"));
     }
+}
+
+/// Every CPU of `l` inside it and inside a group, no two overlapping.
+fn assert_placed(name: &str, l: &Layout) {
+    for (i, a) in l.cpus.iter().enumerate() {
+        assert!(
+            a[2] > 0.0 && a[0] + a[2] <= l.w && a[1] + a[3] <= l.h,
+            "{name}"
+        );
+        for b in &l.cpus[i + 1..] {
+            let apart = a[0] + a[2] <= b[0]
+                || b[0] + b[2] <= a[0]
+                || a[1] + a[3] <= b[1]
+                || b[1] + b[3] <= a[1];
+            assert!(apart, "{name}: {a:?} overlaps {b:?}");
+        }
+        let inside = l.groups.iter().filter(|g| {
+            g.x <= a[0] && a[0] + a[2] <= g.x + g.w && g.y <= a[1] && a[1] + a[3] <= g.y + g.h
+        });
+        assert!(inside.count() >= 1, "{name}: CPU {i} in no box");
+    }
+}
+
+/// EPYC 9654's 192 CPUs, too small for "191" at 11 px (22.8 px wide: 0.76 px a unit)
+/// in every layout that fits a phone's 331 × 552 px or 1280 × 720's 287 × 509 (its
+/// box less the scroll bar), hold it in one as wide as the box and under 2.5 times as
+/// tall: one box per L2 (a cluster of one core), unnamed, 96 of them. The 2-socket
+/// one would be over 2.5 times; 4096 CPUs are turned down before any is laid out.
+#[test]
+fn a_canvas_that_scrolls_numbers_epyc() {
+    let m = presets::machine("epyc9654-1p").unwrap();
+    for (w, h) in [(331.0, 552.0), (287.0, 509.0)] {
+        let (named, s0) = layout_flow_fit(&m, w, h, true);
+        let (bare, s1) = layout_flow_fit(&m, w, h, false);
+        assert!(CPU_W * s0.max(s1) < 15.0, "{w}: {s0} {s1}");
+        assert!(named.h * s0 <= h + 1e-9 && bare.h * s1 <= h + 1e-9);
+        let (l, s) = layout_scroll_fit(&m, w, 0.76, 2.5 * h).expect("a layout");
+        assert!(s >= 0.76 && (l.w * s - w).abs() < 1e-9, "{w}: {s}");
+        assert!(l.h * s > h && l.h * s <= 2.0 * h, "{w}: {}", l.h * s);
+        assert_placed("epyc9654-1p", &l);
+        let clusters: Vec<&LaidBox> = l.groups.iter().filter(|g| g.class == "cluster").collect();
+        assert_eq!(clusters.len(), 96);
+        assert!(clusters.iter().all(|g| g.label.is_empty()));
+        assert!(!l.groups.iter().any(|g| g.class == "core"));
+        assert_eq!(
+            l.groups
+                .iter()
+                .filter(|g| g.label.starts_with("LLC"))
+                .count(),
+            12
+        );
+    }
+    // Kunpeng 920's clusters of four cores keep their boxes.
+    let k = presets::machine("kunpeng920-6426").unwrap();
+    let (l, _) = layout_scroll_fit(&k, 331.0, 0.76, 1380.0).unwrap();
+    assert_eq!(l.groups.iter().filter(|g| g.class == "cluster").count(), 32);
+    let m2 = presets::machine("epyc9654-2p").unwrap();
+    assert!(layout_scroll_fit(&m2, 331.0, 0.76, 2.5 * 552.0).is_none());
+    let big: schedlab_core::topology::MachineSpec = serde_json::from_str(
+        r#"{"name": "m", "arch": "x86", "packages": 1, "cores_per_llc": 4096}"#,
+    )
+    .unwrap();
+    let big = big.build().unwrap();
+    assert!(layout_scroll_fit(&big, 331.0, 0.98, 1600.0).is_none());
 }

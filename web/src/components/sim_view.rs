@@ -25,7 +25,7 @@ use crate::components::sim_setup::{ExampleMenu, SimSetupForm};
 use crate::components::timeline_panel::TimelinePanel;
 use crate::components::wakeup_view::kernel_pickers;
 use crate::export::file_stem;
-use crate::format::{cli_lines, scale_label};
+use crate::format::{cli_lines, scale_label, unbroken};
 use crate::hooks::use_run::{use_run, RunState, RunView, Status};
 use crate::state::{Action, AppContext, Side, CUSTOM};
 
@@ -398,12 +398,13 @@ fn status(s: &Status, stale: bool) -> Html {
         };
         html! {
             <p {class}>
-                <strong>{ &s.lead }</strong>
+                // A number and its unit stay on one line ("12" over "ms of warm-up").
+                <strong>{ unbroken(&s.lead) }</strong>
                 { for s.parts.iter().enumerate().map(|(i, part)| html! {
-                    <>{ if i == 0 { ": " } else { " · " } }<span>{ part }</span></>
+                    <>{ if i == 0 { ": " } else { " · " } }<span>{ unbroken(part) }</span></>
                 }) }
                 if let Some(d) = &s.detail {
-                    <span class="sim-status-detail">{ " · " }{ d }</span>
+                    <span class="sim-status-detail">{ " · " }{ unbroken(d) }</span>
                 }
             </p>
         }

@@ -81,9 +81,14 @@ pub fn label_fits(text_w: f64, box_w: f64, scale: f64) -> bool {
 /// line (3 px over the size). Digits are 0.55-0.64 em in the usual sans-serif faces;
 /// a wider face's number is squeezed into the box, not drawn past it.
 pub fn numbers_fit(layout: &Layout, scale: f64) -> bool {
+    scale >= number_scale(layout)
+}
+
+/// The least scale (CSS px per unit) at which [`numbers_fit`].
+pub fn number_scale(layout: &Layout) -> f64 {
     let digits = layout.cpus.len().saturating_sub(1).max(1).ilog10() + 1;
-    layout.cpus.first().is_some_and(|b| {
-        b[2] * scale >= f64::from(digits) * 0.6 * NUMBER_PX + 3.0 && b[3] * scale >= NUMBER_PX + 3.0
+    layout.cpus.first().map_or(f64::INFINITY, |b| {
+        ((f64::from(digits) * 0.6 * NUMBER_PX + 3.0) / b[2]).max((NUMBER_PX + 3.0) / b[3])
     })
 }
 
@@ -197,6 +202,8 @@ pub struct Painter {
     /// The canvas size (CSS px) a phone's layout was chosen for; `None`: the square
     /// layout, as on a wide screen (components/live_view/frame.rs).
     pub fitted_for: Option<(u32, u32)>,
+    /// Whether that layout is taller than the room and its canvas' box scrolls.
+    pub scrolls: bool,
     stat: Option<HtmlCanvasElement>,
     palette: Option<Palette>,
     task_colours: Vec<String>,
@@ -268,6 +275,7 @@ impl Painter {
             css_w: 0.0,
             css_h: 0.0,
             fitted_for: None,
+            scrolls: false,
             labels_left_out: 0,
             stat: None,
             palette: None,

@@ -13,8 +13,8 @@ use yew::prelude::*;
 use schedlab_core::topology::Machine;
 
 use super::{Live, LAYOUT_ASPECT, MAX_H, MIN_H, SPEEDS, STATUS_MS};
-use crate::components::machine_svg::{layout_fit, layout_flow_fit, Layout};
-use crate::live::draw::{context, numbers_fit, Palette};
+use crate::components::machine_svg::{layout_fit, layout_flow_fit, layout_scroll_fit, Layout};
+use crate::live::draw::{context, number_scale, numbers_fit, Palette};
 use crate::live::play::{clock_after, ARROW_FRAMES};
 use crate::worker::now_ms;
 
@@ -23,29 +23,54 @@ use crate::worker::now_ms;
 /// (`layout_flow_fit`), where its do (Kunpeng 920 in 269 × 589 px at 1280 × 800);
 /// else the flowed one without the clusters' names, where its do (Kunpeng 920 on a
 /// 390 × 844 phone, 331 × 552 px, and at 1280 × 720: the cluster boxes stay, the
-/// CPU numbers tell them apart); else the one whose CPUs are bigger, unnumbered.
-/// Until session 38 wide screens kept the square one, whose boxes were too small for
-/// 11 px labels; until session 39 the named flowed one left Kunpeng 920's CPUs
-/// unnumbered on a phone and at 1280 × 720.
-fn fitted_layout(m: &Machine, width: f64, max_h: f64) -> Layout {
+/// CPU numbers tell them apart); else one as wide as the canvas and up to
+/// [`SCROLL_MAX`] times as tall as its box, which scrolls (`layout_scroll_fit`: EPYC
+/// 9654's 192 CPUs at every size; `scroll_w` wide, the box less its scroll bar), but
+/// in a slide's fixed frame (`may_scroll` false: there the whole machine is shown);
+/// else the one whose CPUs are bigger, unnumbered.
+/// With whether it scrolls. Until session 38 wide screens kept the square one, whose
+/// boxes were too small for 11 px labels; until session 39 the named flowed one left
+/// Kunpeng 920's CPUs unnumbered on a phone and at 1280 × 720; until session 40
+/// machines of 192 CPUs and more were unnumbered in every layout.
+fn fitted_layout(
+    m: &Machine,
+    width: f64,
+    scroll_w: f64,
+    max_h: f64,
+    may_scroll: bool,
+) -> (Layout, bool) {
     let square = layout_fit(m, LAYOUT_ASPECT);
     let square_scale = (width / square.w).min(max_h / square.h);
     if numbers_fit(&square, square_scale) {
-        return square;
+        return (square, false);
     }
     let (tall, scale) = layout_flow_fit(m, width, max_h, true);
     if numbers_fit(&tall, scale) {
-        return tall;
+        return (tall, false);
     }
     let (bare, bare_scale) = layout_flow_fit(m, width, max_h, false);
     if numbers_fit(&bare, bare_scale) {
-        bare
-    } else if scale > square_scale {
-        tall
-    } else {
-        square
+        return (bare, false);
     }
+    // A little over the least scale, so that rounding does not undo the fit.
+    let least = number_scale(&square) * (1.0 + 1e-9);
+    if let Some((long, s)) = may_scroll
+        .then(|| layout_scroll_fit(m, scroll_w, least, SCROLL_MAX * max_h))
+        .flatten()
+    {
+        if numbers_fit(&long, s) {
+            return (long, true);
+        }
+    }
+    (if scale > square_scale { tall } else { square }, false)
 }
+
+/// How many times its box's height a canvas that scrolls may be: EPYC 9654's 192
+/// CPUs take 1.7-1.9 (973 px in 1280 × 720's 509 px box, 1072 in a phone's 552
+/// beside a 15 px scroll bar, 913 where the bar overlays); the 2-socket one's 384
+/// would take 3.1-4.0, more scrolling than numbers are worth (and 4-8 MB of canvas a
+/// side at 3 device pixels to the CSS pixel).
+const SCROLL_MAX: f64 = 2.5;
 
 /// Room kept under a canvas that fills the rest of the window (CSS px).
 const FIT_MARGIN: f64 = 8.0;
@@ -84,12 +109,23 @@ fn frame_room(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> Option<
     let top = canvases
         .iter()
         .flatten()
-        .map(|c| c.get_bounding_client_rect().top())
+        .map(box_top)
         .fold(f64::INFINITY, f64::min)
         + f64::from(panel.scroll_top())
         + selected_height(&root);
     // The canvas' border (1 px a side) and a pixel to spare.
     Some(bottom - top - 3.0)
+}
+
+/// The top of a canvas' box (the canvas' own top moves up as a box that scrolls is
+/// scrolled).
+fn box_top(c: &HtmlCanvasElement) -> f64 {
+    c.parent_element()
+        .map_or_else(
+            || c.get_bounding_client_rect(),
+            |b| b.get_bounding_client_rect(),
+        )
+        .top()
 }
 
 /// The height of the clicked wake-up's line, if shown (it comes and goes: the
@@ -114,7 +150,7 @@ fn room_above(root: &NodeRef, canvases: &[Option<HtmlCanvasElement>]) -> f64 {
     canvases
         .iter()
         .flatten()
-        .map(|c| top(c) - top(&root) - selected)
+        .map(|c| box_top(c) - top(&root) - selected)
         .fold(f64::INFINITY, f64::min)
         .max(0.0)
 }
@@ -172,7 +208,19 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
             .enumerate()
             .map(|(i, c)| c.cast::<HtmlCanvasElement>().filter(|_| live.shows(i)))
             .collect();
-        let room = frame_room(root, &shown).or_else(|| {
+        // A slide's fixed frame shows the whole machine: no canvas scrolls there.
+        let framed = frame_room(root, &shown);
+        let may_scroll = framed.is_none();
+        // The width a scroll bar takes (the page's: 0 where it overlays, as on a
+        // phone), kept in a box that scrolls.
+        let bar = web_sys::window()
+            .and_then(|w| {
+                let inner = w.inner_width().ok()?.as_f64()?;
+                let page = w.document()?.document_element()?.client_width();
+                Some((inner - f64::from(page)).clamp(0.0, 30.0))
+            })
+            .unwrap_or(0.0);
+        let room = framed.or_else(|| {
             let above = room_above(root, &shown);
             web_sys::window()
                 .and_then(|w| w.inner_height().ok())
@@ -194,11 +242,36 @@ fn tick(live: &mut Live, root: &NodeRef, canvases: &[NodeRef], now: f64) -> bool
             let want = Some((width.round() as u32, max_h.round() as u32));
             if want != painter.fitted_for {
                 if let Some(m) = &machine {
-                    painter.set_layout(fitted_layout(m, width, max_h));
+                    // The layout that scrolls is chosen for the box less its scroll
+                    // bar (measured without it while the box does not scroll yet), so
+                    // that the bar's coming does not undo the choice.
+                    let net = if painter.scrolls { width } else { width - bar };
+                    let (layout, scrolls) = fitted_layout(m, width, net, max_h, may_scroll);
+                    painter.set_layout(layout);
+                    painter.scrolls = scrolls;
+                    // A canvas taller than the room scrolls in its box; the scroll
+                    // bar's room is kept from the start (its width is then the one
+                    // measured, and the layout is chosen once more for it).
+                    if let Some(b) = canvas.parent_element() {
+                        let style = if scrolls {
+                            format!(
+                                "max-height:{}px;overflow-y:auto;scrollbar-gutter:stable",
+                                max_h.round()
+                            )
+                        } else {
+                            String::new()
+                        };
+                        let _ = b.set_attribute("style", &style);
+                    }
                 }
                 painter.fitted_for = want;
             }
-            if painter.fit(&canvas, width, max_h, dpr) {
+            let fit_h = if painter.scrolls {
+                f64::INFINITY
+            } else {
+                max_h
+            };
+            if painter.fit(&canvas, width, fit_h, dpr) {
                 live.dirty = true;
             }
             if painter.set_palette(Palette::of(&canvas)) {

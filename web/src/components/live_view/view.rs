@@ -7,6 +7,7 @@ use yew::prelude::*;
 
 use super::frame::start_loop;
 use super::{Live, Props, DEFAULT_SPEED, FASTEST, SPEEDS};
+use crate::format::unbroken;
 use crate::live::draw::{dist_label, wake_colour, DIST_COLOURS, REQUEUE_COLOUR};
 use crate::live::SimWakeRef;
 
@@ -216,7 +217,7 @@ pub fn live_view(props: &Props) -> Html {
                 }
             </div>
             { playback(l.playing, l.speed, [play, step, restart], on_speed) }
-            <p id="live-status" class="live-status">{ l.status() }</p>
+            <p id="live-status" class="live-status">{ unbroken(&l.status()) }</p>
             <p id="live-announce" class="visually-hidden" role="status">{ said }</p>
             if let Some((side, w)) = l.selected {
                 <p id="live-selected" class="live-selected" data-wake={w.seq.to_string()} data-cpu={w.cpu.to_string()} data-side={side.to_string()}>
