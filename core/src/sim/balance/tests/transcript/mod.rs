@@ -94,21 +94,23 @@ use lb::{GroupType, LbEnv, MigrationType, SgStats};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-/// The model's [`DomainState`] for a kernel `struct sched_domain`'s balance fields, as
-/// the newidle and rebalance walks start it (no balance has failed).
-fn domain_state(
-    balance_interval: u32,
-    last_balance: u64,
-    max_newidle_lb_cost: u64,
-    last_decay_max_lb_cost: u64,
-) -> DomainState {
-    DomainState {
-        balance_interval: u64::from(balance_interval),
-        nr_balance_failed: 0,
-        last_balance,
-        max_newidle_lb_cost,
-        last_decay_max_lb_cost,
-    }
+/// The model's [`DomainState`]s for kernel `struct sched_domain`s, as the newidle and
+/// rebalance walks start them (no balance has failed): `fields` gives each one's
+/// `balance_interval`, `last_balance`, `max_newidle_lb_cost` and
+/// `last_decay_max_lb_cost`.
+fn domain_states<T>(sds: &[T], fields: impl Fn(&T) -> (u32, u64, u64, u64)) -> Vec<DomainState> {
+    sds.iter()
+        .map(|s| {
+            let (interval, last_balance, max_newidle_lb_cost, last_decay_max_lb_cost) = fields(s);
+            DomainState {
+                balance_interval: u64::from(interval),
+                nr_balance_failed: 0,
+                last_balance,
+                max_newidle_lb_cost,
+                last_decay_max_lb_cost,
+            }
+        })
+        .collect()
 }
 
 /// Kunpeng 920-4826 (clusters, four nodes of 24), Jacobsville (clusters, no SMT), an SMT

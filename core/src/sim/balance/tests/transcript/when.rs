@@ -235,18 +235,14 @@ impl Rebalance for Mock {
 }
 
 fn model_rebalance(c: &Cpu) -> Walk {
-    let doms = c
-        .sds
-        .iter()
-        .map(|s| {
-            domain_state(
-                s.balance_interval,
-                s.last_balance,
-                s.max_newidle_lb_cost,
-                s.last_decay_max_lb_cost,
-            )
-        })
-        .collect();
+    let doms = domain_states(&c.sds, |s| {
+        (
+            s.balance_interval,
+            s.last_balance,
+            s.max_newidle_lb_cost,
+            s.last_decay_max_lb_cost,
+        )
+    });
     let mut m = Mock {
         c: c.clone(),
         doms,
