@@ -172,6 +172,8 @@ def embed_phone(page, cfg, hostdir, host_url):
             time.sleep(0.5)
             m = page.js(PHONE_MEASURE)
             found = axe_violations(page)
+            # The change line broke "+9.31% for" over "B (higher is better)" (session 40).
+            broken = page.js(BROKEN_JOINS, ".change") if name == "simulation" else []
             page.screenshot(cfg["shot_epyc"].replace(".png", f"-embed-phone-{name}.png"))
         finally:
             page.driver.switch_to.default_content()
@@ -182,6 +184,7 @@ def embed_phone(page, cfg, hostdir, host_url):
         check(m["small"] == [], f"{name} embed at {w}x{h}: every control is 44 px to tap, "
                                 f"CPUs and terms 40 (smaller: {m['small'][:5]})")
         check(found == [], f"{name} embed at {w}x{h}: axe finds no violation ({found})")
+        check(broken == [], f"{name} embed at {w}x{h}: no join broken over two lines ({broken})")
 
 
 # The embed's measures: the panel's visible box, its scroll, the chart's and the live

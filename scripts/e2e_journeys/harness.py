@@ -387,6 +387,9 @@ BROKEN_JOINS = r"""
       }
       for (const m of text.matchAll(/\d[\d.,]* (?:M events\/s|MB\/s|ms|µs|ns|s)(?![\w])/g))
         if (top(m.index) !== top(m.index + m[0].length - 1)) out.push(m[0]);
+      // A change line's "for B" (a phone broke "+9.31% for" over "B (higher is better)").
+      for (const m of text.matchAll(/\bfor B\b/g))
+        if (top(m.index) !== top(m.index + m[0].length - 1)) out.push(m[0]);
       // Copied text is the text: no invisible joiner or zero-width space in it.
       if (/[\u2060\u200b]/.test(text)) out.push('an invisible character in ' + text.slice(0, 40));
     }

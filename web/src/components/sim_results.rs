@@ -97,7 +97,10 @@ pub fn change(v: &RunView, published: Option<&Example>) -> Html {
             { format!("A {} {unit}, B {} {unit}{over}: ", fmt_value(*a), fmt_value(*b)) }
             <b class="change-pct">{ change_text(&c) }</b>
             { not_significant(&c) }
-            { if first.higher_is_better { " for B (higher is better)" } else { " for B (lower is better)" } }
+            // "for B" kept on one line: a phone broke "+9.31% for" over "B (higher is
+            // better)" (session 40).
+            { " " }<span class="nobr">{ "for B" }</span>
+            { if first.higher_is_better { " (higher is better)" } else { " (lower is better)" } }
             if let Some((_, p)) = published.and_then(|e| e.published.first()) {
                 <span class="published">{ format!("; published {}", fmt_pct(*p)) }</span>
             }
